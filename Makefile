@@ -1,0 +1,44 @@
+# make run   - start the app (creates .venv and installs pinned requirements on first use)
+# make test  - install test dependencies (Python and Debian: chromium, prometheus) and run every test
+# make bench - performance benchmarks (ratios measured in one run; not part of make test)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+PYTEST_ARGS ?=
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test bench fuzz system-deps clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.runtime
+	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+# Debian packages the tests drive for real: Chromium (browser tests) and Prometheus (fleet view).
+system-deps:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v prometheus >/dev/null || [ -x /usr/bin/prometheus ] || missing="$$missing prometheus"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test: $(VENV)/.dev system-deps
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.dev system-deps
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

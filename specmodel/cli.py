@@ -1,0 +1,50 @@
+"""Command line: `python -m specmodel <command> ...`. Each command lives in its own module with
+`add_parser(subparsers)` and `run(args) -> int`; this file only routes and turns errors into one line.
+
+Exit codes: 0 success, 2 bad arguments or nothing usable (one clear line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from .errors import SpecModelError
+
+# Modules that each contribute one subcommand (see cmd_predict for the shape).
+COMMAND_MODULES = ["specmodel.cmd_predict"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse prints usage too; keep it short)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m specmodel",
+                     description="Does speculative decoding pay off? A concurrency-aware cost model.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_parser(sub)
+    return parser
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except SpecModelError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
