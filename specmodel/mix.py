@@ -1,0 +1,632 @@
+"""Traffic mix: one pool serving several workloads, against splitting the GPUs by traffic shape.
+
+A pool runs one method and one k for every sequence it holds (engines configure speculation per
+server, not per request). Its verify step therefore carries all B·(k+1) query tokens, and its step
+time is the What-if step time at the pool's batch; what differs between workloads is only the
+tokens each emits per step, E(α_w, k). So a workload's per-sequence rate in a pool is exactly the
+What-if prediction for that workload at the pool's batch, and the pool's aggregate is the
+share-weighted sum of those rates: every number here comes from `scenario.predict`.
+
+A pool on G GPUs runs G / tp replicas behind a load balancer; each replica sees an equal part of
+the pool's sequences. A split assigns each workload to one pool with its own GPUs, method and k
+(k = 0: speculation off); `compare` searches the splits of a fixed GPU budget and ranks them by
+aggregate throughput at the same offered concurrency.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+
+from .errors import SpecModelError
+from .presets import METHODS, find_method, find_model
+from .scenario import K_MAX, Prediction, Scenario, predict
+
+SHARE_TOLERANCE = 1e-6  # shares summing to 1 within this are taken as given
+MAX_WORKLOADS = 6  # the split search enumerates set partitions (203 of them for 6 workloads)
+MAX_GPU_UNITS = 32  # replicas to distribute in the split search
+MAX_PLANS = 200_000
+OFF = "off"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One kind of traffic in the pool.
+
+    `alpha` / `survival` are the acceptance measured with the pool's own method (the scenario's);
+    `alpha_by_method` holds acceptance measured with other methods ((method, α) pairs): a split may
+    give a workload another method only when its acceptance under that method is known.
+    """
+
+    label: str
+    share: float  # fraction of the offered concurrent sequences
+    alpha: float | None = None
+    survival: tuple[float, ...] | None = None
+    temperature: float | None = None
+    notes: str = ""
+    alpha_by_method: tuple[tuple[str, float], ...] = ()
+
+    def acceptance(self, method: str, pool_method: str) -> tuple[float, tuple[float, ...] | None] | None:
+        """(α, survival) under `method`, or None when this workload's acceptance there is unknown."""
+        for name, value in self.alpha_by_method:
+            if name == method:
+                return float(value), None
+        if method == pool_method:
+            if self.survival is not None:
+                return float(self.alpha if self.alpha is not None else 0.0), self.survival
+            return float(self.alpha), None
+        return None
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """One workload inside one pool."""
+
+    label: str
+    sequences: float  # offered concurrent sequences of this workload
+    running: float  # of those, how many run (the rest queue when the KV cache is full)
+    tokens_per_step: float
+    per_seq_tok_s: float
+    itl_ms: float
+    throughput_tok_s: float
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    """A pool: some workloads on some GPUs with one method and k (k = 0: speculation off)."""
+
+    labels: tuple[str, ...]
+    gpus: int
+    replicas: int
+    busy_replicas: float  # replicas with at least one sequence (fewer when sequences < replicas)
+    method: str  # OFF when k = 0
+    k: int
+    sequences: float  # offered to the pool
+    per_replica_sequences: float
+    max_per_replica: float  # sequences one replica can hold in its KV cache with this setting
+    step_ms: float
+    throughput_tok_s: float
+    workloads: tuple[WorkloadResult, ...]
+
+    @property
+    def fits(self) -> bool:
+        """True when every offered sequence runs; False marks a pool that queues (memory)."""
+        return self.max_per_replica >= self.per_replica_sequences - 1e-9
+
+    @property
+    def queued(self) -> float:
+        return float(self.sequences - sum(w.running for w in self.workloads))
+
+    @property
+    def setting(self) -> str:
+        return OFF if self.k == 0 else f"{self.method} k={self.k}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One way of serving the whole mix on the GPU budget: one pool or several."""
+
+    name: str
+    kind: str  # "single_on" | "single_off" | "single_best" | "split"
+    pools: tuple[PoolResult, ...]
+
+    @property
+    def throughput_tok_s(self) -> float:
+        return float(sum(p.throughput_tok_s for p in self.pools))
+
+    @property
+    def fits(self) -> bool:
+        return all(p.fits for p in self.pools)
+
+    def workload(self, label: str) -> tuple[PoolResult, WorkloadResult]:
+        for pool in self.pools:
+            for w in pool.workloads:
+                if w.label == label:
+                    return pool, w
+        raise KeyError(label)
+
+    def describe(self) -> str:
+        parts = [f"{' + '.join(p.labels)} on {p.gpus} GPU{'s' if p.gpus != 1 else ''} ({p.setting})"
+                 for p in self.pools]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class MixReport:
+    """The comparison: single pool on / off / best setting, and the best few splits."""
+
+    scenario: Scenario
+    workloads: tuple[Workload, ...]
+    concurrency: int
+    gpus: int
+    single_on: Plan
+    single_off: Plan
+    single_best: Plan
+    splits: tuple[Plan, ...]  # the best few plans with two or more pools, best first
+    notes: tuple[str, ...]
+    recommendation: str
+
+    @property
+    def plans(self) -> tuple[Plan, ...]:
+        return (self.single_on, self.single_off, self.single_best, *self.splits)
+
+    @property
+    def best(self) -> Plan:
+        """The highest aggregate throughput of the whole search; ties go to the simpler plan."""
+        return max(self.plans, key=lambda p: (round(p.throughput_tok_s, 6), -len(p.pools)))
+
+    def to_dict(self) -> dict:
+        s = self.scenario
+        off = self.single_off.throughput_tok_s
+
+        def pool(p: PoolResult) -> dict:
+            return {"workloads": list(p.labels), "gpus": p.gpus, "replicas": p.replicas,
+                    "method": p.method, "k": p.k, "setting": p.setting, "sequences": _r(p.sequences),
+                    "per_replica_sequences": _r(p.per_replica_sequences),
+                    "max_sequences_per_replica": _r(p.max_per_replica), "fits": p.fits,
+                    "queued": _r(p.queued), "step_ms": _r(p.step_ms), "throughput_tok_s": _r(p.throughput_tok_s)}
+
+        def plan(p: Plan) -> dict:
+            per = {}
+            for pr in p.pools:
+                for w in pr.workloads:
+                    per[w.label] = {"pool": list(pr.labels), "setting": pr.setting, "sequences": _r(w.sequences),
+                                    "running": _r(w.running), "tokens_per_step": _r(w.tokens_per_step),
+                                    "per_sequence_tok_s": _r(w.per_seq_tok_s), "itl_ms": _r(w.itl_ms),
+                                    "throughput_tok_s": _r(w.throughput_tok_s)}
+            return {"name": p.name, "kind": p.kind, "description": p.describe(),
+                    "throughput_tok_s": _r(p.throughput_tok_s),
+                    "speedup_vs_off": _r(p.throughput_tok_s / off) if off > 0 else None,
+                    "fits": p.fits, "pools": [pool(x) for x in p.pools], "per_workload": per}
+
+        return {
+            "gpu": s.gpu, "target": s.target, "method": s.method,
+            "draft": s.draft if s.method == "draft_model" else None, "k": s.k, "tp": s.tp,
+            "context_len": s.context_len, "concurrency": self.concurrency, "gpus": self.gpus,
+            "workloads": [{"label": w.label, "share": _r(w.share), "alpha": _r(w.alpha),
+                           "survival": list(w.survival) if w.survival else None,
+                           "temperature": w.temperature, "notes": w.notes,
+                           "alpha_by_method": dict(w.alpha_by_method)} for w in self.workloads],
+            "single_on": plan(self.single_on), "single_off": plan(self.single_off),
+            "single_best": plan(self.single_best), "splits": [plan(p) for p in self.splits],
+            "best": plan(self.best), "recommendation": self.recommendation, "notes": list(self.notes),
+        }
+
+
+def _r(x, digits: int = 4):
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, digits) if math.isfinite(x) else None
+
+
+# --- reading workloads ---------------------------------------------------------------------------
+
+def _blank(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _fraction(value, what: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise SpecModelError(f"{what} must be a number in [0, 1], got '{value}'") from None
+    if not math.isfinite(x) or not 0.0 <= x <= 1.0:
+        raise SpecModelError(f"{what} must lie in [0, 1], got {value}")
+    return x
+
+
+def _survival_values(value, what: str) -> tuple[float, ...]:
+    from . import acceptance
+
+    if isinstance(value, str):
+        items = [x for x in value.replace(";", ",").replace(" ", ",").split(",") if x.strip()]
+    else:
+        items = list(value)
+    try:
+        numbers = tuple(float(x) for x in items)
+    except (TypeError, ValueError):
+        raise SpecModelError(f"{what} must be numbers p_1,...,p_k separated by commas, got '{value}'") from None
+    if not numbers:
+        raise SpecModelError(f"{what} is empty")
+    try:
+        acceptance.validate_survival(numbers)
+    except SpecModelError as exc:
+        raise SpecModelError(f"{what}: {exc}") from None
+    return numbers
+
+
+def _method_of_column(column: str) -> str | None:
+    """'alpha_ngram' / 'alpha ngram' -> 'ngram' (None when not an α-per-method column)."""
+    c = column.strip().lower()
+    for prefix in ("alpha_", "alpha ", "α_", "α "):
+        if c.startswith(prefix) and len(c) > len(prefix):
+            try:
+                return find_method(c[len(prefix):]).name
+            except SpecModelError:
+                return None
+    return None
+
+
+_LABEL_KEYS = ("label", "workload", "name")
+
+
+def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[list[Workload], list[str], list[str]]:
+    """Records (one dict per workload, e.g. CSV rows) -> (workloads, problems, notes).
+
+    A row with a problem (no acceptance, a bad number) is left out and its problem, naming the
+    workload and the column, goes to `problems`; the other rows still load. Shares that do not sum
+    to one are normalised and `notes` says so; a file without a share column gets equal shares.
+    """
+    workloads: list[Workload] = []
+    problems: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    has_share = any(not _blank(r.get("share")) for r in records)
+    if records and not has_share:
+        notes.append(f"{source} gives no shares: every workload gets an equal share of the sequences")
+    for i, raw in enumerate(records, start=1):
+        r = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
+        label = next((str(r[k]).strip() for k in _LABEL_KEYS if not _blank(r.get(k))), "")
+        where = f"{source}, row {i}" + (f" ('{label}')" if label else "")
+        if not label:
+            if all(_blank(v) for v in r.values()):
+                continue  # an empty editor row
+            label = f"workload {i}"
+        try:
+            if label in seen:
+                raise SpecModelError(f"label '{label}' appears twice; give each workload its own label")
+            share = 1.0
+            if has_share:
+                if _blank(r.get("share")):
+                    raise SpecModelError("column 'share' is empty; give the workload's fraction of the sequences")
+                try:
+                    share = float(r["share"])
+                except (TypeError, ValueError):
+                    raise SpecModelError(f"column 'share' must be a number, got '{r['share']}'") from None
+                if not math.isfinite(share) or share < 0:
+                    raise SpecModelError(f"column 'share' must be a number ≥ 0, got {r['share']}")
+            alpha = None if _blank(r.get("alpha")) else _fraction(r["alpha"], "column 'alpha'")
+            survival = None if _blank(r.get("survival")) else _survival_values(r["survival"], "column 'survival'")
+            by_method = []
+            for column, value in r.items():
+                method = _method_of_column(column)
+                if method and not _blank(value):
+                    by_method.append((method, _fraction(value, f"column '{column}'")))
+            if alpha is None and survival is None:
+                raise SpecModelError("has no acceptance: fill 'alpha' (per-token acceptance α) or 'survival' "
+                                     "(p_1,...,p_k) measured with the pool's method")
+            if alpha is None:
+                from .acceptance import from_survival
+                alpha = from_survival(survival).alpha
+            temperature = None
+            if not _blank(r.get("temperature")):
+                try:
+                    temperature = float(r["temperature"])
+                except (TypeError, ValueError):
+                    raise SpecModelError(f"column 'temperature' must be a number, got '{r['temperature']}'") from None
+            notes_text = "" if _blank(r.get("notes")) else str(r["notes"])
+        except SpecModelError as exc:
+            problems.append(f"{where}: workload '{label}' refused: {exc}")
+            continue
+        seen.add(label)
+        workloads.append(Workload(label, share, alpha, survival, temperature, notes_text, tuple(by_method)))
+    if not workloads:
+        if not problems:
+            problems.append(f"{source} holds no workloads: give at least one row with a label, share and alpha")
+        return [], problems, notes
+    workloads, share_note = normalise_shares(workloads)
+    if share_note:
+        notes.append(share_note)
+    return workloads, problems, notes
+
+
+def normalise_shares(workloads: list[Workload]) -> tuple[list[Workload], str | None]:
+    """Scale shares to sum to one; the note says what was done (None when nothing changed)."""
+    total = sum(w.share for w in workloads)
+    if total <= 0:
+        raise SpecModelError("every workload's share is 0: give at least one a positive share")
+    if abs(total - 1.0) <= SHARE_TOLERANCE:
+        return list(workloads), None
+    scaled = [replace(w, share=w.share / total) for w in workloads]
+    listed = ", ".join(f"{w.label} {w.share:.3g}" for w in scaled)
+    return scaled, f"shares summed to {total:.4g}, not 1: normalised to {listed}"
+
+
+def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
+    """Read a CSV (a header row; columns label, share, alpha, survival, temperature, notes,
+    alpha_<method>) or a JSON file (a list of such objects, or {"workloads": [...]})."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise SpecModelError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecModelError(f"{path}: cannot read it as text ({exc})") from None
+    if not text.strip():
+        raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
+    if p.suffix.lower() == ".json" or text.lstrip()[:1] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecModelError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        if isinstance(data, dict):
+            data = data.get("workloads")
+        if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+            raise SpecModelError(f"{path}: expected a JSON list of workload objects (or {{\"workloads\": [...]}})")
+        records = data
+    else:
+        import io
+
+        try:
+            frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise SpecModelError(f"{path}: not a readable CSV ({exc})") from None
+        columns = {c.strip().lower() for c in frame.columns}
+        if not columns & set(_LABEL_KEYS):
+            raise SpecModelError(f"{path}: no 'label' (or 'workload') column; the header has "
+                                 f"{', '.join(frame.columns)}")
+        records = frame.to_dict(orient="records")
+    return parse_workloads(records, source=p.name)
+
+
+# --- one pool ------------------------------------------------------------------------------------
+
+def _draft_for(base: Scenario) -> str | None:
+    return base.draft or find_model(base.target).default_draft
+
+
+def _scenario_for(base: Scenario, method: str, alpha: float, survival, k: int, concurrency) -> Scenario:
+    """The What-if scenario of one workload running in a pool with this setting."""
+    draft = _draft_for(base) if method == "draft_model" else base.draft
+    c = int(concurrency) if float(concurrency).is_integer() else base.concurrency
+    return replace(base, method=method, draft=draft, alpha=alpha, survival=survival, k=int(k), concurrency=c)
+
+
+def _busy_replicas(sequences: float, replicas: int) -> float:
+    """Replicas that hold at least one sequence: all of them unless sequences are fewer."""
+    return float(min(replicas, max(sequences, 1.0)))
+
+
+def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpus: int, method: str,
+                k: int) -> PoolResult:
+    """Predict one pool: `members` (their shares are of the whole mix) get share × concurrency
+    sequences each, spread over gpus / tp replicas, all served with `method` and `k`."""
+    replicas = _replicas(base, gpus)
+    m = method if k > 0 else base.method
+    if m != base.method and any(w.acceptance(m, base.method) is None for w in members):
+        missing = [w.label for w in members if w.acceptance(m, base.method) is None]
+        raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
+    sequences = np.array([w.share * concurrency for w in members], dtype=float)
+    total = float(sequences.sum())
+    busy = _busy_replicas(total, replicas)
+    per_replica = total / busy
+    results = []
+    step = max_fit = np.nan
+    for w, n in zip(members, sequences):
+        alpha, survival = w.acceptance(m, base.method)
+        s = _scenario_for(base, m, alpha, survival, k, per_replica)
+        p: Prediction = predict(s, k=int(k), concurrency=per_replica)
+        arm = p.spec if k > 0 else p.plain
+        share_in_replica = n / total  # this workload's part of one replica's sequences
+        running = float(arm.batch) * share_in_replica * busy
+        step, max_fit = float(arm.step_ms), float(arm.max_concurrency)
+        results.append(WorkloadResult(w.label, float(n), running, float(p.tokens_per_step) if k > 0 else 1.0,
+                                      float(arm.per_seq_tok_s), float(arm.itl_ms),
+                                      float(arm.throughput_tok_s) * share_in_replica * busy))
+    return PoolResult(tuple(w.label for w in members), int(gpus), replicas, busy, m if k > 0 else OFF, int(k),
+                      total, per_replica, max_fit, step, float(sum(r.throughput_tok_s for r in results)),
+                      tuple(results))
+
+
+def _replicas(base: Scenario, gpus: int) -> int:
+    if int(gpus) != gpus or gpus < 1:
+        raise SpecModelError(f"a pool needs a whole number of GPUs ≥ 1, got {gpus}")
+    if gpus % base.tp:
+        raise SpecModelError(f"{gpus} GPUs do not divide into replicas of tensor parallelism {base.tp}")
+    return int(gpus) // base.tp
+
+
+def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpus: int,
+                      method: str, ks: np.ndarray) -> np.ndarray:
+    """Aggregate tok/s of one pool for every k in `ks` (one vectorised predict per workload).
+    Same arithmetic as pool_result, which builds the detailed result for the chosen k."""
+    replicas = _replicas(base, gpus)
+    total = float(sum(w.share * concurrency for w in members))
+    busy = _busy_replicas(total, replicas)
+    per_replica = total / busy
+    out = np.zeros(len(ks))
+    for w in members:
+        alpha, survival = w.acceptance(method, base.method)
+        s = _scenario_for(base, method, alpha, survival, int(ks.max()), per_replica)
+        p = predict(s, k=ks, concurrency=per_replica)
+        thr = np.where(ks > 0, p.spec.throughput_tok_s, p.plain.throughput_tok_s)
+        out += thr * (w.share * concurrency / total) * busy
+    return out
+
+
+# --- the comparison ------------------------------------------------------------------------------
+
+def _methods_for(members, base: Scenario, methods: tuple[str, ...]) -> list[str]:
+    return [m for m in methods if all(w.acceptance(m, base.method) is not None for w in members)]
+
+
+def _best_setting(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpus: int,
+                  methods: tuple[str, ...], k_max: int) -> tuple[str, int, float]:
+    """(method, k, tok/s) with the highest aggregate throughput; ties go to off, then smaller k."""
+    ks = np.arange(0, k_max + 1)
+    best = (base.method, 0, -1.0)
+    for method in _methods_for(members, base, methods):
+        thr = _pool_throughputs(base, members, concurrency, gpus, method, ks)
+        thr = np.nan_to_num(thr, nan=0.0)
+        if best[2] < 0:
+            best = (method, 0, float(thr[0]))
+        for k in ks[1:]:
+            if thr[k] > best[2] * (1 + 1e-9):
+                best = (method, int(k), float(thr[k]))
+    return best
+
+
+def _set_partitions(items: list[int]):
+    """Every way to split `items` into non-empty groups (Bell-number many)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in _set_partitions(rest):
+        for i in range(len(part)):
+            yield part[:i] + [[first] + part[i]] + part[i + 1:]
+        yield [[first]] + part
+
+
+def _compositions(total: int, parts: int):
+    """Ways to write `total` as an ordered sum of `parts` whole numbers ≥ 1."""
+    for cuts in itertools.combinations(range(1, total), parts - 1):
+        bounds = (0, *cuts, total)
+        yield tuple(bounds[i + 1] - bounds[i] for i in range(parts))
+
+
+def search_methods(base: Scenario, workloads: list[Workload], methods=None) -> tuple[str, ...]:
+    """Methods the split search tries: the pool's own and any with per-method acceptance given."""
+    if methods:
+        found = tuple(dict.fromkeys(find_method(m).name for m in methods))
+    else:
+        extra = [m for w in workloads for m, _ in w.alpha_by_method]
+        found = tuple(dict.fromkeys([base.method, *extra]))
+    return tuple(m for m in METHODS if m in found)
+
+
+def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: int = 1, *,
+            methods=None, k_max: int = K_MAX, top: int = 3) -> MixReport:
+    """Single pool with the scenario's method and k, single pool off, the best single-pool setting,
+    and the `top` best ways to split the workloads over `gpus` GPUs (best first)."""
+    if not workloads:
+        raise SpecModelError("no workloads to compare")
+    if len(workloads) > MAX_WORKLOADS:
+        raise SpecModelError(f"{len(workloads)} workloads: the split search handles at most {MAX_WORKLOADS}; "
+                             "merge similar workloads (same α) into one")
+    if int(concurrency) != concurrency or concurrency < 1:
+        raise SpecModelError(f"concurrency must be a whole number ≥ 1, got {concurrency}")
+    if int(gpus) != gpus or gpus < 1:
+        raise SpecModelError(f"the GPU count must be a whole number ≥ 1, got {gpus}")
+    if gpus % base.tp:
+        raise SpecModelError(f"{gpus} GPUs cannot run replicas of tensor parallelism {base.tp}: "
+                             f"give a multiple of {base.tp}")
+    units = gpus // base.tp
+    if units > MAX_GPU_UNITS:
+        raise SpecModelError(f"{units} replicas: the split search handles at most {MAX_GPU_UNITS}")
+    if abs(sum(w.share for w in workloads) - 1.0) > SHARE_TOLERANCE:
+        workloads, _ = normalise_shares(workloads)
+    base = base.validated()
+    notes: list[str] = []
+    members = tuple(workloads)
+    method_list = search_methods(base, workloads, methods)
+    k_max = max(int(k_max), int(base.k))
+
+    single_on = Plan(f"single pool, {base.method} k={base.k}" if base.k else "single pool, off",
+                     "single_on", (pool_result(base, list(members), concurrency, gpus, base.method, base.k),))
+    single_off = Plan("single pool, speculation off", "single_off",
+                      (pool_result(base, list(members), concurrency, gpus, base.method, 0),))
+
+    best_cache: dict = {}
+
+    def best_for(group: tuple[int, ...], g: int):
+        key = (group, g)
+        if key not in best_cache:
+            ws = tuple(members[i] for i in group)
+            best_cache[key] = _best_setting(base, ws, concurrency, g, method_list, k_max)
+        return best_cache[key]
+
+    m, k, _ = best_for(tuple(range(len(members))), gpus)
+    single_best = Plan("single pool, best setting", "single_best",
+                       (pool_result(base, list(members), concurrency, gpus, m, k),))
+
+    partitions = [p for p in _set_partitions(list(range(len(members)))) if len(p) <= units]
+    count = sum(math.comb(units - 1, len(p) - 1) for p in partitions)
+    if count > MAX_PLANS:
+        raise SpecModelError(f"{count} possible splits is too many to search; use fewer GPUs or workloads")
+    scored = []
+    for part in partitions:
+        groups = [tuple(g) for g in part]
+        for alloc in _compositions(units, len(groups)):
+            total = sum(best_for(g, a * base.tp)[2] for g, a in zip(groups, alloc))
+            scored.append((total, len(groups), groups, alloc))
+    # best throughput first; among equals, fewer pools (simpler to run). The one-pool partition is
+    # searched too (so `best` is the optimum of the whole space) but listed as single_best, not a split.
+    scored.sort(key=lambda x: (-round(x[0], 6), x[1]))
+    splits = []
+    for total, n_pools, groups, alloc in scored:
+        if len(splits) >= max(0, top):
+            break
+        if n_pools == 1:
+            continue
+        pools = []
+        for g, a in zip(groups, alloc):
+            meth, kk, _ = best_for(g, a * base.tp)
+            pools.append(pool_result(base, [members[i] for i in g], concurrency, a * base.tp, meth, kk))
+        pools.sort(key=lambda p: [w.label for w in members].index(p.labels[0]))
+        splits.append(Plan(f"split #{len(splits) + 1}", "split", tuple(pools)))
+    if units == 1:
+        notes.append("one GPU: there is nothing to split; give more GPUs to compare splits")
+    if len(members) == 1:
+        notes.append("one workload: a split cannot separate traffic shapes")
+    for plan in (single_on, single_off, single_best, *splits):
+        if not plan.fits:
+            queued = sum(p.queued for p in plan.pools)
+            notes.append(f"{plan.name} does not fit in memory: {queued:.0f} sequences wait in the queue")
+    report = MixReport(base, members, int(concurrency), int(gpus), single_on, single_off, single_best,
+                       tuple(splits), tuple(notes), "")
+    return replace(report, recommendation=recommend(report))
+
+
+def recommend(report: MixReport) -> str:
+    """The comparison in words: what to deploy, and what it costs each workload."""
+    off = report.single_off
+    on = report.single_on
+    best = report.best
+    base_thr = off.throughput_tok_s
+    on_change = on.throughput_tok_s / base_thr - 1 if base_thr > 0 else float("nan")
+    words = [f"One pool with speculation on ({on.pools[0].setting}) "
+             f"{'gains' if on_change >= 0 else 'loses'} {abs(on_change):.0%} aggregate throughput against "
+             f"speculation off ({on.throughput_tok_s:,.0f} vs {base_thr:,.0f} tok/s)."]
+    gain = best.throughput_tok_s / base_thr - 1 if base_thr > 0 else float("nan")
+    if len(best.pools) > 1:
+        words.append(f"Best: split — {best.describe()}: {best.throughput_tok_s:,.0f} tok/s, "
+                     f"{gain:+.0%} against one pool with speculation off.")
+    elif best.pools[0].k == 0:
+        words.append("Best: keep one pool with speculation off; no split of these GPUs does better.")
+    else:
+        words.append(f"Best: keep one pool with {best.pools[0].setting} ({best.throughput_tok_s:,.0f} tok/s, "
+                     f"{gain:+.0%}); no split of these GPUs does better.")
+    changes = []
+    for w in report.workloads:
+        _, before = off.workload(w.label)
+        _, after = best.workload(w.label)
+        if before.itl_ms > 0 and math.isfinite(after.itl_ms):
+            changes.append(f"{w.label} {after.itl_ms:.1f} ms ({after.itl_ms / before.itl_ms - 1:+.0%})")
+    if changes:
+        words.append("Inter-token latency there, against one pool off: " + ", ".join(changes) + ".")
+    if not best.fits:
+        words.append("Warning: that plan does not hold every sequence in memory; some queue.")
+    return " ".join(words)
+
+
+@lru_cache(maxsize=1)
+def example_workloads() -> tuple[Workload, ...]:
+    """The case this project started from (shared/validation/seed_runs.csv): JSON extraction at
+    temperature 0 (α ≈ 0.7) and a chat assistant at temperature 0.8 (α ≈ 0.4), half the sequences each."""
+    return (Workload("extraction", 0.5, 0.7, None, 0.0, "JSON extraction, copies text from its input"),
+            Workload("chat", 0.5, 0.4, None, 0.8, "chat assistant"))
