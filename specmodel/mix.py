@@ -19,6 +19,7 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ MAX_WORKLOADS = 6  # the split search enumerates set partitions (203 of them for
 MAX_GPU_UNITS = 32  # replicas to distribute in the split search
 MAX_PLANS = 200_000
 OFF = "off"
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,23 @@ class MixReport:
     def best(self) -> Plan:
         """The highest aggregate throughput of the whole search; ties go to the simpler plan."""
         return max(self.plans, key=lambda p: (round(p.throughput_tok_s, 6), -len(p.pools)))
+
+    def table_rows(self) -> list[dict]:
+        """One row per plan for a comparison table: aggregate and per-workload numbers, rounded."""
+        off = self.single_off.throughput_tok_s
+        rows = []
+        for plan in self.plans:
+            row = {"plan": plan.name, "pools": plan.describe(),
+                   "aggregate tok/s": round(plan.throughput_tok_s, 1),
+                   "vs off (×)": round(plan.throughput_tok_s / off, 3) if off > 0 else None,
+                   "fits in memory": "yes" if plan.fits else
+                   f"no: {sum(p.queued for p in plan.pools):.0f} sequences queue"}
+            for w in self.workloads:
+                _, r = plan.workload(w.label)
+                row[f"{w.label}: ITL ms"] = round(r.itl_ms, 2) if math.isfinite(r.itl_ms) else None
+                row[f"{w.label}: tok/s per sequence"] = round(r.per_seq_tok_s, 2)
+            rows.append(row)
+        return rows
 
     def to_dict(self) -> dict:
         s = self.scenario
@@ -622,6 +643,49 @@ def recommend(report: MixReport) -> str:
     if not best.fits:
         words.append("Warning: that plan does not hold every sequence in memory; some queue.")
     return " ".join(words)
+
+
+def workload_records(workloads) -> list[dict]:
+    """Workloads as table rows (the columns parse_workloads reads), e.g. for an editable table."""
+    rows = []
+    for w in workloads:
+        by = dict(w.alpha_by_method)
+        rows.append({"label": w.label, "share": w.share, "alpha": w.alpha,
+                     "survival": ", ".join(f"{x:g}" for x in w.survival) if w.survival else "",
+                     "alpha_ngram": by.get("ngram"), "temperature": w.temperature, "notes": w.notes})
+    return rows
+
+
+def workload_records_from_runs(runs: "pd.DataFrame") -> list[dict]:
+    """One row per workload of a canonical run table (specmodel.runs): α is the mean of its runs'
+    α, share is proportional to its mean concurrency, temperature and notes from its first run."""
+    import pandas as pd
+
+    if "workload" not in runs.columns or "alpha" not in runs.columns or runs.empty:
+        return []
+    frame = runs.copy()
+    frame["alpha"] = pd.to_numeric(frame["alpha"], errors="coerce")
+    conc = pd.to_numeric(frame["concurrency"], errors="coerce") if "concurrency" in frame else None
+    frame["_conc"] = conc.fillna(1.0) if conc is not None else 1.0
+    rows = []
+    for label, group in frame.groupby("workload", sort=False):
+        first = group.iloc[0]
+        temperature = pd.to_numeric(pd.Series([first.get("temperature")]), errors="coerce").iloc[0]
+        alpha = group["alpha"].mean()
+        rows.append({"label": str(label), "share": float(group["_conc"].mean()),
+                     "alpha": None if pd.isna(alpha) else round(float(alpha), 4), "survival": "",
+                     "alpha_ngram": None, "temperature": None if pd.isna(temperature) else float(temperature),
+                     "notes": "" if pd.isna(first.get("notes")) else str(first.get("notes") or "")})
+    total = sum(r["share"] for r in rows)
+    for r in rows:
+        r["share"] = round(r["share"] / total, 4) if total > 0 else None
+    return rows
+
+
+def report_json(report: MixReport) -> str:
+    import json
+
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False)
 
 
 @lru_cache(maxsize=1)
