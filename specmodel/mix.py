@@ -86,7 +86,7 @@ class PoolResult:
     labels: tuple[str, ...]
     gpus: int
     replicas: int
-    busy_replicas: float  # replicas with at least one sequence (fewer when sequences < replicas)
+    busy_replicas: float  # replicas in use (fewer when the pool has fewer sequences than replicas)
     method: str  # OFF when k = 0
     k: int
     sequences: float  # offered to the pool
@@ -417,40 +417,28 @@ def _scenario_for(base: Scenario, method: str, alpha: float, survival, k: int, c
     return replace(base, method=method, draft=draft, alpha=alpha, survival=survival, k=int(k), concurrency=c)
 
 
-def _busy_replicas(sequences: float, replicas: int) -> float:
-    """Replicas that hold at least one sequence: all of them unless sequences are fewer."""
-    return float(min(replicas, max(sequences, 1.0)))
+@dataclass(frozen=True)
+class _Layout:
+    """How a pool's sequences sit on its replicas."""
+
+    replicas: int
+    sequences: float  # offered to the pool
+    busy: float  # replica-equivalents in use: all replicas unless sequences are fewer
+    per_replica: float  # offered sequences per busy replica (may be < 1: a replica idles part of the time)
+    batch: float  # the batch a step is timed at: per_replica, at least one sequence
+
+    @property
+    def weight(self) -> float:
+        """Busy replicas × the fraction of time each is busy: multiplies one replica's throughput."""
+        return self.busy * self.per_replica / self.batch
 
 
-def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpus: int, method: str,
-                k: int) -> PoolResult:
-    """Predict one pool: `members` (their shares are of the whole mix) get share × concurrency
-    sequences each, spread over gpus / tp replicas, all served with `method` and `k`."""
+def _layout(base: Scenario, members, concurrency: float, gpus: int) -> _Layout:
     replicas = _replicas(base, gpus)
-    m = method if k > 0 else base.method
-    if m != base.method and any(w.acceptance(m, base.method) is None for w in members):
-        missing = [w.label for w in members if w.acceptance(m, base.method) is None]
-        raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
-    sequences = np.array([w.share * concurrency for w in members], dtype=float)
-    total = float(sequences.sum())
-    busy = _busy_replicas(total, replicas)
+    total = float(sum(w.share * concurrency for w in members))
+    busy = float(min(replicas, max(total, 1.0)))
     per_replica = total / busy
-    results = []
-    step = max_fit = np.nan
-    for w, n in zip(members, sequences):
-        alpha, survival = w.acceptance(m, base.method)
-        s = _scenario_for(base, m, alpha, survival, k, per_replica)
-        p: Prediction = predict(s, k=int(k), concurrency=per_replica)
-        arm = p.spec if k > 0 else p.plain
-        share_in_replica = n / total  # this workload's part of one replica's sequences
-        running = float(arm.batch) * share_in_replica * busy
-        step, max_fit = float(arm.step_ms), float(arm.max_concurrency)
-        results.append(WorkloadResult(w.label, float(n), running, float(p.tokens_per_step) if k > 0 else 1.0,
-                                      float(arm.per_seq_tok_s), float(arm.itl_ms),
-                                      float(arm.throughput_tok_s) * share_in_replica * busy))
-    return PoolResult(tuple(w.label for w in members), int(gpus), replicas, busy, m if k > 0 else OFF, int(k),
-                      total, per_replica, max_fit, step, float(sum(r.throughput_tok_s for r in results)),
-                      tuple(results))
+    return _Layout(replicas, total, busy, per_replica, max(per_replica, 1.0))
 
 
 def _replicas(base: Scenario, gpus: int) -> int:
@@ -461,21 +449,45 @@ def _replicas(base: Scenario, gpus: int) -> int:
     return int(gpus) // base.tp
 
 
+def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpus: int, method: str,
+                k: int) -> PoolResult:
+    """Predict one pool: `members` (their shares are of the whole mix) get share × concurrency
+    sequences each, spread over gpus / tp replicas, all served with `method` and `k`."""
+    m = method if k > 0 else base.method
+    if m != base.method and any(w.acceptance(m, base.method) is None for w in members):
+        missing = [w.label for w in members if w.acceptance(m, base.method) is None]
+        raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
+    lay = _layout(base, members, concurrency, gpus)
+    results = []
+    step = max_fit = np.nan
+    for w in members:
+        alpha, survival = w.acceptance(m, base.method)
+        s = _scenario_for(base, m, alpha, survival, k, lay.batch)
+        p: Prediction = predict(s, k=int(k), concurrency=lay.batch)
+        arm = p.spec if k > 0 else p.plain
+        n = w.share * concurrency
+        part = n / lay.sequences  # this workload's part of one replica's sequences
+        step, max_fit = float(arm.step_ms), float(arm.max_concurrency)
+        results.append(WorkloadResult(w.label, float(n), float(arm.batch) * part * lay.weight,
+                                      float(p.tokens_per_step) if k > 0 else 1.0, float(arm.per_seq_tok_s),
+                                      float(arm.itl_ms), float(arm.throughput_tok_s) * part * lay.weight))
+    return PoolResult(tuple(w.label for w in members), int(gpus), lay.replicas, lay.busy, m if k > 0 else OFF,
+                      int(k), lay.sequences, lay.per_replica, max_fit, step,
+                      float(sum(r.throughput_tok_s for r in results)), tuple(results))
+
+
 def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpus: int,
                       method: str, ks: np.ndarray) -> np.ndarray:
     """Aggregate tok/s of one pool for every k in `ks` (one vectorised predict per workload).
     Same arithmetic as pool_result, which builds the detailed result for the chosen k."""
-    replicas = _replicas(base, gpus)
-    total = float(sum(w.share * concurrency for w in members))
-    busy = _busy_replicas(total, replicas)
-    per_replica = total / busy
+    lay = _layout(base, members, concurrency, gpus)
     out = np.zeros(len(ks))
     for w in members:
         alpha, survival = w.acceptance(method, base.method)
-        s = _scenario_for(base, method, alpha, survival, int(ks.max()), per_replica)
-        p = predict(s, k=ks, concurrency=per_replica)
+        s = _scenario_for(base, method, alpha, survival, int(ks.max()), lay.batch)
+        p = predict(s, k=ks, concurrency=lay.batch)
         thr = np.where(ks > 0, p.spec.throughput_tok_s, p.plain.throughput_tok_s)
-        out += thr * (w.share * concurrency / total) * busy
+        out += thr * (w.share * concurrency / lay.sequences) * lay.weight
     return out
 
 
