@@ -9,8 +9,9 @@ from specmodel import SpecModelError, figures_mix, mix
 
 EDITOR_KEY = "mix_editor"
 TABLE_KEY = "mix_table"  # the table the editor starts from (the example, or the Past runs workloads)
-# Where the Past runs page keeps its canonical run table (a DataFrame with workload, alpha, ... columns).
-RUNS_KEYS = ("runs_table", "runs", "run_table")
+# Where the Past runs page leaves its canonical run table (specmodel.runs columns: workload, concurrency,
+# alpha, temperature, notes, ...) for other pages; absent until runs are loaded there.
+RUNS_KEY = "runs_rows"
 
 st.title("Traffic mix: one pool, or split by traffic shape?")
 st.caption("One server applies one speculation method and one k to every sequence, so a low-acceptance "
@@ -20,7 +21,9 @@ st.caption("One server applies one speculation method and one k to every sequenc
 if TABLE_KEY not in st.session_state:
     st.session_state[TABLE_KEY] = pd.DataFrame(mix.workload_records(mix.example_workloads()))
 
-runs_frame = next((st.session_state[k] for k in RUNS_KEYS if isinstance(st.session_state.get(k), pd.DataFrame)), None)
+runs_frame = st.session_state.get(RUNS_KEY)
+if not isinstance(runs_frame, pd.DataFrame) or runs_frame.empty:
+    runs_frame = None
 reset_col, runs_col = st.columns([1, 4], vertical_alignment="center")
 if reset_col.button("Reset to the example", key="mix_reset"):
     st.session_state[TABLE_KEY] = pd.DataFrame(mix.workload_records(mix.example_workloads()))

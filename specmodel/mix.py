@@ -344,7 +344,10 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
         if not problems:
             problems.append(f"{source} holds no workloads: give at least one row with a label, share and alpha")
         return [], problems, notes
-    workloads, share_note = normalise_shares(workloads)
+    try:
+        workloads, share_note = normalise_shares(workloads)
+    except SpecModelError as exc:
+        return [], problems + [f"{source}: {exc}"], notes
     if share_note:
         notes.append(share_note)
     return workloads, problems, notes
