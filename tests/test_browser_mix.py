@@ -22,11 +22,10 @@ def test_mix_page_compares_and_more_gpus_change_the_advice_and_url(streamlit_ser
     before = advice(page)
     assert "no split of these GPUs does better" in before
 
-    # Two more GPUs with the number input's + button, as a user would: now a split is possible.
-    step_up = page.get_by_test_id("stNumberInput").filter(has_text="GPUs in total").get_by_test_id("stNumberInputStepUp")
-    step_up.click()
-    wait_for_app(page)
-    step_up.click()
+    # Three GPUs typed into the number input, as a user would: now a split is possible.
+    gpus = page.get_by_test_id("stNumberInput").filter(has_text="GPUs in total").locator("input")
+    gpus.fill("3")
+    gpus.press("Enter")
     page.wait_for_function("() => location.search.includes('mix_gpus=3')")
     wait_for_app(page)
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stAlertContainer\"]')]"
