@@ -24,7 +24,7 @@ if TABLE_KEY not in st.session_state:
 runs_frame = st.session_state.get(RUNS_KEY)
 if not isinstance(runs_frame, pd.DataFrame) or runs_frame.empty:
     runs_frame = None
-reset_col, runs_col = st.columns([1, 4], vertical_alignment="center")
+reset_col, runs_col = st.columns([1.4, 3], vertical_alignment="center")
 if reset_col.button("Reset to the example", key="mix_reset"):
     st.session_state[TABLE_KEY] = pd.DataFrame(mix.workload_records(mix.example_workloads()))
     st.session_state.pop(EDITOR_KEY, None)
@@ -76,11 +76,15 @@ except SpecModelError as exc:
     show_error(exc)
     st.stop()
 
-best = report.best
-(st.success if best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01 else st.info)(
-    report.recommendation)
+if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
+    st.success(report.recommendation)
+else:
+    st.info(report.recommendation)
 for note in report.notes:
-    st.warning(note) if "does not fit" in note else st.caption(note)
+    if "does not fit" in note:
+        st.warning(note, icon="⚠️")
+    else:
+        st.caption(note)
 
 st.subheader("Comparison")
 st.dataframe(pd.DataFrame(report.table_rows()), key="mix_comparison", hide_index=True, width="stretch")
