@@ -479,18 +479,22 @@ def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpu
                       float(sum(r.throughput_tok_s for r in results)), tuple(results))
 
 
-def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpus: int,
+def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpu_counts: list[int],
                       method: str, ks: np.ndarray) -> np.ndarray:
-    """Aggregate tok/s of one pool for every k in `ks` (one vectorised predict per workload).
-    Same arithmetic as pool_result, which builds the detailed result for the chosen k."""
-    lay = _layout(base, members, concurrency, gpus)
-    out = np.zeros(len(ks))
+    """Aggregate tok/s of one pool for every k in `ks` (rows) and GPU count (columns), one
+    vectorised predict per workload. Same arithmetic as pool_result, which builds the detailed
+    result for the chosen setting."""
+    lays = [_layout(base, members, concurrency, g) for g in gpu_counts]
+    batch = np.array([lay.batch for lay in lays])[None, :]
+    weight = np.array([lay.weight for lay in lays])[None, :]
+    kk = ks[:, None]
+    out = np.zeros((len(ks), len(gpu_counts)))
     for w in members:
         alpha, survival = w.acceptance(method, base.method)
-        s = _scenario_for(base, method, alpha, survival, int(ks.max()), lay.batch)
-        p = predict(s, k=ks, concurrency=lay.batch)
-        thr = np.where(ks > 0, p.spec.throughput_tok_s, p.plain.throughput_tok_s)
-        out += thr * (w.share * concurrency / lay.sequences) * lay.weight
+        s = _scenario_for(base, method, alpha, survival, int(ks.max()), base.concurrency)
+        p = predict(s, k=kk, concurrency=batch)
+        thr = np.where(kk > 0, p.spec.throughput_tok_s, p.plain.throughput_tok_s)
+        out += thr * (w.share * concurrency / lays[0].sequences) * weight
     return out
 
 
@@ -500,19 +504,20 @@ def _methods_for(members, base: Scenario, methods: tuple[str, ...]) -> list[str]
     return [m for m in methods if all(w.acceptance(m, base.method) is not None for w in members)]
 
 
-def _best_setting(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpus: int,
-                  methods: tuple[str, ...], k_max: int) -> tuple[str, int, float]:
-    """(method, k, tok/s) with the highest aggregate throughput; ties go to off, then smaller k."""
+def _best_settings(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpu_counts: list[int],
+                   methods: tuple[str, ...], k_max: int) -> dict[int, tuple[str, int, float]]:
+    """For each GPU count, (method, k, tok/s) with the highest aggregate throughput; ties go to
+    off, then to the earlier method and the smaller k."""
     ks = np.arange(0, k_max + 1)
-    best = (base.method, 0, -1.0)
+    best = {g: (base.method, 0, -1.0) for g in gpu_counts}
     for method in _methods_for(members, base, methods):
-        thr = _pool_throughputs(base, members, concurrency, gpus, method, ks)
-        thr = np.nan_to_num(thr, nan=0.0)
-        if best[2] < 0:
-            best = (method, 0, float(thr[0]))
-        for k in ks[1:]:
-            if thr[k] > best[2] * (1 + 1e-9):
-                best = (method, int(k), float(thr[k]))
+        grid = np.nan_to_num(_pool_throughputs(base, members, concurrency, gpu_counts, method, ks), nan=0.0)
+        for j, g in enumerate(gpu_counts):
+            if best[g][2] < 0:
+                best[g] = (method, 0, float(grid[0, j]))
+            for k in ks[1:]:
+                if grid[k, j] > best[g][2] * (1 + 1e-9):
+                    best[g] = (method, int(k), float(grid[k, j]))
     return best
 
 
@@ -578,13 +583,13 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
                       (pool_result(base, list(members), concurrency, gpus, base.method, 0),))
 
     best_cache: dict = {}
+    gpu_counts = [u * base.tp for u in range(1, units + 1)]
 
     def best_for(group: tuple[int, ...], g: int):
-        key = (group, g)
-        if key not in best_cache:
+        if group not in best_cache:  # every GPU count of a group in one vectorised pass
             ws = tuple(members[i] for i in group)
-            best_cache[key] = _best_setting(base, ws, concurrency, g, method_list, k_max)
-        return best_cache[key]
+            best_cache[group] = _best_settings(base, ws, concurrency, gpu_counts, method_list, k_max)
+        return best_cache[group][g]
 
     m, k, _ = best_for(tuple(range(len(members))), gpus)
     single_best = Plan("single pool, best setting", "single_best",
