@@ -6,6 +6,7 @@ import streamlit as st
 
 from pages.common import base_scenario, chart, show_error
 from specmodel import SpecModelError, figures_mix, mix
+from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 
 EDITOR_KEY = "mix_editor"
 TABLE_KEY = "mix_table"  # the table the editor starts from (the example, or the Past runs workloads)
@@ -19,21 +20,21 @@ st.caption("One server applies one speculation method and one k to every sequenc
            "and off against giving each kind of traffic its own GPUs and setting.")
 
 if TABLE_KEY not in st.session_state:
-    st.session_state[TABLE_KEY] = pd.DataFrame(mix.workload_records(mix.example_workloads()))
+    st.session_state[TABLE_KEY] = pd.DataFrame(workload_records(example_workloads()))
 
 runs_frame = st.session_state.get(RUNS_KEY)
 if not isinstance(runs_frame, pd.DataFrame) or runs_frame.empty:
     runs_frame = None
 reset_col, runs_col = st.columns([1.4, 3], vertical_alignment="center")
 if reset_col.button("Reset to the example", key="mix_reset"):
-    st.session_state[TABLE_KEY] = pd.DataFrame(mix.workload_records(mix.example_workloads()))
+    st.session_state[TABLE_KEY] = pd.DataFrame(workload_records(example_workloads()))
     st.session_state.pop(EDITOR_KEY, None)
     st.rerun()
 if runs_frame is None:
     runs_col.caption("Load runs on the Past runs page to fill this table from their workloads.")
 elif runs_col.button("Fill from Past runs", key="mix_from_runs",
                      help="One row per workload of the runs loaded on the Past runs page."):
-    st.session_state[TABLE_KEY] = pd.DataFrame(mix.workload_records_from_runs(runs_frame))
+    st.session_state[TABLE_KEY] = pd.DataFrame(workload_records_from_runs(runs_frame))
     st.session_state.pop(EDITOR_KEY, None)
     st.rerun()
 
@@ -61,7 +62,7 @@ gpus = c[1].number_input("GPUs in total", 1, 32, 2, key="mix_gpus", bind="query-
                          help="GPUs of the sidebar's type; a split gives each pool whole GPUs.")
 k = c[2].slider("k of the single pool as deployed (0 = off)", 0, 8, 4, key="mix_k", bind="query-params")
 
-workloads, problems, notes = mix.parse_workloads(edited.to_dict(orient="records"), source="workload table")
+workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), source="workload table")
 for problem in problems:
     st.error(problem, icon="⚠️")
 for note in notes:

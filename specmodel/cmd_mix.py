@@ -6,9 +6,10 @@ import argparse
 
 from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
 from .errors import SpecModelError
-from .mix import MixReport, compare, read_workloads
+from .mix import MixReport, compare
 from .presets import METHODS, find_gpu, find_model
 from .scenario import K_MAX, Scenario
+from .workloads import read_workloads
 
 
 def _methods(text: str) -> tuple[str, ...]:

@@ -16,8 +16,9 @@ from scipy.optimize import least_squares
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
 from specmodel.figures_mix import comparison_bars
-from specmodel.mix import (Plan, Workload, compare, example_workloads, parse_workloads, pool_result,
-                           read_workloads, workload_records, workload_records_from_runs)
+from specmodel.mix import Plan, compare, pool_result
+from specmodel.workloads import (Workload, example_workloads, parse_workloads, read_workloads, workload_records,
+                                 workload_records_from_runs)
 
 SEED_RUNS = Path(__file__).parent / "fixtures" / "seed_runs.csv"
 L40S = Scenario(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", k=4)
@@ -319,3 +320,13 @@ def test_a_pool_with_fewer_sequences_than_replicas_leaves_replicas_idle():
     half = pool_result(s, [Workload("w", 0.25, 0.7)], 2, 1, "draft_model", 4)  # half a sequence on average
     assert half.throughput_tok_s == pytest.approx(0.5 * alone.throughput_tok_s, rel=1e-12)
     assert half.workloads[0].itl_ms == pytest.approx(alone.itl_ms, rel=1e-12)
+
+
+@pytest.mark.parametrize("workloads,message", [
+    ([Workload("chat", 1.0)], "workload 'chat' has no acceptance"),
+    ([Workload("a", 0.5, 0.7), Workload("a", 0.5, 0.4)], "label 'a' appears twice"),
+    ([Workload("a", -1.0, 0.7)], "share -1.0"),
+])
+def test_compare_refuses_workloads_built_in_code_with_the_same_messages(workloads, message):
+    with pytest.raises(SpecModelError, match=message):
+        compare(L40S, workloads, 8, 1)
