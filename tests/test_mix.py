@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -298,17 +299,20 @@ def test_workloads_from_a_run_table():
 
 def test_comparison_figure_has_titles_units_legend_and_hover():
     report = compare(L40S, list(example_workloads()), 64, 2)
-    fig = comparison_bars(report)
+    fig = go.Figure(comparison_bars(report).to_dict())  # the validating constructor: a bad property raises
     layout = fig.layout
     assert "One pool vs split" in layout.title.text
-    assert "tok/s" in layout.yaxis.title.text and "ms" in layout.yaxis2.title.text
-    assert layout.xaxis.title.text == "workload" and layout.barmode == "group"
+    assert "(tok/s)" in layout.yaxis.title.text and "(ms)" in layout.yaxis2.title.text
+    assert layout.xaxis.title.text.startswith("workload") and layout.barmode == "group"
+    assert [a.text for a in layout.annotations] == ["Throughput per workload (higher is better)",
+                                                     "Inter-token latency per workload (lower is better)"]
     named = [t for t in fig.data if t.showlegend is not False]
     assert [t.name for t in named] == [p.name for p in report.plans]
     assert all(t.hovertemplate and "%{y" in t.hovertemplate for t in fig.data)
-    thr = fig.data[0]
-    assert list(thr.x) == ["extraction", "chat", "all workloads"]
+    thr, itl = fig.data[0], fig.data[1]
+    assert list(thr.x) == ["extraction", "chat", "all workloads"] and list(itl.x) == ["extraction", "chat"]
     assert thr.y[-1] == pytest.approx(report.single_on.throughput_tok_s)
+    assert itl.y[1] == pytest.approx(report.single_on.workload("chat")[1].itl_ms)
 
 
 def test_a_pool_with_fewer_sequences_than_replicas_leaves_replicas_idle():
