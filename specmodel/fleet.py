@@ -187,6 +187,21 @@ class FleetReport:
         return pd.DataFrame([i.to_dict() for i in self.instances])
 
 
+def select(frame: pd.DataFrame, models=(), jobs=(), like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Rows of a fleet table or history for the chosen models and jobs (none chosen: all), or for
+    the (job, instance, model_name) rows present in `like`."""
+    keep = pd.Series(True, index=frame.index)
+    if models:
+        keep &= frame["model_name"].isin(list(models))
+    if jobs:
+        keep &= frame["job"].isin(list(jobs))
+    if like is not None:
+        keys = set(zip(like["job"], like["instance"], like["model_name"]))
+        keep &= pd.Series([k in keys for k in zip(frame["job"], frame["instance"], frame["model_name"])],
+                          index=frame.index, dtype=bool)
+    return frame[keep]
+
+
 def _group(samples) -> dict[tuple[str, str], list[tuple[dict, float]]]:
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for labels, value in samples:

@@ -12,21 +12,20 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from tests.browser import free_port
+from tests.replay import ReplayServer
+
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _config(jobs: dict[str, list[str]]) -> dict:
@@ -110,3 +109,78 @@ def wait_for_samples(url: str, targets: list[str], samples: int, timeout_s: floa
                 return
             time.sleep(0.25)
     raise RuntimeError(f"Prometheus at {url} scraped too few samples in {timeout_s:g} s: {seen}")
+
+
+# --- the test fleet: replays with counters advancing at known rates per scrape (1 s) -------------
+
+@dataclass(frozen=True)
+class Replica:
+    """One replayed inference server: its job, sample and what advances per scrape."""
+
+    job: str
+    fixture: str
+    increments: dict
+    gauges: dict
+
+
+FLEET = {
+    # vLLM V1 with good acceptance at low load: E = 1 + 1900/1000 = 2.9, k = 3.
+    "v1-good": Replica("vllm-pool-a", "vllm_v1_specdecode_sample.txt", {
+        "vllm:spec_decode_num_drafts_total": 1000, "vllm:spec_decode_num_draft_tokens_total": 3000,
+        "vllm:spec_decode_num_accepted_tokens_total": 1900,
+        "vllm:spec_decode_num_accepted_tokens_per_pos_total": [850, 650, 400],
+        "vllm:generation_tokens_total": 2900}, {"vllm:num_requests_running": 4}),
+    # vLLM V1 with poor acceptance under heavy load: E = 1 + 417/1000 = 1.417, k = 3; loses.
+    "v1-losing": Replica("vllm-pool-a", "vllm_v1_specdecode_sample.txt", {
+        "vllm:spec_decode_num_drafts_total": 400, "vllm:spec_decode_num_draft_tokens_total": 1200,
+        "vllm:spec_decode_num_accepted_tokens_total": 166.8,
+        "vllm:spec_decode_num_accepted_tokens_per_pos_total": [120, 36, 10.8],
+        "vllm:generation_tokens_total": 566.8}, {"vllm:num_requests_running": 160}),
+    # vLLM V1 with speculation off.
+    "v1-off": Replica("vllm-pool-b", "vllm_v1_nospec_sample.txt", {"vllm:generation_tokens_total": 5000},
+                      {"vllm:num_requests_running": 64}),
+    # vLLM V0: E = spec_decode_efficiency · (k + 1) = 0.68267 · 5; k = 4 from emitted / draft tokens.
+    "v0": Replica("vllm-legacy", "vllm_v0_specdecode_sample.txt", {
+        "vllm:spec_decode_num_draft_tokens_total": 4000, "vllm:spec_decode_num_emitted_tokens_total": 3413.3333,
+        "vllm:spec_decode_num_accepted_tokens_total": 2440, "vllm:generation_tokens_total": 1500}, {}),
+    # SGLang counters: E = (Δgeneration − Δrequests) / Δverify calls = (2750 − 10) / 1000 = 2.74.
+    "sglang": Replica("sglang", "sglang_specdecode_sample.txt", {
+        "sglang:spec_verify_calls_total": 1000, "sglang:generation_tokens_total": 2750,
+        "sglang:num_requests_total": 10}, {}),
+}
+DEAD_JOB = "vllm-legacy"  # a target in this job that nothing listens on: Prometheus reports it down
+
+
+@dataclass(frozen=True)
+class RunningFleet:
+    url: str  # Prometheus base URL
+    servers: dict  # FLEET key -> ReplayServer
+    targets: dict  # FLEET key -> "127.0.0.1:port" (Prometheus' instance label)
+    dead: str  # instance label of the down target
+
+
+@contextlib.contextmanager
+def running_fleet(workdir: Path, samples: int = 6) -> Iterator[RunningFleet]:
+    """The FLEET replays plus a dead target, scraped every second by a real Prometheus."""
+    with contextlib.ExitStack() as stack:
+        servers = {key: stack.enter_context(ReplayServer(r.fixture, increments=r.increments, gauges=r.gauges))
+                   for key, r in FLEET.items()}
+        targets = {key: s.base_url.removeprefix("http://") for key, s in servers.items()}
+        dead = f"127.0.0.1:{free_port()}"
+        jobs: dict[str, list[str]] = {}
+        for key, r in FLEET.items():
+            jobs.setdefault(r.job, []).append(targets[key])
+        jobs[DEAD_JOB].append(dead)
+        url = stack.enter_context(running_prometheus(workdir, jobs))
+        wait_for_samples(url, list(targets.values()), samples)
+        yield RunningFleet(url, servers, targets, dead)
+
+
+if __name__ == "__main__":  # `python -m tests.prometheus_harness`: a demo fleet until Ctrl-C
+    with running_fleet(Path(tempfile.mkdtemp(prefix="fleet-demo-")), samples=2) as f:
+        print(f.url, flush=True)
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            sys.exit(0)
