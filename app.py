@@ -8,6 +8,7 @@ st.set_page_config(page_title="Does speculative decoding pay off?", page_icon="�
 
 PAGES = [
     st.Page("pages/whatif.py", title="What-if", icon="🎛️", default=True),
+    st.Page("pages/live.py", title="Live", icon="📡", url_path="live"),
 ]
 
 page = st.navigation(PAGES)

@@ -172,3 +172,23 @@ def history_point(stats: LiveStats, at: float, verdict: LiveVerdict | None = Non
 def append_history(history: list, point: dict, cap: int = HISTORY_CAP) -> list:
     """The history with the point added, keeping only the newest `cap` points."""
     return (list(history) + [point])[-cap:]
+
+
+WINDOWS = {"last interval": None, "1 min": 60.0, "5 min": 300.0, "15 min": 900.0, "session": float("inf")}
+
+
+def window_start(snapshots: list, window: str) -> int:
+    """Index of the first snapshot of the named window (see WINDOWS) ending at the last snapshot."""
+    if window not in WINDOWS:
+        raise SpecModelError(f"unknown window '{window}'; choose one of: {', '.join(WINDOWS)}")
+    n = len(snapshots)
+    if n < 2:
+        return 0
+    span = WINDOWS[window]
+    if span is None:
+        return n - 2
+    last = snapshots[-1].at
+    start = n - 2
+    while start > 0 and last - snapshots[start].at < span:
+        start -= 1
+    return start
