@@ -338,8 +338,11 @@ def _infer_k(server: str, counters: dict, per_position: tuple, gauges: dict) -> 
         return None, "unknown (no sglang:spec_num_steps)"
     eff, emitted, tokens = gauges.get("efficiency"), counters.get("emitted"), counters.get("draft_tokens")
     if eff and emitted and tokens and emitted / tokens > eff:  # emitted/draft_tokens = E/k, eff = E/(k+1)
-        return max(1, round(1.0 / (emitted / tokens / eff - 1.0))), "emitted / draft tokens vs efficiency"
-    return None, "unknown: give k (vLLM V0 exposes no draft count)"
+        estimate = 1.0 / (emitted / tokens / eff - 1.0)
+        # Lifetime counters against the last interval's gauge: trust only a near-whole answer.
+        if estimate >= 0.8 and abs(estimate - round(estimate)) <= 0.2:
+            return max(1, round(estimate)), "emitted / draft tokens vs efficiency"
+    return None, "unknown: give k (vLLM V0 does not expose it)"
 
 
 # --- windows -------------------------------------------------------------------------------------
