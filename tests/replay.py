@@ -68,7 +68,8 @@ class ReplayServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.url = self.base_url + path
