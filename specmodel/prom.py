@@ -11,6 +11,9 @@ Stable API (the Live page, the `scrape` command and the Fleet view build on exac
     window_between(a, b) -> SpecWindow
         Counter increases from snapshot a to the later snapshot b (a counter that went down was
         reset, and counts from zero, as Prometheus' rate() does), gauges averaged over the two.
+    window_over(snapshots) -> SpecWindow
+        The window from the first to the last of several snapshots in time order: the sum of the
+        increases between neighbours (so a restart anywhere inside is handled, as increase() does).
     SpecWindow
         A plain record of one window: counter increases and gauge values, nothing scrape-specific.
         Build it from Prometheus increase()/avg_over_time() results just as well.
@@ -335,8 +338,11 @@ def _infer_k(server: str, counters: dict, per_position: tuple, gauges: dict) -> 
         return None, "unknown (no sglang:spec_num_steps)"
     eff, emitted, tokens = gauges.get("efficiency"), counters.get("emitted"), counters.get("draft_tokens")
     if eff and emitted and tokens and emitted / tokens > eff:  # emitted/draft_tokens = E/k, eff = E/(k+1)
-        return max(1, round(1.0 / (emitted / tokens / eff - 1.0))), "emitted / draft tokens vs efficiency"
-    return None, "unknown: give k (vLLM V0 exposes no draft count)"
+        estimate = 1.0 / (emitted / tokens / eff - 1.0)
+        # Lifetime counters against the last interval's gauge: trust only a near-whole answer.
+        if estimate >= 0.8 and abs(estimate - round(estimate)) <= 0.2:
+            return max(1, round(estimate)), "emitted / draft tokens vs efficiency"
+    return None, "unknown: give k (vLLM V0 does not expose it)"
 
 
 # --- windows -------------------------------------------------------------------------------------
@@ -406,6 +412,38 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source)
+
+
+def window_over(snapshots) -> SpecWindow:
+    """One window spanning snapshots taken in time order, summing neighbour-to-neighbour increases."""
+    snaps = list(snapshots)
+    if len(snaps) < 2:
+        raise SpecModelError("a window needs two scrapes: wait for the next one")
+    parts = [window_between(a, b) for a, b in zip(snaps, snaps[1:])]
+    last = parts[-1]
+
+    def total(name):
+        values = [getattr(p, name) for p in parts]
+        return None if any(v is None for v in values) else float(sum(values))
+
+    per_position = None
+    if all(p.per_position is not None for p in parts):
+        width = max(len(p.per_position) for p in parts)
+        per_position = tuple(float(sum(p.per_position[i] if i < len(p.per_position) else 0.0 for p in parts))
+                             for i in range(width))
+
+    def mean(name):
+        values = [getattr(p, name) for p in parts if getattr(p, name) is not None]
+        return sum(values) / len(values) if values else None
+
+    return SpecWindow(
+        server=last.server, k=last.k, window_s=snaps[-1].at - snaps[0].at, model_name=last.model_name,
+        spec_enabled=last.spec_enabled, drafts=total("drafts"), draft_tokens=total("draft_tokens"),
+        accepted=total("accepted"), per_position=per_position, generation_tokens=total("generation_tokens"),
+        running=mean("running"), waiting=mean("waiting"), kv_usage=mean("kv_usage"),
+        gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
+        num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
+        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source)
 
 
 # --- statistics ----------------------------------------------------------------------------------

@@ -10,9 +10,10 @@
         httpx.get(server.url)          # scrape 1: every listed counter advanced by its increment
 
 API (kept small: the Fleet tests import it too):
-- `ReplayServer(fixture, increments=None, gauges=None, mode="ok", path="/metrics")`; a context
-  manager; `.url` (the metrics URL), `.base_url`, `.scrapes` (requests served on `path`),
-  `.mode` (assignable at any time), `.close()`.
+- `ReplayServer(fixture, increments=None, gauges=None, mode="ok", path="/metrics", token=None)`; a
+  context manager; `.url` (the metrics URL), `.base_url`, `.scrapes` (requests served on `path`),
+  `.mode` (assignable at any time), `.headers` (the headers of every request, in order), `.close()`.
+- `token`: when set, requests without `Authorization: Bearer <token>` get HTTP 401.
 - `fixture`: a file name in tests/fixtures/ or a path, or the exposition text itself if it contains a newline.
 - `increments`: sample name (with `_total`) -> added at every scrape, either one number for every
   series of that name, or a list with one number per series in file order (per position, per engine).
@@ -55,17 +56,20 @@ def _split(line: str) -> tuple[str, str, str] | None:
 
 class ReplayServer:
     def __init__(self, fixture: str, increments: dict | None = None, gauges: dict | None = None,
-                 mode: str = "ok", path: str = "/metrics"):
+                 mode: str = "ok", path: str = "/metrics", token: str | None = None):
         self.text = fixture if "\n" in fixture else fixture_text(fixture)
         self.increments = dict(increments or {})
         self.gauges = dict(gauges or {})
         self.mode = mode
         self.path = path
         self.scrapes = 0
+        self.token = token
+        self.headers: list[dict] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.url = self.base_url + path
@@ -117,6 +121,10 @@ class ReplayServer:
                 self.wfile.write(body)
 
             def do_GET(self):  # noqa: N802 (http.server's naming)
+                server.headers.append(dict(self.headers.items()))
+                if server.token is not None and self.headers.get("Authorization") != f"Bearer {server.token}":
+                    self._send(401, b"Unauthorized\n")
+                    return
                 if self.path.split("?", 1)[0] != server.path:
                     self._send(404, b"404 page not found\n")
                     return
@@ -175,3 +183,21 @@ class ReplayServer:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# Ready-made per-scrape increments (and what one scrape interval implies), shared by the tests.
+V1_SPEC = {  # k = 3: E = 1 + 1500/1000 = 2.5; p = 0.8, 0.5, 0.2; draft acceptance rate 0.5
+    "vllm:spec_decode_num_drafts_total": 1000,
+    "vllm:spec_decode_num_draft_tokens_total": 3000,
+    "vllm:spec_decode_num_accepted_tokens_total": 1500,
+    "vllm:spec_decode_num_accepted_tokens_per_pos_total": [800, 500, 200],
+    "vllm:generation_tokens_total": 2500,
+}
+V1_GAUGES = {"vllm:num_requests_running": 12, "vllm:num_requests_waiting": 2, "vllm:kv_cache_usage_perc": 0.25}
+V1_NOSPEC = {"vllm:generation_tokens_total": 4000}
+SGLANG = {  # k = 3 (spec_num_steps): E = (2600 − 100) / 1000 = 2.5
+    "sglang:spec_verify_calls_total": 1000,
+    "sglang:generation_tokens_total": 2600,
+    "sglang:num_requests_total": 100,
+}
+V0 = {"vllm:generation_tokens_total": 3000}  # V0's E comes from its efficiency gauge: 0.68267 · 5 = 3.413
