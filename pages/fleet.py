@@ -1,10 +1,9 @@
 """Fleet: the Live statistics for every instance a Prometheus server scrapes, and a verdict for each."""
 
-import httpx
 import streamlit as st
 
 from pages.common import base_scenario, chart, show_error
-from specmodel import SpecModelError, figures_fleet, fleet, promapi
+from specmodel import SpecModelError, figures_fleet, fleet, promapi, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
 st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
@@ -36,14 +35,14 @@ if not url.strip():
 @st.cache_data(ttl=30, show_spinner="Querying Prometheus…")
 def load(url, window, match, user, password, token, scenario):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
-    with httpx.Client() as client:
+    with scrape.make_client(server.policy) as client:
         return fleet.fleet(client, server, scenario, window=window, selector=match)
 
 
 @st.cache_data(ttl=30, show_spinner="Querying Prometheus for the history…")
 def load_history(url, window, span, match, user, password, token):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
-    with httpx.Client() as client:
+    with scrape.make_client(server.policy) as client:
         return fleet.history(client, server, window=window, span=span, selector=match)
 
 
@@ -58,9 +57,8 @@ except SpecModelError as exc:
 
 table = report.table()
 for inst in report.losing:
-    v = inst.summary.verdict
-    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text} at {inst.concurrency} running "
-             f"requests (E {inst.stats.tokens_per_step:.2f}, k {inst.stats.k})" + (f" — {v.advice}." if v.advice else "."),
+    v = inst.verdict
+    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text}" + (f" — {v.advice}." if v.advice else "."),
              icon="📉")
 for d in report.down:
     st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}",

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-import httpx
-
-from . import fleet, promapi
+from . import fleet, promapi, scrape
 from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
 from .errors import SpecModelError
 from .presets import find_gpu, find_model
@@ -22,14 +20,19 @@ def add_parser(sub) -> None:
         "fleet", help="per-instance speculation statistics and verdicts from a Prometheus server",
         description="Query a Prometheus server that scrapes vLLM or SGLang servers: per instance, E, α, k, "
                     "load and throughput over the window, and the model's predicted speedup at that "
-                    f"instance's concurrency. Credentials: --user with ${PASSWORD_ENV}, or ${TOKEN_ENV}.")
+                    "instance's concurrency. Credentials come from environment variables, never the command "
+                    "line: a bearer token (--token-env) or --user with a password (--password-env).")
     p.add_argument("url", metavar="PROMETHEUS_URL", help="base URL of the Prometheus server, e.g. http://prometheus:9090")
     p.add_argument("--window", default="5m", help="Prometheus duration the statistics cover (30s, 5m, 1h); default 5m")
     p.add_argument("--match", default="", metavar="LABELS",
                    help='label filter for every series, e.g. job="vllm" or job=~"vllm-.*"')
     p.add_argument("--timeout", type=_number(0.1, 600), default=promapi.DEFAULT_TIMEOUT_S,
                    help=f"seconds to wait for Prometheus; default {promapi.DEFAULT_TIMEOUT_S:g}")
-    p.add_argument("--user", help=f"user name for basic auth (password from ${PASSWORD_ENV})")
+    p.add_argument("--user", help="user name for basic auth (the password comes from --password-env)")
+    p.add_argument("--password-env", default=PASSWORD_ENV,
+                   help=f"environment variable holding the basic-auth password; default {PASSWORD_ENV}")
+    p.add_argument("--token-env", default=TOKEN_ENV,
+                   help=f"environment variable holding a bearer token; default {TOKEN_ENV}")
     add_scenario_arguments(p)
     p.add_argument("--alpha", type=_number(0, 1), default=0.7,
                    help="α assumed for instances with speculation off (what turning it on would do); default 0.7")
@@ -39,13 +42,11 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def auth_from_env(user: str | None) -> promapi.PromAuth:
-    token = os.environ.get(TOKEN_ENV) or None
-    password = os.environ.get(PASSWORD_ENV) or None
+def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env: str = TOKEN_ENV) -> promapi.PromAuth:
+    token = os.environ.get(token_env) or None
+    password = os.environ.get(password_env) or None
     if user and token:
-        raise SpecModelError(f"--user and ${TOKEN_ENV} are both set: use one way to log in")
-    if password and not user and not token:
-        raise SpecModelError(f"${PASSWORD_ENV} is set but --user is not: give the user name")
+        raise SpecModelError(f"--user and ${token_env} are both set: use one way to log in")
     return promapi.PromAuth(username=user, password=password if user else None, bearer_token=token)
 
 
@@ -63,9 +64,11 @@ def _fmt(value, spec: str, none: str = "-") -> str:
 def run(args: argparse.Namespace) -> int:
     from .cli import print_json
 
-    server = promapi.PromServer(args.url, auth_from_env(args.user), timeout_s=args.timeout)
+    policy = scrape.ScrapePolicy.from_env()
+    server = promapi.PromServer(args.url, auth_from_env(args.user, args.password_env, args.token_env),
+                                timeout_s=args.timeout, policy=policy)
     base = base_scenario(args)
-    with httpx.Client() as client:
+    with scrape.make_client(policy) as client:
         report = fleet.fleet(client, server, base, window=args.window, selector=args.match)
     rows = [i.to_dict() for i in report.instances]
     if args.json:
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} instance(s) at {report.prometheus}, window {report.window}; "
           f"model: {base.target} on {gpus}, {base.method}")
     for i in report.losing:
-        print(f"  LOSES  {i.instance} ({i.job}): {i.summary.verdict.text}; {i.summary.verdict.advice}")
+        print(f"  LOSES  {i.instance} ({i.job}): {i.verdict.text}; {i.verdict.advice}")
     for d in report.down:
         print(f"  DOWN   {d['instance']} ({d['job']}): {d['last_error'] or 'scrape failing'}")
     header = f"{'job':<16} {'instance':<24} {'server':<8} {'k':>2} {'E':>5} {'α':>5} {'running':>8} " \

@@ -6,10 +6,16 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import BREAK_EVEN_STYLE, _layout
+from .figures import BREAK_EVEN_STYLE
 
 VERDICT_COLOURS = {"pays off": "#2ca02c", "borderline": "#ff7f0e", "loses": "#d62728", "off": "#7f7f7f",
                    "unknown": "#bcbd22"}
+
+
+def _style(fig: go.Figure, title: str, **layout) -> go.Figure:
+    fig.update_layout(**{"title": dict(text=title, x=0.0, xanchor="left"), "height": 400,
+                         "margin": dict(l=60, r=20, t=60, b=50), **layout})
+    return fig
 
 
 def _label(row) -> str:
@@ -32,13 +38,13 @@ def history(frame: pd.DataFrame, window: str) -> go.Figure:
                                  legendgroup=name, marker=dict(size=4),
                                  hovertemplate=hover + "E = %{y:.2f} tokens/step<extra></extra>"), row=1, col=1)
         fig.add_trace(go.Scatter(x=g["time"], y=g["running"], mode="lines", name=name, legendgroup=name,
-                                 showlegend=False, line=dict(dash="dot"),
+                                 showlegend=False, line=dict(dash="dot", width=2),
                                  hovertemplate=hover + "%{y:.1f} running requests<extra></extra>"), row=2, col=1)
     fig.update_yaxes(title_text="E (tokens / verify step)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="running requests (sequences)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="time (UTC)", row=2, col=1)
-    _layout(fig, "Acceptance and load over time, per instance", "", "E (tokens / verify step)")
-    fig.update_layout(height=620, xaxis_title=None, legend=dict(orientation="h", yanchor="top", y=-0.16, x=0))
+    return _style(fig, "Acceptance and load over time, per instance", height=620,
+                  legend=dict(orientation="h", yanchor="top", y=-0.16, x=0))
     return fig
 
 
@@ -56,8 +62,7 @@ def operating_points(table: pd.DataFrame) -> go.Figure:
             hovertemplate="%{text}<br>job %{customdata[0]}<br>running %{x}<br>E = %{customdata[1]}"
                           "<br>predicted %{y:.2f}x<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=1.0, line=BREAK_EVEN_STYLE, annotation_text="break-even (1.0x)", annotation_position="bottom right")
-    _layout(fig, "Where each instance runs: predicted speedup at its own concurrency",
-            "running requests (sequences, log scale)", "predicted speedup over plain decoding (×)")
-    fig.update_layout(legend_title_text="verdict")
-    fig.update_xaxes(type="log")
-    return fig
+    fig.update_xaxes(type="log", title_text="running requests (sequences, log scale)")
+    fig.update_yaxes(title_text="predicted speedup over plain decoding (×)")
+    return _style(fig, "Where each instance runs: predicted speedup at its own concurrency",
+                  legend_title_text="verdict")

@@ -7,7 +7,8 @@ the Live statistics unchanged: they are rendered as exposition text, parsed by
 `prom.parse_snapshot` (server detection, engine summing, SGLang rank de-duplication, k inference,
 model choice), and set against an all-zero snapshot one window earlier, so `prom.window_between`
 yields exactly the increases and `prom.stats_from_window` the statistics. Each instance is then
-held against the model at its own concurrency (`scenario.summarize`).
+held against the model at its own concurrency exactly as the Live page does (`live.live_verdict`),
+and its JSON has the `scrape` command's keys (`cmd_scrape.result_dict`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from dataclasses import dataclass
 import httpx
 import pandas as pd
 
-from . import prom, promapi
+from . import live, prom, promapi
 from .errors import SpecModelError
-from .scenario import Scenario, Summary, summarize
+from .scenario import Scenario
 
 SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
 BY = "job, instance, model_name, engine, position, tp_rank, pp_rank"  # what parse_snapshot still needs
@@ -91,8 +92,9 @@ def exposition(rows: list[tuple[dict, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: float) -> list[prom.SpecWindow]:
-    """One SpecWindow per model an instance serves, from its reduced series (no `up` rows)."""
+def windows_for_instance(rows: list[tuple[dict, float]], window_s: float,
+                         at_s: float) -> list[tuple[prom.Snapshot, prom.SpecWindow]]:
+    """(snapshot, window) per model an instance serves, from its reduced series (no `up` rows)."""
     if not any(labels[SERIES_LABEL].startswith(("vllm:", "sglang:")) for labels, _ in rows):
         return []
     text = exposition(rows)
@@ -104,7 +106,7 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
         # earlier, window_between returns them unchanged and applies the per-engine conversions.
         start = dataclasses.replace(snap, at=at_s - window_s, counters={k: 0.0 for k in snap.counters},
                                     per_position=(0.0,) * len(snap.per_position), gauges={})
-        out.append(prom.window_between(start, snap))
+        out.append((snap, prom.window_between(start, snap)))
     return out
 
 
@@ -115,9 +117,9 @@ class Instance:
     job: str
     instance: str
     up: bool | None  # Prometheus' `up` at the end of the window (None: not known)
+    snapshot: prom.Snapshot  # the window's increases and averages, as parsed (k source, model names)
     stats: prom.LiveStats
-    summary: Summary  # the model at this instance's concurrency (measured α/survival and k)
-    concurrency: int  # running requests over the window, rounded, at least 1
+    verdict: live.LiveVerdict  # the model at this instance's concurrency, as on the Live page
     last_error: str = ""
 
     @property
@@ -126,48 +128,16 @@ class Instance:
 
     @property
     def loses(self) -> bool:
-        return self.stats.spec_enabled and self.stats.measured and self.summary.verdict.label == "loses"
+        return self.verdict.measured and self.verdict.label == "loses"
 
     def to_dict(self) -> dict:
-        s, summ = self.stats, self.summary
-        pred = float(summ.prediction.speedup)
-        measured = s.measured
-        if not s.spec_enabled:
-            label = "off"
-            text = "speculation is off on this instance"
-            advice = (f"turning it on (k = {summ.scenario.k}, α {summ.scenario.alpha:.2f}) is predicted to give "
-                      f"{pred:.2f}x at batch {self.concurrency}: {summ.verdict.label}")
-        elif not measured:
-            label, text, advice = "unknown", "no acceptance measured in this window", "; ".join(s.notes)
-        else:
-            label, text, advice = summ.verdict.label, summ.verdict.text, summ.verdict.advice
-        return prom._finite({
-            "instance": self.instance, "model_name": s.model_name, "job": self.job, "up": self.up,
-            "server": s.server, "k": s.k, "tokens_per_step": s.tokens_per_step, "alpha": s.alpha,
-            "per_position": list(s.survival) if s.survival else None,
-            "draft_acceptance_rate": s.draft_acceptance_rate,
-            "running_requests": s.running, "waiting_requests": s.waiting, "kv_cache_usage": s.kv_usage,
-            "generation_tok_s": s.generation_tok_s, "window_s": s.window_s,
-            "concurrency": self.concurrency, "predicted_speedup": pred if (measured or not s.spec_enabled) else None,
-            "best_k": summ.best_k if measured else None,
-            "crossover_concurrency": summ.crossover_concurrency if measured else None,
-            "verdict": label, "verdict_text": text, "advice": advice,
-            "source": s.source, "last_error": self.last_error or None, "notes": list(s.notes),
-        })
+        """The `scrape` command's keys, plus instance, job, up, predicted_speedup and last_error."""
+        from .cmd_scrape import result_dict  # the CLI module holds the public JSON shape
 
-
-def assess(stats: prom.LiveStats, base: Scenario) -> tuple[Summary, int]:
-    """The model at the instance's own concurrency: measured survival (or α) and k when measured,
-    else the base scenario's α and k (what turning speculation on would do)."""
-    running = stats.running if stats.running is not None and math.isfinite(stats.running) else 1.0
-    concurrency = max(1, int(round(running)))
-    if stats.measured and stats.k:
-        survival = stats.survival if stats.survival and len(stats.survival) == stats.k else None
-        scenario = dataclasses.replace(base, alpha=float(stats.alpha), survival=survival, k=int(stats.k),
-                                       concurrency=concurrency)
-    else:
-        scenario = dataclasses.replace(base, survival=None, k=base.k or 4, concurrency=concurrency)
-    return summarize(scenario), concurrency
+        out = result_dict(self.instance, self.snapshot, self.snapshot, self.stats, self.verdict)
+        del out["url"]
+        return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
+                **out, "predicted_speedup": out["speedup"], "last_error": self.last_error or None}
 
 
 @dataclass(frozen=True)
@@ -243,10 +213,9 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     for (job, inst), rows in sorted(by_target.items()):
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
         up = None if not up_values else bool(up_values[0] > 0)
-        for w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s):
+        for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s):
             stats = prom.stats_from_window(w)
-            summary, conc = assess(stats, base)
-            instances.append(Instance(job, inst, up, stats, summary, conc))
+            instances.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base)))
     jobs = {i.job for i in instances}
     down = _down_targets(client, server, by_target, None if sel else jobs)
     if not instances:
@@ -278,7 +247,7 @@ def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m"
             windows = windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, t)
         except SpecModelError:
             continue  # a point where the instance's series are incomplete: leave a gap
-        for w in windows:
+        for _snap, w in windows:
             st = prom.stats_from_window(w)
             records.append({"time": pd.Timestamp(t, unit="s", tz="UTC"), "job": job, "instance": inst,
                             "model_name": st.model_name, "server": st.server, "tokens_per_step": st.tokens_per_step,

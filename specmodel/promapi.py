@@ -1,8 +1,11 @@
 """Query a Prometheus server's HTTP API (/api/v1/query, /api/v1/query_range) and say clearly what went wrong.
 
-An `httpx.Client` is passed in (the testing seam); credentials (basic auth or a bearer token) travel
-in `PromAuth`, whose repr hides them, and never appear in a message: URLs are shown without their
-user-info part. Every failure becomes a SpecModelError naming the server and what to check.
+An `httpx.Client` is passed in (the testing seam; `scrape.make_client` makes a suitable one).
+The Live page's URL policy applies (`scrape.check_url`: http/https only, the SPECMODEL_ALLOWED_HOSTS
+allow-list, cloud metadata addresses refused) and redirects are not followed. Credentials (basic
+auth or a bearer token) travel in `PromAuth`, whose repr hides them, and never appear in a
+message (`scrape.display_url` masks user:password in URLs). Every failure becomes a SpecModelError
+naming the server and what to check.
 Response format: https://prometheus.io/docs/prometheus/latest/querying/api/
 """
 
@@ -12,15 +15,14 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import numpy as np
 
 from .errors import SpecModelError
+from .scrape import ScrapePolicy, check_url, display_url
 
 DEFAULT_TIMEOUT_S = 15.0
-MAX_RESPONSE_BYTES = 50 * 1024 * 1024  # a fleet answer is kilobytes; stop reading a runaway one
 MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per series
 
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
@@ -89,44 +91,34 @@ class PromServer:
     url: str
     auth: PromAuth = field(default_factory=PromAuth)
     timeout_s: float = DEFAULT_TIMEOUT_S
+    policy: ScrapePolicy = field(default_factory=ScrapePolicy.from_env)
 
     def __post_init__(self):
-        object.__setattr__(self, "url", normalise_url(self.url))
+        object.__setattr__(self, "url", normalise_url(self.url, self.policy))
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
             raise SpecModelError(f"timeout must be a positive number of seconds, got {self.timeout_s}")
 
     @property
     def shown(self) -> str:
-        """The URL as it may be shown: without any user:password@ part."""
-        return redact_url(self.url)
+        """The URL as it may be shown: any user:password masked."""
+        return display_url(self.url)
 
 
-def normalise_url(url: str) -> str:
-    """Check a Prometheus base URL (http or https, with a host); drop a trailing / or /graph."""
+def normalise_url(url: str, policy: ScrapePolicy | None = None) -> str:
+    """Check a Prometheus base URL against the URL policy; add http:// if missing; drop a trailing
+    / or the UI path a user may paste (/graph, /query, /targets).
+
+    >>> normalise_url("prometheus:9090/graph"), normalise_url("https://prom.example.com/monitoring/")
+    ('http://prometheus:9090', 'https://prom.example.com/monitoring')
+    """
     text = (url or "").strip()
     if not text:
         raise SpecModelError("give the URL of a Prometheus server, e.g. http://prometheus:9090")
     if "://" not in text:
         text = "http://" + text
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https"):
-        raise SpecModelError(f"{redact_url(text)}: only http:// and https:// Prometheus URLs are supported")
-    if not parts.hostname:
-        raise SpecModelError(f"{redact_url(text)} has no host name: write e.g. http://prometheus:9090")
-    try:
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        raise SpecModelError(f"{redact_url(text)} has an invalid port number") from None
-    path = re.sub(r"/(graph|query|targets)?/?$", "", parts.path)
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def redact_url(url: str) -> str:
-    """The URL without user-info (user:password@), for messages and the page."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, parts.fragment))
+    u = check_url(text, policy, resolve=False)
+    path = re.sub(r"/(graph|query|targets)?/?$", "", u.path)
+    return str(u.copy_with(path=path or "/", query=None, fragment=None)).rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -190,7 +182,7 @@ def targets(client: httpx.Client, server: PromServer) -> list[dict]:
         labels = t.get("labels", {})
         out.append({"job": labels.get("job", ""), "instance": labels.get("instance", ""),
                     "health": t.get("health", "unknown"), "last_error": t.get("lastError", ""),
-                    "scrape_url": redact_url(t.get("scrapeUrl", ""))})
+                    "scrape_url": display_url(t.get("scrapeUrl", ""))})
     return out
 
 
@@ -202,16 +194,21 @@ def _number(text) -> float:
 
 
 def _call(client: httpx.Client, server: PromServer, path: str, params: dict, promql: str | None) -> dict:
+    url = check_url(server.url + path, server.policy)  # resolves the host: metadata addresses refused
     auth, headers = server.auth.apply()
     where = f"Prometheus at {server.shown}"
+    connect_s = min(server.policy.connect_timeout_s, server.timeout_s)
     try:
-        with client.stream("GET", server.url + path, params=params, headers=headers,
+        with client.stream("GET", url, params=params, headers=headers,
                            auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
-                           timeout=httpx.Timeout(server.timeout_s + 2.0, connect=min(5.0, server.timeout_s)),
-                           follow_redirects=True) as response:
-            body = _read_capped(response, where)
+                           timeout=httpx.Timeout(server.timeout_s + 2.0, connect=connect_s),
+                           follow_redirects=False) as response:
+            if response.is_redirect:
+                raise SpecModelError(f"{where} redirects to {display_url(response.headers.get('location', '?'))}: "
+                                     "give the URL it redirects to")
+            body = _read_capped(response, where, server.policy.max_bytes)
     except httpx.ConnectTimeout:
-        raise SpecModelError(f"{where} did not accept a connection within {min(5.0, server.timeout_s):g} s: "
+        raise SpecModelError(f"{where} did not accept a connection within {connect_s:g} s: "
                              "check the URL and that the server is reachable from here") from None
     except httpx.TimeoutException:
         raise SpecModelError(f"{where} did not answer within {server.timeout_s + 2:g} s: choose a shorter "
@@ -221,7 +218,7 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
         raise SpecModelError(f"cannot reach {where}: {reason}; check the URL and that Prometheus is "
                              "running") from None
     except httpx.HTTPError as exc:
-        raise SpecModelError(f"{where} failed: {type(exc).__name__}; check the URL") from None
+        raise SpecModelError(f"{where} failed ({type(exc).__name__}): check the URL") from None
 
     payload = None
     try:
@@ -246,13 +243,13 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
     return payload["data"]
 
 
-def _read_capped(response: httpx.Response, where: str) -> bytes:
+def _read_capped(response: httpx.Response, where: str, max_bytes: int) -> bytes:
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise SpecModelError(f"{where} sent more than {MAX_RESPONSE_BYTES // 2**20} MB: narrow the query "
-                                 "with a label filter or a shorter history")
+        if size > max_bytes:
+            raise SpecModelError(f"{where} sent more than {max_bytes / 2**20:.0f} MB, so reading stopped: "
+                                 "narrow the query with a label filter or a shorter history")
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -65,21 +65,21 @@ def test_every_replayed_instance_has_the_statistics_its_counters_imply(report, p
         / inc("v1-good", "vllm:spec_decode_num_draft_tokens_total"), rel=1e-6)
     assert good.running == 4
     assert good.generation_tok_s == pytest.approx(inc("v1-good", "vllm:generation_tokens_total"), rel=RATE_TOLERANCE)
-    assert rows["v1-good"].summary.verdict.label == "pays off"
+    assert rows["v1-good"].verdict.label == "pays off"
 
     losing = rows["v1-losing"]
     assert losing.stats.tokens_per_step == pytest.approx(
         1 + inc("v1-losing", "vllm:spec_decode_num_accepted_tokens_total")
         / inc("v1-losing", "vllm:spec_decode_num_drafts_total"), rel=1e-6)
-    assert losing.concurrency == 160
-    assert losing.summary.verdict.label == "loses"
+    assert losing.verdict.concurrency == 160
+    assert losing.verdict.label == "loses"
     assert report.losing == (losing,)
 
     off = rows["v1-off"]
     assert not off.stats.spec_enabled and off.stats.tokens_per_step is None
     assert off.stats.generation_tok_s == pytest.approx(inc("v1-off", "vllm:generation_tokens_total"),
                                                        rel=RATE_TOLERANCE)
-    assert off.to_dict()["verdict"] == "off" and off.concurrency == 64
+    assert off.to_dict()["verdict"] == "off" and off.verdict.concurrency == 64
 
     v0 = rows["v0"].stats
     assert (v0.server, v0.k, v0.model_name) == ("vllm-v0", 4, "meta-llama/Llama-3.1-70B-Instruct")
