@@ -207,3 +207,28 @@ def test_page_shows_a_message_when_prometheus_is_down():
 def test_page_without_url_explains_what_to_enter():
     at = fleet_page()
     assert not at.exception and "Prometheus server" in at.info[0].value
+
+
+@pytest.mark.browser
+def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_fleet, streamlit_server, browser_page):
+    from tests.browser import wait_for_app, wait_for_charts
+
+    page = browser_page
+    page.goto(streamlit_server + "/")
+    wait_for_app(page)
+    page.locator("[data-testid='stSidebarNavLink']", has_text="Fleet").click()
+    page.get_by_role("textbox", name="Window").fill(WINDOW)
+    page.get_by_role("textbox", name="Window").press("Enter")
+    wait_for_app(page)
+    page.get_by_role("textbox", name="Prometheus URL").fill(prom_fleet.url)
+    page.get_by_role("textbox", name="Prometheus URL").press("Enter")
+    wait_for_app(page)
+    losing = prom_fleet.targets["v1-losing"]
+    alert = page.locator("[data-testid='stAlertContainer']", has_text=losing)
+    alert.wait_for()
+    assert "loses" in alert.inner_text() and "turn speculation off" in alert.inner_text()
+    assert page.locator("[data-testid='stAlertContainer']", has_text=prom_fleet.dead).inner_text().count("down") >= 1
+    assert page.get_by_text("5 instance(s)", exact=False).count() == 1
+    wait_for_charts(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 2
+    assert "prom_url=" in page.url and "fleet_window=4s" in page.url
