@@ -36,8 +36,10 @@ def add_parser(sub) -> None:
     add_scenario_arguments(p)
     p.add_argument("--alpha", type=_number(0, 1), default=0.7,
                    help="α assumed for instances with speculation off (what turning it on would do); default 0.7")
-    p.add_argument("--k", type=_number(1, 32, whole=True), default=4,
+    p.add_argument("--spec-k", type=_number(1, 32, whole=True), default=4,
                    help="k assumed for instances with speculation off; default 4")
+    p.add_argument("--k", type=_number(1, 32, whole=True),
+                   help="draft tokens per step, for servers that do not reveal it (vLLM V0)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per instance")
     p.set_defaults(run=run)
 
@@ -53,7 +55,7 @@ def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env:
 def base_scenario(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
     return Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
-                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=args.tp,
+                    alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=args.tp,
                     efficiency=efficiency_from_args(args)).validated()
 
 
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                                 timeout_s=args.timeout, policy=policy)
     base = base_scenario(args)
     with scrape.make_client(policy) as client:
-        report = fleet.fleet(client, server, base, window=args.window, selector=args.match)
+        report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k)
     rows = [i.to_dict() for i in report.instances]
     if args.json:
         print_json(rows + [{"instance": d["instance"], "model_name": None, "job": d["job"], "up": False,

@@ -92,16 +92,17 @@ def exposition(rows: list[tuple[dict, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def windows_for_instance(rows: list[tuple[dict, float]], window_s: float,
-                         at_s: float) -> list[tuple[prom.Snapshot, prom.SpecWindow]]:
-    """(snapshot, window) per model an instance serves, from its reduced series (no `up` rows)."""
+def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: float,
+                         k: int | None = None) -> list[tuple[prom.Snapshot, prom.SpecWindow]]:
+    """(snapshot, window) per model an instance serves, from its reduced series (no `up` rows);
+    `k` overrides the inferred draft tokens per step (for vLLM V0, which may not reveal it)."""
     if not any(labels[SERIES_LABEL].startswith(("vllm:", "sglang:")) for labels, _ in rows):
         return []
     text = exposition(rows)
-    first = prom.parse_snapshot(text, at=at_s)
+    first = prom.parse_snapshot(text, at=at_s, k=k)
     out = []
     for model in first.model_names or (None,):
-        snap = first if model == first.model_name else prom.parse_snapshot(text, model_name=model, at=at_s)
+        snap = first if model == first.model_name else prom.parse_snapshot(text, model_name=model, at=at_s, k=k)
         # Values are already increases over the window: against an all-zero snapshot one window
         # earlier, window_between returns them unchanged and applies the per-engine conversions.
         start = dataclasses.replace(snap, at=at_s - window_s, counters={k: 0.0 for k in snap.counters},
@@ -202,8 +203,9 @@ def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None
 
 
 def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
-          selector: str = "", at_s: float | None = None) -> FleetReport:
-    """Every instance's statistics over `window`, held against the model built on `base`."""
+          selector: str = "", at_s: float | None = None, k: int | None = None) -> FleetReport:
+    """Every instance's statistics over `window`, held against the model built on `base`
+    (whose α and k stand for instances with speculation off); `k` overrides inferred k."""
     window_s = promapi.parse_duration(window)
     at_s = time.time() if at_s is None else float(at_s)
     sel = check_selector(selector)
@@ -213,7 +215,7 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     for (job, inst), rows in sorted(by_target.items()):
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
         up = None if not up_values else bool(up_values[0] > 0)
-        for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s):
+        for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
             stats = prom.stats_from_window(w)
             instances.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base)))
     jobs = {i.job for i in instances}

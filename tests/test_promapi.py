@@ -179,3 +179,13 @@ def test_exposition_escapes_label_values_so_the_parser_reads_them_back():
     snap = prom.parse_snapshot(fleet.exposition(rows), at=0.0)
     assert snap.model_name == 'odd "name" \\ with\nnewline'
     assert snap.counters["generation_tokens"] == 12.5 and "running" not in snap.gauges
+
+
+def test_cli_refuses_two_ways_to_log_in_with_one_line(monkeypatch, capsys):
+    from specmodel import cli
+
+    monkeypatch.setenv("SPECMODEL_PROMETHEUS_TOKEN", "tok-123")
+    assert cli.main(["fleet", "http://127.0.0.1:9", "--user", "reviewer"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --user and $SPECMODEL_PROMETHEUS_TOKEN are both set: use one way to log in\n"
+    assert "tok-123" not in err
