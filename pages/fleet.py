@@ -91,6 +91,12 @@ st.dataframe(
         "verdict": "Verdict", "advice": "Advice",
     })
 
+notes = fleet.notes(report, shown)
+if notes:
+    with st.expander(f"Notes on {len(notes)} instance(s)"):
+        for who, lines in notes.items():
+            st.markdown(f"**{who}**\n" + "\n".join(f"- {line}" for line in lines))
+
 chart(figures_fleet.operating_points(shown), key="fleet_points")
 try:
     frame = load_history(url, window, span, match, user, password, token)

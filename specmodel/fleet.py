@@ -173,6 +173,19 @@ def select(frame: pd.DataFrame, models=(), jobs=(), like: pd.DataFrame | None = 
     return frame[keep]
 
 
+def notes(report: FleetReport, shown: pd.DataFrame | None = None) -> dict[str, list[str]]:
+    """What each instance's statistics and verdict could not say or assumed, by "instance (job)"."""
+    keys = None if shown is None else set(zip(shown["job"], shown["instance"], shown["model_name"]))
+    out: dict[str, list[str]] = {}
+    for i in report.instances:
+        if keys is not None and (i.job, i.instance, i.model_name) not in keys:
+            continue
+        lines = list(dict.fromkeys((*i.stats.notes, *i.verdict.notes)))
+        if lines:
+            out[f"{i.instance} ({i.job}, {i.model_name})"] = lines
+    return out
+
+
 def _group(samples) -> dict[tuple[str, str], list[tuple[dict, float]]]:
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for labels, value in samples:

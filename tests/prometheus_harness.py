@@ -121,6 +121,7 @@ class Replica:
     fixture: str
     increments: dict
     gauges: dict
+    mode: str = "ok"  # a tests.replay mode: "reset" restarts the counters after the first scrape
 
 
 FLEET = {
@@ -136,6 +137,12 @@ FLEET = {
         "vllm:spec_decode_num_accepted_tokens_total": 166.8,
         "vllm:spec_decode_num_accepted_tokens_per_pos_total": [120, 36, 10.8],
         "vllm:generation_tokens_total": 566.8}, {"vllm:num_requests_running": 160}),
+    # vLLM V1 restarted after its first scrape (counters back to zero): increase() handles the reset.
+    "v1-restarted": Replica("vllm-pool-b", "vllm_v1_specdecode_sample.txt", {
+        "vllm:spec_decode_num_drafts_total": 500, "vllm:spec_decode_num_draft_tokens_total": 1500,
+        "vllm:spec_decode_num_accepted_tokens_total": 1000,
+        "vllm:spec_decode_num_accepted_tokens_per_pos_total": [450, 330, 220],
+        "vllm:generation_tokens_total": 1500}, {"vllm:num_requests_running": 8}, mode="reset"),
     # vLLM V1 with speculation off.
     "v1-off": Replica("vllm-pool-b", "vllm_v1_nospec_sample.txt", {"vllm:generation_tokens_total": 5000},
                       {"vllm:num_requests_running": 64}),
@@ -163,7 +170,8 @@ class RunningFleet:
 def running_fleet(workdir: Path, samples: int = 6) -> Iterator[RunningFleet]:
     """The FLEET replays plus a dead target, scraped every second by a real Prometheus."""
     with contextlib.ExitStack() as stack:
-        servers = {key: stack.enter_context(ReplayServer(r.fixture, increments=r.increments, gauges=r.gauges))
+        servers = {key: stack.enter_context(ReplayServer(r.fixture, increments=r.increments, gauges=r.gauges,
+                                                                  mode=r.mode))
                    for key, r in FLEET.items()}
         targets = {key: s.base_url.removeprefix("http://") for key, s in servers.items()}
         dead = f"127.0.0.1:{free_port()}"

@@ -94,6 +94,19 @@ def test_every_replayed_instance_has_the_statistics_its_counters_imply(report, p
     assert sg.running == 31
 
 
+def test_a_server_restart_inside_the_window_is_handled_as_increase_does(prom_fleet):
+    with httpx.Client() as client:  # a window over every sample, the restart included
+        report = fleet.fleet(client, promapi.PromServer(prom_fleet.url), Scenario(), window="1m")
+    [restarted] = [i for i in report.instances if i.instance == prom_fleet.targets["v1-restarted"]]
+    drafts = inc("v1-restarted", "vllm:spec_decode_num_drafts_total")
+    assert restarted.stats.tokens_per_step == pytest.approx(
+        1 + inc("v1-restarted", "vllm:spec_decode_num_accepted_tokens_total") / drafts, rel=1e-6)
+    assert restarted.stats.survival == pytest.approx(
+        [x / drafts for x in inc("v1-restarted", "vllm:spec_decode_num_accepted_tokens_per_pos_total")], rel=1e-6)
+    # Without reset handling the window would span the drop from the sample's lifetime totals.
+    assert restarted.stats.drafts > 0
+
+
 def test_a_target_that_is_down_is_reported_with_prometheus_error(report, prom_fleet):
     assert [d["instance"] for d in report.down] == [prom_fleet.dead]
     assert report.down[0]["job"] == "vllm-legacy"
@@ -177,7 +190,7 @@ def test_page_lists_instances_and_calls_out_the_losing_one(prom_fleet):
     assert [e.value for e in at.error if losing in e.value] and "turn speculation off" in at.error[0].value
     assert prom_fleet.dead in at.warning[0].value
     table = at.dataframe[0].value
-    assert len(table) == 5 and set(table["instance"]) == set(prom_fleet.targets.values())
+    assert len(table) == len(FLEET) and set(table["instance"]) == set(prom_fleet.targets.values())
     assert table.set_index("instance").loc[prom_fleet.targets["v1-good"], "verdict"] == "pays off"
 
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
@@ -228,7 +241,7 @@ def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_
     alert.wait_for()
     assert "loses" in alert.inner_text() and "turn speculation off" in alert.inner_text()
     assert page.locator("[data-testid='stAlertContainer']", has_text=prom_fleet.dead).inner_text().count("down") >= 1
-    assert page.get_by_text("5 instance(s)", exact=False).count() == 1
+    assert page.get_by_text(f"{len(FLEET)} instance(s)", exact=False).count() == 1
     wait_for_charts(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() == 2
     assert "prom_url=" in page.url and "fleet_window=4s" in page.url
