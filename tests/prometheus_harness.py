@@ -46,6 +46,8 @@ def _log_tail(log: Path, lines: int = 30) -> str:
 @contextlib.contextmanager
 def running_prometheus(workdir: Path, jobs: dict[str, list[str]], startup_s: float = 30.0) -> Iterator[str]:
     """Run Prometheus scraping `jobs` ({job_name: ["127.0.0.1:port", ...]}); yield its base URL."""
+    if not os.access(PROMETHEUS, os.X_OK):
+        raise RuntimeError(f"{PROMETHEUS} is missing: `make test` installs Debian's prometheus package")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"

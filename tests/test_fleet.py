@@ -217,6 +217,12 @@ def test_page_shows_a_message_when_prometheus_is_down():
     assert len(at.dataframe) == 0
 
 
+def test_page_with_a_bad_window_says_how_to_write_one():
+    at = fleet_page(prom_url="http://127.0.0.1:9", fleet_window="5 minutes")
+    assert not at.exception
+    assert "'5 minutes' is not a time window" in at.error[0].value
+
+
 def test_page_without_url_explains_what_to_enter():
     at = fleet_page()
     assert not at.exception and "Prometheus server" in at.info[0].value
