@@ -28,5 +28,8 @@ def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(stre
         assert page.get_by_text("Operating point on the model", exact=False).count() >= 1
         assert "live_url=" in page.url and "127.0.0.1" in page.url
         scrapes = srv.scrapes
-        page.wait_for_timeout(4500)  # auto-refresh keeps scraping while the page is open
+        for _ in range(100):  # auto-refresh keeps scraping while the page is open (every 2 s)
+            if srv.scrapes > scrapes:
+                break
+            page.wait_for_timeout(100)
         assert srv.scrapes > scrapes
