@@ -14,7 +14,10 @@ pytestmark = pytest.mark.browser
 def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(streamlit_server, browser_page):
     page = browser_page
     with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
-        page.goto(streamlit_server + "/live?live_every=2")
+        page.goto(streamlit_server + "/?live_every=2")
+        wait_for_app(page)
+        page.get_by_role("link", name=re.compile("Live")).click()  # from the What-if page, as a user would
+        page.wait_for_url(re.compile(r"/live"))
         wait_for_app(page)
         field = page.get_by_role("textbox", name="Metrics URL")
         field.fill(srv.url)
@@ -33,3 +36,6 @@ def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(stre
                 break
             page.wait_for_timeout(100)
         assert srv.scrapes > scrapes
+        page.wait_for_timeout(500)
+        assert page.get_by_text("Hardware and models").is_visible()  # the shared sidebar survives refreshes
+        assert page.get_by_text(re.compile(r"Right now: pays off")).is_visible()
