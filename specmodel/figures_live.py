@@ -49,6 +49,7 @@ def rolling_figure(history: list[dict]) -> go.Figure:
     fig.update_yaxes(title_text="running requests (count)", secondary_y=True, rangemode="tozero",
                      showgrid=False)
     _layout(fig, "Tokens per step and load over this session", "time (UTC)", "tokens per verify step E (tokens)")
+    fig.update_xaxes(tickformat="%H:%M:%S")
     return fig.update_layout(legend=dict(orientation="h", y=-0.25))
 
 
