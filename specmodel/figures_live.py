@@ -8,16 +8,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .figures import BREAK_EVEN_STYLE
 from .live import LiveVerdict
 from .prom import LiveStats
 from .scenario import predict
 
-BREAK_EVEN_STYLE = dict(color="#444", dash="dash", width=1.5)
 
-
-def _layout(fig: go.Figure, title: str, x: str, y: str, **kwargs) -> go.Figure:
+def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), xaxis_title=x, yaxis_title=y,
-                      template="plotly_white", height=380, margin=dict(l=60, r=20, t=60, b=50), **kwargs)
+                      template="plotly_white", height=380, margin=dict(l=60, r=20, t=60, b=50), showlegend=True)
     return fig
 
 
@@ -49,8 +48,9 @@ def rolling_figure(history: list[dict]) -> go.Figure:
     fig.update_yaxes(title_text="tokens per verify step E (tokens)", secondary_y=False, rangemode="tozero")
     fig.update_yaxes(title_text="running requests (count)", secondary_y=True, rangemode="tozero",
                      showgrid=False)
-    return _layout(fig, "Tokens per step and load over this session", "time (UTC)",
-                   "tokens per verify step E (tokens)", legend=dict(orientation="h", y=-0.25))
+    _layout(fig, "Tokens per step and load over this session", "time (UTC)", "tokens per verify step E (tokens)")
+    fig.update_xaxes(tickformat="%H:%M:%S")
+    return fig.update_layout(legend=dict(orientation="h", y=-0.25))
 
 
 def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
