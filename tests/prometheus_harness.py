@@ -28,6 +28,17 @@ from tests.replay import ReplayServer
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to stop Prometheus if the test process dies without cleaning up."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _config(jobs: dict[str, list[str]]) -> dict:
     return {
         "global": {"scrape_interval": "1s", "scrape_timeout": "900ms", "evaluation_interval": "1s"},
@@ -63,7 +74,7 @@ def running_prometheus(workdir: Path, jobs: dict[str, list[str]], startup_s: flo
                  f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=1h",
                  "--log.level=warn"],
                 stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=workdir, env={**os.environ, "HOME": str(workdir)})
+                cwd=workdir, env={**os.environ, "HOME": str(workdir)}, preexec_fn=_die_with_parent)
         try:
             if _wait_ready(proc, url, startup_s):
                 yield url
