@@ -92,7 +92,7 @@ def show_results(snaps: list) -> None:
     m[3].metric("Running / waiting", "—" if stats.running is None else
                 f"{stats.running:.1f} / {stats.waiting:.1f}" if stats.waiting is not None else f"{stats.running:.1f}")
     m[4].metric("Generated tokens/s", "—" if stats.generation_tok_s is None else f"{stats.generation_tok_s:,.0f}")
-    m[5].metric("KV cache used", "—" if stats.kv_usage is None else f"{100 * stats.kv_usage:.0f}%",
+    m[5].metric("KV cache used", "—" if stats.kv_usage is None else f"{stats.kv_usage:.0%}",
                 help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
                       f"{stats.kv_capacity_tokens:,} tokens." if stats.kv_capacity_tokens else None))
 
@@ -116,7 +116,7 @@ def show_results(snaps: list) -> None:
 
 @st.fragment(run_every=interval if auto else None)
 def live_panel() -> None:
-    policy = scrape.ScrapePolicy.from_env(total_timeout_s=min(20.0, max(2.0, interval * 0.8)))
+    policy = scrape.ScrapePolicy.for_interval(interval)
     snaps = st.session_state["live_snaps"]
     try:
         with scrape.make_client(policy) as client:

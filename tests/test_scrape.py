@@ -176,3 +176,10 @@ def test_credentials_in_the_url_are_masked_in_messages():
     with pytest.raises(SpecModelError) as info:
         measure(f"http://admin:hunter2@127.0.0.1:{refused_port()}/metrics")
     assert "hunter2" not in str(info.value) and "***" in str(info.value)
+
+
+def test_a_scrape_never_outlasts_most_of_the_refresh_interval():
+    assert scrape.ScrapePolicy.for_interval(5, {}).total_timeout_s == 4.0
+    assert scrape.ScrapePolicy.for_interval(1, {}).total_timeout_s == 2.0  # but gets at least 2 s
+    assert scrape.ScrapePolicy.for_interval(600, {}).total_timeout_s == scrape.ScrapePolicy().total_timeout_s
+    assert scrape.ScrapePolicy.for_interval(5, {scrape.ALLOWED_HOSTS_ENV: "a"}).allowed_hosts == ("a",)
