@@ -179,3 +179,14 @@ def test_impossible_windows_are_refused():
         prom.stats_from_window(prom.SpecWindow(server="vllm-v1", k=2, window_s=0.0))
     with pytest.raises(SpecModelError, match="count ≥ 0"):
         prom.stats_from_window(prom.SpecWindow(server="vllm-v1", k=2, window_s=1.0, drafts=-1, accepted=0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(pos=st.integers(0, len(V1) - 1), cut=st.integers(0, 200), junk=st.text(max_size=30))
+def test_damaged_text_gives_a_message_or_a_snapshot_never_a_crash(pos, cut, junk):
+    try:
+        snap = prom.parse_snapshot(V1[:pos] + junk + V1[pos + cut:], at=0.0)
+    except SpecModelError as exc:
+        assert str(exc)
+    else:
+        assert snap.server in prom.SERVERS
