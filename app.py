@@ -9,6 +9,8 @@ st.set_page_config(page_title="Does speculative decoding pay off?", page_icon="�
 PAGES = [
     st.Page("pages/whatif.py", title="What-if", icon="🎛️", default=True),
     st.Page("pages/live.py", title="Live", icon="📡", url_path="live"),
+    st.Page("pages/fleet.py", title="Fleet", icon="🛰️", url_path="fleet"),
+    st.Page("pages/mix.py", title="Traffic mix", icon="🔀", url_path="mix"),
 ]
 
 page = st.navigation(PAGES)
