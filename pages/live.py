@@ -1,7 +1,5 @@
 """Live: scrape a server's /metrics on an interval; the window's statistics, the operating point, a verdict."""
 
-import time
-
 import streamlit as st
 
 from pages.common import base_scenario, chart, show_error
@@ -31,9 +29,12 @@ with st.expander("Connection and model options"):
     k_given = opts[1].number_input("k, if the server does not reveal it (vLLM V0; 0 = infer)", 0, 32, 0,
                                    key="live_k", bind="query-params")
     known_models = st.session_state.get("live_models", [])
-    model_name = None
+    model_name = st.session_state.get("live_first_model")  # stay on the model the first scrape chose
     if len(known_models) > 1:
-        model_name = opts[2].selectbox("Model served", known_models, key="live_model")
+        model_name = opts[2].selectbox(
+            "Model served", known_models, key="live_model",
+            index=known_models.index(model_name) if model_name in known_models else 0,
+            help="This server serves several models; the first scrape chose the busiest.")
 auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params",
                  help="Only the live panel below reruns; the rest of the page stays as it is.")
 
@@ -41,9 +42,10 @@ if not url.strip():
     st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
     st.stop()
 
-session_key = (url.strip(), model_name, int(k_given))
+session_key = (url.strip(), int(k_given))
 if st.session_state.get("live_key") != session_key:  # a new server: start a new session history
-    st.session_state.update(live_key=session_key, live_snaps=[], live_history=[], live_last_error=None)
+    st.session_state.update(live_key=session_key, live_snaps=[], live_history=[], live_models=[],
+                            live_first_model=None)
 
 
 def show_results(snaps: list) -> None:
@@ -90,7 +92,7 @@ def show_results(snaps: list) -> None:
     m[3].metric("Running / waiting", "—" if stats.running is None else
                 f"{stats.running:.1f} / {stats.waiting:.1f}" if stats.waiting is not None else f"{stats.running:.1f}")
     m[4].metric("Generated tokens/s", "—" if stats.generation_tok_s is None else f"{stats.generation_tok_s:,.0f}")
-    m[5].metric("KV cache used", "—" if stats.kv_usage is None else f"{100 * stats.kv_usage:.0f}%",
+    m[5].metric("KV cache used", "—" if stats.kv_usage is None else f"{stats.kv_usage:.0%}",
                 help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
                       f"{stats.kv_capacity_tokens:,} tokens." if stats.kv_capacity_tokens else None))
 
@@ -114,20 +116,21 @@ def show_results(snaps: list) -> None:
 
 @st.fragment(run_every=interval if auto else None)
 def live_panel() -> None:
-    policy = scrape.ScrapePolicy.from_env(total_timeout_s=min(20.0, max(2.0, interval * 0.8)))
+    policy = scrape.ScrapePolicy.for_interval(interval)
     snaps = st.session_state["live_snaps"]
     try:
         with scrape.make_client(policy) as client:
             snap = scrape.scrape_snapshot(client, url, token=token or None, policy=policy,
                                           model_name=model_name, k=int(k_given) or None)
         if snaps and (snap.server != snaps[-1].server or snap.model_name != snaps[-1].model_name):
-            snaps.clear()  # a different server or model behind the URL: its counters are not comparable
+            snaps.clear()  # another server or model: its counters are not comparable with these
+            st.session_state["live_history"] = []
         snaps.append(snap)
         del snaps[:-SNAPSHOT_CAP]
         st.session_state["live_models"] = list(snap.model_names)
-        st.session_state["live_last_error"] = None
+        if st.session_state.get("live_first_model") is None:
+            st.session_state["live_first_model"] = snap.model_name
     except SpecModelError as exc:
-        st.session_state["live_last_error"] = time.time()
         show_error(exc)
         if auto:
             st.caption(f"Trying again every {interval} s.")

@@ -124,7 +124,8 @@ def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
             advice = f"try k = {summary.best_k} ({summary.best_k_speedup:.2f}x predicted at batch {b})"
             if summary.crossover_concurrency is not None and summary.crossover_concurrency >= 1:
                 advice += f", off above batch {summary.crossover_concurrency}"
-        notes.append(f"α = {s.alpha:.2f} and k = {s.k} come from the What-if scenario, not from this server")
+        notes.append(f"α = {s.alpha:.2f} and k = {s.k} are assumed (the What-if page's values, or --alpha and "
+                     "--spec-k on the command line), not measured on this server")
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
                            _opt(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
                            summary.crossover_concurrency, s, False, tuple(notes))

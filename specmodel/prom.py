@@ -520,9 +520,12 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
                   "sglang": "sglang:spec_accept_length gauge"}.get(w.server, "engine gauge")
         notes.append(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
                      "size, so no confidence interval")
+    elif k is None:
+        notes.append("k (draft tokens per step) is unknown for this server, so acceptance cannot be "
+                     f"computed: give k ({w.k_source or 'not exposed'})")
     else:
         notes.append("the server exposes speculative-decoding metrics but none that give acceptance "
-                     "in this window (or k is unknown)")
+                     "in this window")
     alpha = alpha_ci = None
     if e is not None:
         alpha = float(acceptance.alpha_from_tokens_per_step(e, k))

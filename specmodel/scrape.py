@@ -54,6 +54,11 @@ class ScrapePolicy:
     max_redirects: int = 3
 
     @classmethod
+    def for_interval(cls, interval_s: float, environ=None) -> "ScrapePolicy":
+        """The policy for scraping every interval_s seconds: a scrape may not outlast most of it."""
+        return cls.from_env(environ, total_timeout_s=min(cls.total_timeout_s, max(2.0, 0.8 * interval_s)))
+
+    @classmethod
     def from_env(cls, environ=None, **overrides) -> "ScrapePolicy":
         """The allow-list from SPECMODEL_ALLOWED_HOSTS (unset or empty: no allow-list)."""
         raw = (os.environ if environ is None else environ).get(ALLOWED_HOSTS_ENV, "")

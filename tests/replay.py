@@ -90,6 +90,9 @@ class ReplayServer:
                 i = counted.get(name, 0)
                 counted[name] = i + 1
                 inc = self.increments[name]
+                if isinstance(inc, (list, tuple)) and i >= len(inc):
+                    raise ValueError(f"increments for {name} give {len(inc)} values, but the sample has more "
+                                     "series of that name (one value per series, in file order)")
                 step = inc[i] if isinstance(inc, (list, tuple)) else inc
                 base = 0.0 if reset else float(value)
                 out.append(f"{series} {base + scrape * float(step)!r}")

@@ -96,3 +96,34 @@ def test_a_server_that_restarts_is_reported_and_still_measured():
     assert not at.exception
     assert "restarted" in texts(at.warning)
     assert {m.label: m.value for m in at.metric}["Tokens per step E"] == "2.50"
+
+
+def two_models_text() -> str:
+    """The vLLM V1 sample serving a second model beside the first (every series duplicated)."""
+    out = []
+    for line in replay.fixture_text("vllm_v1_specdecode_sample.txt").splitlines():
+        out.append(line)
+        if 'model_name="meta-llama/Llama-3.1-8B-Instruct"' in line:
+            out.append(line.replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-8B"))
+    return "\n".join(out) + "\n"
+
+
+def test_a_server_with_two_models_lets_the_user_choose_one():
+    increments = {**replay.V1_SPEC, "vllm:spec_decode_num_accepted_tokens_total": [1500, 2500],
+                  "vllm:generation_tokens_total": [2500, 100],
+                  # one value per series in file order: Llama and Qwen alternate at each position
+                  "vllm:spec_decode_num_accepted_tokens_per_pos_total": [800, 1000, 500, 900, 200, 600]}
+    with ReplayServer(two_models_text(), increments=increments) as srv:
+        at = open_live(srv.url)
+        at.run()
+        # Both models start level, so the first is taken; the page stays on it though Llama gets busier.
+        assert "measured E = 3.50" in texts(at.success)
+        choice = at.selectbox(key="live_model")
+        assert choice.options == ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct"]
+        assert choice.value == "Qwen/Qwen3-8B"
+        choice.set_value("meta-llama/Llama-3.1-8B-Instruct").run()
+        assert "First scrape done" in texts(at.info)  # another model: a new window starts
+        at.run()
+    assert not at.exception
+    assert "model meta-llama/Llama-3.1-8B-Instruct" in " ".join(c.value for c in at.caption)
+    assert "measured E = 2.50" in texts(at.success)

@@ -179,3 +179,22 @@ def test_impossible_windows_are_refused():
         prom.stats_from_window(prom.SpecWindow(server="vllm-v1", k=2, window_s=0.0))
     with pytest.raises(SpecModelError, match="count ≥ 0"):
         prom.stats_from_window(prom.SpecWindow(server="vllm-v1", k=2, window_s=1.0, drafts=-1, accepted=0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(pos=st.integers(0, len(V1) - 1), cut=st.integers(0, 200), junk=st.text(max_size=30))
+def test_damaged_text_gives_a_message_or_a_snapshot_never_a_crash(pos, cut, junk):
+    try:
+        snap = prom.parse_snapshot(V1[:pos] + junk + V1[pos + cut:], at=0.0)
+    except SpecModelError as exc:
+        assert str(exc)
+    else:
+        assert snap.server in prom.SERVERS
+
+
+def test_vllm_v0_without_a_recognisable_k_asks_for_it():
+    s = prom.parse_snapshot(V0, at=0.0)
+    odd = dataclasses.replace(s, k=None, k_source="unknown: give k (vLLM V0 does not expose it)")
+    stats = prom.stats_from_window(prom.window_between(zeroed(odd), odd))
+    assert not stats.measured
+    assert any("k (draft tokens per step) is unknown" in n and "give k" in n for n in stats.notes)

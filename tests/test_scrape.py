@@ -134,6 +134,16 @@ def test_allow_list_from_the_environment():
     metadata_allowed = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: "169.254.169.254"})
     assert scrape.check_url("http://169.254.169.254/", metadata_allowed).host == "169.254.169.254"
     assert scrape.ScrapePolicy.from_env({}).allowed_hosts is None
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as srv:
+        port = srv.url.split(":")[2].split("/")[0]
+        this_port = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: f"127.0.0.1:{port}"})
+        with scrape.make_client(this_port) as client:
+            assert scrape.scrape_snapshot(client, srv.url, policy=this_port).server == "vllm-v1"
+        other_port = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: "127.0.0.1:1"})
+        with pytest.raises(SpecModelError, match="not in SPECMODEL_ALLOWED_HOSTS"):
+            scrape.check_url(srv.url, other_port)
+    with pytest.raises(SpecModelError, match="cloud metadata"):
+        scrape.check_url("http://[::ffff:169.254.169.254]/")  # the same address written as IPv6
 
 
 def test_redirects_are_rechecked_and_followed_when_allowed():
@@ -166,3 +176,10 @@ def test_credentials_in_the_url_are_masked_in_messages():
     with pytest.raises(SpecModelError) as info:
         measure(f"http://admin:hunter2@127.0.0.1:{refused_port()}/metrics")
     assert "hunter2" not in str(info.value) and "***" in str(info.value)
+
+
+def test_a_scrape_never_outlasts_most_of_the_refresh_interval():
+    assert scrape.ScrapePolicy.for_interval(5, {}).total_timeout_s == 4.0
+    assert scrape.ScrapePolicy.for_interval(1, {}).total_timeout_s == 2.0  # but gets at least 2 s
+    assert scrape.ScrapePolicy.for_interval(600, {}).total_timeout_s == scrape.ScrapePolicy().total_timeout_s
+    assert scrape.ScrapePolicy.for_interval(5, {scrape.ALLOWED_HOSTS_ENV: "a"}).allowed_hosts == ("a",)
