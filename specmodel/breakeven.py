@@ -11,6 +11,7 @@ is judged by its measured speedup instead.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -148,3 +149,17 @@ def error_summary(evaluated: pd.DataFrame) -> dict:
     agree = int((both["measured_verdict"] == both["predicted_verdict"]).sum())
     return {"rows_compared": n, "mape_speedup_pct": float(np.mean(np.abs(pred - meas) / meas) * 100),
             "verdict_agreement": agree / n, "verdicts_agreeing": agree}
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the Runs page and the `runs` command show: every run evaluated, the table, the errors."""
+
+    evaluated: pd.DataFrame
+    table: pd.DataFrame
+    summary: dict
+
+
+def review(rows: pd.DataFrame, efficiency: Efficiency | None = None) -> Review:
+    evaluated = evaluate_runs(rows, efficiency)
+    return Review(evaluated, break_even_table(evaluated), error_summary(evaluated))

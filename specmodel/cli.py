@@ -14,7 +14,7 @@ import sys
 from .errors import SpecModelError
 
 # Modules that each contribute one subcommand (see cmd_predict for the shape).
-COMMAND_MODULES = ["specmodel.cmd_predict"]
+COMMAND_MODULES = ["specmodel.cmd_predict", "specmodel.cmd_runs"]
 
 
 class _Parser(argparse.ArgumentParser):
