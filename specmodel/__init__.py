@@ -12,10 +12,10 @@ from . import acceptance, presets
 from .errors import SpecModelError
 from .roofline import Efficiency
 from .scenario import (Prediction, Scenario, Summary, Verdict, best_k, crossover_concurrency,
-                       k_schedule, predict, summarize, verdict, with_changes)
+                       k_schedule, off_above, predict, summarize, verdict, with_changes)
 
 __all__ = [
     "Efficiency", "Prediction", "Scenario", "SpecModelError", "Summary", "Verdict", "acceptance",
-    "best_k", "crossover_concurrency", "k_schedule", "predict", "presets", "summarize", "verdict",
+    "best_k", "crossover_concurrency", "k_schedule", "off_above", "predict", "presets", "summarize", "verdict",
     "with_changes",
 ]

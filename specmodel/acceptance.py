@@ -76,7 +76,7 @@ def alpha_from_tokens_per_step(tokens, k, iterations: int = 60):
     E ≤ 1 gives 0 and E ≥ k + 1 gives 1. Broadcasts over arrays.
 
     >>> round(float(alpha_from_tokens_per_step(31 / 19, 4)), 3)
-    0.392
+    0.393
     """
     e = np.asarray(tokens, dtype=float)
     kk = np.asarray(k, dtype=float)

@@ -45,6 +45,12 @@ class Model:
     source: str
 
     @property
+    def hf_id(self) -> str:
+        """The Hugging Face repository id of this preset (its first alias with an org prefix)."""
+        entry = _raw()["models"][self.name]
+        return next((a for a in entry.get("aliases", []) if "/" in a), self.name)
+
+    @property
     def matmul_params(self) -> float:
         """Parameters read and multiplied per token: all but an untied input embedding table
         (a lookup reads only one row); the LM head is included."""

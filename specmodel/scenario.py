@@ -305,16 +305,24 @@ class Verdict:
     advice: str  # what to deploy
 
 
-def verdict(speedup: float, best: tuple[int, float], crossover: int | None, k: int,
+def off_above(schedule: list[list[int]]) -> int | None:
+    """The batch size above which the schedule turns speculation off for good (None if it never
+    does within the schedule's range; 0 if it is off from batch 1)."""
+    if not schedule or schedule[-1][2] != 0:
+        return None
+    return schedule[-1][0] - 1
+
+
+def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None, k: int,
             concurrency: int, spec_fits: bool = True) -> Verdict:
-    """Words for a speedup, and the advice that follows from the best k and the crossover."""
+    """Words for a speedup, and the advice that follows from the best k here and the batch size
+    above which the best k is 0 (from k_schedule)."""
     best_k_value, best_speed = best
     if not spec_fits:
         return Verdict("loses", "loses: the draft and its KV cache do not fit beside the target",
-                       "turn speculation off, or use n-gram / a smaller draft, or a GPU with more memory")
+                       "turn speculation off, or use n-gram or a smaller draft, or a GPU with more memory")
     if k == 0:
-        label = "off"
-        text = "speculation is off (k = 0)"
+        label, text = "off", "speculation is off (k = 0)"
     elif speedup >= 1 + BORDERLINE:
         label, text = "pays off", f"pays off: {speedup:.2f}x"
     elif speedup >= 1 - BORDERLINE:
@@ -329,10 +337,8 @@ def verdict(speedup: float, best: tuple[int, float], crossover: int | None, k: i
         parts.append(f"{verb} k to {best_k_value} ({best_speed:.2f}x)")
     elif k > 0:
         parts.append(f"keep k = {k}")
-    if crossover is not None and crossover >= 1 and best_k_value > 0:
-        parts.append(f"turn it off above batch {crossover}")
-    elif crossover == 0 and k > 0 and best_k_value > 0:
-        parts.append(f"k = {k} loses at every batch size")
+    if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:
+        parts.append(f"turn it off above batch {off_above_batch}")
     return Verdict(label, text, "; ".join(parts))
 
 
@@ -371,9 +377,24 @@ class Summary:
             "best_k": self.best_k, "best_k_speedup": _round(self.best_k_speedup),
             "crossover_concurrency": self.crossover_concurrency,
             "num_speculative_tokens_per_batch_size": self.schedule,
+            "off_above_batch": off_above(self.schedule),
             "plain": arm(p.plain), "spec": arm(p.spec),
+            "vllm_speculative_config": self.vllm_speculative_config(),
             "notes": list(self.notes),
         }
+
+    def vllm_speculative_config(self) -> dict | None:
+        """What to put in vLLM's --speculative-config: the best k here and the per-batch schedule.
+        None when speculation should be off at every batch size."""
+        if all(k == 0 for _, _, k in self.schedule) and self.best_k == 0:
+            return None
+        s = self.scenario
+        config: dict = {"method": s.method}
+        if s.method == "draft_model":
+            config["model"] = find_model(s.draft).hf_id
+        config["num_speculative_tokens"] = max(self.best_k, max(k for _, _, k in self.schedule))
+        config["num_speculative_tokens_per_batch_size"] = self.schedule
+        return config
 
 
 def _round(x, digits: int = 4):
@@ -392,7 +413,8 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     best = best_k(s, max(k_max, s.k))
     cross = crossover_concurrency(s)
     spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
-    v = verdict(float(p.speedup), best, cross, s.k, s.concurrency, spec_fits)
+    schedule = k_schedule(s, max(k_max, s.k))
+    v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits)
     notes = []
     if s.k > 0 and p.spec.batch < s.concurrency:
         notes.append(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
@@ -403,7 +425,7 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     if s.survival is not None and s.k > len(s.survival):
         notes.append(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
                      "positions past it use a geometric tail fitted to the profile")
-    return Summary(s, p, best[0], best[1], cross, k_schedule(s, max(k_max, s.k)), v, tuple(notes))
+    return Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes))
 
 
 def with_changes(s: Scenario, **changes) -> Scenario:

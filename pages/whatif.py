@@ -1,0 +1,108 @@
+"""What-if: move α, k, step times and concurrency; read the verdict, the advice and four charts."""
+
+import json
+
+import streamlit as st
+
+from pages.common import base_scenario, chart, show_error
+from specmodel import SpecModelError, acceptance, figures, summarize
+
+st.title("What-if: does speculative decoding pay off here?")
+st.caption("Speedup = speculative throughput ÷ plain throughput at the same number of concurrent sequences, "
+           "for the GPU, models and method chosen in the sidebar.")
+
+left, right = st.columns(2)
+with left:
+    timings = st.radio("Step times", ["from hardware", "measured"], key="timings", bind="query-params",
+                       horizontal=True,
+                       help="From hardware: the GPU and model presets give every step time. Measured: your "
+                            "batch-1 step times pin the memory-bound floor; the GPU preset still gives the shape "
+                            "under load.")
+    alpha = st.slider("Acceptance α (per draft token)", 0.0, 1.0, 0.70, 0.01, key="alpha", bind="query-params",
+                      help="Probability that the target accepts each draft token. Not vLLM's 'draft acceptance "
+                           "rate' (accepted ÷ drafted), which is lower for the same drafts.")
+    profile_text = st.text_input("…or a measured per-position acceptance profile (optional)", key="profile",
+                                 bind="query-params", placeholder="e.g. 0.80, 0.56, 0.35",
+                                 help="p_i = fraction of drafts with at least i tokens accepted (vLLM's per-position "
+                                      "counters ÷ drafts). Overrides α.")
+    k = st.slider("Draft tokens per step k (0 = off)", 0, 8, 4, key="k", bind="query-params")
+with right:
+    concurrency = st.slider("Concurrent sequences (batch size)", 1, 512, 1, key="conc", bind="query-params")
+    if timings == "measured":
+        t_target = st.slider("Target step at batch 1 (ms)", 1.0, 200.0, 19.0, 0.5, key="t_target",
+                             bind="query-params")
+        t_draft = st.slider("Draft cost per draft token at batch 1 (ms)", 0.0, 50.0, 3.0, 0.1, key="t_draft",
+                            bind="query-params")
+    else:
+        t_target = t_draft = None
+
+try:
+    survival = None
+    if profile_text.strip():
+        try:
+            survival = tuple(float(x) for x in profile_text.replace(";", ",").split(",") if x.strip())
+        except ValueError:
+            raise SpecModelError(f"the acceptance profile '{profile_text}' is not a comma-separated list of "
+                                 "numbers such as 0.80, 0.56, 0.35") from None
+        acceptance.validate_survival(survival)
+    scenario = base_scenario(alpha=alpha, k=k, concurrency=concurrency, survival=survival,
+                             t_target_ms=t_target, t_draft_ms=t_draft)
+    summary = summarize(scenario)
+except SpecModelError as exc:
+    show_error(exc)
+    st.stop()
+
+out = summary.to_dict()
+verdict = summary.verdict
+box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
+box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+for note in summary.notes:
+    st.info(note)
+
+m = st.columns(5)
+m[0].metric("Speedup", f"{out['speedup']:.2f}x" if out["speedup"] is not None else "n/a",
+            help="Speculative ÷ plain throughput at this concurrency.")
+be = out["break_even_tokens_per_step"]
+m[1].metric("Tokens per step E", f"{out['tokens_per_step']:.2f}",
+            delta=f"{out['tokens_per_step'] - be:+.2f} vs break-even {be:.2f}" if be is not None and k else None,
+            help="Tokens emitted per verify step, bonus token included (vLLM's mean acceptance length).")
+bea = out["break_even_alpha"]
+m[2].metric("Break-even α", "unreachable" if bea is None and k else (f"{bea:.2f}" if bea is not None else "—"),
+            help="The α at which speculation with this k just matches plain decoding here.")
+m[3].metric("Best k here", f"{out['best_k']} ({out['best_k_speedup']:.2f}x)" if out["best_k"] else "off",
+            help="The k in 0..8 with the highest throughput at this concurrency (0 = turn speculation off).")
+cross = out["crossover_concurrency"]
+m[4].metric("Crossover batch", "none ≤ 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
+            help="Largest batch up to which this k never loses; above it, turn speculation off.")
+
+p, sp = out["plain"], out["spec"]
+st.caption(f"Plain: {p['step_ms']:.1f} ms per step, {p['throughput_tok_s']:,.0f} tok/s, up to "
+           f"{p['max_concurrency']} sequences fit · Speculative: {sp['step_ms']:.1f} ms per step, "
+           f"{sp['throughput_tok_s']:,.0f} tok/s, up to {sp['max_concurrency']} sequences fit · "
+           f"inter-token latency {p['itl_ms']:.1f} → {sp['itl_ms']:.1f} ms")
+
+c1, c2 = st.columns(2)
+with c1:
+    chart(figures.speedup_vs_alpha(scenario), "fig_alpha")
+    chart(figures.alpha_k_heatmap(scenario), "fig_heatmap")
+with c2:
+    chart(figures.speedup_vs_concurrency(scenario), "fig_concurrency")
+    chart(figures.best_k_by_batch(scenario), "fig_best_k")
+
+st.subheader("What to deploy")
+config = out["vllm_speculative_config"]
+if config is None:
+    st.write("Speculation does not pay off at any batch size up to 512 here: leave it off.")
+else:
+    st.write("vLLM `--speculative-config` with the best k for each batch-size range "
+             "(`[min batch, max batch, k]`, k = 0 turns speculation off):")
+    st.code(json.dumps(config), language="json", wrap_lines=True)
+
+with st.expander("How the model computes this"):
+    st.markdown(
+        "- Tokens per step: E = (1 − α^(k+1)) / (1 − α), or 1 + Σ p_i from a measured profile.\n"
+        "- Step time: two rooflines (weights and KV cache), each the smooth maximum of memory time and "
+        "compute time, plus fixed overheads; a verify step carries k + 1 tokens per sequence.\n"
+        "- Speculative step = k draft passes + one verify pass + overhead. Memory: the draft's weights and "
+        "KV cache shrink how many sequences fit; sequences that do not fit wait in the queue.\n"
+        "- Speedup = (sequences running × E / speculative step) ÷ (sequences running / plain step).")

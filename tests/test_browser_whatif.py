@@ -1,0 +1,41 @@
+"""The What-if page in a real browser: Debian's Chromium driven by Playwright against `streamlit run`."""
+
+import re
+
+import pytest
+
+from tests.browser import wait_for_app, wait_for_charts
+
+pytestmark = pytest.mark.browser
+
+
+def verdict_text(page) -> str:
+    return page.locator("[data-testid='stAlertContainer']").first.inner_text()
+
+
+def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(streamlit_server, browser_page):
+    page = browser_page
+    page.goto(streamlit_server + "/?alpha=0.6&conc=32")
+    wait_for_app(page)
+    wait_for_charts(page)
+    assert "What-if" in page.locator("h1").first.inner_text()
+    before = verdict_text(page)
+    assert before.startswith("Pays off")
+    charts = page.locator("[data-testid='stPlotlyChart']")
+    assert charts.count() == 4
+    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "Best k by batch"):
+        assert page.get_by_text(title, exact=False).count() >= 1
+
+    # Move the k slider to 8 with the keyboard, as a user would.
+    k_slider = page.get_by_role("slider", name="Draft tokens per step k (0 = off)")
+    k_slider.focus()
+    for _ in range(4):
+        k_slider.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]k=8"))
+    wait_for_app(page)
+    page.wait_for_function("(b) => !document.querySelector('[data-testid=\"stAlertContainer\"]')"
+                           ".innerText.startsWith(b)", arg=before[:20])
+    after = verdict_text(page)
+    assert after != before
+    assert after.startswith("Loses")
+    assert "k=8" in page.url and "alpha=0.6" in page.url

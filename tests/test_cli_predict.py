@@ -1,0 +1,77 @@
+"""`python -m specmodel predict|presets` as scripts and pipelines call it: a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_seed_scenario_as_json():
+    r = cli("predict", "--alpha", "0.7", "--k", "4", "--t-target-ms", "19", "--t-draft-ms", "3",
+            "--concurrency", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert round(out["speedup"], 2) == 1.70
+    assert round(out["tokens_per_step"], 2) == 2.77
+    for key in ("tokens_per_step", "speedup", "verdict", "break_even_tokens_per_step", "break_even_alpha",
+                "best_k", "best_k_speedup", "crossover_concurrency"):
+        assert key in out
+    assert out["verdict"] == "pays off"
+    assert out["break_even_tokens_per_step"] == pytest.approx(31 / 19, abs=0.005)
+    assert out["crossover_concurrency"] is None or isinstance(out["crossover_concurrency"], int)
+    for arm in ("plain", "spec"):
+        assert set(out[arm]) >= {"step_ms", "throughput_tok_s", "max_concurrency"}
+    assert out["spec"]["step_ms"] == pytest.approx(31.0, abs=0.01)
+
+
+def test_loose_preset_names_and_human_summary():
+    r = cli("predict", "--gpu", "h100", "--target", "meta-llama/Llama-3.1-8B-Instruct", "--draft",
+            "llama-3.2-1b", "--concurrency", "256")
+    assert r.returncode == 0, r.stderr
+    assert "H100 SXM" in r.stdout and "verdict:" in r.stdout and "num_speculative_tokens_per_batch_size" in r.stdout
+    out = json.loads(cli("predict", "--gpu", "H100 SXM", "--method", "ngram", "--accept-len", "2.5", "--json").stdout)
+    assert out["method"] == "ngram" and out["tokens_per_step"] == pytest.approx(2.5, abs=1e-3)
+
+
+def test_crossover_is_reported_under_load():
+    out = json.loads(cli("predict", "--gpu", "L40S", "--alpha", "0.7", "--k", "4", "--json").stdout)
+    assert isinstance(out["crossover_concurrency"], int) and out["crossover_concurrency"] > 1
+
+
+def test_presets_lists_every_gpu_and_model():
+    r = cli("presets")
+    assert r.returncode == 0
+    for name in ("A100 40GB", "A100 80GB", "H100 SXM", "H100 PCIe", "H200", "L40S", "L4", "A10G", "MI300X",
+                 "B200", "Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.2 1B", "Llama 3.2 3B", "Qwen2.5 7B",
+                 "Qwen2.5 0.5B", "Qwen3 8B", "Qwen3 0.6B"):
+        assert name in r.stdout
+    data = json.loads(cli("presets", "--json").stdout)
+    assert all(g["source"].startswith(("NVIDIA", "AMD", "AWS")) for g in data["gpus"])
+    assert all("huggingface.co" in m["source"] for m in data["models"])
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--alpha", "1.5"], "--alpha"),
+    (["--alpha", "abc"], "--alpha"),
+    (["--k", "-1"], "--k"),
+    (["--t-target-ms", "-5", "--t-draft-ms", "1"], "--t-target-ms"),
+    (["--gpu", "nope"], "unknown GPU 'nope'"),
+    (["--target", "llama-3.1-70b"], "too little"),
+    (["--draft", "qwen3-0.6b", "--method", "ngram"], "conflicts"),
+    (["--alpha", "0.5", "--accept-len", "2"], "not allowed with"),
+    (["--accept-len", "9", "--k", "4"], "[1, 5]"),
+])
+def test_bad_arguments_exit_2_with_one_clear_line(args, words):
+    r = cli("predict", *args)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert words in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2  # argparse's usage line at most, then the error

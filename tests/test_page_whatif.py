@@ -1,0 +1,105 @@
+"""The What-if page in Streamlit's AppTest: what a reviewer sees after moving a widget or opening a link."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+def run(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def banner(at: AppTest) -> str:
+    texts = [e.value for e in (*at.success, *at.warning, *at.error)]
+    assert texts, "no verdict shown"
+    return texts[0]
+
+
+def test_page_runs_clean_with_verdict_metrics_and_four_charts():
+    at = run()
+    assert not at.exception
+    assert "Pays off" in banner(at)
+    labels = [m.label for m in at.metric]
+    assert labels[:5] == ["Speedup", "Tokens per step E", "Break-even α", "Best k here", "Crossover batch"]
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4
+    titles = " ".join(json.loads(c.proto.spec)["layout"]["title"]["text"] for c in charts)
+    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "Best k by batch size"):
+        assert title in titles
+
+
+def test_moving_alpha_below_break_even_flips_the_verdict():
+    at = run()
+    assert "Pays off" in banner(at)
+    at.slider(key="alpha").set_value(0.3).run()
+    assert not at.exception
+    assert banner(at).startswith("**Loses")
+    assert "lower k to 1" in banner(at)  # one draft token still clears break-even at α = 0.3
+    at.slider(key="alpha").set_value(0.1).run()
+    assert "turn speculation off at batch 1" in banner(at)
+
+
+def test_url_parameters_set_the_widgets():
+    at = run({"alpha": "0.35", "k": "6", "conc": "128", "gpu": "H100 SXM", "target": "Qwen3 8B",
+              "timings": "measured", "t_target": "25", "t_draft": "4.5", "ctx": "4096"})
+    assert at.slider(key="alpha").value == pytest.approx(0.35)
+    assert at.slider(key="k").value == 6
+    assert at.slider(key="conc").value == 128
+    assert at.selectbox(key="gpu").value == "H100 SXM"
+    assert at.selectbox(key="target").value == "Qwen3 8B"
+    assert at.selectbox(key="draft").value == "Qwen3 0.6B"
+    assert at.radio(key="timings").value == "measured"
+    assert at.slider(key="t_target").value == 25.0
+    assert at.select_slider(key="ctx").value == 4096
+    assert not at.exception
+
+
+def test_invalid_url_parameters_fall_back_to_defaults():
+    at = run({"alpha": "7", "k": "many", "conc": "-3", "gpu": "Abacus"})
+    assert not at.exception
+    assert at.slider(key="alpha").value == pytest.approx(0.70)
+    assert at.slider(key="k").value == 4
+    assert at.slider(key="conc").value == 1
+    assert at.selectbox(key="gpu").value == "L40S"
+
+
+def test_measured_timings_reproduce_the_seed():
+    at = run({"timings": "measured"})
+    assert at.metric[0].value == "1.70x"
+    assert at.metric[1].value == "2.77"
+
+
+def test_a_model_that_does_not_fit_says_so_instead_of_plotting():
+    at = run({"target": "Llama 3.1 70B"})
+    assert not at.exception
+    assert "too little" in at.error[0].value
+    assert len(at.get("plotly_chart")) == 0
+
+
+def test_a_bad_acceptance_profile_is_explained():
+    at = run()
+    at.text_input(key="profile").input("0.8, oops").run()
+    assert not at.exception
+    assert "not a comma-separated list" in at.error[0].value
+    at.text_input(key="profile").input("0.5, 0.7").run()
+    assert "increases with position" in at.error[0].value
+    at.text_input(key="profile").input("0.80, 0.56, 0.35").run()
+    assert not at.error
+    assert any("geometric tail" in i.value for i in at.info)  # k = 4 is beyond the 3 measured positions
+    at.slider(key="k").set_value(3).run()
+    assert at.metric[1].value == "2.71"
+    assert not any("geometric tail" in i.value for i in at.info)
+
+
+def test_k_zero_means_off():
+    at = run({"k": "0"})
+    assert not at.exception
+    assert at.metric[0].value == "1.00x"
