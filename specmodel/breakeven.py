@@ -29,10 +29,11 @@ RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_
                   "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error"]
 
 # Columns of the break-even table (export and page), in order.
-TABLE_COLUMNS = ["workload", "concurrency", "k", "method", "gpu_preset", "tokens_per_step",
-                 "break_even_tokens_per_step", "margin_tokens_per_step", "margin_pct", "verdict", "verdict_basis",
-                 "measured_speedup", "predicted_speedup", "measured_verdict", "predicted_verdict", "advice",
-                 "file", "row"]
+TABLE_COLUMNS = ["workload", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
+                 "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "advice",
+                 "measured_verdict", "predicted_verdict", "verdict_basis", "method", "gpu_preset", "file", "row"]
+_NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
+                    "margin_tokens_per_step", "margin_pct", "predicted_baseline_tok_s", "predicted_spec_tok_s"]
 
 
 def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
@@ -128,8 +129,12 @@ def evaluate_runs(rows: pd.DataFrame, efficiency: Efficiency | None = None) -> p
     """The run table with prediction and break-even columns added (one evaluate_row per run)."""
     if rows.empty:
         return rows.reindex(columns=[*rows.columns, *RESULT_COLUMNS])
-    results = [evaluate_row(r, efficiency) for r in rows.to_dict("records")]
-    return pd.concat([rows.reset_index(drop=True), pd.DataFrame(results)], axis=1)
+    results = pd.DataFrame([evaluate_row(r, efficiency) for r in rows.to_dict("records")], columns=RESULT_COLUMNS)
+    results[_NUMERIC_RESULTS] = results[_NUMERIC_RESULTS].apply(pd.to_numeric, errors="coerce")
+    numeric = ["concurrency", "k", "alpha", "tokens_per_step", "baseline_tok_s", "spec_tok_s", "measured_speedup"]
+    rows = rows.reset_index(drop=True).copy()
+    rows[numeric] = rows[numeric].apply(pd.to_numeric, errors="coerce")
+    return pd.concat([rows, results], axis=1)
 
 
 def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
@@ -163,3 +168,18 @@ class Review:
 def review(rows: pd.DataFrame, efficiency: Efficiency | None = None) -> Review:
     evaluated = evaluate_runs(rows, efficiency)
     return Review(evaluated, break_even_table(evaluated), error_summary(evaluated))
+
+
+def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """One (verdict, sentence) per workload and verdict, e.g. ("fails", "chat fails at concurrency 8, 32")."""
+    lines = []
+    if table.empty:
+        return lines
+    for workload, group in table.groupby("workload", sort=False):
+        for label in (CLEARS, BORDERLINE_LABEL, FAILS):
+            sel = group[group["verdict"] == label]
+            if not sel.empty:
+                levels = ", ".join(str(int(c)) for c in sel["concurrency"])
+                lines.append((label, f"{workload} {'is borderline' if label == BORDERLINE_LABEL else label} "
+                                     f"at concurrency {levels}"))
+    return lines

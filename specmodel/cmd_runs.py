@@ -12,6 +12,8 @@ import math
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from . import presets
 from .breakeven import review
 from .calibrate import calibrate
@@ -44,6 +46,8 @@ def add_parser(sub) -> None:
 
 
 def _clean(value):
+    if value is pd.NA:
+        return None
     if isinstance(value, float):
         return None if math.isnan(value) or math.isinf(value) else round(value, 4)
     if hasattr(value, "item"):  # numpy scalars
@@ -96,8 +100,9 @@ def run_runs(args: argparse.Namespace) -> int:
     uncalibrated = review(table.rows, start).evaluated if calibration else None
     for i, r in enumerate(result.evaluated.to_dict("records")):
         row = {key: _clean(r.get(key)) for key in ROW_KEYS}
-        if row["row"] is not None:
-            row["row"] = int(row["row"])
+        for key in ("row", "concurrency", "k"):
+            if row[key] is not None:
+                row[key] = int(row[key])
         if uncalibrated is not None:
             row["predicted_speedup_uncalibrated"] = _clean(uncalibrated.iloc[i]["predicted_speedup"])
         rows.append(row)

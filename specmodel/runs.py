@@ -179,6 +179,10 @@ def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] 
             rows.append(row)
     _fill_missing_alpha(rows)
     frame = pd.DataFrame(rows, columns=COLUMNS)
+    numeric = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
+               "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp"]
+    frame[numeric] = frame[numeric].apply(pd.to_numeric, errors="coerce")
+    frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
     return RunTable(frame.reset_index(drop=True), problems)
 
 
@@ -841,3 +845,21 @@ def _fill_missing_alpha(rows: list[dict]) -> None:
         else:
             row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row and no other row "
                                                       "to borrow it from: not predicted"]))
+
+
+# --- samples shipped with the app -----------------------------------------------------------------
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_runs"
+SAMPLES = {  # label -> files in sample_runs/ (see sample_runs/README.md)
+    "Seed runs": ("seed_runs.csv",),
+    "Two workloads (illustrative)": ("multi_workload.csv",),
+    "vllm bench serve pair": ("vllm_bench_eagle_k3.json", "vllm_bench_baseline.json"),
+    "guidellm sweep": ("guidellm_sweep.csv",),
+}
+
+
+def sample_files(label: str) -> list[tuple[str, bytes]]:
+    """(name, bytes) of one sample set, ready for read_runs."""
+    if label not in SAMPLES:
+        raise SpecModelError(f"unknown sample '{label}'; choose one of: {', '.join(SAMPLES)}")
+    return [(name, (SAMPLE_DIR / name).read_bytes()) for name in SAMPLES[label]]
