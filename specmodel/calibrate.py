@@ -20,7 +20,7 @@ from scipy.optimize import least_squares
 from .breakeven import scenario_for_row
 from .errors import SpecModelError
 from .roofline import Efficiency
-from .scenario import predict
+from .scenario import Scenario, predict, with_changes
 
 # name -> (lower, upper, unit, words). Bounds: an efficiency is a fraction of peak and no kernel
 # sustains under ~20% of peak bandwidth in decode; overheads of more than 20 ms per pass would
@@ -88,25 +88,50 @@ def _finite(x):
     return x if math.isfinite(x) and x > 0 else None
 
 
+def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float, float] | None]:
+    """(speedup, plain tok/s, spec tok/s) per row, None where the model refuses the row.
+
+    Rows that differ only in α, k and concurrency share one vectorised predict() call."""
+    out: list[tuple[float, float, float] | None] = [None] * len(rows)
+    groups: dict[Scenario, list[tuple[int, Scenario]]] = {}
+    for i, r in enumerate(rows):
+        try:
+            s = scenario_for_row(r, eff)
+        except SpecModelError:
+            continue
+        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=1, concurrency=1)
+        groups.setdefault(key, []).append((i, s))
+    for key, items in groups.items():
+        try:
+            p = predict(key, alpha=np.array([s.alpha for _, s in items]), k=np.array([s.k for _, s in items]),
+                        concurrency=np.array([s.concurrency for _, s in items])) if key.survival is None \
+                else predict(key)
+        except SpecModelError:
+            continue
+        values = [np.atleast_1d(np.asarray(v, dtype=float))
+                  for v in (p.speedup, p.plain.throughput_tok_s, p.spec.throughput_tok_s)]
+        for j, (i, _) in enumerate(items):
+            out[i] = tuple(float(v[j if v.size > 1 else 0]) for v in values)
+    return out
+
+
 def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
     """(speedup relative errors, throughput log ratios) for the rows under eff."""
     speed, thr = [], []
-    for r in rows:
-        try:
-            p = predict(scenario_for_row(r, eff))
-        except SpecModelError:
-            speed.append(np.nan if _finite(r.get("measured_speedup")) else None)
-            continue
+    for r, pred in zip(rows, _predict_rows(rows, eff)):
         meas = _finite(r.get("measured_speedup"))
+        if pred is None:
+            if meas is not None:
+                speed.append(np.nan)
+            continue
         if meas is not None:
-            speed.append(float(p.speedup) / meas - 1.0)
+            speed.append(pred[0] / meas - 1.0)
         if use_throughput:
-            for col, pred in (("baseline_tok_s", p.plain.throughput_tok_s), ("spec_tok_s", p.spec.throughput_tok_s)):
+            for col, predicted in (("baseline_tok_s", pred[1]), ("spec_tok_s", pred[2])):
                 m = _finite(r.get(col))
-                if m is not None and float(pred) > 0:
-                    thr.append(math.log(float(pred) / m))
-    speed = np.array([s for s in speed if s is not None], dtype=float)
-    return speed, np.array(thr, dtype=float)
+                if m is not None and predicted > 0:
+                    thr.append(math.log(predicted / m))
+    return np.array(speed, dtype=float), np.array(thr, dtype=float)
 
 
 def _mape(rel) -> float | None:

@@ -466,7 +466,9 @@ def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Probl
         out = metric("output_token_count") or metric("output_tokens")
         iters = metric("output_tokens_per_iteration")
         tokens_per_chunk = iters if iters else None
-        record = _guidellm_record(name, i, "guidellm JSON", conc, rate, measured_conc, metric("output_tokens_per_second"),
+        raw_throughput = _dig(b, "metrics.output_tokens_per_second.successful.mean", "metrics.output_tokens_per_second.mean")
+        record = _guidellm_record(name, i, "guidellm JSON", conc, rate, measured_conc,
+                                  (raw_throughput, "metrics.output_tokens_per_second.successful.mean"),
                                   model, metric("prompt_token_count") or metric("input_tokens"), out,
                                   tokens_per_chunk, None, problems)
         if record:
@@ -513,7 +515,8 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
         tokens_per_chunk = (out - 1) / (iters - 1) if out and iters and iters > 1 else None
         record = _guidellm_record(name, row, "guidellm CSV", conc, rate,
                                   _num(get(col("Server Throughput", "Successful Concurrency", "Mean"))),
-                                  _num(get(needed["Token Throughput/Successful Output Tokens/Sec/Mean"])), model,
+                                  (get(needed["Token Throughput/Successful Output Tokens/Sec/Mean"]),
+                                   "Token Throughput: Successful Output Tokens/Sec, Mean"), model,
                                   _num(get(col("Token Metrics", "Successful Input Tokens", "Mean"))), out,
                                   tokens_per_chunk, dataset, problems, strategy_header="Benchmark Strategy")
         if record:
@@ -528,15 +531,17 @@ def _json_or_none(text):
         return None
 
 
-def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput, model, in_len, out_len,
+def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell, model, in_len, out_len,
                      tokens_per_chunk, dataset, problems, strategy_header="strategy"):
+    raw_throughput, throughput_column = throughput_cell
+    throughput = _num(raw_throughput)
     if conc is None and measured_conc:
         conc = max(1, round(measured_conc))
         problems.append(Problem(name, row, strategy_header, f"a rate-paced run (rate {rate}); concurrency taken as "
                                 f"the measured mean {measured_conc:.1f} → {conc}", "warning"))
     if throughput is None or throughput <= 0:
-        problems.append(Problem(name, row, "Successful Output Tokens/Sec", f"'{throughput}' is not a positive "
-                                "throughput; expected output tokens per second; row skipped"))
+        problems.append(Problem(name, row, throughput_column, f"'{raw_throughput}' is not a positive throughput; "
+                                "expected output tokens per second; row skipped"))
         return None
     values = {"concurrency": conc, "request_rate": rate, "target_model": model}
     values = {k: v for k, v in values.items() if v is not None}
@@ -544,8 +549,8 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput, mode
         values["context_len"] = round(in_len + (out_len or 0) / 2)
     values["workload"] = str(dataset) if dataset else (
         f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None and out_len else Path(name).stem)
-    headers = {"concurrency": strategy_header, "spec_tok_s": "Successful Output Tokens/Sec",
-               "baseline_tok_s": "Successful Output Tokens/Sec", "tokens_per_step": "Streaming Iterations"}
+    headers = {"concurrency": strategy_header, "spec_tok_s": throughput_column, "baseline_tok_s": throughput_column,
+               "tokens_per_step": "Streaming Iterations"}
     is_spec = tokens_per_chunk is not None and tokens_per_chunk > SPEC_TOKENS_PER_CHUNK
     rec = _Record(name, row, fmt, values, headers, "spec" if is_spec else "baseline",
                   (_model_key(model), str(dataset or ""), conc if conc is not None else ("rate", rate)))
@@ -573,7 +578,9 @@ def _pair_arms(records: list[_Record], pairs: dict[str, str]) -> tuple[list[_Rec
             same_level = [b for b in candidates if b.pair_key[2] == s.pair_key[2]]
             candidates = same_level or (candidates if len(candidates) == 1 else [])
         else:
-            candidates = [b for b in bases if b.pair_key == s.pair_key]
+            candidates = [b for b in bases if b.pair_key == s.pair_key and id(b) not in used] or [
+                b for b in bases if id(b) not in used and b.pair_key[0] == s.pair_key[0]
+                and b.pair_key[2] == s.pair_key[2] and not (b.pair_key[1] and s.pair_key[1])]
         if forced is not None and not candidates:
             problems.append(Problem(s.file, s.row, None, f"the chosen baseline file '{forced}' has no run at "
                                     f"concurrency {s.values.get('concurrency')}; compared with nothing", "warning"))
