@@ -28,7 +28,7 @@ def neutralise_cell(value):
 def break_even_csv(table: pd.DataFrame) -> str:
     """The break-even table as CSV text, safe to open in a spreadsheet."""
     safe = table.reindex(columns=[c for c in TABLE_COLUMNS if c in table.columns] or table.columns)
-    safe = safe.apply(lambda col: col.map(neutralise_cell) if col.dtype == object else col)
+    safe = safe.apply(lambda col: col.map(neutralise_cell) if not pd.api.types.is_numeric_dtype(col) else col)
     return safe.to_csv(index=False, float_format="%.4g")
 
 
