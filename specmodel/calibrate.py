@@ -158,10 +158,10 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     x_start = np.clip([getattr(start, n) for n in names], lo, hi)
 
     def eff_at(x_unit, chosen):
-        values = dict(zip(names, x_start))
+        values = {n: float(v) for n, v in zip(names, x_start)}
         for name, u in zip(chosen, x_unit):
             i = names.index(name)
-            values[name] = lo[i] + u * (hi[i] - lo[i])
+            values[name] = float(lo[i] + u * (hi[i] - lo[i]))
         return replace(start, **values)
 
     def residuals(x_unit, chosen):
