@@ -8,7 +8,7 @@ st.set_page_config(page_title="Does speculative decoding pay off?", page_icon="�
 
 PAGES = [
     st.Page("pages/whatif.py", title="What-if", icon="🎛️", default=True),
-    st.Page("pages/runs.py", title="Past runs", icon="📂", url_path="runs"),
+    st.Page("pages/runs.py", title="Past runs", icon="📂", url_path="past-runs"),
 ]
 
 page = st.navigation(PAGES)

@@ -1,5 +1,7 @@
 """Past runs: upload benchmark results, compare predicted with measured speedup, flag break-even, calibrate."""
 
+from functools import partial
+
 import streamlit as st
 
 from pages.common import base_scenario, calibration, chart, set_calibration, show_error
@@ -152,6 +154,6 @@ st.subheader("Export")
 d1, d2 = st.columns(2)
 d1.download_button("Break-even table (CSV)", break_even_csv(result.table), file_name="break_even.csv",
                    mime="text/csv", key="download_csv")
-d2.download_button("Report (HTML, self-contained)",
-                   report_html(tuple(files), defaults, tuple(sorted(pairs.items())), efficiency, cal),
+d2.download_button("Report (HTML, self-contained)",  # built when clicked: plotly.js inline is ~5 MB
+                   partial(report_html, tuple(files), defaults, tuple(sorted(pairs.items())), efficiency, cal),
                    file_name="speculative_decoding_runs.html", mime="text/html", key="download_html")
