@@ -86,7 +86,7 @@ with c1:
     chart(figures.speedup_vs_alpha(scenario), "fig_alpha")
     chart(figures.alpha_k_heatmap(scenario), "fig_heatmap")
 with c2:
-    chart(figures.speedup_vs_concurrency(scenario), "fig_concurrency")
+    chart(figures.speedup_vs_concurrency(scenario, summary.crossover_concurrency), "fig_concurrency")
     chart(figures.best_k_by_batch(scenario), "fig_best_k")
 
 st.subheader("What to deploy")

@@ -12,7 +12,7 @@ the draft method's own pass. Everything broadcasts over α, k and B, so a heatma
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -94,7 +94,16 @@ class Prediction:
     spec: Arm
     speedup: np.ndarray | float
     break_even_tokens_per_step: np.ndarray | float  # E at which spec throughput = plain
-    break_even_alpha: np.ndarray | float  # α giving that E at this k (NaN if above k + 1)
+
+    @cached_property
+    def break_even_alpha(self) -> np.ndarray | float:
+        """α giving the break-even E at this k (NaN when k = 0 or the E needed exceeds k + 1).
+        Computed on first use: grids rarely need it and the inversion is a bisection."""
+        kk = np.asarray(self.k)
+        be = np.asarray(self.break_even_tokens_per_step, dtype=float)
+        reachable = (be <= kk + 1) & (kk > 0)
+        alpha = acceptance.alpha_from_tokens_per_step(np.minimum(be, kk + 1), np.maximum(kk, 1))
+        return _scalar(np.where(reachable, alpha, np.nan))
 
 
 @dataclass(frozen=True)
@@ -237,12 +246,9 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     with np.errstate(divide="ignore", invalid="ignore"):
         be_tokens = np.where(b_spec > 0, plain.throughput_tok_s * t_spec / (np.where(b_spec > 0, b_spec, 1) * 1e3),
                              np.inf)
-    be_alpha = np.where(be_tokens <= kk + 1, acceptance.alpha_from_tokens_per_step(np.minimum(be_tokens, kk + 1),
-                                                                                   np.maximum(kk, 1)), np.nan)
-    be_alpha = np.where(spec_on, be_alpha, np.nan)
     return Prediction(_scalar(a), _scalar(kk), _scalar(offered), _scalar(tokens),
                       Arm(*map(_scalar, plain.__dict__.values())), Arm(*map(_scalar, spec.__dict__.values())),
-                      _scalar(speedup), _scalar(be_tokens), _scalar(be_alpha))
+                      _scalar(speedup), _scalar(be_tokens))
 
 
 def _scalar(x):
