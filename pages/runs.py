@@ -115,7 +115,9 @@ st.caption("Per workload and concurrency: the measured tokens per verify step ag
            "speculation breaks even there (model). Clears: > 5% above; fails: > 5% below; borderline between. "
            "Rows without a measured tokens per step are judged by their measured speedup.")
 ICONS = {"clears": "✅", "borderline": "⚠️", "fails": "❌"}
-st.markdown("  \n".join(f"{ICONS[label]} **{label}**: {sentence}" for label, sentence in verdict_lines(result.table)))
+MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$"})  # workload names are user text
+st.markdown("  \n".join(f"{ICONS[label]} **{label}**: {sentence.translate(MARKDOWN_SPECIAL)}"
+                        for label, sentence in verdict_lines(result.table)))
 st.dataframe(result.table.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600"
                                     if v in VERDICT_COLOURS else "", subset=["verdict"]),
              key="break_even_table", hide_index=True,

@@ -98,3 +98,12 @@ def test_guidellm_sample_uses_the_k_box():
     assert any("k = 4 from the settings" in w.value for w in at.warning)
     at.number_input(key="runs_k").set_value(3).run()
     assert any("k = 3 from the settings" in w.value for w in at.warning)
+
+
+def test_workload_names_are_shown_as_text_not_markdown():
+    at = open_page()
+    csv = b"workload,concurrency,k,alpha,speedup\n*loud* [link](http://x),1,4,0.8,1.6\n"
+    at.file_uploader(key="run_files").set_value(("w.csv", csv, "text/csv")).run()
+    assert not at.exception
+    flags = " ".join(m.value for m in at.markdown)
+    assert r"\*loud\* \[link\](http://x) clears at concurrency 1" in flags
