@@ -107,3 +107,15 @@ def test_workload_names_are_shown_as_text_not_markdown():
     assert not at.exception
     flags = " ".join(m.value for m in at.markdown)
     assert r"\*loud\* \[link\](http://x) clears at concurrency 1" in flags
+
+
+def test_a_link_carries_all_five_calibrated_parameters_and_old_four_value_links_still_work():
+    at = open_page({"cal": "0.7,0.4,1.5,0.5,0.1", "sample": "Seed runs"})
+    assert not at.exception
+    eff = at.session_state["calibration"]
+    assert (eff.eta_bw, eff.eta_flops, eff.t_fixed_ms, eff.t_spec_overhead_ms, eff.small_model_exponent) == \
+        (0.7, 0.4, 1.5, 0.5, 0.1)
+    at = open_page({"cal": "0.7,0.4,1.5,0.5"})
+    assert at.session_state["calibration"].small_model_exponent == 0.18  # the default
+    at = open_page({"cal": "0.7,0.4,1.5,0.5,7"})
+    assert "calibration" not in at.session_state and "cal" not in at.query_params
