@@ -42,7 +42,7 @@ def _cell(value) -> str:
     return html.escape(str(value))
 
 
-def _table(frame: pd.DataFrame, columns: list[str] | None = None) -> str:
+def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str = "") -> str:
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
     body = []
@@ -52,14 +52,26 @@ def _table(frame: pd.DataFrame, columns: list[str] | None = None) -> str:
             cls = f' class="v-{html.escape(str(r[c]))}"' if c == "verdict" and isinstance(r[c], str) else ""
             cells.append(f"<td{cls}>{_cell(r[c])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<table class='{css_class}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
+                   "tokens_per_step": "tokens/step", "break_even_tokens_per_step": "break-even tokens/step",
+                   "margin_pct": "margin", "measured_speedup": "measured ×", "predicted_speedup": "predicted ×",
+                   "advice": "advice", "file": "file", "row": "row"}
+
+
+def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
+    shown = table.reindex(columns=list(_REPORT_COLUMNS)).copy()
+    shown["margin_pct"] = shown["margin_pct"].map(lambda m: "" if pd.isna(m) else f"{m:+.0%}")
+    return shown.rename(columns=_REPORT_COLUMNS)
 
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1400px}
 table{border-collapse:collapse;font-size:13px;margin:0.5rem 0 1.5rem}
 th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
+th{background:#f6f8fa}table.be td:nth-child(10){min-width:340px}.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
 .v-borderline{color:#9a6700;font-weight:600}.muted{color:#59636e}
 """
 
@@ -77,10 +89,11 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
         parts.append(f"<p>{n} run(s) with both a measured and a predicted speedup: mean absolute percentage error "
                      f"{summary['mape_speedup_pct']:.1f}%, verdicts agree on {summary['verdicts_agreeing']} of {n}.</p>")
     if calibration:
-        params = ", ".join(f"{html.escape(k)} = {v}" for k, v in calibration["parameters"].items())
+        params = ", ".join(f"{html.escape(k)} = {v:.3g}" for k, v in calibration["parameters"].items())
         parts.append(f"<h2>Calibration</h2><p>{params}</p><p>{html.escape(calibration['message'])}</p>")
-    parts.append("<h2>Break-even</h2>")
-    parts.append(_table(table))
+    parts.append("<h2>Break-even</h2><p class='muted'>Measured tokens per verify step against the break-even at "
+                 "each run's concurrency; clears: more than 5% above, fails: more than 5% below.</p>")
+    parts.append(_table(_break_even_display(table), css_class="be"))
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
                                  config={"displaylogo": False}))
