@@ -37,7 +37,7 @@ with top_left:
                                key="run_files", help=f"Up to {MAX_FILE_BYTES // 2**20} MB each. Formats and column "
                                                      "names: see the README (Runs section).")
 with top_right:
-    sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params")
+    sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
     k_default = st.number_input("k for files that do not record it (guidellm)", 1, 16, 4, key="runs_k",
                                 bind="query-params")
 
