@@ -224,3 +224,34 @@ def test_binary_garbage():
 def test_file_over_the_upload_limit():
     err = only_error(read(b"a" * (MAX_FILE_BYTES + 1)))
     assert "over the 20 MB limit" in err.message
+
+
+# --- no input makes the reader raise: whatever the bytes, the answer is rows and problems ------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+CELLS = st.sampled_from(["", "1", "4", "0.7", "-3", "1e9", "nan", "inf", "abc", "0", "2.5", "H100", "\"x,y\"", ";"])
+HEADERS = st.sampled_from(["workload", "concurrency", "k", "alpha", "baseline_tok_s", "spec_tok_s", "speedup",
+                           "tokens_per_step", "survival", "p1", "p2", "gpu", "num_drafts", "accepted_tokens",
+                           "t_target_ms", "t_draft_ms", "tp", "context_len", "weird"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(HEADERS, min_size=1, max_size=8, unique=True), st.lists(st.lists(CELLS, max_size=9), max_size=5))
+def test_any_csv_gives_rows_or_located_problems_never_an_exception(headers, rows):
+    text = ",".join(headers) + "\n" + "\n".join(",".join(r) for r in rows)
+    table = read(text)
+    for r in table.rows.to_dict("records"):  # what loads is physically possible
+        assert r["concurrency"] >= 1 and r["k"] >= 1
+        assert r["tokens_per_step"] != r["tokens_per_step"] or 1 <= r["tokens_per_step"] <= r["k"] + 1
+        assert r["measured_speedup"] != r["measured_speedup"] or r["measured_speedup"] > 0
+    for p in table.problems:
+        assert p.file == "runs.csv" and p.message
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=600) | st.text(max_size=400).map(str.encode))
+def test_any_bytes_give_rows_or_problems_never_an_exception(data):
+    table = read(data, "upload.json" if data[:1] in (b"{", b"[") else "upload.csv")
+    assert table.rows.empty or not table.rows["concurrency"].isna().any()
