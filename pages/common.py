@@ -12,6 +12,20 @@ import streamlit as st
 
 from specmodel import Efficiency, Scenario, SpecModelError, presets
 
+def _leave_pages_directory_mode() -> None:
+    """Work around a Streamlit bug (streamlit/streamlit#9624): until some session has run app.py's
+    st.navigation, Streamlit treats the `pages/` folder as old-style pages, so a shared link such as
+    /live opened on a fresh server runs that page alone, without the sidebar. Every page imports
+    this module first: switch the process to st.navigation mode and rerun through app.py."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_directory_mode()
+
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024}
 CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 # The Runs page's calibration also fits the draft's bandwidth penalty (small_model_exponent); a

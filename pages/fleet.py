@@ -1,0 +1,106 @@
+"""Fleet: the Live statistics for every instance a Prometheus server scrapes, and a verdict for each."""
+
+import streamlit as st
+
+from pages.common import base_scenario, chart, show_error
+from specmodel import SpecModelError, figures_fleet, fleet, promapi, scrape
+
+st.title("Fleet: which instances gain from speculative decoding?")
+st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
+           "counters (Prometheus `increase()`), load and throughput, and the model's predicted speedup at that "
+           "instance's own concurrency, for the GPU and models chosen in the sidebar.")
+
+top = st.columns([3, 1, 1])
+url = top[0].text_input("Prometheus URL", key="prom_url", bind="query-params", placeholder="http://prometheus:9090",
+                        help="Base URL of a Prometheus server that scrapes your vLLM or SGLang servers.")
+window = top[1].text_input("Window", value="5m", key="fleet_window", bind="query-params",
+                           help="Prometheus duration the statistics cover: 30s, 5m, 1h. Use at least four "
+                                "scrape intervals.")
+span = top[2].text_input("Chart span", value="1h", key="fleet_span", bind="query-params",
+                         help="How far back the chart of E and concurrency goes.")
+match = st.text_input("Label filter (optional)", key="fleet_match", bind="query-params",
+                      placeholder='job=~"vllm-.*"', help="PromQL label matchers applied to every series.")
+with st.expander("Credentials (optional; never shown, stored or put in the link)"):
+    cred = st.columns(3)
+    user = cred[0].text_input("User", key="prom_user")
+    password = cred[1].text_input("Password", type="password", key="prom_password")
+    token = cred[2].text_input("Bearer token", type="password", key="prom_token")
+
+if not url.strip():
+    st.info("Enter the URL of the Prometheus server that scrapes your inference fleet. The README shows a "
+            "minimal scrape config for vLLM servers.")
+    st.stop()
+
+
+@st.cache_data(ttl=30, show_spinner="Querying Prometheus…")
+def load(url, window, match, user, password, token, scenario):
+    server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
+    with scrape.make_client(server.policy) as client:
+        return fleet.fleet(client, server, scenario, window=window, selector=match)
+
+
+@st.cache_data(ttl=30, show_spinner="Querying Prometheus for the history…")
+def load_history(url, window, span, match, user, password, token):
+    server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
+    with scrape.make_client(server.policy) as client:
+        return fleet.history(client, server, window=window, span=span, selector=match)
+
+
+if st.button("Refresh now", key="fleet_refresh"):
+    load.clear()
+    load_history.clear()
+try:
+    report = load(url, window, match, user, password, token, base_scenario())
+except SpecModelError as exc:
+    show_error(exc)
+    st.stop()
+
+table = report.table()
+for inst in report.losing:
+    v = inst.verdict
+    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text}" + (f" — {v.advice}." if v.advice else "."),
+             icon="📉")
+for d in report.down:
+    st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}",
+               icon="🔌")
+counts = table["verdict"].value_counts()
+st.caption(f"{len(table)} instance(s) at {report.prometheus} over the last {report.window}: "
+           + ", ".join(f"{n} {label}" for label, n in counts.items()))
+
+f = st.columns(2)
+models = f[0].multiselect("Models", sorted(table["model_name"].dropna().unique()), key="fleet_models",
+                          bind="query-params", placeholder="all models")
+jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs", bind="query-params",
+                        placeholder="all jobs")
+shown = fleet.select(table, models=models, jobs=jobs)
+
+st.dataframe(
+    shown[["instance", "job", "model_name", "verdict", "predicted_speedup", "tokens_per_step", "alpha", "k",
+           "running_requests", "generation_tok_s", "server", "advice"]],
+    key="fleet_table", hide_index=True, width="stretch",
+    column_config={
+        "instance": "Instance", "job": "Job", "model_name": "Model", "server": "Server", "k": "k",
+        "tokens_per_step": st.column_config.NumberColumn("E (tokens/step)", format="%.2f",
+                                                         help="Tokens per verify step, bonus token included."),
+        "alpha": st.column_config.NumberColumn("α", format="%.2f", help="Per-token acceptance giving that E at k."),
+        "running_requests": st.column_config.NumberColumn("Running", format="%.1f",
+                                                          help="Running requests, averaged over the window."),
+        "generation_tok_s": st.column_config.NumberColumn("Generation tok/s", format="%.0f"),
+        "predicted_speedup": st.column_config.NumberColumn("Predicted speedup", format="%.2fx",
+                                                           help="The model's speedup at this instance's concurrency."),
+        "verdict": "Verdict", "advice": "Advice",
+    })
+
+notes = fleet.notes(report, shown)
+if notes:
+    with st.expander(f"Notes on {len(notes)} instance(s)"):
+        for who, lines in notes.items():
+            st.markdown(f"**{who}**\n" + "\n".join(f"- {line}" for line in lines))
+
+chart(figures_fleet.operating_points(shown), key="fleet_points")
+try:
+    frame = load_history(url, window, span, match, user, password, token)
+except SpecModelError as exc:
+    show_error(exc)
+    st.stop()
+chart(figures_fleet.history(fleet.select(frame, like=shown), window), key="fleet_history")

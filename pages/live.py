@@ -1,0 +1,151 @@
+"""Live: scrape a server's /metrics on an interval; the window's statistics, the operating point, a verdict."""
+
+import time
+
+import streamlit as st
+
+from pages.common import base_scenario, chart, show_error
+from specmodel import SpecModelError, figures_live, live, scrape
+from specmodel.prom import stats_from_window, window_over
+
+SNAPSHOT_CAP = live.HISTORY_CAP
+
+st.title("Live: is speculation paying off on this server right now?")
+st.caption("Point this at the /metrics endpoint of a running vLLM (V1 or V0) or SGLang server. Every scrape "
+           "adds a window: its tokens per step, α and load are placed on the model for the GPU and models "
+           "chosen in the sidebar.")
+
+top = st.columns([4, 2, 2])
+url = top[0].text_input("Metrics URL", key="live_url", bind="query-params",
+                        placeholder="http://localhost:8000/metrics",
+                        help="The inference server's own Prometheus endpoint, usually /metrics on the API port.")
+interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60], value=5, key="live_every",
+                                bind="query-params")
+window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
+                              bind="query-params",
+                              help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
+with st.expander("Connection and model options"):
+    opts = st.columns(3)
+    token = opts[0].text_input("Bearer token (optional)", type="password", key="live_token",
+                               help="Sent only to this URL's host; never shown, logged or put in the page link.")
+    k_given = opts[1].number_input("k, if the server does not reveal it (vLLM V0; 0 = infer)", 0, 32, 0,
+                                   key="live_k", bind="query-params")
+    known_models = st.session_state.get("live_models", [])
+    model_name = None
+    if len(known_models) > 1:
+        model_name = opts[2].selectbox("Model served", known_models, key="live_model")
+auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params",
+                 help="Only the live panel below reruns; the rest of the page stays as it is.")
+
+if not url.strip():
+    st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
+    st.stop()
+
+session_key = (url.strip(), model_name, int(k_given))
+if st.session_state.get("live_key") != session_key:  # a new server: start a new session history
+    st.session_state.update(live_key=session_key, live_snaps=[], live_history=[], live_last_error=None)
+
+
+def show_results(snaps: list) -> None:
+    base = base_scenario(alpha=st.session_state.get("alpha", 0.7), k=st.session_state.get("k", 4) or 4)
+    start = live.window_start(snaps, window)
+    stats = stats_from_window(window_over(snaps[start:]))
+    verdict = live.live_verdict(stats, base)
+    last = snaps[-1]
+    if not st.session_state["live_history"] or st.session_state["live_history"][-1]["at"] != last.at:
+        latest = stats_from_window(window_over(snaps[-2:]))
+        st.session_state["live_history"] = live.append_history(
+            st.session_state["live_history"], live.history_point(latest, last.at))
+
+    box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
+    box(f"**Right now: {verdict.text}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    for note in stats.notes + verdict.notes:
+        if "restarted" in note or "no drafts" in note or "off on this server" in note:
+            st.warning(note)
+        else:
+            st.caption(note)
+
+    st.caption(f"{last.server}, model {stats.model_name or 'unknown'}, k = {stats.k or '—'} ({last.k_source}); "
+               f"window of {stats.window_s:.0f} s over {len(snaps) - start - 1} scrape interval(s); "
+               f"E from {stats.source}.")
+    m = st.columns(6)
+    d = stats.to_dict()
+    if stats.measured:
+        ci = d["tokens_per_step_ci"]
+        m[0].metric("Tokens per step E", f"{stats.tokens_per_step:.2f}",
+                    help="Tokens per verify step, bonus included." + (f" 95% interval {ci[0]:.2f}–{ci[1]:.2f}."
+                                                                     if ci else ""))
+        if ci:
+            m[0].caption(f"95%: {ci[0]:.2f}–{ci[1]:.2f}")
+        m[1].metric("α (per token)", f"{stats.alpha:.3f}",
+                    help="The constant per-token acceptance that gives this E at this k.")
+        if d["alpha_ci"]:
+            m[1].caption(f"95%: {d['alpha_ci'][0]:.3f}–{d['alpha_ci'][1]:.3f}")
+        m[2].metric("Draft acceptance rate", f"{stats.draft_acceptance_rate:.3f}",
+                    help="vLLM's accepted ÷ drafted tokens = (E − 1) / k; lower than α for the same drafts.")
+    else:
+        m[0].metric("Tokens per step E", "—")
+        m[1].metric("α (per token)", "—")
+        m[2].metric("Draft acceptance rate", "—")
+    m[3].metric("Running / waiting", "—" if stats.running is None else
+                f"{stats.running:.1f} / {stats.waiting:.1f}" if stats.waiting is not None else f"{stats.running:.1f}")
+    m[4].metric("Generated tokens/s", "—" if stats.generation_tok_s is None else f"{stats.generation_tok_s:,.0f}")
+    m[5].metric("KV cache used", "—" if stats.kv_usage is None else f"{100 * stats.kv_usage:.0f}%",
+                help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
+                      f"{stats.kv_capacity_tokens:,} tokens." if stats.kv_capacity_tokens else None))
+
+    left, right = st.columns(2)
+    with left:
+        chart(figures_live.operating_point_figure(verdict), key="live_operating_point")
+    with right:
+        chart(figures_live.rolling_figure(st.session_state["live_history"]), key="live_rolling")
+    if verdict.k_options:
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**What k' ≤ k would give at this load** (from the measured acceptance)")
+            st.dataframe([{"k'": o.k, "tokens per step": o.tokens_per_step, "speedup (×)": o.speedup}
+                          for o in verdict.k_options], hide_index=True, key="live_k_table",
+                         column_config={"tokens per step": st.column_config.NumberColumn(format="%.3f"),
+                                        "speedup (×)": st.column_config.NumberColumn(format="%.3fx")})
+        with right:
+            if stats.survival:
+                chart(figures_live.survival_figure(stats), key="live_survival")
+
+
+@st.fragment(run_every=interval if auto else None)
+def live_panel() -> None:
+    policy = scrape.ScrapePolicy.from_env(total_timeout_s=min(20.0, max(2.0, interval * 0.8)))
+    snaps = st.session_state["live_snaps"]
+    try:
+        with scrape.make_client(policy) as client:
+            snap = scrape.scrape_snapshot(client, url, token=token or None, policy=policy,
+                                          model_name=model_name, k=int(k_given) or None)
+        if snaps and (snap.server != snaps[-1].server or snap.model_name != snaps[-1].model_name):
+            snaps.clear()  # a different server or model behind the URL: its counters are not comparable
+        snaps.append(snap)
+        del snaps[:-SNAPSHOT_CAP]
+        st.session_state["live_models"] = list(snap.model_names)
+        st.session_state["live_last_error"] = None
+    except SpecModelError as exc:
+        st.session_state["live_last_error"] = time.time()
+        show_error(exc)
+        if auto:
+            st.caption(f"Trying again every {interval} s.")
+    if not snaps:
+        return
+    if len(snaps) < 2:
+        s = snaps[-1]
+        st.info(f"First scrape done: {s.server}, model {s.model_name or 'unknown'}, "
+                + ("speculation on, k = " + str(s.k) if s.spec_enabled else "speculation off")
+                + f". The first window completes with the next scrape"
+                + (f" in {interval} s." if auto else ": press Scrape now."))
+        return
+    try:
+        show_results(snaps)
+    except SpecModelError as exc:
+        show_error(exc)
+    if not auto:
+        st.button("Scrape now", key="live_scrape_now")
+
+
+live_panel()

@@ -1,0 +1,105 @@
+"""Traffic mix: one pool serving several workloads with one method and k, against splitting the
+GPUs into pools by traffic shape. The workload table is editable; the sidebar gives GPU and models."""
+
+import pandas as pd
+import streamlit as st
+
+from pages.common import base_scenario, chart, show_error
+from specmodel import SpecModelError, figures_mix, mix
+from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
+
+EDITOR_KEY = "mix_editor"
+TABLE_KEY = "mix_table"  # the table the editor starts from (the example, or the Past runs workloads)
+# Where the Past runs page leaves its canonical run table (specmodel.runs columns: workload, concurrency,
+# alpha, temperature, notes, ...) for other pages; absent until runs are loaded there.
+RUNS_KEY = "runs_rows"
+
+st.title("Traffic mix: one pool, or split by traffic shape?")
+st.caption("One server applies one speculation method and one k to every sequence, so a low-acceptance "
+           "workload pays for the verify work of a high-acceptance one. Compare one pool with speculation on "
+           "and off against giving each kind of traffic its own GPUs and setting.")
+
+if TABLE_KEY not in st.session_state:
+    st.session_state[TABLE_KEY] = pd.DataFrame(workload_records(example_workloads()))
+
+runs_frame = st.session_state.get(RUNS_KEY)
+if not isinstance(runs_frame, pd.DataFrame) or runs_frame.empty:
+    runs_frame = None
+reset_col, runs_col = st.columns([1.4, 3], vertical_alignment="center")
+if reset_col.button("Reset to the example", key="mix_reset"):
+    st.session_state[TABLE_KEY] = pd.DataFrame(workload_records(example_workloads()))
+    st.session_state.pop(EDITOR_KEY, None)
+    st.rerun()
+if runs_frame is None:
+    runs_col.caption("Load runs on the Past runs page to fill this table from their workloads.")
+elif runs_col.button("Fill from Past runs", key="mix_from_runs",
+                     help="One row per workload of the runs loaded on the Past runs page."):
+    st.session_state[TABLE_KEY] = pd.DataFrame(workload_records_from_runs(runs_frame))
+    st.session_state.pop(EDITOR_KEY, None)
+    st.rerun()
+
+st.subheader("Workloads")
+edited = st.data_editor(
+    st.session_state[TABLE_KEY], key=EDITOR_KEY, num_rows="dynamic", width="stretch", hide_index=True,
+    column_config={
+        "label": st.column_config.TextColumn("label", help="A name for this kind of traffic", required=True),
+        "share": st.column_config.NumberColumn("share", min_value=0.0, format="%.2f",
+                                               help="Fraction of the concurrent sequences (normalised to sum to 1)"),
+        "alpha": st.column_config.NumberColumn("alpha", min_value=0.0, max_value=1.0, format="%.2f",
+                                               help="Per-token acceptance α measured with the sidebar's method"),
+        "survival": st.column_config.TextColumn("survival", help="Optional measured p_1,...,p_k (overrides α)"),
+        "alpha_ngram": st.column_config.NumberColumn("alpha_ngram", min_value=0.0, max_value=1.0, format="%.2f",
+                                                     help="Optional: α with n-gram (prompt lookup) drafts; lets "
+                                                          "a split give this workload n-gram speculation"),
+        "temperature": st.column_config.NumberColumn("temperature", min_value=0.0, format="%.1f"),
+        "notes": st.column_config.TextColumn("notes"),
+    })
+
+c = st.columns(3)
+concurrency = c[0].number_input("Concurrent sequences, whole mix", 1, 4096, 32, key="mix_conc", bind="query-params",
+                                help="Sequences decoding at once across all workloads (the pool's batch).")
+gpus = c[1].number_input("GPUs in total", 1, 32, 2, key="mix_gpus", bind="query-params",
+                         help="GPUs of the sidebar's type; a split gives each pool whole GPUs.")
+k = c[2].slider("k of the single pool as deployed (0 = off)", 0, 8, 4, key="mix_k", bind="query-params")
+
+workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), source="workload table")
+for problem in problems:
+    st.error(problem, icon="⚠️")
+for note in notes:
+    st.info(note)
+if not workloads:
+    st.stop()
+
+try:
+    report = mix.compare(base_scenario(k=int(k), concurrency=int(concurrency)), workloads, int(concurrency),
+                         int(gpus))
+except SpecModelError as exc:
+    show_error(exc)
+    st.stop()
+
+if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
+    st.success(report.recommendation)
+else:
+    st.info(report.recommendation)
+for note in report.notes:
+    if "does not fit" in note:
+        st.warning(note, icon="⚠️")
+    else:
+        st.caption(note)
+
+st.subheader("Comparison")
+st.dataframe(pd.DataFrame(report.table_rows()), key="mix_comparison", hide_index=True, width="stretch")
+chart(figures_mix.comparison_bars(report), "fig_mix")
+st.download_button("Download the comparison (JSON)", data=mix.report_json(report), file_name="traffic_mix.json",
+                   mime="application/json", key="mix_download")
+
+with st.expander("How the comparison is computed"):
+    st.markdown(
+        "- A pool runs one method and one k for every sequence: its step time is the What-if step time at the "
+        "pool's batch (each sequence's k + 1 tokens are verified together); each workload emits its own "
+        "E(α, k) tokens per step, so its tok/s per sequence is E ÷ step time.\n"
+        "- A pool on G GPUs runs G ÷ tensor-parallel replicas, each holding an equal part of the pool's sequences.\n"
+        "- The split search tries every grouping of the workloads, every whole-GPU allocation, and for each "
+        "pool every k from 0 (off) to 8 with the sidebar's method (and n-gram where alpha_ngram is given); "
+        "plans are ranked by aggregate throughput at the same offered concurrency.\n"
+        "- A plan that cannot hold all its sequences in memory is marked; the extra sequences queue.")

@@ -1,0 +1,194 @@
+"""A live measurement held against the model: the operating point, the verdict and k' ≤ k advice.
+
+    v = live_verdict(stats, base)     # stats: prom.LiveStats; base: the sidebar's Scenario
+
+The measured acceptance (the survival profile where the server gives one, else α) and the measured
+running requests replace the base scenario's α, k and concurrency; the model then says what
+speculation gives right now, what each k' ≤ k would give from the measured profile (positions past
+the first k' simply go unused, so E(k') = 1 + p_1 + … + p_k'), and where the crossover lies. When
+the server runs without speculation, the verdict is the model's prediction with the base
+scenario's α and k at the measured load.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import presets
+from .errors import SpecModelError
+from .prom import LiveStats, _finite
+from .scenario import Scenario, predict, summarize, with_changes
+
+HISTORY_CAP = 360  # points kept per session for the rolling chart
+
+
+@dataclass(frozen=True)
+class KOption:
+    k: int
+    tokens_per_step: float
+    speedup: float
+
+
+@dataclass(frozen=True)
+class LiveVerdict:
+    label: str  # "pays off" | "borderline" | "loses" | "off" | "unknown"
+    text: str  # one sentence with the number
+    advice: str  # what to change now
+    concurrency: int  # the measured running requests the model is evaluated at
+    speedup: float | None  # model speedup with the measured acceptance at that concurrency
+    speedup_range: tuple[float, float] | None  # from the acceptance confidence interval
+    break_even_tokens_per_step: float | None  # E needed at that concurrency and k
+    k_options: tuple[KOption, ...]  # k' = 0..k with the measured profile
+    best_k: int | None
+    best_k_speedup: float | None
+    crossover_concurrency: int | None
+    scenario: Scenario  # what the model was evaluated on
+    measured: bool  # the acceptance was measured on the server (not the base scenario's)
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return _finite({
+            "label": self.label, "text": self.text, "advice": self.advice, "concurrency": self.concurrency,
+            "speedup": self.speedup, "speedup_range": self.speedup_range,
+            "break_even_tokens_per_step": self.break_even_tokens_per_step,
+            "k_options": [{"k": o.k, "tokens_per_step": round(o.tokens_per_step, 4),
+                           "speedup": round(o.speedup, 4)} for o in self.k_options],
+            "best_k": self.best_k, "best_k_speedup": self.best_k_speedup,
+            "crossover_concurrency": self.crossover_concurrency, "measured": self.measured,
+            "model": {"gpu": self.scenario.gpu, "target": self.scenario.target, "method": self.scenario.method,
+                      "draft": self.scenario.draft, "tp": self.scenario.tp,
+                      "context_len": self.scenario.context_len},
+            "notes": list(self.notes),
+        })
+
+
+def measured_concurrency(stats: LiveStats) -> int:
+    """Running requests in the window, rounded, at least 1 (an idle server is placed at batch 1)."""
+    running = stats.running
+    if running is None or not math.isfinite(running):
+        return 1
+    return max(1, int(round(running)))
+
+
+def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
+    """The base scenario with the measured acceptance, k and concurrency put in."""
+    b = measured_concurrency(stats)
+    if not stats.measured or not stats.k:
+        return with_changes(base, concurrency=b)
+    if stats.survival is not None and len(stats.survival) == stats.k:
+        return with_changes(base, k=stats.k, survival=tuple(stats.survival), alpha=float(stats.alpha),
+                            concurrency=b)
+    return with_changes(base, k=stats.k, survival=None, alpha=float(stats.alpha), concurrency=b)
+
+
+def _model_note(stats: LiveStats, base: Scenario) -> str | None:
+    if not stats.model_name:
+        return None
+    try:
+        served = presets.find_model(stats.model_name).name
+    except SpecModelError:
+        return (f"the server serves '{stats.model_name}', which has no preset: the model uses the sidebar's "
+                f"{base.target}")
+    if served != base.target:
+        return (f"the server serves {served} but the sidebar's target is {base.target}: choose {served} in "
+                "the sidebar for a matched prediction")
+    return None
+
+
+def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
+    """Place the window's measurement on the model and say what to do right now."""
+    s = live_scenario(stats, base)
+    b = s.concurrency
+    notes = [n for n in (_model_note(stats, base),) if n]
+    if stats.running is None:
+        notes.append("the server reports no running-requests gauge: placed at batch 1")
+    elif stats.running < 0.5:
+        notes.append("no requests were running in the window: the operating point is placed at batch 1")
+
+    if not stats.measured:
+        if s.k == 0:
+            raise SpecModelError("the base scenario has k = 0: choose k ≥ 1 to see what speculation would do")
+        summary = summarize(s, k_max=max(s.k, 1))
+        p = summary.prediction
+        speed = float(p.speedup)
+        why = ("speculation is off on this server" if not stats.spec_enabled
+               else "acceptance could not be measured in this window")
+        text = (f"{why}; the model predicts k = {s.k} at α = {s.alpha:.2f} would give {speed:.2f}x "
+                f"at batch {b}")
+        if summary.best_k == 0:
+            advice = f"keep it off at batch {b}: no k pays at this load"
+        else:
+            advice = f"try k = {summary.best_k} ({summary.best_k_speedup:.2f}x predicted at batch {b})"
+            if summary.crossover_concurrency is not None and summary.crossover_concurrency >= 1:
+                advice += f", off above batch {summary.crossover_concurrency}"
+        notes.append(f"α = {s.alpha:.2f} and k = {s.k} come from the What-if scenario, not from this server")
+        return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
+                           _opt(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
+                           summary.crossover_concurrency, s, False, tuple(notes))
+
+    k = int(stats.k)
+    summary = summarize(s, k_max=k)  # best k among 0..k: k' ≤ k needs no extrapolation
+    ks = np.arange(0, k + 1)
+    grid = predict(s, k=ks)
+    speeds = np.asarray(grid.speedup, dtype=float)
+    tokens = np.asarray(grid.tokens_per_step, dtype=float)
+    options = tuple(KOption(int(kk), float(t), 1.0 if kk == 0 else float(v))
+                    for kk, t, v in zip(ks, tokens, speeds))
+    p = summary.prediction
+    speed = float(p.speedup)
+    rng = None
+    if stats.alpha_ci is not None:
+        lo_hi = np.asarray(predict(s, alpha=np.asarray(stats.alpha_ci)).speedup, dtype=float)
+        rng = (float(np.min(lo_hi)), float(np.max(lo_hi)))
+    v = summary.verdict
+    text = (f"{v.text} at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with k = {k} "
+            f"(break-even {float(p.break_even_tokens_per_step):.2f})")
+    if rng is not None and (rng[0] < 1.0 <= rng[1] or rng[0] <= 1.0 < rng[1]):
+        notes.append("the acceptance interval straddles break-even: watch a longer window before acting")
+    if stats.survival is None:
+        notes.append("no per-position counts from this server: k' < k assumes a constant per-token α")
+    return LiveVerdict(v.label, text, v.advice, b, speed, rng, _opt(p.break_even_tokens_per_step), options,
+                       summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
+                       tuple(notes))
+
+
+def _opt(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def history_point(stats: LiveStats, at: float, verdict: LiveVerdict | None = None) -> dict:
+    """One row of the rolling chart: time, E with its interval, load, throughput, model speedup."""
+    ci = stats.tokens_per_step_ci
+    return {"at": float(at), "tokens_per_step": stats.tokens_per_step,
+            "tokens_per_step_lo": ci[0] if ci else None, "tokens_per_step_hi": ci[1] if ci else None,
+            "running": stats.running, "waiting": stats.waiting, "generation_tok_s": stats.generation_tok_s,
+            "kv_usage": stats.kv_usage, "speedup": verdict.speedup if verdict and verdict.measured else None}
+
+
+def append_history(history: list, point: dict, cap: int = HISTORY_CAP) -> list:
+    """The history with the point added, keeping only the newest `cap` points."""
+    return (list(history) + [point])[-cap:]
+
+
+WINDOWS = {"last interval": None, "1 min": 60.0, "5 min": 300.0, "15 min": 900.0, "session": float("inf")}
+
+
+def window_start(snapshots: list, window: str) -> int:
+    """Index of the first snapshot of the named window (see WINDOWS) ending at the last snapshot."""
+    if window not in WINDOWS:
+        raise SpecModelError(f"unknown window '{window}'; choose one of: {', '.join(WINDOWS)}")
+    n = len(snapshots)
+    if n < 2:
+        return 0
+    span = WINDOWS[window]
+    if span is None:
+        return n - 2
+    last = snapshots[-1].at
+    start = n - 2
+    while start > 0 and last - snapshots[start].at < span:
+        start -= 1
+    return start

@@ -1,0 +1,554 @@
+"""Prometheus text of an inference server -> Snapshot; two snapshots -> windowed spec-decode statistics.
+
+Stable API (the Live page, the `scrape` command and the Fleet view build on exactly these):
+
+    parse_snapshot(text, model_name=None, at=None, k=None) -> Snapshot
+        One scrape of a vLLM V1, vLLM V0 or SGLang `/metrics` page. Parsed with prometheus_client's
+        parser; `*_created` samples are never counted; series are summed over `engine` (data
+        parallel) and SGLang's per-rank duplicates are dropped; `model_name` picks one model when the
+        server exposes several (default: the one that generated most tokens; all are listed in
+        `Snapshot.model_names`). `k` overrides the inferred number of draft tokens per step.
+    window_between(a, b) -> SpecWindow
+        Counter increases from snapshot a to the later snapshot b (a counter that went down was
+        reset, and counts from zero, as Prometheus' rate() does), gauges averaged over the two.
+    window_over(snapshots) -> SpecWindow
+        The window from the first to the last of several snapshots in time order: the sum of the
+        increases between neighbours (so a restart anywhere inside is handled, as increase() does).
+    SpecWindow
+        A plain record of one window: counter increases and gauge values, nothing scrape-specific.
+        Build it from Prometheus increase()/avg_over_time() results just as well.
+    stats_from_window(w) -> LiveStats
+        E, α, per-position survival and conditional acceptance, draft acceptance rate, Wilson
+        intervals, generation tok/s, load, KV-cache usage and block budget. Never raises for an idle
+        or speculation-free window: the statistics it cannot give are None and `LiveStats.notes`
+        says why. Raises SpecModelError only for impossible input (negative counts, window ≤ 0 s).
+    wilson_interval(successes, trials, z=1.96) -> (lo, hi)
+
+Server kinds (`Snapshot.server`): "vllm-v1", "vllm-v0", "sglang". Conversions (DESIGN.md,
+"Acceptance numbers"):
+
+    vLLM V1   E = 1 + Δaccepted / Δdrafts,  p_{i+1} = Δaccepted_per_pos[i] / Δdrafts,
+              k = 1 + largest `position` label.
+    vLLM V0   its spec-decode counters over-count (the reference sample's note), so E comes from the
+              gauge spec_decode_efficiency: E = eff · (k + 1); k from the lifetime ratio
+              emitted / draft_tokens = E / k, which the over-counting scales away.
+    SGLang    counter form: Δdrafts = Δspec_verify_calls, E = (Δgeneration_tokens − Δrequests) /
+              Δspec_verify_calls (each request's first token comes from prefill, not from a verify
+              step; this reproduces the gauge in the reference sample, 2.74); otherwise the gauge
+              spec_accept_length, which already counts the bonus token. k = spec_num_steps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from prometheus_client.parser import text_string_to_metric_families
+
+from . import acceptance
+from .errors import SpecModelError
+
+SERVERS = ("vllm-v1", "vllm-v0", "sglang")
+
+# Canonical counter names -> sample name per server kind (the sample keeps `_total`).
+_COUNTERS = {
+    "vllm-v1": {
+        "drafts": "vllm:spec_decode_num_drafts_total",
+        "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
+        "accepted": "vllm:spec_decode_num_accepted_tokens_total",
+        "generation_tokens": "vllm:generation_tokens_total",
+    },
+    "vllm-v0": {
+        # Kept for k inference only: V0 over-counts them (cumulative totals added every interval).
+        "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
+        "accepted": "vllm:spec_decode_num_accepted_tokens_total",
+        "emitted": "vllm:spec_decode_num_emitted_tokens_total",
+        "generation_tokens": "vllm:generation_tokens_total",
+    },
+    "sglang": {
+        "verify_calls": "sglang:spec_verify_calls_total",
+        "requests": "sglang:num_requests_total",
+        "generation_tokens": "sglang:generation_tokens_total",
+    },
+}
+_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+
+# Gauges: canonical name -> (sample name, how engines combine: "sum" or "mean").
+_GAUGES = {
+    "vllm-v1": {
+        "running": ("vllm:num_requests_running", "sum"),
+        "waiting": ("vllm:num_requests_waiting", "sum"),
+        "kv_usage": ("vllm:kv_cache_usage_perc", "mean"),
+    },
+    "vllm-v0": {
+        "running": ("vllm:num_requests_running", "sum"),
+        "waiting": ("vllm:num_requests_waiting", "sum"),
+        "kv_usage": ("vllm:gpu_cache_usage_perc", "mean"),
+        "efficiency": ("vllm:spec_decode_efficiency", "mean"),
+        "draft_acceptance_rate": ("vllm:spec_decode_draft_acceptance_rate", "mean"),
+    },
+    "sglang": {
+        "running": ("sglang:num_running_reqs", "sum"),
+        "waiting": ("sglang:num_queue_reqs", "sum"),
+        "kv_usage": ("sglang:token_usage", "mean"),
+        "accept_length": ("sglang:spec_accept_length", "mean"),
+        "draft_acceptance_rate": ("sglang:spec_accept_rate", "mean"),
+        "num_steps": ("sglang:spec_num_steps", "mean"),
+        "gen_throughput": ("sglang:gen_throughput", "sum"),
+    },
+}
+_PREFIX = {"vllm-v1": "vllm:", "vllm-v0": "vllm:", "sglang": "sglang:"}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One scrape, reduced to the numbers the statistics need (engines summed, one model)."""
+
+    server: str  # "vllm-v1" | "vllm-v0" | "sglang"
+    model_name: str | None
+    model_names: tuple[str, ...]  # every model_name the server exposes
+    at: float  # seconds (wall clock of the scrape, or as given)
+    k: int | None  # draft tokens per step; None when speculation is off or k is unknown
+    k_source: str  # where k came from, in words
+    spec_enabled: bool  # the server exposes speculative-decoding metrics
+    counters: dict[str, float] = field(default_factory=dict)  # canonical name -> lifetime value
+    per_position: tuple[float, ...] = ()  # lifetime accepted tokens at draft position 0..k-1 (vLLM V1)
+    gauges: dict[str, float] = field(default_factory=dict)  # canonical name -> value now
+    num_gpu_blocks: int | None = None  # vllm:cache_config_info (summed over engines)
+    block_size: int | None = None  # tokens per KV-cache block
+    engines: int = 1
+
+
+@dataclass(frozen=True)
+class SpecWindow:
+    """Counter increases and gauge values over one window of `window_s` seconds.
+
+    Counts are increases (None: the server does not expose that counter). Gauges are averages over
+    the window (None: not exposed). `gauge_tokens_per_step` / `gauge_draft_acceptance_rate` carry
+    an engine's own windowed average where it has no counters (vLLM V0, SGLang without counters).
+    """
+
+    server: str
+    k: int | None
+    window_s: float
+    model_name: str | None = None
+    spec_enabled: bool = True
+    drafts: float | None = None  # verify steps that carried drafts, per sequence
+    draft_tokens: float | None = None
+    accepted: float | None = None  # accepted draft tokens (bonus token not included)
+    per_position: tuple[float, ...] | None = None  # drafts with position i accepted, i = 0..k-1
+    generation_tokens: float | None = None
+    running: float | None = None
+    waiting: float | None = None
+    kv_usage: float | None = None  # fraction of the KV cache in use, 0..1
+    gauge_tokens_per_step: float | None = None
+    gauge_draft_acceptance_rate: float | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    counter_reset: bool = False  # a counter went down inside the window (server restarted)
+    k_source: str = ""
+
+
+@dataclass(frozen=True)
+class LiveStats:
+    """What one window says about speculation on that server. None = not measurable here."""
+
+    server: str
+    model_name: str | None
+    k: int | None
+    window_s: float
+    spec_enabled: bool
+    tokens_per_step: float | None  # E, bonus token included (vLLM's mean acceptance length)
+    tokens_per_step_ci: tuple[float, float] | None
+    alpha: float | None  # constant per-token α giving E at this k
+    alpha_ci: tuple[float, float] | None
+    survival: tuple[float, ...] | None  # p_i = P(at least i drafts accepted), i = 1..k
+    survival_ci: tuple[tuple[float, float], ...] | None
+    conditional: tuple[float, ...] | None  # P(position i accepted | i − 1 accepted)
+    draft_acceptance_rate: float | None  # accepted / draft tokens: (E − 1) / k, not α
+    draft_acceptance_rate_ci: tuple[float, float] | None
+    drafts: float | None  # drafts in the window (the sample size behind the intervals)
+    generation_tokens: float | None
+    generation_tok_s: float | None
+    running: float | None
+    waiting: float | None
+    kv_usage: float | None
+    num_gpu_blocks: int | None
+    block_size: int | None
+    kv_capacity_tokens: int | None  # num_gpu_blocks · block_size
+    source: str  # which numbers E came from
+    notes: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        """True when this window gives a tokens-per-step figure."""
+        return self.tokens_per_step is not None
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["measured"] = self.measured
+        return _finite(out)
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+def _families(text: str):
+    if not isinstance(text, str) or not text.strip():
+        raise SpecModelError("the response is empty, not Prometheus metrics text: check the URL path "
+                             "(usually /metrics)")
+    head = text.lstrip()[:200].lower()
+    if head.startswith("<") or "<html" in head:
+        raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
+                             "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
+    try:
+        return list(text_string_to_metric_families(text))
+    except (ValueError, TypeError, IndexError, KeyError) as exc:  # the parser reports bad lines so
+        detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise SpecModelError(f"the response is not Prometheus metrics text ({detail}): check that the URL "
+                             "is the server's /metrics endpoint") from None
+
+
+def _detect_server(names: set[str], labels_have_engine: bool) -> str:
+    if any(n.startswith("sglang:") for n in names):
+        return "sglang"
+    vllm = [n for n in names if n.startswith("vllm:")]
+    if not vllm:
+        shown = ", ".join(sorted(names)[:4]) or "none"
+        raise SpecModelError(
+            f"no vLLM or SGLang metrics in this response ({len(names)} metric names, e.g. {shown}): "
+            "point the URL at the inference server's own /metrics, not at another exporter")
+    if "vllm:spec_decode_efficiency" in names or "vllm:spec_decode_num_emitted_tokens_total" in names:
+        return "vllm-v0"
+    if ("vllm:gpu_cache_usage_perc" in names and "vllm:kv_cache_usage_perc" not in names
+            and not labels_have_engine):
+        return "vllm-v0"
+    return "vllm-v1"
+
+
+def _keep(server: str, labels: dict[str, str]) -> bool:
+    """Drop duplicate series: SGLang exports the same scheduler gauges from every TP/PP rank."""
+    if server == "sglang":
+        return labels.get("tp_rank", "0") == "0" and labels.get("pp_rank", "0") == "0"
+    return True
+
+
+def parse_snapshot(text: str, model_name: str | None = None, at: float | None = None,
+                   k: int | None = None) -> Snapshot:
+    """Parse one scrape. Raises SpecModelError for text that is not the metrics of a vLLM or SGLang
+    server, or for a `model_name` the server does not expose.
+
+    >>> snap = parse_snapshot('# TYPE vllm:spec_decode_num_drafts_total counter\\n'
+    ...     'vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10\\n'
+    ...     'vllm:spec_decode_num_drafts_total{engine="1",model_name="m"} 5\\n'
+    ...     'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 8\\n'
+    ...     'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 4\\n',
+    ...     at=0.0)
+    >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position, snap.engines
+    ('vllm-v1', 2, 15.0, (8.0, 4.0), 2)
+    """
+    families = _families(text)
+    samples = [s for fam in families for s in fam.samples if not s.name.endswith("_created")]
+    names = {s.name for s in samples}
+    server = _detect_server(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
+    prefix = _PREFIX[server]
+    ours = [s for s in samples if s.name.startswith(prefix) and _keep(server, s.labels)]
+
+    # model_name: list them; choose the requested one or the busiest.
+    gen_name = _COUNTERS[server]["generation_tokens"]
+    tokens_by_model: dict[str, float] = defaultdict(float)
+    for s in ours:
+        if "model_name" in s.labels:
+            tokens_by_model[s.labels["model_name"]] += s.value if s.name == gen_name else 0.0
+    models = tuple(sorted(tokens_by_model))
+    if model_name is not None:
+        if models and model_name not in tokens_by_model:
+            raise SpecModelError(f"model '{model_name}' is not served here; this server exposes: "
+                                 + ", ".join(models))
+        chosen = model_name
+    elif models:
+        chosen = max(models, key=lambda m: (tokens_by_model[m], m == models[0]))
+    else:
+        chosen = None
+    if chosen is not None:
+        ours = [s for s in ours if s.labels.get("model_name", chosen) == chosen]
+
+    by_name: dict[str, list] = defaultdict(list)
+    for s in ours:
+        by_name[s.name].append(s)
+    engines = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
+
+    counters = {canon: float(sum(s.value for s in by_name[name]))
+                for canon, name in _COUNTERS[server].items() if name in by_name}
+    per_pos: dict[int, float] = defaultdict(float)
+    for s in by_name.get(_PER_POSITION, []):
+        try:
+            per_pos[int(s.labels["position"])] += s.value
+        except (KeyError, ValueError):
+            continue
+    per_position = tuple(per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)) if per_pos else ()
+
+    gauges: dict[str, float] = {}
+    for canon, (name, how) in _GAUGES[server].items():
+        values = [s.value for s in by_name.get(name, []) if math.isfinite(s.value)]
+        if values:
+            gauges[canon] = float(sum(values) if how == "sum" else sum(values) / len(values))
+
+    blocks, block_size = None, None
+    if server == "vllm-v1":
+        for s in by_name.get("vllm:cache_config_info", []):
+            try:
+                blocks = (blocks or 0) + int(s.labels["num_gpu_blocks"])
+                block_size = int(s.labels["block_size"])
+            except (KeyError, ValueError):
+                continue
+
+    spec = _spec_enabled(server, counters, per_position, gauges)
+    k_found, k_source = _infer_k(server, counters, per_position, gauges) if spec else (None, "speculation off")
+    if k is not None:
+        k_found, k_source = acceptance._check_k(k), "given"
+    return Snapshot(server=server, model_name=chosen, model_names=models,
+                    at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
+                    spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
+                    num_gpu_blocks=blocks, block_size=block_size, engines=engines)
+
+
+def _spec_enabled(server: str, counters: dict, per_position: tuple, gauges: dict) -> bool:
+    if server == "vllm-v1":
+        return "drafts" in counters or bool(per_position)
+    if server == "vllm-v0":
+        return "efficiency" in gauges or "draft_tokens" in counters
+    return "accept_length" in gauges or "verify_calls" in counters or "num_steps" in gauges
+
+
+def _infer_k(server: str, counters: dict, per_position: tuple, gauges: dict) -> tuple[int | None, str]:
+    if server == "vllm-v1":
+        if per_position:
+            return len(per_position), "1 + largest position label"
+        drafts, tokens = counters.get("drafts", 0.0), counters.get("draft_tokens", 0.0)
+        if drafts > 0 and tokens > 0:
+            return max(1, round(tokens / drafts)), "draft tokens / drafts"
+        return None, "unknown until drafts are made"
+    if server == "sglang":
+        steps = gauges.get("num_steps")
+        if steps and steps >= 1:
+            return int(round(steps)), "sglang:spec_num_steps"
+        return None, "unknown (no sglang:spec_num_steps)"
+    eff, emitted, tokens = gauges.get("efficiency"), counters.get("emitted"), counters.get("draft_tokens")
+    if eff and emitted and tokens and emitted / tokens > eff:  # emitted/draft_tokens = E/k, eff = E/(k+1)
+        estimate = 1.0 / (emitted / tokens / eff - 1.0)
+        # Lifetime counters against the last interval's gauge: trust only a near-whole answer.
+        if estimate >= 0.8 and abs(estimate - round(estimate)) <= 0.2:
+            return max(1, round(estimate)), "emitted / draft tokens vs efficiency"
+    return None, "unknown: give k (vLLM V0 does not expose it)"
+
+
+# --- windows -------------------------------------------------------------------------------------
+
+def _increase(before: float | None, after: float | None) -> tuple[float | None, bool]:
+    """Prometheus increase() over two samples: a counter that went down restarted from zero."""
+    if after is None:
+        return None, False
+    if before is None:
+        return None, False
+    if after < before:
+        return after, True
+    return after - before, False
+
+
+def _mean(a: float | None, b: float | None) -> float | None:
+    vals = [v for v in (a, b) if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
+    """The window from snapshot a to the later snapshot b of the same server and model."""
+    if a.server != b.server:
+        raise SpecModelError(f"the server changed between scrapes ({a.server} then {b.server}): "
+                             "is the URL load-balanced across different servers?")
+    if a.model_name != b.model_name:
+        raise SpecModelError(f"the model changed between scrapes ({a.model_name} then {b.model_name}): "
+                             "choose one model name")
+    window_s = b.at - a.at
+    if not window_s > 0:
+        raise SpecModelError(f"the second scrape must be later than the first (window {window_s:g} s)")
+    reset = False
+    inc: dict[str, float | None] = {}
+    for name in set(a.counters) | set(b.counters):
+        inc[name], went_down = _increase(a.counters.get(name), b.counters.get(name))
+        reset |= went_down
+    per_position = None
+    if b.per_position:
+        before = a.per_position + (0.0,) * (len(b.per_position) - len(a.per_position))
+        pairs = [_increase(x, y) for x, y in zip(before, b.per_position)]
+        per_position = tuple(v for v, _ in pairs)
+        reset |= any(r for _, r in pairs)
+    k = b.k if b.k is not None else a.k
+    k_source = b.k_source if b.k is not None else a.k_source
+
+    drafts = draft_tokens = accepted = gauge_e = None
+    gauge_rate = b.gauges.get("draft_acceptance_rate")
+    if b.server == "vllm-v1":
+        drafts, draft_tokens, accepted = inc.get("drafts"), inc.get("draft_tokens"), inc.get("accepted")
+    elif b.server == "vllm-v0":
+        eff = b.gauges.get("efficiency")
+        if eff is not None and k is not None:
+            gauge_e = eff * (k + 1)
+    else:
+        drafts = inc.get("verify_calls")
+        gen, req = inc.get("generation_tokens"), inc.get("requests") or 0.0
+        if drafts is not None and gen is not None:
+            accepted = max(0.0, gen - req - drafts) if drafts > 0 else 0.0
+            draft_tokens = drafts * k if k else None
+        gauge_e = b.gauges.get("accept_length")
+    return SpecWindow(
+        server=b.server, k=k, window_s=window_s, model_name=b.model_name, spec_enabled=b.spec_enabled,
+        drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, per_position=per_position,
+        generation_tokens=inc.get("generation_tokens"),
+        running=_mean(a.gauges.get("running"), b.gauges.get("running")),
+        waiting=_mean(a.gauges.get("waiting"), b.gauges.get("waiting")),
+        kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
+        gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
+        num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source)
+
+
+def window_over(snapshots) -> SpecWindow:
+    """One window spanning snapshots taken in time order, summing neighbour-to-neighbour increases."""
+    snaps = list(snapshots)
+    if len(snaps) < 2:
+        raise SpecModelError("a window needs two scrapes: wait for the next one")
+    parts = [window_between(a, b) for a, b in zip(snaps, snaps[1:])]
+    last = parts[-1]
+
+    def total(name):
+        values = [getattr(p, name) for p in parts]
+        return None if any(v is None for v in values) else float(sum(values))
+
+    per_position = None
+    if all(p.per_position is not None for p in parts):
+        width = max(len(p.per_position) for p in parts)
+        per_position = tuple(float(sum(p.per_position[i] if i < len(p.per_position) else 0.0 for p in parts))
+                             for i in range(width))
+
+    def mean(name):
+        values = [getattr(p, name) for p in parts if getattr(p, name) is not None]
+        return sum(values) / len(values) if values else None
+
+    return SpecWindow(
+        server=last.server, k=last.k, window_s=snaps[-1].at - snaps[0].at, model_name=last.model_name,
+        spec_enabled=last.spec_enabled, drafts=total("drafts"), draft_tokens=total("draft_tokens"),
+        accepted=total("accepted"), per_position=per_position, generation_tokens=total("generation_tokens"),
+        running=mean("running"), waiting=mean("waiting"), kv_usage=mean("kv_usage"),
+        gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
+        num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
+        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source)
+
+
+# --- statistics ----------------------------------------------------------------------------------
+
+def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95 % for z = 1.96).
+
+    >>> tuple(round(x, 4) for x in wilson_interval(80, 100))
+    (0.7112, 0.8666)
+    """
+    if not trials > 0:
+        raise SpecModelError("a confidence interval needs at least one trial")
+    p = min(max(successes / trials, 0.0), 1.0)
+    denom = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _check_count(name: str, value: float | None) -> None:
+    if value is not None and (not math.isfinite(value) or value < 0):
+        raise SpecModelError(f"{name} in the window must be a count ≥ 0, got {value}")
+
+
+def stats_from_window(w: SpecWindow) -> LiveStats:
+    """Statistics of one window. See the module docstring for the conversions used."""
+    if not (w.window_s is not None and math.isfinite(w.window_s) and w.window_s > 0):
+        raise SpecModelError(f"the window must last more than 0 s, got {w.window_s}")
+    for name in ("drafts", "draft_tokens", "accepted", "generation_tokens", "running", "waiting"):
+        _check_count(name, getattr(w, name))
+    for i, v in enumerate(w.per_position or ()):
+        _check_count(f"accepted tokens at position {i}", v)
+    notes: list[str] = []
+    if w.counter_reset:
+        notes.append("a counter went down between the scrapes, so the server restarted: this window "
+                     "counts from zero after the restart (as Prometheus rate() does); check the server's "
+                     "uptime if that was unexpected")
+    k = w.k
+    e = e_ci = rate = rate_ci = None
+    survival = survival_ci = conditional = None
+    source = "none"
+    if not w.spec_enabled:
+        notes.append("speculative decoding is off on this server (no speculative-decoding metrics): "
+                     "load and throughput are measured, the model predicts what speculation would do")
+    elif w.drafts is not None and w.accepted is not None:
+        if w.drafts <= 0:
+            notes.append(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
+                         "unknown: the server is idle or decoding nothing; send traffic or widen the window")
+        elif k is None:
+            notes.append("k (draft tokens per step) is unknown, so E cannot be placed on the model")
+        else:
+            n = w.drafts
+            e = 1.0 + w.accepted / n
+            if e > k + 1 + 1e-6:
+                raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {k} "
+                                     "per draft: the counters do not belong together")
+            e = min(e, k + 1.0)
+            rate = (e - 1.0) / k
+            # Tokens within one draft are correlated, so count each draft as one trial: conservative.
+            rate_ci = wilson_interval(rate * n, n)
+            e_ci = (1.0 + k * rate_ci[0], 1.0 + k * rate_ci[1])
+            source = ("accepted / drafts counters" if w.server == "vllm-v1"
+                      else "(generation tokens − requests) / verify calls counters")
+            if w.per_position and len(w.per_position) == k:
+                p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
+                p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
+                survival = tuple(float(x) for x in p)
+                survival_ci = tuple(wilson_interval(x * n, n) for x in p)
+                conditional = tuple(float(x) for x in acceptance.conditional_acceptance(p))
+    elif w.gauge_tokens_per_step is not None and k is not None:
+        e = min(max(float(w.gauge_tokens_per_step), 1.0), k + 1.0)
+        rate = (e - 1.0) / k
+        source = {"vllm-v0": "vllm:spec_decode_efficiency gauge · (k + 1)",
+                  "sglang": "sglang:spec_accept_length gauge"}.get(w.server, "engine gauge")
+        notes.append(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
+                     "size, so no confidence interval")
+    else:
+        notes.append("the server exposes speculative-decoding metrics but none that give acceptance "
+                     "in this window (or k is unknown)")
+    alpha = alpha_ci = None
+    if e is not None:
+        alpha = float(acceptance.alpha_from_tokens_per_step(e, k))
+        if e_ci is not None:
+            alpha_ci = tuple(float(acceptance.alpha_from_tokens_per_step(x, k)) for x in e_ci)
+    gen_tok_s = None if w.generation_tokens is None else w.generation_tokens / w.window_s
+    capacity = (w.num_gpu_blocks * w.block_size
+                if w.num_gpu_blocks is not None and w.block_size is not None else None)
+    return LiveStats(
+        server=w.server, model_name=w.model_name, k=k, window_s=float(w.window_s), spec_enabled=w.spec_enabled,
+        tokens_per_step=e, tokens_per_step_ci=e_ci, alpha=alpha, alpha_ci=alpha_ci, survival=survival,
+        survival_ci=survival_ci, conditional=conditional, draft_acceptance_rate=rate,
+        draft_acceptance_rate_ci=rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
+        generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
+        num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
+        source=source, notes=tuple(notes))
+
+
+def _finite(obj):
+    """JSON-safe copy: NaN/inf -> None, tuples -> lists."""
+    if isinstance(obj, dict):
+        return {key: _finite(v) for key, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, np.generic):
+        return _finite(obj.item())
+    return obj

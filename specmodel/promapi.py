@@ -1,0 +1,271 @@
+"""Query a Prometheus server's HTTP API (/api/v1/query, /api/v1/query_range) and say clearly what went wrong.
+
+An `httpx.Client` is passed in (the testing seam; `scrape.make_client` makes a suitable one).
+The Live page's URL policy applies (`scrape.check_url`: http/https only, the SPECMODEL_ALLOWED_HOSTS
+allow-list, cloud metadata addresses refused) and redirects are not followed. Credentials (basic
+auth or a bearer token) travel in `PromAuth`, whose repr hides them, and never appear in a
+message (`scrape.display_url` masks user:password in URLs). Every failure becomes a SpecModelError
+naming the server and what to check.
+Response format: https://prometheus.io/docs/prometheus/latest/querying/api/
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import httpx
+import numpy as np
+
+from .errors import SpecModelError
+from .scrape import ScrapePolicy, check_url, display_url
+
+DEFAULT_TIMEOUT_S = 15.0
+MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per series
+
+_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
+_UNIT_S = (365 * 86400, 7 * 86400, 86400, 3600, 60, 1, 0.001)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Prometheus duration such as "5m", "90s" or "1h30m".
+
+    >>> parse_duration("5m"), parse_duration("1h30m"), parse_duration("1500ms")
+    (300.0, 5400.0, 1.5)
+    """
+    m = _DURATION.match(str(text).strip())
+    seconds = sum(int(v) * unit for v, unit in zip(m.groups(), _UNIT_S) if v) if m and text.strip() else 0.0
+    if not seconds:
+        raise SpecModelError(
+            f"'{text}' is not a time window: write a Prometheus duration such as 30s, 5m, 1h or 1h30m")
+    return float(seconds)
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest Prometheus duration for a whole number of seconds (or milliseconds).
+
+    >>> format_duration(300), format_duration(5400), format_duration(1.5)
+    ('5m', '1h30m', '1500ms')
+    """
+    ms = int(round(seconds * 1000))
+    if ms <= 0:
+        raise SpecModelError(f"a time window must be positive, got {seconds} s")
+    if ms % 1000:
+        return f"{ms}ms"
+    s, out = ms // 1000, ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if s >= size:
+            out += f"{s // size}{unit}"
+            s %= size
+    return out
+
+
+@dataclass(frozen=True)
+class PromAuth:
+    """Optional credentials for a Prometheus behind a proxy: basic auth or a bearer token (not both)."""
+
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    bearer_token: str | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.bearer_token and (self.username or self.password):
+            raise SpecModelError("give either a user name and password or a bearer token, not both")
+        if self.password and not self.username:
+            raise SpecModelError("a password needs a user name too")
+
+    def apply(self) -> tuple[httpx.Auth | None, dict[str, str]]:
+        if self.bearer_token:
+            return None, {"Authorization": f"Bearer {self.bearer_token}"}
+        if self.username:
+            return httpx.BasicAuth(self.username, self.password or ""), {}
+        return None, {}
+
+
+@dataclass(frozen=True)
+class PromServer:
+    """Where a Prometheus server answers and how to talk to it."""
+
+    url: str
+    auth: PromAuth = field(default_factory=PromAuth)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    policy: ScrapePolicy = field(default_factory=ScrapePolicy.from_env)
+
+    def __post_init__(self):
+        object.__setattr__(self, "url", normalise_url(self.url, self.policy))
+        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+            raise SpecModelError(f"timeout must be a positive number of seconds, got {self.timeout_s}")
+
+    @property
+    def shown(self) -> str:
+        """The URL as it may be shown: any user:password masked."""
+        return display_url(self.url)
+
+
+def normalise_url(url: str, policy: ScrapePolicy | None = None) -> str:
+    """Check a Prometheus base URL against the URL policy; add http:// if missing; drop a trailing
+    / or the UI path a user may paste (/graph, /query, /targets).
+
+    >>> normalise_url("prometheus:9090/graph"), normalise_url("https://prom.example.com/monitoring/")
+    ('http://prometheus:9090', 'https://prom.example.com/monitoring')
+    """
+    text = (url or "").strip()
+    if not text:
+        raise SpecModelError("give the URL of a Prometheus server, e.g. http://prometheus:9090")
+    if "://" not in text:
+        text = "http://" + text
+    u = check_url(text, policy, resolve=False)
+    path = re.sub(r"/(graph|query|targets)?/?$", "", u.path)
+    return str(u.copy_with(path=path or "/", query=None, fragment=None)).rstrip("/")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One series of an instant query: its labels and value at the evaluation time."""
+
+    labels: dict
+    value: float
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a range query: labels, unix timestamps (s) and values."""
+
+    labels: dict
+    times_s: np.ndarray
+    values: np.ndarray
+
+
+def query(client: httpx.Client, server: PromServer, promql: str, at_s: float | None = None) -> list[Sample]:
+    """Evaluate an instant query (at unix time `at_s`, or the server's now)."""
+    params = {"query": promql, "timeout": format_duration(server.timeout_s)}
+    if at_s is not None:
+        params["time"] = f"{at_s:.3f}"
+    data = _call(client, server, "/api/v1/query", params, promql)
+    if data.get("resultType") == "scalar":
+        return [Sample({}, _number(data["result"][1]))]
+    if data.get("resultType") != "vector":
+        raise SpecModelError(f"Prometheus at {server.shown} answered `{promql}` with a "
+                             f"{data.get('resultType')}, expected an instant vector")
+    return [Sample(dict(r.get("metric", {})), _number(r["value"][1])) for r in data["result"]]
+
+
+def query_range(client: httpx.Client, server: PromServer, promql: str, start_s: float, end_s: float,
+                step_s: float) -> list[Series]:
+    """Evaluate a range query from start_s to end_s (unix seconds) every step_s seconds."""
+    if not (end_s > start_s and step_s > 0):
+        raise SpecModelError("a range query needs end after start and a positive step")
+    if (end_s - start_s) / step_s > MAX_RANGE_POINTS:
+        raise SpecModelError(f"{(end_s - start_s) / step_s:.0f} points per series is more than Prometheus "
+                             f"returns ({MAX_RANGE_POINTS}): choose a shorter history or a longer step")
+    params = {"query": promql, "start": f"{start_s:.3f}", "end": f"{end_s:.3f}",
+              "step": format_duration(step_s), "timeout": format_duration(server.timeout_s)}
+    data = _call(client, server, "/api/v1/query_range", params, promql)
+    if data.get("resultType") != "matrix":
+        raise SpecModelError(f"Prometheus at {server.shown} answered a range query with a "
+                             f"{data.get('resultType')}, expected a matrix")
+    out = []
+    for r in data["result"]:
+        values = r.get("values") or []
+        out.append(Series(dict(r.get("metric", {})), np.array([float(v[0]) for v in values]),
+                          np.array([_number(v[1]) for v in values])))
+    return out
+
+
+def targets(client: httpx.Client, server: PromServer) -> list[dict]:
+    """The active scrape targets with job, instance, health ("up", "down", "unknown") and last error."""
+    data = _call(client, server, "/api/v1/targets", {"state": "active"}, None)
+    out = []
+    for t in data.get("activeTargets", []):
+        labels = t.get("labels", {})
+        out.append({"job": labels.get("job", ""), "instance": labels.get("instance", ""),
+                    "health": t.get("health", "unknown"), "last_error": t.get("lastError", ""),
+                    "scrape_url": display_url(t.get("scrapeUrl", ""))})
+    return out
+
+
+def _number(text) -> float:
+    try:
+        return float(text)  # Prometheus writes NaN, +Inf, -Inf as strings; float() reads them
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _call(client: httpx.Client, server: PromServer, path: str, params: dict, promql: str | None) -> dict:
+    url = check_url(server.url + path, server.policy)  # resolves the host: metadata addresses refused
+    auth, headers = server.auth.apply()
+    where = f"Prometheus at {server.shown}"
+    connect_s = min(server.policy.connect_timeout_s, server.timeout_s)
+    try:
+        with client.stream("GET", url, params=params, headers=headers,
+                           auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
+                           timeout=httpx.Timeout(server.timeout_s + 2.0, connect=connect_s),
+                           follow_redirects=False) as response:
+            if response.is_redirect:
+                raise SpecModelError(f"{where} redirects to {display_url(response.headers.get('location', '?'))}: "
+                                     "give the URL it redirects to")
+            body = _read_capped(response, where, server.policy.max_bytes)
+    except httpx.ConnectTimeout:
+        raise SpecModelError(f"{where} did not accept a connection within {connect_s:g} s: "
+                             "check the URL and that the server is reachable from here") from None
+    except httpx.TimeoutException:
+        raise SpecModelError(f"{where} did not answer within {server.timeout_s + 2:g} s: choose a shorter "
+                             "window or history, or raise the timeout") from None
+    except httpx.ConnectError as exc:
+        reason = "the host name does not resolve" if _is_dns_error(exc) else "connection refused or unreachable"
+        raise SpecModelError(f"cannot reach {where}: {reason}; check the URL and that Prometheus is "
+                             "running") from None
+    except httpx.HTTPError as exc:
+        raise SpecModelError(f"{where} failed ({type(exc).__name__}): check the URL") from None
+
+    payload = None
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        pass
+    if isinstance(payload, dict) and payload.get("status") == "error":
+        raise SpecModelError(_api_error(where, payload, promql))
+    status = response.status_code
+    if status in (401, 403):
+        raise SpecModelError(f"{where} refused the request (HTTP {status}): give a user name and password "
+                             "or a bearer token that may read it")
+    if status == 404:
+        raise SpecModelError(f"{where} has no Prometheus API at {path} (HTTP 404): give the server's base "
+                             "URL, e.g. http://prometheus:9090")
+    if status >= 400:
+        raise SpecModelError(f"{where} answered HTTP {status}: check the URL and the server's health")
+    if not isinstance(payload, dict) or payload.get("status") != "success" or "data" not in payload:
+        kind = response.headers.get("content-type", "unknown content").split(";")[0]
+        raise SpecModelError(f"{where} did not answer like a Prometheus server (got {kind}): give the base "
+                             "URL of a Prometheus server, e.g. http://prometheus:9090")
+    return payload["data"]
+
+
+def _read_capped(response: httpx.Response, where: str, max_bytes: int) -> bytes:
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise SpecModelError(f"{where} sent more than {max_bytes / 2**20:.0f} MB, so reading stopped: "
+                                 "narrow the query with a label filter or a shorter history")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _api_error(where: str, payload: dict, promql: str | None) -> str:
+    kind = payload.get("errorType", "error")
+    detail = str(payload.get("error", "")).strip()
+    if kind == "bad_data":
+        shown = f" `{promql}`" if promql else ""
+        return f"{where} rejected the query{shown}: {detail}; check the label filter"
+    if kind in ("timeout", "canceled"):
+        return f"{where} gave up on the query ({kind}: {detail}): choose a shorter window or history"
+    return f"{where} could not run the query ({kind}: {detail})"
+
+
+def _is_dns_error(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return any(s in text for s in ("name or service not known", "nodename nor servname", "name resolution",
+                                   "no address associated", "getaddrinfo"))

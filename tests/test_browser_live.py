@@ -1,0 +1,41 @@
+"""The Live page in a real browser: type a metrics URL, see the live verdict appear and refresh."""
+
+import re
+
+import pytest
+
+from tests import replay
+from tests.browser import wait_for_app, wait_for_charts
+from tests.replay import ReplayServer
+
+pytestmark = pytest.mark.browser
+
+
+def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(streamlit_server, browser_page):
+    page = browser_page
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        page.goto(streamlit_server + "/?live_every=2")
+        wait_for_app(page)
+        page.get_by_role("link", name=re.compile("Live")).click()  # from the What-if page, as a user would
+        page.wait_for_url(re.compile(r"/live"))
+        wait_for_app(page)
+        field = page.get_by_role("textbox", name="Metrics URL")
+        field.fill(srv.url)
+        field.press("Enter")
+        # The fragment refreshes every 2 s on its own: the verdict appears without any click.
+        verdict = page.get_by_text(re.compile(r"Right now: pays off"))
+        verdict.wait_for(timeout=30_000)
+        wait_for_charts(page)
+        text = verdict.inner_text()
+        assert "measured E = 2.50 tokens per step with k = 3" in text
+        assert page.get_by_text("Operating point on the model", exact=False).count() >= 1
+        assert "live_url=" in page.url and "127.0.0.1" in page.url
+        scrapes = srv.scrapes
+        for _ in range(100):  # auto-refresh keeps scraping while the page is open (every 2 s)
+            if srv.scrapes > scrapes:
+                break
+            page.wait_for_timeout(100)
+        assert srv.scrapes > scrapes
+        page.wait_for_timeout(500)
+        assert page.get_by_text("Hardware and models").is_visible()  # the shared sidebar survives refreshes
+        assert page.get_by_text(re.compile(r"Right now: pays off")).is_visible()

@@ -1,0 +1,253 @@
+"""Fleet view against a real Prometheus (Debian's) scraping replayed vLLM V1, V0 and SGLang servers.
+
+One Prometheus for the module (about 11 s: Prometheus applies new scrape targets after 5 s, then
+six 1 s scrapes). Ratios (E, α, survival, draft acceptance rate) are exact: every series of a target
+is scraped at the same instant, so increase()'s extrapolation scales them alike. Rates
+(generation tok/s) are compared within 10 %: rate() extrapolates to the window's edges and scrapes
+jitter by milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specmodel import Scenario, SpecModelError, acceptance, cli, fleet, promapi
+from tests.prometheus_harness import FLEET, running_fleet
+
+WINDOW = "4s"  # shorter than the scraped span, so rate() needs no extrapolation past the data
+RATE_TOLERANCE = 0.10
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def prom_fleet(tmp_path_factory):
+    with running_fleet(tmp_path_factory.mktemp("prometheus"), samples=6) as f:
+        yield f
+
+
+@pytest.fixture(scope="module")
+def report(prom_fleet):
+    with httpx.Client() as client:
+        return fleet.fleet(client, promapi.PromServer(prom_fleet.url), Scenario(), window=WINDOW)
+
+
+def by_key(report, prom_fleet) -> dict:
+    out = {}
+    for key, target in prom_fleet.targets.items():
+        rows = [i for i in report.instances if i.instance == target]
+        assert len(rows) == 1, f"{key}: expected one row for {target}, got {len(rows)}"
+        out[key] = rows[0]
+    return out
+
+
+def inc(key: str, name: str):
+    return FLEET[key].increments[name]
+
+
+def test_every_replayed_instance_has_the_statistics_its_counters_imply(report, prom_fleet):
+    rows = by_key(report, prom_fleet)
+
+    good = rows["v1-good"].stats
+    drafts = inc("v1-good", "vllm:spec_decode_num_drafts_total")
+    e = 1 + inc("v1-good", "vllm:spec_decode_num_accepted_tokens_total") / drafts
+    assert (good.server, good.k, rows["v1-good"].job) == ("vllm-v1", 3, "vllm-pool-a")
+    assert good.tokens_per_step == pytest.approx(e, rel=1e-6)
+    assert good.alpha == pytest.approx(acceptance.alpha_from_tokens_per_step(e, 3), rel=1e-6)
+    assert good.survival == pytest.approx(
+        [x / drafts for x in inc("v1-good", "vllm:spec_decode_num_accepted_tokens_per_pos_total")], rel=1e-6)
+    assert good.draft_acceptance_rate == pytest.approx(
+        inc("v1-good", "vllm:spec_decode_num_accepted_tokens_total")
+        / inc("v1-good", "vllm:spec_decode_num_draft_tokens_total"), rel=1e-6)
+    assert good.running == 4
+    assert good.generation_tok_s == pytest.approx(inc("v1-good", "vllm:generation_tokens_total"), rel=RATE_TOLERANCE)
+    assert rows["v1-good"].verdict.label == "pays off"
+
+    losing = rows["v1-losing"]
+    assert losing.stats.tokens_per_step == pytest.approx(
+        1 + inc("v1-losing", "vllm:spec_decode_num_accepted_tokens_total")
+        / inc("v1-losing", "vllm:spec_decode_num_drafts_total"), rel=1e-6)
+    assert losing.verdict.concurrency == 160
+    assert losing.verdict.label == "loses"
+    assert report.losing == (losing,)
+
+    off = rows["v1-off"]
+    assert not off.stats.spec_enabled and off.stats.tokens_per_step is None
+    assert off.stats.generation_tok_s == pytest.approx(inc("v1-off", "vllm:generation_tokens_total"),
+                                                       rel=RATE_TOLERANCE)
+    assert off.to_dict()["verdict"] == "off" and off.verdict.concurrency == 64
+
+    v0 = rows["v0"].stats
+    assert (v0.server, v0.k, v0.model_name) == ("vllm-v0", 4, "meta-llama/Llama-3.1-70B-Instruct")
+    assert v0.tokens_per_step == pytest.approx(0.6826666666666666 * 5, rel=1e-9)  # efficiency gauge · (k + 1)
+    assert v0.running == 24
+
+    sg = rows["sglang"].stats
+    e_sg = ((inc("sglang", "sglang:generation_tokens_total") - inc("sglang", "sglang:num_requests_total"))
+            / inc("sglang", "sglang:spec_verify_calls_total"))
+    assert (sg.server, sg.k) == ("sglang", 3)
+    assert sg.tokens_per_step == pytest.approx(e_sg, rel=1e-6)
+    assert sg.running == 31
+
+
+def test_a_server_restart_inside_the_window_is_handled_as_increase_does(prom_fleet):
+    with httpx.Client() as client:  # a window over every sample, the restart included
+        report = fleet.fleet(client, promapi.PromServer(prom_fleet.url), Scenario(), window="1m")
+    [restarted] = [i for i in report.instances if i.instance == prom_fleet.targets["v1-restarted"]]
+    drafts = inc("v1-restarted", "vllm:spec_decode_num_drafts_total")
+    assert restarted.stats.tokens_per_step == pytest.approx(
+        1 + inc("v1-restarted", "vllm:spec_decode_num_accepted_tokens_total") / drafts, rel=1e-6)
+    assert restarted.stats.survival == pytest.approx(
+        [x / drafts for x in inc("v1-restarted", "vllm:spec_decode_num_accepted_tokens_per_pos_total")], rel=1e-6)
+    # Without reset handling the window would span the drop from the sample's lifetime totals.
+    assert restarted.stats.drafts > 0
+
+
+def test_a_target_that_is_down_is_reported_with_prometheus_error(report, prom_fleet):
+    assert [d["instance"] for d in report.down] == [prom_fleet.dead]
+    assert report.down[0]["job"] == "vllm-legacy"
+    assert "connection refused" in report.down[0]["last_error"]
+    assert all(i.up for i in report.instances)
+
+
+def test_history_gives_e_and_concurrency_per_instance(prom_fleet):
+    with httpx.Client() as client:
+        frame = fleet.history(client, promapi.PromServer(prom_fleet.url), window="2s", span="4s")
+    good = frame[frame["instance"] == prom_fleet.targets["v1-good"]].dropna(subset=["tokens_per_step"])
+    assert len(good) >= 3
+    assert good["tokens_per_step"].tolist() == pytest.approx([2.9] * len(good), rel=1e-6)
+    assert set(good["running"]) == {4.0}
+    assert set(frame["instance"]) == set(prom_fleet.targets.values())
+    assert fleet.select(frame, jobs=["sglang"])["instance"].unique().tolist() == [prom_fleet.targets["sglang"]]
+
+
+@pytest.mark.parametrize("selector, expected", [
+    ('job="no-such-job"', 'no vLLM or SGLang series matching {job="no-such-job"} in the last 4s'),
+    ('job=~"("', "rejected the query"),
+])
+def test_queries_that_return_nothing_or_are_invalid_say_so(prom_fleet, selector, expected):
+    with httpx.Client() as client, pytest.raises(SpecModelError) as err:
+        fleet.fleet(client, promapi.PromServer(prom_fleet.url), Scenario(), window=WINDOW, selector=selector)
+    assert expected in str(err.value)
+
+
+def test_only_down_targets_match_gives_their_errors(prom_fleet):
+    with httpx.Client() as client, pytest.raises(SpecModelError) as err:
+        fleet.fleet(client, promapi.PromServer(prom_fleet.url), Scenario(), window=WINDOW,
+                    selector=f'instance="{prom_fleet.dead}"')
+    message = str(err.value)
+    assert "1 scrape target(s) are down" in message and prom_fleet.dead in message
+    assert "connection refused" in message
+
+
+def test_cli_json_has_one_object_per_instance_with_the_scrape_keys(prom_fleet, capsys):
+    assert cli.main(["fleet", prom_fleet.url, "--window", WINDOW, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    instances = {r["instance"]: r for r in rows}
+    assert set(instances) == set(prom_fleet.targets.values()) | {prom_fleet.dead}
+    keys = {"instance", "model_name", "server", "k", "tokens_per_step", "alpha", "per_position",
+            "draft_acceptance_rate", "running_requests", "generation_tok_s", "window_s", "verdict",
+            "predicted_speedup"}
+    good = instances[prom_fleet.targets["v1-good"]]
+    assert keys <= set(good)
+    assert good["per_position"] == pytest.approx([0.85, 0.65, 0.4])
+    assert good["window_s"] == 4.0 and good["verdict"] == "pays off" and good["predicted_speedup"] > 1
+    assert instances[prom_fleet.targets["v1-losing"]]["verdict"] == "loses"
+    assert instances[prom_fleet.dead]["verdict"] == "down"
+
+
+def test_cli_text_calls_out_losing_and_down_instances(prom_fleet, capsys):
+    assert cli.main(["fleet", prom_fleet.url, "--window", WINDOW, "--match", 'job=~"vllm-.*"']) == 0
+    out = capsys.readouterr().out
+    assert f"LOSES  {prom_fleet.targets['v1-losing']}" in out
+    assert f"DOWN   {prom_fleet.dead}" in out
+    assert prom_fleet.targets["sglang"] not in out  # filtered out by the label filter
+
+
+def test_cli_failure_is_one_line_and_exit_2(prom_fleet, capsys):
+    assert cli.main(["fleet", prom_fleet.url, "--window", WINDOW, "--match", 'job="nothing"']) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: Prometheus at ")
+
+
+def fleet_page(**query) -> AppTest:
+    """The Fleet page opened from a link carrying `query` (the page's widgets are bound to the URL)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    return at.switch_page("pages/fleet.py").run()
+
+
+def test_page_lists_instances_and_calls_out_the_losing_one(prom_fleet):
+    at = fleet_page(prom_url=prom_fleet.url, fleet_window=WINDOW, fleet_span="6s")
+    assert not at.exception
+    losing = prom_fleet.targets["v1-losing"]
+    assert [e.value for e in at.error if losing in e.value] and "turn speculation off" in at.error[0].value
+    assert prom_fleet.dead in at.warning[0].value
+    table = at.dataframe[0].value
+    assert len(table) == len(FLEET) and set(table["instance"]) == set(prom_fleet.targets.values())
+    assert table.set_index("instance").loc[prom_fleet.targets["v1-good"], "verdict"] == "pays off"
+
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert titles == ["Where each instance runs: predicted speedup at its own concurrency",
+                      "Acceptance and load over time, per instance"]
+
+    at.multiselect(key="fleet_jobs").select("sglang").run()
+    assert at.dataframe[0].value["instance"].tolist() == [prom_fleet.targets["sglang"]]
+
+
+def test_a_link_with_a_job_filter_shows_only_that_job(prom_fleet):
+    at = fleet_page(prom_url=prom_fleet.url, fleet_window=WINDOW, fleet_span="6s", fleet_jobs=["vllm-pool-a"])
+    assert not at.exception
+    assert sorted(at.dataframe[0].value["instance"]) == sorted(
+        [prom_fleet.targets["v1-good"], prom_fleet.targets["v1-losing"]])
+
+
+def test_page_shows_a_message_when_prometheus_is_down():
+    from tests.browser import free_port
+
+    at = fleet_page(prom_url=f"http://127.0.0.1:{free_port()}")
+    assert not at.exception
+    assert "cannot reach Prometheus" in at.error[0].value
+    assert len(at.dataframe) == 0
+
+
+def test_page_with_a_bad_window_says_how_to_write_one():
+    at = fleet_page(prom_url="http://127.0.0.1:9", fleet_window="5 minutes")
+    assert not at.exception
+    assert "'5 minutes' is not a time window" in at.error[0].value
+
+
+def test_page_without_url_explains_what_to_enter():
+    at = fleet_page()
+    assert not at.exception and "Prometheus server" in at.info[0].value
+
+
+@pytest.mark.browser
+def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_fleet, streamlit_server, browser_page):
+    from tests.browser import wait_for_app, wait_for_charts
+
+    page = browser_page
+    page.goto(streamlit_server + "/")
+    wait_for_app(page)
+    page.locator("[data-testid='stSidebarNavLink']", has_text="Fleet").click()
+    page.get_by_role("textbox", name="Window").fill(WINDOW)
+    page.get_by_role("textbox", name="Window").press("Enter")
+    wait_for_app(page)
+    page.get_by_role("textbox", name="Prometheus URL").fill(prom_fleet.url)
+    page.get_by_role("textbox", name="Prometheus URL").press("Enter")
+    wait_for_app(page)
+    losing = prom_fleet.targets["v1-losing"]
+    alert = page.locator("[data-testid='stAlertContainer']", has_text=losing)
+    alert.wait_for()
+    assert "loses" in alert.inner_text() and "turn speculation off" in alert.inner_text()
+    assert page.locator("[data-testid='stAlertContainer']", has_text=prom_fleet.dead).inner_text().count("down") >= 1
+    assert page.get_by_text(f"{len(FLEET)} instance(s)", exact=False).count() == 1
+    wait_for_charts(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 2
+    assert "prom_url=" in page.url and "fleet_window=4s" in page.url

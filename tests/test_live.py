@@ -1,0 +1,149 @@
+"""The live measurement on the model (verdict, k' ≤ k), its figures, and the `scrape` command."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from specmodel import Scenario, acceptance, cli, figures_live, live, prom
+from tests import replay
+from tests.conftest import ROOT
+from tests.replay import ReplayServer
+
+
+def window_stats(k=3, drafts=1000, per_position=(800, 500, 200), running=12.0, spec=True) -> prom.LiveStats:
+    w = prom.SpecWindow(server="vllm-v1", k=k if spec else None, window_s=10.0, spec_enabled=spec,
+                        drafts=drafts if spec else None, draft_tokens=drafts * k if spec else None,
+                        accepted=sum(per_position) if spec else None,
+                        per_position=tuple(per_position) if spec else None, generation_tokens=5000,
+                        running=running, waiting=0.0, model_name="meta-llama/Llama-3.1-8B-Instruct")
+    return prom.stats_from_window(w)
+
+
+def test_k_options_use_the_measured_profile_for_every_shorter_k():
+    stats = window_stats()
+    v = live.live_verdict(stats, Scenario())
+    assert [o.k for o in v.k_options] == [0, 1, 2, 3]
+    expected = acceptance.tokens_per_step_at_k([0, 1, 2, 3], survival=stats.survival)
+    assert [o.tokens_per_step for o in v.k_options] == pytest.approx(list(expected))  # 1, 1.8, 2.3, 2.5
+    assert v.k_options[0].speedup == 1.0
+    assert v.concurrency == 12 and v.measured
+    assert v.best_k == max(v.k_options, key=lambda o: (o.speedup, -o.k)).k
+    assert v.speedup == pytest.approx(v.k_options[3].speedup)
+    lo, hi = v.speedup_range
+    assert lo <= v.speedup <= hi
+    assert f"batch 12, measured E = {stats.tokens_per_step:.2f}" in v.text
+
+
+def test_load_decides_the_verdict_at_the_same_acceptance():
+    light = live.live_verdict(window_stats(running=1), Scenario())
+    heavy = live.live_verdict(window_stats(running=400), Scenario())
+    assert light.label == "pays off"
+    assert heavy.speedup < light.speedup
+    assert heavy.concurrency == 400
+
+
+def test_speculation_off_predicts_with_the_base_scenario_at_the_measured_load():
+    stats = window_stats(spec=False, running=8)
+    v = live.live_verdict(stats, Scenario(alpha=0.8, k=4))
+    assert v.label == "off" and not v.measured and v.concurrency == 8
+    assert "speculation is off on this server" in v.text and "k = 4 at α = 0.80" in v.text
+    assert v.speedup == pytest.approx(float(live.predict(Scenario(alpha=0.8, k=4, concurrency=8)).speedup))
+
+
+def test_model_mismatch_and_idle_server_are_noted():
+    v = live.live_verdict(window_stats(running=0), Scenario(target="Llama 3.1 70B", gpu="H100", tp=4, draft="Llama 3.2 1B"))
+    assert v.concurrency == 1
+    assert any("serves Llama 3.1 8B but the sidebar's target is Llama 3.1 70B" in n for n in v.notes)
+    assert any("no requests were running" in n for n in v.notes)
+
+
+def test_history_is_capped_and_windows_pick_their_start():
+    history = []
+    for i in range(400):
+        history = live.append_history(history, {"at": float(i)})
+    assert len(history) == live.HISTORY_CAP and history[0]["at"] == 400 - live.HISTORY_CAP
+
+    class S:
+        def __init__(self, at):
+            self.at = at
+    snaps = [S(float(t)) for t in range(0, 130, 10)]  # every 10 s for two minutes
+    assert live.window_start(snaps, "last interval") == len(snaps) - 2
+    assert snaps[-1].at - snaps[live.window_start(snaps, "1 min")].at == 60
+    assert live.window_start(snaps, "session") == 0
+
+
+def test_figures_have_titles_units_and_the_operating_point():
+    stats = window_stats()
+    v = live.live_verdict(stats, Scenario())
+    fig = figures_live.operating_point_figure(v)
+    assert "Operating point" in fig.layout.title.text
+    assert "(running" in fig.layout.xaxis.title.text and "(×)" in fig.layout.yaxis.title.text
+    point = [t for t in fig.data if t.name == "right now"][0]
+    assert list(point.x) == [12] and point.y[0] == pytest.approx(v.speedup)
+    hist = [live.history_point(stats, 1.8e9 + 5 * i, v) for i in range(3)]
+    rolling = figures_live.rolling_figure(hist)
+    names = {t.name for t in rolling.data}
+    assert {"tokens per step E", "running requests", "E, 95% interval"} <= names
+    assert "(tokens)" in rolling.layout.yaxis.title.text and "(count)" in rolling.layout.yaxis2.title.text
+    surv = figures_live.survival_figure(stats)
+    assert list(surv.data[0].y) == pytest.approx([0.8, 0.5, 0.2])
+    assert "(probability)" in surv.layout.yaxis.title.text
+
+
+def run_cli(args, capsys):
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_scrape_command_json_has_the_public_keys(capsys):
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        code, out, err = run_cli(["scrape", srv.url, "--window", "0.2", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    for key in ("server", "k", "tokens_per_step", "alpha", "per_position", "draft_acceptance_rate",
+                "running_requests", "generation_tok_s", "window_s", "verdict"):
+        assert key in data
+    assert (data["server"], data["k"], data["tokens_per_step"]) == ("vllm-v1", 3, 2.5)
+    assert data["per_position"] == pytest.approx([0.8, 0.5, 0.2])
+    assert data["draft_acceptance_rate"] == pytest.approx(0.5) and data["running_requests"] == 12
+    assert data["verdict"] in ("pays off", "borderline", "loses")
+    assert data["window_s"] >= 0.2 and data["generation_tok_s"] == pytest.approx(2500 / data["window_s"], rel=0.05)
+
+
+def test_scrape_command_for_speculation_off_and_sglang(capsys):
+    with ReplayServer("vllm_v1_nospec_sample.txt", increments=replay.V1_NOSPEC) as srv:
+        code, out, _ = run_cli(["scrape", srv.url, "--window", "0.1", "--json"], capsys)
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "off" and data["tokens_per_step"] is None
+    assert "model predicts k = 4" in data["verdict_text"]
+    with ReplayServer("sglang_specdecode_sample.txt", increments=replay.SGLANG) as srv:
+        code, out, _ = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    assert code == 0 and "sglang" in out and "tokens per step:  2.500" in out
+
+
+@pytest.mark.parametrize("mode, message", [("404", "HTTP 404"), ("html", "HTML page")])
+def test_scrape_command_failures_exit_2_with_one_line(mode, message, capsys):
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode=mode) as srv:
+        code, out, err = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_scrape_command_without_traffic_exits_2(capsys):
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as srv:
+        code, _, err = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    assert code == 2 and "no drafts were proposed" in err
+
+
+def test_scrape_command_as_a_process_and_its_argument_errors():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC) as srv:
+        done = subprocess.run([sys.executable, "-m", "specmodel", "scrape", srv.url, "--window", "0.1", "--json"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tokens_per_step"] == 2.5
+    bad = subprocess.run([sys.executable, "-m", "specmodel", "scrape", "http://127.0.0.1:9/metrics", "--window", "0"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--window" in bad.stderr

@@ -1,0 +1,98 @@
+"""The Live page in Streamlit's AppTest, scraping replay servers on 127.0.0.1."""
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from tests import replay
+from tests.conftest import ROOT
+from tests.replay import ReplayServer
+
+APP = str(ROOT / "app.py")
+
+
+def open_live(url: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/live.py").run()
+    if url is not None:
+        at.text_input(key="live_url").set_value(url).run()
+    return at
+
+
+def texts(elements) -> str:
+    return " | ".join(e.value for e in elements)
+
+
+def test_without_a_url_the_page_asks_for_one():
+    at = open_live()
+    assert not at.exception
+    assert "Enter the metrics URL" in texts(at.info)
+
+
+def test_two_scrapes_give_the_statistics_the_verdict_and_the_charts():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        at = open_live(srv.url)
+        assert not at.exception
+        assert "First scrape done: vllm-v1" in texts(at.info)
+        at.run()  # the next scrape completes the first window
+    assert not at.exception
+    assert "Right now: pays off" in texts(at.success)
+    assert "measured E = 2.50 tokens per step with k = 3" in texts(at.success)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Tokens per step E"] == "2.50"
+    assert metrics["Draft acceptance rate"] == "0.500"
+    assert metrics["Running / waiting"] == "12.0 / 2.0"
+    assert metrics["KV cache used"] == "25%"
+    titles = " ".join(json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart"))
+    assert "Operating point on the model" in titles and "Tokens per step and load" in titles
+    assert "Acceptance by draft position" in titles
+    table = at.dataframe[0].value
+    assert list(table["k'"]) == [0, 1, 2, 3]
+
+
+def test_a_link_with_the_url_and_interval_opens_the_same_view():
+    with ReplayServer("sglang_specdecode_sample.txt", increments=replay.SGLANG) as srv:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params["live_url"] = srv.url
+        at.query_params["live_every"] = "10"
+        at.run()
+        at.switch_page("pages/live.py").run()
+        assert at.text_input(key="live_url").value == srv.url
+        assert at.select_slider(key="live_every").value == 10
+        at.run()
+    assert not at.exception
+    assert "measured E = 2.50 tokens per step with k = 3" in texts(at.success)
+    assert "sglang" in " ".join(c.value for c in at.caption)
+
+
+def test_speculation_off_shows_load_and_the_model_prediction():
+    with ReplayServer("vllm_v1_nospec_sample.txt", increments=replay.V1_NOSPEC, gauges=replay.V1_GAUGES) as srv:
+        at = open_live(srv.url)
+        at.run()
+    assert not at.exception
+    assert "speculation is off on this server; the model predicts k = 4" in texts(at.info)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Tokens per step E"] == "—" and metrics["Running / waiting"] == "12.0 / 2.0"
+    assert metrics["Generated tokens/s"] != "—"
+
+
+def test_failures_show_a_message_and_the_page_keeps_going():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, mode="500") as srv:
+        at = open_live(srv.url)
+        assert not at.exception
+        assert "HTTP 500" in texts(at.error) and srv.url in texts(at.error)
+        srv.mode = "ok"  # the server recovers: the next refresh measures again
+        at.run()
+        at.run()
+    assert not at.exception and not at.error
+    assert "Right now" in texts(at.success)
+
+
+def test_a_server_that_restarts_is_reported_and_still_measured():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, mode="reset") as srv:
+        at = open_live(srv.url)
+        at.run()
+    assert not at.exception
+    assert "restarted" in texts(at.warning)
+    assert {m.label: m.value for m in at.metric}["Tokens per step E"] == "2.50"

@@ -1,0 +1,168 @@
+"""Scraping real HTTP servers on 127.0.0.1: the statistics they imply, and every way a scrape goes wrong."""
+
+import socket
+
+import pytest
+
+from specmodel import SpecModelError, scrape
+from tests import replay
+from tests.replay import ReplayServer
+
+FAST = scrape.ScrapePolicy(connect_timeout_s=1.0, read_timeout_s=0.5, total_timeout_s=1.0)
+
+
+def measure(url: str, policy=FAST, **kwargs):
+    """Two scrapes and their window (no waiting: the replay advances counters per scrape)."""
+    with scrape.make_client(policy) as client:
+        return scrape.measure(client, url, 0.05, policy=policy, **kwargs)
+
+
+def test_vllm_v1_window_matches_the_replayed_counters():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        first, last, stats = measure(srv.url)
+    assert stats.server == "vllm-v1" and stats.k == 3
+    assert stats.drafts == srv.expected_delta("vllm:spec_decode_num_drafts_total")
+    assert stats.tokens_per_step == pytest.approx(1 + 1500 / 1000)
+    assert stats.survival == pytest.approx([x / 1000 for x in srv.expected_delta(
+        "vllm:spec_decode_num_accepted_tokens_per_pos_total")])
+    assert stats.draft_acceptance_rate == pytest.approx(1500 / 3000)
+    assert stats.alpha == pytest.approx(0.6914, abs=1e-4)  # E(0.6914, 3) = 2.5
+    assert stats.running == 12 and stats.waiting == 2 and stats.kv_usage == 0.25
+    assert stats.generation_tok_s == pytest.approx(2500 / stats.window_s)
+    assert stats.window_s == pytest.approx(last.at - first.at)
+
+
+def test_sglang_window_matches_the_replayed_counters():
+    with ReplayServer("sglang_specdecode_sample.txt", increments=replay.SGLANG) as srv:
+        _, _, stats = measure(srv.url)
+    assert (stats.server, stats.k) == ("sglang", 3)
+    assert stats.tokens_per_step == pytest.approx((2600 - 100) / 1000)
+    assert stats.running == 31
+
+
+def test_vllm_v0_reads_its_gauges_with_a_given_k():
+    with ReplayServer("vllm_v0_specdecode_sample.txt", increments=replay.V0,
+                      gauges={"vllm:spec_decode_efficiency": 0.7}) as srv:
+        _, _, stats = measure(srv.url, k=4)
+    assert (stats.server, stats.k) == ("vllm-v0", 4)
+    assert stats.tokens_per_step == pytest.approx(0.7 * 5)
+    assert stats.generation_tok_s == pytest.approx(3000 / stats.window_s)
+
+
+def test_speculation_off_still_gives_load_and_throughput():
+    with ReplayServer("vllm_v1_nospec_sample.txt", increments=replay.V1_NOSPEC, gauges=replay.V1_GAUGES) as srv:
+        _, _, stats = measure(srv.url)
+    assert not stats.spec_enabled and not stats.measured
+    assert stats.running == 12 and stats.generation_tok_s == pytest.approx(4000 / stats.window_s)
+
+
+def test_counters_reset_between_scrapes_count_from_zero_and_say_so():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, mode="reset") as srv:
+        _, _, stats = measure(srv.url)
+    assert stats.tokens_per_step == pytest.approx(2.5)  # the post-restart counts: one increment each
+    assert any("restarted" in n for n in stats.notes)
+
+
+def test_no_traffic_in_the_window_says_so():
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as srv:  # nothing advances
+        _, _, stats = measure(srv.url)
+    assert not stats.measured
+    assert any("no drafts were proposed" in n for n in stats.notes)
+
+
+def refused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again on exit: nothing listens there
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("404", "HTTP 404 .*path is wrong"),
+    ("500", "HTTP 500 .*server error"),
+    ("html", "HTML page"),
+    ("garbage", "not Prometheus metrics text"),
+    ("trickle", "too slow: after 1 s only"),
+    ("huge", "more than 1 MB, so reading stopped"),
+    ("slow", "sent nothing for 0.5 s"),
+])
+def test_each_bad_server_gives_a_message_naming_the_url(mode, message):
+    policy = scrape.ScrapePolicy(connect_timeout_s=1.0, read_timeout_s=0.5, total_timeout_s=1.0,
+                                 max_bytes=1024 * 1024)
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode=mode) as srv:
+        with pytest.raises(SpecModelError, match=message) as info, scrape.make_client(policy) as client:
+            scrape.scrape_snapshot(client, srv.url, policy=policy)
+    assert srv.url in str(info.value)
+
+
+def test_connection_refused_and_dns_failure():
+    with pytest.raises(SpecModelError, match="cannot connect .*is the server running"):
+        measure(f"http://127.0.0.1:{refused_port()}/metrics")
+    with pytest.raises(SpecModelError, match="cannot resolve host 'no-such-host.invalid'"):
+        measure("http://no-such-host.invalid/metrics")
+
+
+def test_no_inference_metrics_and_an_unknown_model():
+    with ReplayServer("# TYPE node_load1 gauge\nnode_load1 0.5\n") as srv:
+        with pytest.raises(SpecModelError, match="no vLLM or SGLang metrics"):
+            measure(srv.url)
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as srv:
+        with pytest.raises(SpecModelError, match="model 'other' is not served here"):
+            measure(srv.url, model_name="other")
+
+
+@pytest.mark.parametrize("url, message", [
+    ("ftp://127.0.0.1/metrics", "only http:// and https://"),
+    ("file:///etc/passwd", "only http:// and https://"),
+    ("http://169.254.169.254/latest/meta-data/", "cloud metadata address"),
+    ("http://[fd00:ec2::254]/latest/", "cloud metadata address"),
+    ("http://metadata.google.internal/computeMetadata/v1/", "cloud metadata address"),
+    ("   ", "no URL given"),
+    ("http://", "names no host|not a valid URL"),
+])
+def test_url_policy_refuses_before_any_request(url, message):
+    with pytest.raises(SpecModelError, match=message):
+        scrape.check_url(url)
+
+
+def test_allow_list_from_the_environment():
+    policy = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: "vllm.internal, *.svc.cluster.local"})
+    assert policy.allowed_hosts == ("vllm.internal", "*.svc.cluster.local")
+    with pytest.raises(SpecModelError, match="not in SPECMODEL_ALLOWED_HOSTS"):
+        scrape.check_url("http://127.0.0.1:8000/metrics", policy)
+    assert scrape.check_url("http://a.b.svc.cluster.local:8000/metrics", policy, resolve=False).host.endswith(
+        "cluster.local")
+    metadata_allowed = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: "169.254.169.254"})
+    assert scrape.check_url("http://169.254.169.254/", metadata_allowed).host == "169.254.169.254"
+    assert scrape.ScrapePolicy.from_env({}).allowed_hosts is None
+
+
+def test_redirects_are_rechecked_and_followed_when_allowed():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="redirect:http://169.254.169.254/") as srv:
+        with pytest.raises(SpecModelError, match="redirected to http://169.254.169.254/, which is refused"):
+            measure(srv.url)
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC) as target, \
+            ReplayServer("vllm_v1_specdecode_sample.txt", mode="redirect:" + target.url) as hop:
+        _, _, stats = measure(hop.url)
+    assert stats.tokens_per_step == pytest.approx(2.5)
+
+
+def test_bearer_token_is_sent_to_its_host_only_and_never_shown():
+    secret = "s3cret-token-value"
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, token=secret) as srv:
+        with pytest.raises(SpecModelError, match="HTTP 401 .*bearer token") as info:
+            measure(srv.url, token="wrong")
+        assert secret not in str(info.value) and "wrong" not in str(info.value)
+        _, _, stats = measure(srv.url, token=secret)
+        assert stats.tokens_per_step == pytest.approx(2.5)
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as other, \
+            ReplayServer("vllm_v1_specdecode_sample.txt", mode="redirect:" + other.url) as hop:
+        with scrape.make_client(FAST) as client:
+            scrape.fetch_text(client, hop.url, token=secret, policy=FAST)
+    assert hop.headers[-1].get("Authorization") == f"Bearer {secret}"
+    assert "Authorization" not in other.headers[-1]  # another origin: the token stays behind
+
+
+def test_credentials_in_the_url_are_masked_in_messages():
+    with pytest.raises(SpecModelError) as info:
+        measure(f"http://admin:hunter2@127.0.0.1:{refused_port()}/metrics")
+    assert "hunter2" not in str(info.value) and "***" in str(info.value)
