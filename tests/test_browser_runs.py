@@ -10,8 +10,7 @@ pytestmark = pytest.mark.browser
 
 def test_upload_csv_shows_flags_and_scatter_and_calibration_reaches_the_sidebar(streamlit_server, browser_page):
     page = browser_page
-    # Start where a user starts and follow the navigation (a direct /past-runs link on a fresh server
-    # first shows Streamlit's "Page not found" dialog: app.py's pages/ directory name, see README-runs.md).
+    # Start where a user starts and follow the navigation to the page.
     page.goto(streamlit_server + "/")
     wait_for_app(page)
     page.locator("[data-testid='stSidebarNav']").get_by_text("Past runs").click()
