@@ -28,7 +28,9 @@ _leave_pages_directory_mode()
 
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024}
 CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
-CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms")
+# The Runs page's calibration also fits the draft's bandwidth penalty (small_model_exponent); a
+# link with only the first four values keeps that parameter's default.
+CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent")
 
 
 def render_sidebar() -> None:
@@ -73,11 +75,11 @@ def calibration() -> Efficiency | None:
         return None
     try:
         values = [float(x) for x in raw.split(",")]
-        if len(values) != len(CAL_FIELDS):
+        if len(values) not in (len(CAL_FIELDS) - 1, len(CAL_FIELDS)):
             raise ValueError
         eff = Efficiency(**dict(zip(CAL_FIELDS, values)))
         if not (0 < eff.eta_bw <= 1 and 0 < eff.eta_flops <= 1 and eff.t_fixed_ms >= 0
-                and eff.t_spec_overhead_ms >= 0):
+                and eff.t_spec_overhead_ms >= 0 and 0 <= eff.small_model_exponent <= 1):
             raise ValueError
     except ValueError:
         del st.query_params["cal"]  # an invalid link parameter falls back to the defaults

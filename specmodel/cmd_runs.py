@@ -1,0 +1,148 @@
+"""`runs` command: read past benchmark runs, compare predicted with measured speedup, flag break-even.
+
+    python -m specmodel runs FILE... [--gpu NAME] [--target NAME] [--draft NAME] [--calibrate] [--json]
+
+Rows it could not read go to stderr with file and row. Exit 0 when any row loaded, 2 when none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from . import presets
+from .breakeven import review
+from .calibrate import calibrate
+from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .errors import SpecModelError
+from .runs import RunDefaults, read_runs
+
+ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
+            "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
+            "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
+            "draft_preset", "file", "row", "remarks"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("runs", help="compare past benchmark runs with the model; flag break-even; calibrate",
+                       description="Read run files (plain CSV, `vllm bench serve --save-result` JSON, guidellm "
+                                   "CSV/JSON), predict each run's speedup, and say whether it cleared break-even "
+                                   "at its concurrency. --gpu/--target/--draft are used for rows that do not "
+                                   "name a known preset.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="run files")
+    add_scenario_arguments(p)
+    p.add_argument("--k", type=_number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
+    p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
+                   help="compare speculative run file SPEC with baseline file BASELINE (file names)")
+    p.add_argument("--calibrate", action="store_true", help="fit the model's parameters to the runs first")
+    p.add_argument("--csv", metavar="PATH", help="write the break-even table as CSV")
+    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run_runs)
+
+
+def _clean(value):
+    if value is pd.NA:
+        return None
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else round(value, 4)
+    if hasattr(value, "item"):  # numpy scalars
+        return _clean(value.item())
+    if isinstance(value, tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _pairs(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        spec, sep, base = item.partition("=")
+        if not sep or not spec or not base:
+            raise SpecModelError(f"--pair expects SPEC_FILE=BASELINE_FILE, got '{item}'")
+        out[Path(spec).name] = Path(base).name
+    return out
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    from .cli import print_json
+
+    method, draft = method_and_draft(args)
+    defaults = RunDefaults(gpu=presets.find_gpu(args.gpu).name, target=presets.find_model(args.target).name,
+                           method=method, draft=draft, tp=args.tp, context_len=args.context_len, k=args.k)
+    files = []
+    unreadable = []
+    for name in args.files:
+        try:
+            files.append((Path(name).name, Path(name).read_bytes()))
+        except OSError as exc:
+            unreadable.append(f"{name}: cannot read the file ({exc.strerror or exc})")
+    table = read_runs(files, defaults, _pairs(args.pair))
+    for line in unreadable:
+        sys.stderr.write(f"error: {line}\n")
+    for problem in table.problems:
+        sys.stderr.write(f"{problem.severity}: {problem}\n")
+    if table.rows.empty:
+        sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
+        return 2
+
+    start = efficiency_from_args(args)
+    calibration = None
+    efficiency = start
+    if args.calibrate:
+        calibration = calibrate(table.rows, start)
+        efficiency = calibration.efficiency
+    result = review(table.rows, efficiency)
+    rows = []
+    uncalibrated = review(table.rows, start).evaluated if calibration else None
+    for i, r in enumerate(result.evaluated.to_dict("records")):
+        row = {key: _clean(r.get(key)) for key in ROW_KEYS}
+        for key in ("row", "concurrency", "k"):
+            if row[key] is not None:
+                row[key] = int(row[key])
+        if uncalibrated is not None:
+            row["predicted_speedup_uncalibrated"] = _clean(uncalibrated.iloc[i]["predicted_speedup"])
+        rows.append(row)
+    if args.csv:
+        from .report import break_even_csv
+        Path(args.csv).write_text(break_even_csv(result.table))
+    if args.html:
+        from .figures_runs import break_even_chart, predicted_vs_measured
+        from .report import html_report
+        Path(args.html).write_text(html_report(
+            result.evaluated, result.table, result.summary,
+            [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], table.problems,
+            calibration.to_dict() if calibration else None))
+    if args.json:
+        out = {"rows": rows, "summary": {k: _clean(v) for k, v in result.summary.items()},
+               "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
+                             "message": p.message} for p in table.problems]}
+        if calibration:
+            out["calibration"] = calibration.to_dict()
+        print_json(out)
+        return 0
+    _print_text(rows, result.summary, calibration)
+    return 0
+
+
+def _f(x, fmt="{:.2f}"):
+    return "–" if x is None else fmt.format(x)
+
+
+def _print_text(rows, summary, calibration) -> None:
+    header = f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     advice"
+    print(header)
+    for r in rows:
+        print(f"{str(r['workload'])[:26]:<26} {r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
+              f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
+              f"{_f(r['predicted_speedup']):>6}  {str(r['verdict'] or '–'):<10}  {r['advice'] or ''}")
+    if summary["rows_compared"]:
+        print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
+              f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "
+              f"{summary['rows_compared']}")
+    if calibration:
+        params = ", ".join(f"{k} = {v:.4g}" for k, v in calibration.parameters().items())
+        print(f"calibrated: {params}\n  {calibration.message}")

@@ -1,0 +1,110 @@
+"""Exports of the Runs review: the break-even table as CSV, and a self-contained HTML report.
+
+Every string that came from a user's file is escaped in the HTML; CSV cells that a spreadsheet
+would run as a formula (starting with = + - @, tab or carriage return) get a leading apostrophe.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from datetime import datetime, timezone
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .breakeven import TABLE_COLUMNS
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_cell(value):
+    """A text cell that starts like a formula becomes inert text; numbers are left alone."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def break_even_csv(table: pd.DataFrame) -> str:
+    """The break-even table as CSV text, safe to open in a spreadsheet."""
+    safe = table.reindex(columns=[c for c in TABLE_COLUMNS if c in table.columns] or table.columns)
+    safe = safe.apply(lambda col: col.map(neutralise_cell) if not pd.api.types.is_numeric_dtype(col) else col)
+    return safe.to_csv(index=False, float_format="%.4g")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return html.escape(str(value))
+
+
+def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str = "") -> str:
+    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    body = []
+    for r in frame[cols].to_dict("records"):
+        cells = []
+        for c in cols:
+            cls = f' class="v-{html.escape(str(r[c]))}"' if c == "verdict" and isinstance(r[c], str) else ""
+            cells.append(f"<td{cls}>{_cell(r[c])}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table class='{css_class}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
+                   "tokens_per_step": "tokens/step", "break_even_tokens_per_step": "break-even tokens/step",
+                   "margin_pct": "margin", "measured_speedup": "measured ×", "predicted_speedup": "predicted ×",
+                   "advice": "advice", "file": "file", "row": "row"}
+
+
+def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
+    shown = table.reindex(columns=list(_REPORT_COLUMNS)).copy()
+    shown["margin_pct"] = shown["margin_pct"].map(lambda m: "" if pd.isna(m) else f"{m:+.0%}")
+    return shown.rename(columns=_REPORT_COLUMNS)
+
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1400px}
+table{border-collapse:collapse;font-size:13px;margin:0.5rem 0 1.5rem}
+th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}table.be td:nth-child(10){min-width:340px}.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
+.v-borderline{color:#9a6700;font-weight:600}.muted{color:#59636e}
+"""
+
+
+def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, figures: list[go.Figure],
+                problems: list | None = None, calibration: dict | None = None,
+                title: str = "Speculative decoding: past runs") -> str:
+    """One HTML file with everything inline (plotly.js included): opens offline, mails as is."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_STYLE}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1><p class='muted'>Generated {stamp} by specmodel.</p>"]
+    n = summary.get("rows_compared", 0)
+    if n:
+        parts.append(f"<p>{n} run(s) with both a measured and a predicted speedup: mean absolute percentage error "
+                     f"{summary['mape_speedup_pct']:.1f}%, verdicts agree on {summary['verdicts_agreeing']} of {n}.</p>")
+    if calibration:
+        params = ", ".join(f"{html.escape(k)} = {v:.3g}" for k, v in calibration["parameters"].items())
+        parts.append(f"<h2>Calibration</h2><p>{params}</p><p>{html.escape(calibration['message'])}</p>")
+    parts.append("<h2>Break-even</h2><p class='muted'>Measured tokens per verify step against the break-even at "
+                 "each run's concurrency; clears: more than 5% above, fails: more than 5% below.</p>")
+    parts.append(_table(_break_even_display(table), css_class="be"))
+    for i, fig in enumerate(figures):
+        parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
+                                 config={"displaylogo": False}))
+    parts.append("<h2>Runs as read</h2>")
+    parts.append(_table(evaluated, ["file", "row", "format", "workload", "concurrency", "k", "method", "alpha",
+                                    "tokens_per_step", "acceptance_from", "baseline_tok_s", "spec_tok_s",
+                                    "measured_speedup", "gpu", "gpu_preset", "target_model", "draft_model",
+                                    "remarks"]))
+    if problems:
+        parts.append("<h2>Problems in the input</h2><ul>")
+        parts.extend(f"<li>{html.escape(p.severity)}: {html.escape(str(p))}</li>" for p in problems)
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

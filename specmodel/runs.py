@@ -1,0 +1,872 @@
+"""Read past benchmark runs (plain CSV, `vllm bench serve` JSON, guidellm CSV/JSON) into one table.
+
+Every reader turns a file into *records* (one per run or per concurrency level) and a list of
+`Problem`s that name the file, the row and the column. Records then go through one validation
+path: acceptance in whatever form the row has becomes E and α through `specmodel.acceptance`,
+free-text GPU and model names map to presets, and a speculative run that was measured alone is
+paired with its baseline run. A row with an error is left out and reported; a row that needed a
+fallback (an unknown GPU, a missing k) is kept and the fallback is written into its `remarks`.
+
+Row numbers: for CSV files the spreadsheet row (the header is row 1, the first run row 2); for
+JSON files the position of the benchmark in the file (1 = first).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import acceptance, presets
+from .errors import SpecModelError
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # the upload limit in .streamlit/config.toml (maxUploadSize = 20 MB)
+SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
+
+# Canonical columns of the run table, in display order (README-runs.md explains each).
+COLUMNS = [
+    "file", "row", "format", "workload", "concurrency", "request_rate", "k", "method", "temperature",
+    "alpha", "tokens_per_step", "acceptance_from", "survival", "baseline_tok_s", "spec_tok_s",
+    "measured_speedup", "gpu", "gpu_preset", "target_model", "target_preset", "draft_model",
+    "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "notes", "remarks",
+]
+
+# Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
+# spaces, dashes and dots into underscores).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "workload": ("workload", "task", "dataset", "dataset_name", "scenario", "name", "label"),
+    "concurrency": ("concurrency", "max_concurrency", "batch", "batch_size", "concurrent_requests",
+                    "num_concurrent", "streams", "users", "max_concurrent"),
+    "request_rate": ("request_rate", "rate", "qps", "rps", "requests_per_s"),
+    "k": ("k", "num_speculative_tokens", "num_spec_tokens", "speculative_tokens", "gamma",
+          "draft_tokens_per_step", "spec_k"),
+    "method": ("method", "spec_method", "speculative_method", "speculation", "spec_decode_method"),
+    "temperature": ("temperature", "temp"),
+    "alpha": ("alpha", "per_token_acceptance", "token_acceptance", "acceptance_alpha"),
+    "tokens_per_step": ("tokens_per_step", "mean_acceptance_length", "acceptance_length", "accept_len",
+                        "accept_length", "spec_decode_acceptance_length", "spec_accept_length",
+                        "mean_accept_len"),
+    "draft_acceptance_rate": ("draft_acceptance_rate", "acceptance_rate", "accept_rate",
+                              "spec_accept_rate"),
+    "acceptance_rate_percent": ("spec_decode_acceptance_rate", "acceptance_rate_percent",
+                                "acceptance_rate_pct", "draft_acceptance_rate_percent"),
+    "accepted_tokens": ("accepted_tokens", "num_accepted_tokens", "spec_decode_accepted_tokens",
+                        "spec_decode_num_accepted_tokens"),
+    "drafts": ("drafts", "num_drafts", "spec_decode_num_drafts"),
+    "draft_tokens": ("draft_tokens", "num_draft_tokens", "spec_decode_draft_tokens",
+                     "spec_decode_num_draft_tokens"),
+    "survival": ("survival", "per_position_acceptance", "per_position_acceptance_rates",
+                 "spec_decode_per_position_acceptance_rates", "acceptance_per_position"),
+    "baseline_tok_s": ("baseline_tok_s", "baseline_throughput", "baseline_output_throughput",
+                       "plain_tok_s", "no_spec_tok_s", "tok_s_baseline", "baseline_tokens_per_s"),
+    "spec_tok_s": ("spec_tok_s", "spec_throughput", "speculative_tok_s", "spec_output_throughput",
+                   "output_throughput", "throughput", "tok_s", "output_tok_s", "tokens_per_s"),
+    "speedup": ("speedup", "measured_speedup"),
+    "gpu": ("gpu", "hardware", "device", "accelerator"),
+    "target_model": ("target_model", "model", "model_id", "target"),
+    "draft_model": ("draft_model", "draft", "speculative_model", "draft_model_id"),
+    "context_len": ("context_len", "context_length", "mean_context_len", "ctx", "context_tokens"),
+    "t_target_ms": ("t_target_ms", "target_step_ms", "target_ms"),
+    "t_draft_ms": ("t_draft_ms", "draft_step_ms", "draft_ms"),
+    "tp": ("tp", "tensor_parallel", "tensor_parallel_size"),
+    "notes": ("notes", "note", "comment", "comments", "description"),
+}
+_POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?(\d+)$")
+_ALIAS_INDEX = {alias: canon for canon, names in ALIASES.items() for alias in names}
+_TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "notes", "survival"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, located as precisely as the file allows."""
+
+    file: str
+    row: int | None  # spreadsheet row (CSV, header = 1) or benchmark number (JSON); None: whole file
+    column: str | None
+    message: str  # what was wrong and what is expected
+    severity: str = "error"  # "error": the row was not loaded; "warning": loaded with a fallback
+
+    def where(self) -> str:
+        parts = [self.file]
+        if self.row is not None:
+            parts.append(f"row {self.row}")
+        if self.column:
+            parts.append(f"column '{self.column}'")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.where()}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RunDefaults:
+    """What a row that does not say gets (the sidebar's choices on the page, flags on the CLI)."""
+
+    gpu: str = "L40S"
+    target: str = "Llama 3.1 8B"
+    method: str = "draft_model"
+    draft: str | None = "Llama 3.2 1B"
+    tp: int = 1
+    context_len: int = 1024
+    k: int | None = None  # for files that do not record k (guidellm)
+
+
+@dataclass
+class RunTable:
+    rows: pd.DataFrame  # one row per loaded run, columns COLUMNS
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+    def problems_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
+                              "problem": p.message} for p in self.problems],
+                            columns=["severity", "file", "row", "column", "problem"])
+
+
+# --- records: what readers produce before validation ------------------------------------------
+
+@dataclass
+class _Record:
+    file: str
+    row: int | None
+    fmt: str
+    values: dict  # canonical name -> raw value (str, number or list)
+    headers: dict  # canonical name -> the user's header (for messages)
+    arm: str = "pair"  # "pair": both arms in one row; "spec" / "baseline": one arm, to be paired
+    pair_key: tuple | None = None
+    remarks: list[str] = field(default_factory=list)
+
+
+# --- entry points ------------------------------------------------------------------------------
+
+def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None) -> RunTable:
+    """Read several run files into one table.
+
+    files: iterable of (name, bytes) or paths. pairs: {speculative file name: baseline file name}
+    fixes which baseline a one-arm speculative file is compared with (otherwise matched on model,
+    dataset and concurrency or request rate).
+    """
+    defaults = defaults or RunDefaults()
+    records: list[_Record] = []
+    problems: list[Problem] = []
+    for item in files:
+        name, data = _name_and_bytes(item)
+        recs, probs = _read_one(name, data, defaults)
+        records.extend(recs)
+        problems.extend(probs)
+    records, pair_problems = _pair_arms(records, pairs or {})
+    problems.extend(pair_problems)
+    rows = []
+    for rec in records:
+        row, probs = _validate(rec, defaults)
+        problems.extend(probs)
+        if row is not None:
+            rows.append(row)
+    _fill_missing_alpha(rows)
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    numeric = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
+               "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp"]
+    frame[numeric] = frame[numeric].apply(pd.to_numeric, errors="coerce")
+    frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
+    return RunTable(frame.reset_index(drop=True), problems)
+
+
+def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -> RunTable:
+    return read_runs([(name, data)], defaults)
+
+
+def _name_and_bytes(item) -> tuple[str, bytes]:
+    if isinstance(item, (str, Path)):
+        path = Path(item)
+        return path.name, path.read_bytes()
+    name, data = item
+    if isinstance(data, str):
+        data = data.encode()
+    return str(name), bytes(data)
+
+
+def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Record], list[Problem]]:
+    def fail(message: str):
+        return [], [Problem(name, None, None, message)]
+
+    if len(data) > MAX_FILE_BYTES:
+        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 2**20:.0f} MB limit; "
+                    "split it or keep only the summary rows")
+    if not data.strip():
+        return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
+    head = data[:8192]
+    if b"\x00" in head:
+        return fail("this is not a text file (it contains binary data); expected CSV or JSON")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        try:
+            text = data.decode("cp1252")  # spreadsheets on Windows; still text
+        except UnicodeDecodeError:
+            return fail(f"this is not UTF-8 text (byte {exc.start} cannot be decoded); expected CSV or JSON")
+        if sum(not (c.isprintable() or c.isspace()) for c in text[:4096]) > 8:
+            return fail("this is not a text file (unreadable characters); expected CSV or JSON")
+    stripped = text.lstrip()
+    try:
+        if stripped[:1] in "{[":
+            return _read_json(name, stripped)
+        first_line = stripped.splitlines()[0]
+        if first_line.startswith("Run Info") or ("Benchmark" in first_line and "Token Throughput" in first_line):
+            return _read_guidellm_csv(name, text)
+        return _read_plain_csv(name, text)
+    except SpecModelError as exc:
+        return fail(str(exc))
+
+
+# --- plain CSV -------------------------------------------------------------------------------
+
+def _norm_header(h: str) -> str:
+    h = re.sub(r"\(.*?\)|\[.*?\]", "", str(h)).strip().lower()
+    return re.sub(r"[^a-z0-9%]+", "_", h).strip("_").replace("%", "percent")
+
+
+def _sniff_delimiter(text: str) -> str:
+    sample = "\n".join(text.splitlines()[:20])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
+    problems: list[Problem] = []
+    delimiter = _sniff_delimiter(text)
+    if delimiter != ",":
+        shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
+        problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
+                                                  f"with {shown}", "warning"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
+                                skip_blank_lines=False, skipinitialspace=True, on_bad_lines="warn")
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+            raise SpecModelError(f"not readable as CSV ({str(exc).strip()}); expected a header line "
+                                 "and one comma-separated row per run") from None
+    bad_lines = []
+    for w in caught:
+        for m in re.finditer(r"line (\d+): expected (\d+) fields, saw (\d+)", str(w.message), re.I):
+            line = int(m.group(1))
+            bad_lines.append(line)
+            problems.append(Problem(name, line, None, f"has {m.group(3)} cells where the header has "
+                                                      f"{m.group(2)}; row skipped (a stray delimiter?)"))
+    headers: dict[str, str] = {}
+    unknown = []
+    positions: dict[int, str] = {}
+    for h in frame.columns:
+        key = _norm_header(h)
+        canon = _ALIAS_INDEX.get(key)
+        pos = _POSITION_HEADER.match(key)
+        if canon and canon not in headers:
+            headers[canon] = h
+        elif pos:
+            positions[int(pos.group(1))] = h
+        elif str(h).strip() and not str(h).startswith("Unnamed"):
+            unknown.append(str(h))
+    if not headers and not positions:
+        if len(frame.columns) == 1:
+            raise SpecModelError(f"found a single column '{frame.columns[0]}'; expected columns separated by "
+                                 "commas, such as workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s")
+        raise SpecModelError(f"none of the columns ({', '.join(map(str, frame.columns[:8]))}) is one this "
+                             "reader knows; expected a header such as "
+                             "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see the README for aliases)")
+    for h in unknown:
+        problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
+                                               "aliases are listed in the README)", "warning"))
+    line_numbers = [n for n in range(2, 2 + len(frame) + len(bad_lines)) if n not in set(bad_lines)]
+    records = []
+    for (_, raw), line in zip(frame.iterrows(), line_numbers):
+        cells = {c: str(raw[h]).strip() for c, h in headers.items()}
+        if not any(cells.values()) and not any(str(raw[h]).strip() for h in positions.values()):
+            continue  # a blank line is not a run
+        values = {c: v for c, v in cells.items() if v != ""}
+        hdrs = dict(headers)
+        if positions and "survival" not in values:
+            surv = [str(raw[positions[i]]).strip() for i in sorted(positions)]
+            if any(surv):
+                values["survival"] = [s for s in surv if s != ""]
+                hdrs["survival"] = ", ".join(positions[i] for i in sorted(positions))
+        records.append(_Record(name, line, "csv", values, hdrs))
+    if not records and not bad_lines:
+        problems.append(Problem(name, None, None, "has a header but no rows; expected one row per run"))
+    return records, problems
+
+
+# --- vllm bench serve JSON / guidellm JSON ---------------------------------------------------------
+
+def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecModelError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected "
+                             "the file `vllm bench serve --save-result` or guidellm writes") from None
+    if isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list):
+        return _read_guidellm_json(name, doc)
+    if isinstance(doc, dict) and "output_throughput" in doc:
+        return _read_vllm_bench(name, doc)
+    if isinstance(doc, list) and doc and all(isinstance(d, dict) and "output_throughput" in d for d in doc):
+        recs, probs = [], []
+        for i, d in enumerate(doc, start=1):
+            r, p = _read_vllm_bench(name, d, index=i)
+            recs.extend(r)
+            probs.extend(p)
+        return recs, probs
+    shape = f"a list of {len(doc)} items" if isinstance(doc, list) else (
+        f"an object with keys {', '.join(list(doc)[:6])}" if isinstance(doc, dict) else type(doc).__name__)
+    raise SpecModelError(f"JSON of an unknown shape ({shape}); expected `vllm bench serve --save-result` output "
+                         "(an object with output_throughput, max_concurrency, ...) or guidellm's benchmarks.json "
+                         "(an object with a 'benchmarks' list)")
+
+
+def _num(x):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+_METHOD_WORDS = (("eagle", "eagle"), ("medusa", "medusa"), ("mtp", "mtp"), ("ngram", "ngram"),
+                 ("n-gram", "ngram"), ("prompt_lookup", "ngram"), ("draft", "draft_model"))
+
+
+def _method_from_label(label) -> str | None:
+    text = str(label or "").lower()
+    for word, method in _METHOD_WORDS:
+        if word in text:
+            return method
+    return None
+
+
+def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[_Record], list[Problem]]:
+    row = index
+    problems = []
+    throughput = _num(d.get("output_throughput"))
+    values: dict = {}
+    headers = {"spec_tok_s": "output_throughput", "concurrency": "max_concurrency", "k": "spec_decode_draft_tokens",
+               "target_model": "model_id", "gpu": "gpu", "workload": "dataset_name",
+               "context_len": "total_input_tokens", "temperature": "temperature"}
+    completed = _num(d.get("completed")) or _num(d.get("num_prompts"))
+    in_len = out_len = None
+    if completed:
+        in_len = (_num(d.get("total_input_tokens")) or 0) / completed
+        out_len = (_num(d.get("total_output_tokens")) or 0) / completed
+        values["context_len"] = round(in_len + out_len / 2)
+    dataset = d.get("dataset_name") or d.get("dataset")
+    values["workload"] = str(dataset) if dataset else (
+        f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None else Path(name).stem)
+    concurrency = _num(d.get("max_concurrency"))
+    rate = _num(d.get("request_rate"))
+    if concurrency is None:
+        little = (_num(d.get("request_throughput")) or 0) * (_num(d.get("mean_e2el_ms")) or 0) / 1e3
+        if little > 0:
+            concurrency = max(1, round(little))
+            problems.append(Problem(name, row, "max_concurrency", f"not set (the run was paced by request rate "
+                                    f"{d.get('request_rate')}); concurrency estimated as {concurrency} from "
+                                    "request throughput × mean latency", "warning"))
+    if concurrency is not None:
+        values["concurrency"] = concurrency
+    if rate is not None:
+        values["request_rate"] = rate
+    for key, src in (("target_model", "model_id"), ("gpu", "gpu"), ("draft_model", "draft_model"),
+                     ("temperature", "temperature"), ("tp", "tp"), ("notes", "label")):
+        if d.get(src) not in (None, ""):
+            values[key] = d[src]
+    method = d.get("method") or _method_from_label(d.get("label"))
+    if method:
+        values["method"] = method
+    drafts = _num(d.get("spec_decode_num_drafts"))
+    is_spec = drafts is not None and drafts > 0 or d.get("spec_decode_acceptance_length") is not None
+    if throughput is None:
+        problems.append(Problem(name, row, "output_throughput", f"'{d.get('output_throughput')}' is not a "
+                                "number; expected output tokens per second"))
+        return [], problems
+    if is_spec:
+        per_pos = d.get("spec_decode_per_position_acceptance_rates")
+        if isinstance(per_pos, list) and per_pos:
+            values["survival"] = per_pos
+            headers["survival"] = "spec_decode_per_position_acceptance_rates"
+        for key, src in (("accepted_tokens", "spec_decode_accepted_tokens"), ("drafts", "spec_decode_num_drafts"),
+                         ("draft_tokens", "spec_decode_draft_tokens"),
+                         ("tokens_per_step", "spec_decode_acceptance_length"),
+                         ("acceptance_rate_percent", "spec_decode_acceptance_rate")):
+            if d.get(src) is not None:
+                values[key] = d[src]
+                headers[key] = src
+    key = (_model_key(d.get("model_id")), str(dataset or (round(in_len or 0), round(out_len or 0))),
+           concurrency if concurrency is not None else ("rate", rate))
+    values["spec_tok_s" if is_spec else "baseline_tok_s"] = throughput
+    headers["baseline_tok_s"] = "output_throughput"
+    return [_Record(name, row, "vllm bench serve", values, headers, "spec" if is_spec else "baseline", key)], problems
+
+
+def _model_key(name) -> str:
+    m = presets.match_model(name) if name else None
+    return m.name if m else str(name or "").strip().lower()
+
+
+def _dig(d, *paths):
+    """First value found at any of the dotted paths."""
+    for path in paths:
+        cur = d
+        for part in path.split("."):
+            if isinstance(cur, dict) and part in cur:
+                cur = cur[part]
+            else:
+                cur = None
+                break
+        if cur is not None:
+            return cur
+    return None
+
+
+def _strategy_concurrency(kind: str | None, streams, rate) -> tuple[float | None, float | None]:
+    kind = (kind or "").lower()
+    if kind == "synchronous":
+        return 1.0, None
+    if kind == "concurrent":
+        return _num(streams), None
+    return None, _num(rate)
+
+
+def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Problem]]:
+    records, problems = [], []
+    for i, b in enumerate(doc["benchmarks"], start=1):
+        if not isinstance(b, dict):
+            problems.append(Problem(name, i, None, "benchmark entry is not an object; skipped"))
+            continue
+        strategy = _dig(b, "config.strategy", "args.strategy", "scheduler.strategy", "strategy") or {}
+        kind = strategy.get("type_") or strategy.get("kind") if isinstance(strategy, dict) else str(strategy)
+        conc, rate = _strategy_concurrency(kind, strategy.get("streams") if isinstance(strategy, dict) else None,
+                                           strategy.get("rate") if isinstance(strategy, dict) else None)
+        metric = lambda key: _num(_dig(b, f"metrics.{key}.successful.mean", f"metrics.{key}.mean"))  # noqa: E731
+        measured_conc = metric("request_concurrency")
+        model = _dig(b, "config.backend.model", "args.backend.model", "backend.model", "worker.backend_model") or \
+            _dig(doc, "args.backend.model", "spec.backend.model")
+        out = metric("output_token_count") or metric("output_tokens")
+        iters = metric("output_tokens_per_iteration")
+        tokens_per_chunk = iters if iters else None
+        raw_throughput = _dig(b, "metrics.output_tokens_per_second.successful.mean", "metrics.output_tokens_per_second.mean")
+        record = _guidellm_record(name, i, "guidellm JSON", conc, rate, measured_conc,
+                                  (raw_throughput, "metrics.output_tokens_per_second.successful.mean"),
+                                  model, metric("prompt_token_count") or metric("input_tokens"), out,
+                                  tokens_per_chunk, None, problems)
+        if record:
+            records.append(record)
+    if not doc["benchmarks"]:
+        problems.append(Problem(name, None, "benchmarks", "the benchmarks list is empty; nothing to read"))
+    return records, problems
+
+
+def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
+    try:
+        frame = pd.read_csv(io.StringIO(text), header=[0, 1, 2], dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise SpecModelError(f"looks like a guidellm CSV but cannot be read ({exc}); expected the file "
+                             "`guidellm benchmark --outputs csv` writes (three header rows)") from None
+
+    def col(group: str, label: str, stat: str | None = None):
+        for c in frame.columns:
+            if c[0] == group and c[1] == label and (stat is None or c[2] == stat):
+                return c
+        return None
+
+    needed = {"Benchmark/Strategy": col("Benchmark", "Strategy"),
+              "Token Throughput/Successful Output Tokens/Sec/Mean":
+                  col("Token Throughput", "Successful Output Tokens/Sec", "Mean")}
+    missing = [k for k, v in needed.items() if v is None]
+    if missing:
+        raise SpecModelError(f"guidellm CSV without the column(s) {', '.join(missing)}; expected the CSV "
+                             "`guidellm benchmark` writes")
+    records, problems = [], []
+    for i, (_, raw) in enumerate(frame.iterrows()):
+        row = i + 4  # three header rows
+        get = lambda c: raw[c] if c is not None else None  # noqa: E731
+        strategy = str(get(needed["Benchmark/Strategy"]) or "")
+        kind, _, arg = strategy.partition("@")
+        conc, rate = _strategy_concurrency(kind, arg, arg)
+        backend = _json_or_none(get(col("Run Info", "Backend")))
+        model = backend.get("model") if isinstance(backend, dict) else None
+        args = _json_or_none(get(col("Runtime Info", "Arguments"))) or {}
+        data = _dig(args, "spec.data") or []
+        dataset = data[0].get("path") if data and isinstance(data[0], dict) else None
+        out = _num(get(col("Token Metrics", "Successful Output Tokens", "Mean")))
+        iters = _num(get(col("Streaming Iterations", "Successful Count", "Mean")))
+        tokens_per_chunk = (out - 1) / (iters - 1) if out and iters and iters > 1 else None
+        record = _guidellm_record(name, row, "guidellm CSV", conc, rate,
+                                  _num(get(col("Server Throughput", "Successful Concurrency", "Mean"))),
+                                  (get(needed["Token Throughput/Successful Output Tokens/Sec/Mean"]),
+                                   "Token Throughput: Successful Output Tokens/Sec, Mean"), model,
+                                  _num(get(col("Token Metrics", "Successful Input Tokens", "Mean"))), out,
+                                  tokens_per_chunk, dataset, problems, strategy_header="Benchmark Strategy")
+        if record:
+            records.append(record)
+    return records, problems
+
+
+def _json_or_none(text):
+    try:
+        return json.loads(text) if text else None
+    except (TypeError, json.JSONDecodeError):
+        return None
+
+
+def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell, model, in_len, out_len,
+                     tokens_per_chunk, dataset, problems, strategy_header="strategy"):
+    raw_throughput, throughput_column = throughput_cell
+    throughput = _num(raw_throughput)
+    if conc is None and measured_conc:
+        conc = max(1, round(measured_conc))
+        problems.append(Problem(name, row, strategy_header, f"a rate-paced run (rate {rate}); concurrency taken as "
+                                f"the measured mean {measured_conc:.1f} → {conc}", "warning"))
+    if throughput is None or throughput <= 0:
+        problems.append(Problem(name, row, throughput_column, f"'{raw_throughput}' is not a positive throughput; "
+                                "expected output tokens per second; row skipped"))
+        return None
+    values = {"concurrency": conc, "request_rate": rate, "target_model": model}
+    values = {k: v for k, v in values.items() if v is not None}
+    if in_len is not None:
+        values["context_len"] = round(in_len + (out_len or 0) / 2)
+    values["workload"] = str(dataset) if dataset else (
+        f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None and out_len else Path(name).stem)
+    headers = {"concurrency": strategy_header, "spec_tok_s": throughput_column, "baseline_tok_s": throughput_column,
+               "tokens_per_step": "Streaming Iterations"}
+    is_spec = tokens_per_chunk is not None and tokens_per_chunk > SPEC_TOKENS_PER_CHUNK
+    rec = _Record(name, row, fmt, values, headers, "spec" if is_spec else "baseline",
+                  (_model_key(model), str(dataset or ""), conc if conc is not None else ("rate", rate)))
+    if is_spec:
+        values["spec_tok_s"] = throughput
+        values["tokens_per_step"] = tokens_per_chunk
+        rec.remarks.append("tokens per step estimated from streamed chunks: (output tokens − 1) / (chunks − 1)")
+    else:
+        values["baseline_tok_s"] = throughput
+    return rec
+
+
+# --- pairing one-arm runs --------------------------------------------------------------------
+
+def _pair_arms(records: list[_Record], pairs: dict[str, str]) -> tuple[list[_Record], list[Problem]]:
+    out = [r for r in records if r.arm == "pair"]
+    specs = [r for r in records if r.arm == "spec"]
+    bases = [r for r in records if r.arm == "baseline"]
+    used: set[int] = set()
+    problems = []
+    for s in specs:
+        forced = pairs.get(s.file)
+        if forced is not None:
+            candidates = [b for b in bases if b.file == forced]
+            same_level = [b for b in candidates if b.pair_key[2] == s.pair_key[2]]
+            candidates = same_level or (candidates if len(candidates) == 1 else [])
+        else:
+            candidates = [b for b in bases if b.pair_key == s.pair_key and id(b) not in used] or [
+                b for b in bases if id(b) not in used and b.pair_key[0] == s.pair_key[0]
+                and b.pair_key[2] == s.pair_key[2] and not (b.pair_key[1] and s.pair_key[1])]
+        if forced is not None and not candidates:
+            problems.append(Problem(s.file, s.row, None, f"the chosen baseline file '{forced}' has no run at "
+                                    f"concurrency {s.values.get('concurrency')}; compared with nothing", "warning"))
+        if candidates:
+            b = candidates[0]
+            used.add(id(b))
+            s.values["baseline_tok_s"] = b.values["baseline_tok_s"]
+            where = b.file if b.row is None else f"{b.file} row {b.row}"
+            s.remarks.append(f"baseline from {where}")
+        elif forced is None:
+            s.remarks.append("no baseline run found for this model, dataset and concurrency: the measured "
+                             "speedup is unknown (upload the baseline run or choose it)")
+        out.append(s)
+    for b in bases:
+        if id(b) not in used:
+            problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
+                                    f"compare it with (concurrency {b.values.get('concurrency')}); not used",
+                                    "warning"))
+    return out, problems
+
+
+# --- validation: one path for every format ----------------------------------------------------------
+
+# Remarks that change what is predicted, so they are also listed as warnings beside the table.
+_WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
+                    "speedup ", "the per-position list")
+
+
+class _RowError(Exception):
+    def __init__(self, column: str | None, message: str):
+        super().__init__(message)
+        self.column = column
+
+
+def _number(rec: _Record, key: str, errors: list, *, lo=None, hi=None, strict_lo=False, whole=False,
+            what: str = "a number"):
+    raw = rec.values.get(key)
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        return None
+    column = rec.headers.get(key, key)
+    text = str(raw).strip().rstrip("%") if isinstance(raw, str) else raw
+    value = _num(text.replace(",", ".") if isinstance(text, str) and text.count(",") == 1 and "." not in text
+                 else text)
+    if value is None:
+        errors.append(_RowError(column, f"'{raw}' is not a number; expected {what}"))
+        return None
+    if whole and value != round(value):
+        errors.append(_RowError(column, f"{raw} is not a whole number; expected {what}"))
+        return None
+    if lo is not None and (value < lo or (strict_lo and value == lo)):
+        errors.append(_RowError(column, f"{raw} is {'not above' if strict_lo else 'below'} {lo:g}; expected {what}"))
+        return None
+    if hi is not None and value > hi:
+        errors.append(_RowError(column, f"{raw} is above {hi:g}; expected {what}"))
+        return None
+    return int(round(value)) if whole else value
+
+
+def _survival_values(raw) -> list[float]:
+    if isinstance(raw, (list, tuple)):
+        items = raw
+    else:
+        items = [x for x in re.split(r"[;\s|/,\[\]]+", str(raw)) if x]
+    return [float(x) for x in items]
+
+
+def _acceptance(rec: _Record, k: int | None, errors: list):
+    """The row's acceptance as an acceptance.Acceptance, from the most direct form it has."""
+    v = rec.values
+    col = lambda key: rec.headers.get(key, key)  # noqa: E731
+    try:
+        if "survival" in v:
+            try:
+                surv = _survival_values(v["survival"])
+            except ValueError:
+                raise _RowError(col("survival"), f"'{v['survival']}' is not a list of numbers; expected "
+                                "p_1;p_2;...;p_k, each in [0, 1]") from None
+            return acceptance.from_survival(surv, "per-position acceptance"), col("survival")
+        if "drafts" in v and "accepted_tokens" in v:
+            drafts = _number(rec, "drafts", errors, lo=0, strict_lo=True, what="a count of drafts > 0")
+            accepted = _number(rec, "accepted_tokens", errors, lo=0, what="a count of accepted tokens ≥ 0")
+            draft_tokens = _number(rec, "draft_tokens", errors, lo=0, what="a count of draft tokens ≥ 0")
+            if drafts is None or accepted is None:
+                return None, None
+            return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
+        if "tokens_per_step" in v:
+            e = _number(rec, "tokens_per_step", errors, lo=1, what="tokens per step E in [1, k + 1]")
+            if e is None:
+                return None, None
+            return _needs_k(k, col("tokens_per_step"), lambda kk: acceptance.from_tokens_per_step(
+                e, kk, f"{col('tokens_per_step')} (tokens per step)")), col("tokens_per_step")
+        if "draft_acceptance_rate" in v:
+            r = _number(rec, "draft_acceptance_rate", errors, lo=0, hi=1,
+                        what="a fraction of draft tokens accepted, in [0, 1]")
+            if r is None:
+                return None, None
+            return _needs_k(k, col("draft_acceptance_rate"), lambda kk: acceptance.from_draft_acceptance_rate(r, kk)), \
+                col("draft_acceptance_rate")
+        if "acceptance_rate_percent" in v:
+            r = _number(rec, "acceptance_rate_percent", errors, lo=0, hi=100,
+                        what="a percentage of draft tokens accepted, in [0, 100]")
+            if r is None:
+                return None, None
+            return _needs_k(k, col("acceptance_rate_percent"), lambda kk: acceptance.from_vllm_percent(r, kk)), \
+                col("acceptance_rate_percent")
+        if "alpha" in v:
+            a = _number(rec, "alpha", errors, lo=0, hi=1, what="the per-token acceptance α, in [0, 1]")
+            if a is None:
+                return None, None
+            return _needs_k(k, col("alpha"), lambda kk: acceptance.from_alpha(a, kk)), col("alpha")
+    except _RowError as exc:
+        errors.append(exc)
+        return None, None
+    except SpecModelError as exc:
+        key = next((c for c in ("survival", "tokens_per_step", "draft_acceptance_rate", "acceptance_rate_percent",
+                                "alpha", "accepted_tokens") if c in v), None)
+        errors.append(_RowError(col(key) if key else None, str(exc)))
+        return None, None
+    return None, None
+
+
+def _needs_k(k, column, make):
+    if k is None:
+        raise _RowError("k", f"k (draft tokens per step) is needed to read {column}; add a k column "
+                             "(or give k for files that do not record it)")
+    return make(k)
+
+
+def _preset(kind: str, raw, default: str | None, remarks: list[str]):
+    """(user's text, preset name): free text matched to a preset, else the default with a remark."""
+    if raw in (None, ""):
+        return None, default
+    text = str(raw).strip()
+    found = presets.match_gpu(text) if kind == "GPU" else presets.match_model(text)
+    if found is None and kind == "GPU":
+        found = _gpu_by_numbers(text)
+        if found is not None:
+            remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth")
+    if found is not None:
+        return text, found.name
+    remarks.append(f"{kind} '{text}' is not a preset: predicted with {default} (the sidebar choice)")
+    return text, default
+
+
+def _gpu_by_numbers(text: str):
+    """A GPU described by numbers ("48GB GPU, ~860 GB/s"): the preset within 10% on both, if one."""
+    bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I)
+    mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I)
+    if not bw or not mem:
+        return None
+    bandwidth = float(bw.group(1)) * (1000 if bw.group(2).upper() == "T" else 1)
+    memory = float(mem.group(1))
+    hits = [g for g in map(presets.find_gpu, presets.gpu_names())
+            if abs(g.bandwidth_GBps / bandwidth - 1) <= 0.1 and abs(g.memory_GB / memory - 1) <= 0.1]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
+    errors: list[_RowError] = []
+    remarks = list(rec.remarks)
+    problems: list[Problem] = []
+    v = rec.values
+    conc = _number(rec, "concurrency", errors, lo=1, what="concurrent requests, a number ≥ 1")
+    rate = _number(rec, "request_rate", errors, lo=0, strict_lo=True, what="requests per second > 0")
+    if conc is not None and conc != round(conc):
+        remarks.append(f"concurrency {conc:g} rounded to {round(conc)}")
+    conc = round(conc) if conc is not None else None
+    if conc is None and "concurrency" not in v and not any(e.column == rec.headers.get("concurrency") for e in errors):
+        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
+                                "missing; the model predicts at a number of concurrent requests, so give it "
+                                "(a request rate alone is not enough)"))
+    k = _number(rec, "k", errors, lo=1, whole=True, what="draft tokens per step, a whole number ≥ 1")
+    if k is None and "k" not in v:
+        if "survival" in v:
+            try:
+                k = len(_survival_values(v["survival"]))
+            except ValueError:
+                k = None
+        elif _num(v.get("draft_tokens")) and _num(v.get("drafts")):
+            k = round(_num(v["draft_tokens"]) / _num(v["drafts"]))
+        elif defaults.k is not None and any(key in v for key in ("tokens_per_step", "alpha", "draft_acceptance_rate",
+                                                                  "acceptance_rate_percent", "accepted_tokens")):
+            k = int(defaults.k)
+            remarks.append(f"k not in the file: k = {k} from the settings")
+    acc, acc_col = _acceptance(rec, k, errors)
+    if acc is not None and k is not None and acc.k != k and "survival" in v:
+        remarks.append(f"the per-position list has {acc.k} positions but k = {k}; using k = {acc.k}")
+        k = acc.k
+    base = _number(rec, "baseline_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
+    spec = _number(rec, "spec_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
+    speedup = _number(rec, "speedup", errors, lo=0, strict_lo=True, what="spec / baseline throughput, > 0")
+    if speedup is None and base and spec:
+        speedup = spec / base
+    elif speedup is not None and base and spec and abs(spec / base - speedup) > 0.02 * speedup:
+        remarks.append(f"speedup {speedup:g} disagrees with {spec:g} / {base:g} = {spec / base:.3f}; "
+                       "using the throughputs")
+        speedup = spec / base
+    temperature = _number(rec, "temperature", errors, lo=0, what="a sampling temperature ≥ 0")
+    context = _number(rec, "context_len", errors, lo=0, what="tokens in the KV cache per sequence, ≥ 0")
+    t_target = _number(rec, "t_target_ms", errors, lo=0, strict_lo=True, what="the plain step time at batch 1, ms > 0")
+    t_draft = _number(rec, "t_draft_ms", errors, lo=0, what="the draft step time at batch 1, ms ≥ 0")
+    tp = _number(rec, "tp", errors, lo=1, whole=True, what="tensor-parallel GPUs, a whole number ≥ 1")
+    if t_draft is not None and t_target is None:
+        errors.append(_RowError(rec.headers.get("t_draft_ms", "t_draft_ms"),
+                                "given without t_target_ms; measured timings come as a pair"))
+    if acc is None and speedup is None and not errors:
+        errors.append(_RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
+                                      "per-position rates) nor a measured speedup or throughputs; nothing to compare"))
+    if k is None and acc is None and speedup is not None and not any(e.column == "k" for e in errors):
+        errors.append(_RowError(rec.headers.get("k", "k"), "missing; give the number of draft tokens per step"))
+    if errors:
+        return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded") for e in errors]
+
+    method_text = v.get("method")
+    method = defaults.method
+    if method_text:
+        try:
+            method = presets.find_method(str(method_text)).name
+        except SpecModelError:
+            remarks.append(f"method '{method_text}' is unknown: predicted as {defaults.method} (the sidebar choice)")
+    gpu_text, gpu = _preset("GPU", v.get("gpu"), defaults.gpu, remarks)
+    target_text, target = _preset("model", v.get("target_model"), defaults.target, remarks)
+    draft_default = defaults.draft if defaults.method == "draft_model" and defaults.draft else None
+    if target != defaults.target or not draft_default:
+        draft_default = presets.find_model(target).default_draft
+    draft_text, draft = _preset("model", v.get("draft_model"), draft_default, remarks) if method == "draft_model" \
+        else (v.get("draft_model"), None)
+    if method == "draft_model" and draft is None:
+        remarks.append(f"no draft model named and no default for {target}: predicted as n-gram")
+        method = "ngram"
+    if gpu_text is None:
+        remarks.append(f"no GPU named: {gpu} (the sidebar choice)")
+    if context is None:
+        context = defaults.context_len
+    if speedup is None:
+        remarks.append("no measured speedup: predicted only")
+    row = {
+        "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
+        "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
+        "method": method, "temperature": temperature,
+        "alpha": acc.alpha if acc else np.nan, "tokens_per_step": acc.tokens_per_step if acc else np.nan,
+        "acceptance_from": acc_col or "", "survival": acc.survival if acc else None,
+        "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
+        "gpu": gpu_text, "gpu_preset": gpu, "target_model": target_text, "target_preset": target,
+        "draft_model": draft_text, "draft_preset": draft, "context_len": int(context),
+        "t_target_ms": t_target, "t_draft_ms": t_draft, "tp": tp or defaults.tp,
+        "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
+    }
+    problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
+                    if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
+    return row, problems
+
+
+def _fill_missing_alpha(rows: list[dict]) -> None:
+    """A row with a measured speedup but no acceptance (a mixed workload) is predicted with the mean
+    α of the rows of the same file, target and draft that do have one, and says so."""
+    for row in rows:
+        if not np.isnan(row["alpha"]):
+            continue
+        peers = [r["alpha"] for r in rows if not np.isnan(r["alpha"]) and r["file"] == row["file"]
+                 and r["target_preset"] == row["target_preset"] and r["draft_preset"] == row["draft_preset"]]
+        if peers:
+            alpha = float(np.mean(peers))
+            row["alpha"] = alpha
+            row["acceptance_from"] = "mean α of the file's other rows"
+            row["remarks"] = "; ".join(filter(None, [row["remarks"], f"no acceptance in this row: predicted with "
+                                                      f"α = {alpha:.2f}, the mean of the {len(peers)} other rows "
+                                                      "of this file with this target and draft"]))
+        else:
+            row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row and no other row "
+                                                      "to borrow it from: not predicted"]))
+
+
+# --- samples shipped with the app -----------------------------------------------------------------
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_runs"
+SAMPLES = {  # label -> files in sample_runs/ (see sample_runs/README.md)
+    "Seed runs": ("seed_runs.csv",),
+    "Two workloads (illustrative)": ("multi_workload.csv",),
+    "vllm bench serve pair": ("vllm_bench_eagle_k3.json", "vllm_bench_baseline.json"),
+    "guidellm sweep": ("guidellm_sweep.csv",),
+}
+
+
+def sample_files(label: str) -> list[tuple[str, bytes]]:
+    """(name, bytes) of one sample set, ready for read_runs."""
+    if label not in SAMPLES:
+        raise SpecModelError(f"unknown sample '{label}'; choose one of: {', '.join(SAMPLES)}")
+    return [(name, (SAMPLE_DIR / name).read_bytes()) for name in SAMPLES[label]]

@@ -1,0 +1,107 @@
+"""`python -m specmodel runs`: the public keys, stderr for unreadable rows, exit codes, calibration, exports."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from specmodel.cli import main
+from tests.conftest import FIXTURES, ROOT
+
+KEYS = {"workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict"}
+
+
+def run(capsys, *argv):
+    code = main(["runs", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_rows_carry_the_public_keys(capsys):
+    code, out, err = run(capsys, FIXTURES / "seed_runs.csv", "--json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    rows = {r["workload"]: r for r in doc["rows"]}
+    assert all(KEYS <= set(r) for r in rows.values())
+    assert rows["extraction"]["verdict"] == "clears" and rows["chat"]["verdict"] != "clears"
+    assert rows["extraction"]["concurrency"] == 1 and rows["extraction"]["k"] == 4
+    assert rows["extraction"]["tokens_per_step"] == pytest.approx(2.7731)
+    assert rows["mixed extraction+chat"]["tokens_per_step"] is None  # not measured
+    assert doc["summary"]["rows_compared"] == 3
+
+
+def test_unreadable_rows_go_to_stderr_with_file_and_row_and_good_rows_still_print(capsys, tmp_path):
+    bad = tmp_path / "mixed.csv"
+    bad.write_text("workload,concurrency,k,alpha,speedup\ngood,1,4,0.7,1.5\nbad,1,4,1.7,1.2\n")
+    code, out, err = run(capsys, bad, "--json")
+    assert code == 0
+    assert [r["workload"] for r in json.loads(out)["rows"]] == ["good"]
+    assert "mixed.csv, row 3, column 'alpha'" in err
+
+
+def test_exit_2_when_no_row_loaded(capsys, tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    code, out, err = run(capsys, empty, tmp_path / "missing.json")
+    assert code == 2 and out == ""
+    assert "empty.csv: the file is empty" in err and "missing.json: cannot read the file" in err
+
+
+def test_calibrate_reports_fitted_parameters_and_error_before_and_after(capsys):
+    code, out, _ = run(capsys, FIXTURES / "seed_runs.csv", "--calibrate", "--json")
+    assert code == 0
+    cal = json.loads(out)["calibration"]
+    assert set(cal["parameters"]) >= {"eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms"}
+    assert cal["error_after"]["speedup_mape_pct"] < cal["error_before"]["speedup_mape_pct"]
+    rows = {r["workload"]: r for r in json.loads(out)["rows"]}
+    assert rows["mixed extraction+chat"]["predicted_speedup"] < 1 < rows["mixed extraction+chat"][
+        "predicted_speedup_uncalibrated"]
+
+
+def test_text_output_and_gpu_flag_for_rows_without_a_known_gpu(capsys):
+    code, out, _ = run(capsys, FIXTURES / "vllm_bench_serve_sample.json", FIXTURES / "vllm_bench_serve_baseline_sample.json",
+                       "--gpu", "H100 SXM")
+    assert code == 0
+    assert out.splitlines()[0].split()[:3] == ["workload", "conc", "k"]
+    assert "1280 in / 256 out tokens" in out and "clears" in out
+    code, out, _ = run(capsys, FIXTURES / "vllm_bench_serve_sample.json", "--gpu", "H100 SXM", "--json")
+    assert json.loads(out)["rows"][0]["gpu_preset"] == "H100 SXM"
+
+
+def test_k_flag_reads_guidellm_and_pair_flag_fixes_a_pairing(capsys, tmp_path):
+    code, out, err = run(capsys, FIXTURES / "guidellm_benchmarks_sample.csv")
+    assert code == 2 and "column 'k'" in err
+    code, out, _ = run(capsys, FIXTURES / "guidellm_benchmarks_sample.csv", "--k", "3", "--json")
+    assert code == 0 and [r["concurrency"] for r in json.loads(out)["rows"]] == [1, 4, 16]
+    base = json.loads((FIXTURES / "vllm_bench_serve_baseline_sample.json").read_text())
+    base["max_concurrency"] = 64
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    spec = FIXTURES / "vllm_bench_serve_sample.json"
+    code, out, _ = run(capsys, spec, tmp_path / "base.json", "--json", "--pair", f"{spec.name}=base.json")
+    assert json.loads(out)["rows"][0]["measured_speedup"] == pytest.approx(1.538, abs=1e-3)
+
+
+def test_bad_pair_argument_is_one_line_exit_2(capsys):
+    code, _, err = run(capsys, FIXTURES / "seed_runs.csv", "--pair", "nonsense")
+    assert code == 2 and err.strip().startswith("error: --pair expects SPEC_FILE=BASELINE_FILE")
+
+
+def test_csv_and_html_exports_neutralise_formulas_and_escape_user_strings(capsys, tmp_path):
+    hostile = tmp_path / "hostile.csv"
+    hostile.write_text('workload,concurrency,k,alpha,speedup\n"=HYPERLINK(""http://x"")",1,4,0.7,1.5\n'
+                       '<script>alert(1)</script>,1,4,0.4,0.9\n')
+    code, _, _ = run(capsys, hostile, "--csv", tmp_path / "t.csv", "--html", tmp_path / "r.html")
+    assert code == 0
+    csv_text = (tmp_path / "t.csv").read_text()
+    assert "'=HYPERLINK" in csv_text and "\n=HYPERLINK" not in csv_text
+    html_text = (tmp_path / "r.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html_text
+    assert "<script>alert(1)</script>" not in html_text
+    assert "Plotly" in html_text and "<script src=" not in html_text  # plotly.js inline: self-contained
+
+
+def test_module_entry_point_runs_as_a_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "specmodel", "runs", str(FIXTURES / "seed_runs.csv"), "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)["rows"]) == 3

@@ -1,0 +1,121 @@
+"""The Past runs page in Streamlit's AppTest: upload files, read the flags, calibrate, export."""
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import FIXTURES, ROOT
+
+APP = str(ROOT / "app.py")
+TWO_WORKLOADS = (ROOT / "sample_runs" / "multi_workload.csv").read_bytes()
+
+
+def open_page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    return at.switch_page("pages/runs.py").run()
+
+
+# st.dataframe without selection registers no key in AppTest: tell the two tables apart by a column.
+MARKER = {"runs_table": "remarks", "break_even_table": "verdict_basis"}
+
+
+def table_by_key(at: AppTest, key: str):
+    return next(d.value for d in at.dataframe if MARKER[key] in d.value.columns)
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_without_files_the_page_asks_for_them():
+    at = open_page()
+    assert not at.exception
+    assert "Upload one or more run files" in at.info[0].value
+
+
+def test_uploading_a_csv_shows_the_break_even_table_with_flags_and_charts():
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("runs.csv", TWO_WORKLOADS, "text/csv")).run()
+    assert not at.exception
+    table = table_by_key(at, "break_even_table")
+    verdicts = table.groupby("workload")["verdict"].agg(set).to_dict()
+    assert verdicts == {"code completion": {"clears"}, "open-ended chat": {"fails"}}
+    assert table["advice"].str.contains("lower k to 1").any()
+    flags = " ".join(m.value for m in at.markdown)
+    assert "code completion clears at concurrency 1, 8, 32, 64" in flags
+    assert "open-ended chat fails at concurrency 1, 8, 32, 64" in flags
+    assert chart_titles(at) == ["Predicted vs measured speedup", "Tokens per step: measured vs break-even"]
+    assert [m.value for m in at.metric][:3] == ["8", at.metric[1].value, "8 of 8"]
+    assert at.get("download_button")  # CSV and HTML exports offered
+
+
+def test_bad_rows_are_listed_beside_the_table_and_good_rows_load():
+    bad_csv = b"workload,concurrency,k,alpha,speedup\ngood,1,4,0.7,1.5\nbad,1,4,lots,1.1\nworse,1,4,0.5,-1\n"
+    at = open_page()
+    at.file_uploader(key="run_files").set_value([("partly_bad.csv", bad_csv, "text/csv"),
+                                                 ("garbage.json", bytes(range(256)), "application/json")]).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert "partly_bad.csv, row 3, column 'alpha': 'lots' is not a number; expected the per-token acceptance α, " \
+           "in [0, 1]; row not loaded" in errors
+    assert any(e.startswith("partly_bad.csv, row 4, column 'speedup'") for e in errors)
+    assert any(e.startswith("garbage.json: this is not a text file") for e in errors)
+    assert list(table_by_key(at, "runs_table")["workload"]) == ["good"]
+
+
+def test_nothing_readable_says_so_without_a_traceback():
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("empty.csv", b"", "text/csv")).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("No run could be read" in e for e in errors)
+    assert any(e.startswith("empty.csv: the file is empty") for e in errors)
+
+
+def test_sample_from_the_url_then_calibrate_applies_parameters_session_wide():
+    at = open_page({"sample": "Seed runs"})
+    assert not at.exception
+    assert at.pills(key="sample").value == "Seed runs"
+    assert len(table_by_key(at, "runs_table")) == 3
+    mape_before = at.metric[1].value
+    at.button(key="calibrate").click().run()
+    assert not at.exception
+    assert at.session_state["calibration"].eta_flops < 0.6  # the 32-concurrency loss needs less compute headroom
+    assert any("before →" in s.value for s in at.success)
+    assert at.metric[1].value != mape_before
+    # (AppTest's switch_page runs the page without app.py's sidebar; the browser test sees the sidebar)
+    assert "cal" in at.query_params
+    mixed = table_by_key(at, "break_even_table").set_index("workload").loc["mixed extraction+chat"]
+    assert mixed["predicted_speedup"] < 1
+
+
+def test_guidellm_sample_uses_the_k_box():
+    at = open_page({"sample": "guidellm sweep"})
+    assert len(table_by_key(at, "runs_table")) == 3
+    assert any("k = 4 from the settings" in w.value for w in at.warning)
+    at.number_input(key="runs_k").set_value(3).run()
+    assert any("k = 3 from the settings" in w.value for w in at.warning)
+
+
+def test_workload_names_are_shown_as_text_not_markdown():
+    at = open_page()
+    csv = b"workload,concurrency,k,alpha,speedup\n*loud* [link](http://x),1,4,0.8,1.6\n"
+    at.file_uploader(key="run_files").set_value(("w.csv", csv, "text/csv")).run()
+    assert not at.exception
+    flags = " ".join(m.value for m in at.markdown)
+    assert r"\*loud\* \[link\](http://x) clears at concurrency 1" in flags
+
+
+def test_a_link_carries_all_five_calibrated_parameters_and_old_four_value_links_still_work():
+    at = open_page({"cal": "0.7,0.4,1.5,0.5,0.1", "sample": "Seed runs"})
+    assert not at.exception
+    eff = at.session_state["calibration"]
+    assert (eff.eta_bw, eff.eta_flops, eff.t_fixed_ms, eff.t_spec_overhead_ms, eff.small_model_exponent) == \
+        (0.7, 0.4, 1.5, 0.5, 0.1)
+    at = open_page({"cal": "0.7,0.4,1.5,0.5"})
+    assert at.session_state["calibration"].small_model_exponent == 0.18  # the default
+    at = open_page({"cal": "0.7,0.4,1.5,0.5,7"})
+    assert "calibration" not in at.session_state and "cal" not in at.query_params
