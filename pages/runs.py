@@ -71,6 +71,7 @@ except SpecModelError as exc:
     show_error(exc)
     st.stop()
 
+st.session_state["runs_rows"] = table.rows  # the Traffic mix page can start from these workloads
 st.subheader("Runs as read")
 left, right = st.columns([3, 2])
 with left:
