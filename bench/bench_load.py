@@ -1,7 +1,9 @@
 """Many browser sessions at once against one `streamlit run`: errors, rerun time under load vs alone, memory.
 
 One real `streamlit run app.py`, two metrics replay servers on 127.0.0.1 and one headless Chromium
-with a browser context per session. First ONE session alone does every action (the baseline); then
+with a browser context per session. First LOAD_COLD_SESSIONS (default 6) sessions open the fresh
+server at once (as after a restart with tabs open) and must each show the app; then ONE session
+alone does every action (the baseline); then
 LOAD_SESSIONS sessions (default 10) plus one slow-server watcher run at once for LOAD_SECONDS
 (default 75 s), each regular session cycling through:
 
@@ -45,6 +47,7 @@ SECONDS = float(os.environ.get("LOAD_SECONDS", "75"))
 ALONE_MOVES = int(os.environ.get("LOAD_ALONE_MOVES", "24"))
 SLOW_PERIOD_S = float(os.environ.get("LOAD_SLOW_PERIOD_S", "10"))
 WAIT_MS = int(os.environ.get("LOAD_WAIT_MS", "60000"))  # longest wait for any one step under load
+COLD_SESSIONS = int(os.environ.get("LOAD_COLD_SESSIONS", "6"))  # opened at once on the fresh server
 MEMORY_EVERY_S = max(5.0, SECONDS / 8)
 
 # Chromium may look up no host but 127.0.0.1 (the page icon, for one, points at fonts.gstatic.com).
@@ -337,6 +340,33 @@ async def sample(pid: int, samples: list[tuple[float, int]], cpus: list[CpuTrack
             pass
 
 
+async def cold_start(browser, base: str, n: int) -> tuple[int, list[str]]:
+    """Open n sessions at once on the fresh server (as after a restart with tabs open): how many show
+    the app (the What-if title, no exception) and the problems the others showed."""
+    load = Load()
+
+    async def one(i: int) -> bool:
+        context = await browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            page = await context.new_page()
+            await page.goto(base + "/", timeout=WAIT_MS)
+            await page.wait_for_function(IDLE_JS, timeout=WAIT_MS)
+            await page.wait_for_timeout(500)
+            found = await check_page(page, load, i, "cold start")
+            title = await page.evaluate("() => document.querySelector('h1')?.innerText || ''")
+            if not title.startswith("What-if:"):
+                load.error(i, "cold start", f"no What-if title (found {title!r})")
+            return title.startswith("What-if:") and not found["exceptions"]
+        except Exception as exc:  # noqa: BLE001 (counted and reported)
+            load.error(i, "cold start", f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+            return False
+        finally:
+            await context.close()
+
+    ok = await asyncio.gather(*(one(i) for i in range(n)))
+    return sum(ok), load.errors
+
+
 async def baseline(browser, base: str, replay: ReplayServer) -> Load:
     """One session alone: two warm-up moves (not counted), the slider moves, one upload, two live verdicts."""
     alone = Load()
@@ -362,6 +392,7 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=LOAD_CHROMIUM_ARGS, headless=True)
         contexts = []
         try:
+            out["cold"] = await cold_start(browser, base, COLD_SESSIONS)
             out["alone"] = await baseline(browser, base, replay)
             await asyncio.sleep(2)
             out["memory"]["before the load"] = rss_kib(pid)
@@ -440,6 +471,8 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
         f"(LOAD_SECONDS={SECONDS:g}); before that 1 session alone for the baseline",
         f"actions under load: {len(load.reruns)} slider reruns, {len(load.timed['runs upload'])} runs uploads, "
         f"{len(lives)} live verdicts; replay server scraped {replay.scrapes} times, slow server {slow.scrapes} times",
+        f"fresh server, {COLD_SESSIONS} sessions opened at once: {out['cold'][0]} show the app"
+        + ("" if not out["cold"][1] else "; first problems: " + " | ".join(out["cold"][1][:3])),
         f"errors: {len(errors)} (goal 0)" + ("" if not errors else "; first: " + " | ".join(errors[:4])),
         f"What-if rerun (key press -> run finished, verdict changed), alone: {_ms(alone_ms)}",
         f"What-if rerun under load: {_ms(loaded)}",
