@@ -17,7 +17,7 @@ LOAD_SESSIONS sessions (default 10) plus one slow-server watcher run at once for
 The watcher enters the SLOW server's URL on the Live page and stays there. That server alternates
 every LOAD_SLOW_PERIOD_S (default 10 s) between trickling a byte every 0.2 s (each scrape runs into
 the page's time limit) and answering at once; it records when each trickling request was in flight,
-and the other sessions' reruns and live verdicts are split by whether one was pending meanwhile.
+and the other sessions' reruns and live verdicts are split by whether one was pending when they began.
 
 Errors: Playwright timeouts, Streamlit exception elements, error alerts other than a "loses" verdict
 (and, for the watcher, other than its time-limit message), uncaught page errors. The server's RSS
@@ -105,9 +105,11 @@ class TimedReplay(ReplayServer):
 
         return Timed
 
-    def pending_during(self, start: float, end: float) -> bool:
+    def pending_at(self, t: float) -> bool:
+        """Was a trickling request in flight at monotonic time t? (A point, not an overlap with the
+        action's span: long actions would overlap more often and bias the comparison.)"""
         with self._spans_lock:
-            return any(s < end and e > start for s, e in self.in_flight)
+            return any(s <= t < e for s, e in self.in_flight)
 
     def busy_s(self) -> float:
         with self._spans_lock:
@@ -461,8 +463,8 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
     alone: Load = out["alone"]
     alone_ms = [ms for _, _, _, ms in alone.reruns]
     loaded = [ms for _, _, _, ms in load.reruns]
-    with_slow = [ms for _, a, b, ms in load.reruns if slow.pending_during(a, b)]
-    without_slow = [ms for _, a, b, ms in load.reruns if not slow.pending_during(a, b)]
+    with_slow = [ms for _, a, _, ms in load.reruns if slow.pending_at(a)]
+    without_slow = [ms for _, a, _, ms in load.reruns if not slow.pending_at(a)]
     lives = load.timed["live verdict"]
     errors = alone.errors + load.errors
     lines = [
@@ -489,13 +491,13 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
         f"(trickles {SLOW_PERIOD_S:g} s, answers {SLOW_PERIOD_S:g} s, in turn); the watcher showed its "
         f"time-limit message in {load.watch['time-limit message']} and a live verdict in {load.watch['verdict']} "
         f"of {load.watch['checks']} checks",
-        f"others' reruns while a slow scrape was pending: {_ms(with_slow)}",
-        f"others' reruns with none pending: {_ms(without_slow)}"
+        f"others' reruns started while a slow scrape was pending: {_ms(with_slow)}",
+        f"others' reruns started with none pending: {_ms(without_slow)}"
         + (f"; ratio {statistics.median(with_slow) / statistics.median(without_slow):.2f}x"
            if with_slow and without_slow else ""),
-        f"others' live verdicts while a slow scrape was pending: "
-        f"{_s([x for x in lives if slow.pending_during(x[1], x[2])])}; with none pending: "
-        f"{_s([x for x in lives if not slow.pending_during(x[1], x[2])])}",
+        f"others' live verdicts, URL entered while a slow scrape was pending: "
+        f"{_s([x for x in lives if slow.pending_at(x[1])])}; with none pending: "
+        f"{_s([x for x in lives if not slow.pending_at(x[1])])}",
     ]
     server_cpu, browser_cpu = out["cpu"]
     lines.append(f"CPU during the load ({os.cpu_count()} cores, shared with other work; 1-min load average "
