@@ -327,19 +327,35 @@ async def toggle_slow(slow: TimedReplay, stop: asyncio.Event) -> None:
             pass
 
 
+async def health_ms(client, base: str) -> float:
+    """Round trip of the server's /_stcore/health, in ms: is its event loop answering promptly?"""
+    start = time.perf_counter()
+    try:
+        await client.get(base + "/_stcore/health", timeout=30)
+    except Exception:  # noqa: BLE001 (a failed probe counts as its full wait)
+        pass
+    return (time.perf_counter() - start) * 1e3
+
+
 async def sample(pid: int, samples: list[tuple[float, int]], cpus: list[CpuTracker], t0: float,
-                 stop: asyncio.Event) -> None:
-    last = -1e9
-    while not stop.is_set():
-        for c in cpus:
-            c.sample()
-        if time.monotonic() - last >= MEMORY_EVERY_S:
-            last = time.monotonic()
-            samples.append((last - t0, rss_kib(pid)))
-        try:
-            await asyncio.wait_for(stop.wait(), 1.0)
-        except asyncio.TimeoutError:
-            pass
+                 stop: asyncio.Event, base: str, health: list[float]) -> None:
+    """Every second: CPU of the server and browser processes, the server's health round trip; every
+    MEMORY_EVERY_S: the server's RSS."""
+    import httpx
+
+    last_memory = -1e9
+    async with httpx.AsyncClient(trust_env=False) as client:
+        while not stop.is_set():
+            for c in cpus:
+                c.sample()
+            health.append(await health_ms(client, base))
+            if time.monotonic() - last_memory >= MEMORY_EVERY_S:
+                last_memory = time.monotonic()
+                samples.append((last_memory - t0, rss_kib(pid)))
+            try:
+                await asyncio.wait_for(stop.wait(), 1.0)
+            except asyncio.TimeoutError:
+                pass
 
 
 async def cold_start(browser, base: str, n: int) -> tuple[int, list[str]]:
@@ -396,6 +412,10 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
         try:
             out["cold"] = await cold_start(browser, base, COLD_SESSIONS)
             out["alone"] = await baseline(browser, base, replay)
+            import httpx
+
+            async with httpx.AsyncClient(trust_env=False) as client:
+                out["health alone"] = [await health_ms(client, base) for _ in range(20)]
             await asyncio.sleep(2)
             out["memory"]["before the load"] = rss_kib(pid)
 
@@ -417,10 +437,11 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
             browser_pids = lambda: [q for q in descendants(os.getpid()) if q not in set(server_pids())]  # noqa: E731
             cpus = [CpuTracker(server_pids), CpuTracker(browser_pids)]
             samples: list[tuple[float, int]] = []
+            health: list[float] = []
             stop = asyncio.Event()
             t0 = time.monotonic()
             deadline = t0 + SECONDS
-            background = [asyncio.create_task(sample(pid, samples, cpus, t0, stop)),
+            background = [asyncio.create_task(sample(pid, samples, cpus, t0, stop, base, health)),
                           asyncio.create_task(toggle_slow(slow, stop))]
             jobs = [watch_slow(page, load, i, slow.url, deadline) if i == 0 else
                     session_loop(page, base, load, i, deadline, replay.url) for i, page in pages]
@@ -432,7 +453,7 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
                 c.sample()
             out["cpu"] = [c.used() for c in cpus]
             out["loadavg"].append(os.getloadavg()[0])
-            out["during"] = samples
+            out["during"], out["health"] = samples, health
             out["load"] = load
         finally:
             for context in contexts:
@@ -499,6 +520,8 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
         f"{_s([x for x in lives if slow.pending_at(x[1])])}; with none pending: "
         f"{_s([x for x in lives if not slow.pending_at(x[1])])}",
     ]
+    lines.append(f"server's /_stcore/health round trip (its event loop), idle: {_ms(out['health alone'])}; "
+                 f"under load, every second: {_ms(out['health'])}, longest {max(out['health']):.0f} ms")
     server_cpu, browser_cpu = out["cpu"]
     lines.append(f"CPU during the load ({os.cpu_count()} cores, shared with other work; 1-min load average "
                  f"{out['loadavg'][0]:.1f} before, {out['loadavg'][1]:.1f} after): streamlit server "
