@@ -76,6 +76,8 @@ RUNS_DONE_JS = ("() => { const app = document.querySelector(\"[data-testid='stAp
                 " return app?.dataset.testScriptState === 'notRunning' && "
                 "document.querySelectorAll(\"[data-testid='stDataFrame']\").length >= 2 && "
                 "[...document.querySelectorAll('h3')].some(h => h.innerText.startsWith('Break-even')); }")
+SETTLED_JS = ("() => document.querySelector('h1')?.innerText.startsWith('What-if:') || "
+              "!!document.querySelector(\"[data-testid='stException']\")")
 PROBLEMS_JS = ("() => ({exceptions: [...document.querySelectorAll(\"[data-testid='stException']\")].map(e => e.innerText),"
                " errors: [...document.querySelectorAll(\"[data-testid='stAlertContentError']\")].map(e => e.innerText)})")
 
@@ -369,7 +371,10 @@ async def cold_start(browser, base: str, n: int) -> tuple[int, list[str]]:
             page = await context.new_page()
             await page.goto(base + "/", timeout=WAIT_MS)
             await page.wait_for_function(IDLE_JS, timeout=WAIT_MS)
-            await page.wait_for_timeout(500)
+            try:  # the first run may rerun once (pages/common.py): wait for the title or an exception
+                await page.wait_for_function(SETTLED_JS, timeout=WAIT_MS // 2)
+            except Exception:  # noqa: BLE001 (judged below from what the page shows)
+                pass
             found = await check_page(page, load, i, "cold start")
             title = await page.evaluate("() => document.querySelector('h1')?.innerText || ''")
             if not title.startswith("What-if:"):
