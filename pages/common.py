@@ -24,8 +24,6 @@ def _leave_pages_directory_mode() -> None:
         st.rerun()
 
 
-_leave_pages_directory_mode()
-
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024}
 CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 # The Runs page's calibration also fits the draft's bandwidth penalty (small_model_exponent); a
@@ -122,3 +120,10 @@ def show_error(exc: Exception) -> None:
 
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+
+
+# Last, once every name above exists: st.rerun() aborts this import, and a session importing this
+# module at the same moment (several sessions opening a fresh server at once) is handed the aborted
+# module object as it stands; called any earlier, that session failed with "cannot import name
+# 'render_sidebar'" (found by bench/bench_load.py).
+_leave_pages_directory_mode()

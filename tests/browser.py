@@ -31,6 +31,13 @@ def free_port() -> int:
 @contextmanager
 def streamlit_server(env: dict | None = None):
     """Start `streamlit run app.py` on 127.0.0.1 and yield its base URL; always stop it."""
+    with streamlit_process(env) as (url, _proc):
+        yield url
+
+
+@contextmanager
+def streamlit_process(env: dict | None = None):
+    """Like streamlit_server, but yield (base URL, the subprocess.Popen) so callers can read its PID."""
     port = free_port()
     log = open(os.devnull, "w")
     proc = subprocess.Popen(
@@ -50,7 +57,7 @@ def streamlit_server(env: dict | None = None):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"streamlit did not start on {url} (exit code {proc.poll()})")
             time.sleep(0.2)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:
