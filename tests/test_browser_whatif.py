@@ -15,6 +15,8 @@ def verdict_text(page) -> str:
 
 def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(streamlit_server, browser_page):
     page = browser_page
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
     page.goto(streamlit_server + "/?alpha=0.6&conc=32")
     wait_for_app(page)
     wait_for_charts(page)
@@ -40,3 +42,6 @@ def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(strea
     assert after != before
     assert after.startswith("Loses")
     assert "k=8" in page.url and "alpha=0.6" in page.url
+    # Everything the page loads (scripts, fonts, icons, favicon) comes from the app's own server.
+    outside = [u for u in requested if not u.startswith((streamlit_server, "data:", "blob:"))]
+    assert outside == []
