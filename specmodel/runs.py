@@ -341,7 +341,7 @@ def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
 def _num(x):
     try:
         v = float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer beyond any float
         return None
     return v if math.isfinite(v) else None
 
@@ -644,7 +644,10 @@ def _survival_values(raw) -> list[float]:
         items = raw
     else:
         items = [x for x in re.split(r"[;\s|/,\[\]]+", str(raw)) if x]
-    return [float(x) for x in items]
+    try:
+        return [float(x) for x in items]
+    except TypeError:  # a JSON list holding lists, objects or null: not numbers either
+        raise ValueError(f"not a list of numbers: {raw!r}") from None
 
 
 def _acceptance(rec: _Record, k: int | None, errors: list):
