@@ -441,7 +441,7 @@ def _dig(d, *paths):
 
 
 def _strategy_concurrency(kind: str | None, streams, rate) -> tuple[float | None, float | None]:
-    kind = (kind or "").lower()
+    kind = str(kind or "").lower()  # JSON may hold any type here
     if kind == "synchronous":
         return 1.0, None
     if kind == "concurrent":
@@ -509,7 +509,7 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
         model = backend.get("model") if isinstance(backend, dict) else None
         args = _json_or_none(get(col("Runtime Info", "Arguments"))) or {}
         data = _dig(args, "spec.data") or []
-        dataset = data[0].get("path") if data and isinstance(data[0], dict) else None
+        dataset = data[0].get("path") if isinstance(data, list) and data and isinstance(data[0], dict) else None
         out = _num(get(col("Token Metrics", "Successful Output Tokens", "Mean")))
         iters = _num(get(col("Streaming Iterations", "Successful Count", "Mean")))
         tokens_per_chunk = (out - 1) / (iters - 1) if out and iters and iters > 1 else None
