@@ -12,6 +12,7 @@ QUICK = settings(max_examples=150, deadline=None, database=None, derandomize=Tru
                  suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy overflow warnings on huge inputs are fine
 @pytest.mark.parametrize("name, strategy, function", TARGETS, ids=[t[0] for t in TARGETS])
 def test_only_the_user_facing_error_escapes(name, strategy, function):
     @QUICK

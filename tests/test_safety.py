@@ -8,8 +8,6 @@ import csv
 import io
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -97,46 +95,24 @@ def test_live_page_never_shows_the_token_or_puts_it_in_the_link(token, expect):
         assert linked_keys(at) == {"live_url": True, "live_token": False}  # the URL goes in the link, the token not
 
 
-class TokenPrometheus:
-    """A real server that answers like Prometheus (one vLLM instance) only with the bearer token."""
+def token_prometheus(token: str) -> ReplayServer:
+    """A real server that answers the fleet query like Prometheus (one vLLM instance), only with the
+    bearer token (the replay passes lines that are not metrics through unchanged)."""
+    return ReplayServer(json.dumps(_vector(FLEET_ROWS)) + "\n", path="/api/v1/query", token=token)
 
-    def __init__(self, token: str):
-        body = json.dumps(_vector(FLEET_ROWS)).encode()
-        targets = json.dumps({"status": "success", "data": {"activeTargets": []}}).encode()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):  # noqa: N802
-                ok = self.headers.get("Authorization") == f"Bearer {token}"
-                data = (targets if "targets" in self.path else body) if ok else b"unauthorised"
-                self.send_response(200 if ok else 401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def base_url(server: ReplayServer) -> str:
+    return server.url.removesuffix("/api/v1/query")
 
 
 @pytest.mark.parametrize("token, expect", [(SECRET, "gpu-0:8000"), ("wrong-" + SECRET, "HTTP 401")])
 def test_fleet_page_never_shows_the_token_or_puts_it_in_the_link(token, expect):
-    with TokenPrometheus(SECRET) as prom:
+    with token_prometheus(SECRET) as prom:
         at = AppTest.from_file(APP, default_timeout=60)
         at.run()
         at.switch_page("pages/fleet.py").run()
         at.text_input(key="prom_token").set_value(token)
-        at.text_input(key="prom_url").set_value(prom.url).run()
+        at.text_input(key="prom_url").set_value(base_url(prom)).run()
         assert not at.exception
         page = shown_text(at, {"prom_token"})
         assert expect in page
@@ -152,8 +128,8 @@ def test_no_log_record_carries_the_token(caplog):
         for url in (refusing.url, failing.url, f"http://127.0.0.1:{free_port()}/metrics"):
             with scrape.make_client(FAST) as client, pytest.raises(SpecModelError):
                 scrape.fetch_text(client, url, token=SECRET, policy=FAST)
-    with TokenPrometheus("other") as prom, httpx.Client() as client, pytest.raises(SpecModelError):
-        promapi.query(client, promapi.PromServer(prom.url, promapi.PromAuth(bearer_token=SECRET)), "up")
+    with token_prometheus("other") as prom, httpx.Client() as client, pytest.raises(SpecModelError):
+        promapi.query(client, promapi.PromServer(base_url(prom), promapi.PromAuth(bearer_token=SECRET)), "up")
     assert caplog.records, "nothing was logged: the check would pass vacuously"
     assert SECRET not in caplog.text
 
@@ -178,11 +154,11 @@ def test_scrape_and_fleet_json_never_carry_the_token(monkeypatch):
         code, out, err = run_cli(["scrape", srv.url.replace("http://", f"http://user:{SECRET}@"), "--window", "0.2",
                                   "--json"], monkeypatch, {"SPECMODEL_TOKEN": SECRET})
         assert code == 2 and "http://***@127.0.0.1" in err and SECRET not in out + err  # user info masked
-    with TokenPrometheus(SECRET) as prom:
-        code, out, err = run_cli(["fleet", prom.url, "--json"], monkeypatch, {"SPECMODEL_PROMETHEUS_TOKEN": SECRET})
+    with token_prometheus(SECRET) as prom:
+        code, out, err = run_cli(["fleet", base_url(prom), "--json"], monkeypatch, {"SPECMODEL_PROMETHEUS_TOKEN": SECRET})
         assert code == 0 and json.loads(out)[0]["instance"] == "gpu-0:8000"
         assert SECRET not in out + err
-        code, out, err = run_cli(["fleet", prom.url, "--json"], monkeypatch,
+        code, out, err = run_cli(["fleet", base_url(prom), "--json"], monkeypatch,
                                  {"SPECMODEL_PROMETHEUS_TOKEN": "wrong-" + SECRET})
         assert code == 2 and "HTTP 401" in err and SECRET not in out + err
 
