@@ -36,7 +36,7 @@ system-deps:
 	fi
 
 test: $(VENV)/.dev system-deps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev system-deps
 	$(PY) -m bench

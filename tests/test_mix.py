@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +12,8 @@ import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import least_squares
+from specmodel.calibrate import calibrate
+from specmodel.runs import RunDefaults, read_runs
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
 from specmodel.figures_mix import comparison_bars
@@ -155,32 +155,14 @@ def test_a_plan_that_does_not_fit_in_memory_is_marked_not_hidden():
 # --- the case this project started from --------------------------------------------------------
 
 def _seed_efficiency() -> Efficiency:
-    """Efficiency fitted by least squares (log ratios) to shared/validation/seed_runs.csv: the
-    extraction and chat runs at one request (plain and speculative tok/s) and the mixed run at 32
-    sequences (speedup 0.85). The batch-1 rows pin bandwidth efficiency and the draft's cost; only
-    the row under load can pin compute efficiency (batch-1 decoding is memory-bound), so it is in
-    the fit. Fitted: η_bw, η_flops, t_fixed, t_spec_overhead and the small-model exponent."""
-    runs = pd.read_csv(SEED_RUNS)
-    single = runs[runs.concurrency == 1]
-    mixed = runs[runs.concurrency > 1].iloc[0]
-    ws = list(example_workloads())
-
-    def residuals(x):
-        eff = Efficiency(eta_bw=x[0], eta_flops=x[1], t_fixed_ms=x[2], t_spec_overhead_ms=x[3],
-                         small_model_exponent=x[4])
-        s = replace(L40S, efficiency=eff)
-        r = []
-        for row in single.itertuples():
-            p = predict(s, alpha=row.alpha, concurrency=1)
-            r += [math.log(p.plain.throughput_tok_s / row.baseline_tok_s), math.log(p.spec.throughput_tok_s / row.spec_tok_s)]
-        on = pool_result(s, ws, int(mixed.concurrency), 1, "draft_model", int(mixed.k)).throughput_tok_s
-        off = pool_result(s, ws, int(mixed.concurrency), 1, "draft_model", 0).throughput_tok_s
-        return r + [math.log(on / off / mixed.speedup)]
-
-    fit = least_squares(residuals, [0.8, 0.6, 0.0, 0.0, 0.18], bounds=([0.05, 0.05, 0, 0, 0], [1, 1, 50, 50, 1]))
-    assert np.max(np.abs(fit.fun)) < 0.1  # every seed number within 10% after the fit
-    x = fit.x
-    return Efficiency(eta_bw=x[0], eta_flops=x[1], t_fixed_ms=x[2], t_spec_overhead_ms=x[3], small_model_exponent=x[4])
+    """The model's parameters calibrated (specmodel.calibrate, the Past runs page's fit) on
+    shared/validation/seed_runs.csv: the extraction and chat runs at one request pin bandwidth
+    efficiency and the draft's cost; only the mixed run at 32 sequences (speedup 0.85) can pin
+    compute efficiency, since batch-1 decoding is memory-bound."""
+    table = read_runs([SEED_RUNS], RunDefaults(gpu=L40S.gpu, target=L40S.target, draft=L40S.draft))
+    fit = calibrate(table.rows)
+    assert fit.mape_after_pct < 10  # every seed speedup within 10% after the fit
+    return fit.efficiency
 
 
 @pytest.fixture(scope="module")
