@@ -479,11 +479,17 @@ def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Probl
 
 
 def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
-    try:
-        frame = pd.read_csv(io.StringIO(text), header=[0, 1, 2], dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise SpecModelError(f"looks like a guidellm CSV but cannot be read ({exc}); expected the file "
-                             "`guidellm benchmark --outputs csv` writes (three header rows)") from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            frame = pd.read_csv(io.StringIO(text), header=[0, 1, 2], dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise SpecModelError(f"looks like a guidellm CSV but cannot be read ({exc}); expected the file "
+                                 "`guidellm benchmark --outputs csv` writes (three header rows)") from None
+    # pandas drops cells beyond the header with only a warning: say so rather than lose them silently.
+    dropped = [Problem(name, None, None, "some rows have more cells than the three header rows name; the extra "
+                                         "cells were ignored (was the file edited or cut?)", "warning")
+               for w in caught if issubclass(w.category, pd.errors.ParserWarning)][:1]
 
     def col(group: str, label: str, stat: str | None = None):
         for c in frame.columns:
@@ -498,7 +504,7 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
     if missing:
         raise SpecModelError(f"guidellm CSV without the column(s) {', '.join(missing)}; expected the CSV "
                              "`guidellm benchmark` writes")
-    records, problems = [], []
+    records, problems = [], dropped
     for i, (_, raw) in enumerate(frame.iterrows()):
         row = i + 4  # three header rows
         get = lambda c: raw[c] if c is not None else None  # noqa: E731

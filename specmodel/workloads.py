@@ -72,8 +72,10 @@ def _survival_values(value, what: str) -> tuple[float, ...]:
         items = [x for x in value.replace(";", ",").replace(" ", ",").split(",") if x.strip()]
     elif isinstance(value, (list, tuple)):
         items = list(value)
-    else:  # a lone number is a one-position profile; anything else fails below with the message
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):  # one number: a one-position profile
         items = [value]
+    else:
+        items = [None]  # true/false, an object, ...: fails below with the message
     try:
         numbers = tuple(float(x) for x in items)
     except (TypeError, ValueError, OverflowError):
