@@ -1,6 +1,7 @@
 # make run   - start the app (creates .venv and installs pinned requirements on first use)
 # make test  - install test dependencies (Python and Debian: chromium, prometheus) and run every test
 # make bench - performance benchmarks (ratios measured in one run; not part of make test)
+# make fuzz  - long fuzz run of every reader, parser and the CLI (FUZZ_EXAMPLES inputs per target)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -39,6 +40,10 @@ test: $(VENV)/.dev system-deps
 
 bench: $(VENV)/.dev system-deps
 	$(PY) -m bench
+
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(VENV)/.dev
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -W ignore::RuntimeWarning -m tests.fuzz
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

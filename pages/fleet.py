@@ -32,14 +32,14 @@ if not url.strip():
     st.stop()
 
 
-@st.cache_data(ttl=30, show_spinner="Querying Prometheus…")
+@st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus…")
 def load(url, window, match, user, password, token, scenario):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
     with scrape.make_client(server.policy) as client:
         return fleet.fleet(client, server, scenario, window=window, selector=match)
 
 
-@st.cache_data(ttl=30, show_spinner="Querying Prometheus for the history…")
+@st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus for the history…")
 def load_history(url, window, span, match, user, password, token):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
     with scrape.make_client(server.policy) as client:

@@ -34,7 +34,7 @@ def report_html(files, defaults, pairs, efficiency, cal_dict):
 top_left, top_right = st.columns([3, 2])
 with top_left:
     uploads = st.file_uploader("Run files", type=["csv", "tsv", "txt", "json"], accept_multiple_files=True,
-                               key="run_files", help=f"Up to {MAX_FILE_BYTES // 2**20} MB each. Formats and column "
+                               key="run_files", max_upload_size=MAX_FILE_BYTES // 2**20, help=f"Up to {MAX_FILE_BYTES // 2**20} MB each. Formats and column "
                                                      "names: see the README (Runs section).")
 with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)

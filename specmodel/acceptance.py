@@ -136,7 +136,11 @@ class Acceptance:
 
 
 def _check_k(k) -> int:
-    if k is None or not np.isfinite(k) or k < 1 or int(k) != k:
+    try:
+        bad = k is None or not np.isfinite(k) or k < 1 or int(k) != k
+    except (TypeError, ValueError):  # a string, a list, ...: not a k either
+        bad = True
+    if bad:
         raise SpecModelError(f"k (draft tokens per step) must be a whole number ≥ 1, got {k}")
     return int(k)
 

@@ -108,11 +108,11 @@ def run_runs(args: argparse.Namespace) -> int:
         rows.append(row)
     if args.csv:
         from .report import break_even_csv
-        Path(args.csv).write_text(break_even_csv(result.table))
+        _write(args.csv, break_even_csv(result.table))
     if args.html:
         from .figures_runs import break_even_chart, predicted_vs_measured
         from .report import html_report
-        Path(args.html).write_text(html_report(
+        _write(args.html, html_report(
             result.evaluated, result.table, result.summary,
             [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], table.problems,
             calibration.to_dict() if calibration else None))
@@ -126,6 +126,14 @@ def run_runs(args: argparse.Namespace) -> int:
         return 0
     _print_text(rows, result.summary, calibration)
     return 0
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise SpecModelError(f"cannot write {path}: {exc.strerror or exc}; choose a path in a folder that "
+                             "exists and that you may write to") from None
 
 
 def _f(x, fmt="{:.2f}"):

@@ -223,7 +223,7 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     at_s = time.time() if at_s is None else float(at_s)
     sel = check_selector(selector)
     samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
-    by_target = _group((s.labels, s.value) for s in samples)
+    by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
     instances = []
     for (job, inst), rows in sorted(by_target.items()):
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
@@ -253,7 +253,7 @@ def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m"
     step_s = max(1.0, math.ceil(span_s / points))
     series = promapi.query_range(client, server, fleet_promql(window, selector), end_s - span_s, end_s, step_s)
     by_time: dict[tuple[str, str, float], list] = defaultdict(list)
-    for s in series:
+    for s in (s for s in series if SERIES_LABEL in s.labels):
         for t, v in zip(s.times_s.tolist(), s.values.tolist()):
             by_time[(s.labels.get("job", ""), s.labels.get("instance", ""), t)].append((s.labels, v))
     records = []

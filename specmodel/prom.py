@@ -481,7 +481,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         notes.append("a counter went down between the scrapes, so the server restarted: this window "
                      "counts from zero after the restart (as Prometheus rate() does); check the server's "
                      "uptime if that was unexpected")
-    k = w.k
+    k = None if w.k is None else acceptance._check_k(w.k)  # k = 0 or a fraction: refused, not divided by
     e = e_ci = rate = rate_ci = None
     survival = survival_ci = conditional = None
     source = "none"

@@ -144,12 +144,15 @@ def query(client: httpx.Client, server: PromServer, promql: str, at_s: float | N
     if at_s is not None:
         params["time"] = f"{at_s:.3f}"
     data = _call(client, server, "/api/v1/query", params, promql)
-    if data.get("resultType") == "scalar":
-        return [Sample({}, _number(data["result"][1]))]
-    if data.get("resultType") != "vector":
-        raise SpecModelError(f"Prometheus at {server.shown} answered `{promql}` with a "
-                             f"{data.get('resultType')}, expected an instant vector")
-    return [Sample(dict(r.get("metric", {})), _number(r["value"][1])) for r in data["result"]]
+    try:
+        if data.get("resultType") == "scalar":
+            return [Sample({}, _number(data["result"][1]))]
+        if data.get("resultType") != "vector":
+            raise SpecModelError(f"Prometheus at {server.shown} answered `{promql}` with a "
+                                 f"{data.get('resultType')}, expected an instant vector")
+        return [Sample(_labels(r.get("metric", {})), _number(r["value"][1])) for r in data["result"]]
+    except _SHAPE_ERRORS:
+        raise _malformed(server, "an instant query") from None
 
 
 def query_range(client: httpx.Client, server: PromServer, promql: str, start_s: float, end_s: float,
@@ -167,10 +170,13 @@ def query_range(client: httpx.Client, server: PromServer, promql: str, start_s: 
         raise SpecModelError(f"Prometheus at {server.shown} answered a range query with a "
                              f"{data.get('resultType')}, expected a matrix")
     out = []
-    for r in data["result"]:
-        values = r.get("values") or []
-        out.append(Series(dict(r.get("metric", {})), np.array([float(v[0]) for v in values]),
-                          np.array([_number(v[1]) for v in values])))
+    try:
+        for r in data["result"]:
+            values = r.get("values") or []
+            out.append(Series(_labels(r.get("metric", {})), np.array([float(v[0]) for v in values]),
+                              np.array([_number(v[1]) for v in values])))
+    except _SHAPE_ERRORS:
+        raise _malformed(server, "a range query") from None
     return out
 
 
@@ -178,18 +184,37 @@ def targets(client: httpx.Client, server: PromServer) -> list[dict]:
     """The active scrape targets with job, instance, health ("up", "down", "unknown") and last error."""
     data = _call(client, server, "/api/v1/targets", {"state": "active"}, None)
     out = []
-    for t in data.get("activeTargets", []):
-        labels = t.get("labels", {})
-        out.append({"job": labels.get("job", ""), "instance": labels.get("instance", ""),
-                    "health": t.get("health", "unknown"), "last_error": t.get("lastError", ""),
-                    "scrape_url": display_url(t.get("scrapeUrl", ""))})
+    try:
+        for t in data.get("activeTargets", []):
+            labels = _labels(t.get("labels", {}))
+            out.append({"job": labels.get("job", ""), "instance": labels.get("instance", ""),
+                        "health": str(t.get("health", "unknown")), "last_error": str(t.get("lastError") or ""),
+                        "scrape_url": display_url(t.get("scrapeUrl", ""))})
+    except _SHAPE_ERRORS:
+        raise _malformed(server, "the targets list") from None
     return out
+
+
+# A JSON answer of the wrong shape (a list where an object belongs, a missing field, ...)
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+
+
+def _labels(metric) -> dict[str, str]:
+    if not isinstance(metric, dict):
+        raise TypeError("labels are not an object")
+    return {str(key): str(value) for key, value in metric.items()}
+
+
+def _malformed(server: PromServer, what: str) -> SpecModelError:
+    return SpecModelError(f"Prometheus at {server.shown} answered {what} with JSON of an unexpected shape: "
+                          "give the base URL of a Prometheus server (or a compatible API), e.g. "
+                          "http://prometheus:9090")
 
 
 def _number(text) -> float:
     try:
         return float(text)  # Prometheus writes NaN, +Inf, -Inf as strings; float() reads them
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return float("nan")
 
 
@@ -236,7 +261,7 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
                              "URL, e.g. http://prometheus:9090")
     if status >= 400:
         raise SpecModelError(f"{where} answered HTTP {status}: check the URL and the server's health")
-    if not isinstance(payload, dict) or payload.get("status") != "success" or "data" not in payload:
+    if not isinstance(payload, dict) or payload.get("status") != "success" or not isinstance(payload.get("data"), dict):
         kind = response.headers.get("content-type", "unknown content").split(";")[0]
         raise SpecModelError(f"{where} did not answer like a Prometheus server (got {kind}): give the base "
                              "URL of a Prometheus server, e.g. http://prometheus:9090")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -18,9 +19,17 @@ from .breakeven import TABLE_COLUMNS
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+_PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
 def neutralise_cell(value):
-    """A text cell that starts like a formula becomes inert text; numbers are left alone."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    """A text cell that starts like a formula becomes inert text; numbers (also a plain number
+    written as text, such as "-5") are left alone.
+
+    >>> [neutralise_cell(v) for v in ["=1+1", "-1+cmd|' /C calc'!A0", "@SUM(A1)", "-5", "-0.25", -3.0, "chat"]]
+    ["'=1+1", "'-1+cmd|' /C calc'!A0", "'@SUM(A1)", '-5', '-0.25', -3.0, 'chat']
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
     return value
 

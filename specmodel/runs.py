@@ -341,7 +341,7 @@ def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
 def _num(x):
     try:
         v = float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer beyond any float
         return None
     return v if math.isfinite(v) else None
 
@@ -441,7 +441,7 @@ def _dig(d, *paths):
 
 
 def _strategy_concurrency(kind: str | None, streams, rate) -> tuple[float | None, float | None]:
-    kind = (kind or "").lower()
+    kind = str(kind or "").lower()  # JSON may hold any type here
     if kind == "synchronous":
         return 1.0, None
     if kind == "concurrent":
@@ -479,11 +479,17 @@ def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Probl
 
 
 def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
-    try:
-        frame = pd.read_csv(io.StringIO(text), header=[0, 1, 2], dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise SpecModelError(f"looks like a guidellm CSV but cannot be read ({exc}); expected the file "
-                             "`guidellm benchmark --outputs csv` writes (three header rows)") from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            frame = pd.read_csv(io.StringIO(text), header=[0, 1, 2], dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise SpecModelError(f"looks like a guidellm CSV but cannot be read ({exc}); expected the file "
+                                 "`guidellm benchmark --outputs csv` writes (three header rows)") from None
+    # pandas drops cells beyond the header with only a warning: say so rather than lose them silently.
+    dropped = [Problem(name, None, None, "some rows have more cells than the three header rows name; the extra "
+                                         "cells were ignored (was the file edited or cut?)", "warning")
+               for w in caught if issubclass(w.category, pd.errors.ParserWarning)][:1]
 
     def col(group: str, label: str, stat: str | None = None):
         for c in frame.columns:
@@ -498,7 +504,7 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
     if missing:
         raise SpecModelError(f"guidellm CSV without the column(s) {', '.join(missing)}; expected the CSV "
                              "`guidellm benchmark` writes")
-    records, problems = [], []
+    records, problems = [], dropped
     for i, (_, raw) in enumerate(frame.iterrows()):
         row = i + 4  # three header rows
         get = lambda c: raw[c] if c is not None else None  # noqa: E731
@@ -509,7 +515,7 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
         model = backend.get("model") if isinstance(backend, dict) else None
         args = _json_or_none(get(col("Runtime Info", "Arguments"))) or {}
         data = _dig(args, "spec.data") or []
-        dataset = data[0].get("path") if data and isinstance(data[0], dict) else None
+        dataset = data[0].get("path") if isinstance(data, list) and data and isinstance(data[0], dict) else None
         out = _num(get(col("Token Metrics", "Successful Output Tokens", "Mean")))
         iters = _num(get(col("Streaming Iterations", "Successful Count", "Mean")))
         tokens_per_chunk = (out - 1) / (iters - 1) if out and iters and iters > 1 else None
@@ -644,7 +650,10 @@ def _survival_values(raw) -> list[float]:
         items = raw
     else:
         items = [x for x in re.split(r"[;\s|/,\[\]]+", str(raw)) if x]
-    return [float(x) for x in items]
+    try:
+        return [float(x) for x in items]
+    except TypeError:  # a JSON list holding lists, objects or null: not numbers either
+        raise ValueError(f"not a list of numbers: {raw!r}") from None
 
 
 def _acceptance(rec: _Record, k: int | None, errors: list):

@@ -58,7 +58,7 @@ def _blank(value) -> bool:
 def _fraction(value, what: str) -> float:
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{what} must be a number in [0, 1], got '{value}'") from None
     if not math.isfinite(x) or not 0.0 <= x <= 1.0:
         raise SpecModelError(f"{what} must lie in [0, 1], got {value}")
@@ -70,11 +70,15 @@ def _survival_values(value, what: str) -> tuple[float, ...]:
 
     if isinstance(value, str):
         items = [x for x in value.replace(";", ",").replace(" ", ",").split(",") if x.strip()]
-    else:
+    elif isinstance(value, (list, tuple)):
         items = list(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):  # one number: a one-position profile
+        items = [value]
+    else:
+        items = [None]  # true/false, an object, ...: fails below with the message
     try:
         numbers = tuple(float(x) for x in items)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{what} must be numbers p_1,...,p_k separated by commas, got '{value}'") from None
     if not numbers:
         raise SpecModelError(f"{what} is empty")
@@ -131,7 +135,7 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
                     raise SpecModelError("column 'share' is empty; give the workload's fraction of the sequences")
                 try:
                     share = float(r["share"])
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     raise SpecModelError(f"column 'share' must be a number, got '{r['share']}'") from None
                 if not math.isfinite(share) or share < 0:
                     raise SpecModelError(f"column 'share' must be a number ≥ 0, got {r['share']}")
@@ -152,7 +156,7 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
             if not _blank(r.get("temperature")):
                 try:
                     temperature = float(r["temperature"])
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     raise SpecModelError(f"column 'temperature' must be a number, got '{r['temperature']}'") from None
             notes_text = "" if _blank(r.get("notes")) else str(r["notes"])
         except SpecModelError as exc:

@@ -1,0 +1,473 @@
+"""Every reader and parser, and the CLI, as fuzz targets: one list, TARGETS, of (name, strategy, function).
+
+A target's function takes one input drawn from its strategy and returns normally or raises
+SpecModelError (the project's one user-facing error). Anything else escaping is a bug. The CLI
+target also fails on an exit code other than 0 or 2.
+
+tests/test_fuzz.py runs every target with a quick hypothesis profile inside `make test`;
+`make fuzz` (python -m tests.fuzz) runs a long profile and counts inputs tried and failed.
+
+Inputs: random bytes, truncations and edits of the reference samples (tests/fixtures/), JSON with
+values of the wrong type, huge numbers, NaN and infinities, unicode names, duplicated headers,
+empty files. Prometheus API responses come from a real HTTP server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+from hypothesis import strategies as st
+
+from specmodel import Scenario, cli, fleet, live, prom, promapi, runs, workloads
+from specmodel.breakeven import review
+from specmodel.report import break_even_csv, html_report
+from specmodel.roofline import Efficiency
+from specmodel.errors import SpecModelError
+from specmodel.scrape import ScrapePolicy
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLES = ROOT / "sample_runs"
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+RUN_FILES = {p.name: _read(p) for p in [
+    FIXTURES / "seed_runs.csv", FIXTURES / "leviathan_2023.csv", FIXTURES / "vllm_bench_serve_sample.json",
+    FIXTURES / "vllm_bench_serve_baseline_sample.json", FIXTURES / "guidellm_benchmarks_sample.csv",
+    FIXTURES / "guidellm_baseline_benchmarks.json", SAMPLES / "multi_workload.csv", SAMPLES / "guidellm_sweep.csv",
+    SAMPLES / "vllm_bench_eagle_k3.json"]}
+PROM_FILES = {p.name: _read(p) for p in sorted(FIXTURES.glob("*_sample.txt"))}
+WORKLOAD_FILES = {
+    "workloads.csv": "label,share,alpha,survival,temperature,notes,alpha_ngram\n"
+                     "extraction,0.5,0.7,,0,JSON extraction,0.6\nchat,0.5,0.4,\"0.5, 0.3\",0.8,chat assistant,\n",
+    "workloads.json": json.dumps({"workloads": [
+        {"label": "extraction", "share": 0.5, "alpha": 0.7, "temperature": 0.0},
+        {"label": "chat", "share": 0.5, "alpha": 0.4, "survival": [0.5, 0.3], "alpha_eagle": 0.5}]}),
+}
+
+# --- building blocks ------------------------------------------------------------------------------
+
+ODD_NUMBERS = ["0", "-0", "1", "-1", "0.5", "NaN", "nan", "inf", "-inf", "+Inf", "Infinity", "1e308", "1e309",
+               "-1e308", "9" * 400, "1e-320", "0x10", "1_000", "3,5", "", " ", "0.7.1", "½", "٣", "1e", "--1"]
+ODD_TEXT = ["", " ", "é", "名前", "<script>alert(1)</script>", "=cmd|' /C calc'!A0", "a,b", "\"", "'", "\\",
+            "\n", "\t", "\x00", "\ufeff", "💥", "x" * 300, "null", "true", "[]", "{}"]
+
+
+def _json_leaf():
+    return st.one_of(
+        st.none(), st.booleans(), st.integers(min_value=-(10 ** 30), max_value=10 ** 30),
+        st.sampled_from([10 ** 400, -(10 ** 400), 2 ** 63, -(2 ** 63) - 1]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from(ODD_NUMBERS + ODD_TEXT), st.text(max_size=12))
+
+
+JSON_VALUE = st.recursive(_json_leaf(), lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=12)
+
+
+def _dumps(obj) -> str:
+    """JSON as Python writes it: NaN and Infinity literals allowed, ints of any size."""
+    return json.dumps(obj, allow_nan=True)
+
+
+@st.composite
+def edited_text(draw, texts: dict[str, str]):
+    """A reference text with a few edits: truncation, deleted/duplicated/inserted lines, replaced
+    numbers or cells, unicode."""
+    name = draw(st.sampled_from(sorted(texts)))
+    lines = texts[name].splitlines(keepends=True)
+    for _ in range(draw(st.integers(0, 4))):
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        kind = draw(st.sampled_from(["delete", "duplicate", "insert", "number", "cell", "swap_header"]))
+        if kind == "delete":
+            del lines[i]
+        elif kind == "duplicate":
+            lines.insert(i, lines[i])
+        elif kind == "insert":
+            lines.insert(i, draw(st.one_of(st.sampled_from(ODD_TEXT), st.text(max_size=40))) + "\n")
+        elif kind == "number":
+            import re
+            numbers = list(re.finditer(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", lines[i]))
+            if numbers:
+                m = draw(st.sampled_from(numbers))
+                lines[i] = lines[i][:m.start()] + draw(st.sampled_from(ODD_NUMBERS)) + lines[i][m.end():]
+        elif kind == "cell":
+            sep = "," if lines[i].count(",") else " "
+            cells = lines[i].rstrip("\n").split(sep)
+            j = draw(st.integers(0, len(cells) - 1))
+            cells[j] = draw(st.sampled_from(ODD_NUMBERS + ODD_TEXT))
+            lines[i] = sep.join(cells) + "\n"
+        else:  # duplicate the first line's first cell (duplicated headers)
+            first = lines[0].rstrip("\n").split(",")
+            lines[0] = ",".join(first + first[:draw(st.integers(1, max(1, len(first))))]) + "\n"
+    text = "".join(lines)
+    if draw(st.booleans()):
+        text = text[:draw(st.integers(0, len(text)))]
+    return name, text
+
+
+@st.composite
+def retyped_json(draw, texts: dict[str, str]):
+    """A reference JSON document with some values replaced by values of other types."""
+    names = sorted(n for n in texts if n.endswith(".json"))
+    name = draw(st.sampled_from(names))
+    doc = json.loads(texts[name])
+    paths = []
+
+    def walk(node, path):
+        paths.append(path)
+        if isinstance(node, dict):
+            for key, v in node.items():
+                walk(v, path + (key,))
+        elif isinstance(node, list):
+            for i, v in enumerate(node[:3]):
+                walk(v, path + (i,))
+
+    walk(doc, ())
+    for _ in range(draw(st.integers(1, 5))):
+        path = draw(st.sampled_from(paths))
+        value = draw(JSON_VALUE)
+        if not path:
+            doc = value
+            break
+        node = doc
+        try:
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    return name, _dumps(doc)
+
+
+CSV_HEADERS = sorted(set(runs.COLUMNS) | set(runs._ALIAS_INDEX) | {"p1", "pos_2", "accept_pos3", "é", ""})
+
+
+@st.composite
+def synthetic_csv(draw):
+    """A CSV from the known headers (aliases, duplicates, odd names) and odd cells."""
+    headers = draw(st.lists(st.sampled_from(CSV_HEADERS) | st.text(max_size=6), min_size=1, max_size=10))
+    rows = draw(st.lists(st.lists(st.sampled_from(ODD_NUMBERS + ODD_TEXT + ["0.7", "4", "L40S", "eagle",
+                                                                           "Llama 3.1 8B", "100", "2.5"]),
+                                  min_size=len(headers), max_size=len(headers)), max_size=4))
+    buf = io.StringIO()
+    import csv as _csv
+    w = _csv.writer(buf)
+    w.writerow(headers)
+    w.writerows(rows)
+    return "fuzz.csv", buf.getvalue()
+
+
+RUN_INPUT = st.one_of(
+    st.tuples(st.sampled_from(["x.csv", "x.json", "<b>x</b>.csv", "名前.json"]), st.binary(max_size=300)),
+    edited_text(RUN_FILES), retyped_json(RUN_FILES), synthetic_csv(),
+    st.just(("empty.csv", "")), st.just(("bom.csv", "\ufeff")))
+
+
+def target_runs(item) -> None:
+    name, data = item
+    table = runs.read_runs([(name, data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))])
+    for p in table.problems:
+        str(p)
+    table.problems_frame()
+    if not table.rows.empty:  # what the Past runs page and `runs` do next with what was read
+        result = review(table.rows, Efficiency())
+        break_even_csv(result.table)
+        html_report(result.evaluated, result.table, result.summary, [], table.problems, None)
+
+
+# --- Prometheus text ------------------------------------------------------------------------------
+
+PROM_INPUT = st.one_of(edited_text(PROM_FILES), st.tuples(st.just("random"), st.text(max_size=200)),
+                       st.tuples(st.just("bytes"), st.binary(max_size=200).map(lambda b: b.decode("latin-1"))))
+
+
+def target_prom_text(pair) -> None:
+    (_, first), (_, second), model_name, k = pair
+    a = prom.parse_snapshot(first, model_name=model_name, at=0.0, k=k)
+    b = prom.parse_snapshot(second, model_name=model_name, at=2.0, k=k)
+    w = prom.window_between(a, b)
+    stats = prom.stats_from_window(w)
+    json.dumps(stats.to_dict(), allow_nan=False)
+    live.live_verdict(stats, Scenario())
+    prom.window_over([a, b, b])
+
+
+PROM_PAIR = st.tuples(PROM_INPUT, PROM_INPUT, st.one_of(st.none(), st.sampled_from(ODD_TEXT)),
+                      st.one_of(st.none(), st.integers(-2, 40)))
+# A pair of edits of the same sample is likelier to parse on both sides and reach the statistics.
+PROM_SAME = st.sampled_from(sorted(PROM_FILES)).flatmap(
+    lambda n: st.tuples(edited_text({n: PROM_FILES[n]}), edited_text({n: PROM_FILES[n]}),
+                        st.none(), st.one_of(st.none(), st.integers(1, 8))))
+
+COUNT = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10 ** 20))
+WINDOW_INPUT = st.builds(
+    prom.SpecWindow, server=st.sampled_from(prom.SERVERS), k=st.one_of(st.none(), st.integers(-1, 40)),
+    window_s=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(10.0)),
+    spec_enabled=st.booleans(), drafts=COUNT, draft_tokens=COUNT, accepted=COUNT,
+    per_position=st.one_of(st.none(), st.lists(COUNT.filter(lambda x: x is not None), max_size=6).map(tuple)),
+    generation_tokens=COUNT, running=COUNT, waiting=COUNT, kv_usage=COUNT,
+    gauge_tokens_per_step=COUNT, gauge_draft_acceptance_rate=COUNT,
+    num_gpu_blocks=st.one_of(st.none(), st.integers(-1, 10 ** 9)), block_size=st.one_of(st.none(), st.integers(-1, 64)),
+    counter_reset=st.booleans(), model_name=st.one_of(st.none(), st.sampled_from(ODD_TEXT)))
+
+
+def target_prom_window(w) -> None:
+    stats = prom.stats_from_window(w)
+    json.dumps(stats.to_dict(), allow_nan=False)
+    v = live.live_verdict(stats, Scenario())
+    live.append_history([], live.history_point(stats, 1.0, v))
+
+
+# --- Prometheus HTTP API, from a real server on 127.0.0.1 ---------------------------------------------
+
+class _Canned:
+    """What the fuzz server answers next: status, content type, body (one request at a time)."""
+    status, content_type, body = 200, "application/json", b"{}"
+    lock = threading.Lock()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        self.send_response(_Canned.status)
+        self.send_header("Content-Type", _Canned.content_type)
+        self.send_header("Content-Length", str(len(_Canned.body)))
+        if 300 <= _Canned.status < 400:
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+        self.end_headers()
+        self.wfile.write(_Canned.body)
+
+    def log_message(self, *args):
+        pass
+
+
+_server: ThreadingHTTPServer | None = None
+
+
+def fuzz_server_url() -> str:
+    """Start (once) the canned-response server; its base URL."""
+    global _server
+    if _server is None:
+        _server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        _server.daemon_threads = True
+        threading.Thread(target=_server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{_server.server_address[1]}"
+
+
+def _vector(rows):
+    return {"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": labels, "value": [1700000000.0, value]} for labels, value in rows]}}
+
+
+def _fleet_rows() -> list:
+    """The fleet query's answer for one vLLM V1 instance, built from the reference sample."""
+    from prometheus_client.parser import text_string_to_metric_families
+    rows = []
+    for fam in text_string_to_metric_families(PROM_FILES["vllm_v1_specdecode_sample.txt"]):
+        for s in fam.samples:
+            if s.name.startswith("vllm:") and not s.name.endswith("_created"):
+                rows.append(({**s.labels, fleet.SERIES_LABEL: s.name, "job": "vllm", "instance": "gpu-0:8000"},
+                             str(s.value)))
+    rows.append(({fleet.SERIES_LABEL: "up", "job": "vllm", "instance": "gpu-0:8000"}, "1"))
+    return rows
+
+
+FLEET_ROWS = _fleet_rows()
+API_BASES = [
+    _vector(FLEET_ROWS),
+    {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": [[1700000000.0 + 60 * i, value] for i in range(3)]} for labels, value in FLEET_ROWS]}},
+    {"status": "success", "data": {"activeTargets": [{"labels": {"job": "vllm", "instance": "gpu-0:8000"},
+                                                      "health": "down", "lastError": "connection refused",
+                                                      "scrapeUrl": "http://u:p@gpu-0:8000/metrics"}]}},
+    {"status": "success", "data": {"resultType": "scalar", "result": [1700000000.0, "1"]}},
+    {"status": "error", "errorType": "bad_data", "error": "parse error at char 3"},
+]
+API_TEXTS = {f"api{i}.json": _dumps(doc) for i, doc in enumerate(API_BASES)}
+
+API_INPUT = st.tuples(
+    st.one_of(retyped_json(API_TEXTS), edited_text(API_TEXTS),
+              st.tuples(st.just("bytes"), st.binary(max_size=200).map(lambda b: b.decode("latin-1")))),
+    st.sampled_from([200, 200, 200, 302, 400, 401, 404, 422, 500, 503]),
+    st.sampled_from(["application/json", "text/html", "text/plain; charset=utf-8"]),
+    st.sampled_from(["query", "query_range", "targets", "fleet", "history"]))
+
+
+def target_prom_api(item) -> None:
+    (_, body), status, content_type, call = item
+    server = promapi.PromServer(fuzz_server_url(), timeout_s=5.0)
+    with _Canned.lock, httpx.Client(trust_env=False) as client:
+        _Canned.status, _Canned.content_type, _Canned.body = status, content_type, body.encode("utf-8", "replace")
+        if call == "query":
+            promapi.query(client, server, "up")
+        elif call == "query_range":
+            promapi.query_range(client, server, "up", 1700000000.0, 1700000600.0, 60.0)
+        elif call == "targets":
+            promapi.targets(client, server)
+        elif call == "fleet":
+            report = fleet.fleet(client, server, Scenario(), window="5m", at_s=1700000000.0)
+            fleet.notes(report)
+            json.dumps([i.to_dict() for i in report.instances], allow_nan=False)
+            report.table()
+        else:
+            fleet.history(client, server, window="5m", span="10m", end_s=1700000600.0)
+
+
+# --- workloads (Traffic mix) -------------------------------------------------------------------------
+
+WORKLOAD_KEYS = ["label", "workload", "name", "share", "alpha", "survival", "temperature", "notes",
+                 "alpha_ngram", "alpha_eagle", "alpha_draft_model", "alpha_", "alpha_é", "Label", " share "]
+WORKLOAD_RECORDS = st.lists(st.dictionaries(st.sampled_from(WORKLOAD_KEYS) | st.text(max_size=6), JSON_VALUE,
+                                            max_size=7), max_size=7)
+WORKLOAD_INPUT = st.one_of(
+    st.tuples(st.just("records"), WORKLOAD_RECORDS),
+    st.tuples(st.just("file"), st.one_of(edited_text(WORKLOAD_FILES), retyped_json(WORKLOAD_FILES),
+                                         st.tuples(st.sampled_from(["w.csv", "w.json"]), st.text(max_size=120)))))
+
+_tmp = Path(tempfile.mkdtemp(prefix="specmodel-fuzz-"))
+
+
+def _write(name: str, text) -> str:
+    path = _tmp / Path(name).name.replace("/", "_")
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return str(path)
+
+
+def target_workloads(item) -> None:
+    kind, payload = item
+    if kind == "records":
+        found, errors, notes = workloads.parse_workloads(payload, source="fuzz")
+    else:
+        name, text = payload
+        found, errors, notes = workloads.read_workloads(_write(name, text))
+    if found:
+        found, _note = workloads.normalise_shares(found)
+        workloads.workload_records(found)
+
+
+# --- the CLI, in process ---------------------------------------------------------------------------
+
+def _cli_files():
+    return st.one_of(
+        st.tuples(st.sampled_from(["r.csv", "r.json", "w.csv", "w.json", "<i>x</i>.csv"]), st.binary(max_size=120)),
+        edited_text(RUN_FILES), edited_text(WORKLOAD_FILES), retyped_json(RUN_FILES))
+
+
+OPTION_VALUES = st.sampled_from(ODD_NUMBERS + ODD_TEXT + ["2", "4", "8", "0.3", "30s", "1m", "eagle", "ngram",
+                                                          "draft_model", "H100", "L40S", "a=b", "job=\"x\""])
+URLS = ["http://127.0.0.1:9/metrics", "http://169.254.169.254/latest/", "ftp://127.0.0.1/", "", "127.0.0.1:9",
+        "http://[fd00:ec2::254]/", "http://metadata.google.internal/", "http://u:secret@127.0.0.1:9/", "javascript:x",
+        "http://127.0.0.1:99999/", "http://:80/", "FUZZ"]
+OPTIONS = {
+    "predict": ["--gpu", "--tp", "--target", "--draft", "--method", "--context-len", "--eta-bw", "--eta-flops",
+                "--t-fixed-ms", "--t-spec-overhead-ms", "--alpha", "--accept-len", "--survival", "--k", "--k-max",
+                "--t-target-ms", "--t-draft-ms", "--concurrency", "--json"],
+    "presets": ["--json"],
+    "runs": ["--gpu", "--k", "--pair", "--calibrate", "--csv", "--html", "--json"],
+    "mix": ["--gpus", "--concurrency", "--k", "--k-max", "--methods", "--top", "--json", "--gpu", "--target"],
+    "scrape": ["--model-name", "--k", "--alpha", "--spec-k", "--token-env", "--timeout", "--json", "--window"],
+    "fleet": ["--window", "--match", "--timeout", "--user", "--k", "--alpha", "--spec-k", "--json", "--token-env"],
+}
+FLAGS = {"--json", "--calibrate"}
+
+
+@st.composite
+def cli_argv(draw):
+    command = draw(st.sampled_from(sorted(OPTIONS) + ["", "--help", "nonsense"]))
+    argv = [command] if command else []
+    files = {}
+    if command in ("runs", "mix"):
+        for _ in range(draw(st.integers(0 if command == "runs" else 1, 2))):
+            name, text = draw(_cli_files())
+            files[name] = text
+            argv.append("FILE:" + name)
+    if command in ("scrape", "fleet"):
+        argv.append(draw(st.sampled_from(URLS)))
+        argv += ["--timeout", "1"] + (["--window", "0.2"] if command == "scrape" else [])
+    for _ in range(draw(st.integers(0, 4))):
+        opt = draw(st.sampled_from(OPTIONS.get(command, ["--json", "--x"]) + ["--nope", "-"]))
+        argv.append(opt)
+        if opt not in FLAGS:
+            value = draw(OPTION_VALUES)
+            if opt in ("--csv", "--html"):
+                value = "OUT:" + draw(st.sampled_from(["out.csv", "out.html", "", "nodir/x.csv"]))
+            if opt == "--window" and command == "scrape":
+                value = draw(st.sampled_from(["0", "nan", "inf", "-1", "0.2", "1e308", "x", ""]))
+            if opt == "--timeout":
+                value = draw(st.sampled_from(["0", "nan", "inf", "-1", "0.5", "1e308", "x", ""]))
+            argv.append(value)
+    if command == "mix":  # keep the split search small: the CLI bounds it, the fuzz budget is short
+        argv += ["--gpus", draw(st.sampled_from(["1", "2", "0", "nan", "-3"]))]
+        argv += ["--k-max", draw(st.sampled_from(["1", "2", "3", "0", "x"]))]
+    return argv, files
+
+
+def target_cli(item) -> None:
+    argv, files = item
+    final = []
+    for a in argv:
+        if a.startswith("FILE:"):
+            final.append(_write(a[5:], files[a[5:]]))
+        elif a.startswith("OUT:"):
+            final.append(str(_tmp / a[4:]) if a[4:] else "")
+        else:
+            final.append(a)
+    final = [a.replace("FUZZ", fuzz_server_url() + "/metrics") for a in final]
+    out, err = io.StringIO(), io.StringIO()
+    env_before = os.environ.get("SPECMODEL_SCRAPE_TOKEN")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(final)
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        if env_before is not None:
+            os.environ["SPECMODEL_SCRAPE_TOKEN"] = env_before
+    if code not in (0, 2, None):
+        raise AssertionError(f"exit code {code!r} for {final}: {err.getvalue()[-300:]}")
+    if "Traceback" in err.getvalue():
+        raise AssertionError(f"traceback on stderr for {final}: {err.getvalue()[-500:]}")
+    if code == 2 and not err.getvalue().strip():
+        raise AssertionError(f"exit 2 without a message for {final}")
+
+
+# --- the list -----------------------------------------------------------------------------------------
+
+TARGETS = [
+    ("runs files", RUN_INPUT, target_runs),
+    ("prometheus text", st.one_of(PROM_PAIR, PROM_SAME), target_prom_text),
+    ("prometheus windows", WINDOW_INPUT, target_prom_window),
+    ("prometheus api", API_INPUT, target_prom_api),
+    ("workloads", WORKLOAD_INPUT, target_workloads),
+    ("cli", cli_argv(), target_cli),
+]
+ALLOWED = (SpecModelError,)
+
+
+def check(function, value) -> None:
+    """Run one input; SpecModelError is a refusal the user sees, anything else propagates."""
+    try:
+        function(value)
+    except ALLOWED:
+        pass
+
+
+__all__ = ["TARGETS", "check", "fuzz_server_url", "ScrapePolicy", "math"]

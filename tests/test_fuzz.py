@@ -1,0 +1,94 @@
+"""Quick fuzz profile of every target in tests/fuzz_targets.py (the long one: `make fuzz`).
+
+Each input must either be read or be refused with SpecModelError (the CLI: exit 0 or 2 with a
+message, never a traceback). A failure shows the shrunk input that escaped."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from specmodel import SpecModelError, cli, prom, workloads
+from specmodel.runs import read_runs
+from tests.conftest import ROOT
+from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_api
+
+QUICK = settings(max_examples=150, deadline=None, database=None, derandomize=True,
+                 suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy overflow warnings on huge inputs are fine
+@pytest.mark.parametrize("name, strategy, function", TARGETS, ids=[t[0] for t in TARGETS])
+def test_only_the_user_facing_error_escapes(name, strategy, function):
+    @QUICK
+    @given(strategy)
+    def run(value):
+        check(function, value)
+
+    run()
+
+
+# --- the inputs that escaped before the fixes, kept as plain cases ---------------------------------------
+
+GUIDELLM_CSV = (ROOT / "tests" / "fixtures" / "guidellm_benchmarks_sample.csv").read_text()
+VLLM_JSON = json.loads((ROOT / "tests" / "fixtures" / "vllm_bench_serve_sample.json").read_text())
+GUIDELLM_JSON = json.loads((ROOT / "tests" / "fixtures" / "guidellm_baseline_benchmarks.json").read_text())
+
+
+def _with(doc: dict, **changes) -> bytes:
+    return json.dumps({**doc, **changes}).encode()
+
+
+@pytest.mark.parametrize("name, data", [
+    ("survival.csv", b"workload,concurrency,survival\nchat,1,0.5\n"),  # a plain run still reads
+    ("nested.json", json.dumps({"benchmarks": [{"config": {"strategy": {"type_": 5}}}]}).encode()),
+    ("huge.json", _with(VLLM_JSON, max_concurrency=10 ** 400)),
+    ("lists.json", _with(VLLM_JSON, acceptance_rate=[[1]], survival=[[0.5], {}])),
+])
+def test_run_files_that_escaped_now_load_or_name_their_problem(name, data):
+    table = read_runs([(name, data)])
+    assert len(table.rows) or table.problems
+
+
+def test_guidellm_csv_rows_longer_than_the_header_are_reported_not_dropped_silently():
+    lines = GUIDELLM_CSV.splitlines()
+    edited = "\n".join(lines[:3] + ["x"] + lines[3:]) + "\n"  # a stray one-cell line under the header rows
+    problems = [str(p) for p in read_runs([("cut.csv", edited.encode())]).problems]
+    assert any("more cells than the three header rows" in p and p.startswith("cut.csv") for p in problems)
+
+
+def test_a_live_window_with_k_0_is_refused_not_divided_by():
+    w = prom.SpecWindow(server="vllm-v1", k=0, window_s=10.0, spec_enabled=True, drafts=10, accepted=0)
+    with pytest.raises(SpecModelError, match="k .* whole number ≥ 1"):
+        prom.stats_from_window(w)
+
+
+@pytest.mark.parametrize("body, call", [
+    ({"status": "success", "data": None}, "targets"),
+    ({"status": "success", "data": {"resultType": "vector", "result": [{"metric": [], "value": [0, "1"]}]}}, "query"),
+    ({"status": "success", "data": {"resultType": "vector", "result": [{"metric": {}}]}}, "query"),
+    ({"status": "success", "data": {"resultType": "matrix", "result": [{"values": [["x", "1"]]}]}}, "query_range"),
+])
+def test_prometheus_answers_of_the_wrong_shape_are_refused_with_a_message(body, call):
+    with pytest.raises(SpecModelError, match="unexpected shape|did not answer like a Prometheus"):
+        target_prom_api((("body", json.dumps(body)), 200, "application/json", call))
+
+
+def test_fleet_ignores_series_without_its_label():
+    rows = [(labels, value) for labels, value in FLEET_ROWS] + [({"job": "other"}, "1")]
+    target_prom_api((("body", json.dumps(_vector(rows))), 200, "application/json", "fleet"))
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"label": "a", "survival": True}, "survival"), ({"label": "a", "alpha": 10 ** 400}, "alpha"),
+    ({"label": "a", "alpha": 0.5, "share": 10 ** 400}, "share"),
+])
+def test_workload_values_that_escaped_are_refused_by_column(record, message):
+    found, errors, _ = workloads.parse_workloads([record])
+    assert not found and message in " ".join(errors)
+
+
+def test_runs_export_to_a_missing_folder_is_one_line_and_exit_2(tmp_path, capsys):
+    code = cli.main(["runs", str(ROOT / "sample_runs" / "seed_runs.csv"), "--csv", str(tmp_path / "no" / "t.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot write" in err and "Traceback" not in err
