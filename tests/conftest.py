@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests import browser
+
+# No per-example deadline: the suite runs on 2 busy cores, where a slow example is load, not a bug
+# (tests never assert timings; performance lives in bench/).
+settings.register_profile("project", deadline=None)
+settings.load_profile("project")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
