@@ -656,6 +656,20 @@ def _survival_values(raw) -> list[float]:
         raise ValueError(f"not a list of numbers: {raw!r}") from None
 
 
+# Acceptance given as one number that needs k, most direct first: (column, low, high, what is
+# expected, conversion to acceptance.Acceptance).
+_SINGLE_NUMBER_FORMS = (
+    ("tokens_per_step", 1, None, "tokens per step E in [1, k + 1]",
+     lambda e, k, column: acceptance.from_tokens_per_step(e, k, f"{column} (tokens per step)")),
+    ("draft_acceptance_rate", 0, 1, "a fraction of draft tokens accepted, in [0, 1]",
+     lambda r, k, column: acceptance.from_draft_acceptance_rate(r, k)),
+    ("acceptance_rate_percent", 0, 100, "a percentage of draft tokens accepted, in [0, 100]",
+     lambda r, k, column: acceptance.from_vllm_percent(r, k)),
+    ("alpha", 0, 1, "the per-token acceptance α, in [0, 1]",
+     lambda a, k, column: acceptance.from_alpha(a, k)),
+)
+
+
 def _acceptance(rec: _Record, k: int | None, errors: list):
     """The row's acceptance as an acceptance.Acceptance, from the most direct form it has."""
     v = rec.values
@@ -675,31 +689,13 @@ def _acceptance(rec: _Record, k: int | None, errors: list):
             if drafts is None or accepted is None:
                 return None, None
             return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
-        if "tokens_per_step" in v:
-            e = _number(rec, "tokens_per_step", errors, lo=1, what="tokens per step E in [1, k + 1]")
-            if e is None:
+        for key, lo, hi, what, convert in _SINGLE_NUMBER_FORMS:
+            if key not in v:
+                continue
+            value = _number(rec, key, errors, lo=lo, hi=hi, what=what)
+            if value is None:
                 return None, None
-            return _needs_k(k, col("tokens_per_step"), lambda kk: acceptance.from_tokens_per_step(
-                e, kk, f"{col('tokens_per_step')} (tokens per step)")), col("tokens_per_step")
-        if "draft_acceptance_rate" in v:
-            r = _number(rec, "draft_acceptance_rate", errors, lo=0, hi=1,
-                        what="a fraction of draft tokens accepted, in [0, 1]")
-            if r is None:
-                return None, None
-            return _needs_k(k, col("draft_acceptance_rate"), lambda kk: acceptance.from_draft_acceptance_rate(r, kk)), \
-                col("draft_acceptance_rate")
-        if "acceptance_rate_percent" in v:
-            r = _number(rec, "acceptance_rate_percent", errors, lo=0, hi=100,
-                        what="a percentage of draft tokens accepted, in [0, 100]")
-            if r is None:
-                return None, None
-            return _needs_k(k, col("acceptance_rate_percent"), lambda kk: acceptance.from_vllm_percent(r, kk)), \
-                col("acceptance_rate_percent")
-        if "alpha" in v:
-            a = _number(rec, "alpha", errors, lo=0, hi=1, what="the per-token acceptance α, in [0, 1]")
-            if a is None:
-                return None, None
-            return _needs_k(k, col("alpha"), lambda kk: acceptance.from_alpha(a, kk)), col("alpha")
+            return _needs_k(k, col(key), lambda kk: convert(value, kk, col(key))), col(key)
     except _RowError as exc:
         errors.append(exc)
         return None, None
