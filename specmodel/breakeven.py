@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import SpecModelError
+from .engines import DEFAULT_ENGINE
 from .roofline import Efficiency
 from .scenario import BORDERLINE, Scenario, predict, summarize, with_changes
 
@@ -46,12 +47,24 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
         draft=row["draft_preset"] if method == "draft_model" else None,
         alpha=float(row["alpha"]), survival=survival, k=int(row["k"]), concurrency=int(row["concurrency"]),
         context_len=int(row["context_len"]), t_target_ms=_opt(row.get("t_target_ms")),
-        t_draft_ms=_opt(row.get("t_draft_ms")), tp=int(row.get("tp") or 1),
-        efficiency=efficiency or Efficiency())
+        t_draft_ms=_opt(row.get("t_draft_ms")), tp=int(_opt(row.get("tp")) or 1),
+        efficiency=efficiency or Efficiency(), engine=_text(row.get("engine")) or DEFAULT_ENGINE,
+        draft_depth=_whole(row.get("draft_depth")), branching=_whole(row.get("branching")) or 1,
+        draft_kv_budget=_whole(row.get("draft_kv_budget")), weight_dtype=_text(row.get("weight_dtype")),
+        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_opt(row.get("proposal_rate")) or 1.0)
+
+
+def _text(x) -> str | None:
+    return x if isinstance(x, str) and x.strip() else None
+
+
+def _whole(x) -> int | None:
+    x = _opt(x)
+    return None if x is None else int(x)
 
 
 def _opt(x):
-    if x is None:
+    if x is None or isinstance(x, str) or x is pd.NA:
         return None
     x = float(x)
     return None if math.isnan(x) else x

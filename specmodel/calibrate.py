@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,18 +23,66 @@ from .errors import SpecModelError
 from .roofline import Efficiency
 from .scenario import Scenario, predict, with_changes
 
-# name -> (lower, upper, unit, words). Bounds: an efficiency is a fraction of peak and no kernel
-# sustains under ~20% of peak bandwidth in decode; overheads of more than 20 ms per pass would
-# dwarf every step time the presets produce.
-PARAMETERS = {
-    "eta_bw": (0.2, 1.0, "", "achieved fraction of peak memory bandwidth"),
-    "eta_flops": (0.05, 1.0, "", "achieved fraction of dense peak FLOPS"),
-    "t_fixed_ms": (0.0, 20.0, "ms", "fixed time per forward pass"),
-    "t_spec_overhead_ms": (0.0, 20.0, "ms", "overhead per speculative step"),
+class Param(NamedTuple):
+    lo: float  # hard bounds: calibration, flags, link values and calibration files all use these
+    hi: float
+    unit: str
+    words: str
+    physical_lo: float  # where real systems sit; a fit ending outside is reported
+    physical_hi: float
+
+
+# The one bounds table of the model's parameters. Hard bounds: an efficiency is a fraction of peak;
+# overheads above 20 ms per pass would dwarf every step time the presets produce. Physical ranges:
+# GEMMs reach 0.63-0.69 of dense peak and weight reads 0.56-0.80 of peak bandwidth on an H200
+# (../shared/validation/h200_steptime.csv); KV reads 0.90-0.94 (h200_gqa_verify.csv); engine
+# overheads within ×0.3-×3 of data/engines.json; an attention layer's floor 5-40 µs.
+PARAMETERS: dict[str, Param] = {
+    "eta_bw": Param(0.2, 1.0, "", "achieved fraction of peak memory bandwidth", 0.6, 0.95),
+    "eta_flops": Param(0.05, 1.0, "", "achieved fraction of dense peak FLOPS", 0.45, 0.8),
+    "t_fixed_ms": Param(0.0, 20.0, "ms", "extra fixed time per forward pass", 0.0, 3.0),
+    "t_spec_overhead_ms": Param(0.0, 20.0, "ms", "extra overhead per speculative step", 0.0, 3.0),
     # How much less of peak bandwidth a small model (the draft) reaches than a large one: 0 = the
     # same; the default 0.18 reproduces DESIGN.md's H200 timings (56% for 1B vs 79% for 8B).
-    "small_model_exponent": (0.0, 0.5, "", "bandwidth penalty of a small (draft) model"),
+    "small_model_exponent": Param(0.0, 0.5, "", "bandwidth penalty of a small (draft) model", 0.0, 0.3),
+    "kernel_us": Param(0.0, 50.0, "µs", "latency of one weight GEMM kernel beyond its bytes", 1.0, 10.0),
+    "overhead_scale": Param(0.0, 5.0, "×", "engine overheads relative to the engine preset", 0.3, 3.0),
+    "eta_kv": Param(0.2, 1.0, "", "achieved fraction of peak bandwidth reading the KV cache", 0.6, 0.98),
+    "attn_floor_us": Param(0.0, 100.0, "µs", "latency floor of one attention layer", 5.0, 40.0),
+    "smooth_p": Param(1.0, 10.0, "", "sharpness of the memory/compute transition", 2.0, 4.0),
 }
+# What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
+DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale")
+# Each fitted parameter is pulled gently towards its starting value, by this much relative error per
+# physical range of departure: a fit then explains the runs with the parameters whose plausible
+# range is wide (overheads) before dragging an efficiency far from what kernels reach.
+PRIOR_WEIGHT = 0.03
+
+
+def check_parameters(values: dict, where: str) -> Efficiency:
+    """An Efficiency from name -> value, every value checked against PARAMETERS' hard bounds;
+    SpecModelError naming `where` and the field otherwise (unknown names too)."""
+    known = Efficiency().as_dict()
+    clean = {}
+    for name, value in values.items():
+        if name not in known:
+            raise SpecModelError(f"{where}: '{name}' is not a model parameter; known: {', '.join(known)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise SpecModelError(f"{where}: '{name}' must be a finite number, got {value!r}")
+        bound = PARAMETERS.get(name)
+        if bound is not None and not bound.lo <= value <= bound.hi:
+            raise SpecModelError(f"{where}: '{name}' = {value:g} is outside its allowed range "
+                                 f"[{bound.lo:g}, {bound.hi:g}] ({bound.words})")
+        if bound is None and value <= 0:
+            raise SpecModelError(f"{where}: '{name}' must be > 0, got {value:g}")
+        clean[name] = float(value)
+    return replace(Efficiency(), **clean)
+
+
+def outside_physical(eff: Efficiency, names=None) -> tuple[str, ...]:
+    """Parameters whose value lies outside the range real systems reach."""
+    return tuple(n for n in (names or PARAMETERS)
+                 if not PARAMETERS[n].physical_lo <= getattr(eff, n) <= PARAMETERS[n].physical_hi)
 
 
 MIN_IMPROVEMENT = 0.01  # a parameter joins a fit on few runs only if it lowers the squared error by 1%
@@ -52,15 +101,27 @@ class Calibration:
     throughput_mape_after_pct: float | None
     message: str  # one paragraph for the user
     at_bound: tuple[str, ...] = ()
+    outside_physical: tuple[str, ...] = ()  # fitted parameters that ended outside their physical range
+    fitted_on: dict | None = None  # the rows, GPUs, models and engines the fit saw
 
     def parameters(self) -> dict:
         return {name: getattr(self.efficiency, name) for name in PARAMETERS}
+
+    def to_file(self) -> dict:
+        """What `--save-calibration` writes: every parameter, what it was fitted on, the errors."""
+        out = self.to_dict()
+        out = {"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION,
+               "parameters": {k: float(v) for k, v in self.efficiency.as_dict().items()}, **{
+                   k: v for k, v in out.items() if k != "parameters"}}
+        out["fitted_on"] = self.fitted_on or {}
+        return out
 
     def to_dict(self) -> dict:
         r = lambda x: None if x is None else round(float(x), 4)  # noqa: E731
         return {"parameters": {k: r(v) for k, v in self.parameters().items()},
                 "start": {k: r(getattr(self.start, k)) for k in PARAMETERS},
                 "fitted": list(self.fitted), "held": list(self.held), "at_bound": list(self.at_bound),
+                "outside_physical_range": list(self.outside_physical),
                 "rows_used": self.rows_used,
                 "error_before": {"speedup_mape_pct": r(self.mape_before_pct),
                                  "throughput_mape_pct": r(self.throughput_mape_before_pct)},
@@ -152,7 +213,7 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     if not usable:
         raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, so there is "
                              "nothing to calibrate on; load runs with measurements")
-    names = list(parameters or PARAMETERS)
+    names = list(parameters or DEFAULT_FIT)
     lo = np.array([PARAMETERS[n][0] for n in names])
     hi = np.array([PARAMETERS[n][1] for n in names])
     x_start = np.clip([getattr(start, n) for n in names], lo, hi)
@@ -166,7 +227,10 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
 
     def residuals(x_unit, chosen):
         speed, thr = _errors(usable, eff_at(x_unit, chosen), use_throughput)
-        res = np.concatenate([np.nan_to_num(speed, nan=10.0), thr])
+        prior = [PRIOR_WEIGHT * (lo[names.index(n)] + u * (hi[names.index(n)] - lo[names.index(n)])
+                                 - x_start[names.index(n)]) / (PARAMETERS[n].physical_hi - PARAMETERS[n].physical_lo)
+                 for n, u in zip(chosen, x_unit)]
+        res = np.concatenate([np.nan_to_num(speed, nan=10.0), thr, prior])
         return res if res.size else np.zeros(1)
 
     def to_unit(chosen):
@@ -194,7 +258,7 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
                 break
             chosen.append(name)
             result, cost = trials[name]
-    held = tuple(n for n in names if n not in chosen) + tuple(n for n in PARAMETERS if n not in names)
+    held = tuple(n for n in names if n not in chosen)
     speed0, thr0 = _errors(usable, start, use_throughput)
     if chosen:
         best = eff_at(result.x, chosen)
@@ -213,7 +277,81 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     if at_bound:
         parts.append(f"{', '.join(at_bound)} ended at the edge of the allowed range (the runs pull "
                      "further than physical values allow): read predictions far from these runs with care")
+    outside = outside_physical(best, [n for n in chosen]) if best is not start else ()
+    if outside:
+        parts.append("; ".join(f"{n} = {getattr(best, n):.3g} is outside what real systems reach "
+                               f"({PARAMETERS[n].physical_lo:g}-{PARAMETERS[n].physical_hi:g}): a term the model lacks "
+                               "is probably being absorbed, so predictions away from these runs are less reliable"
+                               for n in outside))
     if before is not None:
         parts.append(f"speedup error {before:.1f}% → {after:.1f}% (mean absolute percentage)")
     return Calibration(best, start, tuple(chosen), held, len(usable), before, after, _thr_mape(thr0),
-                       _thr_mape(thr1), "; ".join(parts), at_bound)
+                       _thr_mape(thr1), "; ".join(parts), at_bound, outside, _fitted_on(usable))
+
+
+def _fitted_on(rows: list[dict]) -> dict:
+    def names(col):
+        return sorted({str(r.get(col)) for r in rows if r.get(col) not in (None, "") and r.get(col) == r.get(col)})
+    return {"rows": len(rows), "gpus": names("gpu_preset"), "targets": names("target_preset"),
+            "drafts": names("draft_preset"), "methods": names("method"), "engines": names("engine"),
+            "files": names("file")}
+
+
+CALIBRATION_FORMAT = "specmodel-calibration"
+CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined the parameters
+
+
+def save_calibration(cal: Calibration, path: str) -> None:
+    """Write the calibration file atomically (nothing half-written on failure)."""
+    import json
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(cal.to_file(), f, indent=2, allow_nan=False)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise SpecModelError(f"cannot write the calibration to {path}: {exc.strerror or exc}; choose a path "
+                             "in a folder that exists and that you may write to") from None
+
+
+def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
+    """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
+    `where` and the field when it is not one, is from another version or has impossible values."""
+    import json
+
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        raise SpecModelError(f"{where}: not a JSON calibration file (write one with "
+                             "`runs FILE --calibrate --save-calibration {where}`)") from None
+    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
+        raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
+                             f"'{CALIBRATION_FORMAT}')")
+    version = doc.get("version")
+    if version != CALIBRATION_VERSION:
+        raise SpecModelError(f"{where}: calibration file version {version!r}, this specmodel reads version "
+                             f"{CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate --save-calibration`")
+    params = doc.get("parameters")
+    if not isinstance(params, dict):
+        raise SpecModelError(f"{where}: field 'parameters' must be an object of parameter -> number")
+    return check_parameters(params, f"{where}, field 'parameters'"), doc
+
+
+def load_calibration(path: str) -> tuple[Efficiency, dict]:
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise SpecModelError(f"{path}: no such calibration file")
+        if p.stat().st_size > 1_000_000:
+            raise SpecModelError(f"{path}: larger than 1 MB, not a calibration file")
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecModelError(f"{path}: cannot read the calibration file ({exc})") from None
+    return calibration_from_json(text, path)

@@ -6,7 +6,7 @@ import argparse
 import os
 
 from . import fleet, promapi, scrape
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
 from .presets import find_gpu, find_model
 from .scenario import Scenario
@@ -56,7 +56,7 @@ def base_scenario(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
     return Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
                     alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=args.tp,
-                    efficiency=efficiency_from_args(args)).validated()
+                    efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
 
 
 def _fmt(value, spec: str, none: str = "-") -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
 from .mix import MixReport, compare
 from .presets import METHODS, find_gpu, find_model
@@ -52,7 +52,7 @@ def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
     method, draft = method_and_draft(args)
     base = Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
                     k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=args.tp,
-                    efficiency=efficiency_from_args(args))
+                    efficiency=efficiency_from_args(args), engine=engine_from_args(args))
     report = compare(base, workloads, args.concurrency, args.gpus, methods=args.methods, k_max=args.k_max,
                      top=args.top)
     return report, notes

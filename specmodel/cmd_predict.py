@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 
 from . import acceptance, presets
 from .errors import SpecModelError
-from .roofline import Efficiency
+from .calibrate import PARAMETERS, load_calibration
+from .engines import engine_names, find_engine
+from .roofline import DTYPES, Efficiency
 from .scenario import Scenario, summarize
 
 
@@ -50,14 +53,16 @@ def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=presets.METHODS, help="speculation method; default draft_model")
     p.add_argument("--context-len", type=_number(0, 1_048_576, whole=True), default=1024,
                    help="mean tokens in each sequence's KV cache; default 1024")
-    p.add_argument("--eta-bw", type=_number(0.05, 1.0, strict_lo=False), default=Efficiency.eta_bw,
-                   help="achieved fraction of peak bandwidth (calibrated value)")
-    p.add_argument("--eta-flops", type=_number(0.05, 1.0), default=Efficiency.eta_flops,
-                   help="achieved fraction of dense peak FLOPS (calibrated value)")
-    p.add_argument("--t-fixed-ms", type=_number(0, 1000), default=Efficiency.t_fixed_ms,
-                   help="fixed overhead per forward pass, ms")
-    p.add_argument("--t-spec-overhead-ms", type=_number(0, 1000), default=Efficiency.t_spec_overhead_ms,
-                   help="overhead per speculative step, ms")
+    p.add_argument("--engine", choices=engine_names(), default=None,
+                   help="serving engine whose per-step overheads apply (data/engines.json); default vllm")
+    p.add_argument("--calibration", metavar="FILE.json",
+                   help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it")
+    for name, bound in PARAMETERS.items():
+        flag = "--" + name.replace("_", "-")
+        unit = f", {bound.unit}" if bound.unit else ""
+        p.add_argument(flag, dest=name, type=_number(bound.lo, bound.hi), default=None,
+                       help=f"{bound.words}{unit} (default {getattr(Efficiency(), name):g}; "
+                            f"allowed {bound.lo:g}-{bound.hi:g})")
 
 
 def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -75,8 +80,14 @@ def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def efficiency_from_args(args: argparse.Namespace) -> Efficiency:
-    return Efficiency(eta_bw=args.eta_bw, eta_flops=args.eta_flops, t_fixed_ms=args.t_fixed_ms,
-                      t_spec_overhead_ms=args.t_spec_overhead_ms)
+    """The calibration file's parameters (or the defaults), with every parameter flag given on top."""
+    base = load_calibration(args.calibration)[0] if getattr(args, "calibration", None) else Efficiency()
+    given = {name: getattr(args, name) for name in PARAMETERS if getattr(args, name, None) is not None}
+    return replace(base, **given)
+
+
+def engine_from_args(args: argparse.Namespace) -> str:
+    return find_engine(getattr(args, "engine", None)).name
 
 
 def add_parser(sub) -> None:
@@ -93,6 +104,16 @@ def add_parser(sub) -> None:
     p.add_argument("--t-target-ms", type=_number(0, 10_000, strict_lo=True), help="measured target step at batch 1, ms")
     p.add_argument("--t-draft-ms", type=_number(0, 10_000), help="measured draft cost per draft token at batch 1, ms")
     p.add_argument("--concurrency", type=_number(1, 65_536, whole=True), default=1, help="concurrent sequences")
+    p.add_argument("--draft-depth", type=_number(1, 64, whole=True),
+                   help="tree drafting: sequential draft passes (k is then the tree's verified tokens)")
+    p.add_argument("--branching", type=_number(1, 64, whole=True), default=1,
+                   help="tree drafting: tokens per sequence in each draft pass after the first (top-k)")
+    p.add_argument("--draft-kv-budget", type=_number(1, 1_048_576, whole=True),
+                   help="self_spec: tokens of KV the sparse draft reads (default 512)")
+    p.add_argument("--weight-dtype", choices=DTYPES, help="target weights' dtype; default: the preset's")
+    p.add_argument("--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype")
+    p.add_argument("--proposal-rate", type=_number(0, 1, strict_lo=True), default=1.0,
+                   help="fraction of sequence-steps with a proposal (n-gram proposes only on a match)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_predict)
 
@@ -119,7 +140,9 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
                     method=method, draft=draft, alpha=alpha, survival=survival, k=k,
                     concurrency=args.concurrency, context_len=args.context_len,
                     t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=args.tp,
-                    efficiency=efficiency_from_args(args))
+                    efficiency=efficiency_from_args(args), engine=engine_from_args(args),
+                    draft_depth=args.draft_depth, branching=args.branching, draft_kv_budget=args.draft_kv_budget,
+                    weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, proposal_rate=args.proposal_rate)
 
 
 def run_predict(args: argparse.Namespace) -> int:

@@ -16,8 +16,8 @@ import pandas as pd
 
 from . import presets
 from .breakeven import review
-from .calibrate import calibrate
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .calibrate import calibrate, save_calibration
+from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
 from .runs import RunDefaults, read_runs
 
@@ -39,6 +39,9 @@ def add_parser(sub) -> None:
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
     p.add_argument("--calibrate", action="store_true", help="fit the model's parameters to the runs first")
+    p.add_argument("--save-calibration", metavar="FILE.json",
+                   help="with --calibrate: write every fitted parameter (and what it was fitted on) to FILE.json, "
+                        "for --calibration in predict, runs, scrape, fleet and mix")
     p.add_argument("--csv", metavar="PATH", help="write the break-even table as CSV")
     p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -89,12 +92,23 @@ def run_runs(args: argparse.Namespace) -> int:
         sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
         return 2
 
+    if args.engine:  # rows that name no engine run on the one given
+        engine = engine_from_args(args)
+        rows = table.rows
+        if "engine" not in rows.columns:
+            rows["engine"] = engine
+        else:
+            rows["engine"] = rows["engine"].where(rows["engine"].notna() & (rows["engine"] != ""), engine)
     start = efficiency_from_args(args)
     calibration = None
     efficiency = start
+    if args.save_calibration and not args.calibrate:
+        raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if args.calibrate:
         calibration = calibrate(table.rows, start)
         efficiency = calibration.efficiency
+        if args.save_calibration:
+            save_calibration(calibration, args.save_calibration)
     result = review(table.rows, efficiency)
     rows = []
     uncalibrated = review(table.rows, start).evaluated if calibration else None

@@ -12,7 +12,7 @@ import argparse
 import os
 
 from . import live, scrape
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
 from .scenario import Scenario
 
@@ -77,7 +77,7 @@ def run_scrape(args: argparse.Namespace) -> int:
     method, draft = method_and_draft(args)
     base = Scenario(gpu=args.gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
                     k=args.spec_k, context_len=args.context_len, tp=args.tp,
-                    efficiency=efficiency_from_args(args)).validated()
+                    efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
     token = os.environ.get(args.token_env) or None
     policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)
     with scrape.make_client(policy) as client:

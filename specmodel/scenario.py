@@ -19,9 +19,10 @@ import numpy as np
 from . import acceptance
 from .capacity import kv_budget_bytes, max_sequences
 from .errors import SpecModelError
+from .engines import DEFAULT_ENGINE, Engine, find_engine
 from .presets import find_gpu, find_method, find_model
-from .roofline import (Efficiency, Hardware, PassShape, bandwidth_scale_for_measured_time,
-                       pass_time_ms)
+from .roofline import (DTYPES, Efficiency, Hardware, PassShape, bandwidth_scale_for_measured_time,
+                       pass_time_ms, unpacked_verify_reads)
 
 BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
 MAX_CROSSOVER_BATCH = 4096
@@ -45,6 +46,13 @@ class Scenario:
     t_draft_ms: float | None = None  # measured draft cost per draft token at batch 1
     tp: int = 1  # tensor-parallel GPUs per replica
     efficiency: Efficiency = field(default_factory=Efficiency)
+    engine: str = DEFAULT_ENGINE  # serving engine whose overheads apply (data/engines.json)
+    draft_depth: int | None = None  # sequential draft passes per step; None: a chain, = k
+    branching: int = 1  # tokens per sequence in each draft pass after the first (tree top-k)
+    draft_kv_budget: int | None = None  # tokens of KV a sparse-KV draft reads (self_spec)
+    weight_dtype: str | None = None  # target (and head) weights: bf16, fp8, fp4, int4; None: the preset's
+    kv_dtype: str = "bf16"  # KV cache dtype: bf16 or fp8
+    proposal_rate: float = 1.0  # fraction of sequence-steps with a proposal (n-gram finds no match otherwise)
 
     def validated(self) -> "Scenario":
         """Raise SpecModelError with a message for a person if any input is impossible."""
@@ -69,6 +77,22 @@ class Scenario:
         method = find_method(self.method)
         if method.name == "draft_model" and not self.draft:
             raise SpecModelError("method 'draft_model' needs a draft model; name one or pick another method")
+        find_engine(self.engine)
+        if self.draft_depth is not None:
+            if int(self.draft_depth) != self.draft_depth or self.draft_depth < 1:
+                raise SpecModelError(f"draft depth must be a whole number ≥ 1, got {self.draft_depth}")
+            if self.k and self.draft_depth > self.k:
+                raise SpecModelError(f"a tree of {self.k} verified tokens cannot be {self.draft_depth} deep: "
+                                     "the verified tokens (k, the tree's width) must be at least its depth")
+        if int(self.branching) != self.branching or self.branching < 1:
+            raise SpecModelError(f"branching must be a whole number ≥ 1, got {self.branching}")
+        if self.draft_kv_budget is not None and self.draft_kv_budget < 1:
+            raise SpecModelError(f"draft KV budget must be ≥ 1 token, got {self.draft_kv_budget}")
+        for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES), ("KV dtype", self.kv_dtype, ("bf16", "fp16", "fp8"))):
+            if dtype is not None and dtype not in allowed:
+                raise SpecModelError(f"{name} '{dtype}' is not one of {', '.join(allowed)}")
+        if not (np.isfinite(self.proposal_rate) and 0 < self.proposal_rate <= 1):
+            raise SpecModelError(f"proposal rate must lie in (0, 1], got {self.proposal_rate}")
         return self
 
 
@@ -122,18 +146,51 @@ class _Compiled:
     draft_resident_base: float
     draft_resident_per_k: float
     draft_kv_per_token: float
+    engine: Engine
+    draft_context: float  # tokens of KV each draft pass reads
+    measured: bool
+    verify_kv_reads: float  # KV reads of a target verify pass (1 with GQA-packed kernels)
+    draft_verify_kv_reads: float
+    step_overhead: tuple[float, float]  # engine cost of a target step: (ms, ms per sequence)
+    draft_overhead: tuple[float, float]  # engine cost of a draft pass: (ms, ms per sequence)
+
+
+MEASURED_OVERHEAD_SHARE = 0.5  # at most this share of a measured batch-1 time is engine overhead
+
+
+def _overhead(fixed_ms: float, per_seq_us: float, scale: float, measured_ms: float | None) -> tuple[float, float]:
+    """(ms, ms per sequence) of an engine overhead. With a measured batch-1 time the overhead is
+    inside the measurement: its batch-1 value is capped at MEASURED_OVERHEAD_SHARE of it (the
+    engine preset may be faster or slower than the one measured) and only its growth is added."""
+    slope = per_seq_us * 1e-3 * scale
+    at_one = (fixed_ms * 1.0) * scale + slope
+    if measured_ms is not None:
+        at_one = min(at_one, MEASURED_OVERHEAD_SHARE * measured_ms)
+    return at_one - slope, slope
+
+
+EAGLE3_DRAFT_VOCAB = 32000  # EAGLE-3 heads predict over a reduced vocabulary (Li et al. 2025, arXiv:2503.01840)
 
 
 def _draft_parts(s: Scenario, method: str):
     """(pass shape per draft token, resident bytes base, resident bytes per k, KV bytes per token)."""
     t = find_model(s.target)
+    wd = s.weight_dtype
     if method == "draft_model":
         d = find_model(s.draft)
-        return PassShape.of_model(d), d.resident_weight_bytes, 0.0, d.kv_bytes_per_token
-    if method in ("eagle", "mtp"):
-        # One decoder layer of the target's shape + a 2H->H fusion layer; LM head shared.
-        shape = PassShape.draft_head(t, layers=1, extra_params=2.0 * t.hidden * t.hidden)
-        own = (t.layer_params + 2.0 * t.hidden * t.hidden) * 2.0
+        shape = PassShape.of_model(d, kv_dtype=s.kv_dtype)
+        return shape, d.resident_weight_bytes, 0.0, shape.kv_bytes_per_token
+    if method == "self_spec":  # the target drafts for itself over a sparse KV budget
+        shape = PassShape.of_model(t, wd, s.kv_dtype)
+        return shape, 0.0, 0.0, 0.0
+    if method in ("eagle", "eagle3", "mtp"):
+        # One decoder layer of the target's shape + a fusion layer (2H->H; EAGLE-3 fuses three
+        # hidden states, 3H->H) and an LM head: the target's (EAGLE-1, MTP) or a 32k-token one.
+        fusion = (3.0 if method == "eagle3" else 2.0) * t.hidden * t.hidden
+        vocab = EAGLE3_DRAFT_VOCAB if method == "eagle3" else None
+        head_wd = wd if method == "mtp" else "bf16"
+        shape = PassShape.draft_head(t, layers=1, extra_params=fusion, vocab=vocab, weight_dtype=head_wd)
+        own = (t.layer_params + fusion + (vocab or 0) * t.hidden) * 2.0
         return shape, own, 0.0, shape.kv_bytes_per_token
     if method == "medusa":
         # Each head: a residual block (H×H) and its own LM head (V×H); all heads in one pass.
@@ -148,23 +205,35 @@ def _compile(s: Scenario) -> _Compiled:
     hw = Hardware(find_gpu(s.gpu), int(s.tp))
     target_model = find_model(s.target)
     method = find_method(s.method)
-    target = PassShape.of_model(target_model)
-    budget = kv_budget_bytes(hw.memory_bytes, target_model.resident_weight_bytes)
+    engine = find_engine(s.engine)
+    target = PassShape.of_model(target_model, s.weight_dtype, s.kv_dtype)
+    resident = target_model.resident_weight_bytes * _dtype_ratio(target_model, s.weight_dtype)
+    budget = kv_budget_bytes(hw.memory_bytes, resident)
     if budget <= 0:
         raise SpecModelError(
-            f"{target_model.name} needs {target_model.resident_weight_bytes / 1e9:.0f} GB for its weights; "
+            f"{target_model.name} needs {resident / 1e9:.0f} GB for its weights; "
             f"{s.tp} × {hw.gpu.name} give {hw.memory_bytes / 1e9:.0f} GB, too little once the KV cache and "
             "a reserve are counted: choose a larger GPU or more tensor-parallel GPUs")
     eff = s.efficiency
+    measured = s.t_target_ms is not None
     target_bw_scale = 1.0
-    if s.t_target_ms is not None:
-        target_bw_scale = bandwidth_scale_for_measured_time(target, hw, eff, s.t_target_ms, s.context_len)
+    step_overhead = _overhead(engine.step_ms, engine.seq_us, eff.overhead_scale, s.t_target_ms)
+    draft_overhead = _overhead(engine.draft_pass_ms, engine.draft_seq_us, eff.overhead_scale,
+                               s.t_draft_ms if measured else None)
+    if measured:
+        overhead = sum(step_overhead)
+        target_bw_scale = bandwidth_scale_for_measured_time(target, hw, eff, s.t_target_ms, s.context_len,
+                                                            extra_ms=overhead)
         if target_bw_scale is None:
-            floor = float(pass_time_ms(target, hw, eff, 1, 1, s.context_len, bandwidth_scale=1e12))
+            floor = float(pass_time_ms(target, hw, eff, 1, 1, s.context_len, bandwidth_scale=1e12)) + overhead
             raise SpecModelError(
-                f"a {s.t_target_ms:g} ms target step is faster than {hw.gpu.name}'s compute allows "
-                f"for {target_model.name} ({floor:.2f} ms at infinite bandwidth): check the measurement")
+                f"a {s.t_target_ms:g} ms target step is faster than {hw.gpu.name}'s compute and "
+                f"{engine.label}'s overheads allow for {target_model.name} ({floor:.2f} ms at infinite "
+                "bandwidth): check the measurement, or choose the engine 'ideal'")
     draft, base, per_k, kv_d = _draft_parts(s, method.name)
+    draft_context = float(s.context_len)
+    if method.name == "self_spec":
+        draft_context = float(min(s.context_len, s.draft_kv_budget or SELF_SPEC_DEFAULT_BUDGET))
     draft_bw_scale = 1.0
     ngram_ms = 0.0
     if s.t_draft_ms is not None:
@@ -172,27 +241,73 @@ def _compile(s: Scenario) -> _Compiled:
             ngram_ms = float(s.t_draft_ms)
         elif s.t_draft_ms > 0:
             include_fixed = method.draft_passes == "k"
-            draft_bw_scale = bandwidth_scale_for_measured_time(draft, hw, eff, s.t_draft_ms, s.context_len, include_fixed)
-            if draft_bw_scale is None:
-                raise SpecModelError(
-                    f"a {s.t_draft_ms:g} ms draft step is faster than {hw.gpu.name}'s compute allows: "
-                    "check the measurement")
+            overhead = sum(draft_overhead) if include_fixed else 0.0
+            draft_bw_scale = bandwidth_scale_for_measured_time(draft, hw, eff, s.t_draft_ms, draft_context,
+                                                               include_fixed, extra_ms=overhead)
+            if draft_bw_scale is None:  # faster than the preset's floors: growth with batch from compute only
+                draft_bw_scale = 1e12
     return _Compiled(hw, target, draft, method.name, method.draft_passes, target_bw_scale, draft_bw_scale,
-                     ngram_ms, budget, base, per_k, kv_d)
+                     ngram_ms, budget, base, per_k, kv_d, engine, draft_context, measured,
+                     *_verify_reads(engine, hw, target_model, s), step_overhead, draft_overhead)
 
 
-def _draft_time_ms(c: _Compiled, s: Scenario, batch, k):
-    """Total draft cost of one speculative step with k drafts per sequence."""
+def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float]:
+    """KV reads of the target's verify pass and of the draft's multi-token first pass."""
+    if engine.packs_verify(hw.gpu.name):
+        return 1.0, 1.0
+    draft = find_model(s.draft) if s.method == "draft_model" and s.draft else target
+    return (unpacked_verify_reads(target.heads, target.kv_heads), unpacked_verify_reads(draft.heads, draft.kv_heads))
+
+
+SELF_SPEC_DEFAULT_BUDGET = 512  # MagicDec's StreamingLLM draft budget (arXiv:2408.11049 blog tables)
+
+
+def _dtype_ratio(m, weight_dtype: str | None) -> float:
+    """Resident weight bytes at weight_dtype relative to the preset's (bf16 = 2 bytes) figure."""
+    from .roofline import BYTES_PER_VALUE
+
+    wd = weight_dtype or getattr(m, "weight_dtype", None) or "bf16"
+    return BYTES_PER_VALUE[wd] / 2.0
+
+
+def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
+    """Total draft cost of one speculative step with k verified drafts per sequence drawn in
+    `depth` sequential passes: the first pass also takes in the tokens the last verify accepted
+    (depth + 1 per sequence, as vLLM's and SGLang's EAGLE and draft-model proposers do), the rest
+    `branching` tokens per sequence (1 for a chain)."""
     k = np.asarray(k, dtype=float)
+    depth = np.asarray(depth, dtype=float)
+    b = np.asarray(batch, dtype=float)
+    eng, eff = c.engine, s.efficiency
     if c.draft is None:
-        return k * c.ngram_ms_per_token + 0.0 * np.asarray(batch, dtype=float)
+        cpu = eng.ngram_seq_us * 1e-3 * b * eff.overhead_scale * (0.0 if c.measured else 1.0)
+        return np.where(k > 0, k * c.ngram_ms_per_token + cpu, 0.0)
     if s.t_draft_ms == 0:
-        return 0.0 * k * np.asarray(batch, dtype=float)
-    eff = s.efficiency
+        return 0.0 * k * b
+    per_pass_overhead = c.draft_overhead[0] + c.draft_overhead[1] * b
     if c.draft_passes == "one":  # Medusa: k heads read in one pass, one fixed overhead
-        per_head = pass_time_ms(c.draft, c.hw, eff, batch, 1, s.context_len, c.draft_bw_scale, include_fixed=False)
-        return np.where(k > 0, k * per_head + eff.t_fixed_ms, 0.0)
-    return k * pass_time_ms(c.draft, c.hw, eff, batch, 1, s.context_len, c.draft_bw_scale)
+        per_head = pass_time_ms(c.draft, c.hw, eff, b, 1, c.draft_context, c.draft_bw_scale, include_fixed=False)
+        return np.where(k > 0, k * per_head + eff.t_fixed_ms + per_pass_overhead, 0.0)
+    first = pass_time_ms(c.draft, c.hw, eff, b, depth + 1, c.draft_context, c.draft_bw_scale,
+                         verify_kv_reads=c.draft_verify_kv_reads)
+    rest = pass_time_ms(c.draft, c.hw, eff, b, float(s.branching), c.draft_context, c.draft_bw_scale)
+    return np.where(k > 0, first + (depth - 1) * rest + depth * per_pass_overhead, 0.0)
+
+
+def _step_overhead_ms(c: _Compiled, s: Scenario, batch):
+    """The engine's cost of one target forward step beyond its kernels."""
+    return c.step_overhead[0] + c.step_overhead[1] * np.asarray(batch, dtype=float)
+
+
+def _spec_overhead_ms(c: _Compiled, s: Scenario, batch):
+    """What a speculative step adds beyond its passes: rejection sampling, proposer bookkeeping.
+    With measured timings the batch-1 part is inside the measured draft time: only growth is added."""
+    b = np.asarray(batch, dtype=float)
+    if c.measured:
+        extra = c.engine.spec_seq_us * 1e-3 * (b - 1.0)
+    else:
+        extra = c.engine.spec_step_ms + c.engine.spec_seq_us * 1e-3 * b
+    return extra * s.efficiency.overhead_scale + s.efficiency.t_spec_overhead_ms
 
 
 def _arm(step_ms, tokens, batch, fits) -> Arm:
@@ -221,12 +336,15 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
         a = np.asarray(s.alpha if alpha is None else alpha, dtype=float)
         if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
             raise SpecModelError("α (per-token acceptance) must lie in [0, 1]")
-        tokens = acceptance.tokens_per_step(a, kk)
+        # a tree's accepted path is at most its depth long (its width only raises the odds)
+        tokens = acceptance.tokens_per_step(a, kk if s.draft_depth is None else np.minimum(kk, s.draft_depth))
     L = s.context_len
 
     fits_plain = max_sequences(c.budget_bytes, c.target.kv_bytes_per_token, L)
     b_plain = np.minimum(offered, fits_plain)
-    t_plain = pass_time_ms(c.target, c.hw, eff, b_plain, 1, L, c.target_bw_scale)
+    b_plain_eval = np.maximum(b_plain, 1.0)
+    t_plain = (pass_time_ms(c.target, c.hw, eff, b_plain_eval, 1, L, c.target_bw_scale)
+               + _step_overhead_ms(c, s, b_plain_eval))
 
     spec_on = kk > 0
     spec_budget = c.budget_bytes - c.draft_resident_base - c.draft_resident_per_k * kk
@@ -234,11 +352,25 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
                                                  L + kk), fits_plain)
     b_spec = np.minimum(offered, fits_spec)
     b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
-    t_verify = pass_time_ms(c.target, c.hw, eff, b_eval, kk + 1, L, c.target_bw_scale)
-    t_draft = _draft_time_ms(c, s, b_eval, kk)
-    t_spec = np.where(spec_on, t_draft + t_verify + eff.t_spec_overhead_ms,
-                      pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale))
-    tokens = np.where(spec_on, tokens, 1.0)
+    depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
+    rate = s.proposal_rate
+    t_verify = (pass_time_ms(c.target, c.hw, eff, b_eval, 1 + rate * kk, L, c.target_bw_scale,
+                             verify_kv_reads=c.verify_kv_reads)
+                + _step_overhead_ms(c, s, b_eval))
+    t_draft = _draft_time_ms(c, s, b_eval, kk, np.maximum(depth, 1))
+    if c.measured:
+        # Measured batch-1 times are the anchor: the verify pass costs the measured target step and
+        # the drafts k measured draft steps at batch 1 (the textbook E·T_t / (T_t + k·T_d)); the
+        # model supplies only how both grow with the batch.
+        one = np.ones_like(b_eval)
+        t_verify = t_verify - (pass_time_ms(c.target, c.hw, eff, one, 1 + rate * kk, L, c.target_bw_scale,
+                                            verify_kv_reads=c.verify_kv_reads)
+                               - pass_time_ms(c.target, c.hw, eff, one, 1, L, c.target_bw_scale))
+        if c.draft is not None and s.t_draft_ms:
+            t_draft = t_draft - _draft_time_ms(c, s, one, kk, np.maximum(depth, 1)) + kk * float(s.t_draft_ms)
+    t_spec = np.where(spec_on, t_draft + t_verify + _spec_overhead_ms(c, s, b_eval),
+                      pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
+    tokens = np.where(spec_on, 1.0 + rate * (np.asarray(tokens, dtype=float) - 1.0), 1.0)
 
     plain = _arm(t_plain, 1.0, b_plain, fits_plain)
     spec = _arm(t_spec, tokens, b_spec, fits_spec)
@@ -374,7 +506,8 @@ class Summary:
             "gpu": s.gpu, "target": s.target, "method": s.method,
             "draft": s.draft if s.method == "draft_model" else None,
             "alpha": _round(p.alpha), "k": int(p.k), "concurrency": int(p.concurrency),
-            "context_len": s.context_len, "tp": s.tp,
+            "context_len": s.context_len, "tp": s.tp, "engine": find_engine(s.engine).name,
+            "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype, "kv_dtype": s.kv_dtype,
             "timings": "measured" if s.t_target_ms is not None else "hardware",
             "tokens_per_step": _round(p.tokens_per_step), "speedup": _round(p.speedup),
             "verdict": self.verdict.label, "verdict_text": self.verdict.text, "advice": self.verdict.advice,

@@ -6,7 +6,7 @@ import pytest
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
 from specmodel.breakeven import error_summary, evaluate_runs, review, verdict_lines
-from specmodel.calibrate import PARAMETERS, calibrate
+from specmodel.calibrate import DEFAULT_FIT, PARAMETERS, calibrate
 from specmodel.runs import read_runs, sample_files
 from tests.conftest import FIXTURES
 
@@ -79,7 +79,7 @@ def test_calibration_recovers_known_parameters_from_noisy_model_runs():
     true = Efficiency(eta_bw=0.7, eta_flops=0.4, t_fixed_ms=1.5, t_spec_overhead_ms=0.8, small_model_exponent=0.25)
     cal = calibrate(synthetic_runs(true, noise=0.01))
     got = cal.efficiency
-    assert set(cal.fitted) == set(PARAMETERS) and not cal.held
+    assert set(cal.fitted) == set(DEFAULT_FIT) and not cal.held
     assert got.eta_bw == pytest.approx(0.7, abs=0.03)
     assert got.eta_flops == pytest.approx(0.4, abs=0.04)
     assert got.t_fixed_ms == pytest.approx(1.5, abs=0.3)
@@ -91,7 +91,7 @@ def test_calibration_recovers_known_parameters_from_noisy_model_runs():
 def test_fewer_rows_than_parameters_fits_fewer_and_says_which(seed):
     cal = calibrate(seed.iloc[:2])
     assert cal.rows_used == 2 and len(cal.fitted) <= 2
-    assert len(cal.held) >= len(PARAMETERS) - 2
+    assert len(cal.held) >= len(DEFAULT_FIT) - 2
     assert all(name in cal.message for name in cal.held)
     assert "held" in cal.message and "only 2 run(s)" in cal.message
     assert cal.mape_after_pct < cal.mape_before_pct
@@ -99,7 +99,10 @@ def test_fewer_rows_than_parameters_fits_fewer_and_says_which(seed):
 
 def test_calibrated_on_all_seed_rows_the_mixed_row_predicts_a_loss(seed):
     before = by_workload(evaluate_runs(seed))
-    assert before.loc["mixed extraction+chat", "predicted_speedup"] > 1  # uncalibrated: a gain
+    # The seed measured 0.85x at 32 sequences; uncalibrated (vLLM overheads, FlashAttention-2's
+    # verify re-reading the KV cache on an L40S) the model predicts it within 15% and as a loss.
+    assert before.loc["mixed extraction+chat", "predicted_speedup"] == pytest.approx(0.85, rel=0.15)
+    assert before.loc["mixed extraction+chat", "predicted_speedup"] < 1
     cal = calibrate(seed)
     after = by_workload(evaluate_runs(seed, cal.efficiency))
     assert after.loc["mixed extraction+chat", "predicted_speedup"] < 1

@@ -193,11 +193,12 @@ def test_seed_mix_speculation_loses_for_the_shared_pool_and_the_split_wins(seed_
     assert "split" in two.recommendation and "extraction on 1 GPU" in two.recommendation
 
 
-def test_seed_mix_with_default_parameters_is_what_the_model_says_before_calibration():
-    # Uncalibrated, the roofline under-counts the verify cost at 32 sequences: the pool gains.
-    # This documents why the test above needs the calibrated parameters.
+def test_seed_mix_with_default_parameters_already_loses_at_32():
+    # Uncalibrated, engine overheads and the L40S's unpacked verify attention make the shared pool
+    # lose at 32 sequences, as the seed measured (0.85x): within 15% of it.
     report = compare(L40S, list(example_workloads()), 32, 1)
-    assert report.single_on.throughput_tok_s > report.single_off.throughput_tok_s
+    ratio = report.single_on.throughput_tok_s / report.single_off.throughput_tok_s
+    assert ratio == pytest.approx(0.85, rel=0.15) and ratio < 1
 
 
 # --- reading workloads -------------------------------------------------------------------------
