@@ -27,14 +27,16 @@ CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
 RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
                   "margin_tokens_per_step", "margin_pct", "verdict", "verdict_basis", "predicted_verdict",
                   "measured_verdict", "advice", "best_k", "crossover_concurrency", "timings",
-                  "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error"]
+                  "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error", "speedup_low",
+                  "speedup_high", "uncertain"]
 
 # Columns of the break-even table (export and page), in order.
 TABLE_COLUMNS = ["workload", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
                  "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "advice",
                  "measured_verdict", "predicted_verdict", "verdict_basis", "method", "gpu_preset", "file", "row"]
 _NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
-                    "margin_tokens_per_step", "margin_pct", "predicted_baseline_tok_s", "predicted_spec_tok_s"]
+                    "margin_tokens_per_step", "margin_pct", "predicted_baseline_tok_s", "predicted_spec_tok_s",
+                    "speedup_low", "speedup_high"]
 
 
 def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
@@ -119,7 +121,9 @@ def evaluate_row(row, efficiency: Efficiency | None = None) -> dict:
                best_k=summary.best_k, crossover_concurrency=summary.crossover_concurrency,
                timings="measured" if s.t_target_ms is not None else "hardware",
                predicted_baseline_tok_s=float(p.plain.throughput_tok_s),
-               predicted_spec_tok_s=float(p.spec.throughput_tok_s))
+               predicted_spec_tok_s=float(p.spec.throughput_tok_s),
+               speedup_low=summary.band[0] if summary.band else None,
+               speedup_high=summary.band[1] if summary.band else None, uncertain=summary.uncertain)
     measured_e = _opt(row.get("tokens_per_step"))
     if measured_e is not None and math.isfinite(be) and be > 0:
         ratio = measured_e / be

@@ -24,7 +24,7 @@ from .runs import RunDefaults, read_runs
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
             "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
             "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
-            "draft_preset", "file", "row", "remarks"]
+            "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine"]
 
 
 def add_parser(sub) -> None:

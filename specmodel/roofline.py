@@ -263,7 +263,9 @@ def pass_time_ms(shape: PassShape, hw: Hardware, eff: Efficiency, batch, query_t
     q = np.asarray(query_tokens, dtype=float)
     # A verify kernel without split-KV runs B · kv_heads blocks, each reading at most
     # KV_BLOCK_GBPS (decode kernels split the KV and are not limited this way).
-    blocks = b * max(shape.kv_heads, 1) * (1 if shape.kv_heads < hw.tp else hw.tp)
+    # (an unpacked kernel runs one block per query head, each re-reading its KV head)
+    per_kv_head = max(1.0, verify_kv_reads / UNPACKED_REREAD_PER_HEAD)
+    blocks = b * max(shape.kv_heads, 1) * per_kv_head * (1 if shape.kv_heads < hw.tp else hw.tp)
     bw_verify = np.minimum(bw_kv, blocks * KV_BLOCK_GBPS * 1e9 * bandwidth_scale)
     bw_attn = np.where(q > 1, bw_verify, bw_kv)
     kv = kv * np.where(q > 1, verify_kv_reads, 1.0)

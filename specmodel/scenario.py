@@ -492,6 +492,12 @@ class Summary:
     schedule: list[list[int]]
     verdict: Verdict
     notes: tuple[str, ...]
+    band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
+
+    @property
+    def uncertain(self) -> bool:
+        """True when the band straddles 1.0: the data leave open whether speculation pays off."""
+        return self.band is not None and self.band[0] < 1.0 < self.band[1] and self.scenario.k > 0
 
     def to_dict(self) -> dict:
         p = self.prediction
@@ -511,6 +517,9 @@ class Summary:
             "timings": "measured" if s.t_target_ms is not None else "hardware",
             "tokens_per_step": _round(p.tokens_per_step), "speedup": _round(p.speedup),
             "verdict": self.verdict.label, "verdict_text": self.verdict.text, "advice": self.verdict.advice,
+            "speedup_low": _round(self.band[0]) if self.band else None,
+            "speedup_high": _round(self.band[1]) if self.band else None,
+            "uncertain": self.uncertain,
             "break_even_tokens_per_step": _round(p.break_even_tokens_per_step),
             "break_even_alpha": _round(p.break_even_alpha),
             "best_k": self.best_k, "best_k_speedup": _round(self.best_k_speedup),
@@ -564,7 +573,40 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     if s.survival is not None and s.k > len(s.survival):
         notes.append(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
                      "positions past it use a geometric tail fitted to the profile")
-    return Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes))
+    band = speedup_band(s)
+    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band)
+    if summary.uncertain:
+        v = replace(v, text=f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x")
+        summary = replace(summary, verdict=v)
+    return summary
+
+
+# The spread the published runs leave open in the parameters no single run pins: engine overheads
+# within ×0.6-×1.6 of the preset, and achieved FLOPS ±0.1 (GEMMs reach 0.55-0.75 of peak by shape).
+BAND_OVERHEAD_SCALE = (0.6, 1.6)
+BAND_ETA_FLOPS = 0.1
+
+
+def speedup_band(s: Scenario, alpha_range: tuple[float, float] | None = None) -> tuple[float, float]:
+    """(low, high) predicted speedup over the parameters the data leave open: engine overheads and
+    achieved FLOPS around the scenario's values, the default parameters when the scenario carries
+    calibrated ones, and an acceptance interval when one is given (e.g. from counter totals)."""
+    eff = s.efficiency
+    variants = [replace(eff, overhead_scale=eff.overhead_scale * f) for f in BAND_OVERHEAD_SCALE]
+    variants += [replace(eff, eta_flops=min(1.0, max(0.05, eff.eta_flops + d))) for d in (-BAND_ETA_FLOPS, BAND_ETA_FLOPS)]
+    if eff != Efficiency():
+        variants.append(Efficiency())
+    values = [float(predict(s).speedup)]
+    for e in variants:
+        try:
+            values.append(float(predict(replace(s, efficiency=e)).speedup))
+        except SpecModelError:
+            continue
+    if alpha_range is not None and s.survival is None:
+        for a in alpha_range:
+            values.append(float(predict(s, alpha=a).speedup))
+    values = [v for v in values if np.isfinite(v)]
+    return (min(values), max(values)) if values else (float("nan"), float("nan"))
 
 
 def with_changes(s: Scenario, **changes) -> Scenario:
