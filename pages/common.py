@@ -11,6 +11,8 @@ import dataclasses
 import streamlit as st
 
 from specmodel import Efficiency, Scenario, SpecModelError, presets
+from specmodel.calibrate import check_parameters
+from specmodel.engines import DEFAULT_ENGINE, engine_names, find_engine
 
 def _leave_pages_directory_mode() -> None:
     """Work around a Streamlit bug (streamlit/streamlit#9624): until some session has run app.py's
@@ -24,11 +26,12 @@ def _leave_pages_directory_mode() -> None:
         st.rerun()
 
 
-DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024}
+DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024,
+            "engine": DEFAULT_ENGINE}
 CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 # The Runs page's calibration also fits the draft's bandwidth penalty (small_model_exponent); a
 # link with only the first four values keeps that parameter's default.
-CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent")
+CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale")
 
 
 def render_sidebar() -> None:
@@ -48,6 +51,10 @@ def render_sidebar() -> None:
     if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":
         default_draft = presets.find_model(target).default_draft or models[0]
         sb.selectbox("Draft model", models, index=models.index(default_draft), key="draft", bind="query-params")
+    sb.selectbox("Serving engine", engine_names(), key="engine", bind="query-params",
+                 index=engine_names().index(DEFAULTS["engine"]), format_func=lambda e: find_engine(e).label,
+                 help="Each engine's own cost per step, per draft pass and per sequence (scheduling, launches, "
+                      "sampling), with its source; 'No engine overhead' is kernels only.")
     sb.select_slider("Mean context length (tokens in the KV cache)", CONTEXT_CHOICES, value=DEFAULTS["ctx"],
                      key="ctx", bind="query-params",
                      help="Longer contexts fill memory (fewer sequences fit) and make every step read more KV cache.")
@@ -60,7 +67,9 @@ def render_sidebar() -> None:
             set_calibration(None)
             st.rerun()
     else:
-        sb.caption("Model parameters: defaults (η_bw 0.8, η_flops 0.6). Calibrate them on the Past runs page.")
+        d = Efficiency()
+        sb.caption(f"Model parameters: defaults (η_bw {d.eta_bw:g}, η_flops {d.eta_flops:g}, engine overheads as "
+                   "listed for the engine). Calibrate them on the Past runs page.")
 
 
 def calibration() -> Efficiency | None:
@@ -73,13 +82,10 @@ def calibration() -> Efficiency | None:
         return None
     try:
         values = [float(x) for x in raw.split(",")]
-        if len(values) not in (len(CAL_FIELDS) - 1, len(CAL_FIELDS)):
+        if len(values) not in (len(CAL_FIELDS) - 2, len(CAL_FIELDS) - 1, len(CAL_FIELDS)):
             raise ValueError
-        eff = Efficiency(**dict(zip(CAL_FIELDS, values)))
-        if not (0 < eff.eta_bw <= 1 and 0 < eff.eta_flops <= 1 and eff.t_fixed_ms >= 0
-                and eff.t_spec_overhead_ms >= 0 and 0 <= eff.small_model_exponent <= 1):
-            raise ValueError
-    except ValueError:
+        eff = check_parameters(dict(zip(CAL_FIELDS, values)), "the link's cal")
+    except (ValueError, SpecModelError):
         del st.query_params["cal"]  # an invalid link parameter falls back to the defaults
         return None
     st.session_state["calibration"] = eff
@@ -106,7 +112,7 @@ def base_scenario(**changes) -> Scenario:
         draft = ss.get("draft") or presets.find_model(target).default_draft
     s = Scenario(gpu=ss.get("gpu", DEFAULTS["gpu"]), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
                  method=method, draft=draft, context_len=int(ss.get("ctx", DEFAULTS["ctx"])),
-                 efficiency=calibration() or Efficiency())
+                 efficiency=calibration() or Efficiency(), engine=ss.get("engine", DEFAULTS["engine"]))
     return dataclasses.replace(s, **changes)
 
 

@@ -2,12 +2,14 @@
 
 from functools import partial
 
+import json
+
 import streamlit as st
 
 from pages.common import base_scenario, calibration, chart, set_calibration, show_error
 from specmodel import SpecModelError
 from specmodel.breakeven import review, verdict_lines
-from specmodel.calibrate import calibrate
+from specmodel.calibrate import calibrate, calibration_from_json
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
 from specmodel.report import break_even_csv, html_report
 from specmodel.runs import MAX_FILE_BYTES, SAMPLES, RunDefaults, read_runs, sample_files
@@ -141,6 +143,7 @@ if st.button("Calibrate on these runs", key="calibrate", type="primary"):
         show_error(exc)
     else:
         st.session_state["runs_calibration"] = fitted.to_dict()
+        st.session_state["runs_calibration_file"] = json.dumps(fitted.to_file(), indent=2)
         set_calibration(fitted.efficiency)
         st.rerun()
 cal = st.session_state.get("runs_calibration") if efficiency is not None else None
@@ -152,6 +155,21 @@ if cal:
     if before is not None:
         st.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
     st.caption(cal["message"])
+    if st.session_state.get("runs_calibration_file"):
+        st.download_button("Calibration file (JSON, for --calibration)", st.session_state["runs_calibration_file"],
+                           file_name="calibration.json", mime="application/json", key="download_calibration")
+uploaded_cal = st.file_uploader("Apply a saved calibration file", type=["json"], key="calibration_upload",
+                                help="Written by this page or by `python -m specmodel runs ... --calibrate "
+                                     "--save-calibration FILE.json`.")
+if uploaded_cal is not None and st.session_state.get("calibration_upload_applied") != uploaded_cal.file_id:
+    try:
+        eff, _ = calibration_from_json(uploaded_cal.getvalue().decode("utf-8", "replace"), uploaded_cal.name)
+    except SpecModelError as exc:
+        show_error(exc)
+    else:
+        st.session_state["calibration_upload_applied"] = uploaded_cal.file_id
+        set_calibration(eff)
+        st.rerun()
 
 st.subheader("Export")
 d1, d2 = st.columns(2)
