@@ -188,12 +188,16 @@ def run_presets(args: argparse.Namespace) -> int:
         print_json({"gpus": [g.__dict__ for g in gpus], "models": [m.__dict__ for m in models],
                     "methods": [m.__dict__ for m in methods]})
         return 0
-    print("GPUs (dense BF16 TFLOPS, bandwidth GB/s, memory GB):")
+    print("GPUs (dense TFLOPS BF16 / FP8 / FP4, bandwidth GB/s, memory GB, interconnect GB/s each way):")
     for g in gpus:
-        print(f"  {g.name:<10} {g.dense_bf16_TFLOPS:>7g} {g.bandwidth_GBps:>7g} {g.memory_GB:>5g}")
-    print("Models (parameters, layers, KV KiB per token, default draft):")
+        low = "/".join("-" if x is None else f"{x:g}" for x in (g.dense_fp8_TFLOPS, g.dense_fp4_TFLOPS))
+        print(f"  {g.name:<10} {g.dense_bf16_TFLOPS:>7g} /{low:<13} {g.bandwidth_GBps:>6g} {g.memory_GB:>5g}  "
+              f"{g.interconnect} {g.interconnect_GBps:g}")
+    print("Models (parameters [active], layers, KV KiB per token, weights, max context, family, default draft):")
     for m in models:
-        print(f"  {m.name:<14} {m.params_B:>6g}B {m.layers:>3} {m.kv_bytes_per_token / 1024:>5g}  {m.default_draft or '-'}")
+        active = f"[{m.active_params_B:g}B, {m.experts_per_token}/{m.experts} experts]" if m.is_moe else ""
+        print(f"  {m.name:<29} {m.params_B:>7g}B {active:<24} {m.layers:>3} {m.kv_bytes_per_token / 1024:>6g} "
+              f"{m.weight_dtype:<4} {m.max_context:>8} {m.family:<11} {m.default_draft or '-'}")
     print("Methods:")
     for m in methods:
         print(f"  {m.name:<12} {m.description}")

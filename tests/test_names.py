@@ -1,0 +1,238 @@
+"""Names as people write them: hardware, model and method strings from papers, blogs and engine
+threads (every distinct one in the development set) map to the intended preset, or say why not."""
+
+import csv
+
+import pytest
+
+from specmodel import SpecModelError
+from specmodel.presets import (find_gpu, find_method, find_model, match_gpu, match_model, parse_engine,
+                               parse_hardware, parse_method, parse_model)
+from tests.conftest import ROOT
+
+DEV = ROOT / "tests" / "fixtures" / "published_dev.csv"
+
+# text -> (GPU preset, count, tp, ep)
+HARDWARE = {
+    "8x B200 (TP=8)": ("B200", 8, 8, None),
+    "4x H100 80GB (TP=4)": ("H100 SXM", 4, 4, None),
+    "1x A100 40GB": ("A100 40GB", 1, 1, None),
+    "GB200, TP=4": ("GB200", None, 4, None),
+    "8x A100 (TP=8)": ("A100 80GB", 8, 8, None),
+    "4x AMD Instinct MI355X (TP=4, EP)": ("MI355X", 4, 4, 4),
+    "4x AMD Instinct MI355X (TP=4)": ("MI355X", 4, 4, None),
+    "8x B200 (MLA TP=8, MoE EP=2)": ("B200", 8, 8, 2),
+    "1x A100 80GB (PyTorch 2.0.1, CUDA 11.4)": ("A100 80GB", 1, 1, None),
+    "RTX 3090 24GB (PyTorch 2.0.1, CUDA 11.8)": ("RTX 3090", None, None, None),
+    "single TPU-v4": ("TPU v4", 1, 1, None),
+    "8x H100 SXM (TP=8)": ("H100 SXM", 8, 8, None),
+    "GPU not stated; TP=4": (None, None, 4, None),
+    "GPU not stated; TP=1": (None, None, 1, None),
+    "single GPU (model not stated)": (None, 1, 1, None),
+    "NVIDIA H100 80GB HBM3": ("H100 SXM", None, None, None),
+    "2xH200": ("H200", 2, 2, None),
+    "1x H100 80GB": ("H100 SXM", 1, 1, None),
+    "1x H100": ("H100 SXM", 1, 1, None),
+    "4x H100 (TP=4)": ("H100 SXM", 4, 4, None),
+    "1x A100": ("A100 80GB", 1, 1, None),
+    "H100 80GB PCIe": ("H100 PCIe", None, None, None),
+    "8×H100 NVL": ("H100 NVL", 8, 8, None),
+    "2x MI300X, tensor parallel 2": ("MI300X", 2, 2, None),
+    "L40S x4": ("L40S", 4, 4, None),
+    "RTX 4090": ("RTX 4090", None, None, None),
+}
+
+
+@pytest.mark.parametrize("text, expected", HARDWARE.items())
+def test_hardware_strings(text, expected):
+    m = parse_hardware(text)
+    assert ((m.gpu.name if m.gpu else None), m.count, m.tp, m.ep) == expected
+    assert text in m.how  # the reading names what it read
+
+
+def test_hardware_says_what_it_assumed():
+    assert "TP not stated: taken as the GPU count (2)" in parse_hardware("2xH200").how
+    assert "GPU not stated" in parse_hardware("GPU not stated; TP=4").how
+    assert "A100 40GB" in parse_hardware("8x A100 (TP=8)").how  # the other reading is named
+    assert "taken as 4" in parse_hardware("4x AMD Instinct MI355X (TP=4, EP)").how
+    assert parse_hardware("").how == "no hardware named"
+    assert parse_hardware("a toaster").gpu is None and "no GPU preset recognised" in parse_hardware("a toaster").how
+
+
+# text -> (model preset, how, weight dtype)
+MODELS = {
+    "Qwen3-8B": ("Qwen3 8B", "preset", "bf16"),
+    "Llama-3-70B-Instruct": ("Llama 3 70B", "preset", "bf16"),
+    "Llama-3.1-8B-Instruct": ("Llama 3.1 8B", "preset", "bf16"),
+    "Qwen3-8B (thinking mode)": ("Qwen3 8B", "preset", "bf16"),
+    "Vicuna-7B-v1.3": ("Vicuna 7B", "alias", "bf16"),
+    "Vicuna-13B-v1.3": ("Vicuna 13B", "alias", "bf16"),
+    "Vicuna-33B-v1.3": ("Vicuna 33B", "alias", "bf16"),
+    "Llama-2-7B(-32K)": ("Llama 2 7B", "derivative", "bf16"),
+    "Llama-2-7B-32K": ("Llama 2 7B", "derivative", "bf16"),
+    "T5-XXL 11B (T5 v1.1, enc-dec)": ("T5 v1.1 XXL", "alias", "bf16"),
+    "GLM-4.5-Air (106B MoE)": ("GLM-4.5-Air", "preset", "bf16"),
+    "Kimi-K2.5 (MXFP4, MoE)": ("Kimi-K2", "derivative", "fp4"),
+    "Llama-3-70B": ("Llama 3 70B", "preset", "bf16"),
+    "Llama-3.1-8B": ("Llama 3.1 8B", "preset", "bf16"),
+    "MiniMax-M2.5 (MoE)": ("MiniMax-M2", "derivative", "fp8"),
+    "Chinchilla 70B": ("Chinchilla 70B", "preset", "bf16"),
+    "DeepSeek-R1-FP4 671B MoE": ("DeepSeek-R1", "preset", "fp4"),
+    "Llama-2-7b-chat": ("Llama 2 7B", "preset", "bf16"),
+    "QwQ-32B (Qwen2 arch)": ("QwQ-32B", "preset", "bf16"),
+    "Qwen2-7B-Instruct": ("Qwen2 7B", "preset", "bf16"),
+    "meta-llama/Llama-3.1-8B-Instruct": ("Llama 3.1 8B", "preset", "bf16"),
+    "meta-llama/Meta-Llama-3.1-70B-Instruct": ("Llama 3.1 70B", "preset", "bf16"),
+    "Qwen/Qwen2.5-7B-Instruct-AWQ": ("Qwen2.5 7B", "preset", "int4"),
+    "Qwen/Qwen3-30B-A3B-FP8": ("Qwen3-30B-A3B", "preset", "fp8"),
+    "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic": ("Llama 3.3 70B", "derivative", "fp8"),
+    "hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4": ("Llama 3.1 8B", "preset", "int4"),
+    "nvidia/Llama-3.3-70B-Instruct-NVFP4": ("Llama 3.3 70B", "preset", "fp4"),
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": ("DeepSeek-R1-Distill-Llama-8B", "preset", "bf16"),
+    "DeepSeek-R1-Distill-Qwen-7B": ("Qwen2.5 7B", "derivative", "bf16"),
+    "NousResearch/Hermes-3-Llama-3.1-70B": ("Llama 3.1 70B", "derivative", "bf16"),
+    "openai/gpt-oss-120b (MXFP4, MoE)": ("gpt-oss-120b", "preset", "fp4"),
+    "TinyLlama-1.1B": ("TinyLlama 1.1B", "preset", "bf16"),
+    "turboderp/Qwama-0.5B-Instruct": ("Qwama 0.5B", "preset", "bf16"),
+    "T5-small": ("T5 v1.1 small", "alias", "bf16"),
+    "Qwen3-0.6B": ("Qwen3 0.6B", "preset", "bf16"),
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": ("Mixtral 8x7B", "alias", "bf16"),
+    "moonshotai/Kimi-K2-Instruct": ("Kimi-K2", "preset", "fp8"),
+    "Llama-4-Scout-17B-16E-Instruct": ("Llama-4-Scout", "alias", "bf16"),
+}
+
+
+@pytest.mark.parametrize("text, expected", MODELS.items())
+def test_model_strings(text, expected):
+    m = parse_model(text)
+    assert ((m.model.name if m.model else None), m.how, m.weight_dtype) == expected
+    assert m.note.startswith(f"'{text}' -> {expected[0]}")
+
+
+@pytest.mark.parametrize("text, why", [
+    ("7.8B-parameter code model (per abstract)", "a size but no model name"),
+    ("Mixtral-8x22B-Instruct", "not a preset"),  # same family, another size: not silently 8x7B
+    ("Llama-3.1-405B", "not a preset"),
+    ("", "no model named"),
+])
+def test_models_that_are_not_presets_say_why(text, why):
+    m = parse_model(text)
+    assert m.model is None and m.how == "unknown" and why in m.note
+
+
+def test_model_notes_say_what_was_dropped_or_assumed():
+    assert "not used: (thinking mode)" in parse_model("Qwen3-8B (thinking mode)").note
+    assert "context-extended variant (32K)" in parse_model("Llama-2-7B(-32K)").note
+    assert "fp4 weights (from the name; the released checkpoint is fp8)" in parse_model("Kimi-K2.5 (MXFP4, MoE)").note
+    assert "'671B' read as the model's size" in parse_model("DeepSeek-R1-FP4 671B MoE").note
+    assert "'hermes 3' is not part of the preset's name" in parse_model("Hermes-3-Llama-3.1-70B").note
+
+
+# text -> (method, draft model, k, depth, branching)
+METHODS = {
+    "draft model: T5-small (77M)": ("draft_model", "T5-small", None, None, None),
+    "draft model: T5-base (250M)": ("draft_model", "T5-base", None, None, None),
+    "draft model: T5-large (800M)": ("draft_model", "T5-large", None, None, None),
+    "speculative sampling (SpS) with small draft model (see paper)": ("draft_model", None, None, None, None),
+    "draft model: turboderp/Qwama-0.5B-Instruct": ("draft_model", "turboderp/Qwama-0.5B-Instruct", None, None, None),
+    "n-gram / prompt lookup": ("ngram", None, None, None, None),
+    "Self-speculation (StreamingLLM sparse-KV draft)": ("self_spec", None, None, None, None),
+    "draft model: TinyLlama-1.1B with StreamingLLM KV": ("draft_model", "TinyLlama-1.1B", None, None, None),
+    "n-gram (prompt lookup), fixed k=3": ("ngram", None, 3, None, None),
+    "EAGLE-3, chain": ("eagle3", None, None, None, None),
+    "EAGLE (EAGLE-1 head), chain": ("eagle", None, None, None, None),
+    "n-gram (prompt lookup), fixed k=5": ("ngram", None, 5, None, None),
+    "draft model (pairing per paper Table 5; not restated in blog)": ("draft_model", None, None, None, None),
+    "draft model (pairing per paper Table 5; Qwen3-0.6B for Qwen3-8B)": ("draft_model", "Qwen3-0.6B", None, None, None),
+    "EAGLE-3, chain (depth 3)": ("eagle3", None, None, 3, None),
+    "EAGLE-3, tree depth 3, branching 2 (k=6 verified tokens)": ("eagle3", None, 6, 3, 2),
+    "EAGLE-3, tree depth 3, branching 4 (k=21 verified tokens)": ("eagle3", None, 21, 3, 4),
+    "EAGLE, chain (depth 3)": ("eagle", None, None, 3, None),
+    "EAGLE, tree depth 3, branching 2 (k=6 verified tokens)": ("eagle", None, 6, 3, 2),
+    "EAGLE, tree depth 3, branching 4 (k=21 verified tokens)": ("eagle", None, 21, 3, 4),
+    "n-gram (prompt lookup)": ("ngram", None, None, None, None),
+    "EAGLE-3": ("eagle3", None, None, None, None),
+    "MTP (single released MTP head, applied for 3 draft tokens)": ("mtp", None, 3, None, None),
+    "EAGLE-2": ("eagle", None, None, None, None),
+    "EAGLE": ("eagle", None, None, None, None),
+    "SpS (draft model)": ("draft_model", None, None, None, None),
+    "Hydra": ("medusa", None, None, None, None),
+    "PLD (prompt lookup)": ("ngram", None, None, None, None),
+    "Medusa": ("medusa", None, None, None, None),
+    "REST (retrieval)": ("ngram", None, None, None, None),
+    "Lookahead": ("ngram", None, None, None, None),
+    "MTP (MTP-Eagle chain, nextn=3)": ("mtp", None, 3, None, None),
+    "MTP nextn=3 + relaxed acceptance (top-10, delta 0.6) in thinking phase": ("mtp", None, 3, None, None),
+    "EAGLE-1 (yuhuili/EAGLE-LLaMA3.1-Instruct-8B)": ("eagle", None, None, None, None),
+    "EAGLE-3 (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B)": ("eagle3", None, None, None, None),
+    "EAGLE head (labelled 'Eagle-2' in PR), vLLM V1": ("eagle", None, None, None, None),
+    "n-gram (prompt lookup max 4), vLLM v0": ("ngram", None, None, None, None),
+    "EAGLE-2 in SGLang (num_steps 5, topk 8, num_draft_tokens 64)": ("eagle", None, 64, 5, 8),
+    "EAGLE-2 in SGLang + torch.compile (same tree)": ("eagle", None, None, None, None),
+    "EAGLE (user-trained draft)": ("eagle", None, None, None, None),
+    "BASS batched speculative sampling with draft model + dynamic draft length": ("draft_model", None, None, None, None),
+    "EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3)": ("eagle3", None, None, None, None),
+    "EAGLE-3 FP8 draft (amd/kimi-k2.5-eagle3-fp8)": ("eagle3", None, None, None, None),
+    "EAGLE-3 BF16 draft (thoughtworks/MiniMax-M2.5-Eagle3)": ("eagle3", None, None, None, None),
+    "MTP nextn=3": ("mtp", None, 3, None, None),
+    "eagle3": ("eagle3", None, None, None, None),
+    "draft_model": ("draft_model", None, None, None, None),
+}
+
+
+@pytest.mark.parametrize("text, expected", METHODS.items())
+def test_method_strings(text, expected):
+    m = parse_method(text)
+    assert (m.method, m.draft_model, m.k, m.draft_depth, m.branching) == expected
+    assert m.note.startswith(f"'{text}' -> {expected[0]}")
+
+
+def test_method_notes_say_how_it_is_costed():
+    assert "costed as n-gram" in parse_method("REST (retrieval)").note
+    assert "no draft model" in parse_method("Lookahead").note
+    assert "costed as Medusa" in parse_method("Hydra").note
+    assert "StreamingLLM KV budget" in parse_method("draft model: TinyLlama-1.1B with StreamingLLM KV").note
+    assert "draft head lightseekorg/kimi-k2.5-eagle3 in BF16" in \
+        parse_method("EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3)").note
+    assert "relaxed (lossy) acceptance" in parse_method("MTP nextn=3 + relaxed acceptance").note
+    nothing = parse_method("beam search")
+    assert nothing.method is None and "no known speculation method" in nothing.note
+
+
+@pytest.mark.parametrize("text, engine", [
+    ("EAGLE-2 in SGLang (num_steps 5)", "sglang"), ("EAGLE head, vLLM V1", "vllm"),
+    ("NVIDIA TensorRT-LLM tech blog 2", "trtllm"), ("TRT-LLM", "trtllm"), ("Spec-Bench leaderboard", None),
+    ("vLLM v0.10.1 (tree rows: Engine SGLang v0.5.9)", "vllm"),
+])
+def test_engine_from_text(text, engine):
+    assert parse_engine(text) == engine
+
+
+def test_find_and_match_keep_working_and_read_free_text():
+    assert find_gpu("h100").name == "H100 SXM" and find_gpu("8x B200 (TP=8)").name == "B200"
+    assert find_model("llama-3.1-8b").name == "Llama 3.1 8B"
+    assert find_model("meta-llama/Llama-3.1-8B-Instruct").name == "Llama 3.1 8B"
+    assert find_model("Qwen3-8B (thinking mode)").name == "Qwen3 8B"
+    assert match_gpu("4x H100 80GB (TP=4)").name == "H100 SXM" and match_gpu("a toaster") is None
+    assert match_model("Llama-3-70B-Instruct").name == "Llama 3 70B" and match_model("GPT-4") is None
+    with pytest.raises(SpecModelError, match="unknown model 'Kimi-K2.5'"):
+        find_model("Kimi-K2.5")  # a derivative is for the run reader to accept, with a remark
+    for text, name in (("draft", "draft_model"), ("prompt_lookup", "ngram"), ("n-gram", "ngram"),
+                       ("eagle", "eagle"), ("EAGLE-3", "eagle3"), ("eagle_3", "eagle3"), ("medusa", "medusa"),
+                       ("mtp", "mtp"), ("self_spec", "self_spec"), ("EAGLE-3, chain", "eagle3")):
+        assert find_method(text).name == name
+    with pytest.raises(SpecModelError, match="unknown method"):
+        find_method("beam search")
+
+
+def _dev_column(name):
+    with DEV.open(newline="", encoding="utf-8") as f:
+        return sorted({row[name] for row in csv.DictReader(f)})
+
+
+def test_every_string_in_the_development_set_is_covered_here():
+    """A new string in the fixture must be added to the tables above (with its intended preset)."""
+    unread_models = {"7.8B-parameter code model (per abstract)"}
+    assert set(_dev_column("hardware")) - {""} <= set(HARDWARE)
+    assert set(_dev_column("target_model")) - {""} <= set(MODELS) | unread_models
+    assert set(_dev_column("draft_model_or_method")) - {""} <= set(METHODS)
