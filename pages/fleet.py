@@ -63,6 +63,8 @@ for inst in report.losing:
 for d in report.down:
     st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}",
                icon="🔌")
+for p in report.problems:
+    st.warning(f"**{p['instance']}** (job {p['job']}) is not shown: {p['reason']}", icon="⚠️")
 counts = table["verdict"].value_counts()
 st.caption(f"{len(table)} instance(s) at {report.prometheus} over the last {report.window}: "
            + ", ".join(f"{n} {label}" for label, n in counts.items()))
