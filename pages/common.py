@@ -118,6 +118,20 @@ def show_error(exc: Exception) -> None:
         st.error(f"Something went wrong: {exc}. Change the inputs and try again.", icon="⚠️")
 
 
+def _use_context(value: int) -> None:
+    st.session_state["ctx"] = value
+
+
+def show_does_not_fit(exc) -> None:
+    """A scenario where not even one sequence fits: what it needs, what the GPU has, the closest
+    setting that fits, and a button for the longest context the sidebar offers that fits."""
+    st.error(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}", icon="🧱")
+    fitting = [c for c in CONTEXT_CHOICES if exc.closest_context_len is not None and c <= exc.closest_context_len]
+    if fitting:
+        st.button(f"Use context {fitting[-1]:,} (the longest choice that fits)", key="use_fitting_context",
+                  on_click=_use_context, args=(fitting[-1],))
+
+
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
 
