@@ -23,15 +23,18 @@ import contextvars
 import fnmatch
 import ipaddress
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 import httpcore
 import httpcore._backends.sync
 import httpx
 
 from .errors import SpecModelError
+from .limits import clean_name
 from .prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
 ALLOWED_HOSTS_ENV = "SPECMODEL_ALLOWED_HOSTS"
@@ -70,15 +73,46 @@ class ScrapePolicy:
         return cls(allowed_hosts=hosts or None, **overrides)
 
 
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<userinfo>[^/?#@]*)@(?P<rest>.*)$", re.S)
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """(the URL without `user:password@`, user, password); user is None when the URL has none.
+    Works without a scheme too (`admin:pw@host:8000`), where a URL parser would see 'admin' as one.
+
+    >>> split_credentials("http://admin:p%40ss@host:8000/metrics")
+    ('http://host:8000/metrics', 'admin', 'p@ss')
+    """
+    text = (url or "").strip()
+    m = _USERINFO.match(text)
+    if not m:
+        return text, None, None
+    user, _, password = m.group("userinfo").partition(":")
+    return (m.group("scheme") or "") + m.group("rest"), unquote(user), unquote(password) or None
+
+
+def with_credentials(url: str, user: str | None, password: str | None) -> str:
+    """The URL with `user:password@` put back (for the request only; never shown or linked)."""
+    if not user:
+        return url
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "http", url
+    userinfo = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
+    return f"{scheme}://{userinfo}@{rest}"
+
+
 def display_url(url) -> str:
-    """The URL as it may be shown: any user:password replaced by ***."""
+    """The URL as it may be shown: any user:password replaced by *** (with or without a scheme)."""
+    text, user, _password = split_credentials(str(url))
+    if user is not None:
+        scheme, sep, rest = text.partition("://")
+        text = f"{scheme}://***@{rest}" if sep else f"***@{text}"
     try:
-        u = httpx.URL(str(url))
+        httpx.URL(text)
     except (httpx.InvalidURL, TypeError, ValueError):
         return "<invalid URL>"
-    if u.userinfo:
-        u = u.copy_with(username="***", password=None)
-    return str(u)
+    return clean_name(text, 300)[0]
 
 
 def _host_allowed(host: str, port: int, allowed: tuple[str, ...]) -> bool:
