@@ -92,7 +92,8 @@ def test_live_page_never_shows_the_token_or_puts_it_in_the_link(token, expect):
         page = shown_text(at, {"live_token"})
         assert expect in page  # the scrape ran with the token (or was refused for it)
         assert SECRET not in page and SECRET not in link_text(at)
-        assert linked_keys(at) == {"live_url": True, "live_token": False}  # the URL goes in the link, the token not
+        assert linked_keys(at) == {"live_url": True, "live_token": False, "live_user": False,
+                                   "live_password": False}  # the URL goes in the link, credentials not
 
 
 def token_prometheus(token: str) -> ReplayServer:
