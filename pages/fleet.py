@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_error
+from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
 from specmodel import SpecModelError, figures_fleet, fleet, promapi, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
@@ -10,9 +10,11 @@ st.caption("Per instance, over the window: tokens per verify step E, acceptance 
            "counters (Prometheus `increase()`), load and throughput, and the model's predicted speedup at that "
            "instance's own concurrency, for the GPU and models chosen in the sidebar.")
 
+move_link_credentials("prom_url", "prom_user", "prom_password")
 top = st.columns([3, 1, 1])
 url = top[0].text_input("Prometheus URL", key="prom_url", bind="query-params", placeholder="http://prometheus:9090",
                         help="Base URL of a Prometheus server that scrapes your vLLM or SGLang servers.")
+rerun_without_credentials("prom_url", url)
 window = top[1].text_input("Window", value="5m", key="fleet_window", bind="query-params",
                            help="Prometheus duration the statistics cover: 30s, 5m, 1h. Use at least four "
                                 "scrape intervals.")
@@ -20,7 +22,10 @@ span = top[2].text_input("Chart span", value="1h", key="fleet_span", bind="query
                          help="How far back the chart of E and concurrency goes.")
 match = st.text_input("Label filter (optional)", key="fleet_match", bind="query-params",
                       placeholder='job=~"vllm-.*"', help="PromQL label matchers applied to every series.")
-with st.expander("Credentials (optional; never shown, stored or put in the link)"):
+moved = st.session_state.pop("prom_url_moved_note", None)
+if moved:
+    st.info(moved)
+with st.expander("Credentials (optional; never shown, stored or put in the link)", expanded=bool(moved)):
     cred = st.columns(3)
     user = cred[0].text_input("User", key="prom_user")
     password = cred[1].text_input("Password", type="password", key="prom_password")
@@ -63,6 +68,8 @@ for inst in report.losing:
 for d in report.down:
     st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}",
                icon="🔌")
+for p in report.problems:
+    st.warning(f"**{p['instance']}** (job {p['job']}) is not shown: {p['reason']}", icon="⚠️")
 counts = table["verdict"].value_counts()
 st.caption(f"{len(table)} instance(s) at {report.prometheus} over the last {report.window}: "
            + ", ".join(f"{n} {label}" for label, n in counts.items()))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_error
+from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
 from specmodel import SpecModelError, figures_live, live, scrape
 from specmodel.prom import stats_from_window, window_over
 
@@ -13,19 +13,28 @@ st.caption("Point this at the /metrics endpoint of a running vLLM (V1 or V0) or 
            "adds a window: its tokens per step, α and load are placed on the model for the GPU and models "
            "chosen in the sidebar.")
 
+move_link_credentials("live_url", "live_user", "live_password")
 top = st.columns([4, 2, 2])
 url = top[0].text_input("Metrics URL", key="live_url", bind="query-params",
                         placeholder="http://localhost:8000/metrics",
                         help="The inference server's own Prometheus endpoint, usually /metrics on the API port.")
+rerun_without_credentials("live_url", url)
 interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60], value=5, key="live_every",
                                 bind="query-params")
 window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
                               bind="query-params",
                               help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
-with st.expander("Connection and model options"):
+moved = st.session_state.pop("live_url_moved_note", None)
+if moved:
+    st.info(moved)
+with st.expander("Connection and model options", expanded=bool(moved)):
     opts = st.columns(3)
     token = opts[0].text_input("Bearer token (optional)", type="password", key="live_token",
                                help="Sent only to this URL's host; never shown, logged or put in the page link.")
+    basic = st.columns(2)
+    user = basic[0].text_input("User (optional, basic auth)", key="live_user",
+                               help="Never shown in a message or put in the page link.")
+    password = basic[1].text_input("Password", type="password", key="live_password")
     k_given = opts[1].number_input("k, if the server does not reveal it (vLLM V0; 0 = infer)", 0, 32, 0,
                                    key="live_k", bind="query-params")
     known_models = st.session_state.get("live_models", [])
@@ -120,7 +129,8 @@ def live_panel() -> None:
     snaps = st.session_state["live_snaps"]
     try:
         with scrape.make_client(policy) as client:
-            snap = scrape.scrape_snapshot(client, url, token=token or None, policy=policy,
+            snap = scrape.scrape_snapshot(client, scrape.with_credentials(url.strip(), user, password),
+                                          token=token or None, policy=policy,
                                           model_name=model_name, k=int(k_given) or None)
         if snaps and (snap.server != snaps[-1].server or snap.model_name != snaps[-1].model_name):
             snaps.clear()  # another server or model: its counters are not comparable with these

@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from pages.common import base_scenario, calibration, chart, set_calibration, show_error
+from pages.common import base_scenario, calibration, chart, no_links, plain, set_calibration, show_error
 from specmodel import SpecModelError
 from specmodel.breakeven import review, verdict_lines
 from specmodel.calibrate import calibrate, calibration_from_json
@@ -94,9 +94,9 @@ with right:
     if table.problems:
         st.markdown(f"**Problems in the input** ({len(table.errors)} not loaded, {len(table.warnings)} warnings)")
         for p in table.errors:
-            st.error(str(p), icon="⛔")
+            st.error(no_links(p), icon="⛔")
         for p in table.warnings:
-            st.warning(str(p), icon="⚠️")
+            st.warning(no_links(p), icon="⚠️")
     else:
         st.success("Every row was read.")
 if table.rows.empty:
@@ -118,8 +118,7 @@ st.caption("Per workload and concurrency: the measured tokens per verify step ag
            "speculation breaks even there (model). Clears: > 5% above; fails: > 5% below; borderline between. "
            "Rows without a measured tokens per step are judged by their measured speedup.")
 ICONS = {"clears": "✅", "borderline": "⚠️", "fails": "❌"}
-MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$"})  # workload names are user text
-st.markdown("  \n".join(f"{ICONS[label]} **{label}**: {sentence.translate(MARKDOWN_SPECIAL)}"
+st.markdown("  \n".join(f"{ICONS[label]} **{label}**: {plain(sentence)}"  # workload names are user text
                         for label, sentence in verdict_lines(result.table)))
 st.dataframe(result.table.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600"
                                     if v in VERDICT_COLOURS else "", subset=["verdict"]),
@@ -174,7 +173,8 @@ if uploaded_cal is not None and st.session_state.get("calibration_upload_applied
 st.subheader("Export")
 d1, d2 = st.columns(2)
 d1.download_button("Break-even table (CSV)", break_even_csv(result.table), file_name="break_even.csv",
-                   mime="text/csv", key="download_csv")
+                   mime="text/csv", key="download_csv", on_click="ignore")
 d2.download_button("Report (HTML, self-contained)",  # built when clicked: plotly.js inline is ~5 MB
                    partial(report_html, tuple(files), defaults, tuple(sorted(pairs.items())), efficiency, cal),
-                   file_name="speculative_decoding_runs.html", mime="text/html", key="download_html")
+                   file_name="speculative_decoding_runs.html", mime="text/html", key="download_html",
+                   on_click="ignore")  # no rerun: a rerun re-registers the deferred report under a new id

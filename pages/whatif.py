@@ -4,8 +4,9 @@ import json
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_error
+from pages.common import base_scenario, chart, show_does_not_fit, show_error
 from specmodel import SpecModelError, acceptance, figures, summarize
+from specmodel.errors import DoesNotFit
 
 st.title("What-if: does speculative decoding pay off here?")
 st.caption("Speedup = speculative throughput ÷ plain throughput at the same number of concurrent sequences, "
@@ -48,6 +49,9 @@ try:
     scenario = base_scenario(alpha=alpha, k=k, concurrency=concurrency, survival=survival,
                              t_target_ms=t_target, t_draft_ms=t_draft)
     summary = summarize(scenario)
+except DoesNotFit as exc:  # an answer for these settings, with the closest one that fits
+    show_does_not_fit(exc)
+    st.stop()
 except SpecModelError as exc:
     show_error(exc)
     st.stop()
@@ -59,27 +63,34 @@ box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advi
 for note in summary.notes:
     st.info(note)
 
+
+
+def fmt(value, spec: str, none: str = "—") -> str:
+    """A number as shown, or a dash where the model has none (e.g. nothing fits with speculation)."""
+    return none if value is None else format(value, spec)
+
+
 m = st.columns(5)
-m[0].metric("Speedup", f"{out['speedup']:.2f}x" if out["speedup"] is not None else "n/a",
+m[0].metric("Speedup", f"{fmt(out['speedup'], '.2f', 'n/a')}x" if out["speedup"] is not None else "n/a",
             help="Speculative ÷ plain throughput at this concurrency.")
-be = out["break_even_tokens_per_step"]
-m[1].metric("Tokens per step E", f"{out['tokens_per_step']:.2f}",
-            delta=f"{out['tokens_per_step'] - be:+.2f} vs break-even {be:.2f}" if be is not None and k else None,
+be, tps = out["break_even_tokens_per_step"], out["tokens_per_step"]
+m[1].metric("Tokens per step E", fmt(tps, ".2f"),
+            delta=f"{tps - be:+.2f} vs break-even {be:.2f}" if be is not None and tps is not None and k else None,
             help="Tokens emitted per verify step, bonus token included (vLLM's mean acceptance length).")
 bea = out["break_even_alpha"]
-m[2].metric("Break-even α", "unreachable" if bea is None and k else (f"{bea:.2f}" if bea is not None else "—"),
+m[2].metric("Break-even α", "unreachable" if bea is None and k else fmt(bea, ".2f"),
             help="The α at which speculation with this k just matches plain decoding here.")
-m[3].metric("Best k here", f"{out['best_k']} ({out['best_k_speedup']:.2f}x)" if out["best_k"] else "off",
+m[3].metric("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",
             help="The k in 0..8 with the highest throughput at this concurrency (0 = turn speculation off).")
 cross = out["crossover_concurrency"]
 m[4].metric("Crossover batch", "none ≤ 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
             help="Largest batch up to which this k never loses; above it, turn speculation off.")
 
 p, sp = out["plain"], out["spec"]
-st.caption(f"Plain: {p['step_ms']:.1f} ms per step, {p['throughput_tok_s']:,.0f} tok/s, up to "
-           f"{p['max_concurrency']} sequences fit · Speculative: {sp['step_ms']:.1f} ms per step, "
-           f"{sp['throughput_tok_s']:,.0f} tok/s, up to {sp['max_concurrency']} sequences fit · "
-           f"inter-token latency {p['itl_ms']:.1f} → {sp['itl_ms']:.1f} ms")
+st.caption(f"Plain: {fmt(p['step_ms'], '.1f')} ms per step, {fmt(p['throughput_tok_s'], ',.0f')} tok/s, up to "
+           f"{p['max_concurrency']} sequences fit · Speculative: {fmt(sp['step_ms'], '.1f')} ms per step, "
+           f"{fmt(sp['throughput_tok_s'], ',.0f')} tok/s, up to {sp['max_concurrency']} sequences fit · "
+           f"inter-token latency {fmt(p['itl_ms'], '.1f')} → {fmt(sp['itl_ms'], '.1f')} ms")
 
 c1, c2 = st.columns(2)
 with c1:

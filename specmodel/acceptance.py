@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import SpecModelError
+from .limits import MAX_K, check_k
 
 
 def tokens_per_step(alpha, k):
@@ -49,7 +50,11 @@ def tokens_per_step_from_survival(survival) -> float:
 
 def validate_survival(survival) -> np.ndarray:
     """Check a survival profile: values in [0, 1], never increasing with position."""
-    p = np.asarray(list(survival), dtype=float)
+    items = list(survival)
+    if len(items) > MAX_K:
+        raise SpecModelError(f"a survival profile of {len(items):,} positions is longer than the {MAX_K} this "
+                             "tool handles (one position per draft token)")
+    p = np.asarray(items, dtype=float)
     if p.ndim != 1:
         raise SpecModelError("a survival profile is a list of numbers p_1..p_k")
     if np.any(~np.isfinite(p)) or np.any(p < 0) or np.any(p > 1):
@@ -136,13 +141,8 @@ class Acceptance:
 
 
 def _check_k(k) -> int:
-    try:
-        bad = k is None or not np.isfinite(k) or k < 1 or int(k) != k
-    except (TypeError, ValueError):  # a string, a list, ...: not a k either
-        bad = True
-    if bad:
-        raise SpecModelError(f"k (draft tokens per step) must be a whole number ≥ 1, got {k}")
-    return int(k)
+    """k as an int: a whole number in [1, limits.MAX_K] (work grows with k, so it is bounded)."""
+    return check_k(k)
 
 
 def _check_fraction(name: str, value: float) -> float:

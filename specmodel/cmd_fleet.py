@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from . import fleet, promapi, scrape
 from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
@@ -73,9 +74,14 @@ def run(args: argparse.Namespace) -> int:
     with scrape.make_client(policy) as client:
         report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k)
     rows = [i.to_dict() for i in report.instances]
+    for p in report.problems:  # the good instances are the answer (exit 0); the bad ones are named
+        sys.stderr.write(f"warning: {p['instance']} (job {p['job']}) not read: {p['reason']}\n")
     if args.json:
         print_json(rows + [{"instance": d["instance"], "model_name": None, "job": d["job"], "up": False,
-                            "verdict": "down", "last_error": d["last_error"] or None} for d in report.down])
+                            "verdict": "down", "last_error": d["last_error"] or None} for d in report.down]
+                   + [{"instance": p["instance"], "model_name": None, "job": p["job"], "up": None,
+                       "verdict": "not read", "problems": [p["reason"]], "last_error": None}
+                      for p in report.problems])
         return 0
     gpus = f"{base.tp}× {base.gpu}" if base.tp > 1 else base.gpu
     print(f"{len(rows)} instance(s) at {report.prometheus}, window {report.window}; "
@@ -84,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  LOSES  {i.instance} ({i.job}): {i.verdict.text}; {i.verdict.advice}")
     for d in report.down:
         print(f"  DOWN   {d['instance']} ({d['job']}): {d['last_error'] or 'scrape failing'}")
+    for p in report.problems:
+        print(f"  NOT READ  {p['instance']} ({p['job']}): {p['reason']}")
     header = f"{'job':<16} {'instance':<24} {'server':<8} {'k':>2} {'E':>5} {'α':>5} {'running':>8} " \
              f"{'tok/s':>8} {'pred':>6}  verdict"
     print(header)

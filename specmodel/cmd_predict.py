@@ -7,9 +7,9 @@ import math
 from dataclasses import replace
 
 from . import acceptance, presets
-from .errors import SpecModelError
 from .calibrate import PARAMETERS, load_calibration
 from .engines import engine_names, find_engine
+from .errors import DoesNotFit, SpecModelError
 from .roofline import DTYPES, Efficiency
 from .scenario import Scenario, summarize
 
@@ -145,10 +145,38 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
                     weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, proposal_rate=args.proposal_rate)
 
 
+def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
+    """The `predict --json` object when not even one sequence fits: every usual key (null where there
+    is no number), verdict "does not fit", and `does_not_fit` with what it needs and what fits."""
+    arm = dict.fromkeys(["step_ms", "throughput_tok_s", "per_sequence_tok_s", "itl_ms", "max_concurrency"])
+    return {
+        "gpu": s.gpu, "target": s.target, "method": s.method, "draft": s.draft if s.method == "draft_model" else None,
+        "alpha": s.alpha, "k": s.k, "concurrency": s.concurrency, "context_len": s.context_len, "tp": s.tp,
+        "timings": "measured" if s.t_target_ms is not None else "hardware",
+        "tokens_per_step": None, "speedup": None, "verdict": "does not fit", "verdict_text": str(exc),
+        "advice": exc.closest, "break_even_tokens_per_step": None, "break_even_alpha": None, "best_k": None,
+        "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
+        "off_above_batch": None, "plain": {**arm, "max_concurrency": 0, "running": 0},
+        "spec": {**arm, "max_concurrency": 0, "running": 0}, "vllm_speculative_config": None, "notes": [],
+        "does_not_fit": exc.to_dict(),
+    }
+
+
+def _f(value, spec: str = ".2f", none: str = "n/a") -> str:
+    return none if value is None else format(value, spec)
+
+
 def run_predict(args: argparse.Namespace) -> int:
     from .cli import print_json
 
-    summary = summarize(scenario_from_args(args), k_max=args.k_max)
+    scenario = scenario_from_args(args)
+    try:
+        summary = summarize(scenario, k_max=args.k_max)
+    except DoesNotFit as exc:  # an answer: in JSON a verdict; as text one line and exit 2
+        if not args.json:
+            raise
+        print_json(does_not_fit_dict(scenario, exc))
+        return 0
     out = summary.to_dict()
     if args.json:
         print_json(out)
@@ -163,14 +191,14 @@ def run_predict(args: argparse.Namespace) -> int:
     print(f"  verdict:          {out['verdict_text']}")
     if out["advice"]:
         print(f"  advice:           {out['advice']}")
-    print(f"  tokens per step:  {out['tokens_per_step']:.2f} (break-even {out['break_even_tokens_per_step']:.2f}, "
+    print(f"  tokens per step:  {_f(out['tokens_per_step'])} (break-even {_f(out['break_even_tokens_per_step'])}, "
           f"α {be_alpha})")
-    print(f"  plain:            {plain['step_ms']:.2f} ms/step, {plain['throughput_tok_s']:.0f} tok/s, "
+    print(f"  plain:            {_f(plain['step_ms'])} ms/step, {_f(plain['throughput_tok_s'], '.0f')} tok/s, "
           f"fits {plain['max_concurrency']} sequences")
-    print(f"  speculative:      {spec['step_ms']:.2f} ms/step, {spec['throughput_tok_s']:.0f} tok/s, "
+    print(f"  speculative:      {_f(spec['step_ms'])} ms/step, {_f(spec['throughput_tok_s'], '.0f')} tok/s, "
           f"fits {spec['max_concurrency']} sequences")
     cross = out["crossover_concurrency"]
-    print(f"  best k:           {out['best_k']} ({out['best_k_speedup']:.2f}x); crossover: "
+    print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x); crossover: "
           + ("none up to 4096" if cross is None else f"loses above batch {cross}"))
     print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     for note in out["notes"]:

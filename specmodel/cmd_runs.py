@@ -19,6 +19,7 @@ from .breakeven import review
 from .calibrate import calibrate, save_calibration
 from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
+from .limits import read_file
 from .runs import RunDefaults, read_runs
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
@@ -80,9 +81,9 @@ def run_runs(args: argparse.Namespace) -> int:
     unreadable = []
     for name in args.files:
         try:
-            files.append((Path(name).name, Path(name).read_bytes()))
-        except OSError as exc:
-            unreadable.append(f"{name}: cannot read the file ({exc.strerror or exc})")
+            files.append((Path(name).name, read_file(name)))  # size checked before reading; devices refused
+        except SpecModelError as exc:
+            unreadable.append(str(exc))
     table = read_runs(files, defaults, _pairs(args.pair))
     for line in unreadable:
         sys.stderr.write(f"error: {line}\n")

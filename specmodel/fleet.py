@@ -149,6 +149,8 @@ class FleetReport:
     window_s: float
     at_s: float
     prometheus: str  # the server's URL as it may be shown
+    # Instances whose series could not be read (job, instance, reason): listed, never blanking the others.
+    problems: tuple[dict, ...] = ()
 
     @property
     def losing(self) -> tuple[Instance, ...]:
@@ -224,22 +226,33 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     sel = check_selector(selector)
     samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
     by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
-    instances = []
+    instances, problems = [], []
     for (job, inst), rows in sorted(by_target.items()):
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
         up = None if not up_values else bool(up_values[0] > 0)
-        for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
-            stats = prom.stats_from_window(w)
-            instances.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base)))
-    jobs = {i.job for i in instances}
+        try:  # one instance with impossible counters is listed with its reason; the others still show
+            found = []
+            for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
+                stats = prom.stats_from_window(w)
+                found.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base)))
+        except SpecModelError as exc:
+            problems.append({"job": job, "instance": inst, "reason": str(exc)})
+            continue
+        instances.extend(found)
+    jobs = {i.job for i in instances} | {p["job"] for p in problems}
     down = _down_targets(client, server, by_target, None if sel else jobs)
     if not instances:
+        if problems:
+            shown = "; ".join(f"{p['instance']} (job {p['job']}): {p['reason']}" for p in problems[:3])
+            raise SpecModelError(f"Prometheus at {server.shown}: no instance could be read ({len(problems)} with "
+                                 f"problems): {shown}")
         raise _no_data(server, window, sel, down)
     errors = {(d["job"], d["instance"]): d["last_error"] for d in down}
     instances = [dataclasses.replace(i, last_error=errors.get((i.job, i.instance), "")) for i in instances]
     seen = {(i.job, i.instance) for i in instances}
+    seen |= {(p["job"], p["instance"]) for p in problems}
     return FleetReport(tuple(instances), tuple(d for d in down if (d["job"], d["instance"]) not in seen),
-                       window, window_s, at_s, server.shown)
+                       window, window_s, at_s, server.shown, tuple(problems))
 
 
 def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m", span: str = "1h",

@@ -41,6 +41,7 @@ Server kinds (`Snapshot.server`): "vllm-v1", "vllm-v0", "sglang". Conversions (D
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -50,6 +51,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from . import acceptance
 from .errors import SpecModelError
+from .limits import MAX_K
 
 SERVERS = ("vllm-v1", "vllm-v0", "sglang")
 
@@ -205,10 +207,26 @@ def _families(text: str):
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
     try:
         return list(text_string_to_metric_families(text))
-    except (ValueError, TypeError, IndexError, KeyError) as exc:  # the parser reports bad lines so
-        detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
-        raise SpecModelError(f"the response is not Prometheus metrics text ({detail}): check that the URL "
-                             "is the server's /metrics endpoint") from None
+    except (ValueError, TypeError, IndexError, KeyError, RecursionError):
+        # The parser's message quotes the offending line: never show it (the URL may be any internal
+        # page, and its content is not ours to display). Say where, and what kind of line it is.
+        raise SpecModelError(f"the response is not Prometheus metrics text ({_bad_line(text)}): check that "
+                             "the URL is the server's /metrics endpoint") from None
+
+
+def _bad_line(text: str) -> str:
+    """Where the text stops being metrics text, without quoting it: 'line 3 is not a metric sample'."""
+    sample = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?\s+(\S+)(?:\s+(-?\d+(?:\.\d+)?))?$")
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = sample.match(stripped)
+        try:
+            float(m.group(1)) if m else float("x")
+        except ValueError:
+            return f"line {number} is not a metric sample"
+    return "its samples could not be read"
 
 
 def _detect_server(names: set[str], labels_have_engine: bool) -> str:
@@ -216,9 +234,9 @@ def _detect_server(names: set[str], labels_have_engine: bool) -> str:
         return "sglang"
     vllm = [n for n in names if n.startswith("vllm:")]
     if not vllm:
-        shown = ", ".join(sorted(names)[:4]) or "none"
+        # The names are not quoted: the URL may be any page that happens to parse as metrics text.
         raise SpecModelError(
-            f"no vLLM or SGLang metrics in this response ({len(names)} metric names, e.g. {shown}): "
+            f"no vLLM or SGLang metrics in this response ({len(names)} other metric names): "
             "point the URL at the inference server's own /metrics, not at another exporter")
     if "vllm:spec_decode_efficiency" in names or "vllm:spec_decode_num_emitted_tokens_total" in names:
         return "vllm-v0"
@@ -285,9 +303,13 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
     per_pos: dict[int, float] = defaultdict(float)
     for s in by_name.get(_PER_POSITION, []):
         try:
-            per_pos[int(s.labels["position"])] += s.value
+            position = int(s.labels["position"])
         except (KeyError, ValueError):
             continue
+        if not 0 <= position < MAX_K:  # the tuple below is as long as the largest label: bound it
+            raise SpecModelError(f"{_PER_POSITION} has a series with position=\"{position}\", so k would be "
+                                 f"{position + 1:,}; this tool handles k up to {MAX_K}: check the server")
+        per_pos[position] += s.value
     per_position = tuple(per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)) if per_pos else ()
 
     gauges: dict[str, float] = {}

@@ -11,18 +11,20 @@ Response format: https://prometheus.io/docs/prometheus/latest/querying/api/
 
 from __future__ import annotations
 
-import json
 import math
 import re
+import time
 from dataclasses import dataclass, field
 
 import httpx
 import numpy as np
 
 from .errors import SpecModelError
-from .scrape import ScrapePolicy, check_url, display_url
+from .limits import clean_name, load_json
+from .scrape import DeadlinePassed, ScrapePolicy, check_url, display_url, total_deadline
 
 DEFAULT_TIMEOUT_S = 15.0
+EXCHANGE_MARGIN_S = 2.0  # one exchange may last the query timeout plus this (connect, transfer)
 MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per series
 
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
@@ -223,15 +225,20 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
     auth, headers = server.auth.apply()
     where = f"Prometheus at {server.shown}"
     connect_s = min(server.policy.connect_timeout_s, server.timeout_s)
+    total_s = server.timeout_s + EXCHANGE_MARGIN_S
     try:
-        with client.stream("GET", url, params=params, headers=headers,
-                           auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
-                           timeout=httpx.Timeout(server.timeout_s + 2.0, connect=connect_s),
-                           follow_redirects=False) as response:
+        with total_deadline(total_s), client.stream(
+                "GET", url, params=params, headers=headers,
+                auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
+                timeout=httpx.Timeout(total_s, connect=connect_s), follow_redirects=False) as response:
             if response.is_redirect:
                 raise SpecModelError(f"{where} redirects to {display_url(response.headers.get('location', '?'))}: "
                                      "give the URL it redirects to")
-            body = _read_capped(response, where, server.policy.max_bytes)
+            body = _read_capped(response, where, server.policy.max_bytes, time.monotonic() + total_s)
+    except DeadlinePassed:
+        raise SpecModelError(f"{where} did not finish answering within {total_s:g} s (the query timeout "
+                             f"{server.timeout_s:g} s + {EXCHANGE_MARGIN_S:g} s): choose a shorter window or "
+                             "history, or raise the timeout") from None
     except httpx.ConnectTimeout:
         raise SpecModelError(f"{where} did not accept a connection within {connect_s:g} s: "
                              "check the URL and that the server is reachable from here") from None
@@ -247,7 +254,7 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
 
     payload = None
     try:
-        payload = json.loads(body)
+        payload = load_json(body)  # SpecModelError past the depth limit (a ValueError too)
     except ValueError:
         pass
     if isinstance(payload, dict) and payload.get("status") == "error":
@@ -262,26 +269,40 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
     if status >= 400:
         raise SpecModelError(f"{where} answered HTTP {status}: check the URL and the server's health")
     if not isinstance(payload, dict) or payload.get("status") != "success" or not isinstance(payload.get("data"), dict):
-        kind = response.headers.get("content-type", "unknown content").split(";")[0]
+        kind = clean_name(response.headers.get("content-type", "unknown content").split(";")[0], 40)[0]
         raise SpecModelError(f"{where} did not answer like a Prometheus server (got {kind}): give the base "
                              "URL of a Prometheus server, e.g. http://prometheus:9090")
     return payload["data"]
 
 
-def _read_capped(response: httpx.Response, where: str, max_bytes: int) -> bytes:
+def _read_capped(response: httpx.Response, where: str, max_bytes: int, deadline: float) -> bytes:
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > max_bytes:
             raise SpecModelError(f"{where} sent more than {max_bytes / 2**20:.0f} MB, so reading stopped: "
                                  "narrow the query with a label filter or a shorter history")
+        if time.monotonic() > deadline:  # for clients not made by scrape.make_client (tests)
+            raise DeadlinePassed("too slow")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
+# Prometheus' own error messages ("parse error at char 5: ...", "query timed out") help with a
+# query; anything else a server sends is not shown (the URL may be any internal service).
+_PROMETHEUS_ERRORS = re.compile(r"^(1:\d+: )?(parse error|invalid parameter|query (timed out|processing)|"
+                                r"expanding series|exceeded maximum|bad_data|unknown function|many-to-many|"
+                                r"found duplicate series|vector cannot contain)")
+
+
+def _safe_detail(detail: str) -> str:
+    text = clean_name(detail, 120)[0]
+    return text if _PROMETHEUS_ERRORS.match(text) else "the server's message is not shown"
+
+
 def _api_error(where: str, payload: dict, promql: str | None) -> str:
-    kind = payload.get("errorType", "error")
-    detail = str(payload.get("error", "")).strip()
+    kind = clean_name(payload.get("errorType", "error"), 20)[0]
+    detail = _safe_detail(str(payload.get("error", "")).strip())
     if kind == "bad_data":
         shown = f" `{promql}`" if promql else ""
         return f"{where} rejected the query{shown}: {detail}; check the label filter"

@@ -27,8 +27,7 @@ import pandas as pd
 
 from . import acceptance, presets
 from .errors import SpecModelError
-
-MAX_FILE_BYTES = 20 * 1024 * 1024  # the upload limit in .streamlit/config.toml (maxUploadSize = 20 MB)
+from .limits import MAX_FILE_BYTES, MAX_K, MAX_ROWS_PER_FILE, clean_name, load_json, read_file
 SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
 
 # Canonical columns of the run table, in display order (README-runs.md explains each).
@@ -193,7 +192,7 @@ def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -
 def _name_and_bytes(item) -> tuple[str, bytes]:
     if isinstance(item, (str, Path)):
         path = Path(item)
-        return path.name, path.read_bytes()
+        return path.name, read_file(path)
     name, data = item
     if isinstance(data, str):
         data = data.encode()
@@ -209,18 +208,9 @@ def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Reco
                     "split it or keep only the summary rows")
     if not data.strip():
         return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
-    head = data[:8192]
-    if b"\x00" in head:
-        return fail("this is not a text file (it contains binary data); expected CSV or JSON")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        try:
-            text = data.decode("cp1252")  # spreadsheets on Windows; still text
-        except UnicodeDecodeError:
-            return fail(f"this is not UTF-8 text (byte {exc.start} cannot be decoded); expected CSV or JSON")
-        if sum(not (c.isprintable() or c.isspace()) for c in text[:4096]) > 8:
-            return fail("this is not a text file (unreadable characters); expected CSV or JSON")
+    text, problem = _decode(data)
+    if text is None:
+        return fail(problem)
     stripped = text.lstrip()
     try:
         if stripped[:1] in "{[":
@@ -231,6 +221,36 @@ def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Reco
         return _read_plain_csv(name, text)
     except SpecModelError as exc:
         return fail(str(exc))
+
+
+# Byte-order marks of the Unicode encodings a spreadsheet may save (longest first: UTF-32 LE
+# starts with UTF-16 LE's mark).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32"),
+         (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"))
+
+
+def _decode(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why it is not text). UTF-8 (with or without a byte-order mark),
+    UTF-16/32 with a byte-order mark, else Windows-1252 when that reads as text."""
+    for bom, codec, label in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom):].decode(codec), None
+            except UnicodeDecodeError as exc:
+                return None, (f"starts with a {label} byte-order mark but byte {exc.start + len(bom)} is not "
+                              f"{label}; save it again as UTF-8 CSV or JSON")
+    if b"\x00" in data[:8192]:
+        return None, "this is not a text file (it contains binary data); expected CSV or JSON"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        try:
+            text = data.decode("cp1252")  # spreadsheets on Windows; still text
+        except UnicodeDecodeError:
+            return None, f"this is not UTF-8 text (byte {exc.start} cannot be decoded); expected CSV or JSON"
+        if sum(not (c.isprintable() or c.isspace()) for c in text[:4096]) > 8:
+            return None, "this is not a text file (unreadable characters); expected CSV or JSON"
+        return text, None
 
 
 # --- plain CSV -------------------------------------------------------------------------------
@@ -248,6 +268,49 @@ def _sniff_delimiter(text: str) -> str:
         return ","
 
 
+def _csv_records(text: str, delimiter: str):
+    """(first line number, cells) per CSV record, blank lines included as empty records."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True, strict=False)
+    line = 1
+    try:
+        for cells in reader:
+            yield line, cells
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise SpecModelError(f"not readable as CSV at line {reader.line_num} ({exc}); expected a header line "
+                             "and one comma-separated row per run") from None
+
+
+def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, int], list[Problem]]:
+    """Canonical column -> index, survival position -> index, and warnings for unknown headers.
+    Two headers meaning the same column are an error naming both (which one is meant is unknowable)."""
+    headers: dict[str, int] = {}
+    positions: dict[int, int] = {}
+    problems = []
+    seen: dict[tuple, int] = {}
+    for i, raw in enumerate(header):
+        h = raw.strip()
+        key = _norm_header(h)
+        canon = _ALIAS_INDEX.get(key)
+        pos = _POSITION_HEADER.match(key)
+        slot = ("column", canon) if canon else (("position", int(pos.group(1))) if pos else None)
+        if slot is not None and slot in seen:
+            first = header[seen[slot]].strip()
+            what = f"column {slot[1]}" if slot[0] == "column" else f"acceptance at position {slot[1]}"
+            raise SpecModelError(f"columns '{first}' (column {seen[slot] + 1}) and '{h}' (column {i + 1}) both "
+                                 f"give the {what}; keep one of them")
+        if slot is not None:
+            seen[slot] = i
+        if canon:
+            headers[canon] = i
+        elif pos:
+            positions[int(pos.group(1))] = i
+        elif h:
+            problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
+                                                   "aliases are listed in the README)", "warning"))
+    return headers, positions, problems
+
+
 def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
     problems: list[Problem] = []
     delimiter = _sniff_delimiter(text)
@@ -255,68 +318,71 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
         shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
         problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
                                                   f"with {shown}", "warning"))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False,
-                                skip_blank_lines=False, skipinitialspace=True, on_bad_lines="warn")
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-            raise SpecModelError(f"not readable as CSV ({str(exc).strip()}); expected a header line "
-                                 "and one comma-separated row per run") from None
-    bad_lines = []
-    for w in caught:
-        for m in re.finditer(r"line (\d+): expected (\d+) fields, saw (\d+)", str(w.message), re.I):
-            line = int(m.group(1))
-            bad_lines.append(line)
-            problems.append(Problem(name, line, None, f"has {m.group(3)} cells where the header has "
-                                                      f"{m.group(2)}; row skipped (a stray delimiter?)"))
-    headers: dict[str, str] = {}
-    unknown = []
-    positions: dict[int, str] = {}
-    for h in frame.columns:
-        key = _norm_header(h)
-        canon = _ALIAS_INDEX.get(key)
-        pos = _POSITION_HEADER.match(key)
-        if canon and canon not in headers:
-            headers[canon] = h
-        elif pos:
-            positions[int(pos.group(1))] = h
-        elif str(h).strip() and not str(h).startswith("Unnamed"):
-            unknown.append(str(h))
+    lines = _csv_records(text, delimiter)
+    header = next((cells for _, cells in lines if any(c.strip() for c in cells)), None)
+    if header is None:
+        raise SpecModelError("the file is empty; expected a CSV header and one row per run")
+    headers, positions, unknown = _columns(name, header)
     if not headers and not positions:
-        if len(frame.columns) == 1:
-            raise SpecModelError(f"found a single column '{frame.columns[0]}'; expected columns separated by "
+        if len(header) == 1:
+            raise SpecModelError(f"found a single column '{header[0].strip()[:80]}'; expected columns separated by "
                                  "commas, such as workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s")
-        raise SpecModelError(f"none of the columns ({', '.join(map(str, frame.columns[:8]))}) is one this "
+        raise SpecModelError(f"none of the columns ({', '.join(h.strip()[:40] for h in header[:8])}) is one this "
                              "reader knows; expected a header such as "
                              "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see the README for aliases)")
-    for h in unknown:
-        problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
-                                               "aliases are listed in the README)", "warning"))
-    line_numbers = [n for n in range(2, 2 + len(frame) + len(bad_lines)) if n not in set(bad_lines)]
-    records = []
-    for (_, raw), line in zip(frame.iterrows(), line_numbers):
-        cells = {c: str(raw[h]).strip() for c, h in headers.items()}
-        if not any(cells.values()) and not any(str(raw[h]).strip() for h in positions.values()):
+    problems.extend(unknown)
+    width = len(header)
+    records: list[_Record] = []
+    rows_seen = 0
+    padded_rows: list[int] = []
+    for line, cells in lines:
+        if not any(c.strip() for c in cells):
             continue  # a blank line is not a run
-        values = {c: v for c, v in cells.items() if v != ""}
-        hdrs = dict(headers)
+        rows_seen += 1
+        if rows_seen > MAX_ROWS_PER_FILE:
+            continue  # counted for the message below, not read
+        if len(cells) > width:
+            extra = [c for c in cells[width:] if c.strip()]
+            if extra:
+                problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has {width} "
+                                        f"(extra: '{extra[0].strip()[:40]}'); row not loaded: add the missing "
+                                        "header or remove the stray delimiter"))
+                continue
+            padded_rows.append(line)  # only empty cells past the header: a trailing delimiter
+        get = lambda i: cells[i].strip() if i < len(cells) else ""  # noqa: E731 - short rows: missing = empty
+        values = {c: get(i) for c, i in headers.items()}
+        values = {c: v for c, v in values.items() if v != ""}
+        hdrs = {c: header[i].strip() for c, i in headers.items()}
         if positions and "survival" not in values:
-            surv = [str(raw[positions[i]]).strip() for i in sorted(positions)]
+            surv = [get(positions[p]) for p in sorted(positions)]
             if any(surv):
-                values["survival"] = [s for s in surv if s != ""]
-                hdrs["survival"] = ", ".join(positions[i] for i in sorted(positions))
+                values["survival"] = [x for x in surv if x != ""]
+                hdrs["survival"] = ", ".join(header[positions[p]].strip() for p in sorted(positions))
+        if not values:
+            continue
         records.append(_Record(name, line, "csv", values, hdrs))
-    if not records and not bad_lines:
+    if padded_rows:
+        shown = ", ".join(map(str, padded_rows[:5])) + (" …" if len(padded_rows) > 5 else "")
+        problems.append(Problem(name, padded_rows[0], None, f"{len(padded_rows)} row(s) end with empty cells past "
+                                f"the header's {width} columns (a trailing delimiter; rows {shown}): the empty "
+                                "cells were ignored", "warning"))
+    if rows_seen > MAX_ROWS_PER_FILE:
+        problems.append(_too_many_rows(name, rows_seen))
+    if not records and not rows_seen:
         problems.append(Problem(name, None, None, "has a header but no rows; expected one row per run"))
     return records, problems
+
+
+def _too_many_rows(name: str, count: int) -> Problem:
+    return Problem(name, None, None, f"has {count:,} runs; only the first {MAX_ROWS_PER_FILE:,} were loaded (the "
+                                     "limit per file): split the file to read the rest", "warning")
 
 
 # --- vllm bench serve JSON / guidellm JSON ---------------------------------------------------------
 
 def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
     try:
-        doc = json.loads(text)
+        doc = load_json(text)
     except json.JSONDecodeError as exc:
         raise SpecModelError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected "
                              "the file `vllm bench serve --save-result` or guidellm writes") from None
@@ -326,7 +392,9 @@ def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
         return _read_vllm_bench(name, doc)
     if isinstance(doc, list) and doc and all(isinstance(d, dict) and "output_throughput" in d for d in doc):
         recs, probs = [], []
-        for i, d in enumerate(doc, start=1):
+        if len(doc) > MAX_ROWS_PER_FILE:
+            probs.append(_too_many_rows(name, len(doc)))
+        for i, d in enumerate(doc[:MAX_ROWS_PER_FILE], start=1):
             r, p = _read_vllm_bench(name, d, index=i)
             recs.extend(r)
             probs.extend(p)
@@ -339,6 +407,8 @@ def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
 
 
 def _num(x):
+    if isinstance(x, bool):  # JSON true/false: not a number of anything
+        return None
     try:
         v = float(x)
     except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer beyond any float
@@ -397,9 +467,9 @@ def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list
         values["method"] = method
     drafts = _num(d.get("spec_decode_num_drafts"))
     is_spec = drafts is not None and drafts > 0 or d.get("spec_decode_acceptance_length") is not None
-    if throughput is None:
-        problems.append(Problem(name, row, "output_throughput", f"'{d.get('output_throughput')}' is not a "
-                                "number; expected output tokens per second"))
+    if throughput is None or throughput <= 0:
+        problems.append(Problem(name, row, "output_throughput", f"{_shown(d.get('output_throughput'))} is not a "
+                                "positive number; expected output tokens per second; not loaded"))
         return [], problems
     if is_spec:
         per_pos = d.get("spec_decode_per_position_acceptance_rates")
@@ -449,9 +519,21 @@ def _strategy_concurrency(kind: str | None, streams, rate) -> tuple[float | None
     return None, _num(rate)
 
 
+def _shown(raw) -> str:
+    """A cell or JSON value as a message quotes it: JSON spelling for true/false/null, at most 40 characters."""
+    if isinstance(raw, bool) or raw is None:
+        return json.dumps(raw)
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return "an infinite or out-of-range number" if raw == raw else "NaN"
+    text = clean_name(raw, 40)[0]
+    return f"'{text}'"
+
+
 def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Problem]]:
     records, problems = [], []
-    for i, b in enumerate(doc["benchmarks"], start=1):
+    if len(doc["benchmarks"]) > MAX_ROWS_PER_FILE:
+        problems.append(_too_many_rows(name, len(doc["benchmarks"])))
+    for i, b in enumerate(doc["benchmarks"][:MAX_ROWS_PER_FILE], start=1):
         if not isinstance(b, dict):
             problems.append(Problem(name, i, None, "benchmark entry is not an object; skipped"))
             continue
@@ -505,6 +587,9 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
         raise SpecModelError(f"guidellm CSV without the column(s) {', '.join(missing)}; expected the CSV "
                              "`guidellm benchmark` writes")
     records, problems = [], dropped
+    if len(frame) > MAX_ROWS_PER_FILE:
+        problems.append(_too_many_rows(name, len(frame)))
+        frame = frame.iloc[:MAX_ROWS_PER_FILE]
     for i, (_, raw) in enumerate(frame.iterrows()):
         row = i + 4  # three header rows
         get = lambda c: raw[c] if c is not None else None  # noqa: E731
@@ -532,8 +617,8 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
 
 def _json_or_none(text):
     try:
-        return json.loads(text) if text else None
-    except (TypeError, json.JSONDecodeError):
+        return load_json(text) if text else None
+    except (TypeError, ValueError):  # not JSON, or JSON past the depth limit (SpecModelError is a ValueError)
         return None
 
 
@@ -546,7 +631,7 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell,
         problems.append(Problem(name, row, strategy_header, f"a rate-paced run (rate {rate}); concurrency taken as "
                                 f"the measured mean {measured_conc:.1f} → {conc}", "warning"))
     if throughput is None or throughput <= 0:
-        problems.append(Problem(name, row, throughput_column, f"'{raw_throughput}' is not a positive throughput; "
+        problems.append(Problem(name, row, throughput_column, f"{_shown(raw_throughput)} is not a positive throughput; "
                                 "expected output tokens per second; row skipped"))
         return None
     values = {"concurrency": conc, "request_rate": rate, "target_model": model}
@@ -631,16 +716,16 @@ def _number(rec: _Record, key: str, errors: list, *, lo=None, hi=None, strict_lo
     value = _num(text.replace(",", ".") if isinstance(text, str) and text.count(",") == 1 and "." not in text
                  else text)
     if value is None:
-        errors.append(_RowError(column, f"'{raw}' is not a number; expected {what}"))
+        errors.append(_RowError(column, f"{_shown(raw)} is not a number; expected {what}"))
         return None
     if whole and value != round(value):
-        errors.append(_RowError(column, f"{raw} is not a whole number; expected {what}"))
+        errors.append(_RowError(column, f"{_shown(raw)} is not a whole number; expected {what}"))
         return None
     if lo is not None and (value < lo or (strict_lo and value == lo)):
-        errors.append(_RowError(column, f"{raw} is {'not above' if strict_lo else 'below'} {lo:g}; expected {what}"))
+        errors.append(_RowError(column, f"{_shown(raw)} is {'not above' if strict_lo else 'below'} {lo:g}; expected {what}"))
         return None
     if hi is not None and value > hi:
-        errors.append(_RowError(column, f"{raw} is above {hi:g}; expected {what}"))
+        errors.append(_RowError(column, f"{_shown(raw)} is above {hi:g}; expected {what}"))
         return None
     return int(round(value)) if whole else value
 
@@ -757,7 +842,8 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
                                 "missing; the model predicts at a number of concurrent requests, so give it "
                                 "(a request rate alone is not enough)"))
-    k = _number(rec, "k", errors, lo=1, whole=True, what="draft tokens per step, a whole number ≥ 1")
+    k = _number(rec, "k", errors, lo=1, hi=MAX_K, whole=True,
+                what=f"draft tokens per step, a whole number from 1 to {MAX_K}")
     if k is None and "k" not in v:
         if "survival" in v:
             try:
@@ -766,11 +852,18 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
                 k = None
         elif _num(v.get("draft_tokens")) and _num(v.get("drafts")):
             k = round(_num(v["draft_tokens"]) / _num(v["drafts"]))
+            if not 1 <= k <= MAX_K:
+                errors.append(_RowError(rec.headers.get("draft_tokens", "draft_tokens"),
+                                        f"draft tokens ÷ drafts gives k = {k:,}, outside 1..{MAX_K}; check the counts"))
+                k = None
         elif defaults.k is not None and any(key in v for key in ("tokens_per_step", "alpha", "draft_acceptance_rate",
                                                                   "acceptance_rate_percent", "accepted_tokens")):
             k = int(defaults.k)
             remarks.append(f"k not in the file: k = {k} from the settings")
+    k_refused = any(e.column == rec.headers.get("k", "k") for e in errors)
     acc, acc_col = _acceptance(rec, k, errors)
+    if k_refused:  # one message about k is enough: drop "k is needed to read ..."
+        errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
     if acc is not None and k is not None and acc.k != k and "survival" in v:
         remarks.append(f"the per-position list has {acc.k} positions but k = {k}; using k = {acc.k}")
         k = acc.k
@@ -799,6 +892,14 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded") for e in errors]
 
+    for key in ("workload", "notes", "gpu", "target_model", "draft_model", "method"):
+        if v.get(key) not in (None, ""):
+            text, changed = clean_name(v[key], 500 if key == "notes" else 200)
+            if changed:
+                problems.append(Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as "
+                                        "NUL, escape or text-direction marks) were removed from this name",
+                                        "warning"))
+            v[key] = text
     method_text = v.get("method")
     method = defaults.method
     if method_text:

@@ -209,11 +209,9 @@ def _compile(s: Scenario) -> _Compiled:
     target = PassShape.of_model(target_model, s.weight_dtype, s.kv_dtype)
     resident = target_model.resident_weight_bytes * _dtype_ratio(target_model, s.weight_dtype)
     budget = kv_budget_bytes(hw.memory_bytes, resident)
-    if budget <= 0:
-        raise SpecModelError(
-            f"{target_model.name} needs {resident / 1e9:.0f} GB for its weights; "
-            f"{s.tp} × {hw.gpu.name} give {hw.memory_bytes / 1e9:.0f} GB, too little once the KV cache and "
-            "a reserve are counted: choose a larger GPU or more tensor-parallel GPUs")
+    if budget <= 0 or budget < target.kv_bytes_per_token * s.context_len:
+        from .fit import target_does_not_fit  # not even one sequence fits: say what it needs and what fits
+        raise target_does_not_fit(s)
     eff = s.efficiency
     measured = s.t_target_ms is not None
     target_bw_scale = 1.0
@@ -563,6 +561,11 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
     schedule = k_schedule(s, max(k_max, s.k))
     v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits)
+    if not spec_fits:  # name the real cause for this method and the closest setting that fits
+        from .fit import speculation_does_not_fit
+        why = speculation_does_not_fit(s)
+        if why is not None:
+            v = Verdict(v.label, f"{v.label}: {why}", why.closest)
     notes = []
     if s.k > 0 and p.spec.batch < s.concurrency:
         notes.append(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "

@@ -18,16 +18,23 @@ Every failure raises SpecModelError with what happened and what to check, naming
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import fnmatch
 import ipaddress
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
+import httpcore
+import httpcore._backends.sync
 import httpx
 
 from .errors import SpecModelError
+from .limits import clean_name
 from .prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
 ALLOWED_HOSTS_ENV = "SPECMODEL_ALLOWED_HOSTS"
@@ -66,43 +73,125 @@ class ScrapePolicy:
         return cls(allowed_hosts=hosts or None, **overrides)
 
 
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<userinfo>[^/?#@]*)@(?P<rest>.*)$", re.S)
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """(the URL without `user:password@`, user, password); user is None when the URL has none.
+    Works without a scheme too (`admin:pw@host:8000`), where a URL parser would see 'admin' as one.
+
+    >>> split_credentials("http://admin:p%40ss@host:8000/metrics")
+    ('http://host:8000/metrics', 'admin', 'p@ss')
+    """
+    text = (url or "").strip()
+    m = _USERINFO.match(text)
+    if not m:
+        return text, None, None
+    user, _, password = m.group("userinfo").partition(":")
+    return (m.group("scheme") or "") + m.group("rest"), unquote(user), unquote(password) or None
+
+
+def with_credentials(url: str, user: str | None, password: str | None) -> str:
+    """The URL with `user:password@` put back (for the request only; never shown or linked)."""
+    if not user:
+        return url
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "http", url
+    userinfo = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
+    return f"{scheme}://{userinfo}@{rest}"
+
+
 def display_url(url) -> str:
-    """The URL as it may be shown: any user:password replaced by ***."""
+    """The URL as it may be shown: any user:password replaced by *** (with or without a scheme)."""
+    text, user, _password = split_credentials(str(url))
+    if user is not None:
+        scheme, sep, rest = text.partition("://")
+        text = f"{scheme}://***@{rest}" if sep else f"***@{text}"
     try:
-        u = httpx.URL(str(url))
+        httpx.URL(text)
     except (httpx.InvalidURL, TypeError, ValueError):
         return "<invalid URL>"
-    if u.userinfo:
-        u = u.copy_with(username="***", password=None)
-    return str(u)
+    return clean_name(text, 300)[0]
 
 
 def _host_allowed(host: str, port: int, allowed: tuple[str, ...]) -> bool:
+    """Whether host:port is on the allow-list. A leading `*.` stands for one or more name labels
+    (`*.svc.cluster.local` admits `vllm.prod.svc.cluster.local`); any other `*` for one label or one
+    number of an IPv4 address, never for a dot: `10.0.0.*` admits `10.0.0.7`, not `10.0.0.7.evil.example`."""
+    host = host.strip("[]").lower()
     for entry in allowed:
         name, _, want_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
         if not name:
             name, want_port = entry, ""
         if want_port and want_port != str(port):
             continue
-        if fnmatch.fnmatch(host, name.strip("[]")):
+        pattern = name.strip().strip("[]").lower()
+        if pattern == "*":
+            return True
+        want, got = pattern.split("."), host.split(".")
+        if want[0] == "*" and len(want) > 1 and len(got) >= len(want):
+            got = got[len(got) - len(want) + 1:]
+            want = want[1:]
+        if len(want) == len(got) and all(fnmatch.fnmatchcase(g, w) for w, g in zip(want, got)):
             return True
     return False
 
 
-def _is_metadata(address: str) -> bool:
-    if address.lower() in METADATA_HOSTS:
-        return True
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries, if any: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
+    (::a.b.c.d), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4 (2002::/16), Teredo."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    value = int(ip)
+    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (deprecated, still routed by some stacks)
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    if ip in _NAT64 or ip in _NAT64_LOCAL:
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    return None
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def refused_address(address: str) -> str | None:
+    """Why this host name or IP address is never fetched (None: it may be). Checks the literal
+    metadata names and addresses, link-local ranges, and the IPv4 address inside IPv6 forms."""
+    text = address.strip("[]").lower()
+    if text in METADATA_HOSTS:
+        return "a cloud metadata address"
     try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return str(ip) in METADATA_HOSTS or ip.is_link_local
+        return None
+    shown = "" if str(ip) == text else f" (= {ip})"
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = _embedded_ipv4(ip)
+        if inner is not None:
+            reason = refused_address(str(inner))
+            return f"{reason}, embedded in the IPv6 address {ip}" if reason else None
+    if str(ip) in METADATA_HOSTS:
+        return "a cloud metadata address" + shown
+    if ip.is_link_local:
+        return "a link-local address (where cloud metadata services live)" + shown
+    return None
+
+
+def _is_metadata(address: str) -> bool:
+    return refused_address(address) is not None
 
 
 def check_url(url: str, policy: ScrapePolicy | None = None, *, resolve: bool = True) -> httpx.URL:
-    """The URL if the policy allows fetching it, else SpecModelError saying why."""
+    """The URL if the policy allows fetching it, else SpecModelError saying why.
+
+    The allow-list only narrows: metadata and link-local addresses are refused whatever it says,
+    and a name is resolved and every address checked. (The connection itself checks the address it
+    connects to once more: `make_client`.)"""
     policy = policy or ScrapePolicy()
     text = (url or "").strip()
     if not text:
@@ -113,27 +202,29 @@ def check_url(url: str, policy: ScrapePolicy | None = None, *, resolve: bool = T
         raise SpecModelError(f"'{display_url(text)}' is not a valid URL ({exc}): "
                              "write it as http://host:port/metrics") from None
     if u.scheme not in ("http", "https"):
-        raise SpecModelError(f"'{display_url(text)}' uses '{u.scheme or 'no'}' scheme; only http:// and "
+        if u.scheme and not text.lower().startswith(u.scheme + "://"):  # host:port or user:password@host
+            raise SpecModelError(f"'{display_url(text)}' has no http:// or https:// in front: write it as "
+                                 "http://host:port/metrics")
+        raise SpecModelError(f"'{display_url(text)}' uses '{(u.scheme or 'no')[:20]}' scheme; only http:// and "
                              "https:// URLs can be scraped (e.g. http://host:8000/metrics)")
     host = (u.host or "").lower()
     if not host:
         raise SpecModelError(f"'{display_url(text)}' names no host: write it as http://host:port/metrics")
     port = u.port or (443 if u.scheme == "https" else 80)
     allowed = policy.allowed_hosts
-    explicitly = allowed is not None and _host_allowed(host, port, allowed)
-    if allowed is not None and not explicitly:
+    if allowed is not None and not _host_allowed(host, port, allowed):
         raise SpecModelError(f"host '{host}' is not in {ALLOWED_HOSTS_ENV} ({', '.join(allowed)}): ask "
                              "whoever runs this dashboard to add it, or use an allowed host")
-    if not explicitly:
-        if _is_metadata(host):
-            raise SpecModelError(f"'{host}' is a cloud metadata address, which is never scraped unless "
-                                 f"{ALLOWED_HOSTS_ENV} names it: use the inference server's own address")
-        if resolve:
-            for address in _resolve(host, port, text):
-                if _is_metadata(address):
-                    raise SpecModelError(f"'{host}' resolves to {address}, a cloud metadata or link-local "
-                                         f"address, which is never scraped unless {ALLOWED_HOSTS_ENV} names "
-                                         "it: use the inference server's own address")
+    reason = refused_address(host)
+    if reason:
+        raise SpecModelError(f"'{host}' is {reason}, which is never scraped: use the inference server's own "
+                             "address")
+    if resolve:
+        for address in _resolve(host, port, text):
+            reason = refused_address(address)
+            if reason:
+                raise SpecModelError(f"'{host}' resolves to {address}, {reason}, which is never scraped: use "
+                                     "the inference server's own address")
     return u
 
 
@@ -151,11 +242,130 @@ def _resolve(host: str, port: int, url: str) -> list[str]:
     return sorted({info[4][0] for info in infos})
 
 
+# --- the connection: the address checked is the address connected to, within a total deadline ------
+
+class DeadlinePassed(SpecModelError):
+    """An HTTP exchange ran past its total deadline (however slowly the server trickled)."""
+
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("specmodel_http_deadline", default=None)
+
+
+@contextlib.contextmanager
+def total_deadline(seconds: float):
+    """Every read, write and connect made by a `make_client` client inside this block ends by
+    `seconds` from now: the whole exchange, not only each silence between two bytes."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _bounded(timeout: float | None) -> float | None:
+    end = _deadline.get()
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed("the server did not finish answering within the total time allowed")
+    return left if timeout is None else min(timeout, left)
+
+
+@contextlib.contextmanager
+def _deadline_timeouts():
+    """A timeout that ends at the total deadline is the deadline passing, not a silent server."""
+    try:
+        yield
+    except httpcore.TimeoutException:
+        end = _deadline.get()
+        if end is not None and time.monotonic() >= end - 0.01:
+            raise DeadlinePassed("the server did not finish answering within the total time allowed") from None
+        raise
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every read and write is cut at the exchange's total deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        with _deadline_timeouts():
+            return self._inner.read(max_bytes, _bounded(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        with _deadline_timeouts():
+            self._inner.write(buffer, _bounded(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        with _deadline_timeouts():
+            return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout)))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _CheckedBackend(httpcore.SyncBackend):
+    """Resolves the host once, checks every address against the URL policy and connects to an
+    allowed one by its IP address. httpcore keeps the URL's host name for the Host header and for
+    TLS (SNI and certificate checks), so only where the bytes go is pinned, not what is asked for."""
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        timeout = _bounded(timeout)
+        try:
+            infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError, OSError) as exc:
+            raise httpcore.ConnectError(f"name resolution failed: {exc}") from None
+        for *_, address in infos:
+            reason = refused_address(address[0])
+            if reason:
+                raise SpecModelError(f"'{name}' resolves to {address[0]}, {reason}, which is never scraped: use "
+                                     "the inference server's own address")
+        last: Exception | None = None
+        for family, kind, proto, _, address in infos:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(timeout)
+                if local_address is not None:
+                    sock.bind((local_address, 0))
+                sock.connect(address)  # the IP checked above: no second lookup
+                for option in socket_options or ():
+                    sock.setsockopt(*option)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except socket.timeout:
+                sock.close()
+                end = _deadline.get()
+                if end is not None and time.monotonic() >= end - 0.01:
+                    raise DeadlinePassed("no connection within the total time allowed") from None
+                raise httpcore.ConnectTimeout(f"no connection to {address[0]} within {timeout} s") from None
+            except OSError as exc:
+                sock.close()
+                last = exc
+                continue
+            return _DeadlineStream(httpcore._backends.sync.SyncStream(sock))
+        raise httpcore.ConnectError(str(last or "no address to connect to"))
+
+
+class _CheckedTransport(httpx.HTTPTransport):
+    """httpx's transport with the checked network backend (httpx has no argument for it; its pool
+    keeps the backend in `_network_backend`, stable across httpcore 1.x)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._pool._network_backend = _CheckedBackend()
+
+
 def make_client(policy: ScrapePolicy | None = None) -> httpx.Client:
     """An httpx client with the policy's timeouts, no automatic redirects (each is re-checked) and
     no proxy or .netrc from the environment (so neither can route around the URL policy)."""
     policy = policy or ScrapePolicy()
     return httpx.Client(timeout=_timeout(policy), follow_redirects=False, trust_env=False,
+                        transport=_CheckedTransport(trust_env=False),
                         headers={"Accept": "text/plain;version=0.0.4;q=1,*/*;q=0.1"})
 
 
@@ -183,7 +393,17 @@ def fetch_text(client: httpx.Client, url: str, *, token: str | None = None,
     current = check_url(url, policy)
     origin = (current.scheme, current.host, current.port)
     shown = display_url(current)
-    deadline = time.monotonic() + policy.total_timeout_s
+    try:
+        with total_deadline(policy.total_timeout_s):
+            return _fetch(client, current, origin, shown, token, policy)
+    except DeadlinePassed:
+        raise SpecModelError(f"{shown} is too slow: after {policy.total_timeout_s:g} s only part of the answer had "
+                             "arrived; the server or the network is overloaded") from None
+
+
+def _fetch(client: httpx.Client, current: httpx.URL, origin: tuple, shown: str, token: str | None,
+           policy: ScrapePolicy) -> str:
+    deadline = time.monotonic() + policy.total_timeout_s  # also for clients not made by make_client
     for _hop in range(policy.max_redirects + 1):
         headers = {}
         if token and (current.scheme, current.host, current.port) == origin:

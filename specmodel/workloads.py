@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .errors import SpecModelError
+from .limits import clean_name
 from .presets import find_method
 
 SHARE_TOLERANCE = 1e-6  # shares summing to 1 within this are taken as given
@@ -55,9 +56,16 @@ def _blank(value) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
+def _float(value) -> float:
+    """float() that refuses JSON true/false (float(True) would silently be 1.0)."""
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a number")
+    return float(value)
+
+
 def _fraction(value, what: str) -> float:
     try:
-        x = float(value)
+        x = _float(value)
     except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{what} must be a number in [0, 1], got '{value}'") from None
     if not math.isfinite(x) or not 0.0 <= x <= 1.0:
@@ -121,6 +129,9 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
     for i, raw in enumerate(records, start=1):
         r = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
         label = next((str(r[k]).strip() for k in _LABEL_KEYS if not _blank(r.get(k))), "")
+        label, changed = clean_name(label)
+        if changed:
+            notes.append(f"{source}, row {i}: control characters were removed from the label ('{label}')")
         where = f"{source}, row {i}" + (f" ('{label}')" if label else "")
         if not label:
             if all(_blank(v) for v in r.values()):
@@ -134,7 +145,7 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
                 if _blank(r.get("share")):
                     raise SpecModelError("column 'share' is empty; give the workload's fraction of the sequences")
                 try:
-                    share = float(r["share"])
+                    share = _float(r["share"])
                 except (TypeError, ValueError, OverflowError):
                     raise SpecModelError(f"column 'share' must be a number, got '{r['share']}'") from None
                 if not math.isfinite(share) or share < 0:
@@ -155,7 +166,7 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
             temperature = None
             if not _blank(r.get("temperature")):
                 try:
-                    temperature = float(r["temperature"])
+                    temperature = _float(r["temperature"])
                 except (TypeError, ValueError, OverflowError):
                     raise SpecModelError(f"column 'temperature' must be a number, got '{r['temperature']}'") from None
             notes_text = "" if _blank(r.get("notes")) else str(r["notes"])
@@ -197,38 +208,68 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
 
     import pandas as pd
 
+    from .limits import read_file
+    from .runs import _decode
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise SpecModelError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecModelError(f"{path}: cannot read it as text ({exc})") from None
+    text, problem = _decode(read_file(p))  # size checked before reading; devices and folders refused
+    if text is None:
+        raise SpecModelError(f"{path}: {problem}")
     if not text.strip():
         raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
     if p.suffix.lower() == ".json" or text.lstrip()[:1] in "[{":
+        from .limits import load_json
+
         try:
-            data = json.loads(text)
+            data = load_json(text)
         except json.JSONDecodeError as exc:
             raise SpecModelError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except SpecModelError as exc:
+            raise SpecModelError(f"{path}: {exc}") from None
         if isinstance(data, dict):
             data = data.get("workloads")
         if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
             raise SpecModelError(f"{path}: expected a JSON list of workload objects (or {{\"workloads\": [...]}})")
         records = data
     else:
-        import io
-
-        try:
-            frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise SpecModelError(f"{path}: not a readable CSV ({exc})") from None
-        columns = {c.strip().lower() for c in frame.columns}
-        if not columns & set(_LABEL_KEYS):
-            raise SpecModelError(f"{path}: no 'label' (or 'workload') column; the header has "
-                                 f"{', '.join(frame.columns)}")
-        records = frame.to_dict(orient="records")
+        records = _csv_records(text, str(path))
     return parse_workloads(records, source=p.name)
+
+
+def _csv_records(text: str, path: str) -> list[dict]:
+    """Rows of a workload CSV as dicts. A row with more cells than the header, or two headers with
+    the same name, is refused with its place (the columns would otherwise shift or be lost)."""
+    import csv
+    import io
+
+    from .limits import MAX_ROWS_PER_FILE
+
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=False)
+    try:
+        rows = [(reader.line_num, cells) for cells in reader if any(c.strip() for c in cells)]
+    except csv.Error as exc:
+        raise SpecModelError(f"{path}: not a readable CSV at line {reader.line_num} ({exc})") from None
+    if not rows:
+        raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
+    header = [h.strip() for h in rows[0][1]]
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header):
+        if h and h.lower() in seen:
+            raise SpecModelError(f"{path}: columns {seen[h.lower()] + 1} and {i + 1} are both named '{h}'; "
+                                 "keep one of them")
+        seen[h.lower()] = i
+    if not {h.lower() for h in header} & set(_LABEL_KEYS):
+        raise SpecModelError(f"{path}: no 'label' (or 'workload') column; the header has "
+                             f"{', '.join(h[:40] for h in header[:12])}")
+    if len(rows) - 1 > MAX_ROWS_PER_FILE:
+        raise SpecModelError(f"{path} has {len(rows) - 1:,} rows: a traffic mix has a few workloads")
+    records = []
+    for line, cells in rows[1:]:
+        if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+            raise SpecModelError(f"{path}, line {line}: {len(cells)} cells where the header has {len(header)}; "
+                                 "remove the stray delimiter or add the missing header")
+        records.append({h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header) if h})
+    return records
 
 
 def workload_records(workloads) -> list[dict]:

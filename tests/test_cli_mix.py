@@ -82,6 +82,6 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, text, args, message):
 
 def test_missing_file_and_bad_flag_exit_2(tmp_path):
     r = cli("mix", str(tmp_path / "nope.csv"))
-    assert r.returncode == 2 and "nope.csv: no such file" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "nope.csv: cannot read the file (no such file)" in r.stderr and "Traceback" not in r.stderr
     r = cli("mix", str(tmp_path / "nope.csv"), "--gpus", "0")
     assert r.returncode == 2 and "--gpus" in r.stderr and r.stderr.count("\n") == 1

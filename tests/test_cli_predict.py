@@ -64,7 +64,7 @@ def test_presets_lists_every_gpu_and_model():
     (["--k", "-1"], "--k"),
     (["--t-target-ms", "-5", "--t-draft-ms", "1"], "--t-target-ms"),
     (["--gpu", "nope"], "unknown GPU 'nope'"),
-    (["--target", "llama-3.1-70b"], "too little"),
+    (["--target", "llama-3.1-70b"], "does not fit: Llama 3.1 70B needs 141 GB for its weights alone"),
     (["--draft", "qwen3-0.6b", "--method", "ngram"], "conflicts"),
     (["--alpha", "0.5", "--accept-len", "2"], "not allowed with"),
     (["--accept-len", "9", "--k", "4"], "[1, 5]"),

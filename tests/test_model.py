@@ -152,4 +152,5 @@ def test_a_draft_that_does_not_fit_loses_with_a_reason():
     summary = summarize(s)
     assert summary.prediction.spec.max_concurrency == 0
     assert summary.verdict.label == "loses"
-    assert "do not fit" in summary.verdict.text
+    assert "does not fit" in summary.verdict.text and "Llama 3.2 3B draft" in summary.verdict.text
+    assert "Llama 3.2 1B" in summary.verdict.advice  # the closest setting that fits

@@ -80,7 +80,8 @@ def test_measured_timings_reproduce_the_seed():
 def test_a_model_that_does_not_fit_says_so_instead_of_plotting():
     at = run({"target": "Llama 3.1 70B"})
     assert not at.exception
-    assert "too little" in at.error[0].value
+    assert "needs 141 GB for its weights alone" in at.error[0].value
+    assert "closest setting that fits: 4 × L40S" in at.error[0].value
     assert len(at.get("plotly_chart")) == 0
 
 

@@ -35,7 +35,7 @@ FAST = scrape.ScrapePolicy(connect_timeout_s=1.0, read_timeout_s=0.5, total_time
 @pytest.mark.parametrize("host", ["2852039166", "0xa9fea9fe", "169.254.43518", "169.254.1.2"])
 def test_names_that_resolve_to_a_metadata_or_link_local_address_are_refused(host):
     """The resolver reads these spellings of 169.254.x.x without any network traffic."""
-    refused = "resolves to 169.254|cloud metadata"
+    refused = "resolves to 169.254|cloud metadata|link-local"
     with pytest.raises(SpecModelError, match=refused):
         scrape.check_url(f"http://{host}/latest/meta-data/")
     with scrape.make_client(FAST) as client, pytest.raises(SpecModelError, match=refused):
@@ -92,7 +92,8 @@ def test_live_page_never_shows_the_token_or_puts_it_in_the_link(token, expect):
         page = shown_text(at, {"live_token"})
         assert expect in page  # the scrape ran with the token (or was refused for it)
         assert SECRET not in page and SECRET not in link_text(at)
-        assert linked_keys(at) == {"live_url": True, "live_token": False}  # the URL goes in the link, the token not
+        assert linked_keys(at) == {"live_url": True, "live_token": False, "live_user": False,
+                                   "live_password": False}  # the URL goes in the link, credentials not
 
 
 def token_prometheus(token: str) -> ReplayServer:

@@ -131,8 +131,9 @@ def test_allow_list_from_the_environment():
         scrape.check_url("http://127.0.0.1:8000/metrics", policy)
     assert scrape.check_url("http://a.b.svc.cluster.local:8000/metrics", policy, resolve=False).host.endswith(
         "cluster.local")
-    metadata_allowed = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: "169.254.169.254"})
-    assert scrape.check_url("http://169.254.169.254/", metadata_allowed).host == "169.254.169.254"
+    metadata_listed = scrape.ScrapePolicy.from_env({scrape.ALLOWED_HOSTS_ENV: "169.254.169.254"})
+    with pytest.raises(SpecModelError, match="cloud metadata"):  # the allow-list only narrows
+        scrape.check_url("http://169.254.169.254/", metadata_listed)
     assert scrape.ScrapePolicy.from_env({}).allowed_hosts is None
     with ReplayServer("vllm_v1_specdecode_sample.txt") as srv:
         port = srv.url.split(":")[2].split("/")[0]

@@ -1,0 +1,119 @@
+"""Bounds on the work any one input may cause, in one table, and the readers that enforce them.
+
+A shared instance reads files people upload and answers from servers people name, so every
+quantity that work grows with has a stated maximum (docs/deploy.md lists them):
+
+    MAX_K                  draft tokens per step (and tree width) in every reader, parser and flag
+    MAX_ROWS_PER_FILE      runs read from one file: the first ones load, the rest are named in a message
+    MAX_FILE_BYTES         one uploaded or named file (the app's upload limit, 20 MB)
+    MAX_JSON_DEPTH         nesting of a JSON document (files and Prometheus answers)
+    MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
+    MAX_LABEL_CHARS        a name (workload, model) shown back to the user
+
+`read_file(path)` is the command line's way to read a file: `stat` first (devices, pipes and
+folders are refused), then a read capped at the limit. `load_json(text)` parses JSON within the
+depth and integer bounds and says what was wrong instead of raising RecursionError or ValueError.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import unicodedata
+
+from .errors import SpecModelError
+
+MAX_K = 64  # no engine drafts more than a few dozen tokens per step; vLLM's trees stay under 64 wide
+MAX_ROWS_PER_FILE = 200_000
+MAX_FILE_BYTES = 20 * 1024 * 1024  # the upload limit in .streamlit/config.toml (maxUploadSize = 20 MB)
+MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
+MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
+MAX_LABEL_CHARS = 200
+
+
+def check_k(k, what: str = "k (draft tokens per step)") -> int:
+    """k as an int if it is a whole number in [1, MAX_K], else SpecModelError naming `what`."""
+    try:
+        bad = k is None or isinstance(k, bool) or not float(k) == float(k) or k < 1 or int(k) != k
+    except (TypeError, ValueError, OverflowError):  # a string, a list, inf, ...: not a k either
+        bad = True
+    if bad:
+        raise SpecModelError(f"{what} must be a whole number ≥ 1, got {k}")
+    if k > MAX_K:
+        raise SpecModelError(f"{what} is {int(k):,}, above the {MAX_K} this tool handles (no engine drafts "
+                             "more per step): check the value")
+    return int(k)
+
+
+def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`: its size is checked before reading, and the
+    read stops one byte past the limit (a file that grows meanwhile is still refused)."""
+    shown = str(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise SpecModelError(f"{shown}: cannot read the file (no such file)") from None
+    except OSError as exc:
+        raise SpecModelError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
+        raise SpecModelError(f"{shown} is {kind}, not a regular file: give a CSV or JSON file")
+    if info.st_size > max_bytes:
+        raise SpecModelError(f"{shown}: the file is {info.st_size / 1e6:.1f} MB, over the "
+                             f"{max_bytes / 2**20:.0f} MB limit; split it or keep only the summary rows")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise SpecModelError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise SpecModelError(f"{shown}: the file is over the {max_bytes / 2**20:.0f} MB limit; split it")
+    return data
+
+
+def _parse_int(text: str):
+    # Python refuses int() of more than 4,300 digits; no count or setting needs more than 30.
+    return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
+
+
+def json_depth(doc) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(doc, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return deepest
+
+
+def load_json(text: str | bytes):
+    """json.loads within the bounds above. Raises SpecModelError for nesting deeper than
+    MAX_JSON_DEPTH; json.JSONDecodeError (with line and column) for text that is not JSON.
+    Integers longer than MAX_INT_DIGITS become floats (inf when beyond any float)."""
+    try:
+        doc = json.loads(text, parse_int=_parse_int)
+    except RecursionError:
+        doc = None
+        too_deep = True
+    else:
+        too_deep = json_depth(doc) > MAX_JSON_DEPTH
+    if too_deep:
+        raise SpecModelError(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep; a benchmark result "
+                             "or a Prometheus answer is a few levels deep: check the file")
+    return doc
+
+
+def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:
+    """A name as it may be shown: control and format characters removed (NUL, escapes, bidi
+    overrides), whitespace collapsed, at most `limit` characters. Returns (name, changed)."""
+    text = str(value)
+    kept = "".join(" " if c in "\t\r\n" else c for c in text
+                   if c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+    kept = " ".join(kept.split())
+    if len(kept) > limit:
+        kept = kept[:limit - 1] + "…"
+    return kept, any(unicodedata.category(c)[0] == "C" for c in text)

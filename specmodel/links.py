@@ -1,0 +1,40 @@
+"""Values that arrive in a page link, checked against the model's own bounds (one table:
+`calibrate.PARAMETERS`, the ranges calibration fits within), so a link can never set what a
+calibration could not have produced. An invalid value is dropped with a note, never used."""
+
+from __future__ import annotations
+
+import math
+
+from .calibrate import PARAMETERS
+from .errors import SpecModelError
+from .roofline import Efficiency
+
+# The order of the values in the `cal` link parameter (the last may be missing: an older link).
+CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale")
+OLDEST_LINK_FIELDS = 4  # links written before small_model_exponent and overhead_scale joined
+
+
+def efficiency_from_link(raw: str) -> Efficiency:
+    """The calibrated parameters a `cal=0.8,0.6,0.1,0.2[,0.18]` link carries, each within its
+    calibration bounds; SpecModelError naming the first value that is not."""
+    parts = [p.strip() for p in str(raw).split(",")]
+    if not OLDEST_LINK_FIELDS <= len(parts) <= len(CAL_FIELDS):
+        raise SpecModelError(f"the link's calibration has {len(parts)} values; expected {OLDEST_LINK_FIELDS} "
+                             f"to {len(CAL_FIELDS)} ({', '.join(CAL_FIELDS)})")
+    values = {}
+    for name, text in zip(CAL_FIELDS, parts):
+        lo, hi, unit, words = PARAMETERS[name][:4]
+        try:
+            value = float(text)
+        except ValueError:
+            raise SpecModelError(f"the link's calibration value for {name} ({words}) is not a number") from None
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise SpecModelError(f"the link's calibration value for {name} ({words}) is outside its range "
+                                 f"[{lo:g}, {hi:g}]{' ' + unit if unit else ''}")
+        values[name] = value
+    return Efficiency(**values)
+
+
+def efficiency_to_link(eff: Efficiency) -> str:
+    return ",".join(f"{getattr(eff, f):.4g}" for f in CAL_FIELDS)
