@@ -79,6 +79,7 @@ class Snapshot:
     num_gpu_blocks: int | None = None  # vllm:cache_config_info (summed over engines)
     block_size: int | None = None  # tokens per KV-cache block
     engines: int = 1
+    source_url: str | None = None  # where it was scraped from, when that was not the URL given
 
 
 @dataclass(frozen=True)
@@ -233,8 +234,13 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
         by_name[s.name].append(s)
     engines_seen = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
 
-    counters = {canon: float(sum(s.value for s in by_name[prefix + suffix]))
-                for canon, suffix in engine.counters.items() if prefix + suffix in by_name}
+    counters = {}
+    for canon, suffix in engine.counters.items():
+        # prometheus_client's parser names a counter sample written without `_total` (TGI) `..._total`.
+        for name in (prefix + suffix, prefix + suffix + "_total"):
+            if name in by_name:
+                counters[canon] = float(sum(s.value for s in by_name[name]))
+                break
     per_position = ()
     if engine.per_position:
         per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
@@ -526,7 +532,8 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
                      "in this window")
     engine = engines.ENGINES.get(w.server)
     if w.spec_enabled and engine is not None and engine.cannot_know:
-        notes.extend(n for n in engine.cannot_know if not (k is not None and n.startswith("k ")))
+        # Before the window's own notes: the last note is the one a caller shows when E is missing.
+        notes[0:0] = [n for n in engine.cannot_know if not (k is not None and n.startswith("k "))]
     alpha = alpha_ci = None
     if e is not None:
         alpha = float(acceptance.alpha_from_tokens_per_step(e, k))
