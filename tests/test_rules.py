@@ -189,3 +189,15 @@ def test_every_dashboard_query_runs_on_prometheus_and_e_has_data(prom_with_rules
     e_panel = substitute(doc["panels"][0]["targets"][0]["expr"])
     assert {r["metric"]["instance"] for r in query(prom_with_rules.url, e_panel)} >= {
         prom_with_rules.targets["v1-good"], prom_with_rules.targets["v1-losing"]}
+
+
+def test_the_fleet_page_offers_the_rules_and_the_dashboard_for_download():
+    from tests.test_fleet import fleet_page
+
+    at = fleet_page(fleet_window="1m")
+    assert not at.exception and not at.error
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Prometheus rules (YAML)", "Grafana dashboard (JSON)"]
+    bad = fleet_page(fleet_window="1 minute")
+    assert not bad.exception and "'1 minute' is not a time window" in bad.error[0].value
+    assert not bad.get("download_button")
