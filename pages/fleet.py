@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
-from specmodel import SpecModelError, figures_fleet, fleet, promapi, scrape
+from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
 st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
@@ -30,6 +30,24 @@ with st.expander("Credentials (optional; never shown, stored or put in the link)
     user = cred[0].text_input("User", key="prom_user")
     password = cred[1].text_input("Password", type="password", key="prom_password")
     token = cred[2].text_input("Bearer token", type="password", key="prom_token")
+
+with st.expander("Alert and dashboard for your own Prometheus and Grafana"):
+    st.caption("A rules file (recording rules for E, α and per-position acceptance per instance, and the alert "
+               f"`{rules.ALERT}` when E stays below the model's break-even at the instance's load) and a Grafana "
+               "dashboard over it, for the sidebar's GPU and models and the window above. Same as "
+               "`python -m specmodel rules` and `python -m specmodel dashboard`.")
+    try:
+        scenario = base_scenario()
+        rules_text = rules.rules_yaml(scenario, window=window)
+        dashboard_text = dashboard.dashboard_json(scenario, window=window)
+    except SpecModelError as exc:
+        show_error(exc)
+    else:
+        dl = st.columns(2)
+        dl[0].download_button("Prometheus rules (YAML)", rules_text, file_name="specmodel-rules.yml",
+                              mime="application/yaml", key="fleet_rules_download")
+        dl[1].download_button("Grafana dashboard (JSON)", dashboard_text, file_name="specmodel-dashboard.json",
+                              mime="application/json", key="fleet_dashboard_download")
 
 if not url.strip():
     st.info("Enter the URL of the Prometheus server that scrapes your inference fleet. The README shows a "

@@ -329,6 +329,11 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
     except (ValueError, RecursionError):
         raise SpecModelError(f"{where}: not a JSON calibration file (write one with "
                              "`runs FILE --calibrate --save-calibration {where}`)") from None
+    if isinstance(doc, dict) and "format" not in doc and isinstance(doc.get("calibration"), dict):
+        # the JSON of `runs --calibrate --json`: its calibration object's parameters
+        params = doc["calibration"].get("parameters")
+        if isinstance(params, dict):
+            return check_parameters(params, f"{where}, field 'calibration.parameters'"), doc
     if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
         raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
                              f"'{CALIBRATION_FORMAT}')")

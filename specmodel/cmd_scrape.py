@@ -21,7 +21,7 @@ TOKEN_ENV = "SPECMODEL_TOKEN"
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "scrape", help="measure speculative decoding on a live vLLM/SGLang server and judge it",
+        "scrape", help="measure speculative decoding on a live inference server (vLLM, SGLang, llama.cpp, lmdeploy, TensorRT-LLM, TGI) and judge it",
         description="Scrape URL twice, --window seconds apart, and report the window's tokens per step (E), "
                     "α, per-position acceptance, load and throughput, placed on the model for the given "
                     "hardware and models. Exit 2 with one line when the server cannot be measured.")
@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
                    help="seconds between the two scrapes; default 10")
     p.add_argument("--model-name", help="which model_name to read when the server serves several")
     p.add_argument("--k", type=_number(1, 32, whole=True),
-                   help="draft tokens per step, when the server does not reveal it (vLLM V0)")
+                   help="draft tokens per step, when the server does not reveal it (vLLM V0, TGI's --speculate)")
     p.add_argument("--alpha", type=_number(0, 1), default=0.7,
                    help="α for the prediction when speculation is off on the server; default 0.7")
     p.add_argument("--spec-k", type=_number(1, 32, whole=True), default=4,
@@ -67,8 +67,23 @@ def result_dict(url: str, first, last, stats, verdict: live.LiveVerdict) -> dict
         "speedup": verdict.to_dict()["speedup"], "speedup_range": verdict.to_dict()["speedup_range"],
         "concurrency": verdict.concurrency, "best_k": verdict.best_k,
         "k_options": verdict.to_dict()["k_options"], "model": verdict.to_dict()["model"],
-        "notes": list(stats.notes) + list(verdict.notes),
+        "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),
+        "metrics_url": scrape.display_url(last.source_url or url),
+        "engine": _engine_label(stats.server),
     }
+
+
+def _engine_label(server: str) -> str:
+    from .metric_engines import ENGINES
+
+    return ENGINES[server].label if server in ENGINES else server.removeprefix("other:") + " (vLLM's counter schema)"
+
+
+def _found_at(url: str, last) -> list[str]:
+    if not last.source_url or last.source_url == url:
+        return []
+    return [f"the metrics were found at {scrape.display_url(last.source_url)}: {scrape.display_url(url)} had none "
+            "(TensorRT-LLM's trtllm-serve answers JSON iteration stats at /metrics)"]
 
 
 def run_scrape(args: argparse.Namespace) -> int:
@@ -91,7 +106,7 @@ def run_scrape(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    print(f"{out['url']}: {stats.server}, model {stats.model_name or '?'}, k = {stats.k if stats.k else '-'} "
+    print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, k = {stats.k if stats.k else '-'} "
           f"({last.k_source}), window {stats.window_s:.1f} s")
     if stats.measured:
         ci = stats.tokens_per_step_ci

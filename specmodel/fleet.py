@@ -23,23 +23,20 @@ import httpx
 import pandas as pd
 
 from . import live, prom, promapi
+from . import metric_engines as engines
 from .errors import SpecModelError
 from .scenario import Scenario
 
 SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
-BY = "job, instance, model_name, engine, position, tp_rank, pp_rank"  # what parse_snapshot still needs
+BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what parse_snapshot still needs
 CACHE_INFO = "vllm:cache_config_info"
 HISTORY_POINTS = 60  # points per instance in the E / concurrency chart
 
 
 def _catalogue() -> list[tuple[str, str]]:
-    """(metric, how it is reduced over the window) for every series the Live statistics read."""
-    out: dict[str, str] = {}
-    for names in prom._COUNTERS.values():
-        out.update({name: "increase" for name in names.values()})
-    out[prom._PER_POSITION] = "increase"
-    for gauges in prom._GAUGES.values():
-        out.update({name: "avg" for name, _how in gauges.values()})
+    """(metric, how it is reduced over the window) for every series the Live statistics read, for
+    every engine `specmodel.engines` knows (TensorRT-LLM under both of its prefixes)."""
+    out = engines.catalogue()
     out[CACHE_INFO] = "info"
     return sorted(out.items())
 
@@ -96,7 +93,7 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
                          k: int | None = None) -> list[tuple[prom.Snapshot, prom.SpecWindow]]:
     """(snapshot, window) per model an instance serves, from its reduced series (no `up` rows);
     `k` overrides the inferred draft tokens per step (for vLLM V0, which may not reveal it)."""
-    if not any(labels[SERIES_LABEL].startswith(("vllm:", "sglang:")) for labels, _ in rows):
+    if not any(engines.family(labels[SERIES_LABEL]) for labels, _ in rows):
         return []
     text = exposition(rows)
     first = prom.parse_snapshot(text, at=at_s, k=k)

@@ -50,59 +50,19 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 from . import acceptance
+from . import metric_engines as engines
 from .errors import SpecModelError
 from .limits import MAX_K
 
-SERVERS = ("vllm-v1", "vllm-v0", "sglang")
+SERVERS = engines.SERVERS  # engines known by name; one writing vLLM's schema under another prefix is "other:<prefix>"
 
-# Canonical counter names -> sample name per server kind (the sample keeps `_total`).
-_COUNTERS = {
-    "vllm-v1": {
-        "drafts": "vllm:spec_decode_num_drafts_total",
-        "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
-        "accepted": "vllm:spec_decode_num_accepted_tokens_total",
-        "generation_tokens": "vllm:generation_tokens_total",
-    },
-    "vllm-v0": {
-        # Kept for k inference only: V0 over-counts them (cumulative totals added every interval).
-        "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
-        "accepted": "vllm:spec_decode_num_accepted_tokens_total",
-        "emitted": "vllm:spec_decode_num_emitted_tokens_total",
-        "generation_tokens": "vllm:generation_tokens_total",
-    },
-    "sglang": {
-        "verify_calls": "sglang:spec_verify_calls_total",
-        "requests": "sglang:num_requests_total",
-        "generation_tokens": "sglang:generation_tokens_total",
-    },
-}
+
+# Canonical name -> sample name per server kind (kept for callers that list the series read).
+_COUNTERS = {kind: {canon: e.prefixes[0] + suffix for canon, suffix in e.counters.items()}
+             for kind, e in engines.ENGINES.items()}
 _PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
-
-# Gauges: canonical name -> (sample name, how engines combine: "sum" or "mean").
-_GAUGES = {
-    "vllm-v1": {
-        "running": ("vllm:num_requests_running", "sum"),
-        "waiting": ("vllm:num_requests_waiting", "sum"),
-        "kv_usage": ("vllm:kv_cache_usage_perc", "mean"),
-    },
-    "vllm-v0": {
-        "running": ("vllm:num_requests_running", "sum"),
-        "waiting": ("vllm:num_requests_waiting", "sum"),
-        "kv_usage": ("vllm:gpu_cache_usage_perc", "mean"),
-        "efficiency": ("vllm:spec_decode_efficiency", "mean"),
-        "draft_acceptance_rate": ("vllm:spec_decode_draft_acceptance_rate", "mean"),
-    },
-    "sglang": {
-        "running": ("sglang:num_running_reqs", "sum"),
-        "waiting": ("sglang:num_queue_reqs", "sum"),
-        "kv_usage": ("sglang:token_usage", "mean"),
-        "accept_length": ("sglang:spec_accept_length", "mean"),
-        "draft_acceptance_rate": ("sglang:spec_accept_rate", "mean"),
-        "num_steps": ("sglang:spec_num_steps", "mean"),
-        "gen_throughput": ("sglang:gen_throughput", "sum"),
-    },
-}
-_PREFIX = {"vllm-v1": "vllm:", "vllm-v0": "vllm:", "sglang": "sglang:"}
+_GAUGES = {kind: {canon: (e.prefixes[0] + suffix, how) for canon, (suffix, how) in e.gauges.items()}
+           for kind, e in engines.ENGINES.items()}
 
 
 @dataclass(frozen=True)
@@ -122,6 +82,7 @@ class Snapshot:
     num_gpu_blocks: int | None = None  # vllm:cache_config_info (summed over engines)
     block_size: int | None = None  # tokens per KV-cache block
     engines: int = 1
+    source_url: str | None = None  # where it was scraped from, when that was not the URL given
 
 
 @dataclass(frozen=True)
@@ -229,23 +190,6 @@ def _bad_line(text: str) -> str:
     return "its samples could not be read"
 
 
-def _detect_server(names: set[str], labels_have_engine: bool) -> str:
-    if any(n.startswith("sglang:") for n in names):
-        return "sglang"
-    vllm = [n for n in names if n.startswith("vllm:")]
-    if not vllm:
-        # The names are not quoted: the URL may be any page that happens to parse as metrics text.
-        raise SpecModelError(
-            f"no vLLM or SGLang metrics in this response ({len(names)} other metric names): "
-            "point the URL at the inference server's own /metrics, not at another exporter")
-    if "vllm:spec_decode_efficiency" in names or "vllm:spec_decode_num_emitted_tokens_total" in names:
-        return "vllm-v0"
-    if ("vllm:gpu_cache_usage_perc" in names and "vllm:kv_cache_usage_perc" not in names
-            and not labels_have_engine):
-        return "vllm-v0"
-    return "vllm-v1"
-
-
 def _keep(server: str, labels: dict[str, str]) -> bool:
     """Drop duplicate series: SGLang exports the same scheduler gauges from every TP/PP rank."""
     if server == "sglang":
@@ -253,10 +197,24 @@ def _keep(server: str, labels: dict[str, str]) -> bool:
     return True
 
 
+def _by_position(samples, label: str) -> tuple[float, ...]:
+    counts: dict[int, float] = defaultdict(float)
+    for s in samples:
+        try:
+            position = int(s.labels[label])
+        except (KeyError, ValueError):
+            continue
+        if not 0 <= position < MAX_K:  # the tuple below is as long as the largest label: bound it
+            raise SpecModelError(f"a per-position series has {label}=\"{position}\", so k would be "
+                                 f"{position + 1:,}; this tool handles k up to {MAX_K}: check the server")
+        counts[position] += s.value
+    return tuple(counts.get(i, 0.0) for i in range(max(counts) + 1)) if counts else ()
+
+
 def parse_snapshot(text: str, model_name: str | None = None, at: float | None = None,
                    k: int | None = None) -> Snapshot:
-    """Parse one scrape. Raises SpecModelError for text that is not the metrics of a vLLM or SGLang
-    server, or for a `model_name` the server does not expose.
+    """Parse one scrape. Raises SpecModelError for text that is not the metrics of an inference server
+    this module knows (see `specmodel.engines`), or for a `model_name` the server does not expose.
 
     >>> snap = parse_snapshot('# TYPE vllm:spec_decode_num_drafts_total counter\\n'
     ...     'vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10\\n'
@@ -270,12 +228,12 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
     families = _families(text)
     samples = [s for fam in families for s in fam.samples if not s.name.endswith("_created")]
     names = {s.name for s in samples}
-    server = _detect_server(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
-    prefix = _PREFIX[server]
+    engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
+    server = engine.server
     ours = [s for s in samples if s.name.startswith(prefix) and _keep(server, s.labels)]
 
     # model_name: list them; choose the requested one or the busiest.
-    gen_name = _COUNTERS[server]["generation_tokens"]
+    gen_name = prefix + engine.counters.get(engine.generation, "")
     tokens_by_model: dict[str, float] = defaultdict(float)
     for s in ours:
         if "model_name" in s.labels:
@@ -296,25 +254,24 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
     by_name: dict[str, list] = defaultdict(list)
     for s in ours:
         by_name[s.name].append(s)
-    engines = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
+    engines_seen = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
 
-    counters = {canon: float(sum(s.value for s in by_name[name]))
-                for canon, name in _COUNTERS[server].items() if name in by_name}
-    per_pos: dict[int, float] = defaultdict(float)
-    for s in by_name.get(_PER_POSITION, []):
-        try:
-            position = int(s.labels["position"])
-        except (KeyError, ValueError):
-            continue
-        if not 0 <= position < MAX_K:  # the tuple below is as long as the largest label: bound it
-            raise SpecModelError(f"{_PER_POSITION} has a series with position=\"{position}\", so k would be "
-                                 f"{position + 1:,}; this tool handles k up to {MAX_K}: check the server")
-        per_pos[position] += s.value
-    per_position = tuple(per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)) if per_pos else ()
+    counters = {}
+    for canon, suffix in engine.counters.items():
+        # prometheus_client's parser names a counter sample written without `_total` (TGI) `..._total`.
+        for name in (prefix + suffix, prefix + suffix + "_total"):
+            if name in by_name:
+                counters[canon] = float(sum(s.value for s in by_name[name]))
+                break
+    per_position = ()
+    if engine.per_position:
+        per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
+    if engine.schema == "trtllm":
+        counters, per_position = _trtllm_counters(counters, per_position, by_name, prefix, engine)
 
     gauges: dict[str, float] = {}
-    for canon, (name, how) in _GAUGES[server].items():
-        values = [s.value for s in by_name.get(name, []) if math.isfinite(s.value)]
+    for canon, (suffix, how) in engine.gauges.items():
+        values = [s.value for s in by_name.get(prefix + suffix, []) if math.isfinite(s.value)]
         if values:
             gauges[canon] = float(sum(values) if how == "sum" else sum(values) / len(values))
 
@@ -327,44 +284,72 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
             except (KeyError, ValueError):
                 continue
 
-    spec = _spec_enabled(server, counters, per_position, gauges)
-    k_found, k_source = _infer_k(server, counters, per_position, gauges) if spec else (None, "speculation off")
+    spec = _spec_enabled(engine, counters, per_position, gauges)
+    k_found, k_source = _infer_k(engine, counters, per_position, gauges) if spec else (None, "speculation off")
     if k is not None:
         k_found, k_source = acceptance._check_k(k), "given"
     return Snapshot(server=server, model_name=chosen, model_names=models,
                     at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
                     spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
-                    num_gpu_blocks=blocks, block_size=block_size, engines=engines)
+                    num_gpu_blocks=blocks, block_size=block_size, engines=engines_seen)
 
 
-def _spec_enabled(server: str, counters: dict, per_position: tuple, gauges: dict) -> bool:
-    if server == "vllm-v1":
-        return "drafts" in counters or bool(per_position)
-    if server == "vllm-v0":
+def _trtllm_counters(counters: dict, accepted_by_pos: tuple, by_name: dict, prefix: str,
+                     engine: engines.Engine) -> tuple[dict, tuple]:
+    """TensorRT-LLM counts drafted and accepted tokens per `token_position` and has no drafts counter:
+    every draft drafts position 0, so drafts = drafted[0]; accepted = Σ accepted[i]; and since a token is
+    accepted only after every earlier one, accepted[i] counts the drafts with at least i + 1 accepted."""
+    drafted = _by_position(by_name.get(prefix + engine.drafted_per_position[0], []), engine.drafted_per_position[1])
+    out = {name: v for name, v in counters.items() if name == "generation_tokens"}
+    if drafted:
+        out["drafts"] = drafted[0]
+        out["draft_tokens"] = float(sum(drafted))
+        out["accepted"] = float(sum(accepted_by_pos))
+        width = len(drafted)
+        return out, tuple(accepted_by_pos[i] if i < len(accepted_by_pos) else 0.0 for i in range(width))
+    # Only the iteration totals (older builds): drafts are known once k is (draft tokens / k).
+    if "draft_tokens_total" in counters:
+        out["draft_tokens"] = counters["draft_tokens_total"]
+    if "accepted_total" in counters:
+        out["accepted"] = counters["accepted_total"]
+    return out, ()
+
+
+def _spec_enabled(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> bool:
+    if engine.schema in ("counts", "trtllm"):
+        return any(name in counters for name in ("drafts", "draft_tokens")) or bool(per_position)
+    if engine.schema == "vllm-v0":
         return "efficiency" in gauges or "draft_tokens" in counters
+    if engine.schema == "tgi":
+        return "steps" in counters
     return "accept_length" in gauges or "verify_calls" in counters or "num_steps" in gauges
 
 
-def _infer_k(server: str, counters: dict, per_position: tuple, gauges: dict) -> tuple[int | None, str]:
-    if server == "vllm-v1":
+def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> tuple[int | None, str]:
+    if engine.schema in ("counts", "trtllm"):
+        label = engine.per_position[1] if engine.per_position else "position"
         if per_position:
-            return len(per_position), "1 + largest position label"
+            return len(per_position), f"1 + largest {label} label"
         drafts, tokens = counters.get("drafts", 0.0), counters.get("draft_tokens", 0.0)
         if drafts > 0 and tokens > 0:
             return max(1, round(tokens / drafts)), "draft tokens / drafts"
+        if engine.schema == "trtllm":
+            return None, "unknown: this TensorRT-LLM build exposes no per-position counters; give k"
         return None, "unknown until drafts are made"
-    if server == "sglang":
+    if engine.schema == "tgi":
+        return None, engine.k_hint
+    if engine.schema == "sglang":
         steps = gauges.get("num_steps")
         if steps and steps >= 1:
             return int(round(steps)), "sglang:spec_num_steps"
-        return None, "unknown (no sglang:spec_num_steps)"
+        return None, engine.k_hint
     eff, emitted, tokens = gauges.get("efficiency"), counters.get("emitted"), counters.get("draft_tokens")
     if eff and emitted and tokens and emitted / tokens > eff:  # emitted/draft_tokens = E/k, eff = E/(k+1)
         estimate = 1.0 / (emitted / tokens / eff - 1.0)
         # Lifetime counters against the last interval's gauge: trust only a near-whole answer.
         if estimate >= 0.8 and abs(estimate - round(estimate)) <= 0.2:
             return max(1, round(estimate)), "emitted / draft tokens vs efficiency"
-    return None, "unknown: give k (vLLM V0 does not expose it)"
+    return None, engine.k_hint
 
 
 # --- windows -------------------------------------------------------------------------------------
@@ -412,12 +397,22 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
 
     drafts = draft_tokens = accepted = gauge_e = None
     gauge_rate = b.gauges.get("draft_acceptance_rate")
-    if b.server == "vllm-v1":
+    schema = engines.schema_of(b.server)
+    if schema in ("counts", "trtllm"):
         drafts, draft_tokens, accepted = inc.get("drafts"), inc.get("draft_tokens"), inc.get("accepted")
-    elif b.server == "vllm-v0":
+        if drafts is None and draft_tokens is not None and k:  # TensorRT-LLM builds without per-position counters
+            drafts = draft_tokens / k
+    elif schema == "vllm-v0":
         eff = b.gauges.get("efficiency")
         if eff is not None and k is not None:
             gauge_e = eff * (k + 1)
+    elif schema == "tgi":
+        # One observation per generation step of each request, its first (prefill) step included: those
+        # kept 0 extra tokens, so take them out of the count (one per request started in the window).
+        steps, requests, accepted = inc.get("steps"), inc.get("requests"), inc.get("accepted")
+        if steps is not None:
+            drafts = steps - requests if requests is not None and 0 <= requests < steps else steps
+            draft_tokens = drafts * k if k else None
     else:
         drafts = inc.get("verify_calls")
         gen, req = inc.get("generation_tokens"), inc.get("requests") or 0.0
@@ -490,6 +485,14 @@ def _check_count(name: str, value: float | None) -> None:
         raise SpecModelError(f"{name} in the window must be a count ≥ 0, got {value}")
 
 
+_SOURCES = {  # where E came from, by counter schema
+    "counts": "accepted / drafts counters",
+    "trtllm": "accepted per token_position / drafted at position 0 counters",
+    "sglang": "(generation tokens − requests) / verify calls counters",
+    "tgi": "tgi_request_skipped_tokens: 1 + sum / (count − tgi_request_count)",
+}
+
+
 def stats_from_window(w: SpecWindow) -> LiveStats:
     """Statistics of one window. See the module docstring for the conversions used."""
     if not (w.window_s is not None and math.isfinite(w.window_s) and w.window_s > 0):
@@ -515,7 +518,9 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
             notes.append(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
                          "unknown: the server is idle or decoding nothing; send traffic or widen the window")
         elif k is None:
-            notes.append("k (draft tokens per step) is unknown, so E cannot be placed on the model")
+            e_k_free = 1.0 + w.accepted / w.drafts
+            notes.append(f"k (draft tokens per step) is unknown ({w.k_source or 'not exposed'}), so the measured "
+                         f"E = {e_k_free:.3f} tokens per step cannot be placed on the model: give k")
         else:
             n = w.drafts
             e = 1.0 + w.accepted / n
@@ -527,8 +532,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
             # Tokens within one draft are correlated, so count each draft as one trial: conservative.
             rate_ci = wilson_interval(rate * n, n)
             e_ci = (1.0 + k * rate_ci[0], 1.0 + k * rate_ci[1])
-            source = ("accepted / drafts counters" if w.server == "vllm-v1"
-                      else "(generation tokens − requests) / verify calls counters")
+            source = _SOURCES.get(engines.schema_of(w.server), "accepted / drafts counters")
             if w.per_position and len(w.per_position) == k:
                 p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
                 p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
@@ -548,6 +552,10 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
     else:
         notes.append("the server exposes speculative-decoding metrics but none that give acceptance "
                      "in this window")
+    engine = engines.ENGINES.get(w.server)
+    if w.spec_enabled and engine is not None and engine.cannot_know:
+        # Before the window's own notes: the last note is the one a caller shows when E is missing.
+        notes[0:0] = [n for n in engine.cannot_know if not (k is not None and n.startswith("k "))]
     alpha = alpha_ci = None
     if e is not None:
         alpha = float(acceptance.alpha_from_tokens_per_step(e, k))

@@ -212,7 +212,12 @@ def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Reco
     if text is None:
         return fail(problem)
     stripped = text.lstrip()
+    from . import runs_logs, runs_spec  # readers of per-request spec-decode JSON and vLLM log lines
     try:
+        if runs_spec.looks_like_spec_json(stripped):
+            return runs_spec.read(name, stripped, defaults)
+        if runs_logs.looks_like_log(stripped):
+            return runs_logs.read(name, text, defaults)
         if stripped[:1] in "{[":
             return _read_json(name, stripped)
         first_line = stripped.splitlines()[0]
@@ -552,7 +557,9 @@ def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Probl
         record = _guidellm_record(name, i, "guidellm JSON", conc, rate, measured_conc,
                                   (raw_throughput, "metrics.output_tokens_per_second.successful.mean"),
                                   model, metric("prompt_token_count") or metric("input_tokens"), out,
-                                  tokens_per_chunk, None, problems)
+                                  tokens_per_chunk, None, problems,
+                                  formula="tokens per step taken as guidellm's output_tokens_per_iteration (mean "
+                                          "output tokens per streamed iteration)")
         if record:
             records.append(record)
     if not doc["benchmarks"]:
@@ -623,7 +630,8 @@ def _json_or_none(text):
 
 
 def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell, model, in_len, out_len,
-                     tokens_per_chunk, dataset, problems, strategy_header="strategy"):
+                     tokens_per_chunk, dataset, problems, strategy_header="strategy",
+                     formula="tokens per step estimated from streamed chunks: (output tokens − 1) / (chunks − 1)"):
     raw_throughput, throughput_column = throughput_cell
     throughput = _num(raw_throughput)
     if conc is None and measured_conc:
@@ -648,7 +656,7 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell,
     if is_spec:
         values["spec_tok_s"] = throughput
         values["tokens_per_step"] = tokens_per_chunk
-        rec.remarks.append("tokens per step estimated from streamed chunks: (output tokens − 1) / (chunks − 1)")
+        rec.remarks.append(f"{formula} = {tokens_per_chunk:.3f}")
     else:
         values["baseline_tok_s"] = throughput
     return rec
@@ -794,8 +802,9 @@ def _acceptance(rec: _Record, k: int | None, errors: list):
 
 def _needs_k(k, column, make):
     if k is None:
-        raise _RowError("k", f"k (draft tokens per step) is needed to read {column}; add a k column "
-                             "(or give k for files that do not record it)")
+        raise _RowError("k", f"k (draft tokens per step) is needed to read {column} and this file does not "
+                             "record it: give it with --k N on the command line or the Past runs page's "
+                             "\"k for files that do not record it\" (or add a k column to a CSV)")
     return make(k)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import fnmatch
 import ipaddress
 import os
@@ -463,15 +464,50 @@ def _fetch(client: httpx.Client, current: httpx.URL, origin: tuple, shown: str, 
     raise SpecModelError(f"{shown} redirected more than {policy.max_redirects} times: use the final URL")
 
 
+TRTLLM_METRICS_PATH = "/prometheus/metrics"  # trtllm-serve's Prometheus text; its /metrics answers JSON
+
+
+def _alternative_url(url: str) -> str | None:
+    """The same server's /prometheus/metrics for a URL ending in /metrics (TensorRT-LLM's trtllm-serve)."""
+    try:
+        u = httpx.URL(str(url).strip())
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+    path = u.path.rstrip("/")
+    if not path.endswith("/metrics") or path.endswith(TRTLLM_METRICS_PATH):
+        return None
+    return str(u.copy_with(path=path[: -len("/metrics")] + TRTLLM_METRICS_PATH, query=None))
+
+
 def scrape_snapshot(client: httpx.Client, url: str, *, token: str | None = None,
                     policy: ScrapePolicy | None = None, model_name: str | None = None,
                     k: int | None = None) -> Snapshot:
-    """Fetch and parse one snapshot; the scrape time is taken when the body has arrived."""
-    text = fetch_text(client, url, token=token, policy=policy)
+    """Fetch and parse one snapshot; the scrape time is taken when the body has arrived.
+
+    When a `/metrics` URL answers 404, something that is not Prometheus text (trtllm-serve answers
+    JSON there) or no inference-server series, the same server's `/prometheus/metrics` is tried;
+    the snapshot's `source_url` then says where the metrics were found."""
     try:
-        return parse_snapshot(text, model_name=model_name, at=time.time(), k=k)
+        text = fetch_text(client, url, token=token, policy=policy)
     except SpecModelError as exc:
-        raise SpecModelError(f"{display_url(url)}: {exc}") from None
+        if "HTTP 404" not in str(exc) or _alternative_url(url) is None:
+            raise
+        first_error = exc
+    else:
+        try:
+            return parse_snapshot(text, model_name=model_name, at=time.time(), k=k)
+        except SpecModelError as exc:
+            first_error = SpecModelError(f"{display_url(url)}: {exc}")
+            if _alternative_url(url) is None:
+                raise first_error from None
+    alt = _alternative_url(url)
+    try:
+        text = fetch_text(client, alt, token=token, policy=policy)
+        snap = parse_snapshot(text, model_name=model_name, at=time.time(), k=k)
+    except SpecModelError as exc:
+        raise SpecModelError(f"{first_error} (also tried {display_url(alt)}, where TensorRT-LLM serves its "
+                             f"metrics: {exc})") from None
+    return dataclasses.replace(snap, source_url=alt)
 
 
 def measure(client: httpx.Client, url: str, window_s: float, *, token: str | None = None,
@@ -482,5 +518,8 @@ def measure(client: httpx.Client, url: str, window_s: float, *, token: str | Non
         raise SpecModelError(f"the window must be longer than 0 s, got {window_s}")
     first = scrape_snapshot(client, url, token=token, policy=policy, model_name=model_name, k=k)
     sleep(window_s)
-    last = scrape_snapshot(client, url, token=token, policy=policy, model_name=first.model_name, k=k)
+    last = scrape_snapshot(client, first.source_url or url, token=token, policy=policy,
+                           model_name=first.model_name, k=k)
+    if first.source_url and not last.source_url:
+        last = dataclasses.replace(last, source_url=first.source_url)
     return first, last, stats_from_window(window_between(first, last))

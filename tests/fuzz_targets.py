@@ -47,7 +47,8 @@ RUN_FILES = {p.name: _read(p) for p in [
     FIXTURES / "seed_runs.csv", FIXTURES / "leviathan_2023.csv", FIXTURES / "vllm_bench_serve_sample.json",
     FIXTURES / "vllm_bench_serve_baseline_sample.json", FIXTURES / "guidellm_benchmarks_sample.csv",
     FIXTURES / "guidellm_baseline_benchmarks.json", SAMPLES / "multi_workload.csv", SAMPLES / "guidellm_sweep.csv",
-    SAMPLES / "vllm_bench_eagle_k3.json"]}
+    SAMPLES / "vllm_bench_eagle_k3.json", FIXTURES / "vllm_v1_specdecode.log", FIXTURES / "vllm_per_request_spec.jsonl",
+    FIXTURES / "aiperf_profile_export_aiperf.json"]}
 PROM_FILES = {p.name: _read(p) for p in sorted(FIXTURES.glob("*_sample.txt"))}
 WORKLOAD_FILES = {
     "workloads.csv": "label,share,alpha,survival,temperature,notes,alpha_ngram\n"

@@ -39,12 +39,15 @@ def _die_with_parent() -> None:
         pass
 
 
-def _config(jobs: dict[str, list[str]]) -> dict:
-    return {
+def _config(jobs: dict[str, list[str]], rule_files=()) -> dict:
+    config = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "900ms", "evaluation_interval": "1s"},
         "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}]}
                            for job, targets in jobs.items()],
     }
+    if rule_files:
+        config["rule_files"] = [str(f) for f in rule_files]
+    return config
 
 
 def _log_tail(log: Path, lines: int = 30) -> str:
@@ -55,14 +58,16 @@ def _log_tail(log: Path, lines: int = 30) -> str:
 
 
 @contextlib.contextmanager
-def running_prometheus(workdir: Path, jobs: dict[str, list[str]], startup_s: float = 30.0) -> Iterator[str]:
-    """Run Prometheus scraping `jobs` ({job_name: ["127.0.0.1:port", ...]}); yield its base URL."""
+def running_prometheus(workdir: Path, jobs: dict[str, list[str]], startup_s: float = 30.0,
+                       rule_files=()) -> Iterator[str]:
+    """Run Prometheus scraping `jobs` ({job_name: ["127.0.0.1:port", ...]}) and evaluating `rule_files`
+    every second; yield its base URL."""
     if not os.access(PROMETHEUS, os.X_OK):
         raise RuntimeError(f"{PROMETHEUS} is missing: `make test` installs Debian's prometheus package")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
-    config.write_text(json.dumps(_config(jobs), indent=2))
+    config.write_text(json.dumps(_config(jobs, rule_files), indent=2))
     log = workdir / "prometheus.log"
     for _attempt in range(3):  # a free port can be taken between probing and binding: retry
         port = free_port()
@@ -180,8 +185,9 @@ class RunningFleet:
 
 
 @contextlib.contextmanager
-def running_fleet(workdir: Path, samples: int = 6) -> Iterator[RunningFleet]:
-    """The FLEET replays plus a dead target, scraped every second by a real Prometheus."""
+def running_fleet(workdir: Path, samples: int = 6, rule_files=()) -> Iterator[RunningFleet]:
+    """The FLEET replays plus a dead target, scraped every second by a real Prometheus (which also
+    evaluates `rule_files`, if given, every second)."""
     with contextlib.ExitStack() as stack:
         servers = {key: stack.enter_context(ReplayServer(r.fixture, increments=r.increments, gauges=r.gauges,
                                                                   mode=r.mode))
@@ -192,7 +198,7 @@ def running_fleet(workdir: Path, samples: int = 6) -> Iterator[RunningFleet]:
         for key, r in FLEET.items():
             jobs.setdefault(r.job, []).append(targets[key])
         jobs[DEAD_JOB].append(dead)
-        url = stack.enter_context(running_prometheus(workdir, jobs))
+        url = stack.enter_context(running_prometheus(workdir, jobs, rule_files=rule_files))
         wait_for_samples(url, list(targets.values()), samples)
         yield RunningFleet(url, servers, targets, dead)
 

@@ -107,7 +107,7 @@ def test_several_models_are_listed_and_one_chosen():
     ("", "empty"),
     ("<!DOCTYPE html><html><body>login</body></html>", "HTML page"),
     ("this is {not prometheus\n", "not Prometheus metrics text"),
-    ("# TYPE node_load1 gauge\nnode_load1 0.5\n", "no vLLM or SGLang metrics"),
+    ("# TYPE node_load1 gauge\nnode_load1 0.5\n", "no inference-server metrics .*looked for vllm:spec_decode_num_drafts_total"),
 ])
 def test_text_that_is_not_an_inference_server_says_what_it_is(text, message):
     with pytest.raises(SpecModelError, match=message):
@@ -189,7 +189,7 @@ def test_damaged_text_gives_a_message_or_a_snapshot_never_a_crash(pos, cut, junk
     except SpecModelError as exc:
         assert str(exc)
     else:
-        assert snap.server in prom.SERVERS
+        assert snap.server in prom.SERVERS or snap.server.startswith("other:")
 
 
 def test_vllm_v0_without_a_recognisable_k_asks_for_it():

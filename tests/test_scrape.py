@@ -103,7 +103,7 @@ def test_connection_refused_and_dns_failure():
 
 def test_no_inference_metrics_and_an_unknown_model():
     with ReplayServer("# TYPE node_load1 gauge\nnode_load1 0.5\n") as srv:
-        with pytest.raises(SpecModelError, match="no vLLM or SGLang metrics"):
+        with pytest.raises(SpecModelError, match="no inference-server metrics"):
             measure(srv.url)
     with ReplayServer("vllm_v1_specdecode_sample.txt") as srv:
         with pytest.raises(SpecModelError, match="model 'other' is not served here"):

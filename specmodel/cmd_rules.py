@@ -1,0 +1,88 @@
+"""`rules` command: Prometheus recording rules and the break-even alert, for the model of your servers.
+
+    python -m specmodel rules --gpu H100 --target "Llama 3.1 8B" --draft "Llama 3.2 1B" --k 4 --window 5m --out rules.yml
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from . import rules
+from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .errors import SpecModelError
+from .outfile import write_atomically
+from .presets import find_gpu, find_model
+from .roofline import Efficiency
+from .scenario import Scenario
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """The model the rules and dashboard judge against: hardware, models, k and a calibration file."""
+    add_scenario_arguments(p)
+    p.add_argument("--k", type=_number(1, 16, whole=True), default=4,
+                   help="draft tokens per step your servers run (num_speculative_tokens); default 4")
+    p.add_argument("--alpha", type=_number(0, 1), default=0.7,
+                   help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
+    p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "rules", help="Prometheus recording rules and a break-even alert for speculative decoding",
+        description="Write a Prometheus rules file: recording rules for E, draft acceptance rate, α and per-position "
+                    "acceptance per instance (vLLM, SGLang, llama.cpp, lmdeploy, TensorRT-LLM, TGI), and the alert "
+                    f"{rules.ALERT}, which fires when measured E stays below the model's break-even E at the "
+                    "instance's current running requests. Check it with `promtool check rules FILE`.")
+    add_model_arguments(p)
+    p.add_argument("--for", dest="for_", default="10m", help="how long E must stay below break-even; default 10m")
+    p.add_argument("--severity", default="warning", help="the alert's severity label; default warning")
+    p.add_argument("--out", metavar="FILE", help="write the rules here (whole or not at all); default: stdout")
+    p.set_defaults(run=run)
+
+
+def load_calibration(path: str, start: Efficiency) -> Efficiency:
+    """Efficiency from `runs --calibrate --json` output (or its 'calibration' object, or {'parameters': ...})."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecModelError(f"--calibration {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecModelError(f"--calibration {path}: cannot read it ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise SpecModelError(f"--calibration {path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    cal = doc.get("calibration", doc) if isinstance(doc, dict) else None
+    params = cal.get("parameters") if isinstance(cal, dict) else None
+    if not isinstance(params, dict) or not params:
+        raise SpecModelError(f"--calibration {path}: expected the JSON of `runs --calibrate --json` (an object with "
+                             "calibration.parameters: eta_bw, eta_flops, ...)")
+    fields = set(Efficiency.__dataclass_fields__)
+    values = {}
+    for name, value in params.items():
+        if name not in fields:
+            continue
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value == value:
+            raise SpecModelError(f"--calibration {path}: parameter {name} is {value!r}, not a number")
+        values[name] = float(value)
+    try:
+        return Efficiency(**{**start.__dict__, **values})
+    except TypeError as exc:
+        raise SpecModelError(f"--calibration {path}: {exc}") from None
+
+
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    method, draft = method_and_draft(args)
+    eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
+    return Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
+                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=args.tp,
+                    efficiency=eff).validated()
+
+
+def run(args: argparse.Namespace) -> int:
+    text = rules.rules_yaml(scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity)
+    if args.out:
+        write_atomically(args.out, text)
+    else:
+        print(text, end="")
+    return 0

@@ -1,0 +1,27 @@
+"""`pip install .` gives the importable package with its data and a `specmodel` command."""
+
+import shutil
+import subprocess
+import sys
+import zipfile
+
+from tests.conftest import ROOT
+
+
+def test_the_wheel_carries_the_package_its_presets_and_the_specmodel_command(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copytree(ROOT / "specmodel", src / "specmodel", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                            "-w", str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "dist").glob("specmodel-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        assert {"specmodel/__init__.py", "specmodel/cli.py", "specmodel/data/presets.json",
+                "specmodel/engines.py", "specmodel/metric_engines.py", "specmodel/rules.py"} <= names
+        entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+        assert "specmodel = specmodel.cli:main" in z.read(entry_points).decode()
+    assert not any(n.startswith(("pages/", "tests/", "app.py")) for n in names)

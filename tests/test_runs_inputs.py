@@ -1,0 +1,140 @@
+"""More inputs for Past runs: vLLM log lines (V0 and V1), vLLM per-request spec-decode JSON (one response or
+JSON Lines, pooled) and AIPerf's spec-decode export; guidellm's k message and remark."""
+
+import json
+
+import pytest
+
+from specmodel import cli, runs_logs
+from specmodel.runs import RunDefaults, read_runs
+from tests.conftest import FIXTURES
+
+LOG = FIXTURES / "vllm_v1_specdecode.log"
+
+
+def test_a_vllm_log_file_becomes_one_run_per_logged_line_with_its_time_and_load():
+    table = read_runs([LOG])
+    assert not table.errors, [str(p) for p in table.errors]
+    rows = table.rows
+    assert rows["tokens_per_step"].round(3).tolist() == [2.5, 2.2, 1.6]  # 1 + Σ per-position rates
+    assert rows["concurrency"].tolist() == [8, 32, 96]  # "Running: N reqs" of the engine line before
+    assert rows["k"].tolist() == [3, 3, 3]
+    assert rows["row"].tolist() == [9, 12, 14]  # the log's line numbers
+    assert "logged 09-16 06:26:47" in rows["notes"].iloc[1]
+    trend = runs_logs.acceptance_trend(LOG.read_text())
+    assert trend["time"].tolist() == ["09-16 05:26:47", "09-16 06:26:47", "09-16 07:26:47"]
+    assert trend["tokens_per_step"].tolist() == [2.5, 2.2, 1.6]
+
+
+def test_runs_cli_reads_a_log_file(capsys):
+    assert cli.main(["runs", str(LOG), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["concurrency"] for r in data["rows"]] == [8, 32, 96]
+    assert [round(r["tokens_per_step"], 3) for r in data["rows"]] == [2.5, 2.2, 1.6]
+    # With acceptance falling as load rises, the model says where it stops paying: each row is judged.
+    assert all(r["verdict"] in ("clears", "borderline", "fails") for r in data["rows"])
+
+
+PASTED_V0 = ("INFO 05-01 10:00:00 metrics.py:412] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+             "52.1 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.2%\n"
+             "some other text the user pasted\n"
+             "INFO 05-01 10:00:00 metrics.py:412] Speculative metrics: Draft acceptance rate: 0.655, "
+             "System efficiency: 0.649\n")
+
+
+def test_pasted_v0_lines_need_k_and_say_where_to_give_it():
+    without = read_runs([("pasted.txt", PASTED_V0)])
+    assert without.rows.empty
+    message = str(without.errors[0])
+    assert "pasted.txt, row 3" in message and "--k" in message and "k for files that do not record it" in message
+    with_k = read_runs([("pasted.txt", PASTED_V0)], RunDefaults(k=4))
+    assert with_k.rows["tokens_per_step"].iloc[0] == pytest.approx(0.649 * 5)
+    assert with_k.rows["concurrency"].iloc[0] == 4
+    assert "System efficiency 0.649 × (k + 1), k = 4 from the settings".lower() in with_k.rows["remarks"].iloc[0].lower()
+
+
+def test_a_v0_line_with_its_number_of_speculative_tokens_needs_nothing_else():
+    line = ("Speculative metrics: Draft acceptance rate: 0.655, System efficiency: 0.649, Number of speculative "
+            "tokens: 3, Number of accepted tokens: 1965, Number of draft tokens: 3000, Number of emitted tokens: 2596.")
+    table = read_runs([("v0.log", line)])
+    assert table.rows["tokens_per_step"].iloc[0] == pytest.approx(0.649 * 4)
+    assert table.rows["k"].iloc[0] == 3
+
+
+def test_per_request_json_lines_are_pooled_over_verify_steps():
+    table = read_runs([FIXTURES / "vllm_per_request_spec.jsonl"])
+    assert not table.errors
+    row = table.rows.iloc[0]
+    assert len(table.rows) == 1 and row["k"] == 3
+    assert row["tokens_per_step"] == pytest.approx(1 + 31 / 18)
+    assert row["survival"] == pytest.approx([16 / 18, 11 / 18, 4 / 18])
+    assert row["target_preset"] == "Llama 3.1 8B"
+    assert any(p.column == "concurrency" and "batch 1" in p.message for p in table.warnings)
+
+
+def test_one_per_request_response_reads_alone():
+    lines = (FIXTURES / "vllm_per_request_spec.jsonl").read_text().splitlines()
+    response = json.loads(lines[2])  # the second response
+    table = read_runs([("one.json", json.dumps(response, indent=2))])
+    assert table.rows["tokens_per_step"].iloc[0] == pytest.approx(1 + 16 / 8)
+
+
+def test_runs_cli_reads_a_per_request_json(capsys):
+    assert cli.main(["runs", str(FIXTURES / "vllm_per_request_spec.jsonl"), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["tokens_per_step"] == pytest.approx(1 + 31 / 18, abs=1e-4) and row["k"] == 3
+
+
+def test_aiperf_export_gives_e_k_survival_and_concurrency():
+    table = read_runs([FIXTURES / "aiperf_profile_export_aiperf.json"])
+    assert not table.errors and not table.warnings, [str(p) for p in table.problems]
+    row = table.rows.iloc[0]
+    assert (row["concurrency"], row["k"]) == (16, 5)
+    assert row["tokens_per_step"] == pytest.approx(1 + 56320 / 25600)
+    assert row["survival"][0] == pytest.approx(1 - 6400 / 25600)
+    assert row["spec_tok_s"] == pytest.approx(1874.2)
+
+
+def test_aiperf_records_trace_lines_are_pooled():
+    rec = {"metadata": {}, "metrics": {}, "spec_decode_acceptance": {
+        "engine": "vllm", "mean_acceptance_length": 3.0, "draft_acceptance_rate": 0.4,
+        "acceptance_histogram": {"0": 1, "2": 2, "5": 1}, "num_accepted_draft_tokens": 9, "num_draft_tokens": 20,
+        "num_spec_steps": 4, "num_spec_tokens": 5}}
+    text = "\n".join(json.dumps(rec) for _ in range(3))
+    row = read_runs([("profile_export.jsonl", text)]).rows.iloc[0]
+    assert row["k"] == 5 and row["tokens_per_step"] == pytest.approx(1 + 27 / 12)
+    assert row["survival"] == pytest.approx([3 / 4, 3 / 4, 1 / 4, 1 / 4, 1 / 4])
+
+
+def test_bad_per_request_input_names_file_and_line():
+    table = read_runs([("broken.jsonl", '{"metrics": {"speculative_decoding": {"num_spec_steps": 4}}}\n{not json\n')])
+    assert "broken.jsonl" in str(table.errors[0]) and "line 2 is not valid JSON" in str(table.errors[0])
+    nothing = read_runs([("zero.json", '{"metrics": {"speculative_decoding": {"num_spec_steps": 0, '
+                                       '"num_accepted_draft_tokens": 0}}}')])
+    assert "--per-request-spec-decode-metrics" in str(nothing.errors[0])
+
+
+def guidellm_spec_json() -> str:
+    bench = {"type_": "generative_benchmark",
+             "config": {"strategy": {"type_": "concurrent", "streams": 4},
+                        "backend": {"model": "meta-llama/Llama-3.1-8B-Instruct"}},
+             "metrics": {"output_tokens_per_second": {"successful": {"mean": 700.0}},
+                         "prompt_token_count": {"successful": {"mean": 512}},
+                         "output_token_count": {"successful": {"mean": 128}},
+                         "output_tokens_per_iteration": {"successful": {"mean": 2.66}}}}
+    return json.dumps({"benchmarks": [bench]})
+
+
+def test_guidellm_without_k_names_the_flag_and_the_page_control():
+    table = read_runs([("benchmarks.json", guidellm_spec_json())])
+    message = str(table.errors[0])
+    assert "--k" in message and '"k for files that do not record it"' in message
+    assert "add a k column" not in message.split("(")[0]
+
+
+def test_guidellm_json_remark_states_the_formula_it_used():
+    table = read_runs([("benchmarks.json", guidellm_spec_json())], RunDefaults(k=3))
+    row = table.rows.iloc[0]
+    assert row["tokens_per_step"] == pytest.approx(2.66)
+    assert "output_tokens_per_iteration" in row["remarks"] and "= 2.660" in row["remarks"]
+    assert "(output tokens − 1) / (chunks − 1)" not in row["remarks"]
