@@ -12,7 +12,8 @@ from specmodel.breakeven import review, verdict_lines
 from specmodel.calibrate import calibrate, calibration_from_json
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
 from specmodel.report import break_even_csv, html_report
-from specmodel.runs import MAX_FILE_BYTES, SAMPLES, RunDefaults, read_runs, sample_files
+from specmodel.runs import (MAX_FILE_BYTES, SAMPLES, RunDefaults, collapse_problems, fallback_line, read_runs,
+                            sample_files)
 
 st.title("Past runs: did speculation clear break-even?")
 st.caption("Upload benchmark results (plain CSV, `vllm bench serve --save-result` JSON, guidellm CSV/JSON) or load "
@@ -75,6 +76,9 @@ except SpecModelError as exc:
 
 st.session_state["runs_rows"] = table.rows  # the Traffic mix page can start from these workloads
 st.subheader("Runs as read")
+fallbacks = fallback_line(table.fallbacks, len(table.rows))
+if fallbacks:
+    st.warning(no_links(fallbacks), icon="⚠️")
 left, right = st.columns([3, 2])
 with left:
     if table.rows.empty:
@@ -93,10 +97,10 @@ with left:
 with right:
     if table.problems:
         st.markdown(f"**Problems in the input** ({len(table.errors)} not loaded, {len(table.warnings)} warnings)")
-        for p in table.errors:
-            st.error(no_links(p), icon="⛔")
-        for p in table.warnings:
-            st.warning(no_links(p), icon="⚠️")
+        for line in collapse_problems(table.errors, with_severity=False):  # one line per repeated problem
+            st.error(no_links(line), icon="⛔")
+        for line in collapse_problems(table.warnings, with_severity=False):
+            st.warning(no_links(line), icon="⚠️")
     else:
         st.success("Every row was read.")
 if table.rows.empty:

@@ -20,12 +20,13 @@ from .calibrate import calibrate, save_calibration
 from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
 from .limits import read_file
-from .runs import RunDefaults, read_runs
+from .runs import RunDefaults, collapse_problems, fallback_line, read_runs
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
             "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
             "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
-            "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine"]
+            "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
+            "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget"]
 
 
 def add_parser(sub) -> None:
@@ -87,8 +88,8 @@ def run_runs(args: argparse.Namespace) -> int:
     table = read_runs(files, defaults, _pairs(args.pair))
     for line in unreadable:
         sys.stderr.write(f"error: {line}\n")
-    for problem in table.problems:
-        sys.stderr.write(f"{problem.severity}: {problem}\n")
+    for line in collapse_problems(table.problems):  # identical problems on many rows: one line each
+        sys.stderr.write(line + "\n")
     if table.rows.empty:
         sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
         return 2
@@ -115,7 +116,8 @@ def run_runs(args: argparse.Namespace) -> int:
     uncalibrated = review(table.rows, start).evaluated if calibration else None
     for i, r in enumerate(result.evaluated.to_dict("records")):
         row = {key: _clean(r.get(key)) for key in ROW_KEYS}
-        for key in ("row", "concurrency", "k"):
+        for key in ("row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
+                    "draft_kv_budget"):
             if row[key] is not None:
                 row[key] = int(row[key])
         if uncalibrated is not None:
@@ -132,13 +134,18 @@ def run_runs(args: argparse.Namespace) -> int:
             [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], table.problems,
             calibration.to_dict() if calibration else None))
     if args.json:
-        out = {"rows": rows, "summary": {k: _clean(v) for k, v in result.summary.items()},
+        summary = {k: _clean(v) for k, v in result.summary.items()}
+        summary["fallbacks"] = table.fallbacks
+        out = {"rows": rows, "summary": summary,
                "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
                              "message": p.message} for p in table.problems]}
         if calibration:
             out["calibration"] = calibration.to_dict()
         print_json(out)
         return 0
+    line = fallback_line(table.fallbacks, len(table.rows))
+    if line:
+        print(line)
     _print_text(rows, result.summary, calibration)
     return 0
 

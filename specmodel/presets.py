@@ -338,14 +338,14 @@ _GPU_NOISE = {"nvidia", "amd", "instinct", "geforce", "tesla", "google", "cloud"
 
 
 @cache
-def _gpu_patterns() -> list[tuple[list[str], str]]:
-    """(alias tokens, preset) for every GPU name and alias, longest first."""
+def _gpu_patterns() -> list[tuple[list[str], str, str]]:
+    """(alias tokens, preset, alias as written) for every GPU name and alias, longest first."""
     pats = []
     for name, entry in _raw()["gpus"].items():
         for alias in [name, *entry.get("aliases", [])]:
             toks = [t for t in _tokens(alias) if t not in _GPU_NOISE]
             if toks:
-                pats.append((toks, name))
+                pats.append((toks, name, alias))
     return sorted(pats, key=lambda p: -len(p[0]))
 
 
@@ -378,13 +378,13 @@ def parse_hardware(text) -> HardwareMatch:
     body = re.sub(r"\b(?:tp|ep)\s*[=:]?\s*\d+\b|(?:^|\s)x\s*\d+\b", " ", body)
     toks = [t for t in _tokens(body) if t not in _GPU_NOISE]
     gpu = None
-    for pat, name in _gpu_patterns():  # longest first; every token of the name, in any order
+    for pat, name, alias in _gpu_patterns():  # longest first; every token of the name, in any order
         if all(toks.count(t) >= pat.count(t) for t in pat):
             gpu = _gpu(name)
             siblings = [n for n in _raw()["gpus"] if n != name
                         and all(t in [u for u in _tokens(n) if u not in _GPU_NOISE] for t in pat)]
             if siblings:
-                notes.append(f"'{' '.join(pat).upper()}' is also {', '.join(siblings)}: read as the {name} preset")
+                notes.append(f"no variant named: read as {name} (not {' or '.join(siblings)})")
             break
     if ep is None and re.search(r"\bep\b|expert[\s_-]*parallel", low):
         ep = tp or count
@@ -444,9 +444,13 @@ def _model_tokens(text: str) -> list[str]:
     return out
 
 
-def _dtype_in(text: str) -> str | None:
-    words = set(re.split(r"[^a-z0-9]+", text.lower()))
+def parse_dtype(text: str) -> str | None:
+    """The weight dtype a name or cell states ("FP8", "MXFP4", "AWQ" -> int4), else None."""
+    words = set(re.split(r"[^a-z0-9]+", str(text).lower()))
     return next((d for w, d in _DTYPE_WORDS if w in words), None)
+
+
+_dtype_in = parse_dtype
 
 
 def _sizes(tokens) -> set[str]:

@@ -35,19 +35,21 @@ COLUMNS = [
     "file", "row", "format", "workload", "concurrency", "request_rate", "k", "method", "temperature",
     "alpha", "tokens_per_step", "acceptance_from", "survival", "baseline_tok_s", "spec_tok_s",
     "measured_speedup", "gpu", "gpu_preset", "target_model", "target_preset", "draft_model",
-    "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "notes", "remarks",
+    "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "engine", "draft_depth", "branching", "ep",
+    "weight_dtype", "draft_kv_budget", "source", "notes", "remarks",
 ]
 
 # Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
 # spaces, dashes and dots into underscores).
 ALIASES: dict[str, tuple[str, ...]] = {
-    "workload": ("workload", "task", "dataset", "dataset_name", "scenario", "name", "label"),
+    "workload": ("workload", "task", "dataset", "dataset_name", "scenario", "name", "label", "workload_or_dataset"),
     "concurrency": ("concurrency", "max_concurrency", "batch", "batch_size", "concurrent_requests",
-                    "num_concurrent", "streams", "users", "max_concurrent"),
+                    "num_concurrent", "streams", "users", "max_concurrent", "concurrency_or_batch"),
     "request_rate": ("request_rate", "rate", "qps", "rps", "requests_per_s"),
     "k": ("k", "num_speculative_tokens", "num_spec_tokens", "speculative_tokens", "gamma",
           "draft_tokens_per_step", "spec_k"),
-    "method": ("method", "spec_method", "speculative_method", "speculation", "spec_decode_method"),
+    "method": ("method", "spec_method", "speculative_method", "speculation", "spec_decode_method",
+               "draft_model_or_method"),
     "temperature": ("temperature", "temp"),
     "alpha": ("alpha", "per_token_acceptance", "token_acceptance", "acceptance_alpha"),
     "tokens_per_step": ("tokens_per_step", "mean_acceptance_length", "acceptance_length", "accept_len",
@@ -76,11 +78,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "t_target_ms": ("t_target_ms", "target_step_ms", "target_ms"),
     "t_draft_ms": ("t_draft_ms", "draft_step_ms", "draft_ms"),
     "tp": ("tp", "tensor_parallel", "tensor_parallel_size"),
+    "engine": ("engine", "server", "backend", "serving_engine", "inference_engine"),
+    "draft_depth": ("draft_depth", "depth", "tree_depth", "num_steps"),
+    "branching": ("branching", "tree_branching", "branching_factor", "topk", "eagle_topk"),
+    "ep": ("ep", "expert_parallel", "expert_parallel_size", "ep_size"),
+    "weight_dtype": ("weight_dtype", "dtype", "quantization", "weights_dtype"),
+    "draft_kv_budget": ("draft_kv_budget", "kv_budget", "draft_budget"),
+    "source": ("source_id", "source", "source_key"),
     "notes": ("notes", "note", "comment", "comments", "description"),
 }
+# Columns kept for people and not read (a citation, a URL, remarks on how a number was measured):
+# named once in one info line, never one warning each. A second column for an already-read field
+# (e.g. both `source_id` and `source`) is treated the same way.
+IGNORED_COLUMNS = ("url_or_ref", "url", "reference", "ref", "citation", "latency_metric_note", "metric_note",
+                   "accept_len_source", "acceptance_source")
+_REFERENCE_FIELDS = {"source", "notes"}  # a second column for these is kept for reference, not an error
 _POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?(\d+)$")
 _ALIAS_INDEX = {alias: canon for canon, names in ALIASES.items() for alias in names}
-_TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "notes", "survival"}
+_TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "notes", "survival", "engine",
+                 "weight_dtype", "source"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,9 @@ class RunDefaults:
 class RunTable:
     rows: pd.DataFrame  # one row per loaded run, columns COLUMNS
     problems: list[Problem] = field(default_factory=list)
+    # rows predicted on a fallback preset: {"rows": n, "gpu": {name as written: rows}, "target": {...},
+    # "draft": {...}}; see fallback_line() for the sentence
+    fallbacks: dict = field(default_factory=lambda: {"rows": 0, "gpu": {}, "target": {}, "draft": {}})
 
     @property
     def errors(self) -> list[Problem]:
@@ -177,12 +196,79 @@ def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] 
         if row is not None:
             rows.append(row)
     _fill_missing_alpha(rows)
+    _fill_same_tree(rows)
+    fallbacks = _count_fallbacks(rows)
     frame = pd.DataFrame(rows, columns=COLUMNS)
     numeric = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
-               "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp"]
+               "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp", "draft_depth",
+               "branching", "ep", "draft_kv_budget"]  # NaN where unknown (draft_depth: NaN = a chain, depth k)
     frame[numeric] = frame[numeric].apply(pd.to_numeric, errors="coerce")
     frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
-    return RunTable(frame.reset_index(drop=True), problems)
+    return RunTable(frame.reset_index(drop=True), problems, fallbacks)
+
+
+def _count_fallbacks(rows: list[dict]) -> dict:
+    """How many rows were predicted on a fallback preset, and which names as written were not
+    recognised (with their row counts)."""
+    out = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
+    for row in rows:
+        used = row.pop("_fallbacks", None) or {}
+        if used:
+            out["rows"] += 1
+        for kind, name in used.items():
+            out[kind][name] = out[kind].get(name, 0) + 1
+    return out
+
+
+def fallback_line(fallbacks: dict, total_rows: int) -> str | None:
+    """One sentence for the top of a report: rows predicted on a fallback and the names not
+    recognised, or None when every row used its own presets."""
+    if not fallbacks or not fallbacks.get("rows"):
+        return None
+    parts = []
+    for kind, label in (("gpu", "GPU"), ("target", "target"), ("draft", "draft")):
+        for name, n in sorted(fallbacks.get(kind, {}).items(), key=lambda item: -item[1]):
+            parts.append(f"{label} '{name}' ({n} row{'s' if n != 1 else ''})")
+    n = fallbacks["rows"]
+    return (f"{n} of {total_rows} row{'s' if total_rows != 1 else ''} predicted on a fallback preset (the sidebar "
+            f"or flag choice) because a name was not recognised: " + ", ".join(parts))
+
+
+def collapse_problems(problems: list[Problem], with_severity: bool = True) -> list[str]:
+    """Problems as lines for a person, identical ones (same severity, file, column and message)
+    collapsed into one line with their row numbers: "warning: f.csv, rows 3, 7, 9 (3 rows): ...".
+    A problem met once reads as str(problem) (after "severity: " when with_severity)."""
+    groups: dict[tuple, list] = {}
+    for p in problems:
+        groups.setdefault((p.severity, p.file, p.column, p.message), []).append(p.row)
+    lines = []
+    for (severity, file, column, message), rows in groups.items():
+        numbered = [r for r in rows if r is not None]
+        where = [file]
+        if len(numbered) == 1:
+            where.append(f"row {numbered[0]}")
+        elif numbered:
+            shown = ", ".join(map(str, numbered[:12])) + (", ..." if len(numbered) > 12 else "")
+            where.append(f"rows {shown} ({len(numbered)} rows)")
+        if column:
+            where.append(f"column '{column}'")
+        lines.append((f"{severity}: " if with_severity else "") + f"{', '.join(where)}: {message}")
+    return lines
+
+
+def _fill_same_tree(rows: list[dict]) -> None:
+    """A method that says "same tree" takes the draft depth and branching of the nearest earlier
+    row of the same file and source with the same method and k."""
+    for i, row in enumerate(rows):
+        if not row.pop("_same_tree", False) or row["draft_depth"] is not None:
+            continue
+        for prev in reversed(rows[:i]):
+            if (prev["file"], prev["source"], prev["method"], prev["k"]) == \
+                    (row["file"], row["source"], row["method"], row["k"]) and prev["draft_depth"] is not None:
+                row["draft_depth"], row["branching"] = prev["draft_depth"], prev["branching"]
+                row["remarks"] = "; ".join(filter(None, [row["remarks"], f"same tree as row {prev['row']}: depth "
+                                                        f"{prev['draft_depth']}, branching {prev['branching']}"]))
+                break
 
 
 def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -> RunTable:
@@ -286,18 +372,24 @@ def _csv_records(text: str, delimiter: str):
                              "and one comma-separated row per run") from None
 
 
-def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, int], list[Problem]]:
-    """Canonical column -> index, survival position -> index, and warnings for unknown headers.
-    Two headers meaning the same column are an error naming both (which one is meant is unknowable)."""
+def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, int], list[Problem], list[int]]:
+    """Canonical column -> index, survival position -> index, warnings for unknown headers, and the
+    indices of columns kept for reference (IGNORED_COLUMNS, a second `source` or `notes`: one info
+    line for all of them). Two headers meaning the same column are otherwise an error naming both
+    (which one is meant is unknowable)."""
     headers: dict[str, int] = {}
     positions: dict[int, int] = {}
     problems = []
+    kept: list[int] = []
     seen: dict[tuple, int] = {}
     for i, raw in enumerate(header):
         h = raw.strip()
         key = _norm_header(h)
         canon = _ALIAS_INDEX.get(key)
         pos = _POSITION_HEADER.match(key)
+        if key in IGNORED_COLUMNS or (canon in _REFERENCE_FIELDS and ("column", canon) in seen):
+            kept.append(i)
+            continue
         slot = ("column", canon) if canon else (("position", int(pos.group(1))) if pos else None)
         if slot is not None and slot in seen:
             first = header[seen[slot]].strip()
@@ -313,7 +405,11 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
         elif h:
             problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
                                                    "aliases are listed in the README)", "warning"))
-    return headers, positions, problems
+    if kept:
+        problems.insert(0, Problem(name, None, None, "columns kept for reference and not read: "
+                                   + ", ".join(header[i].strip() for i in kept)
+                                   + " (the engine is still looked for in their text)", "info"))
+    return headers, positions, problems, kept
 
 
 def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
@@ -327,7 +423,7 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
     header = next((cells for _, cells in lines if any(c.strip() for c in cells)), None)
     if header is None:
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
-    headers, positions, unknown = _columns(name, header)
+    headers, positions, unknown, kept = _columns(name, header)
     if not headers and not positions:
         if len(header) == 1:
             raise SpecModelError(f"found a single column '{header[0].strip()[:80]}'; expected columns separated by "
@@ -358,6 +454,9 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
         values = {c: get(i) for c, i in headers.items()}
         values = {c: v for c, v in values.items() if v != ""}
         hdrs = {c: header[i].strip() for c, i in headers.items()}
+        context = " | ".join(get(i) for i in kept if get(i))
+        if context and values:
+            values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
         if positions and "survival" not in values:
             surv = [get(positions[p]) for p in sorted(positions)]
             if any(surv):
@@ -808,20 +907,33 @@ def _needs_k(k, column, make):
     return make(k)
 
 
-def _preset(kind: str, raw, default: str | None, remarks: list[str]):
-    """(user's text, preset name): free text matched to a preset, else the default with a remark."""
+def _preset(kind: str, raw, default: str | None, remarks: list[str], role: str = "model"):
+    """(user's text, preset name, the reading): free text matched to a preset (a derivative of a
+    known architecture counts, with a remark), else the default with a remark."""
     if raw in (None, ""):
-        return None, default
+        return None, default, None
     text = str(raw).strip()
-    found = presets.match_gpu(text) if kind == "GPU" else presets.match_model(text)
-    if found is None and kind == "GPU":
-        found = _gpu_by_numbers(text)
-        if found is not None:
+    if kind == "GPU":
+        hw = presets.parse_hardware(text)
+        found = hw.gpu or _gpu_by_numbers(text)
+        if found is not None and hw.gpu is None:
             remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth")
+        elif found is not None:
+            assumed = [part for part in hw.how.split("; ")[1:] if ("is also" in part or "taken as" in part)
+                       and "GPU count (1)" not in part]
+            if assumed:
+                remarks.append(f"GPU '{text}': " + "; ".join(assumed))
+        reading, why = hw, "GPU not stated" if "not stated" in hw.how else "not recognised"
+    else:
+        reading = presets.parse_model(text)
+        found = reading.model
+        if found is not None and (reading.how == "derivative" or ": " in reading.note):
+            remarks.append(f"{role} {reading.note}")
+        why = "not recognised" if not reading.note.endswith("name") else reading.note.split(": ")[-1]
     if found is not None:
-        return text, found.name
-    remarks.append(f"{kind} '{text}' is not a preset: predicted with {default} (the sidebar choice)")
-    return text, default
+        return text, found.name, reading
+    remarks.append(f"{kind} '{text}' is not a preset ({why}): predicted with {default} (the sidebar choice)")
+    return text, default, reading
 
 
 def _gpu_by_numbers(text: str):
@@ -835,6 +947,76 @@ def _gpu_by_numbers(text: str):
     hits = [g for g in map(presets.find_gpu, presets.gpu_names())
             if abs(g.bandwidth_GBps / bandwidth - 1) <= 0.1 and abs(g.memory_GB / memory - 1) <= 0.1]
     return hits[0] if len(hits) == 1 else None
+
+
+def _temperature(rec: _Record, errors: list, remarks: list[str]):
+    """A temperature as people write it: "0 (greedy)" and "greedy (argmax)" are 0; "nucleus
+    sampling" says sampling without a number (left empty, with a remark)."""
+    raw = rec.values.get("temperature")
+    if isinstance(raw, str):
+        text = raw.strip().lower()
+        lead = re.match(r"(\d+(?:\.\d+)?)\b", text)
+        if lead and text != lead.group(1):
+            rec.values["temperature"] = lead.group(1)
+        elif re.search(r"greedy|argmax", text):
+            return 0.0
+        elif re.search(r"sampl|nucleus|top[\s_-]?p|top[\s_-]?k", text):
+            remarks.append(f"temperature '{raw.strip()}' is not a number: left empty")
+            return np.nan
+    return _number(rec, "temperature", errors, lo=0, what="a sampling temperature ≥ 0")
+
+
+def _tokens_count(number: str, kilo: str) -> int:
+    return round(float(number) * (1024 if kilo else 1))
+
+
+def _context_from_text(text) -> int | None:
+    """Tokens in the KV cache per sequence, from a workload description: "prefill 32000 tokens" ->
+    32000; "ISL/OSL=1K/2K" or "1K in / 1K out" -> input + half the output (K = 1024); ">4k tokens
+    context" -> 4096. None when the text says nothing of the kind."""
+    if not isinstance(text, str):
+        return None
+    low = text.lower()
+    n = r"(\d+(?:\.\d+)?)\s*(k?)"
+    m = re.search(r"prefill(?:\s+length)?\s*(?:of\s*|=\s*)?" + n + r"\s*tokens?", low) or \
+        re.search(n + r"\s*(?:tokens?\s+)?prefill", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2))
+    m = re.search(r"isl\s*/\s*osl\s*[=:]?\s*" + n + r"\s*/\s*" + n, low) or \
+        re.search(n + r"\s*(?:tokens?\s+)?in\s*/\s*" + n + r"\s*(?:tokens?\s+)?out", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2)) + _tokens_count(m.group(3), m.group(4)) // 2
+    m = re.search(r">?\s*" + n + r"\s*tokens?\s+(?:of\s+)?context", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2))
+    return None
+
+
+def _dtype_cell(rec: _Record, remarks: list[str]) -> str | None:
+    raw = rec.values.get("weight_dtype")
+    if raw in (None, ""):
+        return None
+    dtype = presets.parse_dtype(str(raw))
+    if dtype is None:
+        remarks.append(f"weight dtype '{raw}' is not one of {', '.join(presets.DTYPE_BYTES)}: the model's own used")
+    return dtype
+
+
+def _engine(rec: _Record, remarks: list[str]) -> str | None:
+    """The serving engine: the engine column, else the first one named in the method, notes or
+    reference columns ("vLLM V1", "in SGLang", "TensorRT-LLM")."""
+    raw = rec.values.get("engine")
+    if raw not in (None, ""):
+        engine = presets.parse_engine(str(raw)) or presets.parse_engine(str(raw).replace(" ", ""))
+        if engine is None:
+            remarks.append(f"engine '{raw}' is not one of {', '.join(presets.ENGINES)}: left empty")
+        return engine
+    for key, where in (("method", "the method"), ("notes", "the notes"), ("_context", "the reference columns")):
+        engine = presets.parse_engine(str(rec.values.get(key) or ""))
+        if engine is not None:
+            remarks.append(f"engine {engine} named in {where}")
+            return engine
+    return None
 
 
 def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
@@ -853,6 +1035,13 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
                                 "(a request rate alone is not enough)"))
     k = _number(rec, "k", errors, lo=1, hi=MAX_K, whole=True,
                 what=f"draft tokens per step, a whole number from 1 to {MAX_K}")
+    method_text = v.get("method")
+    parsed_method = presets.parse_method(clean_name(str(method_text), 200)[0]) if method_text not in (None, "") \
+        else None
+    if k is None and "k" not in v and parsed_method is not None and parsed_method.k is not None \
+            and parsed_method.k <= MAX_K:
+        k = parsed_method.k
+        remarks.append(f"k = {k} read from the method '{method_text}'")
     if k is None and "k" not in v:
         if "survival" in v:
             try:
@@ -885,11 +1074,16 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
         remarks.append(f"speedup {speedup:g} disagrees with {spec:g} / {base:g} = {spec / base:.3f}; "
                        "using the throughputs")
         speedup = spec / base
-    temperature = _number(rec, "temperature", errors, lo=0, what="a sampling temperature ≥ 0")
+    temperature = _temperature(rec, errors, remarks)
     context = _number(rec, "context_len", errors, lo=0, what="tokens in the KV cache per sequence, ≥ 0")
     t_target = _number(rec, "t_target_ms", errors, lo=0, strict_lo=True, what="the plain step time at batch 1, ms > 0")
     t_draft = _number(rec, "t_draft_ms", errors, lo=0, what="the draft step time at batch 1, ms ≥ 0")
     tp = _number(rec, "tp", errors, lo=1, whole=True, what="tensor-parallel GPUs, a whole number ≥ 1")
+    ep = _number(rec, "ep", errors, lo=1, whole=True, what="expert-parallel GPUs, a whole number ≥ 1")
+    depth = _number(rec, "draft_depth", errors, lo=1, whole=True, what="sequential draft passes, a whole number ≥ 1")
+    branching = _number(rec, "branching", errors, lo=1, whole=True, what="children per tree node, a whole number ≥ 1")
+    kv_budget = _number(rec, "draft_kv_budget", errors, lo=1, whole=True,
+                        what="tokens of KV the draft reads, a whole number ≥ 1")
     if t_draft is not None and t_target is None:
         errors.append(_RowError(rec.headers.get("t_draft_ms", "t_draft_ms"),
                                 "given without t_target_ms; measured timings come as a pair"))
@@ -910,26 +1104,60 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
                                         "warning"))
             v[key] = text
     method_text = v.get("method")
+    fallbacks = {"gpu": None, "target": None, "draft": None}
     method = defaults.method
-    if method_text:
-        try:
-            method = presets.find_method(str(method_text)).name
-        except SpecModelError:
+    if parsed_method is not None:
+        if parsed_method.method is None:
             remarks.append(f"method '{method_text}' is unknown: predicted as {defaults.method} (the sidebar choice)")
-    gpu_text, gpu = _preset("GPU", v.get("gpu"), defaults.gpu, remarks)
-    target_text, target = _preset("model", v.get("target_model"), defaults.target, remarks)
+        else:
+            method = parsed_method.method
+            said = parsed_method.note.split("; ", 1)
+            if len(said) > 1:
+                remarks.append(f"method: {said[1]}")
+    gpu_text, gpu, hw = _preset("GPU", v.get("gpu"), defaults.gpu, remarks)
+    if gpu_text is not None and (hw is None or hw.gpu is None) and gpu == defaults.gpu and \
+            not any(r.startswith(f"GPU '{gpu_text}' matched") for r in remarks):
+        fallbacks["gpu"] = gpu_text
+    elif gpu_text is None and rec.fmt == "csv" and "gpu" in rec.headers:
+        fallbacks["gpu"] = "(empty)"
+    target_text, target, target_match = _preset("model", v.get("target_model"), defaults.target, remarks, "target")
+    if target_text is not None and (target_match is None or target_match.model is None):
+        fallbacks["target"] = target_text
     draft_default = defaults.draft if defaults.method == "draft_model" and defaults.draft else None
     if target != defaults.target or not draft_default:
         draft_default = presets.find_model(target).default_draft
-    draft_text, draft = _preset("model", v.get("draft_model"), draft_default, remarks) if method == "draft_model" \
-        else (v.get("draft_model"), None)
+    draft_named = v.get("draft_model") or (parsed_method.draft_model if parsed_method else None)
+    if method == "draft_model":
+        draft_text, draft, draft_match = _preset("model", draft_named, draft_default, remarks, "draft")
+        if draft_text is not None and (draft_match is None or draft_match.model is None):
+            fallbacks["draft"] = draft_text
+        elif draft_text is None and draft and parsed_method is not None:
+            remarks.append(f"draft not named in '{method_text}': {draft}, the default draft of {target}")
+    else:
+        draft_text, draft = draft_named, None
     if method == "draft_model" and draft is None:
         remarks.append(f"no draft model named and no default for {target}: predicted as n-gram")
         method = "ngram"
     if gpu_text is None:
         remarks.append(f"no GPU named: {gpu} (the sidebar choice)")
+    tp_text = hw.tp if hw is not None else None
+    if tp is not None and tp_text is not None and tp != tp_text:
+        remarks.append(f"tp column {tp} used; the hardware text says TP {tp_text}")
+    tp = tp or tp_text or defaults.tp
+    ep = ep if ep is not None else (hw.ep if hw is not None else None)
     if context is None:
-        context = defaults.context_len
+        from_text = _context_from_text(v.get("workload"))
+        if from_text is not None:
+            context = from_text
+            remarks.append(f"context {context} tokens read from the workload '{v.get('workload')}'")
+        else:
+            context = defaults.context_len
+    weight_dtype = _dtype_cell(rec, remarks)
+    if weight_dtype is None:
+        weight_dtype = target_match.weight_dtype if target_match is not None and target_match.model else None
+    engine = _engine(rec, remarks)
+    depth = depth if depth is not None else (parsed_method.draft_depth if parsed_method else None)
+    branching = branching if branching is not None else (parsed_method.branching if parsed_method else None)
     if speedup is None:
         remarks.append("no measured speedup: predicted only")
     row = {
@@ -941,8 +1169,12 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
         "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
         "gpu": gpu_text, "gpu_preset": gpu, "target_model": target_text, "target_preset": target,
         "draft_model": draft_text, "draft_preset": draft, "context_len": int(context),
-        "t_target_ms": t_target, "t_draft_ms": t_draft, "tp": tp or defaults.tp,
+        "t_target_ms": t_target, "t_draft_ms": t_draft, "tp": tp, "engine": engine, "draft_depth": depth,
+        "branching": branching, "ep": ep, "weight_dtype": weight_dtype, "draft_kv_budget": kv_budget,
+        "source": str(v["source"]) if v.get("source") not in (None, "") else None,
         "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
+        "_fallbacks": {key: name for key, name in fallbacks.items() if name is not None},
+        "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
     }
     problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
                     if r.startswith(_WARNING_REMARKS) and " matched to " not in r)

@@ -1,0 +1,170 @@
+"""The development set of published runs, read by the project's own run reader as it is: its
+headers are aliases, its free text maps to presets, methods and tree shapes, and a fallback is
+counted once, not repeated a hundred times."""
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from specmodel.runs import _context_from_text, collapse_problems, fallback_line, read_runs
+from tests.conftest import ROOT
+
+DEV = ROOT / "tests" / "fixtures" / "published_dev.csv"
+
+
+@pytest.fixture(scope="module")
+def table():
+    return read_runs([DEV])
+
+
+@pytest.fixture(scope="module")
+def rows(table):
+    return table.rows.set_index("row")
+
+
+def _expected_rows() -> set[int]:
+    """Spreadsheet rows that give a concurrency (or batch) and a k: every one must load."""
+    with DEV.open(newline="", encoding="utf-8") as f:
+        return {i for i, r in enumerate(csv.DictReader(f), start=2)
+                if r["concurrency_or_batch"].strip() and r["k"].strip()}
+
+
+def test_every_row_with_a_concurrency_and_a_k_loads(table):
+    expected = _expected_rows()
+    assert len(expected) == 293
+    assert set(table.rows["row"]) == expected
+    # the rest are refused with a reason naming the missing column: no k (Spec-Bench, SGLang issue,
+    # BASS, Kimi on MI355X) or a request rate without a concurrency (vLLM 2024 blog)
+    refused = {p.row for p in table.errors}
+    assert len(refused) == 344 - 293
+    assert {p.column for p in table.errors} == {"k", "concurrency_or_batch"}
+
+
+# spreadsheet row -> (GPU preset, tp, target preset, method, k, draft depth, context tokens)
+SAMPLE = {
+    2: ("TPU v4", 1, "T5 v1.1 XXL", "draft_model", 7, None, 1024),  # single TPU-v4, T5-XXL, T5-small draft
+    26: ("A100 80GB", 8, "Llama 3.1 8B", "self_spec", 3, None, 32000),  # MagicDec, PG-19 prefill 32000
+    33: ("A100 80GB", 8, "Llama 2 7B", "draft_model", 3, None, 8000),  # TinyLlama with StreamingLLM KV
+    37: ("H100 SXM", 8, "Llama 3.1 8B", "self_spec", 3, None, 32000),
+    49: ("H100 SXM", 1, "Llama 3.1 8B", "eagle3", 3, None, 1024),  # SpecDecode-Bench, chain
+    86: ("H100 SXM", 4, "Llama 3 70B", "draft_model", 3, None, 1024),
+    167: ("H100 SXM", 1, "Qwen3 8B", "eagle3", 21, 3, 1024),  # tree depth 3, branching 4, 21 verified
+    210: ("H100 SXM", 4, "Llama 3 70B", "eagle", 21, 3, 1024),
+    244: ("H100 SXM", 1, "Qwen3 8B", "ngram", 3, None, 1024),  # Qwen3-8B (thinking mode)
+    277: ("H100 SXM", 4, "GLM-4.5-Air", "mtp", 3, None, 1024),
+    317: ("B200", 8, "DeepSeek-R1", "mtp", 3, None, 2048),  # ISL/OSL = 1K/2K
+    323: ("A100 40GB", 1, "Llama 3.1 8B", "eagle", 1, None, 1024),
+    324: ("A100 40GB", 1, "Llama 3.1 8B", "eagle", 1, None, 4096),  # ">4k tokens context"
+    326: ("H100 SXM", 1, "Llama 2 7B", "eagle", 64, 5, 1024),  # SGLang num_steps 5, topk 8
+    341: ("MI355X", 4, "MiniMax-M2", "eagle3", 3, None, 1536),  # 1K in / 1K out
+}
+
+
+def _opt(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+@pytest.mark.parametrize("row, expected", SAMPLE.items())
+def test_rows_map_to_their_own_gpu_tp_models_and_method(rows, row, expected):
+    r = rows.loc[row]
+    got = (r["gpu_preset"], int(r["tp"]), r["target_preset"], r["method"], int(r["k"]), _opt(r["draft_depth"]),
+           int(r["context_len"]))
+    assert got == expected
+
+
+def test_new_columns_carry_engine_ep_dtype_tree_and_source(rows):
+    assert rows.loc[317, ["engine", "ep", "weight_dtype", "source"]].tolist() == ["trtllm", 2, "fp4", "S09"]
+    assert rows.loc[167, ["engine", "branching"]].tolist() == ["sglang", 4]  # notes: "Engine SGLang v0.5.9"
+    assert rows.loc[49, "engine"] == "vllm" and _opt(rows.loc[2, "engine"]) is None  # T5X: no serving engine
+    assert rows.loc[341, ["ep", "weight_dtype", "engine"]].tolist() == [4, "fp8", "vllm"]
+    assert rows.loc[33, "draft_preset"] == "TinyLlama 1.1B" and "StreamingLLM KV budget" in rows.loc[33, "remarks"]
+    assert rows.loc[123, "draft_preset"] == "Qwen3 0.6B"  # "Qwen3-0.6B for Qwen3-8B" in the method text
+    # "same tree" (EAGLE-2 + torch.compile) takes the tree of the row above it
+    assert (rows.loc[327, "draft_depth"], rows.loc[327, "branching"]) == (5, 8)
+    assert "same tree as row 326" in rows.loc[327, "remarks"]
+    assert all(_opt(x) is None for x in rows["draft_kv_budget"])  # no source states the budget of its rows
+
+
+def test_temperatures_as_written(rows):
+    assert rows.loc[2, "temperature"] == 0 and rows.loc[5, "temperature"] == 1
+    assert math.isnan(rows.loc[14, "temperature"])  # "nucleus sampling"
+    assert "temperature 'nucleus sampling' is not a number" in rows.loc[14, "remarks"]
+
+
+def test_fallbacks_are_counted_once(table):
+    assert table.fallbacks == {"rows": 4, "gpu": {"(empty)": 3, "single GPU (model not stated)": 1},
+                               "target": {}, "draft": {}}
+    line = fallback_line(table.fallbacks, len(table.rows))
+    assert line.startswith("4 of 293 rows predicted on a fallback preset")
+    assert "GPU '(empty)' (3 rows)" in line and "GPU 'single GPU (model not stated)' (1 row)" in line
+    assert "predicted with L40S" in table.rows.set_index("row").loc[325, "remarks"]
+
+
+def test_reference_columns_make_one_info_line_not_a_warning_each(table):
+    assert not [p for p in table.problems if "not a column this reader knows" in p.message]
+    info = [p for p in table.problems if p.severity == "info"]
+    assert len(info) == 1
+    for column in ("source", "url_or_ref", "latency_metric_note", "accept_len_source"):
+        assert column in info[0].message
+
+
+def test_repeated_problems_collapse_to_one_line_each(table):
+    lines = collapse_problems(table.problems)
+    assert len(lines) <= 15 < len(table.problems)
+    assert len(set(lines)) == len(lines)
+    k_line = next(line for line in lines if "needed to read mean_accept_len" in line)
+    assert "(29 rows)" in k_line and k_line.startswith("error: published_dev.csv, rows 288, 289")
+
+
+def test_cli_json_and_text(tmp_path):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "specmodel", "runs", str(DEV), *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+
+    r = cli("--json")
+    assert r.returncode == 0
+    out = json.loads(r.stdout)
+    assert len(out["rows"]) == 293
+    assert out["summary"]["fallbacks"]["rows"] == 4
+    by_row = {row["row"]: row for row in out["rows"]}
+    assert {k: by_row[167][k] for k in ("engine", "draft_depth", "branching", "source", "tp", "context_len")} == \
+        {"engine": "sglang", "draft_depth": 3, "branching": 4, "source": "S06", "tp": 1, "context_len": 1024}
+    assert len(r.stderr.splitlines()) <= 15  # one line per distinct problem, not one per row
+    text = cli()
+    assert text.stdout.splitlines()[0].startswith("4 of 293 rows predicted on a fallback preset")
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("PG-19, prefill 32000 tokens", 32000), ("PG-19, prefill 8000 tokens", 8000),
+    ("10 requests ISL/OSL=1K/2K", 1024 + 1024), ("random prompts 1K in / 1K out", 1024 + 512),
+    ("long-spec-bench (10 turns, >4k tokens context; 1 sample)", 4096), ("ShareGPT", None),
+    ("mt-bench multiturn (2 samples), output-len 1024", None), (None, None),
+])
+def test_context_from_workload_text(text, tokens):
+    assert _context_from_text(text) == tokens
+
+
+def test_a_context_column_wins_over_the_workload_text():
+    text = "workload,concurrency,k,alpha,speedup,context_len\nPG-19 prefill 32000 tokens,1,3,0.7,1.5,500\n"
+    assert read_runs([("x.csv", text.encode())]).rows["context_len"].tolist() == [500]
+
+
+def test_engine_column_and_temperature_words():
+    text = io.StringIO()
+    w = csv.writer(text)
+    w.writerow(["workload", "concurrency", "k", "alpha", "speedup", "engine", "temperature", "hardware", "tp"])
+    w.writerow(["a", 1, 3, 0.7, 1.5, "SGLang v0.5", "greedy (argmax)", "4x H100 80GB (TP=4)", ""])
+    w.writerow(["b", 1, 3, 0.7, 1.5, "TensorRT-LLM", "0.7 (top-p 0.9)", "4x H100 80GB (TP=4)", 2])
+    w.writerow(["c", 1, 3, 0.7, 1.5, "llama.cpp", "", "", ""])
+    t = read_runs([("x.csv", text.getvalue().encode())])
+    r = t.rows
+    assert r["engine"].tolist()[:2] == ["sglang", "trtllm"] and _opt(r["engine"][2]) is None
+    assert "engine 'llama.cpp' is not one of vllm, sglang, trtllm" in r["remarks"][2]
+    assert r["temperature"].tolist()[:2] == [0, 0.7]
+    assert r["tp"].tolist()[:2] == [4, 2]  # the tp column wins over the hardware text, and says so
+    assert "tp column 2 used; the hardware text says TP 4" in r["remarks"][1]
