@@ -333,7 +333,7 @@ def _strip_parens(text: str) -> tuple[str, list[str]]:
 
 # GPU ------------------------------------------------------------------------------------------------
 
-_GPU_NOISE = {"nvidia", "amd", "instinct", "geforce", "tesla", "google", "cloud", "gpu", "gpus", "sxm", "hbm", "hbm3",
+_GPU_NOISE = {"nvidia", "amd", "instinct", "geforce", "tesla", "google", "cloud", "gpu", "gpus", "hbm", "hbm3",
               "hbm3e", "hbm2e"}
 
 

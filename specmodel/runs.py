@@ -919,7 +919,7 @@ def _preset(kind: str, raw, default: str | None, remarks: list[str], role: str =
         if found is not None and hw.gpu is None:
             remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth")
         elif found is not None:
-            assumed = [part for part in hw.how.split("; ")[1:] if ("is also" in part or "taken as" in part)
+            assumed = [part for part in hw.how.split("; ")[1:] if ("no variant named" in part or "taken as" in part)
                        and "GPU count (1)" not in part]
             if assumed:
                 remarks.append(f"GPU '{text}': " + "; ".join(assumed))

@@ -53,7 +53,8 @@ def test_hardware_strings(text, expected):
 def test_hardware_says_what_it_assumed():
     assert "TP not stated: taken as the GPU count (2)" in parse_hardware("2xH200").how
     assert "GPU not stated" in parse_hardware("GPU not stated; TP=4").how
-    assert "A100 40GB" in parse_hardware("8x A100 (TP=8)").how  # the other reading is named
+    assert "no variant named: read as A100 80GB (not A100 40GB)" in parse_hardware("8x A100 (TP=8)").how
+    assert "no variant named" not in parse_hardware("8x H100 SXM (TP=8)").how
     assert "taken as 4" in parse_hardware("4x AMD Instinct MI355X (TP=4, EP)").how
     assert parse_hardware("").how == "no hardware named"
     assert parse_hardware("a toaster").gpu is None and "no GPU preset recognised" in parse_hardware("a toaster").how
