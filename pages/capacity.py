@@ -107,7 +107,12 @@ for name, arm in (("plain", result.plain), (f"speculation, k = {result.spec.k}",
                  "GPUs": d["gpus"], "replicas": d["replicas"], "users per replica": d["batch_per_replica"],
                  "tok/s per user": d["user_tok_s"], "ITL ms": d["itl_ms"],
                  "tok/s per GPU": d["throughput_tok_s_per_gpu"], "fit per replica": d["max_batch_per_replica"]})
-st.dataframe(rows, key="cap_table", hide_index=True, width="stretch")
+st.dataframe(rows, key="cap_table", hide_index=True, width="stretch", column_config={
+    "tok/s per user": st.column_config.NumberColumn(format="%.1f", help="On the fullest replica; if the target "
+                                                                       "is missed, the best this arm reaches"),
+    "ITL ms": st.column_config.NumberColumn(format="%.1f"),
+    "tok/s per GPU": st.column_config.NumberColumn(format="%.0f", help="Aggregate at the operating point"),
+    "fit per replica": st.column_config.NumberColumn(help="Sequences one replica holds in its KV cache")})
 chart(figures_capacity.frontier_chart(frontier, result), "fig_frontier")
 
 with st.expander("How the plan is computed"):
