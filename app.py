@@ -13,6 +13,7 @@ PAGES = [
     st.Page("pages/live.py", title="Live", icon="📡", url_path="live"),
     st.Page("pages/fleet.py", title="Fleet", icon="🛰️", url_path="fleet"),
     st.Page("pages/mix.py", title="Traffic mix", icon="🔀", url_path="mix"),
+    st.Page("pages/capacity.py", title="Capacity", icon="🖥️", url_path="capacity"),
 ]
 
 page = st.navigation(PAGES)

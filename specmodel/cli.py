@@ -15,7 +15,8 @@ from .errors import SpecModelError
 
 # Modules that each contribute one subcommand (see cmd_predict for the shape).
 COMMAND_MODULES = ["specmodel.cmd_predict", "specmodel.cmd_scrape", "specmodel.cmd_fleet",
-                   "specmodel.cmd_mix", "specmodel.cmd_runs", "specmodel.cmd_rules", "specmodel.cmd_dashboard"]
+                   "specmodel.cmd_mix", "specmodel.cmd_runs", "specmodel.cmd_rules", "specmodel.cmd_dashboard",
+                   "specmodel.cmd_capacity"]
 
 
 class _Parser(argparse.ArgumentParser):

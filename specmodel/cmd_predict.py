@@ -65,6 +65,20 @@ def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
                             f"allowed {bound.lo:g}-{bound.hi:g})")
 
 
+def add_acceptance_and_timing_arguments(p: argparse.ArgumentParser,
+                                        k_help: str = "draft tokens per step; default 4") -> None:
+    """Acceptance (α, E or a survival profile), k, k_max and measured step times: the What-if inputs
+    besides hardware and models (shared by `predict` and `capacity`)."""
+    acc = p.add_mutually_exclusive_group()
+    acc.add_argument("--alpha", type=_number(0, 1), help="per-token acceptance α in [0, 1]; default 0.7")
+    acc.add_argument("--accept-len", type=_number(1), help="mean acceptance length E (tokens per step, bonus included)")
+    acc.add_argument("--survival", type=_survival, help="measured per-position survival p_1,...,p_k")
+    p.add_argument("--k", type=_number(0, 32, whole=True), default=None, help=k_help)
+    p.add_argument("--k-max", type=_number(1, 32, whole=True), default=8, help="largest k to consider for best k")
+    p.add_argument("--t-target-ms", type=_number(0, 10_000, strict_lo=True), help="measured target step at batch 1, ms")
+    p.add_argument("--t-draft-ms", type=_number(0, 10_000), help="measured draft cost per draft token at batch 1, ms")
+
+
 def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
     if args.draft and args.method not in (None, "draft_model"):
         raise SpecModelError(f"--draft names a draft model, which conflicts with --method {args.method}")
@@ -95,14 +109,7 @@ def add_parser(sub) -> None:
                        description="Predict one scenario. With --t-target-ms/--t-draft-ms the timings are "
                                    "measured (they pin the memory-bound floor); otherwise from hardware presets.")
     add_scenario_arguments(p)
-    acc = p.add_mutually_exclusive_group()
-    acc.add_argument("--alpha", type=_number(0, 1), help="per-token acceptance α in [0, 1]; default 0.7")
-    acc.add_argument("--accept-len", type=_number(1), help="mean acceptance length E (tokens per step, bonus included)")
-    acc.add_argument("--survival", type=_survival, help="measured per-position survival p_1,...,p_k")
-    p.add_argument("--k", type=_number(0, 32, whole=True), default=None, help="draft tokens per step; default 4")
-    p.add_argument("--k-max", type=_number(1, 32, whole=True), default=8, help="largest k to consider for best k")
-    p.add_argument("--t-target-ms", type=_number(0, 10_000, strict_lo=True), help="measured target step at batch 1, ms")
-    p.add_argument("--t-draft-ms", type=_number(0, 10_000), help="measured draft cost per draft token at batch 1, ms")
+    add_acceptance_and_timing_arguments(p)
     p.add_argument("--concurrency", type=_number(1, 65_536, whole=True), default=1, help="concurrent sequences")
     p.add_argument("--draft-depth", type=_number(1, 64, whole=True),
                    help="tree drafting: sequential draft passes (k is then the tree's verified tokens)")

@@ -383,6 +383,8 @@ OPTIONS = {
     "presets": ["--json"],
     "runs": ["--gpu", "--k", "--pair", "--calibrate", "--csv", "--html", "--json"],
     "mix": ["--gpus", "--concurrency", "--k", "--k-max", "--methods", "--top", "--json", "--gpu", "--target"],
+    "capacity": ["--users", "--rps", "--output-tokens", "--min-user-tok-s", "--max-itl-ms", "--k", "--k-max",
+                 "--alpha", "--accept-len", "--gpu", "--tp", "--context-len", "--method", "--json"],
     "scrape": ["--model-name", "--k", "--alpha", "--spec-k", "--token-env", "--timeout", "--json", "--window"],
     "fleet": ["--window", "--match", "--timeout", "--user", "--k", "--alpha", "--spec-k", "--json", "--token-env"],
 }

@@ -17,7 +17,7 @@ def test_deep_link_on_a_fresh_server_runs_through_the_app(_chromium):
             page.get_by_text("Hardware and models").wait_for(timeout=60_000)
             page.get_by_role("heading", name="Traffic mix").first.wait_for()
             nav = page.locator("[data-testid='stSidebarNav']").inner_text()
-            for title in ("What-if", "Past runs", "Live", "Fleet", "Traffic mix"):
+            for title in ("What-if", "Past runs", "Live", "Fleet", "Traffic mix", "Capacity"):
                 assert title in nav
             assert "common" not in nav
         finally:
