@@ -32,7 +32,7 @@ def test_a_file_over_the_limit_that_slips_through_is_refused_by_name_and_the_oth
     at.file_uploader(key="run_files").set_value([("huge_<b>runs</b>.csv", big, "text/csv"),
                                                   ("runs.csv", GOOD, "text/csv")]).run()
     assert not at.exception
-    errors = " | ".join(e.value for e in at.error)
+    errors = " | ".join(e.value for e in at.error).replace("\\", "")  # markdown escapes render as the name
     assert "huge_<b>runs</b>.csv" in errors and "over the 20 MB limit" in errors
     assert set(at.dataframe[0].value["file"]) == {"runs.csv"}  # the good file still loads
 

@@ -17,7 +17,7 @@ def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(strea
     page = browser_page
     requested = []
     page.on("request", lambda r: requested.append(r.url))
-    page.goto(streamlit_server + "/?alpha=0.6&conc=32")
+    page.goto(streamlit_server + "/?alpha=0.6&conc=8")
     wait_for_app(page)
     wait_for_charts(page)
     assert "What-if" in page.locator("h1").first.inner_text()
@@ -41,7 +41,7 @@ def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(strea
     after = verdict_text(page)
     assert after != before
     assert after.startswith("Loses")
-    assert "k=8" in page.url and "alpha=0.6" in page.url
+    assert "k=8" in page.url and "alpha=0.6" in page.url and "conc=8" in page.url
     # Everything the page loads (scripts, fonts, icons, favicon) comes from the app's own server.
     outside = [u for u in requested if not u.startswith((streamlit_server, "data:", "blob:"))]
     assert outside == []
