@@ -8,6 +8,29 @@ from pages.common import base_scenario, chart, show_does_not_fit, show_error
 from specmodel import SpecModelError, acceptance, figures, summarize
 from specmodel.errors import DoesNotFit
 
+MAX_CONCURRENCY = 4096
+SLIDER_STOPS = [2 ** i for i in range(10)]  # 1 … 512
+
+
+def concurrency_stops(typed: int) -> list[int]:
+    return sorted({*SLIDER_STOPS, int(typed)})
+
+
+def _follow_slider() -> None:
+    st.session_state["conc"] = st.session_state["conc_slider"]
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def model_view(scenario):
+    """Summary and the four figures of one scenario: a rerun that changes none of the model's
+    inputs (or comes back to a setting seen before, by this or another session) reuses them."""
+    summary = summarize(scenario)
+    return summary, (figures.speedup_vs_alpha(scenario, summary.prediction),
+                     figures.alpha_k_heatmap(scenario),
+                     figures.speedup_vs_concurrency(scenario, summary.crossover_concurrency, summary.prediction),
+                     figures.best_k_by_batch(scenario))
+
+
 st.title("What-if: does speculative decoding pay off here?")
 st.caption("Speedup = speculative throughput ÷ plain throughput at the same number of concurrent sequences, "
            "for the GPU, models and method chosen in the sidebar.")
@@ -28,7 +51,13 @@ with left:
                                       "counters ÷ drafts). Overrides α.")
     k = st.slider("Draft tokens per step k (0 = off)", 0, 8, 4, key="k", bind="query-params")
 with right:
-    concurrency = st.slider("Concurrent sequences (batch size)", 1, 512, 1, key="conc", bind="query-params")
+    # A number box for any value and a log-scale slider (1, 2, 4 … 512, plus the typed value) kept in step.
+    concurrency = st.number_input("Concurrent sequences (batch size)", min_value=1, max_value=MAX_CONCURRENCY,
+                                  step=1, key="conc", bind="query-params",
+                                  help="Type any batch size up to 4096, or drag the slider below.")
+    st.session_state["conc_slider"] = concurrency
+    st.select_slider("Concurrent sequences on a log scale", concurrency_stops(concurrency), key="conc_slider",
+                     label_visibility="collapsed", on_change=_follow_slider)
     if timings == "measured":
         t_target = st.slider("Target step at batch 1 (ms)", 1.0, 200.0, 19.0, 0.5, key="t_target",
                              bind="query-params")
@@ -48,7 +77,7 @@ try:
         acceptance.validate_survival(survival)
     scenario = base_scenario(alpha=alpha, k=k, concurrency=concurrency, survival=survival,
                              t_target_ms=t_target, t_draft_ms=t_draft)
-    summary = summarize(scenario)
+    summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k) = model_view(scenario)
 except DoesNotFit as exc:  # an answer for these settings, with the closest one that fits
     show_does_not_fit(exc)
     st.stop()
@@ -94,11 +123,11 @@ st.caption(f"Plain: {fmt(p['step_ms'], '.1f')} ms per step, {fmt(p['throughput_t
 
 c1, c2 = st.columns(2)
 with c1:
-    chart(figures.speedup_vs_alpha(scenario), "fig_alpha")
-    chart(figures.alpha_k_heatmap(scenario), "fig_heatmap")
+    chart(fig_alpha, "fig_alpha")
+    chart(fig_heatmap, "fig_heatmap")
 with c2:
-    chart(figures.speedup_vs_concurrency(scenario, summary.crossover_concurrency), "fig_concurrency")
-    chart(figures.best_k_by_batch(scenario), "fig_best_k")
+    chart(fig_concurrency, "fig_concurrency")
+    chart(fig_best_k, "fig_best_k")
 
 st.subheader("What to deploy")
 config = out["vllm_speculative_config"]

@@ -7,12 +7,13 @@ figure through the validating constructor, so a wrong property still fails a tes
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .scenario import K_MAX, Scenario, best_k, crossover_concurrency, predict
+from .scenario import K_MAX, Prediction, Scenario, best_k, crossover_concurrency, predict
 
 ALPHAS = np.linspace(0.0, 1.0, 101)
 BATCHES = np.unique(np.round(np.geomspace(1, 1024, 160)).astype(int))
@@ -64,9 +65,23 @@ def _best_k_by_batch(s: Scenario) -> tuple[np.ndarray, np.ndarray]:
     return best_k(s, K_MAX, concurrency=BATCHES)
 
 
-def speedup_vs_alpha(s: Scenario) -> go.Figure:
-    """Speedup against α for every k at the scenario's concurrency, with the break-even line."""
-    grid = np.asarray(predict(s, alpha=ALPHAS[None, :], k=KS[:, None]).speedup, dtype=float)
+def _alpha_k_grid(s: Scenario) -> np.ndarray:
+    """Speedup over ALPHAS × k = 0..K_MAX at the scenario's concurrency. It depends on neither the
+    scenario's α, k nor profile (all overridden), so moving the α or k slider reuses it."""
+    return _alpha_k_grid_for(replace(s, alpha=0.0, k=0, survival=None))
+
+
+@lru_cache(maxsize=32)
+def _alpha_k_grid_for(s: Scenario) -> np.ndarray:
+    grid = np.asarray(predict(s, alpha=ALPHAS[None, :], k=np.arange(0, K_MAX + 1)[:, None]).speedup, dtype=float)
+    grid.flags.writeable = False  # shared between figures and reruns
+    return grid
+
+
+def speedup_vs_alpha(s: Scenario, prediction: Prediction | None = None) -> go.Figure:
+    """Speedup against α for every k at the scenario's concurrency, with the break-even line.
+    Pass the scenario's own prediction when already known (summarize has it) to save predicting it."""
+    grid = _alpha_k_grid(s)[1:]
     traces = []
     for i, k in enumerate(KS):
         chosen = k == s.k
@@ -75,7 +90,7 @@ def speedup_vs_alpha(s: Scenario) -> go.Figure:
                            line=dict(width=3.5 if chosen else 1.5), opacity=1.0 if chosen else 0.55))
     traces.append(break_even_line(0.0, 1.0))
     if s.k > 0 and s.survival is None:
-        p = predict(s)
+        p = prediction if prediction is not None else predict(s)
         traces.append(marker(s.alpha, p.speedup, "this scenario",
                              "α = %{x:.2f}<br>speedup = %{y:.2f}x<extra>this scenario</extra>"))
         if np.isfinite(p.break_even_alpha):
@@ -85,9 +100,11 @@ def speedup_vs_alpha(s: Scenario) -> go.Figure:
                   "per-token acceptance α (probability)", "speedup over plain decoding (×)")
 
 
-def speedup_vs_concurrency(s: Scenario, crossover: int | None = None) -> go.Figure:
+def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
+                           prediction: Prediction | None = None) -> go.Figure:
     """Speedup against concurrent sequences for the chosen k and for the best k; crossover marked.
-    Pass the crossover when already known (summarize computes it) to save recomputing it."""
+    Pass the crossover and the scenario's prediction when already known (summarize computes both)
+    to save recomputing them."""
     traces = []
     if s.k > 0:
         chosen = predict(s, concurrency=BATCHES).speedup
@@ -102,7 +119,8 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None) -> go.Figu
     if s.k > 0 and cross is not None and cross >= 1:
         traces.append(vertical_line(cross, max(1.2, float(np.nanmax(speeds)) * 1.05), f"crossover: batch {cross}",
                                     f"k = {s.k} loses above batch {cross}<extra></extra>"))
-    traces.append(marker(s.concurrency, predict(s).speedup, "this scenario",
+    here = prediction if prediction is not None else predict(s)
+    traces.append(marker(s.concurrency, here.speedup, "this scenario",
                          "batch %{x}<br>speedup = %{y:.2f}x<extra>this scenario</extra>"))
     return figure(traces, "Speedup vs concurrency", "concurrent sequences (batch size, log scale)",
                   "speedup over plain decoding (×)", xaxis=dict(type="log"))
@@ -111,7 +129,7 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None) -> go.Figu
 def alpha_k_heatmap(s: Scenario) -> go.Figure:
     """Speedup over α × k at the scenario's concurrency; red loses, blue wins, white is break-even."""
     ks = np.arange(0, K_MAX + 1)
-    grid = np.asarray(predict(s, alpha=ALPHAS[None, :], k=ks[:, None]).speedup, dtype=float)
+    grid = _alpha_k_grid(s)
     # Colour by log2(speedup) so 0.5x and 2x are equally strong; the colour bar is labelled in ×.
     log_grid = np.log2(np.clip(grid, 1 / 16, 16))
     lim = max(1.0, float(np.ceil(np.nanmax(np.abs(log_grid)))))

@@ -52,7 +52,8 @@ def test_url_parameters_set_the_widgets():
               "timings": "measured", "t_target": "25", "t_draft": "4.5", "ctx": "4096"})
     assert at.slider(key="alpha").value == pytest.approx(0.35)
     assert at.slider(key="k").value == 6
-    assert at.slider(key="conc").value == 128
+    assert at.number_input(key="conc").value == 128
+    assert at.select_slider(key="conc_slider").value == 128  # the typed value sits on the log slider
     assert at.selectbox(key="gpu").value == "H100 SXM"
     assert at.selectbox(key="target").value == "Qwen3 8B"
     assert at.selectbox(key="draft").value == "Qwen3 0.6B"
@@ -67,7 +68,7 @@ def test_invalid_url_parameters_fall_back_to_defaults():
     assert not at.exception
     assert at.slider(key="alpha").value == pytest.approx(0.70)
     assert at.slider(key="k").value == 4
-    assert at.slider(key="conc").value == 1
+    assert at.number_input(key="conc").value == 1
     assert at.selectbox(key="gpu").value == "L40S"
 
 
@@ -104,3 +105,21 @@ def test_k_zero_means_off():
     at = run({"k": "0"})
     assert not at.exception
     assert at.metric[0].value == "1.00x"
+
+
+def test_concurrency_is_a_number_box_and_a_log_scale_slider_kept_in_step():
+    at = run()
+    slider = at.select_slider(key="conc_slider")
+    assert slider.options == [str(2 ** i) for i in range(10)]  # 1, 2, 4 … 512: one press doubles
+    at.select_slider(key="conc_slider").set_value(32).run()  # five steps, not 31 key presses
+    assert not at.exception
+    assert at.number_input(key="conc").value == 32
+    assert at.query_params["conc"] in ("32", ["32"])
+    at.number_input(key="conc").set_value(48).run()  # any typed value, also between the stops
+    assert not at.exception
+    assert at.select_slider(key="conc_slider").value == 48
+    assert at.select_slider(key="conc_slider").options[5:8] == ["32", "48", "64"]
+    assert any(m.label == "Speedup" for m in at.metric)
+    at.number_input(key="conc").set_value(2000).run()  # beyond the slider's 512
+    assert not at.exception and at.select_slider(key="conc_slider").options[-1] == "2000"
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
