@@ -51,17 +51,55 @@ def _cell(value) -> str:
     return html.escape(str(value))
 
 
+# The tables fit the page: a fixed layout gives each column a share of the width by what it holds
+# (sentences most, names more than numbers), and text wraps inside its column, mid-word only when a
+# word is longer than the column is wide.
+_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.2, "workload": 2.2, "file": 2.0, "target_model": 2.0, "draft_model": 2.0,
+                "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 1.8, "margin": 1.2,
+                "k": 0.7, "row": 0.9}
+_NUMBER_SHARE, _TEXT_SHARE = 1.3, 1.4
+_NOWRAP = {"verdict", "margin", "k", "row"}  # a few characters each: never broken
+
+# Where a long header word may break (a soft hyphen shows only when the column is that narrow).
+_SOFT_HYPHENS = {"concurrency": "concur\u00adrency", "acceptance": "accep\u00adtance", "measured": "meas\u00adured",
+                 "baseline": "base\u00adline", "speedup": "speed\u00adup", "workload": "work\u00adload",
+                 "predicted": "pre\u00addicted", "break-even": "break-\u200beven", "tokens/step": "tokens/\u200bstep"}
+
+
+def _header(column) -> str:
+    """A column name as a header that wraps to fit: words apart ("measured_speedup" reads
+    "measured speedup") and long words with a soft hyphen."""
+    words = str(column).replace("_", " ").split(" ")
+    return " ".join(html.escape(_SOFT_HYPHENS.get(w, w)) for w in words)
+
+
+def _share(frame: pd.DataFrame, column: str) -> float:
+    if column in _WIDTH_SHARE:
+        return _WIDTH_SHARE[column]
+    return _NUMBER_SHARE if pd.api.types.is_numeric_dtype(frame[column]) else _TEXT_SHARE
+
+
 def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str = "") -> str:
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    shares = [_share(frame, c) for c in cols]
+    colgroup = "".join(f"<col style='width:{100 * w / sum(shares):.2f}%'>" for w in shares)
+    head = "".join(f"<th>{_header(c)}</th>" for c in cols)
     body = []
     for r in frame[cols].to_dict("records"):
         cells = []
         for c in cols:
-            cls = f' class="v-{html.escape(str(r[c]))}"' if c == "verdict" and isinstance(r[c], str) else ""
+            classes = []
+            if c == "verdict" and isinstance(r[c], str):
+                classes.append(f"v-{html.escape(r[c])}")
+            if c in _NOWRAP:
+                classes.append("short")
+            if isinstance(r[c], (int, float)) and not isinstance(r[c], bool):
+                classes.append("num")
+            cls = f' class="{" ".join(classes)}"' if classes else ""
             cells.append(f"<td{cls}>{_cell(r[c])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table class='{css_class}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f"<table class='{css_class}'><colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
 
 
 _REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
@@ -78,9 +116,10 @@ def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1400px}
-table{border-collapse:collapse;font-size:13px;margin:0.5rem 0 1.5rem}
-th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}table.be td:nth-child(10){min-width:340px}.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
+table{border-collapse:collapse;font-size:12px;margin:0.5rem 0 1.5rem;width:100%;table-layout:fixed}
+th,td{border:1px solid #d0d7de;padding:3px 5px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f6f8fa;overflow-wrap:break-word}td.num{text-align:right}td.short{overflow-wrap:normal}
+.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
 .v-borderline{color:#9a6700;font-weight:600}.muted{color:#59636e}
 """
 
@@ -104,6 +143,9 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
                  "each run's concurrency; clears: more than 5% above, fails: more than 5% below.</p>")
     parts.append(_table(_break_even_display(table), css_class="be"))
     for i, fig in enumerate(figures):
+        # A file read on its own, without the app's theme: plotly's light template, whatever the
+        # figure was drawn with in the app.
+        fig = go.Figure(fig).update_layout(template="plotly_white")
         parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
                                  config={"displaylogo": False}))
     parts.append("<h2>Runs as read</h2>")
