@@ -450,9 +450,9 @@ def off_above(schedule: list[list[int]]) -> int | None:
 
 
 def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None, k: int,
-            concurrency: int, spec_fits: bool = True) -> Verdict:
+            concurrency: int, spec_fits: bool = True, off_above_k: int | None = None) -> Verdict:
     """Words for a speedup, and the advice that follows from the best k here and the batch size
-    above which the best k is 0 (from k_schedule)."""
+    above which the best k is 0 (from k_schedule; `off_above_k` is the schedule's k just below it)."""
     best_k_value, best_speed = best
     if not spec_fits:
         return Verdict("loses", "loses: the draft and its KV cache do not fit beside the target",
@@ -474,7 +474,10 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
     elif k > 0:
         parts.append(f"keep k = {k}")
     if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:
-        parts.append(f"turn it off above batch {off_above_batch}")
+        # Name the k this batch belongs to: it is the schedule's last k, not necessarily the chosen
+        # one (whose own crossover may be far lower).
+        parts.append(f"turn it off above batch {off_above_batch}"
+                     + (f", where k = {off_above_k} stops paying" if off_above_k else ""))
     return Verdict(label, text, "; ".join(parts))
 
 
@@ -560,7 +563,8 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     cross = crossover_concurrency(s)
     spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
     schedule = k_schedule(s, max(k_max, s.k))
-    v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits)
+    last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
+    v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits, last_k)
     if not spec_fits:  # name the real cause for this method and the closest setting that fits
         from .fit import speculation_does_not_fit
         why = speculation_does_not_fit(s)

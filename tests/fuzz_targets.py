@@ -19,6 +19,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -450,6 +451,8 @@ def target_cli(item) -> None:
         raise AssertionError(f"traceback on stderr for {final}: {err.getvalue()[-500:]}")
     if code == 2 and not err.getvalue().strip():
         raise AssertionError(f"exit 2 without a message for {final}")
+    if NUMPY_REPR.search(err.getvalue()):
+        raise AssertionError(f"numpy's repr in the message for {final}: {err.getvalue()[-300:]}")
 
 
 # --- the list -----------------------------------------------------------------------------------------
@@ -465,12 +468,18 @@ TARGETS = [
 ALLOWED = (SpecModelError,)
 
 
+# numpy's repr of a scalar or an array, which a person reading a message should never see.
+NUMPY_REPR = re.compile(r"\bnp\.(float|int|uint|bool|str)_?\d*\(|\barray\(\[")
+
+
 def check(function, value) -> None:
-    """Run one input; SpecModelError is a refusal the user sees, anything else propagates."""
+    """Run one input; SpecModelError is a refusal the user sees (in words, with numbers as a person
+    writes them), anything else propagates."""
     try:
         function(value)
-    except ALLOWED:
-        pass
+    except ALLOWED as exc:
+        if NUMPY_REPR.search(str(exc)):
+            raise AssertionError(f"numpy's repr in a message: {exc}") from None
 
 
 __all__ = ["TARGETS", "check", "fuzz_server_url", "ScrapePolicy", "math"]
