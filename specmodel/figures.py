@@ -18,8 +18,10 @@ from .scenario import K_MAX, Prediction, Scenario, best_k, crossover_concurrency
 ALPHAS = np.linspace(0.0, 1.0, 101)
 BATCHES = np.unique(np.round(np.geomspace(1, 1024, 160)).astype(int))
 KS = np.arange(1, K_MAX + 1)
-BREAK_EVEN_STYLE = dict(color="#444", dash="dash", width=1.5)
-SCENARIO_MARKER = dict(size=12, symbol="diamond", color="black")
+# Colours readable on the light and the dark theme alike (the page follows the viewer's preference):
+# mid grey lines, and a dark marker with a white rim.
+BREAK_EVEN_STYLE = dict(color="#8c8c8c", dash="dash", width=1.5)
+SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(width=2, color="#ffffff"))
 # Diverging: red where speculation loses, white at break-even, blue where it wins.
 LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#f7f7f7"], [0.75, "#4393c3"], [1.0, "#053061"]]
 
@@ -141,7 +143,7 @@ def alpha_k_heatmap(s: Scenario) -> go.Figure:
              hovertemplate="α = %{x:.2f}<br>k = %{y}<br>speedup = %{customdata:.2f}x<extra></extra>",
              showlegend=False),
         dict(type="contour", x=ALPHAS, y=ks[1:], z=grid[1:], showscale=False,
-             contours=dict(start=1.0, end=1.0, size=1.0, coloring="none"), line=dict(color="black", width=2),
+             contours=dict(start=1.0, end=1.0, size=1.0, coloring="none"), line=dict(color="#8c8c8c", width=2),
              name="break-even (1.0x)", showlegend=True, hoverinfo="skip"),
     ]
     if s.survival is None:

@@ -146,10 +146,10 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
         if verdict.speedup_range is not None:
             lo, hi = verdict.speedup_range
             err = dict(type="data", symmetric=False, array=[max(0.0, hi - verdict.speedup)],
-                       arrayminus=[max(0.0, verdict.speedup - lo)], color="#444")
+                       arrayminus=[max(0.0, verdict.speedup - lo)], color="#8c8c8c")
         fig.add_trace(go.Scatter(x=[b], y=[verdict.speedup], mode="markers", error_y=err,
                                  name="right now" if verdict.measured else "right now (if it were on)",
-                                 marker=dict(size=14, symbol="diamond", color="#444",
+                                 marker=dict(size=14, symbol="diamond", color="#222222",
                                              line=dict(width=1.5, color="#ffffff")),
                                  hovertemplate="batch %{x} (running requests)<br>speedup %{y:.2f}x"
                                                "<extra>right now</extra>"))

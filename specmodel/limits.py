@@ -5,7 +5,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
 
     MAX_K                  draft tokens per step (and tree width) in every reader, parser and flag
     MAX_ROWS_PER_FILE      runs read from one file: the first ones load, the rest are named in a message
-    MAX_FILE_BYTES         one uploaded or named file (the app's upload limit, 20 MB)
+    MAX_FILE_BYTES         one uploaded or named file (the app's upload limit, 20 MB = 20,000,000 bytes)
     MAX_JSON_DEPTH         nesting of a JSON document (files and Prometheus answers)
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
@@ -26,7 +26,10 @@ from .errors import SpecModelError
 
 MAX_K = 64  # no engine drafts more than a few dozen tokens per step; vLLM's trees stay under 64 wide
 MAX_ROWS_PER_FILE = 200_000
-MAX_FILE_BYTES = 20 * 1024 * 1024  # the upload limit in .streamlit/config.toml (maxUploadSize = 20 MB)
+MAX_UPLOAD_MB = 20  # .streamlit/config.toml server.maxUploadSize
+# Streamlit's uploader counts that limit in the browser, where 1 MB is 10^6 bytes (2^20 only on Windows;
+# the server itself allows 2^20): the smaller is the limit every user meets, so the reader uses it too.
+MAX_FILE_BYTES = MAX_UPLOAD_MB * 1_000_000
 MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_LABEL_CHARS = 200
@@ -61,14 +64,14 @@ def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         raise SpecModelError(f"{shown} is {kind}, not a regular file: give a CSV or JSON file")
     if info.st_size > max_bytes:
         raise SpecModelError(f"{shown}: the file is {info.st_size / 1e6:.1f} MB, over the "
-                             f"{max_bytes / 2**20:.0f} MB limit; split it or keep only the summary rows")
+                             f"{max_bytes / 1e6:.0f} MB limit; split it or keep only the summary rows")
     try:
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)
     except OSError as exc:
         raise SpecModelError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     if len(data) > max_bytes:
-        raise SpecModelError(f"{shown}: the file is over the {max_bytes / 2**20:.0f} MB limit; split it")
+        raise SpecModelError(f"{shown}: the file is over the {max_bytes / 1e6:.0f} MB limit; split it")
     return data
 
 

@@ -290,7 +290,7 @@ def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Reco
         return [], [Problem(name, None, None, message)]
 
     if len(data) > MAX_FILE_BYTES:
-        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 2**20:.0f} MB limit; "
+        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB limit; "
                     "split it or keep only the summary rows")
     if not data.strip():
         return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")

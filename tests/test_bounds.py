@@ -7,6 +7,7 @@ import tomllib
 from streamlit.testing.v1 import AppTest
 
 from specmodel import live, prom
+from specmodel.limits import MAX_UPLOAD_MB
 from specmodel.runs import MAX_FILE_BYTES, read_runs
 from tests import replay
 from tests.conftest import ROOT
@@ -16,11 +17,23 @@ APP = str(ROOT / "app.py")
 GOOD = (ROOT / "sample_runs" / "multi_workload.csv").read_bytes()
 
 
-def test_the_reader_and_the_server_agree_on_the_upload_limit():
+def test_the_reader_the_server_and_the_readme_agree_on_the_upload_limit():
+    """Streamlit's uploader checks the limit in the browser, where 1 MB is 10^6 bytes (2^20 only on
+    Windows): a 19.5 MiB file (20.4 × 10^6 bytes) is refused at maxUploadSize = 20, so the reader's
+    limit and the README count 10^6 bytes too."""
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert config["server"]["maxUploadSize"] * 2**20 == MAX_FILE_BYTES  # Streamlit counts MB as 2^20 bytes
+    assert config["server"]["maxUploadSize"] == MAX_UPLOAD_MB == 20
+    assert MAX_FILE_BYTES == 20_000_000
     page = (ROOT / "pages" / "runs.py").read_text()
-    assert "max_upload_size=MAX_FILE_BYTES // 2**20" in page  # the uploader refuses larger files itself
+    assert "max_upload_size=MAX_UPLOAD_MB" in page  # the uploader refuses larger files itself
+    readme = (ROOT / "README.md").read_text()
+    assert "up to 20 MB each" in readme and "20 × 2^20" not in readme and "20,000,000 bytes" in readme
+
+
+def test_a_19_5_mib_file_is_refused_in_the_units_the_browser_uses():
+    data = b"workload,concurrency,k,alpha\n" + b"x,1,4,0.7\n" * (int(19.5 * 2**20) // 10)
+    problems = read_runs([("big.csv", data)]).problems
+    assert "the file is 20.4 MB, over the 20 MB limit" in str(problems[0])
 
 
 def test_a_file_over_the_limit_that_slips_through_is_refused_by_name_and_the_others_load():
