@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
-from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, scrape
+from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, samples, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
 st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
@@ -49,31 +49,54 @@ with st.expander("Alert and dashboard for your own Prometheus and Grafana"):
         dl[1].download_button("Grafana dashboard (JSON)", dashboard_text, file_name="specmodel-dashboard.json",
                               mime="application/json", key="fleet_dashboard_download")
 
-if not url.strip():
+
+
+def _sample(on: bool) -> None:
+    st.session_state["fleet_sample"] = on
+
+
+sample = not url.strip() and st.session_state.get("fleet_sample", False)  # a URL typed in takes over
+if not url.strip() and not sample:
     st.info("Enter the URL of the Prometheus server that scrapes your inference fleet. The README shows a "
             "minimal scrape config for vLLM servers.")
+    st.button("Try it with a recorded server", key="fleet_try_sample", on_click=_sample, args=(True,),
+              help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")
     st.stop()
+if sample:
+    st.info(f"**{samples.FLEET_SAMPLE_LABEL}** Recorded over a {samples.FLEET_SAMPLE_WINDOW} window; the window and "
+            "label filter boxes apply to your own Prometheus.")
+    st.button("Stop the sample", key="fleet_stop_sample", on_click=_sample, args=(False,))
+    url, window, span, match = samples.FLEET_SAMPLE_URL, samples.FLEET_SAMPLE_WINDOW, samples.FLEET_SAMPLE_SPAN, ""
+
+
+def _client(server, sample: bool):
+    """A client for this server; for the sample, one that answers from the recording in process."""
+    return samples.recorded_prometheus_client() if sample else scrape.make_client(server.policy)
+
+
+def _at(sample: bool):
+    return samples.fleet_sample_time() if sample else None
 
 
 @st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus…")
-def load(url, window, match, user, password, token, scenario):
+def load(url, window, match, user, password, token, scenario, sample):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
-    with scrape.make_client(server.policy) as client:
-        return fleet.fleet(client, server, scenario, window=window, selector=match)
+    with _client(server, sample) as client:
+        return fleet.fleet(client, server, scenario, window=window, selector=match, at_s=_at(sample))
 
 
 @st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus for the history…")
-def load_history(url, window, span, match, user, password, token):
+def load_history(url, window, span, match, user, password, token, sample):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
-    with scrape.make_client(server.policy) as client:
-        return fleet.history(client, server, window=window, span=span, selector=match)
+    with _client(server, sample) as client:
+        return fleet.history(client, server, window=window, span=span, selector=match, end_s=_at(sample))
 
 
 if st.button("Refresh now", key="fleet_refresh"):
     load.clear()
     load_history.clear()
 try:
-    report = load(url, window, match, user, password, token, base_scenario())
+    report = load(url, window, match, user, password, token, base_scenario(), sample)
 except SpecModelError as exc:
     show_error(exc)
     st.stop()
@@ -81,15 +104,14 @@ except SpecModelError as exc:
 table = report.table()
 for inst in report.losing:
     v = inst.verdict
-    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text}" + (f" — {v.advice}." if v.advice else "."),
-             icon="📉")
+    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text}" + (f" — {v.advice}." if v.advice else "."))
 for d in report.down:
-    st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}",
-               icon="🔌")
+    st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}")
 for p in report.problems:
-    st.warning(f"**{p['instance']}** (job {p['job']}) is not shown: {p['reason']}", icon="⚠️")
+    st.warning(f"**{p['instance']}** (job {p['job']}) is not shown: {p['reason']}")
 counts = table["verdict"].value_counts()
-st.caption(f"{len(table)} instance(s) at {report.prometheus} over the last {report.window}: "
+st.caption(f"{len(table)} instance(s) at {'the recorded Prometheus (sample)' if sample else report.prometheus} "
+           f"over the last {report.window}: "
            + ", ".join(f"{n} {label}" for label, n in counts.items()))
 
 f = st.columns(2)
@@ -124,7 +146,7 @@ if notes:
 
 chart(figures_fleet.operating_points(shown), key="fleet_points")
 try:
-    frame = load_history(url, window, span, match, user, password, token)
+    frame = load_history(url, window, span, match, user, password, token, sample)
 except SpecModelError as exc:
     show_error(exc)
     st.stop()

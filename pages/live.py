@@ -1,9 +1,11 @@
 """Live: scrape a server's /metrics on an interval; the window's statistics, the operating point, a verdict."""
 
+import time
+
 import streamlit as st
 
 from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
-from specmodel import SpecModelError, figures_live, live, scrape
+from specmodel import SpecModelError, figures_live, live, samples, scrape
 from specmodel.prom import stats_from_window, window_over
 
 SNAPSHOT_CAP = live.HISTORY_CAP
@@ -47,11 +49,28 @@ with st.expander("Connection and model options", expanded=bool(moved)):
 auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params",
                  help="Only the live panel below reruns; the rest of the page stays as it is.")
 
-if not url.strip():
-    st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
-    st.stop()
 
-session_key = (url.strip(), int(k_given))
+
+def _start_sample() -> None:
+    st.session_state.update(live_sample=True, live_sample_started=time.time(), live_sample_next=0)
+
+
+def _stop_sample() -> None:
+    st.session_state["live_sample"] = False
+
+
+sample = not url.strip() and st.session_state.get("live_sample", False)  # a URL typed in takes over
+if not url.strip() and not sample:
+    st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
+    st.button("Try it with a recorded server", key="live_try_sample", on_click=_start_sample,
+              help="Replays a recorded vLLM server's /metrics, bundled with the app: nothing is fetched.")
+    st.stop()
+if sample:
+    st.info(f"**{samples.LIVE_SAMPLE_LABEL}**")
+    st.button("Stop the sample", key="live_stop_sample", on_click=_stop_sample)
+
+session_key = (("recorded sample", st.session_state.get("live_sample_started")) if sample
+               else (url.strip(), int(k_given)))
 if st.session_state.get("live_key") != session_key:  # a new server: start a new session history
     st.session_state.update(live_key=session_key, live_snaps=[], live_history=[], live_models=[],
                             live_first_model=None)
@@ -123,23 +142,40 @@ def show_results(snaps: list) -> None:
                 chart(figures_live.survival_figure(stats), key="live_survival")
 
 
+def next_sample_snapshot():
+    """The recording's next scrape, or None once all of them were replayed."""
+    i = st.session_state.get("live_sample_next", 0)
+    if i >= samples.live_sample_length():
+        st.caption(f"End of the recording ({samples.live_sample_length()} scrapes). Press 'Stop the sample' "
+                   "and enter your server's URL, or start the sample again from an empty URL.")
+        return None
+    st.session_state["live_sample_next"] = i + 1
+    return samples.live_sample_snapshot(i, st.session_state["live_sample_started"])
+
+
 @st.fragment(run_every=interval if auto else None)
 def live_panel() -> None:
     policy = scrape.ScrapePolicy.for_interval(interval)
     snaps = st.session_state["live_snaps"]
     try:
-        with scrape.make_client(policy) as client:
-            snap = scrape.scrape_snapshot(client, scrape.with_credentials(url.strip(), user, password),
-                                          token=token or None, policy=policy,
-                                          model_name=model_name, k=int(k_given) or None)
-        if snaps and (snap.server != snaps[-1].server or snap.model_name != snaps[-1].model_name):
+        if sample:
+            snap = next_sample_snapshot()
+        else:
+            with scrape.make_client(policy) as client:
+                snap = scrape.scrape_snapshot(client, scrape.with_credentials(url.strip(), user, password),
+                                              token=token or None, policy=policy,
+                                              model_name=model_name, k=int(k_given) or None)
+        if snap is None:
+            pass  # the recording has ended: keep showing its last window
+        elif snaps and (snap.server != snaps[-1].server or snap.model_name != snaps[-1].model_name):
             snaps.clear()  # another server or model: its counters are not comparable with these
             st.session_state["live_history"] = []
-        snaps.append(snap)
-        del snaps[:-SNAPSHOT_CAP]
-        st.session_state["live_models"] = list(snap.model_names)
-        if st.session_state.get("live_first_model") is None:
-            st.session_state["live_first_model"] = snap.model_name
+        if snap is not None:
+            snaps.append(snap)
+            del snaps[:-SNAPSHOT_CAP]
+            st.session_state["live_models"] = list(snap.model_names)
+            if st.session_state.get("live_first_model") is None:
+                st.session_state["live_first_model"] = snap.model_name
     except SpecModelError as exc:
         show_error(exc)
         if auto:

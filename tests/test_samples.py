@@ -1,0 +1,81 @@
+""""Try it with a recorded server": Live replays bundled /metrics snapshots, Fleet shows a recorded
+Prometheus answer; both say they are samples, and neither touches the network."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specmodel import Scenario, fleet, live, promapi, samples
+from specmodel.prom import stats_from_window, window_over
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any real HTTP request fails the test: the samples must be answered in process."""
+    def refuse(self, request):
+        raise AssertionError(f"the sample made a network request: {request.url}")
+
+    monkeypatch.setattr(httpx.HTTPTransport, "handle_request", refuse)
+
+
+def test_the_recorded_server_is_a_load_ramp_whose_verdict_turns():
+    snaps = [samples.live_sample_snapshot(i, 1_000.0) for i in range(samples.live_sample_length())]
+    assert len(snaps) == 8 and [s.at for s in snaps] == [1_000.0 + 10 * i for i in range(8)]
+    first = live.live_verdict(stats_from_window(window_over(snaps[:2])), Scenario())
+    last = live.live_verdict(stats_from_window(window_over(snaps[-2:])), Scenario())
+    stats = stats_from_window(window_over(snaps[-2:]))
+    assert stats.k == 3 and stats.tokens_per_step == pytest.approx(2.71)  # 1 + 1710 / 1000
+    assert first.label == "pays off" and last.label == "loses"  # on the default L40S, at 20 and 256 running
+
+
+def test_the_recorded_prometheus_answers_the_fleet_queries(no_network):
+    with samples.recorded_prometheus_client() as client:
+        report = fleet.fleet(client, promapi.PromServer(samples.FLEET_SAMPLE_URL), Scenario(),
+                             window=samples.FLEET_SAMPLE_WINDOW, at_s=samples.fleet_sample_time())
+    table = report.table().set_index("instance")
+    assert set(table.index) == {"v1-good:8000", "v1-losing:8000", "v1-restarted:8000", "v1-off:8000", "v0:8000",
+                                "sglang:8000"}
+    assert table.loc["v1-good:8000", "tokens_per_step"] == pytest.approx(2.9)
+    assert table.loc["v1-losing:8000", "verdict"] == "loses"
+    assert [d["instance"] for d in report.down] == ["v0-down:8000"]
+
+
+def _page(path: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at.switch_page(path).run()
+
+
+def test_live_replays_the_recording_labelled_as_a_sample(no_network):
+    at = _page("pages/live.py")
+    at.button(key="live_try_sample").click().run()
+    assert not at.exception
+    assert any(i.value.startswith("**Sample: a recorded vLLM V1 server") for i in at.info)
+    assert any("First scrape done" in i.value for i in at.info)
+    at.run()  # the next refresh replays the next scrape
+    assert at.success and at.success[0].value.startswith("**Right now: pays off")
+    assert len(at.get("plotly_chart")) >= 2
+    for _ in range(samples.live_sample_length()):
+        at.run()
+    assert not at.exception
+    assert at.error and at.error[0].value.startswith("**Right now: loses")  # the load rose to 256
+    assert any("End of the recording (8 scrapes)" in c.value for c in at.caption)
+    at.button(key="live_stop_sample").click().run()
+    assert any("Enter the metrics URL" in i.value for i in at.info)
+
+
+def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
+    at = _page("pages/fleet.py")
+    at.button(key="fleet_try_sample").click().run()
+    assert not at.exception
+    assert any(i.value.startswith("**Sample: answers a real Prometheus") for i in at.info)
+    assert any("v1-losing:8000" in e.value and "loses" in e.value for e in at.error)
+    assert any("v0-down:8000" in w.value and "down" in w.value for w in at.warning)
+    assert len(at.dataframe[0].value) == 6
+    assert len(at.get("plotly_chart")) == 2
+    assert any("the recorded Prometheus (sample)" in c.value for c in at.caption)
