@@ -64,15 +64,24 @@ k = c[2].slider("k of the single pool as deployed (0 = off)", 0, 8, 4, key="mix_
 
 workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), source="workload table")
 for problem in problems:
-    st.error(problem, icon="⚠️")
+    st.error(problem)
 for note in notes:
     st.info(note)
 if not workloads:
     st.stop()
 
+split_among = None
+if len(workloads) > mix.MAX_WORKLOADS:  # the single pool takes them all; the split search separates six
+    labels = [w.label for w in workloads]
+    split_among = st.multiselect(
+        f"Workloads the split search separates (at most {mix.MAX_WORKLOADS})", labels,
+        default=mix.busiest(workloads), max_selections=mix.MAX_WORKLOADS, key="mix_split_among",
+        help=f"{len(workloads)} workloads are more than the split search tries apart; the ones not chosen share "
+             "one pool in every split. The single pool always serves all of them. Default: the busiest "
+             "(largest shares).")
 try:
     report = mix.compare(base_scenario(k=int(k), concurrency=int(concurrency)), workloads, int(concurrency),
-                         int(gpus))
+                         int(gpus), split_among=split_among)
 except SpecModelError as exc:
     show_error(exc)
     st.stop()
@@ -83,7 +92,7 @@ else:
     st.info(report.recommendation)
 for note in report.notes:
     if "does not fit" in note:
-        st.warning(note, icon="⚠️")
+        st.warning(note)
     else:
         st.caption(note)
 

@@ -39,6 +39,9 @@ def add_parser(sub) -> None:
                    help="methods the search tries (comma-separated); default the pool's method and any "
                         "with an alpha_<method> column")
     p.add_argument("--top", type=_number(1, 20, whole=True), default=3, help="splits to report; default 3")
+    p.add_argument("--split", type=lambda text: [s.strip() for s in text.split(",") if s.strip()],
+                   help="labels of the workloads (at most 6) the split search separates, comma-separated; the "
+                        "others share one pool; default: all, or the 6 with the largest shares")
     add_scenario_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_mix)
@@ -54,7 +57,7 @@ def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
                     k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=args.tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args))
     report = compare(base, workloads, args.concurrency, args.gpus, methods=args.methods, k_max=args.k_max,
-                     top=args.top)
+                     top=args.top, split_among=args.split)
     return report, notes
 
 

@@ -25,7 +25,7 @@ from .errors import SpecModelError
 from .presets import METHODS, find_method, find_model
 from .scenario import K_MAX, Prediction, Scenario, predict
 from .workloads import SHARE_TOLERANCE, Workload, normalise_shares
-MAX_WORKLOADS = 6  # the split search enumerates set partitions (203 of them for 6 workloads)
+MAX_WORKLOADS = 6  # workloads the split search separates (set partitions: 877 for 6 plus the rest)
 MAX_GPU_UNITS = 32  # replicas to distribute in the split search
 MAX_PLANS = 200_000
 OFF = "off"
@@ -333,15 +333,46 @@ def search_methods(base: Scenario, workloads: list[Workload], methods=None) -> t
     return tuple(m for m in METHODS if m in found)
 
 
+def busiest(workloads: list[Workload], n: int = MAX_WORKLOADS) -> list[str]:
+    """Labels of the `n` workloads with the largest shares (ties: in table order), in table order.
+
+    >>> from specmodel.workloads import Workload
+    >>> busiest([Workload(f"w{i}", s, 0.5) for i, s in enumerate([0.1, 0.3, 0.05, 0.3, 0.25])], 3)
+    ['w1', 'w3', 'w4']
+    """
+    ranked = sorted(range(len(workloads)), key=lambda i: (-workloads[i].share, i))[:n]
+    return [workloads[i].label for i in sorted(ranked)]
+
+
+def _split_blocks(workloads: list[Workload], split_among) -> tuple[list[tuple[int, ...]], list[str]]:
+    """The items the split search places in pools: each chosen workload alone, and the others
+    together as one block (they always share a pool). Also the labels of the others."""
+    labels = [w.label for w in workloads]
+    if split_among is None:
+        split_among = busiest(workloads) if len(workloads) > MAX_WORKLOADS else labels
+    chosen = list(dict.fromkeys(split_among))
+    unknown = [c for c in chosen if c not in labels]
+    if unknown:
+        raise SpecModelError(f"workload(s) {', '.join(repr(u) for u in unknown)} to split are not in the table; "
+                             f"choose among: {', '.join(labels)}")
+    if len(chosen) > MAX_WORKLOADS:
+        raise SpecModelError(f"{len(chosen)} workloads chosen to split apart: the split search handles at most "
+                             f"{MAX_WORKLOADS}; the others share one pool")
+    blocks = [(labels.index(c),) for c in sorted(chosen, key=labels.index)]
+    rest = tuple(i for i, label in enumerate(labels) if label not in chosen)
+    return blocks + ([rest] if rest else []), [labels[i] for i in rest]
+
+
 def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: int = 1, *,
-            methods=None, k_max: int = K_MAX, top: int = 3) -> MixReport:
+            methods=None, k_max: int = K_MAX, top: int = 3, split_among=None) -> MixReport:
     """Single pool with the scenario's method and k, single pool off, the best single-pool setting,
-    and the `top` best ways to split the workloads over `gpus` GPUs (best first)."""
+    and the `top` best ways to split the workloads over `gpus` GPUs (best first).
+
+    The single pool takes every workload. The split search separates at most MAX_WORKLOADS of them:
+    `split_among` (labels; by default the busiest when there are more); the others always share
+    one pool. When the splits are too many to search, the report says so and lists no split."""
     if not workloads:
         raise SpecModelError("no workloads to compare")
-    if len(workloads) > MAX_WORKLOADS:
-        raise SpecModelError(f"{len(workloads)} workloads: the split search handles at most {MAX_WORKLOADS}; "
-                             "merge similar workloads (same α) into one")
     if int(concurrency) != concurrency or concurrency < 1:
         raise SpecModelError(f"concurrency must be a whole number ≥ 1, got {concurrency}")
     if int(gpus) != gpus or gpus < 1:
@@ -386,13 +417,19 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
     single_best = Plan("single pool, best setting", "single_best",
                        (pool_result(base, list(members), concurrency, gpus, m, k),))
 
-    partitions = [p for p in _set_partitions(list(range(len(members)))) if len(p) <= units]
+    blocks, together = _split_blocks(list(members), split_among)
+    if together:
+        notes.append(f"the split search separates {len(blocks) - 1} workloads; the other {len(together)} "
+                     f"({', '.join(together)}) share one pool in every split")
+    partitions = [p for p in _set_partitions(list(range(len(blocks)))) if len(p) <= units]
     count = sum(math.comb(units - 1, len(p) - 1) for p in partitions)
     if count > MAX_PLANS:
-        raise SpecModelError(f"{count} possible splits is too many to search; use fewer GPUs or workloads")
+        notes.append(f"{count:,} possible splits are too many to search: only the single pool is compared; "
+                     "choose fewer workloads to split apart, or fewer GPUs")
+        partitions = []
     scored = []
     for part in partitions:
-        groups = [tuple(g) for g in part]
+        groups = [tuple(sorted(i for b in g for i in blocks[b])) for g in part]
         for alloc in _compositions(units, len(groups)):
             total = sum(best_for(g, a * base.tp)[2] for g, a in zip(groups, alloc))
             scored.append((total, len(groups), groups, alloc))
