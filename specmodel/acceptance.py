@@ -90,6 +90,8 @@ def alpha_from_tokens_per_step(tokens, k, iterations: int = 60):
     """
     e = np.asarray(tokens, dtype=float)
     kk = np.asarray(k, dtype=float)
+    if e.ndim == 0 and kk.ndim == 0:  # one value (a page's headline): the same bisection in plain floats
+        return _alpha_from_tokens_per_step_scalar(float(e), float(kk), iterations)
     e, kk = np.broadcast_arrays(e, kk)
     lo = np.zeros(e.shape)
     hi = np.ones(e.shape)
@@ -103,6 +105,24 @@ def alpha_from_tokens_per_step(tokens, k, iterations: int = 60):
     alpha = np.where(e >= kk + 1.0, 1.0, alpha)
     alpha = np.where(kk <= 0, np.nan, alpha)
     return alpha if alpha.ndim else float(alpha)
+
+
+def _alpha_from_tokens_per_step_scalar(e: float, k: float, iterations: int) -> float:
+    if k <= 0:
+        return float("nan")
+    if e <= 1.0:
+        return 0.0
+    if e >= k + 1.0:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        near_one = abs(1.0 - mid) < 1e-9  # as tokens_per_step, in plain floats
+        if (k + 1.0 if near_one else (1.0 - mid ** (k + 1.0)) / (1.0 - mid)) < e:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def tokens_per_step_at_k(k_new, *, alpha: float | None = None, survival=None):

@@ -1,0 +1,61 @@
+"""The shortcuts that keep the What-if rerun cheap give the same answers as the long way round."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specmodel import Scenario, figures, predict, summarize
+from specmodel.acceptance import alpha_from_tokens_per_step
+from specmodel.scenario import crossover_concurrency
+
+
+def _crossover_one_pass(s: Scenario, max_batch: int = 4096):
+    speed = np.asarray(predict(s, concurrency=np.arange(1, max_batch + 1)).speedup, dtype=float)
+    losing = np.flatnonzero(~(speed >= 1.0))
+    return None if losing.size == 0 else int(losing[0])
+
+
+@pytest.mark.parametrize("s", [Scenario(), Scenario(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4),
+                               Scenario(alpha=0.2, k=6), Scenario(method="ngram", draft=None, alpha=0.8, k=3),
+                               Scenario(alpha=0.9, k=1, gpu="H200")])
+def test_crossover_searched_in_two_stages_equals_one_pass_over_4096_batches(s):
+    assert crossover_concurrency(s) == _crossover_one_pass(s)
+
+
+def test_a_crossover_beyond_512_is_still_found():
+    late = [s for s in (Scenario(alpha=a, k=1, gpu=g, method="ngram", draft=None)
+                        for a in (0.6, 0.8, 0.95) for g in ("H200", "H100 SXM", "L40S"))
+            if (crossover_concurrency(s) or 0) > 512 or crossover_concurrency(s) is None]
+    assert late, "no scenario whose crossover lies past batch 512 to check"
+    for s in late:
+        assert crossover_concurrency(s) == _crossover_one_pass(s)
+
+
+def test_inverting_one_value_matches_the_array_bisection():
+    rng = np.random.default_rng(1)
+    e, k = rng.uniform(0.5, 9.0, 500), rng.integers(0, 9, 500)
+    vectorised = alpha_from_tokens_per_step(e, k)
+    one_by_one = np.array([alpha_from_tokens_per_step(float(a), int(b)) for a, b in zip(e, k)])
+    assert np.array_equal(np.isnan(vectorised), np.isnan(one_by_one))
+    assert np.nanmax(np.abs(vectorised - one_by_one)) < 1e-9
+
+
+def test_figures_given_the_summary_equal_figures_that_predict_for_themselves():
+    s = Scenario(alpha=0.63, k=4, concurrency=24, gpu="H100 SXM")
+    summary = summarize(s)
+    for with_summary, alone in [
+        (figures.speedup_vs_alpha(s, summary.prediction), figures.speedup_vs_alpha(s)),
+        (figures.speedup_vs_concurrency(s, summary.crossover_concurrency, summary.prediction),
+         figures.speedup_vs_concurrency(s))]:
+        assert with_summary.to_json() == alone.to_json()
+
+
+def test_the_alpha_k_grid_is_shared_across_alpha_and_k_but_not_concurrency():
+    a = figures._alpha_k_grid(Scenario(alpha=0.3, k=2, concurrency=8))
+    b = figures._alpha_k_grid(Scenario(alpha=0.9, k=6, concurrency=8))
+    c = figures._alpha_k_grid(Scenario(alpha=0.3, k=2, concurrency=64))
+    assert a is b and a is not c
+    fresh = np.asarray(predict(Scenario(concurrency=64), alpha=figures.ALPHAS[None, :],
+                               k=np.arange(0, 9)[:, None]).speedup, dtype=float)
+    assert np.array_equal(c, fresh)
