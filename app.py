@@ -1,5 +1,8 @@
 """Entry point: page config, the shared sidebar, then the page router (`streamlit run app.py`)."""
 
+import os
+import time
+
 import streamlit as st
 
 from pages.common import render_sidebar
@@ -17,6 +20,21 @@ PAGES = [
     st.Page("pages/capacity.py", title="Capacity", url_path="capacity"),
 ]
 
-page = st.navigation(PAGES)
-render_sidebar()
-page.run()
+# bench/bench_load.py sets this to a file: each script run appends its wall-clock end, page, outcome and
+# duration, so the benchmark reports the server's own time per rerun beside what the browsers measured.
+RUN_TIMES = os.environ.get("SPECMODEL_RUN_TIMES")
+
+started = time.perf_counter()
+page, outcome = None, "ok"
+try:
+    page = st.navigation(PAGES)
+    render_sidebar()
+    page.run()
+except BaseException as exc:  # st.stop() and st.rerun() end a run by raising; so does an interrupted rerun
+    outcome = type(exc).__name__
+    raise
+finally:
+    if RUN_TIMES:
+        with open(RUN_TIMES, "a", encoding="utf-8") as log:
+            log.write(f"{time.time():.3f}\t{page.title if page else '?'}\t{outcome}\t"
+                      f"{(time.perf_counter() - started) * 1e3:.2f}\n")

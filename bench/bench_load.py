@@ -416,7 +416,9 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
         contexts = []
         try:
             out["cold"] = await cold_start(browser, base, COLD_SESSIONS)
+            alone_from = time.time()
             out["alone"] = await baseline(browser, base, replay)
+            out["alone span"] = (alone_from, time.time())
             import httpx
 
             async with httpx.AsyncClient(trust_env=False) as client:
@@ -445,6 +447,7 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
             health: list[float] = []
             stop = asyncio.Event()
             t0 = time.monotonic()
+            load_from = time.time()
             deadline = t0 + SECONDS
             background = [asyncio.create_task(sample(pid, samples, cpus, t0, stop, base, health)),
                           asyncio.create_task(toggle_slow(slow, stop))]
@@ -452,6 +455,7 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
                     session_loop(page, base, load, i, deadline, replay.url) for i, page in pages]
             await asyncio.gather(*jobs)
             out["elapsed"] = time.monotonic() - t0
+            out["load span"] = (load_from, time.time())
             stop.set()
             await asyncio.gather(*background)
             for c in cpus:
@@ -484,7 +488,18 @@ def _s(spans: list[tuple[int, float, float]]) -> str:
     return f"median {statistics.median(values):.1f} s, p95 {pct(values, 0.95):.1f} s (n={len(values)})"
 
 
-def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
+def server_runs(path: Path, span: tuple[float, float], page: str) -> list[float]:
+    """Script run times (ms) the server logged (app.py, SPECMODEL_RUN_TIMES) for one page, for runs
+    that ended within `span` (wall clock) and ran to the end (st.stop() counts: the page chose to end)."""
+    times = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        ended, title, outcome, ms = line.split("\t")
+        if title == page and outcome in ("ok", "StopException") and span[0] <= float(ended) <= span[1]:
+            times.append(float(ms))
+    return times
+
+
+def report(out: dict, slow: TimedReplay, replay: ReplayServer, run_times: Path | None = None) -> list[str]:
     load: Load = out["load"]
     alone: Load = out["alone"]
     alone_ms = [ms for _, _, _, ms in alone.reruns]
@@ -508,6 +523,13 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
     if alone_ms and loaded:
         lines.append(f"ratio under load / alone: median {statistics.median(loaded) / statistics.median(alone_ms):.1f}x,"
                      f" p95 {pct(loaded, 0.95) / pct(alone_ms, 0.95):.1f}x")
+    if run_times is not None:  # the server's own clock: the script run alone, without the browsers' share
+        server_alone = server_runs(run_times, out["alone span"], "What-if")
+        server_loaded = server_runs(run_times, out["load span"], "What-if")
+        lines.append(f"What-if script run on the server (app.py's timer, every rerun of the page), alone: "
+                     f"{_ms(server_alone)}; under {SESSIONS} sessions: {_ms(server_loaded)}"
+                     + (f"; ratio {statistics.median(server_loaded) / statistics.median(server_alone):.1f}x"
+                        if server_alone and server_loaded else ""))
     lines += [
         f"runs upload -> break-even table: alone {_s(alone.timed['runs upload'])}; "
         f"under load {_s(load.timed['runs upload'])}",
@@ -547,8 +569,12 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer) -> list[str]:
 
 
 def run() -> list[str]:
-    with streamlit_process() as (base, proc), \
-            ReplayServer(FIXTURE, increments=V1_SPEC, gauges=V1_GAUGES) as replay, \
-            TimedReplay(FIXTURE, increments=V1_SPEC, gauges=V1_GAUGES, mode="ok") as slow:
-        out = asyncio.run(drive(base, proc.pid, replay, slow))
-        return report(out, slow, replay)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run_times = Path(tmp) / "run_times.tsv"
+        with streamlit_process({"SPECMODEL_RUN_TIMES": str(run_times)}) as (base, proc), \
+                ReplayServer(FIXTURE, increments=V1_SPEC, gauges=V1_GAUGES) as replay, \
+                TimedReplay(FIXTURE, increments=V1_SPEC, gauges=V1_GAUGES, mode="ok") as slow:
+            out = asyncio.run(drive(base, proc.pid, replay, slow))
+            return report(out, slow, replay, run_times)
