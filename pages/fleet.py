@@ -92,7 +92,7 @@ def load_history(url, window, span, match, user, password, token, sample):
         return fleet.history(client, server, window=window, span=span, selector=match, end_s=_at(sample))
 
 
-if st.button("Refresh now", key="fleet_refresh"):
+if not sample and st.button("Refresh now", key="fleet_refresh"):
     load.clear()
     load_history.clear()
 try:
