@@ -97,8 +97,10 @@ def test_every_sample_reads_without_errors(label):
 
 
 def test_sample_directory_holds_only_listed_samples_and_a_readme():
+    from specmodel.samples import FLEET_SAMPLE, LIVE_SAMPLE_DIR  # the recorded servers of Live and Fleet
+
     listed = {name for names in SAMPLES.values() for name in names}
-    assert {p.name for p in SAMPLE_DIR.iterdir()} == listed | {"README.md"}
+    assert {p.name for p in SAMPLE_DIR.iterdir()} == listed | {"README.md", LIVE_SAMPLE_DIR.name, FLEET_SAMPLE.name}
 
 
 def test_aliases_and_every_acceptance_form_become_tokens_per_step():
