@@ -13,7 +13,7 @@ from specmodel.calibrate import calibrate, calibration_from_json
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
 from specmodel.report import break_even_csv, html_report
 from specmodel.limits import MAX_UPLOAD_MB
-from specmodel.runs import (MAX_FILE_BYTES, SAMPLES, RunDefaults, collapse_problems, fallback_line, read_runs,
+from specmodel.runs import (SAMPLES, RunDefaults, collapse_problems, fallback_line, read_runs,
                             sample_files)
 
 st.title("Past runs: did speculation clear break-even?")
@@ -38,7 +38,8 @@ def report_html(files, defaults, pairs, efficiency, cal_dict):
 top_left, top_right = st.columns([3, 2])
 with top_left:
     uploads = st.file_uploader("Run files", type=["csv", "tsv", "txt", "json"], accept_multiple_files=True,
-                               key="run_files", max_upload_size=MAX_UPLOAD_MB, help=f"Up to {MAX_UPLOAD_MB} MB each. Formats and column "
+                               key="run_files", max_upload_size=MAX_UPLOAD_MB,
+                               help=f"Up to {MAX_UPLOAD_MB} MB each. Formats and column "
                                                      "names: see the README (Runs section).")
 with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
