@@ -53,7 +53,7 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
         efficiency=efficiency or Efficiency(), engine=_text(row.get("engine")) or DEFAULT_ENGINE,
         draft_depth=_whole(row.get("draft_depth")), branching=_whole(row.get("branching")) or 1,
         draft_kv_budget=_whole(row.get("draft_kv_budget")), weight_dtype=_text(row.get("weight_dtype")),
-        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_opt(row.get("proposal_rate")) or 1.0)
+        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_opt(row.get("proposal_rate")))
 
 
 def _text(x) -> str | None:

@@ -1016,6 +1016,9 @@ def _engine(rec: _Record, remarks: list[str]) -> str | None:
         if engine is not None:
             remarks.append(f"engine {engine} named in {where}")
             return engine
+    if "tpu" in str(rec.values.get("gpu") or "").lower():
+        remarks.append("engine xla: on a TPU decoding runs as one compiled XLA program")
+        return "xla"
     return None
 
 
