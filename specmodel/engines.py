@@ -34,6 +34,8 @@ class Engine:
     ngram_seq_us: float
     source: str
     packed_verify_gpus: tuple[str, ...] = ()  # GPU name words where verify attention packs GQA; ("*",) = all
+    tree_step_ms: float = 0.0  # a tree step beyond its passes: top-k expansion, masks, path selection
+    tree_token_us: float = 0.0  # per sequence and per verified tree token beyond the depth
 
     def packs_verify(self, gpu_name: str) -> bool:
         low = gpu_name.lower()
@@ -76,4 +78,5 @@ def find_engine(name: str | None) -> Engine:
     e = _raw()[key]
     return Engine(key, e["label"], *(float(e[f]) for f in ("step_ms", "seq_us", "draft_pass_ms", "draft_seq_us",
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
-                  e["source"], tuple(e.get("packed_verify_gpus", ("*",))))
+                  e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
+                  float(e.get("tree_token_us", 0.0)))

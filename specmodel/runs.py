@@ -1062,10 +1062,15 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
             k = int(defaults.k)
             remarks.append(f"k not in the file: k = {k} from the settings")
     k_refused = any(e.column == rec.headers.get("k", "k") for e in errors)
-    acc, acc_col = _acceptance(rec, k, errors)
+    # A tree's accepted path is at most its depth long: E and α convert at the depth, not the width.
+    tree_depth = parsed_method.draft_depth if parsed_method else None
+    if "draft_depth" in v:
+        tree_depth = _num(v["draft_depth"]) if _num(v["draft_depth"]) == _num(v["draft_depth"]) else tree_depth
+    acc_k = int(min(k, tree_depth)) if k is not None and tree_depth and tree_depth >= 1 else k
+    acc, acc_col = _acceptance(rec, acc_k, errors)
     if k_refused:  # one message about k is enough: drop "k is needed to read ..."
         errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
-    if acc is not None and k is not None and acc.k != k and "survival" in v:
+    if acc is not None and k is not None and acc.k != acc_k and "survival" in v:
         remarks.append(f"the per-position list has {acc.k} positions but k = {k}; using k = {acc.k}")
         k = acc.k
     base = _number(rec, "baseline_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")

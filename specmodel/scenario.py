@@ -379,7 +379,10 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
                                - pass_time_ms(c.target, c.hw, eff, one, 1, L, c.target_bw_scale))
         if c.draft is not None and s.t_draft_ms:
             t_draft = t_draft - _draft_time_ms(c, s, one, kk, np.maximum(depth, 1)) + kk * float(s.t_draft_ms)
-    t_spec = np.where(spec_on, t_draft + t_verify + _spec_overhead_ms(c, s, b_eval),
+    extra_width = np.maximum(kk - depth, 0) if s.draft_depth is not None else 0 * kk
+    t_tree = np.where(extra_width > 0, (c.engine.tree_step_ms + c.engine.tree_token_us * 1e-3 * b_eval * extra_width)
+                      * eff.overhead_scale, 0.0)
+    t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
                       pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
     # E as engines report it counts steps with a proposal; throughput sees 1 + rate · (E − 1) per step.
     tokens = np.where(spec_on, np.asarray(tokens, dtype=float), 1.0)
