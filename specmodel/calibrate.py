@@ -56,7 +56,7 @@ DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small
 # Each fitted parameter is pulled gently towards its starting value, by this much relative error per
 # physical range of departure: a fit then explains the runs with the parameters whose plausible
 # range is wide (overheads) before dragging an efficiency far from what kernels reach.
-PRIOR_WEIGHT = 0.03
+PRIOR_WEIGHT = 0.1
 
 
 def check_parameters(values: dict, where: str) -> Efficiency:

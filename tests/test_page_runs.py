@@ -4,6 +4,8 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from specmodel.roofline import Efficiency
+
 from tests.conftest import FIXTURES, ROOT
 
 APP = str(ROOT / "app.py")
@@ -83,7 +85,9 @@ def test_sample_from_the_url_then_calibrate_applies_parameters_session_wide():
     mape_before = at.metric[1].value
     at.button(key="calibrate").click().run()
     assert not at.exception
-    assert at.session_state["calibration"].eta_flops < 0.6  # the 32-concurrency loss needs less compute headroom
+    fitted = at.session_state["calibration"]
+    assert fitted != Efficiency()  # the fit moved something, and kept compute where GEMMs really are
+    assert 0.45 <= fitted.eta_flops <= 0.8
     assert any("before →" in s.value for s in at.success)
     assert at.metric[1].value != mape_before
     # (AppTest's switch_page runs the page without app.py's sidebar; the browser test sees the sidebar)
