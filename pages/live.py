@@ -24,9 +24,14 @@ interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60]
 window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
                               bind="query-params",
                               help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
+# The element tree keeps one shape on every rerun (bench/bench_load.py found "Cannot set a node at a
+# delta path" under load): optional messages go into containers that always exist, and the
+# auto-refreshing panel writes exactly one container, so a panel run that lands while the page
+# reruns never addresses a block whose position moved.
+notice = st.container()
 moved = st.session_state.pop("live_url_moved_note", None)
 if moved:
-    st.info(moved)
+    notice.info(moved)
 with st.expander("Connection and model options", expanded=bool(moved)):
     opts = st.columns(3)
     token = opts[0].text_input("Bearer token (optional)", type="password", key="live_token",
@@ -48,7 +53,7 @@ auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params
                  help="Only the live panel below reruns; the rest of the page stays as it is.")
 
 if not url.strip():
-    st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
+    st.container().info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
     st.stop()
 
 session_key = (url.strip(), int(k_given))
@@ -125,6 +130,11 @@ def show_results(snaps: list) -> None:
 
 @st.fragment(run_every=interval if auto else None)
 def live_panel() -> None:
+    with st.container():  # the panel's only top-level element, whatever it shows this time
+        panel_body()
+
+
+def panel_body() -> None:
     policy = scrape.ScrapePolicy.for_interval(interval)
     snaps = st.session_state["live_snaps"]
     try:
