@@ -392,9 +392,12 @@ def top_level(at: AppTest) -> list[str]:
 
 
 def test_11_the_live_panel_is_one_block_whatever_it_shows():
+    """Streamlit puts a fragment's output in one block; what sits in its place before a URL is
+    entered must be a block too, and no optional message may come before it."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.switch_page("pages/live.py").run()
+    empty = top_level(at)  # no URL yet: the hint
     with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC) as srv:
         at.text_input(key="live_url").set_value(srv.url).run()
         first = top_level(at)  # one scrape: "first scrape done"
@@ -404,7 +407,7 @@ def test_11_the_live_panel_is_one_block_whatever_it_shows():
         at.run()
         third = top_level(at)  # an error
     assert not at.exception
-    assert first == second == third
+    assert empty == first == second == third
 
 
 def test_11_the_what_if_page_keeps_its_blocks_in_place_with_or_without_notes():
