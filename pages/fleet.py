@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
+from pages.common import (base_scenario, chart, move_link_credentials, no_links, plain, rerun_without_credentials,
+                          show_error)
 from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
@@ -79,15 +80,17 @@ except SpecModelError as exc:
     st.stop()
 
 table = report.table()
+alerts = st.container()  # however many instances lose, are down or unreadable: one block
 for inst in report.losing:
     v = inst.verdict
-    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text}" + (f" — {v.advice}." if v.advice else "."),
-             icon="📉")
+    alerts.error(f"**{plain(inst.instance)}** ({no_links(inst.model_name)}, job {no_links(inst.job)}) {v.text}"
+                 + (f" — {v.advice}." if v.advice else "."), icon="📉")
 for d in report.down:
-    st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}",
-               icon="🔌")
+    alerts.warning(f"**{plain(d['instance'])}** (job {no_links(d['job'])}) is down: "
+                   f"{no_links(d['last_error'] or 'Prometheus cannot scrape it')}", icon="🔌")
 for p in report.problems:
-    st.warning(f"**{p['instance']}** (job {p['job']}) is not shown: {p['reason']}", icon="⚠️")
+    alerts.warning(f"**{plain(p['instance'])}** (job {no_links(p['job'])}) is not shown: {no_links(p['reason'])}",
+                   icon="⚠️")
 counts = table["verdict"].value_counts()
 st.caption(f"{len(table)} instance(s) at {report.prometheus} over the last {report.window}: "
            + ", ".join(f"{n} {label}" for label, n in counts.items()))
@@ -117,10 +120,11 @@ st.dataframe(
     })
 
 notes = fleet.notes(report, shown)
-if notes:
-    with st.expander(f"Notes on {len(notes)} instance(s)"):
-        for who, lines in notes.items():
-            st.markdown(f"**{who}**\n" + "\n".join(f"- {line}" for line in lines))
+with st.container():  # present or not, one block
+    if notes:
+        with st.expander(f"Notes on {len(notes)} instance(s)"):
+            for who, lines in notes.items():
+                st.markdown(f"**{plain(who)}**\n" + "\n".join(f"- {no_links(line)}" for line in lines))
 
 chart(figures_fleet.operating_points(shown), key="fleet_points")
 try:

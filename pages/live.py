@@ -24,9 +24,14 @@ interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60]
 window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
                               bind="query-params",
                               help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
+# The element tree keeps one shape on every rerun (bench/bench_load.py found "Cannot set a node at a
+# delta path" under load): optional messages go into containers that always exist, and the
+# auto-refreshing panel writes exactly one container, so a panel run that lands while the page
+# reruns never addresses a block whose position moved.
+notice = st.container()
 moved = st.session_state.pop("live_url_moved_note", None)
 if moved:
-    st.info(moved)
+    notice.info(moved)
 with st.expander("Connection and model options", expanded=bool(moved)):
     opts = st.columns(3)
     token = opts[0].text_input("Bearer token (optional)", type="password", key="live_token",
@@ -46,10 +51,6 @@ with st.expander("Connection and model options", expanded=bool(moved)):
             help="This server serves several models; the first scrape chose the busiest.")
 auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params",
                  help="Only the live panel below reruns; the rest of the page stays as it is.")
-
-if not url.strip():
-    st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
-    st.stop()
 
 session_key = (url.strip(), int(k_given))
 if st.session_state.get("live_key") != session_key:  # a new server: start a new session history
@@ -123,8 +124,20 @@ def show_results(snaps: list) -> None:
                 chart(figures_live.survival_figure(stats), key="live_survival")
 
 
-@st.fragment(run_every=interval if auto else None)
+# The auto-refreshing panel is called on every run of this page, also before a URL is entered (it
+# then shows the hint, with no timer): a run_every fragment that a later run no longer calls keeps
+# its browser timer, and its next run writes into a tree that no longer has its place, which is
+# "Cannot set a node at a delta path" (streamlit/streamlit#15084; bench/bench_load.py saw it).
+@st.fragment(run_every=interval if auto and url.strip() else None)
 def live_panel() -> None:
+    with st.container():  # the panel's only top-level element, whatever it shows this time
+        panel_body()
+
+
+def panel_body() -> None:
+    if not url.strip():
+        st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
+        return
     policy = scrape.ScrapePolicy.for_interval(interval)
     snaps = st.session_state["live_snaps"]
     try:

@@ -4,7 +4,7 @@ GPUs into pools by traffic shape. The workload table is editable; the sidebar gi
 import pandas as pd
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_error
+from pages.common import base_scenario, chart, no_links, show_error
 from specmodel import SpecModelError, figures_mix, mix
 from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 
@@ -63,29 +63,33 @@ gpus = c[1].number_input("GPUs in total", 1, 32, 2, key="mix_gpus", bind="query-
 k = c[2].slider("k of the single pool as deployed (0 = off)", 0, 8, 4, key="mix_k", bind="query-params")
 
 workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), source="workload table")
+messages = st.container()  # however many problems and notes: one block, so what follows keeps its place
 for problem in problems:
-    st.error(problem, icon="⚠️")
+    messages.error(no_links(problem), icon="⚠️")
 for note in notes:
-    st.info(note)
+    messages.info(no_links(note))
 if not workloads:
     st.stop()
 
+answer = st.container()
 try:
     report = mix.compare(base_scenario(k=int(k), concurrency=int(concurrency)), workloads, int(concurrency),
                          int(gpus))
 except SpecModelError as exc:
-    show_error(exc)
+    with answer:
+        show_error(exc)
     st.stop()
 
-if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
-    st.success(report.recommendation)
-else:
-    st.info(report.recommendation)
-for note in report.notes:
-    if "does not fit" in note:
-        st.warning(note, icon="⚠️")
+with answer:
+    if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
+        st.success(no_links(report.recommendation))
     else:
-        st.caption(note)
+        st.info(no_links(report.recommendation))
+    for note in report.notes:
+        if "does not fit" in note:
+            st.warning(no_links(note), icon="⚠️")
+        else:
+            st.caption(no_links(note))
 
 st.subheader("Comparison")
 st.dataframe(pd.DataFrame(report.table_rows()), key="mix_comparison", hide_index=True, width="stretch")

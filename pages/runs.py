@@ -45,18 +45,21 @@ with top_right:
                                 bind="query-params")
 
 files = [(u.name, u.getvalue()) for u in uploads or []]
+sample_box = st.container()  # an empty block unless the sample fails: the page keeps one shape
 try:
     if sample:
         files += sample_files(sample)
 except SpecModelError as exc:
-    show_error(exc)
+    with sample_box:
+        show_error(exc)
 if not files:
     st.info("Upload one or more run files, or pick a sample above.")
     st.stop()
 
 pairs = {}
+pairing = st.container()  # one block whether or not there is anything to pair, so what follows keeps its place
 if len(files) > 1:
-    with st.expander("Pair a speculative run with its baseline by hand"):
+    with pairing.expander("Pair a speculative run with its baseline by hand"):
         names = [name for name, _ in files]
         for name in names:
             choice = st.selectbox(f"Baseline for {name}", ["automatic", *[n for n in names if n != name]],
@@ -139,11 +142,14 @@ st.subheader("Calibration")
 st.caption("Fit the model's free parameters (bandwidth and compute efficiency, fixed and speculation overheads, "
            "the draft's bandwidth penalty; each bounded to a physical range) to these runs by least squares. The "
            "fitted values apply on every page for the rest of the session.")
-if st.button("Calibrate on these runs", key="calibrate", type="primary"):
+clicked = st.button("Calibrate on these runs", key="calibrate", type="primary")
+calibration_box = st.container()  # the fit's result or its error: one block either way
+if clicked:
     try:
         fitted = calibrate(table.rows)
     except SpecModelError as exc:
-        show_error(exc)
+        with calibration_box:
+            show_error(exc)
     else:
         st.session_state["runs_calibration"] = fitted.to_dict()
         st.session_state["runs_calibration_file"] = json.dumps(fitted.to_file(), indent=2)
@@ -151,16 +157,17 @@ if st.button("Calibrate on these runs", key="calibrate", type="primary"):
         st.rerun()
 cal = st.session_state.get("runs_calibration") if efficiency is not None else None
 if cal:
-    cols = st.columns(len(cal["parameters"]))
+    cols = calibration_box.columns(len(cal["parameters"]))
     for col, (name, value) in zip(cols, cal["parameters"].items()):
         col.metric(name, f"{value:.3g}", help="fitted" if name in cal["fitted"] else "held at its starting value")
     before, after = cal["error_before"]["speedup_mape_pct"], cal["error_after"]["speedup_mape_pct"]
     if before is not None:
-        st.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
-    st.caption(cal["message"])
+        calibration_box.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
+    calibration_box.caption(cal["message"])
     if st.session_state.get("runs_calibration_file"):
-        st.download_button("Calibration file (JSON, for --calibration)", st.session_state["runs_calibration_file"],
-                           file_name="calibration.json", mime="application/json", key="download_calibration")
+        calibration_box.download_button("Calibration file (JSON, for --calibration)",
+                                        st.session_state["runs_calibration_file"], file_name="calibration.json",
+                                        mime="application/json", key="download_calibration")
 uploaded_cal = st.file_uploader("Apply a saved calibration file", type=["json"], key="calibration_upload",
                                 help="Written by this page or by `python -m specmodel runs ... --calibrate "
                                      "--save-calibration FILE.json`.")
@@ -168,7 +175,8 @@ if uploaded_cal is not None and st.session_state.get("calibration_upload_applied
     try:
         eff, _ = calibration_from_json(uploaded_cal.getvalue().decode("utf-8", "replace"), uploaded_cal.name)
     except SpecModelError as exc:
-        show_error(exc)
+        with calibration_box:
+            show_error(exc)
     else:
         st.session_state["calibration_upload_applied"] = uploaded_cal.file_id
         set_calibration(eff)

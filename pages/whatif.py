@@ -37,6 +37,7 @@ with right:
     else:
         t_target = t_draft = None
 
+answer = st.container()  # the verdict and its notes (or why nothing fits): one block on every rerun
 try:
     survival = None
     if profile_text.strip():
@@ -50,18 +51,21 @@ try:
                              t_target_ms=t_target, t_draft_ms=t_draft)
     summary = summarize(scenario)
 except DoesNotFit as exc:  # an answer for these settings, with the closest one that fits
-    show_does_not_fit(exc)
+    with answer:
+        show_does_not_fit(exc)
     st.stop()
 except SpecModelError as exc:
-    show_error(exc)
+    with answer:
+        show_error(exc)
     st.stop()
 
 out = summary.to_dict()
 verdict = summary.verdict
 box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
-box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
-for note in summary.notes:
-    st.info(note)
+with answer:
+    box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    for note in summary.notes:
+        st.info(note)
 
 
 

@@ -48,6 +48,11 @@ def tokens_per_step_from_survival(survival) -> float:
     return round(1.0 + float(p.sum()), 12)
 
 
+def _listed(p) -> str:
+    """A profile as a message shows it (4 significant digits; no overflow for huge values)."""
+    return "[" + ", ".join(f"{x:.4g}" for x in p) + "]"
+
+
 def validate_survival(survival) -> np.ndarray:
     """Check a survival profile: values in [0, 1], never increasing with position."""
     items = list(survival)
@@ -59,11 +64,11 @@ def validate_survival(survival) -> np.ndarray:
         raise SpecModelError("a survival profile is a list of numbers p_1..p_k")
     if np.any(~np.isfinite(p)) or np.any(p < 0) or np.any(p > 1):
         raise SpecModelError(
-            f"survival profile {list(np.round(p, 4))} has values outside [0, 1]; "
+            f"survival profile {_listed(p)} has values outside [0, 1]; "
             "p_i is the fraction of drafts with at least i tokens accepted")
     if np.any(np.diff(p) > 1e-9):
         raise SpecModelError(
-            f"survival profile {list(np.round(p, 4))} increases with position; "
+            f"survival profile {_listed(p)} increases with position; "
             "p_i = P(at least i accepted) can only stay level or fall")
     return p
 

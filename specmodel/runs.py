@@ -545,7 +545,10 @@ def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list
     if completed:
         in_len = (_num(d.get("total_input_tokens")) or 0) / completed
         out_len = (_num(d.get("total_output_tokens")) or 0) / completed
-        values["context_len"] = round(in_len + out_len / 2)
+        if math.isfinite(in_len + out_len / 2):  # a tiny "completed" makes them overflow: then unknown
+            values["context_len"] = round(in_len + out_len / 2)
+        else:
+            in_len = out_len = None
     dataset = d.get("dataset_name") or d.get("dataset")
     values["workload"] = str(dataset) if dataset else (
         f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None else Path(name).stem)
@@ -743,7 +746,7 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell,
         return None
     values = {"concurrency": conc, "request_rate": rate, "target_model": model}
     values = {k: v for k, v in values.items() if v is not None}
-    if in_len is not None:
+    if in_len is not None and math.isfinite(in_len + (out_len or 0) / 2):
         values["context_len"] = round(in_len + (out_len or 0) / 2)
     values["workload"] = str(dataset) if dataset else (
         f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None and out_len else Path(name).stem)
