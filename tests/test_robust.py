@@ -242,7 +242,7 @@ def test_6_an_internal_text_file_is_refused_without_quoting_it():
 def test_6_metric_names_of_another_exporter_are_not_quoted():
     with pytest.raises(SpecModelError) as info:
         prom.parse_snapshot("db_password_SECRET 42\n")
-    assert "SECRET" not in str(info.value) and "1 other metric names" in str(info.value)
+    assert "SECRET" not in str(info.value) and "(1 metric names)" in str(info.value)
 
 
 def test_6_a_json_error_from_a_non_prometheus_service_is_not_quoted():
