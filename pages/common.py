@@ -159,7 +159,7 @@ _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@"})
 _AUTOLINK = re.compile(r"(?i)(://|www\.)")
 
 
-_LINK_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`<@"})
+_LINK_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@"})  # raw HTML is never rendered
 
 
 def _no_autolinks(escaped: str) -> str:
