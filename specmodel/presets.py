@@ -379,7 +379,7 @@ def parse_hardware(text) -> HardwareMatch:
     body = re.sub(r"\b(?:tp|ep)\s*[=:]?\s*\d+\b|(?:^|\s)x\s*\d+\b", " ", body)
     toks = [t for t in _tokens(body) if t not in _GPU_NOISE]
     gpu = None
-    for pat, name, alias in _gpu_patterns():  # longest first; every token of the name, in any order
+    for pat, name, _alias in _gpu_patterns():  # longest first; every token of the name, in any order
         if all(toks.count(t) >= pat.count(t) for t in pat):
             gpu = _gpu(name)
             siblings = [n for n in _raw()["gpus"] if n != name

@@ -88,7 +88,8 @@ class Scenario:
             raise SpecModelError(f"branching must be a whole number ≥ 1, got {self.branching}")
         if self.draft_kv_budget is not None and self.draft_kv_budget < 1:
             raise SpecModelError(f"draft KV budget must be ≥ 1 token, got {self.draft_kv_budget}")
-        for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES), ("KV dtype", self.kv_dtype, ("bf16", "fp16", "fp8"))):
+        for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES),
+                                     ("KV dtype", self.kv_dtype, ("bf16", "fp16", "fp8"))):
             if dtype is not None and dtype not in allowed:
                 raise SpecModelError(f"{name} '{dtype}' is not one of {', '.join(allowed)}")
         if self.proposal_rate is not None and not (np.isfinite(self.proposal_rate) and 0 < self.proposal_rate <= 1):

@@ -10,7 +10,6 @@ import json
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import httpx
 import pytest
