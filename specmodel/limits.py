@@ -5,6 +5,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
 
     MAX_K                  draft tokens per step (and tree width) in every reader, parser and flag
     MAX_ROWS_PER_FILE      runs read from one file: the first ones load, the rest are named in a message
+    MAX_ROWS_TOTAL         runs read from all files of one load, the same way
     MAX_FILE_BYTES         one uploaded or named file (the app's upload limit, 20 MB)
     MAX_JSON_DEPTH         nesting of a JSON document (files and Prometheus answers)
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
@@ -26,6 +27,7 @@ from .errors import SpecModelError
 
 MAX_K = 64  # no engine drafts more than a few dozen tokens per step; vLLM's trees stay under 64 wide
 MAX_ROWS_PER_FILE = 200_000
+MAX_ROWS_TOTAL = 200_000  # runs of all files loaded at once (the Past runs page and the runs command)
 MAX_FILE_BYTES = 20 * 1024 * 1024  # the upload limit in .streamlit/config.toml (maxUploadSize = 20 MB)
 MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
