@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages.common import (base_scenario, chart, move_link_credentials, no_links, plain, rerun_without_credentials,
                           show_error)
+from pages.common import calibration_badge
 from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
@@ -94,6 +95,7 @@ for p in report.problems:
 counts = table["verdict"].value_counts()
 st.caption(f"{len(table)} instance(s) at {report.prometheus} over the last {report.window}: "
            + ", ".join(f"{n} {label}" for label, n in counts.items()))
+calibration_badge()
 
 f = st.columns(2)
 models = f[0].multiselect("Models", sorted(table["model_name"].dropna().unique()), key="fleet_models",

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
+from pages.common import calibration_badge
 from specmodel import SpecModelError, figures_live, live, scrape
 from specmodel.prom import stats_from_window, window_over
 
@@ -71,6 +72,7 @@ def show_results(snaps: list) -> None:
 
     box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
     box(f"**Right now: {verdict.text}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    calibration_badge()
     for note in stats.notes + verdict.notes:
         if "restarted" in note or "no drafts" in note or "off on this server" in note:
             st.warning(note)

@@ -4,7 +4,7 @@ GPUs into pools by traffic shape. The workload table is editable; the sidebar gi
 import pandas as pd
 import streamlit as st
 
-from pages.common import base_scenario, chart, no_links, show_error
+from pages.common import base_scenario, calibration_badge, chart, no_links, remember_table, show_error
 from specmodel import SpecModelError, figures_mix, mix
 from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 
@@ -54,6 +54,7 @@ edited = st.data_editor(
         "temperature": st.column_config.NumberColumn("temperature", min_value=0.0, format="%.1f"),
         "notes": st.column_config.TextColumn("notes"),
     })
+remember_table(TABLE_KEY, edited)  # the edits survive a visit to another page
 
 c = st.columns(3)
 concurrency = c[0].number_input("Concurrent sequences, whole mix", 1, 4096, 32, key="mix_conc", bind="query-params",
@@ -85,6 +86,7 @@ with answer:
         st.success(no_links(report.recommendation))
     else:
         st.info(no_links(report.recommendation))
+    calibration_badge()
     for note in report.notes:
         if "does not fit" in note:
             st.warning(no_links(note), icon="⚠️")

@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_does_not_fit, show_error
+from pages.common import base_scenario, calibration_badge, chart, show_does_not_fit, show_error
 from specmodel import SpecModelError, acceptance, figures, summarize
 from specmodel.errors import DoesNotFit
 
@@ -64,6 +64,7 @@ verdict = summary.verdict
 box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
 with answer:
     box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    calibration_badge()
     for note in summary.notes:
         st.info(note)
 

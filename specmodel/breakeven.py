@@ -343,4 +343,4 @@ def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
             r = first.iloc[0]
             example = f" (e.g. {r['workload']} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
     return (f"The model's verdict differs from the measured one on {off} of {n} run{'s' if n != 1 else ''}"
-            f"{example}; the verdicts below are the measured ones.")
+            f"{example}; each run with a measurement takes its verdict from it.")
