@@ -143,7 +143,7 @@ with right:
                  column_config={"verdict": st.column_config.TextColumn("verdict", width="small", help="From the "
                                                                        "measured speedup where there is one; else "
                                                                        "predicted"),
-                                "workload": st.column_config.TextColumn("workload", width="medium"),
+                                "workload": st.column_config.TextColumn("workload", width="small"),
                                 "predicted_verdict": st.column_config.TextColumn("model"),
                                 "disagreement": st.column_config.TextColumn("model vs measured"),
                                 "tokens_per_step": st.column_config.NumberColumn("tokens/step", format="%.2f"),

@@ -322,8 +322,10 @@ def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
                         + ", ".join(parts))
             if "model_agrees" in sel:
                 off = sel[sel["model_agrees"].eq(False)]
-                for model_label, group_off in off.groupby("predicted_verdict", sort=False):
-                    sentence += f" — the model said {model_label} at {_levels(group_off['concurrency'])}"
+                said = [f"{model_label} at {_levels(group_off['concurrency'])}"
+                        for model_label, group_off in off.groupby("predicted_verdict", sort=False)]
+                if said:
+                    sentence += " — the model said " + ", ".join(said)
             lines.append((label, sentence))
     return lines
 

@@ -67,13 +67,14 @@ def problem_lines(table: RunTable) -> list[tuple[str, str]]:
 
 
 def group_line(g: ProblemGroup) -> str:
+    """One problem as `file, row 3, column 'x': message`; a group as
+    `41 rows, column 'gpu': message — file, rows 3, 7, …`."""
     rows = [r for r in g.rows if r is not None]
-    if not rows:
-        return f"{g.file}{', column ' + repr(g.column) if g.column else ''}: {g.message}"
-    count = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
+    if len(rows) <= 1:
+        return f"{g.where()}: {g.message}"
+    count = f"{len(rows):,} rows" + (f", column '{g.column}'" if g.column else "")
     listed = ", ".join(map(str, rows[:8])) + (", …" if len(rows) > 8 else "")
-    where = f"{g.file}, row{'s' if len(rows) != 1 else ''} {listed}" + (f", column '{g.column}'" if g.column else "")
-    return f"{count}: {g.message} — {where}"
+    return f"{count}: {g.message} — {g.file}, rows {listed}"
 
 
 def verdict_counts(evaluated: pd.DataFrame) -> dict:
