@@ -109,3 +109,35 @@ def test_two_hundred_thousand_runs_load_with_progress(streamlit_server, browser_
     assert "200,000" in loaded.inner_text()
     wait_for_charts(page)
     assert page.get_by_text("The chart shows 2,000 of the 200,000 runs, evenly spread").is_visible()
+
+
+def test_a_traffic_mix_edit_survives_a_visit_to_another_page(streamlit_server, browser_page):
+    page = browser_page
+    page.goto(streamlit_server + "/mix")
+    wait_for_app(page)
+    editor = page.locator("[data-testid='stDataFrame']").first
+    editor.scroll_into_view_if_needed()
+    box = editor.bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 52)  # the first row's label (the header row is ~35 px)
+    page.wait_for_timeout(400)
+    page.keyboard.press("Enter")  # opens the cell's editor
+    page.wait_for_timeout(400)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("my edited workload")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")
+    first_label_is("my edited workload", page)
+    wait_for_app(page)
+    sidebar_link(page, "What-if")
+    page.wait_for_url(lambda url: "/mix" not in url)
+    wait_for_app(page)
+    sidebar_link(page, "Traffic mix")
+    page.wait_for_url("**/mix**")
+    wait_for_app(page)
+    first_label_is("my edited workload", page)
+
+
+def first_label_is(text: str, page) -> None:
+    """The workload editor's first cell (its accessible table mirrors the canvas) reads `text`."""
+    page.wait_for_function("(text) => document.querySelector(\"[data-testid='stDataFrame'] td\")?.innerText === text",
+                           arg=text, timeout=15_000)
