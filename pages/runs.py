@@ -115,9 +115,9 @@ m1.metric("Runs loaded", f"{len(table.rows):,}")
 m2.metric("Speedup error (MAPE)", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
           help="Mean absolute percentage error of predicted vs measured speedup, over runs that have both.")
 m3.metric("Verdicts agree", "–" if not summary["rows_compared"] else
-          f"{summary['verdicts_agreeing']} of {summary['rows_compared']}",
+          f"{runs_view.compact(summary['verdicts_agreeing'])} of {runs_view.compact(summary['rows_compared'])}",
           help="The model's verdict and the measured one are the same (±5% counts as borderline).")
-m4.metric("Pay off · borderline · lose", f"{counts['clears']:,} · {counts['borderline']:,} · {counts['fails']:,}",
+m4.metric("Pay off · borderline · lose", " · ".join(runs_view.compact(counts[v]) for v in ("clears", "borderline", "fails")),
           help=f"{counts['measured']:,} verdicts from a measured speedup, {counts['predicted']:,} predicted (runs with "
                "only an acceptance).")
 with m5:
@@ -187,9 +187,13 @@ st.subheader("Calibration")
 st.caption("Fit the model's free parameters (bandwidth and compute efficiency, fixed and speculation overheads, "
            "the draft's bandwidth penalty; each bounded to a physical range) to these runs by least squares. The "
            "fitted values apply on every page for the rest of the session, and travel in the page link (`cal`).")
+fit_rows, fit_note = runs_view.calibration_rows(table.rows)
+if fit_note:
+    st.caption(f"Large file: {fit_note}.")
 if st.button("Calibrate on these runs", key="calibrate", type="primary"):
     try:
-        fitted = calibrate(table.rows)
+        with st.spinner("Fitting …"):
+            fitted = calibrate(fit_rows)
     except SpecModelError as exc:
         show_error(exc)
     else:

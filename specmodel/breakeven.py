@@ -337,12 +337,12 @@ def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
         return "No run has both a measured and a predicted speedup: every verdict here is the model's (predicted)."
     off = summary.get("model_disagreements", n - summary.get("verdicts_agreeing", 0))
     if not off:
-        return f"The model's verdict agrees with the measured one on all {n} run{'s' if n != 1 else ''} with both."
+        return f"The model's verdict agrees with the measured one on all {n:,} run{'s' if n != 1 else ''} with both."
     example = ""
     if table is not None and "model_agrees" in table:
         first = table[table["model_agrees"].eq(False)].head(1)
         if not first.empty:
             r = first.iloc[0]
             example = f" (e.g. {r['workload']} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
-    return (f"The model's verdict differs from the measured one on {off} of {n} run{'s' if n != 1 else ''}"
+    return (f"The model's verdict differs from the measured one on {off:,} of {n:,} run{'s' if n != 1 else ''}"
             f"{example}; each run with a measurement takes its verdict from it.")

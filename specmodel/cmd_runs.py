@@ -108,7 +108,11 @@ def run_runs(args: argparse.Namespace) -> int:
     if args.save_calibration and not args.calibrate:
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if args.calibrate:
-        calibration = calibrate(table.rows, start)
+        from .runs_view import calibration_rows
+        fit_rows, fit_note = calibration_rows(table.rows)
+        if fit_note:
+            sys.stderr.write(f"note: {fit_note}\n")
+        calibration = calibrate(fit_rows, start)
         efficiency = calibration.efficiency
         if args.save_calibration:
             save_calibration(calibration, args.save_calibration)

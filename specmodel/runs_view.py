@@ -15,6 +15,7 @@ from .runs import ProblemGroup, RunTable, fallback_line, group_problems
 TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
 CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption
 PROGRESS_FROM_ROWS = 5_000  # show a progress bar while loading at least this many runs
+CALIBRATION_RUNS = 2_000  # runs a calibration fits on: above it an even sample (each fit step predicts them all)
 
 
 def load_key(files, defaults, pairs, efficiency) -> str:
@@ -97,3 +98,20 @@ def shown_rows(frame: pd.DataFrame, limit: int, what: str, spread: bool = False)
                         "CSV export has every run.")
     return frame.head(limit), (f"{what} shows the first {limit:,} of {len(frame):,} rows; the CSV export has all "
                                "of them.")
+
+
+def calibration_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """The runs a calibration fits on: all of them up to CALIBRATION_RUNS, else an even sample
+    (least squares predicts every run at every step), and a note saying so."""
+    if len(rows) <= CALIBRATION_RUNS:
+        return rows, None
+    picked = rows.iloc[np.linspace(0, len(rows) - 1, CALIBRATION_RUNS).round().astype(int)]
+    return picked, (f"calibrated on {CALIBRATION_RUNS:,} of the {len(rows):,} runs, evenly spread over the file "
+                    "(each step of the fit predicts every run it is given)")
+
+
+def compact(n: int) -> str:
+    """A count short enough for a metric: 8, 1,234, 99.8k, 200k."""
+    if n < 10_000:
+        return f"{n:,}"
+    return f"{n / 1000:.1f}k".replace(".0k", "k") if n < 100_000 else f"{n / 1000:.0f}k"

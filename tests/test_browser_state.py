@@ -64,6 +64,9 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     upload(page, FIXTURES / "seed_runs.csv")
     page.get_by_text("extraction clears at concurrency 1 (measured)").wait_for()
     wait_for_app(page)
+    page.locator("[data-testid='stButtonGroup']").get_by_text("Two workloads (illustrative)").click()
+    page.get_by_text("code completion clears at concurrency 1, 8, 32, 64 (measured)").wait_for()
+    wait_for_app(page)
 
     sidebar_link(page, "What-if")
     page.wait_for_url(lambda url: "past-runs" not in url)
@@ -72,7 +75,8 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     page.wait_for_url("**/past-runs**")
     wait_for_app(page)
     assert page.get_by_text("Using the files uploaded earlier in this session: seed_runs.csv").is_visible()
-    assert page.get_by_text("extraction clears at concurrency 1 (measured)").is_visible()
+    assert page.get_by_text("extraction clears at concurrency 1 (measured)").is_visible()  # the upload
+    assert page.get_by_text("code completion clears at concurrency 1, 8, 32, 64 (measured)").is_visible()  # the sample
     main_area = page.locator("[data-testid='stMain']")
     assert visible(main_area.get_by_text("uncalibrated", exact=True))
 
