@@ -50,8 +50,8 @@ def run():
     yield f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work on it slows the wall time)"
     for rows in (10_000, 200_000):
         data = large_csv(rows)
-        table, read_wall, read_cpu = _timed(lambda: read_runs([("large.csv", data)]))
-        result, eval_wall, eval_cpu = _timed(lambda: review(table.rows))
+        table, read_wall, read_cpu = _timed(lambda data=data: read_runs([("large.csv", data)]))
+        result, eval_wall, eval_cpu = _timed(lambda table=table: review(table.rows))
         predicted = int(result.evaluated["predicted_speedup"].notna().sum())
         wall, cpu = read_wall + eval_wall, read_cpu + eval_cpu
         yield (f"{rows:>7,} rows ({len(data) / 1e6:.1f} MB): read {read_wall:5.2f} s, predict {eval_wall:5.2f} s, "

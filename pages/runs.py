@@ -42,25 +42,29 @@ elif not returning and st.session_state.get("runs_uploader_had_files"):
     st.session_state.pop(UPLOADS, None)  # the user removed them from the uploader
 st.session_state["runs_uploader_had_files"] = bool(uploads)
 files = list(st.session_state.get(UPLOADS, []))
+kept_box = st.container()  # one block whether or not files are kept, so what follows keeps its place
 if files and not uploads:
-    kept_note, kept_clear = st.columns([5, 1], vertical_alignment="center")
+    kept_note, kept_clear = kept_box.columns([5, 1], vertical_alignment="center")
     kept_note.caption("Using the files uploaded earlier in this session: "
                       + ", ".join(plain(name) for name, _ in files))
     if kept_clear.button("Clear", key="runs_clear_uploads", help="Forget the files uploaded earlier"):
         st.session_state.pop(UPLOADS, None)
         st.rerun()
+sample_box = st.container()  # an empty block unless the sample fails: the page keeps one shape
 try:
     if sample:
         files += sample_files(sample)
 except SpecModelError as exc:
-    show_error(exc)
+    with sample_box:
+        show_error(exc)
 if not files:
     st.info("Upload one or more run files, or pick a sample above.")
     st.stop()
 
 pairs = {}
+pairing = st.container()  # one block whether or not there is anything to pair, so what follows keeps its place
 if len(files) > 1:
-    with st.expander("Pair a speculative run with its baseline by hand"):
+    with pairing.expander("Pair a speculative run with its baseline by hand"):
         names = [name for name, _ in files]
         for name in names:
             choice = st.selectbox(f"Baseline for {name}", ["automatic", *[n for n in names if n != name]],
@@ -74,8 +78,8 @@ defaults = RunDefaults(gpu=s.gpu, target=s.target, method=s.method, draft=s.draf
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)
+holder = st.empty()  # a progress bar while a large file loads; each update is where a closed tab stops the work
 if loaded is None or loaded[0] != key:
-    holder = st.empty()  # a progress bar for large files; each update is where a closed tab stops the work
     bar = []
 
     def report(stage: str, share: tuple[float, float], done: int, total: int) -> None:
@@ -128,8 +132,7 @@ left, right = st.columns([3, 2])
 with left:
     shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
     chart(predicted_vs_measured(shown), "runs_scatter")
-    if note:
-        st.caption(note)
+    st.caption(note or "")
 with right:
     table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
     styled = table_shown.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600"
@@ -155,8 +158,7 @@ with right:
                                     "or measured ÷ break-even tokens per step − 1 where predicted"),
                                 "measured_speedup": st.column_config.NumberColumn("measured ×", format="%.2f"),
                                 "predicted_speedup": st.column_config.NumberColumn("predicted ×", format="%.2f")})
-    if note:
-        st.caption(note)
+    st.caption(note or "")
 
 st.subheader("Verdicts per workload")
 st.caption("Measured: the run's measured speedup against 1 ± 5%. Predicted: runs with only an acceptance, judged by "
@@ -180,22 +182,23 @@ st.dataframe(rows_shown, key="runs_table", hide_index=True,
                             "measured_speedup": st.column_config.NumberColumn("measured ×", format="%.2f"),
                             "baseline_tok_s": st.column_config.NumberColumn("baseline tok/s", format="%.0f"),
                             "spec_tok_s": st.column_config.NumberColumn("spec tok/s", format="%.0f")})
-if note:
-    st.caption(note)
+st.caption(note or "")
 
 st.subheader("Calibration")
 st.caption("Fit the model's free parameters (bandwidth and compute efficiency, fixed and speculation overheads, "
            "the draft's bandwidth penalty; each bounded to a physical range) to these runs by least squares. The "
            "fitted values apply on every page for the rest of the session, and travel in the page link (`cal`).")
 fit_rows, fit_note = runs_view.calibration_rows(table.rows)
-if fit_note:
-    st.caption(f"Large file: {fit_note}.")
-if st.button("Calibrate on these runs", key="calibrate", type="primary"):
+st.caption(f"Large file: {fit_note}." if fit_note else "")
+clicked = st.button("Calibrate on these runs", key="calibrate", type="primary")
+calibration_box = st.container()  # the fit's result or its error: one block either way
+if clicked:
     try:
         with st.spinner("Fitting …"):
             fitted = calibrate(fit_rows)
     except SpecModelError as exc:
-        show_error(exc)
+        with calibration_box:
+            show_error(exc)
     else:
         st.session_state["runs_calibration"] = fitted.to_dict()
         st.session_state["runs_calibration_file"] = json.dumps(fitted.to_file(), indent=2)
@@ -203,16 +206,17 @@ if st.button("Calibrate on these runs", key="calibrate", type="primary"):
         st.rerun()
 cal = st.session_state.get("runs_calibration") if efficiency is not None else None
 if cal:
-    cols = st.columns(len(cal["parameters"]))
+    cols = calibration_box.columns(len(cal["parameters"]))
     for col, (name, value) in zip(cols, cal["parameters"].items()):
         col.metric(name, f"{value:.3g}", help="fitted" if name in cal["fitted"] else "held at its starting value")
     before, after = cal["error_before"]["speedup_mape_pct"], cal["error_after"]["speedup_mape_pct"]
     if before is not None:
-        st.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
-    st.caption(cal["message"])
+        calibration_box.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
+    calibration_box.caption(cal["message"])
     if st.session_state.get("runs_calibration_file"):
-        st.download_button("Calibration file (JSON, for --calibration)", st.session_state["runs_calibration_file"],
-                           file_name="calibration.json", mime="application/json", key="download_calibration")
+        calibration_box.download_button("Calibration file (JSON, for --calibration)",
+                                        st.session_state["runs_calibration_file"], file_name="calibration.json",
+                                        mime="application/json", key="download_calibration")
 uploaded_cal = st.file_uploader("Apply a saved calibration file", type=["json"], key="calibration_upload",
                                 help="Written by this page or by `python -m specmodel runs ... --calibrate "
                                      "--save-calibration FILE.json`.")
@@ -220,7 +224,8 @@ if uploaded_cal is not None and st.session_state.get("calibration_upload_applied
     try:
         eff, _ = calibration_from_json(uploaded_cal.getvalue().decode("utf-8", "replace"), uploaded_cal.name)
     except SpecModelError as exc:
-        show_error(exc)
+        with calibration_box:
+            show_error(exc)
     else:
         st.session_state["calibration_upload_applied"] = uploaded_cal.file_id
         set_calibration(eff)

@@ -886,7 +886,7 @@ def _pair_arms(records: list[_Record], pairs: dict[str, str]) -> tuple[list[_Rec
             candidates = same_level or (candidates if len(candidates) == 1 else [])
         else:
             candidates = first_unused(by_key.get(s.pair_key, [])) or first_unused(
-                by_level.get((s.pair_key[0], s.pair_key[2]), []), lambda b: not (b.pair_key[1] and s.pair_key[1]))
+                by_level.get((s.pair_key[0], s.pair_key[2]), []), lambda b, s=s: not (b.pair_key[1] and s.pair_key[1]))
         if forced is not None and not candidates:
             problems.append(Problem(s.file, s.row, None, f"the chosen baseline file '{forced}' has no run at "
                                     f"concurrency {s.values.get('concurrency')}; compared with nothing", "warning"))
@@ -996,13 +996,13 @@ def _acceptance(rec: _Record, k: int | None, errors: list):
             if drafts is None or accepted is None:
                 return None, None
             return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
-        for key, lo, hi, what, convert in _SINGLE_NUMBER_FORMS:
+        for key, lo, hi, what, _ in _SINGLE_NUMBER_FORMS:
             if key not in v:
                 continue
             value = _number(rec, key, errors, lo=lo, hi=hi, what=what)
             if value is None:
                 return None, None
-            return _needs_k(k, col(key), lambda kk: _convert(key, value, kk, col(key))), col(key)
+            return _needs_k(k, col(key), lambda kk, key=key, value=value: _convert(key, value, kk, col(key))), col(key)
     except _RowError as exc:
         errors.append(exc)
         return None, None

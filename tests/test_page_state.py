@@ -2,7 +2,6 @@
 verdict says whether the numbers are calibrated, the copy-link box holds the full link, and Traffic
 mix edits come back after another page ran."""
 
-import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from specmodel import links
