@@ -160,7 +160,7 @@ def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float,
             s = scenario_for_row(r, eff)
         except SpecModelError:
             continue
-        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=1, concurrency=1)
+        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: valid for any tree depth
         groups.setdefault(key, []).append((i, s))
     for key, items in groups.items():
         try:
