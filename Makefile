@@ -43,7 +43,7 @@ bench: $(VENV)/.dev system-deps
 
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(VENV)/.dev
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -W ignore::RuntimeWarning -m tests.fuzz
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m tests.fuzz
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

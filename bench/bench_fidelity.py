@@ -145,10 +145,10 @@ def out_of_sample(rows: pd.DataFrame) -> list[tuple[str, int, float, float]]:
     return out
 
 
-def steptime_grid(eff: Efficiency | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def steptime_grid(eff: Efficiency | None = None, path: Path = GRID) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Errors on the H200 grid: linear layers by tokens, and whole layers (linear share + attention)."""
     eff = eff or Efficiency()
-    grid = pd.read_csv(GRID)
+    grid = pd.read_csv(path)
     hw = Hardware(find_gpu("H200"))
     names = {"llama-3.1-8b": "Llama 3.1 8B", "llama-3.2-1b": "Llama 3.2 1B"}
     lin = grid[grid["kind"] == "linear"].copy()

@@ -71,11 +71,11 @@ ARM_JS = ("() => { window.__keyAt = null; document.addEventListener('keydown', "
 RERUN_DONE_JS = ("(before) => { const app = document.querySelector(\"[data-testid='stApp']\");"
                  " if (!app || app.dataset.testScriptState !== 'notRunning' || window.__keyAt === null) return false;"
                  f" const now = ({VIEW_JS})(); return now !== before ? performance.now() - window.__keyAt : false; }}")
-# Two data frames on Past runs: the runs as read, then the break-even table.
+# Two data frames on Past runs: the break-even table, then the runs as read.
 RUNS_DONE_JS = ("() => { const app = document.querySelector(\"[data-testid='stApp']\");"
                 " return app?.dataset.testScriptState === 'notRunning' && "
                 "document.querySelectorAll(\"[data-testid='stDataFrame']\").length >= 2 && "
-                "[...document.querySelectorAll('h3')].some(h => h.innerText.startsWith('Break-even')); }")
+                "[...document.querySelectorAll('h3')].some(h => h.innerText.startsWith('Verdicts per workload')); }")
 SETTLED_JS = ("() => document.querySelector('h1')?.innerText.startsWith('What-if:') || "
               "!!document.querySelector(\"[data-testid='stException']\")")
 PROBLEMS_JS = ("() => ({exceptions: [...document.querySelectorAll(\"[data-testid='stException']\")].map(e => e.innerText),"

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_error
+from pages.common import base_scenario, calibration_badge, chart, show_error
 from specmodel import SpecModelError, figures_capacity, planning
 
 USERS, RATE = "concurrent users", "requests per second"  # option texts are what the URL carries
@@ -84,6 +84,7 @@ except SpecModelError as exc:
 box = {"saves GPUs": st.success, "only spec meets the target": st.success, "same": st.info,
        "costs GPUs": st.warning, "neither meets the target": st.error}[result.verdict]
 box(f"**{result.verdict_text[:1].upper() + result.verdict_text[1:]}** — {result.advice}.")
+calibration_badge()
 for note in result.notes:
     st.caption(note)
 

@@ -59,6 +59,8 @@ def render_sidebar() -> None:
                      key="ctx", bind="query-params",
                      help="Longer contexts fill memory (fewer sequences fit) and make every step read more KV cache.")
     eff = calibration()
+    keep_calibration_in_link(eff)
+    _restore_tables()
     if eff is not None:
         sb.success("Calibrated on your runs: "
                    f"η_bw {eff.eta_bw:.2f}, η_flops {eff.eta_flops:.2f}, "
@@ -73,6 +75,60 @@ def render_sidebar() -> None:
     note = st.session_state.pop("calibration_note", None)
     if note:
         sb.warning(note, icon="⚠️")
+    with sb.popover("Copy link to this view", width="stretch"):
+        st.caption("This link opens this page with these inputs" + (" and this calibration" if eff else "")
+                   + ". Copy it with the icon at the right of the box.")
+        st.code(links.view_link(st.context.url, st.query_params.to_dict()), language=None, wrap_lines=True)
+
+
+def keep_calibration_in_link(eff: Efficiency | None) -> None:
+    """Put the session's calibration into this page's URL. Following a sidebar link opens the next
+    page without the previous page's query parameters; writing `cal` on every run keeps it there,
+    so a link copied from any page carries the calibration its numbers were computed with."""
+    if eff is None:
+        return
+    value = links.efficiency_to_link(eff)
+    if st.query_params.get("cal") != value:
+        st.query_params["cal"] = value
+
+
+def calibration_badge() -> None:
+    """A small badge beside a verdict: whether the model's parameters are fitted to the user's runs."""
+    eff = calibration()
+    if eff is not None:
+        st.badge("calibrated", color="green",
+                 help=f"Model parameters fitted to your runs: η_bw {eff.eta_bw:.2f}, η_flops {eff.eta_flops:.2f}, "
+                      f"fixed {eff.t_fixed_ms:.2f} ms, spec overhead {eff.t_spec_overhead_ms:.2f} ms (the link "
+                      "carries them as `cal`).")
+    else:
+        st.badge("uncalibrated", color="gray",
+                 help="Model parameters at their defaults: not fitted to any runs. Calibrate on the Past runs page.")
+
+
+# Tables a page edits with st.data_editor, whose edits would otherwise be lost on a page switch (the
+# editor's widget state is dropped when another page runs): {table key: editor key}.
+_KEPT_TABLES = {"mix_table": "mix_editor"}
+
+
+def remember_table(table_key: str, edited) -> None:
+    """Call right after st.data_editor(st.session_state[table_key], key=...): keeps the edited table
+    for this session, so the page opens with it after a visit to another page."""
+    st.session_state[f"{table_key}__kept"] = (st.session_state.get(table_key), edited)
+
+
+def _restore_tables() -> None:
+    """Before a page runs: where an editor's state is gone (another page ran) but its edits were kept,
+    the edited table becomes the table the editor starts from. Kept edits of a table that was
+    replaced meanwhile (a reset, a fill from runs) are not restored."""
+    ss = st.session_state
+    for table_key, editor_key in _KEPT_TABLES.items():
+        kept = ss.get(f"{table_key}__kept")
+        if kept is None or editor_key in ss:
+            continue
+        base, edited = kept
+        del ss[f"{table_key}__kept"]
+        if base is not None and ss.get(table_key) is base and edited is not None:
+            ss[table_key] = edited
 
 
 def calibration() -> Efficiency | None:
@@ -159,7 +215,7 @@ _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@"})
 _AUTOLINK = re.compile(r"(?i)(://|www\.)")
 
 
-_LINK_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`<@"})
+_LINK_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@"})  # raw HTML is never rendered
 
 
 def _no_autolinks(escaped: str) -> str:

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
+from pages.common import (base_scenario, chart, move_link_credentials, no_links, plain, rerun_without_credentials,
+                          show_error)
+from pages.common import calibration_badge
 from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, samples, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
@@ -62,10 +64,11 @@ if not url.strip() and not sample:
     st.button("Try it with a recorded server", key="fleet_try_sample", on_click=_sample, args=(True,),
               help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")
     st.stop()
+intro = st.container()  # one element whatever it holds
 if sample:
-    st.info(f"**{samples.FLEET_SAMPLE_LABEL}** Recorded over a {samples.FLEET_SAMPLE_WINDOW} window; the window and "
-            "label filter boxes apply to your own Prometheus.")
-    st.button("Stop the sample", key="fleet_stop_sample", on_click=_sample, args=(False,))
+    intro.info(f"**{samples.FLEET_SAMPLE_LABEL}** Recorded over a {samples.FLEET_SAMPLE_WINDOW} window; the window "
+               "and label filter boxes apply to your own Prometheus.")
+    intro.button("Stop the sample", key="fleet_stop_sample", on_click=_sample, args=(False,))
     url, window, span, match = samples.FLEET_SAMPLE_URL, samples.FLEET_SAMPLE_WINDOW, samples.FLEET_SAMPLE_SPAN, ""
 
 
@@ -92,7 +95,7 @@ def load_history(url, window, span, match, user, password, token, sample):
         return fleet.history(client, server, window=window, span=span, selector=match, end_s=_at(sample))
 
 
-if not sample and st.button("Refresh now", key="fleet_refresh"):
+if st.button("Refresh now", key="fleet_refresh", disabled=sample):
     load.clear()
     load_history.clear()
 try:
@@ -102,17 +105,21 @@ except SpecModelError as exc:
     st.stop()
 
 table = report.table()
+alerts = st.container()  # however many instances lose, are down or unreadable: one block
 for inst in report.losing:
     v = inst.verdict
-    st.error(f"**{inst.instance}** ({inst.model_name}, job {inst.job}) {v.text}" + (f" — {v.advice}." if v.advice else "."))
+    alerts.error(f"**{plain(inst.instance)}** ({no_links(inst.model_name)}, job {no_links(inst.job)}) {v.text}"
+                 + (f" — {v.advice}." if v.advice else "."))
 for d in report.down:
-    st.warning(f"**{d['instance']}** (job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}")
+    alerts.warning(f"**{plain(d['instance'])}** (job {no_links(d['job'])}) is down: "
+                   f"{no_links(d['last_error'] or 'Prometheus cannot scrape it')}")
 for p in report.problems:
-    st.warning(f"**{p['instance']}** (job {p['job']}) is not shown: {p['reason']}")
+    alerts.warning(f"**{plain(p['instance'])}** (job {no_links(p['job'])}) is not shown: {no_links(p['reason'])}")
 counts = table["verdict"].value_counts()
 st.caption(f"{len(table)} instance(s) at {'the recorded Prometheus (sample)' if sample else report.prometheus} "
            f"over the last {report.window}: "
            + ", ".join(f"{n} {label}" for label, n in counts.items()))
+calibration_badge()
 
 f = st.columns(2)
 models = f[0].multiselect("Models", sorted(table["model_name"].dropna().unique()), key="fleet_models",
@@ -139,10 +146,11 @@ st.dataframe(
     })
 
 notes = fleet.notes(report, shown)
-if notes:
-    with st.expander(f"Notes on {len(notes)} instance(s)"):
-        for who, lines in notes.items():
-            st.markdown(f"**{who}**\n" + "\n".join(f"- {line}" for line in lines))
+with st.container():  # present or not, one block
+    if notes:
+        with st.expander(f"Notes on {len(notes)} instance(s)"):
+            for who, lines in notes.items():
+                st.markdown(f"**{plain(who)}**\n" + "\n".join(f"- {no_links(line)}" for line in lines))
 
 chart(figures_fleet.operating_points(shown), key="fleet_points")
 try:

@@ -5,6 +5,7 @@ import time
 import streamlit as st
 
 from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
+from pages.common import calibration_badge
 from specmodel import SpecModelError, figures_live, live, samples, scrape
 from specmodel.prom import stats_from_window, window_over
 
@@ -26,9 +27,14 @@ interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60]
 window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
                               bind="query-params",
                               help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
+# The element tree keeps one shape on every rerun (bench/bench_load.py found "Cannot set a node at a
+# delta path" under load): optional messages go into containers that always exist, and the
+# auto-refreshing panel writes exactly one container, so a panel run that lands while the page
+# reruns never addresses a block whose position moved.
+notice = st.container()
 moved = st.session_state.pop("live_url_moved_note", None)
 if moved:
-    st.info(moved)
+    notice.info(moved)
 with st.expander("Connection and model options", expanded=bool(moved)):
     opts = st.columns(3)
     token = opts[0].text_input("Bearer token (optional)", type="password", key="live_token",
@@ -59,15 +65,15 @@ def _stop_sample() -> None:
     st.session_state["live_sample"] = False
 
 
-sample = not url.strip() and st.session_state.get("live_sample", False)  # a URL typed in takes over
-if not url.strip() and not sample:
-    st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
-    st.button("Try it with a recorded server", key="live_try_sample", on_click=_start_sample,
-              help="Replays a recorded vLLM server's /metrics, bundled with the app: nothing is fetched.")
-    st.stop()
+def sample_on() -> bool:
+    return not url.strip() and st.session_state.get("live_sample", False)  # a URL typed in takes over
+
+
+sample = sample_on()
+intro = st.container()  # one element whatever it holds, so the panel below keeps its place
 if sample:
-    st.info(f"**{samples.LIVE_SAMPLE_LABEL}**")
-    st.button("Stop the sample", key="live_stop_sample", on_click=_stop_sample)
+    intro.info(f"**{samples.LIVE_SAMPLE_LABEL}**")
+    intro.button("Stop the sample", key="live_stop_sample", on_click=_stop_sample)
 
 session_key = (("recorded sample", st.session_state.get("live_sample_started")) if sample
                else (url.strip(), int(k_given)))
@@ -89,6 +95,7 @@ def show_results(snaps: list) -> None:
 
     box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
     box(f"**Right now: {verdict.text}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    calibration_badge()
     for note in stats.notes + verdict.notes:
         if "restarted" in note or "no drafts" in note or "off on this server" in note:
             st.warning(note)
@@ -142,6 +149,10 @@ def show_results(snaps: list) -> None:
                 chart(figures_live.survival_figure(stats), key="live_survival")
 
 
+# The auto-refreshing panel is called on every run of this page, also before a URL is entered (it
+# then shows the hint, with no timer): a run_every fragment that a later run no longer calls keeps
+# its browser timer, and its next run writes into a tree that no longer has its place, which is
+# "Cannot set a node at a delta path" (streamlit/streamlit#15084; bench/bench_load.py saw it).
 def next_sample_snapshot():
     """The recording's next scrape, or None once all of them were replayed."""
     i = st.session_state.get("live_sample_next", 0)
@@ -153,8 +164,20 @@ def next_sample_snapshot():
     return samples.live_sample_snapshot(i, st.session_state["live_sample_started"])
 
 
-@st.fragment(run_every=interval if auto else None)
+@st.fragment(run_every=interval if auto and (url.strip() or sample) else None)
 def live_panel() -> None:
+    with st.container():  # the panel's only top-level element, whatever it shows this time
+        panel_body()
+
+
+def panel_body() -> None:
+    if sample_on() != sample:  # the sample was started from the panel: the whole page follows (label, timer)
+        st.rerun()
+    if not url.strip() and not sample:
+        st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
+        st.button("Try it with a recorded server", key="live_try_sample", on_click=_start_sample,
+                  help="Replays a recorded vLLM server's /metrics, bundled with the app: nothing is fetched.")
+        return
     policy = scrape.ScrapePolicy.for_interval(interval)
     snaps = st.session_state["live_snaps"]
     try:
@@ -186,7 +209,7 @@ def live_panel() -> None:
         s = snaps[-1]
         st.info(f"First scrape done: {s.server}, model {s.model_name or 'unknown'}, "
                 + ("speculation on, k = " + str(s.k) if s.spec_enabled else "speculation off")
-                + f". The first window completes with the next scrape"
+                + ". The first window completes with the next scrape"
                 + (f" in {interval} s." if auto else ": press Scrape now."))
         return
     try:

@@ -4,7 +4,7 @@ GPUs into pools by traffic shape. The workload table is editable; the sidebar gi
 import pandas as pd
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_error
+from pages.common import base_scenario, calibration_badge, chart, no_links, remember_table, show_error
 from specmodel import SpecModelError, figures_mix, mix
 from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 
@@ -54,6 +54,7 @@ edited = st.data_editor(
         "temperature": st.column_config.NumberColumn("temperature", min_value=0.0, format="%.1f"),
         "notes": st.column_config.TextColumn("notes"),
     })
+remember_table(TABLE_KEY, edited)  # the edits survive a visit to another page
 
 c = st.columns(3)
 concurrency = c[0].number_input("Concurrent sequences, whole mix", 1, 4096, 32, key="mix_conc", bind="query-params",
@@ -63,10 +64,11 @@ gpus = c[1].number_input("GPUs in total", 1, 32, 2, key="mix_gpus", bind="query-
 k = c[2].slider("k of the single pool as deployed (0 = off)", 0, 8, 4, key="mix_k", bind="query-params")
 
 workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), source="workload table")
+messages = st.container()  # however many problems and notes: one block, so what follows keeps its place
 for problem in problems:
-    st.error(problem)
+    messages.error(no_links(problem))
 for note in notes:
-    st.info(note)
+    messages.info(no_links(note))
 if not workloads:
     st.stop()
 
@@ -79,22 +81,26 @@ if len(workloads) > mix.MAX_WORKLOADS:  # the single pool takes them all; the sp
         help=f"{len(workloads)} workloads are more than the split search tries apart; the ones not chosen share "
              "one pool in every split. The single pool always serves all of them. Default: the busiest "
              "(largest shares).")
+answer = st.container()
 try:
     report = mix.compare(base_scenario(k=int(k), concurrency=int(concurrency)), workloads, int(concurrency),
                          int(gpus), split_among=split_among)
 except SpecModelError as exc:
-    show_error(exc)
+    with answer:
+        show_error(exc)
     st.stop()
 
-if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
-    st.success(report.recommendation)
-else:
-    st.info(report.recommendation)
-for note in report.notes:
-    if "does not fit" in note:
-        st.warning(note)
+with answer:
+    if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
+        st.success(no_links(report.recommendation))
     else:
-        st.caption(note)
+        st.info(no_links(report.recommendation))
+    calibration_badge()
+    for note in report.notes:
+        if "does not fit" in note:
+            st.warning(no_links(note))
+        else:
+            st.caption(no_links(note))
 
 st.subheader("Comparison")
 st.dataframe(pd.DataFrame(report.table_rows()), key="mix_comparison", hide_index=True, width="stretch")

@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, show_does_not_fit, show_error
+from pages.common import base_scenario, calibration_badge, chart, show_does_not_fit, show_error
 from specmodel import SpecModelError, acceptance, figures, summarize
 from specmodel.errors import DoesNotFit
 
@@ -66,6 +66,7 @@ with right:
     else:
         t_target = t_draft = None
 
+answer = st.container()  # the verdict and its notes (or why nothing fits): one block on every rerun
 try:
     survival = None
     if profile_text.strip():
@@ -79,18 +80,22 @@ try:
                              t_target_ms=t_target, t_draft_ms=t_draft)
     summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k) = model_view(scenario)
 except DoesNotFit as exc:  # an answer for these settings, with the closest one that fits
-    show_does_not_fit(exc)
+    with answer:
+        show_does_not_fit(exc)
     st.stop()
 except SpecModelError as exc:
-    show_error(exc)
+    with answer:
+        show_error(exc)
     st.stop()
 
 out = summary.to_dict()
 verdict = summary.verdict
 box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
-box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
-for note in summary.notes:
-    st.info(note)
+with answer:
+    box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    calibration_badge()
+    for note in summary.notes:
+        st.info(note)
 
 
 

@@ -7,7 +7,9 @@ E the expected tokens emitted per verify step including the target's bonus token
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,9 +50,9 @@ def tokens_per_step_from_survival(survival) -> float:
     return round(1.0 + float(p.sum()), 12)
 
 
-def _shown(values) -> str:
-    """Numbers as a person writes them ("0.8, 0.56"), never numpy's repr ("np.float64(0.8)")."""
-    return ", ".join(f"{float(v):.4g}" for v in values)
+def _listed(p) -> str:
+    """A profile as a message shows it (4 significant digits; no overflow for huge values)."""
+    return "[" + ", ".join(f"{x:.4g}" for x in p) + "]"
 
 
 def validate_survival(survival) -> np.ndarray:
@@ -64,11 +66,11 @@ def validate_survival(survival) -> np.ndarray:
         raise SpecModelError("a survival profile is a list of numbers p_1..p_k")
     if np.any(~np.isfinite(p)) or np.any(p < 0) or np.any(p > 1):
         raise SpecModelError(
-            f"survival profile {_shown(p)} has values outside [0, 1]; "
+            f"survival profile {_listed(p)} has values outside [0, 1]; "
             "p_i is the fraction of drafts with at least i tokens accepted")
     if np.any(np.diff(p) > 1e-9):
         raise SpecModelError(
-            f"survival profile {_shown(p)} increases with position; "
+            f"survival profile {_listed(p)} increases with position; "
             "p_i = P(at least i accepted) can only stay level or fall")
     return p
 
@@ -88,10 +90,12 @@ def alpha_from_tokens_per_step(tokens, k, iterations: int = 60):
     >>> round(float(alpha_from_tokens_per_step(31 / 19, 4)), 3)
     0.393
     """
+    if isinstance(tokens, (float, int, np.number)) and isinstance(k, (float, int, np.number)):
+        return _alpha_from_tokens_scalar(float(tokens), float(k), iterations)  # one run: ~20x faster
     e = np.asarray(tokens, dtype=float)
     kk = np.asarray(k, dtype=float)
-    if e.ndim == 0 and kk.ndim == 0:  # one value (a page's headline): the same bisection in plain floats
-        return _alpha_from_tokens_per_step_scalar(float(e), float(kk), iterations)
+    if e.ndim == 0 and kk.ndim == 0:
+        return _alpha_from_tokens_scalar(float(e), float(kk), iterations)
     e, kk = np.broadcast_arrays(e, kk)
     lo = np.zeros(e.shape)
     hi = np.ones(e.shape)
@@ -107,18 +111,21 @@ def alpha_from_tokens_per_step(tokens, k, iterations: int = 60):
     return alpha if alpha.ndim else float(alpha)
 
 
-def _alpha_from_tokens_per_step_scalar(e: float, k: float, iterations: int) -> float:
+@lru_cache(maxsize=65536)  # run files repeat E to two decimals: each (E, k) is inverted once
+def _alpha_from_tokens_scalar(e: float, k: float, iterations: int) -> float:
+    """alpha_from_tokens_per_step for one E and k: the same bisection in Python floats (results
+    agree with the array version to ~1e-14; pow may differ in the last bit between the two)."""
     if k <= 0:
         return float("nan")
-    if e <= 1.0:
-        return 0.0
     if e >= k + 1.0:
         return 1.0
+    if e <= 1.0:
+        return 0.0
     lo, hi = 0.0, 1.0
-    for _ in range(iterations):
+    for _ in range(iterations):  # NaN E or k: every comparison is false, as in the array version
         mid = 0.5 * (lo + hi)
-        near_one = abs(1.0 - mid) < 1e-9  # as tokens_per_step, in plain floats
-        if (k + 1.0 if near_one else (1.0 - mid ** (k + 1.0)) / (1.0 - mid)) < e:
+        tokens = k + 1.0 if abs(1.0 - mid) < 1e-9 else (1.0 - mid ** (k + 1.0)) / (1.0 - mid)
+        if tokens < e:
             lo = mid
         else:
             hi = mid
@@ -185,7 +192,7 @@ def from_alpha(alpha: float, k: int) -> Acceptance:
 def from_tokens_per_step(tokens: float, k: int, source: str = "mean acceptance length") -> Acceptance:
     """From E (vLLM's mean acceptance length, SGLang's spec_accept_length)."""
     k = _check_k(k)
-    if tokens is None or not np.isfinite(tokens) or tokens < 1.0 or tokens > k + 1 + 1e-9:
+    if tokens is None or not math.isfinite(tokens) or tokens < 1.0 or tokens > k + 1 + 1e-9:
         raise SpecModelError(
             f"{source} must lie in [1, k + 1] = [1, {k + 1}] (it counts the bonus token), got {tokens}")
     e = min(float(tokens), k + 1.0)

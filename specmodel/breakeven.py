@@ -1,42 +1,71 @@
-"""Loaded runs -> per-row prediction and break-even: did speculation clear it where it ran?
+"""Loaded runs -> per-row prediction and verdict: did speculation pay off where it ran?
 
-For each run the model predicts the speedup at the run's own concurrency, k, acceptance, GPU and
-models (measured timings when the row has t_target_ms / t_draft_ms, hardware presets otherwise),
-and the tokens per step E at which speculation breaks even there. The run *clears* when its
-measured E is above that break-even by more than run-to-run noise (scenario.BORDERLINE), *fails*
-when below by more, and is *borderline* in between. A row without a measured E (a mixed workload)
-is judged by its measured speedup instead.
+Measured first. A run with a measured speedup gets its verdict from the measurement: it *clears*
+(pays off) above 1 + scenario.BORDERLINE, *fails* (loses) below 1 − BORDERLINE, and is
+*borderline* in between. Beside it sit the model's verdict on the same run (its predicted speedup,
+judged with the same band, on the run's own GPU, models, k, acceptance and concurrency) and the
+tokens per step E at which speculation breaks even there; where the two verdicts differ the row
+says so ("model: clears (1.42×); measured 0.71×") and the summary counts it. A run with only an
+acceptance (no measured speedup) keeps the model's verdict, labelled as predicted: its measured E
+against the model's break-even E.
+
+Rows are predicted grouped by setup (specmodel.grouped): a file of 200,000 runs is a few hundred
+vectorised predict() calls, with a progress callback between groups.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from .errors import SpecModelError
 from .engines import DEFAULT_ENGINE
+from .errors import SpecModelError
+from .grouped import setup_of, summarize_many
 from .roofline import Efficiency
-from .scenario import BORDERLINE, Scenario, predict, summarize, with_changes
+from .runs import paused_gc
+from .scenario import BORDERLINE, Scenario, predict, with_changes
 
 CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
+# What each verdict means, in the words the What-if page uses.
+VERDICT_WORDS = {CLEARS: "pays off", BORDERLINE_LABEL: "borderline", FAILS: "loses"}
 
-# Columns evaluate_row adds to a run.
+# verdict_basis values
+MEASURED = "measured speedup"
+PREDICTED_E = "predicted: measured tokens per step vs break-even"
+PREDICTED_SPEEDUP = "predicted speedup"
+PREDICTED_UNREACHABLE = "predicted: break-even unreachable at this k"
+
+# Columns evaluate_runs adds to a run.
 RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
                   "margin_tokens_per_step", "margin_pct", "verdict", "verdict_basis", "predicted_verdict",
-                  "measured_verdict", "advice", "best_k", "crossover_concurrency", "timings",
-                  "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error", "speedup_low",
+                  "measured_verdict", "model_agrees", "disagreement", "advice", "best_k", "crossover_concurrency",
+                  "timings", "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error", "speedup_low",
                   "speedup_high", "uncertain"]
 
 # Columns of the break-even table (export and page), in order.
 TABLE_COLUMNS = ["workload", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
                  "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "advice",
-                 "measured_verdict", "predicted_verdict", "verdict_basis", "method", "gpu_preset", "file", "row"]
+                 "measured_verdict", "predicted_verdict", "verdict_basis", "model_agrees", "disagreement", "method",
+                 "gpu_preset", "file", "row"]
 _NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
                     "margin_tokens_per_step", "margin_pct", "predicted_baseline_tok_s", "predicted_spec_tok_s",
                     "speedup_low", "speedup_high"]
+# Every column scenario_for_row reads except α, k and concurrency: rows equal on these share a setup.
+_SETUP_COLUMNS = ["gpu_preset", "target_preset", "method", "draft_preset", "survival", "context_len", "t_target_ms",
+                  "t_draft_ms", "tp", "engine", "draft_depth", "branching", "draft_kv_budget", "weight_dtype",
+                  "kv_dtype", "proposal_rate"]
+
+Progress = Callable[[int, int], None]  # (rows done, rows in all)
+# result column <- grouped.summarize_many field
+_FROM_SUMMARY = {"predicted_speedup": "speedup", "predicted_tokens_per_step": "tokens_per_step",
+                 "break_even_tokens_per_step": "break_even_tokens_per_step", "break_even_alpha": "break_even_alpha",
+                 "best_k": "best_k", "crossover_concurrency": "crossover", "predicted_baseline_tok_s": "plain_tok_s",
+                 "predicted_spec_tok_s": "spec_tok_s", "speedup_low": "speedup_low", "speedup_high": "speedup_high",
+                 "uncertain": "uncertain", "advice": "advice"}
 
 
 def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
@@ -53,7 +82,7 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
         efficiency=efficiency or Efficiency(), engine=_text(row.get("engine")) or DEFAULT_ENGINE,
         draft_depth=_whole(row.get("draft_depth")), branching=_whole(row.get("branching")) or 1,
         draft_kv_budget=_whole(row.get("draft_kv_budget")), weight_dtype=_text(row.get("weight_dtype")),
-        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_opt(row.get("proposal_rate")) or 1.0)
+        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_opt(row.get("proposal_rate")))
 
 
 def _text(x) -> str | None:
@@ -80,97 +109,169 @@ def _label(ratio: float) -> str:
     return FAILS
 
 
-def _ngram_advice(s: Scenario, measured_e: float) -> str:
-    """n-gram drafting costs no GPU time; its break-even at this batch, for the advice."""
-    if s.method == "ngram":
-        return ""
-    t_draft = 0.0 if s.t_target_ms is not None else None
-    try:
-        be = float(predict(with_changes(s, method="ngram", draft=None, t_draft_ms=t_draft)).break_even_tokens_per_step)
-    except SpecModelError:
-        return ""
-    if not math.isfinite(be) or be > s.k + 1:
-        return ""
-    return f"try n-gram: with no draft model it breaks even at {be:.2f} tokens per step here"
-
-
-def evaluate_row(row, efficiency: Efficiency | None = None) -> dict:
-    """Prediction, break-even, margin, verdicts and advice for one loaded run."""
-    out = dict.fromkeys(RESULT_COLUMNS)
-    measured = _opt(row.get("measured_speedup"))
-    if measured is not None:
-        out["measured_verdict"] = _label(measured)
-    if row.get("alpha") is None or math.isnan(float(row["alpha"])):
-        out["prediction_error"] = "no acceptance to predict with"
-        if measured is not None:
-            out.update(verdict=out["measured_verdict"], verdict_basis="measured speedup", margin_pct=measured - 1)
-        return out
-    try:
-        s = scenario_for_row(row, efficiency)
-        summary = summarize(s)
-    except SpecModelError as exc:
-        out["prediction_error"] = str(exc)
-        if measured is not None:
-            out.update(verdict=out["measured_verdict"], verdict_basis="measured speedup", margin_pct=measured - 1)
-        return out
-    p = summary.prediction
-    be = float(p.break_even_tokens_per_step)
-    out.update(predicted_speedup=float(p.speedup), predicted_tokens_per_step=float(p.tokens_per_step),
-               break_even_tokens_per_step=be if math.isfinite(be) else None,
-               break_even_alpha=_opt(p.break_even_alpha), predicted_verdict=_label(float(p.speedup)),
-               best_k=summary.best_k, crossover_concurrency=summary.crossover_concurrency,
-               timings="measured" if s.t_target_ms is not None else "hardware",
-               predicted_baseline_tok_s=float(p.plain.throughput_tok_s),
-               predicted_spec_tok_s=float(p.spec.throughput_tok_s),
-               speedup_low=summary.band[0] if summary.band else None,
-               speedup_high=summary.band[1] if summary.band else None, uncertain=summary.uncertain)
-    measured_e = _opt(row.get("tokens_per_step"))
-    if measured_e is not None and math.isfinite(be) and be > 0:
-        ratio = measured_e / be
-        out.update(margin_tokens_per_step=measured_e - be, margin_pct=ratio - 1, verdict=_label(ratio),
-                   verdict_basis="measured tokens per step vs break-even")
-    elif measured is not None:
-        out.update(verdict=out["measured_verdict"], verdict_basis="measured speedup", margin_pct=measured - 1)
-    else:
-        out.update(verdict=FAILS, verdict_basis="break-even unreachable at this k")
-    advice = [summary.verdict.advice] if summary.verdict.advice else []
-    if out["verdict"] != CLEARS:
-        ngram = _ngram_advice(s, measured_e or float(p.tokens_per_step))
-        if ngram:
-            advice.append(ngram)
-    out["advice"] = "; ".join(advice)
+def _labels(ratio: np.ndarray) -> np.ndarray:
+    """_label over an array; None where the ratio is not a finite number."""
+    out = np.full(ratio.shape, None, dtype=object)
+    with np.errstate(invalid="ignore"):
+        out[ratio >= 1 - BORDERLINE] = BORDERLINE_LABEL
+        out[ratio >= 1 + BORDERLINE] = CLEARS
+        out[ratio < 1 - BORDERLINE] = FAILS
     return out
 
 
-def evaluate_runs(rows: pd.DataFrame, efficiency: Efficiency | None = None) -> pd.DataFrame:
-    """The run table with prediction and break-even columns added (one evaluate_row per run)."""
+def _setups(rows: pd.DataFrame, idx: np.ndarray) -> list[np.ndarray]:
+    """Row positions (among idx, ascending) grouped by setup: equal on every _SETUP_COLUMNS value
+    (NaN equal to NaN), in order of first appearance."""
+    if idx.size == 0:
+        return []
+    codes = []
+    for c in _SETUP_COLUMNS:
+        if c not in rows.columns:
+            continue
+        column = rows[c].iloc[idx]
+        if column.dtype == object and column.map(lambda v: isinstance(v, list)).any():
+            column = column.map(lambda v: tuple(v) if isinstance(v, list) else v)
+        codes.append(pd.factorize(column, use_na_sentinel=False)[0])
+    if not codes:
+        return [idx]
+    sizes = [int(c.max()) + 1 for c in codes]
+    if np.prod(np.array(sizes, dtype=float)) < 2.0 ** 62:  # one integer per row: a fast 1-D unique
+        _, inverse = np.unique(np.ravel_multi_index(codes, sizes), return_inverse=True)
+    else:
+        _, inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.flatnonzero(np.diff(inverse[order])) + 1
+    groups = np.split(idx[order], bounds)
+    return sorted(groups, key=lambda g: g[0])
+
+
+def _ngram_break_even(setup: Scenario, k: np.ndarray, conc: np.ndarray) -> np.ndarray:
+    """Break-even E with n-gram drafting (no GPU time) at each (k, concurrency) of a setup; NaN
+    where the model refuses it."""
+    t_draft = 0.0 if setup.t_target_ms is not None else None
+    try:
+        p = predict(with_changes(setup, method="ngram", draft=None, t_draft_ms=t_draft), alpha=0.5, k=k,
+                    concurrency=conc)
+    except SpecModelError:
+        return np.full(len(k), np.nan)
+    return np.broadcast_to(np.asarray(p.break_even_tokens_per_step, dtype=float), (len(k),))
+
+
+def evaluate_runs(rows: pd.DataFrame, efficiency: Efficiency | None = None,
+                  progress: Progress | None = None) -> pd.DataFrame:
+    """The run table with prediction, break-even and verdict columns added (RESULT_COLUMNS).
+
+    progress(done, total) is called between groups of rows; an exception it raises (a page whose
+    session ended) stops the work."""
     if rows.empty:
         return rows.reindex(columns=[*rows.columns, *RESULT_COLUMNS])
-    results = pd.DataFrame([evaluate_row(r, efficiency) for r in rows.to_dict("records")], columns=RESULT_COLUMNS)
-    results[_NUMERIC_RESULTS] = results[_NUMERIC_RESULTS].apply(pd.to_numeric, errors="coerce")
+    with paused_gc():
+        return _evaluate(rows, efficiency, progress)
+
+
+def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progress | None) -> pd.DataFrame:
     numeric = ["concurrency", "k", "alpha", "tokens_per_step", "baseline_tok_s", "spec_tok_s", "measured_speedup"]
     rows = rows.reset_index(drop=True).copy()
     rows[numeric] = rows[numeric].apply(pd.to_numeric, errors="coerce")
+    n = len(rows)
+    res: dict[str, np.ndarray] = {c: np.full(n, None, dtype=object) for c in RESULT_COLUMNS}
+    alpha = rows["alpha"].to_numpy(dtype=float)
+    k = rows["k"].to_numpy(dtype=float)
+    conc = rows["concurrency"].to_numpy(dtype=float)
+    predictable = np.isfinite(alpha)
+    res["prediction_error"][~predictable] = "no acceptance to predict with"
+    done = 0
+    ngram_be = np.full(n, np.nan)
+    for idx in _setups(rows, np.flatnonzero(predictable)):
+        try:
+            setup = setup_of(scenario_for_row(rows.iloc[idx[0]].to_dict(), efficiency))
+        except (SpecModelError, TypeError, ValueError) as exc:
+            res["prediction_error"][idx] = str(exc)
+        else:
+            part = summarize_many(setup, alpha[idx], k[idx], conc[idx])
+            failed = np.array([e is not None for e in part["error"]], dtype=bool)
+            res["prediction_error"][idx[failed]] = [e for e in part["error"] if e is not None]
+            good = idx[~failed]
+            for column, field in _FROM_SUMMARY.items():
+                res[column][good] = [v for v, bad in zip(part[field], failed) if not bad]
+            res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
+            if setup.method != "ngram":
+                ngram_be[idx] = _ngram_break_even(setup, k[idx], conc[idx])
+        done += len(idx)
+        if progress is not None:
+            progress(done, n)
+    results = pd.DataFrame(res, columns=RESULT_COLUMNS)
+    results[_NUMERIC_RESULTS] = results[_NUMERIC_RESULTS].apply(pd.to_numeric, errors="coerce")
+    _judge(rows, results, ngram_be)
     return pd.concat([rows, results], axis=1)
 
 
+def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> None:
+    """Verdicts, margins, agreement and n-gram advice, in place (the rules in the module docstring)."""
+    measured = rows["measured_speedup"].to_numpy(dtype=float)
+    measured_e = rows["tokens_per_step"].to_numpy(dtype=float)
+    k = rows["k"].to_numpy(dtype=float)
+    predicted = results["predicted_speedup"].to_numpy(dtype=float)
+    be = results["break_even_tokens_per_step"].to_numpy(dtype=float)
+    has_measured, has_predicted = np.isfinite(measured), np.isfinite(predicted)
+    be_finite = has_predicted & np.isfinite(be) & (be > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e_ratio = np.where(be_finite, measured_e / np.where(be_finite, be, 1.0), np.nan)
+    measured_verdict, predicted_verdict = _labels(measured), _labels(predicted)
+
+    by_e = ~has_measured & has_predicted & np.isfinite(e_ratio)
+    by_speedup = ~has_measured & has_predicted & ~by_e & be_finite
+    unreachable = ~has_measured & has_predicted & ~by_e & ~be_finite
+    verdict = np.where(has_measured, measured_verdict, None)
+    verdict = np.where(by_e, _labels(e_ratio), verdict)
+    verdict = np.where(by_speedup, predicted_verdict, verdict)
+    verdict = np.where(unreachable, FAILS, verdict)
+    basis = np.select([has_measured, by_e, by_speedup, unreachable],
+                      [MEASURED, PREDICTED_E, PREDICTED_SPEEDUP, PREDICTED_UNREACHABLE], "")
+    margin_pct = np.where(has_measured, measured - 1, np.where(by_e, e_ratio - 1, np.nan))
+    both = has_measured & has_predicted
+    agrees = [bool(mv == pv) if b else None for b, mv, pv in zip(both, measured_verdict, predicted_verdict)]
+    disagreement = [f"model: {pv} ({p:.2f}×); measured {m:.2f}×" if a is False else ""
+                    for a, pv, p, m in zip(agrees, predicted_verdict, predicted, measured)]
+
+    results["verdict"] = verdict
+    results["verdict_basis"] = np.where(basis == "", None, basis)
+    results["measured_verdict"] = measured_verdict
+    results["predicted_verdict"] = predicted_verdict
+    results["margin_pct"] = margin_pct
+    results["margin_tokens_per_step"] = np.where(be_finite & np.isfinite(measured_e), measured_e - be, np.nan)
+    results["break_even_tokens_per_step"] = np.where(be_finite, be, np.nan)
+    results["model_agrees"] = pd.Series(agrees, index=results.index, dtype=object)
+    results["disagreement"] = disagreement
+
+    # n-gram advice where the verdict is not "clears" and n-gram's break-even is reachable at this k
+    advice = results["advice"].tolist()
+    for i in np.flatnonzero(has_predicted & (verdict != CLEARS) & np.isfinite(ngram_be) & (ngram_be <= k + 1)):
+        extra = f"try n-gram: with no draft model it breaks even at {ngram_be[i]:.2f} tokens per step here"
+        advice[i] = "; ".join(filter(None, [advice[i], extra]))
+    results["advice"] = advice
+
+
 def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
-    """Per workload and concurrency: measured E vs break-even E, margin, verdict and advice."""
+    """Per workload and concurrency: measured E vs break-even, margin, verdict, the model's verdict and advice."""
     table = evaluated.reindex(columns=TABLE_COLUMNS)
     return table.sort_values(["workload", "concurrency"], kind="stable").reset_index(drop=True)
 
 
 def error_summary(evaluated: pd.DataFrame) -> dict:
-    """How far predictions landed from measurements: MAPE of speedup, verdict agreement."""
+    """How far predictions landed from measurements: MAPE of speedup, verdict agreement, and how
+    many measured verdicts the model got wrong (model_disagreements)."""
     both = evaluated.dropna(subset=["measured_speedup", "predicted_speedup"]) if not evaluated.empty else evaluated
     n = len(both)
     if n == 0:
-        return {"rows_compared": 0, "mape_speedup_pct": None, "verdict_agreement": None, "verdicts_agreeing": 0}
+        return {"rows_compared": 0, "mape_speedup_pct": None, "verdict_agreement": None, "verdicts_agreeing": 0,
+                "model_disagreements": 0}
     meas = both["measured_speedup"].astype(float).to_numpy()
     pred = both["predicted_speedup"].astype(float).to_numpy()
     agree = int((both["measured_verdict"] == both["predicted_verdict"]).sum())
     return {"rows_compared": n, "mape_speedup_pct": float(np.mean(np.abs(pred - meas) / meas) * 100),
-            "verdict_agreement": agree / n, "verdicts_agreeing": agree}
+            "verdict_agreement": agree / n, "verdicts_agreeing": agree, "model_disagreements": n - agree}
 
 
 @dataclass(frozen=True)
@@ -182,21 +283,66 @@ class Review:
     summary: dict
 
 
-def review(rows: pd.DataFrame, efficiency: Efficiency | None = None) -> Review:
-    evaluated = evaluate_runs(rows, efficiency)
+def review(rows: pd.DataFrame, efficiency: Efficiency | None = None, progress: Progress | None = None) -> Review:
+    evaluated = evaluate_runs(rows, efficiency, progress)
     return Review(evaluated, break_even_table(evaluated), error_summary(evaluated))
 
 
+MAX_LEVELS_SHOWN = 12
+
+
+def _levels(values) -> str:
+    """Concurrency levels as a short list: distinct, sorted, the first ones when there are many."""
+    levels = sorted({int(v) for v in values if pd.notna(v)})
+    if len(levels) <= MAX_LEVELS_SHOWN:
+        return ", ".join(map(str, levels))
+    return ", ".join(map(str, levels[:MAX_LEVELS_SHOWN - 2])) + f", … {levels[-1]} ({len(levels)} levels)"
+
+
 def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """One (verdict, sentence) per workload and verdict, e.g. ("fails", "chat fails at concurrency 8, 32")."""
+    """One (verdict, sentence) per workload and verdict, saying which levels were measured and which
+    predicted and where the model disagreed with the measurement, e.g.
+    ("fails", "chat fails at concurrency 8, 32 (measured; the model said clears at 32)")."""
     lines = []
     if table.empty:
         return lines
     for workload, group in table.groupby("workload", sort=False):
         for label in (CLEARS, BORDERLINE_LABEL, FAILS):
             sel = group[group["verdict"] == label]
-            if not sel.empty:
-                levels = ", ".join(str(int(c)) for c in sel["concurrency"])
-                lines.append((label, f"{workload} {'is borderline' if label == BORDERLINE_LABEL else label} "
-                                     f"at concurrency {levels}"))
+            if sel.empty:
+                continue
+            is_measured = (sel["verdict_basis"] == MEASURED).to_numpy() if "verdict_basis" in sel else \
+                np.zeros(len(sel), dtype=bool)
+            parts = []
+            if is_measured.any():
+                parts.append(f"{_levels(sel['concurrency'][is_measured])} (measured)")
+            if (~is_measured).any():
+                parts.append(f"{_levels(sel['concurrency'][~is_measured])} (predicted)")
+            sentence = (f"{workload} {'is borderline' if label == BORDERLINE_LABEL else label} at concurrency "
+                        + ", ".join(parts))
+            if "model_agrees" in sel:
+                off = sel[sel["model_agrees"].eq(False)]
+                said = [f"{model_label} at {_levels(group_off['concurrency'])}"
+                        for model_label, group_off in off.groupby("predicted_verdict", sort=False)]
+                if said:
+                    sentence += " — the model said " + ", ".join(said)
+            lines.append((label, sentence))
     return lines
+
+
+def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
+    """How far the model was off, in one sentence: its verdict against the measured one."""
+    n = summary.get("rows_compared") or 0
+    if not n:
+        return "No run has both a measured and a predicted speedup: every verdict here is the model's (predicted)."
+    off = summary.get("model_disagreements", n - summary.get("verdicts_agreeing", 0))
+    if not off:
+        return f"The model's verdict agrees with the measured one on all {n:,} run{'s' if n != 1 else ''} with both."
+    example = ""
+    if table is not None and "model_agrees" in table:
+        first = table[table["model_agrees"].eq(False)].head(1)
+        if not first.empty:
+            r = first.iloc[0]
+            example = f" (e.g. {r['workload']} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
+    return (f"The model's verdict differs from the measured one on {off:,} of {n:,} run{'s' if n != 1 else ''}"
+            f"{example}; each run with a measurement takes its verdict from it.")

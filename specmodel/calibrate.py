@@ -56,7 +56,7 @@ DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small
 # Each fitted parameter is pulled gently towards its starting value, by this much relative error per
 # physical range of departure: a fit then explains the runs with the parameters whose plausible
 # range is wide (overheads) before dragging an efficiency far from what kernels reach.
-PRIOR_WEIGHT = 0.03
+PRIOR_WEIGHT = 0.1
 
 
 def check_parameters(values: dict, where: str) -> Efficiency:
@@ -160,7 +160,7 @@ def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float,
             s = scenario_for_row(r, eff)
         except SpecModelError:
             continue
-        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=1, concurrency=1)
+        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: valid for any tree depth
         groups.setdefault(key, []).append((i, s))
     for key, items in groups.items():
         try:

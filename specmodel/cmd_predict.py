@@ -77,6 +77,17 @@ def add_acceptance_and_timing_arguments(p: argparse.ArgumentParser,
     p.add_argument("--k-max", type=_number(1, 32, whole=True), default=8, help="largest k to consider for best k")
     p.add_argument("--t-target-ms", type=_number(0, 10_000, strict_lo=True), help="measured target step at batch 1, ms")
     p.add_argument("--t-draft-ms", type=_number(0, 10_000), help="measured draft cost per draft token at batch 1, ms")
+    p.add_argument("--draft-depth", type=_number(1, 64, whole=True),
+                   help="tree drafting: sequential draft passes (k is then the tree's verified tokens)")
+    p.add_argument("--branching", type=_number(1, 64, whole=True), default=1,
+                   help="tree drafting: tokens per sequence in each draft pass after the first (top-k)")
+    p.add_argument("--draft-kv-budget", type=_number(1, 1_048_576, whole=True),
+                   help="self_spec: tokens of KV the sparse draft reads (default 512)")
+    p.add_argument("--weight-dtype", choices=DTYPES, help="target weights' dtype; default: the preset's")
+    p.add_argument("--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype")
+    p.add_argument("--proposal-rate", type=_number(0, 1, strict_lo=True), default=None,
+                   help="share of sequence-steps with a proposal (n-gram proposes only on a match; "
+                        "measure it as drafts / (generated − accepted) tokens); default 1, n-gram 0.4")
 
 
 def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -111,16 +122,6 @@ def add_parser(sub) -> None:
     add_scenario_arguments(p)
     add_acceptance_and_timing_arguments(p)
     p.add_argument("--concurrency", type=_number(1, 65_536, whole=True), default=1, help="concurrent sequences")
-    p.add_argument("--draft-depth", type=_number(1, 64, whole=True),
-                   help="tree drafting: sequential draft passes (k is then the tree's verified tokens)")
-    p.add_argument("--branching", type=_number(1, 64, whole=True), default=1,
-                   help="tree drafting: tokens per sequence in each draft pass after the first (top-k)")
-    p.add_argument("--draft-kv-budget", type=_number(1, 1_048_576, whole=True),
-                   help="self_spec: tokens of KV the sparse draft reads (default 512)")
-    p.add_argument("--weight-dtype", choices=DTYPES, help="target weights' dtype; default: the preset's")
-    p.add_argument("--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype")
-    p.add_argument("--proposal-rate", type=_number(0, 1, strict_lo=True), default=1.0,
-                   help="fraction of sequence-steps with a proposal (n-gram proposes only on a match)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_predict)
 
@@ -165,7 +166,8 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
         "off_above_batch": None, "plain": {**arm, "max_concurrency": 0, "running": 0},
         "spec": {**arm, "max_concurrency": 0, "running": 0}, "vllm_speculative_config": None, "notes": [],
-        "does_not_fit": exc.to_dict(),
+        "does_not_fit": exc.to_dict(), "engine": s.engine, "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype,
+        "kv_dtype": s.kv_dtype, "speedup_low": None, "speedup_high": None, "uncertain": False,
     }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import presets
-from .breakeven import review
+from .breakeven import model_headline, review
 from .calibrate import calibrate, save_calibration
 from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
 from .errors import SpecModelError
@@ -26,7 +26,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
             "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
-            "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget"]
+            "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
+            "verdict_basis", "model_agrees", "disagreement"]
 
 
 def add_parser(sub) -> None:
@@ -107,7 +108,11 @@ def run_runs(args: argparse.Namespace) -> int:
     if args.save_calibration and not args.calibrate:
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if args.calibrate:
-        calibration = calibrate(table.rows, start)
+        from .runs_view import calibration_rows
+        fit_rows, fit_note = calibration_rows(table.rows)
+        if fit_note:
+            sys.stderr.write(f"note: {fit_note}\n")
+        calibration = calibrate(fit_rows, start)
         efficiency = calibration.efficiency
         if args.save_calibration:
             save_calibration(calibration, args.save_calibration)
@@ -136,6 +141,7 @@ def run_runs(args: argparse.Namespace) -> int:
     if args.json:
         summary = {k: _clean(v) for k, v in result.summary.items()}
         summary["fallbacks"] = table.fallbacks
+        summary["headline"] = model_headline(result.summary, result.table)
         out = {"rows": rows, "summary": summary,
                "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
                              "message": p.message} for p in table.problems]}
@@ -147,6 +153,7 @@ def run_runs(args: argparse.Namespace) -> int:
     if line:
         print(line)
     _print_text(rows, result.summary, calibration)
+    print(model_headline(result.summary, result.table))
     return 0
 
 
@@ -163,12 +170,17 @@ def _f(x, fmt="{:.2f}"):
 
 
 def _print_text(rows, summary, calibration) -> None:
-    header = f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     advice"
+    header = (f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     "
+              f"model        advice")
     print(header)
-    for r in rows:
+    for r in rows:  # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
+        basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
+        model = str(r["predicted_verdict"] or "–") + (" ≠" if r["model_agrees"] is False else "")
         print(f"{str(r['workload'])[:26]:<26} {r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
-              f"{_f(r['predicted_speedup']):>6}  {str(r['verdict'] or '–'):<10}  {r['advice'] or ''}")
+              f"{_f(r['predicted_speedup']):>6}  {str(r['verdict'] or '–') + basis:<10}  {model:<12} {r['advice'] or ''}")
+    print("verdict: from the measured speedup; * predicted (no measured speedup). model: the model's verdict on the "
+          "same run; ≠ where it differs from the measured one.")
     if summary["rows_compared"]:
         print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "

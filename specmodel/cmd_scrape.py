@@ -21,7 +21,8 @@ TOKEN_ENV = "SPECMODEL_TOKEN"
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "scrape", help="measure speculative decoding on a live inference server (vLLM, SGLang, llama.cpp, lmdeploy, TensorRT-LLM, TGI) and judge it",
+        "scrape", help="measure speculative decoding on a live inference server "
+                       "(vLLM, SGLang, llama.cpp, lmdeploy, TensorRT-LLM, TGI) and judge it",
         description="Scrape URL twice, --window seconds apart, and report the window's tokens per step (E), "
                     "α, per-position acceptance, load and throughput, placed on the model for the given "
                     "hardware and models. Exit 2 with one line when the server cannot be measured.")
@@ -106,7 +107,8 @@ def run_scrape(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, k = {stats.k if stats.k else '-'} "
+    print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, "
+          f"k = {stats.k if stats.k else '-'} "
           f"({last.k_source}), window {stats.window_s:.1f} s")
     if stats.measured:
         ci = stats.tokens_per_step_ci

@@ -6,6 +6,7 @@ per sequence per speculative step (rejection, bookkeeping), and n-gram matching 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -14,8 +15,10 @@ from .errors import SpecModelError
 
 _DATA = Path(__file__).with_name("data") / "engines.json"
 DEFAULT_ENGINE = "vllm"
-_WORDS = (("tensorrt", "trtllm"), ("trt", "trtllm"), ("sglang", "sglang"), ("vllm", "vllm"),
-          ("ideal", "ideal"), ("none", "ideal"), ("kernels", "ideal"))
+# How texts name each engine ("vLLM V1", "in SGLang", "TensorRT-LLM", "T5X"): the first match wins.
+PATTERNS = (("trtllm", r"tensorrt[\s_-]*llm|\btrt[\s_-]*llm\b|\btrtllm\b"), ("sglang", r"\bsglang\b"),
+            ("vllm", r"\bvllm\b"), ("xla", r"\bt5x\b|\bjax\b|\bxla\b|jetstream|maxtext"),
+            ("ideal", r"^\s*(ideal|none|kernels?)\s*$"))
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Engine:
     ngram_seq_us: float
     source: str
     packed_verify_gpus: tuple[str, ...] = ()  # GPU name words where verify attention packs GQA; ("*",) = all
+    tree_step_ms: float = 0.0  # a tree step beyond its passes: top-k expansion, masks, path selection
+    tree_token_us: float = 0.0  # per sequence and per verified tree token beyond the depth
 
     def packs_verify(self, gpu_name: str) -> bool:
         low = gpu_name.lower()
@@ -46,12 +51,24 @@ def engine_names() -> list[str]:
     return list(_raw())
 
 
-def normalise_engine(text) -> str | None:
-    """'vLLM V1', 'SGLang v0.5.9', 'TensorRT-LLM', 'trtllm' -> an engine key; None if none is named."""
-    if not isinstance(text, str):
+def parse_engine(text) -> str | None:
+    """The engine key of the first serving engine a text names, else None.
+
+    >>> parse_engine("EAGLE-2 in SGLang + torch.compile"), parse_engine("vLLM V1"), parse_engine("TensorRT-LLM")
+    ('sglang', 'vllm', 'trtllm')
+    """
+    if not isinstance(text, str) or not text.strip():
         return None
-    low = text.lower().replace("-", "").replace("_", "").replace(" ", "")
-    return next((key for word, key in _WORDS if word in low), None)
+    low = text.lower()
+    hits = [(m.start(), key) for key, pat in PATTERNS for m in [re.search(pat, low)] if m]
+    return min(hits)[1] if hits else None
+
+
+def normalise_engine(text) -> str | None:
+    """An engine key from a key or a text naming it; None if none is named."""
+    if isinstance(text, str) and text.strip().lower() in _raw():
+        return text.strip().lower()
+    return parse_engine(text)
 
 
 def find_engine(name: str | None) -> Engine:
@@ -61,4 +78,5 @@ def find_engine(name: str | None) -> Engine:
     e = _raw()[key]
     return Engine(key, e["label"], *(float(e[f]) for f in ("step_ms", "seq_us", "draft_pass_ms", "draft_seq_us",
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
-                  e["source"], tuple(e.get("packed_verify_gpus", ("*",))))
+                  e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
+                  float(e.get("tree_token_us", 0.0)))

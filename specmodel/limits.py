@@ -5,6 +5,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
 
     MAX_K                  draft tokens per step (and tree width) in every reader, parser and flag
     MAX_ROWS_PER_FILE      runs read from one file: the first ones load, the rest are named in a message
+    MAX_ROWS_TOTAL         runs read from all files of one load, the same way
     MAX_FILE_BYTES         one uploaded or named file (the app's upload limit, 20 MB = 20,000,000 bytes)
     MAX_JSON_DEPTH         nesting of a JSON document (files and Prometheus answers)
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
@@ -26,6 +27,7 @@ from .errors import SpecModelError
 
 MAX_K = 64  # no engine drafts more than a few dozen tokens per step; vLLM's trees stay under 64 wide
 MAX_ROWS_PER_FILE = 200_000
+MAX_ROWS_TOTAL = 200_000  # runs of all files loaded at once (the Past runs page and the runs command)
 MAX_UPLOAD_MB = 20  # .streamlit/config.toml server.maxUploadSize
 # Streamlit's uploader counts that limit in the browser, where 1 MB is 10^6 bytes (2^20 only on Windows;
 # the server itself allows 2^20): the smaller is the limit every user meets, so the reader uses it too.

@@ -5,6 +5,7 @@ calibration could not have produced. An invalid value is dropped with a note, ne
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 
 from .calibrate import PARAMETERS
 from .errors import SpecModelError
@@ -38,3 +39,11 @@ def efficiency_from_link(raw: str) -> Efficiency:
 
 def efficiency_to_link(eff: Efficiency) -> str:
     return ",".join(f"{getattr(eff, f):.4g}" for f in CAL_FIELDS)
+
+
+def view_link(page_url: str | None, params: dict) -> str:
+    """The full link to a page with its query parameters (`page_url` is the page's address without
+    them, as the browser reports it; a placeholder when unknown, e.g. in a test)."""
+    base = (page_url or "http://localhost:8501/").split("?", 1)[0]
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")}, doseq=True)
+    return f"{base}?{query}" if query else base

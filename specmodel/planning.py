@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import SpecModelError
+from .errors import DoesNotFit, SpecModelError
 from .scenario import K_MAX, Scenario, predict
 
 MAX_BATCH = 4096  # sequences per replica the plan considers (engines cap max_num_seqs well below)
@@ -162,9 +162,13 @@ def frontier(s: Scenario, ks=None, k_max: int = K_MAX) -> Frontier:
     ks = np.unique(np.concatenate([[0], ks]))
     if np.any(ks < 0):
         raise SpecModelError(f"k must be ≥ 0, got {ks.min()}")
-    with np.errstate(divide="ignore", invalid="ignore"):  # an arm where nothing fits divides 0 by 0
-        p = predict(s, k=ks[:, None], concurrency=BATCHES[None, :])
     shape = (ks.size, BATCHES.size)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):  # an arm where nothing fits divides 0 by 0
+            p = predict(s, k=ks[:, None], concurrency=BATCHES[None, :])
+    except DoesNotFit:  # not one sequence fits beside the target's weights: no arm serves anyone
+        zeros = np.zeros(shape)
+        return Frontier(s, ks, BATCHES, zeros, zeros, np.zeros(ks.size))
     plain_tok_s = np.broadcast_to(np.asarray(p.plain.throughput_tok_s, dtype=float), shape)[0]
     replica = np.array(np.broadcast_to(np.asarray(p.spec.throughput_tok_s, dtype=float), shape))
     replica[ks == 0] = plain_tok_s  # the k = 0 row is plain decoding, read from the plain arm

@@ -16,11 +16,12 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
+from .engines import engine_names, parse_engine  # noqa: F401 (parse_engine: re-exported for readers)
 from .errors import SpecModelError
 
 _DATA = Path(__file__).with_name("data") / "presets.json"
 METHODS = ("draft_model", "ngram", "eagle", "eagle3", "medusa", "mtp", "self_spec")
-ENGINES = ("vllm", "sglang", "trtllm")
+ENGINES = tuple(engine_names())
 BYTES_PER_PARAM = 2.0  # bf16 weights
 KV_BYTES_PER_VALUE = 2.0  # bf16 KV cache
 # Bytes per weight of each released checkpoint dtype (FP4/INT4 ignore their small scale tensors).
@@ -378,7 +379,7 @@ def parse_hardware(text) -> HardwareMatch:
     body = re.sub(r"\b(?:tp|ep)\s*[=:]?\s*\d+\b|(?:^|\s)x\s*\d+\b", " ", body)
     toks = [t for t in _tokens(body) if t not in _GPU_NOISE]
     gpu = None
-    for pat, name, alias in _gpu_patterns():  # longest first; every token of the name, in any order
+    for pat, name, _alias in _gpu_patterns():  # longest first; every token of the name, in any order
         if all(toks.count(t) >= pat.count(t) for t in pat):
             gpu = _gpu(name)
             siblings = [n for n in _raw()["gpus"] if n != name
@@ -535,16 +536,6 @@ def _match_model_tokens(toks: list[str]):
 
 # Method ---------------------------------------------------------------------------------------------
 
-_ENGINE_PATTERNS = (("trtllm", r"tensorrt[\s_-]*llm|trt[\s_-]*llm"), ("sglang", r"\bsglang\b"), ("vllm", r"\bvllm\b"))
-
-
-def parse_engine(text) -> str | None:
-    """'vllm', 'sglang' or 'trtllm' for the first serving engine a text names, else None."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    low = text.lower()
-    hits = [(m.start(), engine) for engine, pat in _ENGINE_PATTERNS for m in [re.search(pat, low)] if m]
-    return min(hits)[1] if hits else None
 
 
 def _int(pattern: str, text: str) -> int | None:

@@ -43,6 +43,10 @@ ALLREDUCE_LATENCY_US = (("nvlink", 8.0), ("infinity", 12.0), ("xgmi", 12.0), ("i
 DEFAULT_ALLREDUCE_LATENCY_US = 25.0
 DEFAULT_INTERCONNECT_GBPS = 32.0  # PCIe 4.0 x16, one direction: a GPU preset without a figure
 DEFAULT_SM_COUNT = 132
+# Share of a token's experts that the next token of the same sequence reuses beyond chance. Routing
+# analyses find consecutive tokens far more often on the same experts than uniform routing would
+# (Mixtral of Experts, arXiv:2401.04088, Section 5); 0.5 is taken here.
+EXPERT_LOCALITY = 0.5
 # Bandwidth one thread block of a verify (q > 1) attention kernel reaches reading its KV head without
 # split-KV: ../shared/validation/h200_gqa_verify.csv, packed, batch 1, 8 KV heads: 311 GB/s at 4k
 # context and 343 GB/s at 16k, i.e. ~40 GB/s per block. Latency-bound, so taken as the same on
@@ -237,8 +241,11 @@ def memory_and_compute(shape: PassShape, batch, query_tokens, context_len):
     q = np.asarray(query_tokens, dtype=float)
     ctx = np.asarray(context_len, dtype=float)
     tokens = b * q
+    # Consecutive tokens of one sequence route alike: a verify pass's q tokens per sequence count as
+    # 1 + (q − 1)(1 − EXPERT_LOCALITY) independent draws; sequences are independent of each other.
+    draws = b * (1.0 + (q - 1.0) * (1.0 - EXPERT_LOCALITY))
     weight_bytes = shape.weight_bytes + shape.expert_bytes * experts_touched(shape.experts, shape.experts_per_token,
-                                                                             tokens)
+                                                                             draws)
     weight_bytes = np.broadcast_to(weight_bytes, np.broadcast(b, q).shape).astype(float)
     linear_flops = 2.0 * shape.matmul_params * tokens
     kv_bytes = b * (ctx + q) * shape.kv_bytes_per_token

@@ -14,20 +14,37 @@ JSON files the position of the benchmark in the file (1 = first).
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import math
 import re
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from . import acceptance, presets
 from .errors import SpecModelError
-from .limits import MAX_FILE_BYTES, MAX_K, MAX_ROWS_PER_FILE, clean_name, load_json, read_file
+from .limits import MAX_FILE_BYTES, MAX_K, MAX_ROWS_PER_FILE, MAX_ROWS_TOTAL, clean_name, load_json, read_file
+# The name parsers are pure functions of the text, and a large file repeats the same few GPU, model,
+# method and engine names on every row: each distinct text is parsed once.
+_parse_hardware = lru_cache(maxsize=4096)(presets.parse_hardware)
+_parse_model = lru_cache(maxsize=4096)(presets.parse_model)
+_parse_method = lru_cache(maxsize=4096)(presets.parse_method)
+_parse_engine = lru_cache(maxsize=4096)(presets.parse_engine)
+_parse_dtype = lru_cache(maxsize=1024)(presets.parse_dtype)
+_clean_name = lru_cache(maxsize=16384)(clean_name)
+
+
+@lru_cache(maxsize=1024)
+def _default_draft(target: str) -> str | None:
+    return presets.find_model(target).default_draft
 SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
 
 # Canonical columns of the run table, in display order (README-runs.md explains each).
@@ -172,39 +189,75 @@ class _Record:
 
 # --- entry points ------------------------------------------------------------------------------
 
-def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None) -> RunTable:
+def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> RunTable:
     """Read several run files into one table.
 
     files: iterable of (name, bytes) or paths. pairs: {speculative file name: baseline file name}
     fixes which baseline a one-arm speculative file is compared with (otherwise matched on model,
-    dataset and concurrency or request rate).
+    dataset and concurrency or request rate). progress(done, total) is called every
+    PROGRESS_EVERY runs while rows are checked; an exception it raises stops the reading.
+    At most MAX_ROWS_PER_FILE runs of one file and MAX_ROWS_TOTAL of all files are read (the first
+    ones); a warning says how many were left out.
     """
-    defaults = defaults or RunDefaults()
+    with paused_gc():
+        return _read_runs(files, defaults or RunDefaults(), pairs, progress)
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a large file's objects are built: it would walk
+    every live object again and again (reading 200,000 rows took twice as long with it). Nothing
+    built here is a reference cycle; the collector resumes afterwards if it was on."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records: list[_Record] = []
     problems: list[Problem] = []
     for item in files:
         name, data = _name_and_bytes(item)
         recs, probs = _read_one(name, data, defaults)
+        if len(records) + len(recs) > MAX_ROWS_TOTAL:
+            kept = max(0, MAX_ROWS_TOTAL - len(records))
+            probs = [*probs, Problem(name, None, None, f"{len(recs) - kept:,} of its {len(recs):,} runs were not "
+                                     f"loaded: {MAX_ROWS_TOTAL:,} runs in all files is the limit; load fewer files "
+                                     "at once", "warning")]
+            recs = recs[:kept]
         records.extend(recs)
         problems.extend(probs)
     records, pair_problems = _pair_arms(records, pairs or {})
     problems.extend(pair_problems)
     rows = []
-    for rec in records:
+    total = len(records)
+    for i, rec in enumerate(records):
+        if progress is not None and i % PROGRESS_EVERY == 0:
+            progress(i, total)
         row, probs = _validate(rec, defaults)
         problems.extend(probs)
         if row is not None:
             rows.append(row)
+    if progress is not None:
+        progress(total, total)
     _fill_missing_alpha(rows)
     _fill_same_tree(rows)
     fallbacks = _count_fallbacks(rows)
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame({c: [r[c] for r in rows] for c in COLUMNS}, columns=COLUMNS)
     numeric = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
                "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp", "draft_depth",
                "branching", "ep", "draft_kv_budget"]  # NaN where unknown (draft_depth: NaN = a chain, depth k)
     frame[numeric] = frame[numeric].apply(pd.to_numeric, errors="coerce")
     frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
     return RunTable(frame.reset_index(drop=True), problems, fallbacks)
+
+
+PROGRESS_EVERY = 5000
 
 
 def _count_fallbacks(rows: list[dict]) -> dict:
@@ -234,26 +287,55 @@ def fallback_line(fallbacks: dict, total_rows: int) -> str | None:
             f"or flag choice) because a name was not recognised: " + ", ".join(parts))
 
 
+@dataclass(frozen=True)
+class ProblemGroup:
+    """Identical problems (same severity, file, column and message) on several rows."""
+
+    severity: str
+    file: str
+    column: str | None
+    message: str
+    rows: tuple  # row numbers in file order (None: the whole file)
+
+    @property
+    def count(self) -> int:
+        """Rows affected (1 for a problem with the whole file)."""
+        return max(1, sum(r is not None for r in self.rows))
+
+    def where(self, max_rows: int = 12) -> str:
+        """"f.csv, rows 3, 7, 9 (3 rows), column 'gpu'": the file, the rows (the first max_rows), the column."""
+        numbered = [r for r in self.rows if r is not None]
+        where = [self.file]
+        if len(numbered) == 1:
+            where.append(f"row {numbered[0]}")
+        elif numbered:
+            shown = ", ".join(map(str, numbered[:max_rows])) + (", ..." if len(numbered) > max_rows else "")
+            where.append(f"rows {shown} ({len(numbered)} rows)")
+        if self.column:
+            where.append(f"column '{self.column}'")
+        return ", ".join(where)
+
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def group_problems(problems: list[Problem], by_size: bool = False) -> list[ProblemGroup]:
+    """Identical problems grouped, in order of first appearance; with by_size, errors (rows not
+    loaded) first, then warnings, then notes, the largest groups first within each."""
+    groups: dict[tuple, list] = {}
+    for p in problems:
+        groups.setdefault((p.severity, p.file, p.column, p.message), []).append(p.row)
+    out = [ProblemGroup(sev, file, column, message, tuple(rows)) for (sev, file, column, message), rows in groups.items()]
+    if by_size:
+        out.sort(key=lambda g: (SEVERITY_ORDER.get(g.severity, 3), -g.count))
+    return out
+
+
 def collapse_problems(problems: list[Problem], with_severity: bool = True) -> list[str]:
     """Problems as lines for a person, identical ones (same severity, file, column and message)
     collapsed into one line with their row numbers: "warning: f.csv, rows 3, 7, 9 (3 rows): ...".
     A problem met once reads as str(problem) (after "severity: " when with_severity)."""
-    groups: dict[tuple, list] = {}
-    for p in problems:
-        groups.setdefault((p.severity, p.file, p.column, p.message), []).append(p.row)
-    lines = []
-    for (severity, file, column, message), rows in groups.items():
-        numbered = [r for r in rows if r is not None]
-        where = [file]
-        if len(numbered) == 1:
-            where.append(f"row {numbered[0]}")
-        elif numbered:
-            shown = ", ".join(map(str, numbered[:12])) + (", ..." if len(numbered) > 12 else "")
-            where.append(f"rows {shown} ({len(numbered)} rows)")
-        if column:
-            where.append(f"column '{column}'")
-        lines.append((f"{severity}: " if with_severity else "") + f"{', '.join(where)}: {message}")
-    return lines
+    return [(f"{g.severity}: " if with_severity else "") + f"{g.where()}: {g.message}" for g in group_problems(problems)]
 
 
 def _fill_same_tree(rows: list[dict]) -> None:
@@ -436,8 +518,12 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
     records: list[_Record] = []
     rows_seen = 0
     padded_rows: list[int] = []
+    header_items = list(headers.items())
+    shared_headers = {c: header[i].strip() for c, i in header_items}  # the same for every record: shared
+    position_columns = [positions[p] for p in sorted(positions)]
+    survival_header = ", ".join(header[i].strip() for i in position_columns)
     for line, cells in lines:
-        if not any(c.strip() for c in cells):
+        if not "".join(cells).strip():
             continue  # a blank line is not a run
         rows_seen += 1
         if rows_seen > MAX_ROWS_PER_FILE:
@@ -450,18 +536,23 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
                                         "header or remove the stray delimiter"))
                 continue
             padded_rows.append(line)  # only empty cells past the header: a trailing delimiter
-        get = lambda i: cells[i].strip() if i < len(cells) else ""  # noqa: E731 - short rows: missing = empty
-        values = {c: get(i) for c, i in headers.items()}
-        values = {c: v for c, v in values.items() if v != ""}
-        hdrs = {c: header[i].strip() for c, i in headers.items()}
-        context = " | ".join(get(i) for i in kept if get(i))
-        if context and values:
-            values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
-        if positions and "survival" not in values:
-            surv = [get(positions[p]) for p in sorted(positions)]
+        n_cells = len(cells)  # a short row: the missing cells are empty
+        values = {}
+        for c, i in header_items:
+            if i < n_cells:
+                cell = cells[i].strip()
+                if cell:
+                    values[c] = cell
+        hdrs = shared_headers
+        if kept:
+            context = " | ".join(x for x in (cells[i].strip() for i in kept if i < n_cells) if x)
+            if context and values:
+                values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
+        if position_columns and "survival" not in values:
+            surv = [cells[i].strip() if i < n_cells else "" for i in position_columns]
             if any(surv):
                 values["survival"] = [x for x in surv if x != ""]
-                hdrs["survival"] = ", ".join(header[positions[p]].strip() for p in sorted(positions))
+                hdrs = {**shared_headers, "survival": survival_header}
         if not values:
             continue
         records.append(_Record(name, line, "csv", values, hdrs))
@@ -545,7 +636,10 @@ def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list
     if completed:
         in_len = (_num(d.get("total_input_tokens")) or 0) / completed
         out_len = (_num(d.get("total_output_tokens")) or 0) / completed
-        values["context_len"] = round(in_len + out_len / 2)
+        if math.isfinite(in_len + out_len / 2):  # a tiny "completed" makes them overflow: then unknown
+            values["context_len"] = round(in_len + out_len / 2)
+        else:
+            in_len = out_len = None
     dataset = d.get("dataset_name") or d.get("dataset")
     values["workload"] = str(dataset) if dataset else (
         f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None else Path(name).stem)
@@ -743,7 +837,7 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell,
         return None
     values = {"concurrency": conc, "request_rate": rate, "target_model": model}
     values = {k: v for k, v in values.items() if v is not None}
-    if in_len is not None:
+    if in_len is not None and math.isfinite(in_len + (out_len or 0) / 2):
         values["context_len"] = round(in_len + (out_len or 0) / 2)
     values["workload"] = str(dataset) if dataset else (
         f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None and out_len else Path(name).stem)
@@ -769,16 +863,30 @@ def _pair_arms(records: list[_Record], pairs: dict[str, str]) -> tuple[list[_Rec
     bases = [r for r in records if r.arm == "baseline"]
     used: set[int] = set()
     problems = []
+    # Baselines indexed by what a speculative run is matched on (file order kept in each list), so a
+    # file of many one-arm runs pairs in linear time.
+    by_file: dict[str, list] = {}
+    by_key: dict[tuple, list] = {}
+    by_level: dict[tuple, list] = {}
+    for b in bases:
+        by_file.setdefault(b.file, []).append(b)
+        by_key.setdefault(b.pair_key, []).append(b)
+        by_level.setdefault((b.pair_key[0], b.pair_key[2]), []).append(b)
+
+    def first_unused(group: list, fits=lambda b: True) -> list:
+        while group and id(group[0]) in used:  # used ones leave the front for good
+            group.pop(0)
+        return next(([b] for b in group if id(b) not in used and fits(b)), [])
+
     for s in specs:
         forced = pairs.get(s.file)
         if forced is not None:
-            candidates = [b for b in bases if b.file == forced]
+            candidates = by_file.get(forced, [])
             same_level = [b for b in candidates if b.pair_key[2] == s.pair_key[2]]
             candidates = same_level or (candidates if len(candidates) == 1 else [])
         else:
-            candidates = [b for b in bases if b.pair_key == s.pair_key and id(b) not in used] or [
-                b for b in bases if id(b) not in used and b.pair_key[0] == s.pair_key[0]
-                and b.pair_key[2] == s.pair_key[2] and not (b.pair_key[1] and s.pair_key[1])]
+            candidates = first_unused(by_key.get(s.pair_key, [])) or first_unused(
+                by_level.get((s.pair_key[0], s.pair_key[2]), []), lambda b, s=s: not (b.pair_key[1] and s.pair_key[1]))
         if forced is not None and not candidates:
             problems.append(Problem(s.file, s.row, None, f"the chosen baseline file '{forced}' has no run at "
                                     f"concurrency {s.values.get('concurrency')}; compared with nothing", "warning"))
@@ -862,6 +970,13 @@ _SINGLE_NUMBER_FORMS = (
 )
 
 
+@lru_cache(maxsize=65536)
+def _convert(form: str, value: float, k: int, column: str):
+    """One number and k -> acceptance.Acceptance (frozen, so shared): a large file repeats them."""
+    convert = next(c for key, *_, c in _SINGLE_NUMBER_FORMS if key == form)
+    return convert(value, k, column)
+
+
 def _acceptance(rec: _Record, k: int | None, errors: list):
     """The row's acceptance as an acceptance.Acceptance, from the most direct form it has."""
     v = rec.values
@@ -881,13 +996,13 @@ def _acceptance(rec: _Record, k: int | None, errors: list):
             if drafts is None or accepted is None:
                 return None, None
             return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
-        for key, lo, hi, what, convert in _SINGLE_NUMBER_FORMS:
+        for key, lo, hi, what, _ in _SINGLE_NUMBER_FORMS:
             if key not in v:
                 continue
             value = _number(rec, key, errors, lo=lo, hi=hi, what=what)
             if value is None:
                 return None, None
-            return _needs_k(k, col(key), lambda kk: convert(value, kk, col(key))), col(key)
+            return _needs_k(k, col(key), lambda kk, key=key, value=value: _convert(key, value, kk, col(key))), col(key)
     except _RowError as exc:
         errors.append(exc)
         return None, None
@@ -914,7 +1029,7 @@ def _preset(kind: str, raw, default: str | None, remarks: list[str], role: str =
         return None, default, None
     text = str(raw).strip()
     if kind == "GPU":
-        hw = presets.parse_hardware(text)
+        hw = _parse_hardware(text)
         found = hw.gpu or _gpu_by_numbers(text)
         if found is not None and hw.gpu is None:
             remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth")
@@ -925,7 +1040,7 @@ def _preset(kind: str, raw, default: str | None, remarks: list[str], role: str =
                 remarks.append(f"GPU '{text}': " + "; ".join(assumed))
         reading, why = hw, "GPU not stated" if "not stated" in hw.how else "not recognised"
     else:
-        reading = presets.parse_model(text)
+        reading = _parse_model(text)
         found = reading.model
         if found is not None and (reading.how == "derivative" or ": " in reading.note):
             remarks.append(f"{role} {reading.note}")
@@ -936,6 +1051,7 @@ def _preset(kind: str, raw, default: str | None, remarks: list[str], role: str =
     return text, default, reading
 
 
+@lru_cache(maxsize=1024)
 def _gpu_by_numbers(text: str):
     """A GPU described by numbers ("48GB GPU, ~860 GB/s"): the preset within 10% on both, if one."""
     bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I)
@@ -974,8 +1090,11 @@ def _context_from_text(text) -> int | None:
     """Tokens in the KV cache per sequence, from a workload description: "prefill 32000 tokens" ->
     32000; "ISL/OSL=1K/2K" or "1K in / 1K out" -> input + half the output (K = 1024); ">4k tokens
     context" -> 4096. None when the text says nothing of the kind."""
-    if not isinstance(text, str):
-        return None
+    return _context_from_str(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=4096)
+def _context_from_str(text: str) -> int | None:
     low = text.lower()
     n = r"(\d+(?:\.\d+)?)\s*(k?)"
     m = re.search(r"prefill(?:\s+length)?\s*(?:of\s*|=\s*)?" + n + r"\s*tokens?", low) or \
@@ -996,7 +1115,7 @@ def _dtype_cell(rec: _Record, remarks: list[str]) -> str | None:
     raw = rec.values.get("weight_dtype")
     if raw in (None, ""):
         return None
-    dtype = presets.parse_dtype(str(raw))
+    dtype = _parse_dtype(str(raw))
     if dtype is None:
         remarks.append(f"weight dtype '{raw}' is not one of {', '.join(presets.DTYPE_BYTES)}: the model's own used")
     return dtype
@@ -1007,15 +1126,18 @@ def _engine(rec: _Record, remarks: list[str]) -> str | None:
     reference columns ("vLLM V1", "in SGLang", "TensorRT-LLM")."""
     raw = rec.values.get("engine")
     if raw not in (None, ""):
-        engine = presets.parse_engine(str(raw)) or presets.parse_engine(str(raw).replace(" ", ""))
+        engine = _parse_engine(str(raw)) or _parse_engine(str(raw).replace(" ", ""))
         if engine is None:
             remarks.append(f"engine '{raw}' is not one of {', '.join(presets.ENGINES)}: left empty")
         return engine
     for key, where in (("method", "the method"), ("notes", "the notes"), ("_context", "the reference columns")):
-        engine = presets.parse_engine(str(rec.values.get(key) or ""))
+        engine = _parse_engine(str(rec.values.get(key) or ""))
         if engine is not None:
             remarks.append(f"engine {engine} named in {where}")
             return engine
+    if "tpu" in str(rec.values.get("gpu") or "").lower():
+        remarks.append("engine xla: on a TPU decoding runs as one compiled XLA program")
+        return "xla"
     return None
 
 
@@ -1036,7 +1158,7 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
     k = _number(rec, "k", errors, lo=1, hi=MAX_K, whole=True,
                 what=f"draft tokens per step, a whole number from 1 to {MAX_K}")
     method_text = v.get("method")
-    parsed_method = presets.parse_method(clean_name(str(method_text), 200)[0]) if method_text not in (None, "") \
+    parsed_method = _parse_method(_clean_name(str(method_text), 200)[0]) if method_text not in (None, "") \
         else None
     if k is None and "k" not in v and parsed_method is not None and parsed_method.k is not None \
             and parsed_method.k <= MAX_K:
@@ -1059,10 +1181,15 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
             k = int(defaults.k)
             remarks.append(f"k not in the file: k = {k} from the settings")
     k_refused = any(e.column == rec.headers.get("k", "k") for e in errors)
-    acc, acc_col = _acceptance(rec, k, errors)
+    # A tree's accepted path is at most its depth long: E and α convert at the depth, not the width.
+    tree_depth = parsed_method.draft_depth if parsed_method else None
+    if "draft_depth" in v:
+        tree_depth = _num(v["draft_depth"]) if _num(v["draft_depth"]) == _num(v["draft_depth"]) else tree_depth
+    acc_k = int(min(k, tree_depth)) if k is not None and tree_depth and tree_depth >= 1 else k
+    acc, acc_col = _acceptance(rec, acc_k, errors)
     if k_refused:  # one message about k is enough: drop "k is needed to read ..."
         errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
-    if acc is not None and k is not None and acc.k != k and "survival" in v:
+    if acc is not None and k is not None and acc.k != acc_k and "survival" in v:
         remarks.append(f"the per-position list has {acc.k} positions but k = {k}; using k = {acc.k}")
         k = acc.k
     base = _number(rec, "baseline_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
@@ -1095,15 +1222,95 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded") for e in errors]
 
-    for key in ("workload", "notes", "gpu", "target_model", "draft_model", "method"):
+    names = _names_of(v, rec.fmt, "gpu" in rec.headers, tp, ep, context, defaults)
+    for key in names.changed:
+        problems.append(Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, "
+                                "escape or text-direction marks) were removed from this name", "warning"))
+    v.update(names.cleaned)
+    remarks.extend(names.remarks)
+    method, gpu_text, gpu, target_text, target = names.method, names.gpu_text, names.gpu, names.target_text, names.target
+    draft_text, draft, tp, ep, context = names.draft_text, names.draft, names.tp, names.ep, names.context
+    weight_dtype, engine, fallbacks = names.weight_dtype, names.engine, dict(names.fallbacks)
+    depth = depth if depth is not None else names.method_depth
+    branching = branching if branching is not None else names.method_branching
+    if speedup is None:
+        remarks.append("no measured speedup: predicted only")
+    row = {
+        "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
+        "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
+        "method": method, "temperature": temperature,
+        "alpha": acc.alpha if acc else np.nan, "tokens_per_step": acc.tokens_per_step if acc else np.nan,
+        "acceptance_from": acc_col or "", "survival": acc.survival if acc else None,
+        "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
+        "gpu": gpu_text, "gpu_preset": gpu, "target_model": target_text, "target_preset": target,
+        "draft_model": draft_text, "draft_preset": draft, "context_len": int(context),
+        "t_target_ms": t_target, "t_draft_ms": t_draft, "tp": tp, "engine": engine, "draft_depth": depth,
+        "branching": branching, "ep": ep, "weight_dtype": weight_dtype, "draft_kv_budget": kv_budget,
+        "source": str(v["source"]) if v.get("source") not in (None, "") else None,
+        "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
+        "_fallbacks": {key: name for key, name in fallbacks.items() if name is not None},
+        "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
+    }
+    problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
+                    if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
+    return row, problems
+
+
+_NAME_KEYS = ("workload", "notes", "gpu", "target_model", "draft_model", "method")
+_TEXT_KEYS = (*_NAME_KEYS, "engine", "weight_dtype", "_context")
+
+
+@dataclass(frozen=True)
+class _Names:
+    """What a row's names and settings come to (the part of _validate that depends on text only)."""
+
+    cleaned: tuple  # (key, name without control characters) for _NAME_KEYS present
+    changed: tuple  # keys whose text had control characters removed
+    method: str
+    gpu_text: str | None
+    gpu: str
+    target_text: str | None
+    target: str
+    draft_text: str | None
+    draft: str | None
+    tp: int
+    ep: int | None
+    context: float
+    weight_dtype: str | None
+    engine: str | None
+    method_depth: int | None
+    method_branching: int | None
+    fallbacks: tuple  # (kind, name as written) for presets that fell back
+    remarks: tuple
+
+
+def _names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> _Names:
+    """_names for a row's values: each distinct combination is worked out once (a large file repeats
+    the same few names on every row); values that cannot be hashed (JSON lists) are worked out as is."""
+    key = (tuple(v.get(k) for k in _TEXT_KEYS), fmt, has_gpu_header, tp, ep, context, defaults)
+    try:
+        hash(key)
+    except TypeError:
+        return _names.__wrapped__(*key)
+    return _names(*key)
+
+
+@lru_cache(maxsize=8192)
+def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> _Names:
+    v = dict(zip(_TEXT_KEYS, texts))
+    rec = _Record("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
+    remarks: list[str] = []
+    changed = []
+    cleaned = []
+    for key in _NAME_KEYS:
         if v.get(key) not in (None, ""):
-            text, changed = clean_name(v[key], 500 if key == "notes" else 200)
-            if changed:
-                problems.append(Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as "
-                                        "NUL, escape or text-direction marks) were removed from this name",
-                                        "warning"))
+            text, was_changed = _clean_name(str(v[key]), 500 if key == "notes" else 200)
+            if was_changed:
+                changed.append(key)
             v[key] = text
+            cleaned.append((key, text))
     method_text = v.get("method")
+    parsed_method = _parse_method(method_text) if method_text not in (None, "") else None
     fallbacks = {"gpu": None, "target": None, "draft": None}
     method = defaults.method
     if parsed_method is not None:
@@ -1125,7 +1332,7 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
         fallbacks["target"] = target_text
     draft_default = defaults.draft if defaults.method == "draft_model" and defaults.draft else None
     if target != defaults.target or not draft_default:
-        draft_default = presets.find_model(target).default_draft
+        draft_default = _default_draft(target)
     draft_named = v.get("draft_model") or (parsed_method.draft_model if parsed_method else None)
     if method == "draft_model":
         draft_text, draft, draft_match = _preset("model", draft_named, draft_default, remarks, "draft")
@@ -1156,45 +1363,33 @@ def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Pr
     if weight_dtype is None:
         weight_dtype = target_match.weight_dtype if target_match is not None and target_match.model else None
     engine = _engine(rec, remarks)
-    depth = depth if depth is not None else (parsed_method.draft_depth if parsed_method else None)
-    branching = branching if branching is not None else (parsed_method.branching if parsed_method else None)
-    if speedup is None:
-        remarks.append("no measured speedup: predicted only")
-    row = {
-        "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
-        "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
-        "method": method, "temperature": temperature,
-        "alpha": acc.alpha if acc else np.nan, "tokens_per_step": acc.tokens_per_step if acc else np.nan,
-        "acceptance_from": acc_col or "", "survival": acc.survival if acc else None,
-        "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
-        "gpu": gpu_text, "gpu_preset": gpu, "target_model": target_text, "target_preset": target,
-        "draft_model": draft_text, "draft_preset": draft, "context_len": int(context),
-        "t_target_ms": t_target, "t_draft_ms": t_draft, "tp": tp, "engine": engine, "draft_depth": depth,
-        "branching": branching, "ep": ep, "weight_dtype": weight_dtype, "draft_kv_budget": kv_budget,
-        "source": str(v["source"]) if v.get("source") not in (None, "") else None,
-        "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
-        "_fallbacks": {key: name for key, name in fallbacks.items() if name is not None},
-        "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
-    }
-    problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
-                    if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
-    return row, problems
+    return _Names(tuple(cleaned), tuple(changed), method, gpu_text, gpu, target_text, target, draft_text, draft, tp,
+                  ep, context, weight_dtype, engine, parsed_method.draft_depth if parsed_method else None,
+                  parsed_method.branching if parsed_method else None,
+                  tuple((kind, name) for kind, name in fallbacks.items() if name is not None), tuple(remarks))
 
 
 def _fill_missing_alpha(rows: list[dict]) -> None:
     """A row with a measured speedup but no acceptance (a mixed workload) is predicted with the mean
     α of the rows of the same file, target and draft that do have one, and says so."""
+    peers: dict[tuple, list[float]] = {}
+    for r in rows:
+        if not np.isnan(r["alpha"]):
+            peers.setdefault((r["file"], r["target_preset"], r["draft_preset"]), []).append(r["alpha"])
+    means: dict[tuple, float] = {}
     for row in rows:
         if not np.isnan(row["alpha"]):
             continue
-        peers = [r["alpha"] for r in rows if not np.isnan(r["alpha"]) and r["file"] == row["file"]
-                 and r["target_preset"] == row["target_preset"] and r["draft_preset"] == row["draft_preset"]]
-        if peers:
-            alpha = float(np.mean(peers))
+        group = (row["file"], row["target_preset"], row["draft_preset"])
+        found = peers.get(group)
+        if found:
+            if group not in means:
+                means[group] = float(np.mean(found))
+            alpha = means[group]
             row["alpha"] = alpha
             row["acceptance_from"] = "mean α of the file's other rows"
             row["remarks"] = "; ".join(filter(None, [row["remarks"], f"no acceptance in this row: predicted with "
-                                                      f"α = {alpha:.2f}, the mean of the {len(peers)} other rows "
+                                                      f"α = {alpha:.2f}, the mean of the {len(found)} other rows "
                                                       "of this file with this target and draft"]))
         else:
             row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row and no other row "

@@ -52,7 +52,7 @@ class Scenario:
     draft_kv_budget: int | None = None  # tokens of KV a sparse-KV draft reads (self_spec)
     weight_dtype: str | None = None  # target (and head) weights: bf16, fp8, fp4, int4; None: the preset's
     kv_dtype: str = "bf16"  # KV cache dtype: bf16 or fp8
-    proposal_rate: float = 1.0  # fraction of sequence-steps with a proposal (n-gram finds no match otherwise)
+    proposal_rate: float | None = None  # share of sequence-steps with a proposal; None: the method's default
 
     def validated(self) -> "Scenario":
         """Raise SpecModelError with a message for a person if any input is impossible."""
@@ -88,10 +88,11 @@ class Scenario:
             raise SpecModelError(f"branching must be a whole number ≥ 1, got {self.branching}")
         if self.draft_kv_budget is not None and self.draft_kv_budget < 1:
             raise SpecModelError(f"draft KV budget must be ≥ 1 token, got {self.draft_kv_budget}")
-        for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES), ("KV dtype", self.kv_dtype, ("bf16", "fp16", "fp8"))):
+        for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES),
+                                     ("KV dtype", self.kv_dtype, ("bf16", "fp16", "fp8"))):
             if dtype is not None and dtype not in allowed:
                 raise SpecModelError(f"{name} '{dtype}' is not one of {', '.join(allowed)}")
-        if not (np.isfinite(self.proposal_rate) and 0 < self.proposal_rate <= 1):
+        if self.proposal_rate is not None and not (np.isfinite(self.proposal_rate) and 0 < self.proposal_rate <= 1):
             raise SpecModelError(f"proposal rate must lie in (0, 1], got {self.proposal_rate}")
         return self
 
@@ -292,6 +293,19 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
     return np.where(k > 0, first + (depth - 1) * rest + depth * per_pass_overhead, 0.0)
 
 
+# n-gram (prompt lookup) proposes only where the last tokens recur in the context; elsewhere the
+# sequence decodes one token and its verify pass carries no drafts. Measured from vLLM's counters as
+# drafts / (generated − accepted) sequence-steps; the default is the middle of what the fall of
+# speedup with batch in SpecDecode-Bench's n-gram curves implies (arXiv:2601.11580, Figure 1).
+NGRAM_PROPOSAL_RATE = 0.4
+
+
+def proposal_rate(s: Scenario) -> float:
+    if s.proposal_rate is not None:
+        return float(s.proposal_rate)
+    return NGRAM_PROPOSAL_RATE if find_method(s.method).name == "ngram" else 1.0
+
+
 def _step_overhead_ms(c: _Compiled, s: Scenario, batch):
     """The engine's cost of one target forward step beyond its kernels."""
     return c.step_overhead[0] + c.step_overhead[1] * np.asarray(batch, dtype=float)
@@ -317,7 +331,16 @@ def _arm(step_ms, tokens, batch, fits) -> Arm:
 
 def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     """Predict both arms. alpha, k and concurrency override the scenario's and may be arrays
-    (broadcast together); a survival profile in the scenario is used unless alpha is given."""
+    (broadcast together); a survival profile in the scenario is used unless alpha is given.
+
+    The seed's worked example (one sequence, 19 ms target step, 3 ms draft step, k = 4, α = 0.7):
+
+    >>> p = predict(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))
+    >>> round(p.speedup, 2), round(p.tokens_per_step, 2), round(p.break_even_tokens_per_step, 2)
+    (1.7, 2.77, 1.63)
+    >>> predict(Scenario(k=4, t_target_ms=19, t_draft_ms=3), alpha=[0.3, 0.9]).speedup.round(2).tolist()
+    [0.87, 2.51]
+    """
     c = _compile(s)
     eff = s.efficiency
     kk = np.asarray(s.k if k is None else k)
@@ -351,7 +374,7 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     b_spec = np.minimum(offered, fits_spec)
     b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
     depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
-    rate = s.proposal_rate
+    rate = proposal_rate(s)
     t_verify = (pass_time_ms(c.target, c.hw, eff, b_eval, 1 + rate * kk, L, c.target_bw_scale,
                              verify_kv_reads=c.verify_kv_reads)
                 + _step_overhead_ms(c, s, b_eval))
@@ -366,16 +389,22 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
                                - pass_time_ms(c.target, c.hw, eff, one, 1, L, c.target_bw_scale))
         if c.draft is not None and s.t_draft_ms:
             t_draft = t_draft - _draft_time_ms(c, s, one, kk, np.maximum(depth, 1)) + kk * float(s.t_draft_ms)
-    t_spec = np.where(spec_on, t_draft + t_verify + _spec_overhead_ms(c, s, b_eval),
+    extra_width = np.maximum(kk - depth, 0) if s.draft_depth is not None else 0 * kk
+    t_tree = np.where(extra_width > 0, (c.engine.tree_step_ms + c.engine.tree_token_us * 1e-3 * b_eval * extra_width)
+                      * eff.overhead_scale, 0.0)
+    t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
                       pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
-    tokens = np.where(spec_on, 1.0 + rate * (np.asarray(tokens, dtype=float) - 1.0), 1.0)
+    # E as engines report it counts steps with a proposal; throughput sees 1 + rate · (E − 1) per step.
+    tokens = np.where(spec_on, np.asarray(tokens, dtype=float), 1.0)
+    emitted = 1.0 + rate * (tokens - 1.0)
 
     plain = _arm(t_plain, 1.0, b_plain, fits_plain)
-    spec = _arm(t_spec, tokens, b_spec, fits_spec)
+    spec = _arm(t_spec, emitted, b_spec, fits_spec)
     speedup = spec.throughput_tok_s / plain.throughput_tok_s
     with np.errstate(divide="ignore", invalid="ignore"):
-        be_tokens = np.where(b_spec > 0, plain.throughput_tok_s * t_spec / (np.where(b_spec > 0, b_spec, 1) * 1e3),
-                             np.inf)
+        be_emitted = np.where(b_spec > 0, plain.throughput_tok_s * t_spec / (np.where(b_spec > 0, b_spec, 1) * 1e3),
+                              np.inf)
+        be_tokens = 1.0 + (be_emitted - 1.0) / rate  # back in the engines' units (per proposing step)
     return Prediction(_scalar(a), _scalar(kk), _scalar(offered), _scalar(tokens),
                       Arm(*map(_scalar, plain.__dict__.values())), Arm(*map(_scalar, spec.__dict__.values())),
                       _scalar(speedup), _scalar(be_tokens))
@@ -562,7 +591,12 @@ def _int_or_none(x):
 
 
 def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
-    """Predict the scenario and derive best k, crossover, schedule, verdict and notes."""
+    """Predict the scenario and derive best k, crossover, schedule, verdict and notes.
+
+    >>> v = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)).verdict
+    >>> v.label, v.text
+    ('pays off', 'pays off: 1.70x')
+    """
     p = predict(s)
     best = best_k(s, max(k_max, s.k))
     cross = crossover_concurrency(s)

@@ -175,7 +175,7 @@ def refused_address(address: str) -> str | None:
         inner = _embedded_ipv4(ip)
         if inner is not None:
             reason = refused_address(str(inner))
-            return f"{reason}, embedded in the IPv6 address {ip}" if reason else None
+            return f"{reason.split(' (= ')[0]} ({inner}, inside the IPv6 address {ip})" if reason else None
     if str(ip) in METADATA_HOSTS:
         return "a cloud metadata address" + shown
     if ip.is_link_local:

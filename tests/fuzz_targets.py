@@ -15,6 +15,7 @@ empty files. Prometheus API responses come from a real HTTP server on 127.0.0.1.
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import math
@@ -174,22 +175,83 @@ def synthetic_csv(draw):
     return "fuzz.csv", buf.getvalue()
 
 
+HOSTILE_NUMBERS = ["64", "65", "100000", "1000000", "9" * 5000, "-" + "9" * 400, "1e300", "0.7", "4", "1", "0"]
+
+
+@st.composite
+def hostile_csv(draw):
+    """A run CSV that reads past the header: known columns, values at and past every bound (k, long
+    profiles, integers of thousands of digits), trailing delimiters, rows longer or shorter than the
+    header, control characters and URLs in names, UTF-16."""
+    header = ["workload", "concurrency", "k", draw(st.sampled_from(["alpha", "tokens_per_step", "survival",
+                                                                      "draft_acceptance_rate"])),
+              "baseline_tok_s", "spec_tok_s"]
+    rows = []
+    for _ in range(draw(st.integers(1, 6))):
+        survival = ";".join(["0.5"] * draw(st.sampled_from([1, 8, 64, 65, 300])))
+        cells = [draw(st.sampled_from(["chat", "a\x00b", "http://evil.example/x", "=cmd|' /C calc'!A0",
+                                       "\u202eevil", "x" * 300])),
+                 draw(st.sampled_from(HOSTILE_NUMBERS)), draw(st.sampled_from(HOSTILE_NUMBERS)),
+                 survival if header[3] == "survival" else draw(st.sampled_from(HOSTILE_NUMBERS + ["0.7", "2.5"])),
+                 draw(st.sampled_from(["100", "-5", "0", "true", "9" * 5000])), draw(st.sampled_from(["150", "1e309"]))]
+        tail = draw(st.sampled_from(["", ",", ",,", ",7", ",x,y"]))
+        if draw(st.booleans()):
+            cells = cells[:draw(st.integers(1, len(cells)))]
+        rows.append(",".join(cells) + tail)
+    text = ",".join(header) + draw(st.sampled_from(["", ",", ",k", ",gamma", ",alpha"])) + "\n" + "\n".join(rows) + "\n"
+    data = text.encode(draw(st.sampled_from(["utf-8", "utf-8", "utf-16", "utf-32", "cp1252"])), "replace")
+    return "hostile.csv", data
+
+
+@st.composite
+def hostile_json(draw):
+    """vllm bench serve JSON at and past the bounds: deep nesting, huge integers, booleans, long lists."""
+    depth = draw(st.sampled_from([1, 10, 63, 64, 65, 2000, 100_000]))
+    positions = draw(st.sampled_from([1, 4, 64, 65, 10_000]))
+    doc = {"output_throughput": draw(st.sampled_from([150.0, True, -5, "x", None])),
+           "max_concurrency": draw(st.sampled_from([1, 64, 10 ** 40, True])),
+           "spec_decode_num_drafts": 100, "spec_decode_draft_tokens": draw(st.sampled_from([400, 10 ** 7])),
+           "spec_decode_per_position_acceptance_rates": [0.5] * positions}
+    text = json.dumps(doc)
+    if depth > 1:
+        text = text[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}"
+    if draw(st.booleans()):
+        text = text.replace('"max_concurrency": 1,', '"max_concurrency": ' + "9" * 5000 + ",")
+    return "hostile.json", text
+
+
 RUN_INPUT = st.one_of(
     st.tuples(st.sampled_from(["x.csv", "x.json", "<b>x</b>.csv", "名前.json"]), st.binary(max_size=300)),
-    edited_text(RUN_FILES), retyped_json(RUN_FILES), synthetic_csv(),
+    edited_text(RUN_FILES), retyped_json(RUN_FILES), synthetic_csv(), hostile_csv(), hostile_json(),
     st.just(("empty.csv", "")), st.just(("bom.csv", "\ufeff")))
 
 
 def target_runs(item) -> None:
     name, data = item
     table = runs.read_runs([(name, data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))])
-    for p in table.problems:
-        str(p)
+    for p in table.problems:  # every problem names its file (and says what was wrong)
+        if not str(p).startswith(name) or not p.message:
+            raise AssertionError(f"a problem that does not name its file: {p}")
     table.problems_frame()
     if not table.rows.empty:  # what the Past runs page and `runs` do next with what was read
+        if (table.rows["k"] > runs.MAX_K).any():
+            raise AssertionError("a row with k above the bound was loaded")
+        for text in table.rows["workload"]:
+            if any(ord(c) < 32 or c in "\u202e\x7f" for c in str(text)):
+                raise AssertionError(f"a control character kept in a workload name: {text!r}")
         result = review(table.rows, Efficiency())
-        break_even_csv(result.table)
+        exported = break_even_csv(result.table)
+        for line in list(csv.reader(io.StringIO(exported)))[1:]:  # every cell a spreadsheet would run is inert
+            for cell in line:
+                if cell[:1] in ("=", "+", "@") or (cell[:1] == "-" and not _NUMBER.fullmatch(cell)):
+                    raise AssertionError(f"an exported cell would run as a formula: {cell!r}")
+        for value in result.evaluated["predicted_speedup"].dropna():
+            if not math.isfinite(value):
+                raise AssertionError(f"a predicted speedup that is not a finite number: {value}")
         html_report(result.evaluated, result.table, result.summary, [], table.problems, None)
+
+
+_NUMBER = __import__("re").compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 # --- Prometheus text ------------------------------------------------------------------------------
@@ -209,6 +271,21 @@ def target_prom_text(pair) -> None:
     prom.window_over([a, b, b])
 
 
+@st.composite
+def large_positions(draw):
+    """A vLLM V1 page whose per-position counters carry labels at and past the k bound."""
+    position = draw(st.sampled_from([0, 3, 63, 64, 65, 999_999, -1, "x", "1e9"]))
+    engines = draw(st.integers(1, 3))
+    lines = []
+    for e in range(engines):
+        lines.append(f'vllm:spec_decode_num_drafts_total{{engine="{e}",model_name="m"}} {draw(st.integers(0, 10**6))}')
+        lines.append(f'vllm:spec_decode_num_accepted_tokens_total{{engine="{e}",model_name="m"}} 5')
+        lines.append(f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="{e}",model_name="m",'
+                     f'position="{position}"}} 4')
+    return "positions", "\n".join(lines) + "\n"
+
+
+PROM_INPUT = st.one_of(PROM_INPUT, large_positions())
 PROM_PAIR = st.tuples(PROM_INPUT, PROM_INPUT, st.one_of(st.none(), st.sampled_from(ODD_TEXT)),
                       st.one_of(st.none(), st.integers(-2, 40)))
 # A pair of edits of the same sample is likelier to parse on both sides and reach the statistics.
@@ -423,6 +500,39 @@ def cli_argv(draw):
     return argv, files
 
 
+@st.composite
+def valid_commands(draw):
+    """Commands that pass argument parsing (valid flags, hostile values), so the input reaches the model:
+    every GPU × context, the largest k and concurrency, and run files at and past the bounds."""
+    from specmodel import presets
+    command = draw(st.sampled_from(["predict", "predict", "runs", "mix"]))
+    files = {}
+    argv = [command]
+    if command == "runs":
+        name, text = draw(st.one_of(hostile_csv(), hostile_json(), edited_text(RUN_FILES)))
+        files[name] = text
+        argv.append("FILE:" + name)
+        if draw(st.booleans()):
+            argv.append("--json")
+    elif command == "mix":
+        name, text = draw(st.one_of(edited_text(WORKLOAD_FILES), retyped_json(WORKLOAD_FILES)))
+        files[name] = text
+        argv += ["FILE:" + name, "--gpus", "2", "--k-max", draw(st.sampled_from(["1", "2"]))]
+    argv += ["--gpu", draw(st.sampled_from(presets.gpu_names())),
+             "--context-len", draw(st.sampled_from(["0", "1024", "32768", "262144", "1048576"])),
+             "--tp", draw(st.sampled_from(["1", "2", "8"]))]
+    if command == "predict":
+        argv += ["--target", draw(st.sampled_from(presets.model_names())),
+                 "--k", draw(st.sampled_from(["0", "1", "8", "32"])),
+                 "--concurrency", draw(st.sampled_from(["1", "512", "65536"]))]
+        method = draw(st.sampled_from(list(presets.METHODS) + ["draft"]))
+        argv += (["--draft", draw(st.sampled_from(presets.model_names()))] if method == "draft"
+                 else ["--method", method])
+        argv += draw(st.sampled_from([[], ["--json"], ["--survival", ",".join(["0.9"] * 32)],
+                                      ["--accept-len", "33"], ["--alpha", "1"]]))
+    return argv, files
+
+
 def target_cli(item) -> None:
     argv, files = item
     final = []
@@ -455,6 +565,39 @@ def target_cli(item) -> None:
         raise AssertionError(f"numpy's repr in the message for {final}: {err.getvalue()[-300:]}")
 
 
+# --- every GPU × context × method: a prediction with finite numbers, or "does not fit" ----------------------
+
+def _scenario_space():
+    from specmodel import presets
+    return st.builds(
+        lambda gpu, target, method, draft, ctx, k, conc, tp: Scenario(
+            gpu=gpu, target=target, method=method, draft=draft if method == "draft_model" else None,
+            context_len=ctx, k=k, concurrency=conc, tp=tp),
+        st.sampled_from(presets.gpu_names()), st.sampled_from(presets.model_names()),
+        st.sampled_from(presets.METHODS), st.sampled_from(presets.model_names()),
+        st.sampled_from([0, 1, 1024, 8192, 32768, 131072, 262144, 1_048_576]), st.integers(0, 8),
+        st.sampled_from([1, 7, 64, 512, 4096]), st.sampled_from([1, 2, 4, 8]))
+
+
+def target_scenarios(s) -> None:
+    from specmodel import summarize
+    from specmodel.errors import DoesNotFit
+    try:
+        out = summarize(s).to_dict()
+    except DoesNotFit as exc:
+        if not str(exc).startswith("does not fit: ") or "GB" not in str(exc) or not exc.closest:
+            raise AssertionError(f"a does-not-fit answer without its numbers or closest setting: {exc}") from None
+        if exc.needed_GB <= exc.available_GB and exc.part == "target":
+            raise AssertionError(f"does not fit, yet needs {exc.needed_GB} ≤ {exc.available_GB} GB") from None
+        return
+    json.dumps(out, allow_nan=False)  # every number finite or null
+    if out["verdict"] not in ("pays off", "borderline", "loses", "off"):
+        raise AssertionError(f"unknown verdict {out['verdict']}")
+    if out["verdict"] == "loses" and "does not fit" in out["verdict_text"] and s.method == "ngram" \
+            and "draft" in out["verdict_text"]:
+        raise AssertionError(f"n-gram blamed on a draft: {out['verdict_text']}")
+
+
 # --- the list -----------------------------------------------------------------------------------------
 
 TARGETS = [
@@ -464,6 +607,8 @@ TARGETS = [
     ("prometheus api", API_INPUT, target_prom_api),
     ("workloads", WORKLOAD_INPUT, target_workloads),
     ("cli", cli_argv(), target_cli),
+    ("cli commands", valid_commands(), target_cli),
+    ("scenarios", _scenario_space(), target_scenarios),
 ]
 ALLOWED = (SpecModelError,)
 

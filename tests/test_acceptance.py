@@ -2,9 +2,8 @@
 
 import csv
 
-import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from specmodel import SpecModelError, acceptance

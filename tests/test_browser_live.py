@@ -39,3 +39,26 @@ def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(stre
         page.wait_for_timeout(500)
         assert page.get_by_text("Hardware and models").is_visible()  # the shared sidebar survives refreshes
         assert page.get_by_text(re.compile(r"Right now: pays off")).is_visible()
+
+
+def test_credentials_typed_or_linked_leave_the_address_bar(streamlit_server, browser_page):
+    """Issue 12, defect 5: user:password in the metrics URL stayed in the page link (browser history,
+    shared links). Now it moves to the unlinked fields and the address bar shows the URL without it."""
+    page = browser_page
+    page.goto(streamlit_server + "/live?live_url=http%3A%2F%2Fadmin%3Apw-SECRET%40127.0.0.1%3A9%2Fmetrics")
+    page.get_by_text("were moved to the credential fields").wait_for(timeout=60_000)
+    field = page.get_by_role("textbox", name="Metrics URL")
+    for _ in range(200):  # Streamlit rewrites the field and the address bar after the rerun
+        if "SECRET" not in page.url and field.input_value() == "http://127.0.0.1:9/metrics":
+            break
+        page.wait_for_timeout(100)
+    assert "SECRET" not in page.url and "admin" not in page.url and "live_url=" in page.url
+    assert field.input_value() == "http://127.0.0.1:9/metrics"
+    field.fill("http://bob:typed-SECRET@127.0.0.1:9/metrics")
+    field.press("Enter")
+    for _ in range(200):
+        if "SECRET" not in page.url and field.input_value() == "http://127.0.0.1:9/metrics":
+            break
+        page.wait_for_timeout(100)
+    assert "SECRET" not in page.url and "bob" not in page.url
+    assert field.input_value() == "http://127.0.0.1:9/metrics"

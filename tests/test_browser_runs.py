@@ -27,7 +27,7 @@ def test_upload_csv_shows_flags_and_scatter_and_calibration_reaches_the_sidebar(
     assert scatter.count() == 1
     assert scatter.locator(".scatterlayer .trace .point").count() >= 8  # one marker per run
     assert scatter.get_by_text("prediction = measurement (y = x)").count() == 1
-    assert page.get_by_text("Every row was read.").is_visible()
+    assert page.locator("[data-testid='stExpander']").get_by_text("Input: every row was read").is_visible()
 
     page.get_by_role("button", name="Calibrate on these runs").click()
     page.get_by_text("after calibration.").wait_for()

@@ -108,3 +108,19 @@ def test_module_entry_point_runs_as_a_subprocess():
     proc = subprocess.run([sys.executable, "-m", "specmodel", "runs", str(FIXTURES / "seed_runs.csv"), "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and len(json.loads(proc.stdout)["rows"]) == 3
+
+
+def test_rows_over_the_limit_load_the_first_ones_and_the_command_says_so(capsys, tmp_path, monkeypatch):
+    import specmodel.runs as runs
+
+    monkeypatch.setattr(runs, "MAX_ROWS_PER_FILE", 10)
+    monkeypatch.setattr(runs, "MAX_ROWS_TOTAL", 15)
+    rows = [f"w{i},{i + 1},4,0.7,1.5\n" for i in range(30)]
+    (tmp_path / "big.csv").write_text("workload,concurrency,k,alpha,speedup\n" + "".join(rows))
+    (tmp_path / "small.csv").write_text("workload,concurrency,k,alpha,speedup\n" + "".join(rows[:8]))
+    code, out, err = run(capsys, tmp_path / "big.csv", tmp_path / "small.csv", "--json")
+    assert code == 0
+    loaded = [r["workload"] for r in json.loads(out)["rows"]]
+    assert loaded[:10] == [f"w{i}" for i in range(10)] and len(loaded) == 15
+    assert "big.csv: has 30 runs; only the first 10 were loaded (the limit per file)" in err
+    assert "small.csv: 3 of its 8 runs were not loaded: 15 runs in all files is the limit" in err

@@ -44,6 +44,7 @@ def _with(doc: dict, **changes) -> bytes:
     ("nested.json", json.dumps({"benchmarks": [{"config": {"strategy": {"type_": 5}}}]}).encode()),
     ("huge.json", _with(VLLM_JSON, max_concurrency=10 ** 400)),
     ("lists.json", _with(VLLM_JSON, acceptance_rate=[[1]], survival=[[0.5], {}])),
+    ("tiny.json", _with(VLLM_JSON, completed=-7.585141558910223e-307)),  # lengths overflow to inf (make fuzz)
 ])
 def test_run_files_that_escaped_now_load_or_name_their_problem(name, data):
     table = read_runs([(name, data)])

@@ -80,7 +80,7 @@ def test_rows_map_to_their_own_gpu_tp_models_and_method(rows, row, expected):
 def test_new_columns_carry_engine_ep_dtype_tree_and_source(rows):
     assert rows.loc[317, ["engine", "ep", "weight_dtype", "source"]].tolist() == ["trtllm", 2, "fp4", "S09"]
     assert rows.loc[167, ["engine", "branching"]].tolist() == ["sglang", 4]  # notes: "Engine SGLang v0.5.9"
-    assert rows.loc[49, "engine"] == "vllm" and _opt(rows.loc[2, "engine"]) is None  # T5X: no serving engine
+    assert rows.loc[49, "engine"] == "vllm" and rows.loc[2, "engine"] == "xla"  # T5X on a TPU: one compiled XLA loop
     assert rows.loc[341, ["ep", "weight_dtype", "engine"]].tolist() == [4, "fp8", "vllm"]
     assert rows.loc[33, "draft_preset"] == "TinyLlama 1.1B" and "StreamingLLM KV budget" in rows.loc[33, "remarks"]
     assert rows.loc[123, "draft_preset"] == "Qwen3 0.6B"  # "Qwen3-0.6B for Qwen3-8B" in the method text
@@ -164,7 +164,7 @@ def test_engine_column_and_temperature_words():
     t = read_runs([("x.csv", text.getvalue().encode())])
     r = t.rows
     assert r["engine"].tolist()[:2] == ["sglang", "trtllm"] and _opt(r["engine"][2]) is None
-    assert "engine 'llama.cpp' is not one of vllm, sglang, trtllm" in r["remarks"][2]
+    assert "engine 'llama.cpp' is not one of vllm, sglang, trtllm, xla, ideal" in r["remarks"][2]
     assert r["temperature"].tolist()[:2] == [0, 0.7]
     assert r["tp"].tolist()[:2] == [4, 2]  # the tp column wins over the hardware text, and says so
     assert "tp column 2 used; the hardware text says TP 4" in r["remarks"][1]

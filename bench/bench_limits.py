@@ -1,0 +1,131 @@
+"""Peak memory of the worst inputs the bounds accept (`python -m bench limits`), each printed with its input.
+
+Every case runs in a fresh Python process (what one upload or one scrape costs the server on top
+of an idle process with the same imports) and reports the peak resident memory above that idle
+baseline, and the time taken. The inputs are the largest the readers accept: a file at the upload
+limit (20 MB) filled with the most rows per file, every run at k = 64 with a 64-position survival
+profile; a JSON document at the depth limit; a /metrics page with k = 64 positions for many
+engines. What the Past runs page then predicts for every row (`breakeven.review`) is measured on
+the first rows only: its cost per row is constant, so the full file's cost is that times the rows
+(issue 11 vectorises it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_RUNNER = r'''
+import json, resource, sys, time
+from pathlib import Path
+from specmodel import prom, runs
+from specmodel.breakeven import review
+import numpy, pandas, scipy.optimize  # the idle server has these loaded too
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+kind, path, review_rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = Path(path).read_bytes()
+start = time.perf_counter()
+if kind == "runs":
+    table = runs.read_runs([(Path(path).name, data)])
+    loaded, problems = len(table.rows), len(table.problems)
+    if review_rows:
+        review(table.rows.head(review_rows))
+elif kind == "metrics":
+    snap = prom.parse_snapshot(data.decode())
+    loaded, problems = len(snap.per_position), 0
+else:
+    raise SystemExit("unknown kind")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"loaded": loaded, "problems": problems, "seconds": time.perf_counter() - start,
+                  "peak_MB": peak / 1024, "above_idle_MB": (peak - base) / 1024}))
+'''
+
+
+def _measure(kind: str, path: Path, review_rows: int = 0) -> dict:
+    r = subprocess.run([sys.executable, "-c", _RUNNER, kind, str(path), str(review_rows)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=1800,
+                       env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _csv_most_rows(folder: Path) -> Path:
+    """The most rows one file may hold (200,000, under 20 MB), every run at k = 64."""
+    from specmodel.limits import MAX_K, MAX_ROWS_PER_FILE
+
+    path = folder / "most_rows.csv"
+    path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n"
+                    + f"w,64,{MAX_K},0.7,100,150\n" * MAX_ROWS_PER_FILE)
+    return path
+
+
+def _csv_longest_profiles(folder: Path) -> Path:
+    """A 20 MB file of runs with 64-position survival profiles (the longest the reader accepts)."""
+    from specmodel.limits import MAX_FILE_BYTES, MAX_K
+
+    header = "workload,concurrency,survival,baseline_tok_s,spec_tok_s\n"
+    row = "w,64," + ";".join(f"{0.97 ** (i + 1):.3f}" for i in range(MAX_K)) + ",100,150\n"
+    path = folder / "longest_profiles.csv"
+    path.write_text(header + row * ((MAX_FILE_BYTES - len(header)) // len(row)))
+    return path
+
+
+def _json_at_the_depth_limit(folder: Path) -> Path:
+    from specmodel.limits import MAX_FILE_BYTES, MAX_JSON_DEPTH
+
+    one = {"output_throughput": 150.0, "max_concurrency": 64, "spec_decode_num_drafts": 100,
+           "spec_decode_per_position_acceptance_rates": [0.5] * 64, "label": "eagle"}
+    nested: object = 1
+    for _ in range(MAX_JSON_DEPTH - 3):
+        nested = [nested]
+    one["padding"] = nested
+    text = json.dumps(one)
+    count = min(200_000, MAX_FILE_BYTES // (len(text) + 2))
+    path = folder / "worst.json"
+    path.write_text("[" + ",".join([text] * count) + "]")
+    return path
+
+
+def _metrics_with_64_positions(folder: Path) -> Path:
+    from specmodel.limits import MAX_K
+
+    lines = ["# TYPE vllm:spec_decode_num_drafts_total counter"]
+    for engine in range(2000):
+        lines.append(f'vllm:spec_decode_num_drafts_total{{engine="{engine}",model_name="m"}} 1000')
+        lines += [f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="{engine}",model_name="m",'
+                  f'position="{p}"}} {1000 - p}' for p in range(MAX_K)]
+    path = folder / "worst_metrics.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run():
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        most_rows = _csv_most_rows(folder)
+        cases = [
+            ("runs", most_rows, 0, "CSV with the most rows: {size}, {loaded:,} runs at k = 64 (read)"),
+            ("runs", most_rows, 2000, "the same CSV, read and its first 2,000 runs predicted (review)"),
+            ("runs", _csv_longest_profiles(folder), 0,
+             "CSV at the upload limit: {size}, {loaded:,} runs with 64-position survival profiles (read)"),
+            ("runs", _json_at_the_depth_limit(folder), 0,
+             "vllm bench serve JSON list: {size}, {loaded:,} runs, each nested to the depth limit (64)"),
+            ("metrics", _metrics_with_64_positions(folder), 0,
+             "/metrics page: {size}, 2,000 engines × 64 positions (parse_snapshot)"),
+        ]
+        worst = None
+        for kind, path, review_rows, label in cases:
+            size = f"{path.stat().st_size / 2**20:.1f} MB"
+            m = _measure(kind, path, review_rows)
+            text = label.format(size=size, loaded=m["loaded"])
+            yield (f"{text}: peak {m['peak_MB']:.0f} MB ({m['above_idle_MB']:.0f} MB above an idle process), "
+                   f"{m['seconds']:.1f} s")
+            if worst is None or m["above_idle_MB"] > worst[0]:
+                worst = (m["above_idle_MB"], text)
+        yield f"worst accepted input: {worst[1]} — {worst[0]:.0f} MB above idle"

@@ -1,0 +1,115 @@
+"""specmodel.grouped: many runs of one setup at once give what scenario.summarize() gives each run."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from specmodel import Efficiency, Scenario, SpecModelError
+from specmodel.breakeven import scenario_for_row
+from specmodel.grouped import setup_of, summarize_many
+from specmodel.runs import read_runs, sample_files
+from specmodel.scenario import off_above, summarize, with_changes
+from tests.conftest import FIXTURES
+
+CALIBRATED = Efficiency(eta_bw=0.7, eta_flops=0.5, t_fixed_ms=0.5, t_spec_overhead_ms=0.3)
+
+
+def one_by_one(setup, alphas, ks, concs) -> list:
+    out = []
+    for a, k, c in zip(alphas, ks, concs):
+        try:
+            out.append(summarize(with_changes(setup, alpha=float(a), k=int(k), concurrency=int(c))))
+        except SpecModelError as exc:
+            out.append(str(exc))
+    return out
+
+
+def assert_same(setup, alphas, ks, concs):
+    many = summarize_many(setup, alphas, ks, concs)
+    for i, ref in enumerate(one_by_one(setup, alphas, ks, concs)):
+        if isinstance(ref, str):
+            assert many["error"][i] == ref
+            continue
+        assert many["error"][i] is None
+        p = ref.prediction
+        assert many["speedup"][i] == pytest.approx(float(p.speedup), rel=1e-12)
+        assert many["break_even_tokens_per_step"][i] == pytest.approx(float(p.break_even_tokens_per_step), rel=1e-12)
+        assert (many["best_k"][i], many["crossover"][i], many["off_above"][i]) == \
+            (ref.best_k, ref.crossover_concurrency, off_above(ref.schedule))
+        assert many["best_k_speedup"][i] == pytest.approx(ref.best_k_speedup, rel=1e-12)
+        assert many["advice"][i] == ref.verdict.advice
+        assert (many["speedup_low"][i], many["speedup_high"][i]) == pytest.approx(ref.band, rel=1e-12)
+        assert many["uncertain"][i] == ref.uncertain
+
+
+GRID = [(a, k, c) for a in (0.3, 0.55, 0.8, 0.95) for k in (0, 1, 3, 6, 12) for c in (1, 3, 16, 96, 300, 5000)]
+
+
+@pytest.mark.parametrize("setup", [
+    Scenario(),
+    Scenario(efficiency=CALIBRATED),
+    Scenario(gpu="H100 SXM", target="Llama 3.1 70B", tp=4, method="eagle", draft=None),
+    Scenario(method="ngram", draft=None),
+    Scenario(t_target_ms=19.0, t_draft_ms=3.0),
+    Scenario(method="eagle", draft=None, draft_depth=3, branching=4),
+    Scenario(survival=(0.8, 0.6, 0.45)),
+    Scenario(gpu="L40S", target="Qwen2.5 32B", draft="Qwen2.5 0.5B", context_len=8192),  # speculation may not fit
+], ids=["default", "calibrated", "70B-tp4-eagle", "ngram", "measured", "tree", "survival", "tight-memory"])
+def test_a_grid_of_runs_matches_summarize_run_by_run(setup):
+    alphas, ks, concs = zip(*GRID)
+    assert_same(setup_of(setup), alphas, ks, concs)
+
+
+def test_runs_the_model_refuses_get_summarize_messages_and_the_rest_still_predict():
+    setup = setup_of(Scenario(method="eagle", draft=None, draft_depth=3, branching=4))
+    many = summarize_many(setup, [0.7, 1.5, 0.7, 0.7], [4, 4, 2, 4], [8, 8, 8, 0])
+    assert many["error"][0] is None and many["speedup"][0] > 0
+    assert "α (per-token acceptance) must lie in [0, 1]" in many["error"][1]
+    assert "cannot be 3 deep" in many["error"][2]  # a tree deeper than its k
+    assert "concurrency must be a whole number ≥ 1" in many["error"][3]
+
+
+def test_a_setup_where_nothing_fits_gives_every_run_the_same_message():
+    setup = setup_of(Scenario(gpu="L40S", target="Llama 3.1 70B"))
+    many = summarize_many(setup, [0.7] * 3, [4] * 3, [1, 8, 64])
+    assert len(set(many["error"])) == 1 and "does not fit" in many["error"][0]
+
+
+def test_every_sample_and_fixture_row_matches_summarize():
+    files = [FIXTURES / "published_dev.csv", FIXTURES / "seed_runs.csv", FIXTURES / "measured_vs_model.csv"]
+    rows = read_runs(files + sample_files("vllm bench serve pair")).rows
+    rows = rows[rows["alpha"].notna()]
+    checked = 0
+    for eff in (None, CALIBRATED):
+        for r in rows.to_dict("records"):
+            try:
+                s = scenario_for_row(r, eff)
+            except SpecModelError:
+                continue
+            assert_same(setup_of(s), [s.alpha], [s.k], [s.concurrency])
+            checked += 1
+    assert checked > 300  # 181 runs (of 5 files) with an acceptance, twice
+
+
+def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(monkeypatch):
+    """If speedup stopped being tokens × (something free of α), the vectorised shortcut would be
+    wrong; the check catches it and every run goes through summarize()."""
+    import specmodel.grouped as grouped
+    import specmodel.scenario as scenario
+
+    real = scenario.predict
+
+    def alpha_costs_time(s, alpha=None, k=None, concurrency=None):
+        p = real(s, alpha, k, concurrency)
+        a = np.asarray(s.alpha if alpha is None else alpha, dtype=float)
+        return replace(p, speedup=np.asarray(p.speedup) * (1.0 - 0.1 * a))
+
+    monkeypatch.setattr(grouped, "predict", alpha_costs_time)
+    monkeypatch.setattr(scenario, "predict", alpha_costs_time)
+    setup = setup_of(Scenario())
+    many = grouped.summarize_many(setup, [0.5, 0.9], [4, 4], [1, 64])
+    ref = one_by_one(setup, [0.5, 0.9], [4, 4], [1, 64])
+    assert many["speedup"] == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)
+    assert many["best_k"] == [r.best_k for r in ref]
+    assert many["best_k_speedup"] == pytest.approx([r.best_k_speedup for r in ref], rel=1e-12)

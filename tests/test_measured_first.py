@@ -1,0 +1,84 @@
+"""Measured first: a run with a measured speedup takes its verdict from it; the model's verdict sits
+beside it, a disagreement is flagged and counted; acceptance-only runs keep the model's, labelled."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from specmodel.breakeven import model_headline, review, verdict_lines
+from specmodel.cli import main
+from specmodel.runs import read_runs
+from tests.conftest import FIXTURES
+
+FILE = FIXTURES / "measured_vs_model.csv"  # MT-Bench at 24 measured 0.71x where the model predicts ~1.5x
+
+
+@pytest.fixture(scope="module")
+def result():
+    return review(read_runs([FILE]).rows)
+
+
+def at(table: pd.DataFrame, workload: str, concurrency: int) -> pd.Series:
+    return table[(table["workload"] == workload) & (table["concurrency"] == concurrency)].iloc[0]
+
+
+def test_a_measured_loss_is_a_loss_even_where_the_model_predicts_a_gain(result):
+    row = at(result.table, "MT-Bench", 24)
+    assert row["measured_speedup"] == pytest.approx(0.71, abs=0.005)
+    assert row["predicted_speedup"] > 1.05  # the model says it pays off here
+    assert (row["verdict"], row["verdict_basis"]) == ("fails", "measured speedup")
+    assert (row["measured_verdict"], row["predicted_verdict"], row["model_agrees"]) == ("fails", "clears", False)
+    assert row["disagreement"] == f"model: clears ({row['predicted_speedup']:.2f}×); measured 0.71×"
+    assert row["margin_pct"] == pytest.approx(0.71 - 1, abs=0.005)  # the verdict's own margin
+
+
+def test_a_measured_gain_the_model_calls_borderline_clears_and_is_flagged(result):
+    row = at(result.table, "summarise", 1)  # measured 160/150 = 1.07x
+    assert (row["verdict"], row["predicted_verdict"], row["model_agrees"]) == ("clears", "borderline", False)
+
+
+def test_agreeing_rows_say_so_and_acceptance_only_rows_keep_the_models_verdict_labelled_predicted(result):
+    agree = at(result.table, "MT-Bench", 8)
+    assert (agree["verdict"], agree["model_agrees"], agree["disagreement"]) == ("clears", True, "")
+    predicted = at(result.table, "long context", 32)
+    assert pd.isna(predicted["measured_speedup"]) and predicted["model_agrees"] is None
+    assert predicted["verdict_basis"].startswith("predicted")
+    assert predicted["verdict"] == "clears"  # measured 2.4 tokens/step against a break-even of ~2.1
+
+
+def test_the_summary_counts_disagreements_and_the_headline_states_them(result):
+    s = result.summary
+    assert (s["rows_compared"], s["verdicts_agreeing"], s["model_disagreements"]) == (5, 2, 3)
+    headline = model_headline(s, result.table)
+    assert headline.startswith("The model's verdict differs from the measured one on 3 of 5 runs")
+    assert "MT-Bench at concurrency 24: model: clears" in headline and "measured 0.71×" in headline
+
+
+def test_verdict_lines_mark_measured_and_predicted_levels_and_the_models_disagreement(result):
+    lines = dict((sentence.split(" at ")[0], (label, sentence)) for label, sentence in verdict_lines(result.table))
+    assert lines["MT-Bench fails"] == ("fails", "MT-Bench fails at concurrency 24, 64 (measured) — the model said "
+                                                "clears at 24, 64")
+    assert lines["MT-Bench clears"] == ("clears", "MT-Bench clears at concurrency 1, 8 (measured)")
+    assert lines["long context clears"] == ("clears", "long context clears at concurrency 32 (predicted)")
+
+
+def test_cli_json_agrees_with_the_page(capsys):
+    assert main(["runs", str(FILE), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    row = next(r for r in doc["rows"] if r["workload"] == "MT-Bench" and r["concurrency"] == 24)
+    assert (row["verdict"], row["measured_verdict"], row["predicted_verdict"], row["model_agrees"]) == \
+        ("fails", "fails", "clears", False)
+    assert row["verdict_basis"] == "measured speedup" and "measured 0.71×" in row["disagreement"]
+    long = next(r for r in doc["rows"] if r["workload"] == "long context")
+    assert long["model_agrees"] is None and long["verdict_basis"].startswith("predicted")
+    assert doc["summary"]["model_disagreements"] == 3
+    assert doc["summary"]["headline"].startswith("The model's verdict differs from the measured one on 3 of 5")
+
+
+def test_cli_text_marks_disagreements_and_ends_with_the_headline(capsys):
+    assert main(["runs", str(FILE)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(line for line in out if line.startswith("MT-Bench") and " 24 " in line)
+    assert "fails" in row and "clears ≠" in row
+    assert out[-1].startswith("The model's verdict differs from the measured one on 3 of 5 runs")

@@ -1,0 +1,56 @@
+"""specmodel.runs_view: what the Past runs page says about a review (counts, notes, samples, the load key)."""
+
+import pandas as pd
+
+from specmodel import Efficiency, runs_view
+from specmodel.runs import RunDefaults, read_runs
+from tests.conftest import FIXTURES
+
+
+def test_large_counts_are_short_enough_for_a_metric():
+    assert [runs_view.compact(n) for n in (8, 1234, 9999, 10_000, 99_800, 145_241, 200_000)] == \
+        ["8", "1,234", "9,999", "10k", "99.8k", "145k", "200k"]
+
+
+def test_charts_get_an_even_spread_tables_the_first_rows_each_with_a_note():
+    frame = pd.DataFrame({"i": range(10_001)})
+    picked, note = runs_view.shown_rows(frame, 100, "The chart", spread=True)
+    assert len(picked) == 100 and picked["i"].iloc[0] == 0 and picked["i"].iloc[-1] == 10_000
+    assert note == ("The chart shows 100 of the 10,001 runs, evenly spread over the table; the CSV export has every "
+                    "run.")
+    first, note = runs_view.shown_rows(frame, 100, "The table")
+    assert list(first["i"]) == list(range(100)) and note.startswith("The table shows the first 100 of 10,001 rows")
+    same, none = runs_view.shown_rows(frame.head(5), 100, "The table")
+    assert none is None and len(same) == 5
+
+
+def test_a_large_file_is_calibrated_on_an_even_sample_and_says_so():
+    rows = pd.DataFrame({"i": range(50_000)})
+    fit, note = runs_view.calibration_rows(rows)
+    assert len(fit) == runs_view.CALIBRATION_RUNS and fit["i"].iloc[-1] == 49_999
+    assert note.startswith("calibrated on 2,000 of the 50,000 runs, evenly spread")
+    assert runs_view.calibration_rows(rows.head(10))[1] is None
+
+
+def test_the_load_key_changes_with_files_settings_pairs_and_calibration():
+    files = [("a.csv", b"x")]
+    key = runs_view.load_key(files, RunDefaults(), {}, None)
+    assert key == runs_view.load_key([("a.csv", b"x")], RunDefaults(), {}, None)
+    assert len({key, runs_view.load_key([("a.csv", b"y")], RunDefaults(), {}, None),
+                runs_view.load_key(files, RunDefaults(k=3), {}, None),
+                runs_view.load_key(files, RunDefaults(), {"a.csv": "b.csv"}, None),
+                runs_view.load_key(files, RunDefaults(), {}, Efficiency(eta_bw=0.5))}) == 5
+
+
+def test_the_problems_label_counts_rows_not_loaded_warnings_and_fallbacks():
+    table = read_runs([FIXTURES / "published_dev.csv"])
+    label = runs_view.problems_label(table)
+    errors = sum(1 for p in table.problems if p.severity == "error")
+    warnings = sum(1 for p in table.problems if p.severity == "warning")
+    assert label.startswith(f"Problems in the input: {errors} rows not loaded, {warnings} warnings (")
+    assert label.endswith(f"{table.fallbacks['rows']} rows predicted on a fallback preset")
+    lines = runs_view.problem_lines(table)
+    severities = [s for s, _ in lines]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)  # errors first
+    assert read_runs([FIXTURES / "seed_runs.csv"]).problems == [] and \
+        runs_view.problems_label(read_runs([FIXTURES / "seed_runs.csv"])) == "Input: every row was read"
