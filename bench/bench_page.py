@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The What-if page's widgets (sidebar included) with nothing computed or drawn: the floor any page
-# with these controls pays per rerun.
+# The What-if page's widgets (the shared sidebar included: presets, engine, context, the link popover)
+# with nothing computed or drawn: the floor any page with these controls pays per rerun.
 WIDGETS_ONLY = '''
 import streamlit as st
 from specmodel import presets
@@ -23,7 +23,12 @@ sb.selectbox("GPUs per replica", [1, 2, 4, 8], key="tp")
 sb.selectbox("Target model", presets.model_names(), key="target")
 sb.selectbox("Speculation method", presets.METHODS, key="method")
 sb.selectbox("Draft model", presets.model_names(), key="draft")
+sb.selectbox("Serving engine", ["vllm", "sglang", "trtllm", "ideal"], key="engine")
 sb.select_slider("Mean context length", [128, 256, 512, 1024, 2048, 4096, 8192], value=1024, key="ctx")
+sb.caption("Model parameters: defaults (η_bw 0.9, η_flops 0.65, engine overheads as listed for the engine).")
+with sb.popover("Copy link to this view", width="stretch"):
+    st.caption("This link opens this page with these inputs")
+    st.code("http://localhost:8501/?alpha=0.7&k=4", language=None, wrap_lines=True)
 st.title("What-if")
 st.radio("Step times", ["from hardware", "measured"], key="timings")
 st.slider("Acceptance", 0.0, 1.0, 0.7, 0.01, key="alpha")
@@ -48,6 +53,7 @@ def _view():
 out, figs = _view()
 st.caption("Speedup = speculative throughput ÷ plain throughput")
 st.success("**" + out["verdict_text"] + "** — " + out["advice"])
+st.badge("uncalibrated", color="gray", help="Model parameters at their defaults")
 m = st.columns(5)
 for col, (label, key) in zip(m, [("Speedup", "speedup"), ("Tokens per step E", "tokens_per_step"),
                                  ("Break-even α", "break_even_alpha"), ("Best k here", "best_k"),
