@@ -245,7 +245,9 @@ async def whatif(page, load: Load, session: int) -> None:
 async def runs_upload(page, load: Load, session: int) -> None:
     await go(page, "Past runs")
     start = time.monotonic()
-    await page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(RUNS_FILE))
+    # The run files' uploader (once runs are loaded, the page also offers a calibration file uploader).
+    uploader = page.locator("[data-testid='stFileUploader']").filter(has_text="Run files")
+    await uploader.locator("input[type='file']").set_input_files(str(RUNS_FILE))
     await page.wait_for_function(RUNS_DONE_JS, timeout=WAIT_MS)
     load.timed["runs upload"].append((session, start, time.monotonic()))
     await check_page(page, load, session, "Past runs")
