@@ -1,5 +1,6 @@
 # make run   - start the app (creates .venv and installs pinned requirements on first use)
-# make test  - install test dependencies (Python and Debian: chromium, prometheus) and run every test
+# make test  - install test dependencies (Python and Debian: chromium, prometheus), lint, and run every test
+# make test-fast - every test but the browser and Prometheus ones; make lint - ruff (pyproject.toml)
 # make bench - performance benchmarks (ratios measured in one run; not part of make test)
 # make fuzz  - long fuzz run of every reader, parser and the CLI (FUZZ_EXAMPLES inputs per target)
 SHELL := /bin/bash
@@ -10,7 +11,7 @@ PORT ?= 8501
 PYTEST_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench fuzz system-deps clean
+.PHONY: run test test-fast lint bench fuzz system-deps clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,8 +36,15 @@ system-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-test: $(VENV)/.dev system-deps
+test: $(VENV)/.dev system-deps lint
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+
+# Everything but the real-browser and real-Prometheus tests: the quick loop while editing.
+test-fast: $(VENV)/.dev
+	$(PY) -m pytest -n 2 -m "not browser and not prometheus" $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev
+	$(PY) -m ruff check .
 
 bench: $(VENV)/.dev system-deps
 	$(PY) -m bench

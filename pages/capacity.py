@@ -72,7 +72,7 @@ with c[2]:
                                                       "users the most speed).")
 
 for problem in url_problems:
-    st.warning(problem, icon="⚠️")
+    st.warning(problem)
 
 try:
     frontier = planning.frontier(base_scenario(alpha=alpha))

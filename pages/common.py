@@ -74,7 +74,7 @@ def render_sidebar() -> None:
                    "listed for the engine). Calibrate them on the Past runs page.")
     note = st.session_state.pop("calibration_note", None)
     if note:
-        sb.warning(note, icon="⚠️")
+        sb.warning(note)
     with sb.popover("Copy link to this view", width="stretch"):
         st.caption("This link opens this page with these inputs" + (" and this calibration" if eff else "")
                    + ". Copy it with the icon at the right of the box.")
@@ -236,9 +236,9 @@ def no_links(text) -> str:
 def show_error(exc: Exception) -> None:
     """A message for a person, never a traceback."""
     if isinstance(exc, SpecModelError):
-        st.error(str(exc), icon="⚠️")
+        st.error(str(exc))
     else:
-        st.error(f"Something went wrong: {exc}. Change the inputs and try again.", icon="⚠️")
+        st.error(f"Something went wrong: {exc}. Change the inputs and try again.")
 
 
 def _use_context(value: int) -> None:
@@ -248,7 +248,7 @@ def _use_context(value: int) -> None:
 def show_does_not_fit(exc) -> None:
     """A scenario where not even one sequence fits: what it needs, what the GPU has, the closest
     setting that fits, and a button for the longest context the sidebar offers that fits."""
-    st.error(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}", icon="🧱")
+    st.error(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}")
     fitting = [c for c in CONTEXT_CHOICES if exc.closest_context_len is not None and c <= exc.closest_context_len]
     if fitting:
         st.button(f"Use context {fitting[-1]:,} (the longest choice that fits)", key="use_fitting_context",

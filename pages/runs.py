@@ -102,7 +102,7 @@ else:
     _, table, result = loaded
 
 problems = runs_view.problem_lines(table)
-with st.expander(runs_view.problems_label(table), expanded=table.rows.empty, icon="⚠️" if problems else "✅"):
+with st.expander(runs_view.problems_label(table), expanded=table.rows.empty):
     show = {"error": st.error, "warning": st.warning, "info": st.caption}
     for severity, line in problems:
         show.get(severity, st.caption)(no_links(line))

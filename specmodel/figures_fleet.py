@@ -30,7 +30,7 @@ def history(frame: pd.DataFrame, window: str) -> go.Figure:
                                         "running requests (average over the window)"))
     if frame.empty:
         fig.add_annotation(text="no history in this span", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    for i, (key, g) in enumerate(frame.groupby(["job", "instance", "model_name"], sort=True, dropna=False)):
+    for key, g in frame.groupby(["job", "instance", "model_name"], sort=True, dropna=False):
         name = _label({"instance": key[1], "model_name": key[2]})
         g = g.sort_values("time")
         hover = f"{key[1]} ({key[0]})<br>%{{x|%H:%M:%S}}<br>"

@@ -153,7 +153,7 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     for i in range(n):
         kv, cv = int(k[i]), int(conc[i])
         if spec_fits[i]:
-            v = verdict(float(speedup[i]), (int(best[i]), float(best_speed[i])), off[i], kv, cv, True)
+            v = verdict(float(speedup[i]), (int(best[i]), float(best_speed[i])), off[i][0], kv, cv, True, off[i][1])
             advice.append(v.advice)
         else:  # the message names the real cause: summarize() for this run
             advice.append(summarize(with_changes(setup, alpha=float(alpha[i]), k=kv, concurrency=cv)).verdict.advice)
@@ -163,17 +163,18 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
             "break_even_tokens_per_step": vec(p.break_even_tokens_per_step).tolist(),
             "break_even_alpha": be_alpha.tolist(), "plain_tok_s": vec(p.plain.throughput_tok_s).tolist(),
             "spec_tok_s": vec(p.spec.throughput_tok_s).tolist(), "best_k": [int(b) for b in best],
-            "best_k_speedup": best_speed.tolist(), "crossover": crossover, "off_above": off, "advice": advice,
+            "best_k_speedup": best_speed.tolist(), "crossover": crossover, "off_above": [o[0] for o in off],
+            "advice": advice,
             "speedup_low": band_low.tolist(), "speedup_high": band_high.tolist(), "uncertain": uncertain,
             "error": [None] * n}
 
 
 def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
-    """Per row of t_grid (one α): None when the best k at batch 512 is above 0, else the last batch
-    in 1..512 whose best k is above 0 (0 when none)."""
+    """Per row of t_grid (one α): (None, None) when the best k at batch 512 is above 0, else the last
+    batch in 1..512 whose best k is above 0 (0 when none) and that best k (as k_schedule has it)."""
     k_count = t_grid.shape[1] - 1
     if k_count == 0:
-        return [0] * t_grid.shape[0]
+        return [(0, None)] * t_grid.shape[0]
     chunk = max(1, _CHUNK_ELEMENTS // (k_count * r_sched.shape[1]))
     out: list = []
     for start in range(0, t_grid.shape[0], chunk):
@@ -181,7 +182,15 @@ def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
         s = np.nan_to_num(t[:, :, None] * r_sched[None, 1:, :], nan=0.0)
         on = s.max(axis=1) >= 1.0 + 1e-12  # some k > 0 beats k = 0 (speedup 1) beyond the tie tolerance
         last_on = np.where(on.any(axis=1), on.shape[1] - np.argmax(on[:, ::-1], axis=1), 0)
-        out.extend(None if o[-1] else int(b) for o, b in zip(on, last_on))
+        for row, (o, b) in enumerate(zip(on, last_on)):
+            if o[-1]:
+                out.append((None, None))
+                continue
+            k_there = None
+            if b > 0:  # the schedule's best k at the last batch where speculation still pays
+                col = s[row, :, b - 1]
+                k_there = int(np.argmax(col >= col.max() - 1e-12)) + 1
+            out.append((int(b), k_there))
     return out
 
 

@@ -437,7 +437,7 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
     # searched too (so `best` is the optimum of the whole space) but listed as single_best, not a split.
     scored.sort(key=lambda x: (-round(x[0], 6), x[1]))
     splits = []
-    for total, n_pools, groups, alloc in scored:
+    for _total, n_pools, groups, alloc in scored:
         if len(splits) >= max(0, top):
             break
         if n_pools == 1:

@@ -739,7 +739,7 @@ def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Probl
         kind = strategy.get("type_") or strategy.get("kind") if isinstance(strategy, dict) else str(strategy)
         conc, rate = _strategy_concurrency(kind, strategy.get("streams") if isinstance(strategy, dict) else None,
                                            strategy.get("rate") if isinstance(strategy, dict) else None)
-        metric = lambda key: _num(_dig(b, f"metrics.{key}.successful.mean", f"metrics.{key}.mean"))  # noqa: E731
+        metric = lambda key: _num(_dig(b, f"metrics.{key}.successful.mean", f"metrics.{key}.mean"))  # noqa: E731, B023 (used at once)
         measured_conc = metric("request_concurrency")
         model = _dig(b, "config.backend.model", "args.backend.model", "backend.model", "worker.backend_model") or \
             _dig(doc, "args.backend.model", "spec.backend.model")
@@ -792,7 +792,7 @@ def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Proble
         frame = frame.iloc[:MAX_ROWS_PER_FILE]
     for i, (_, raw) in enumerate(frame.iterrows()):
         row = i + 4  # three header rows
-        get = lambda c: raw[c] if c is not None else None  # noqa: E731
+        get = lambda c: raw[c] if c is not None else None  # noqa: E731, B023 (used at once)
         strategy = str(get(needed["Benchmark/Strategy"]) or "")
         kind, _, arg = strategy.partition("@")
         conc, rate = _strategy_concurrency(kind, arg, arg)

@@ -206,7 +206,6 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     import json
     from pathlib import Path
 
-    import pandas as pd
 
     from .limits import read_file
     from .runs import _decode

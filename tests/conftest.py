@@ -44,3 +44,12 @@ def browser_page(_chromium):
     page.set_default_timeout(30_000)
     yield page
     context.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests that start a real Prometheus (fixtures prom_*) or run promtool: `make test-fast`
+    leaves them and the browser tests out."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if any(n.startswith("prom_") for n in names) or "promtool" in item.name:
+            item.add_marker(pytest.mark.prometheus)

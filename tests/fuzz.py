@@ -2,7 +2,8 @@
 
 Prints, per target and in total, how many inputs were tried and how many failed (with the first
 failing input and its error) and every warning the inputs raised (where, how often); exits 1 if any
-failed. Runs under a 4 GB address-space cap, so an input whose work is unbounded fails. Inputs per target: FUZZ_EXAMPLES (default 2000).
+failed. Runs under a 4 GB address-space cap, so an input whose work is unbounded fails. Inputs per target:
+FUZZ_EXAMPLES (default 2000).
 
     python -m tests.fuzz [name ...]     # only the targets whose name contains one of the words
 """

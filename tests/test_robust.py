@@ -413,6 +413,6 @@ def test_11_the_what_if_page_keeps_its_blocks_in_place_with_or_without_notes():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     without = top_level(at)
-    at.slider(key="conc").set_value(512).run()  # more sequences than fit: queueing notes appear
+    at.number_input(key="conc").set_value(512).run()  # more sequences than fit: queueing notes appear
     assert at.info, "expected a queueing note"
     assert top_level(at) == without
