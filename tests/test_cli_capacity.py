@@ -1,23 +1,21 @@
 """`python -m specmodel capacity` as a reviewer runs it: a real subprocess for the journeys, main() for errors."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from tests.cli_runner import run_cli
 
 from specmodel import Scenario
 from specmodel.cli import main
 from specmodel.planning import Load, Target, plan
-from tests.conftest import ROOT
 
 ARM_KEYS = {"gpus", "replicas", "batch_per_replica", "user_tok_s", "itl_ms", "throughput_tok_s_per_gpu", "k"}
 VERDICTS = {"saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same"}
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    return run_cli(*args)  # in-process; tests/test_cli_smoke.py runs each command once as a subprocess
 
 
 def test_capacity_json_for_concurrent_users_has_the_issue_keys_and_the_model_numbers():

@@ -1,20 +1,18 @@
 """`python -m specmodel mix FILE` as a reviewer runs it: a real subprocess for the journeys, main() for errors."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.cli_runner import run_cli
+
 from specmodel.cli import main
-from tests.conftest import ROOT
 
 EXAMPLE = "label,share,alpha,temperature,notes\nextraction,0.5,0.7,0,JSON extraction\nchat,0.5,0.4,0.8,chat assistant\n"
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    return run_cli(*args)  # in-process; tests/test_cli_smoke.py runs each command once as a subprocess
 
 
 @pytest.fixture

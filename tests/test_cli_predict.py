@@ -1,17 +1,15 @@
 """`python -m specmodel predict|presets` as scripts and pipelines call it: a real subprocess."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.cli_runner import run_cli
+
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    return run_cli(*args)  # in-process; tests/test_cli_smoke.py runs each command once as a subprocess
 
 
 def test_seed_scenario_as_json():

@@ -13,6 +13,8 @@ import sys
 
 import httpx
 import pytest
+
+from tests.cli_runner import run_cli
 from streamlit.testing.v1 import AppTest
 
 from specmodel import SpecModelError, fleet, prom, promapi, scrape, workloads
@@ -129,8 +131,7 @@ def test_3_the_closest_context_is_one_click_away():
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return run_cli(*args)  # in-process; tests/test_cli_smoke.py runs each command once as a subprocess
 
 
 @pytest.mark.parametrize("args", [["--context-len", "262144"], ["--gpu", "L4", "--context-len", "32768"]])

@@ -1,0 +1,61 @@
+"""Each command once as a real subprocess, as a pipeline runs it (`python -m specmodel ...`): the
+module entry point, exit codes and one line on stderr for a failure. Every other CLI test runs
+in-process through tests/cli_runner.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+
+
+def sub(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_predict_prints_the_seed_numbers_as_json():
+    r = sub("predict", "--alpha", "0.7", "--k", "4", "--t-target-ms", "19", "--t-draft-ms", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["speedup"] == pytest.approx(1.6996, abs=0.005) and out["tokens_per_step"] == pytest.approx(2.7731)
+
+
+def test_presets_lists_gpus_models_and_methods():
+    r = sub("presets", "--json")
+    assert r.returncode == 0 and {"gpus", "models", "methods"} <= set(json.loads(r.stdout))
+
+
+def test_runs_reads_a_file_and_calibrates():
+    r = sub("runs", str(FIXTURES / "seed_runs.csv"), "--calibrate", "--json")
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["rows"]) == 3
+
+
+def test_mix_compares_one_pool_with_a_split(tmp_path):
+    path = tmp_path / "mix.csv"
+    path.write_text("label,share,alpha\nextraction,0.5,0.7\nchat,0.5,0.4\n")
+    r = sub("mix", str(path), "--gpus", "2", "--concurrency", "32", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("args", [
+    ("capacity", "--users", "64", "--min-user-tok-s", "20", "--json"),
+    ("rules",),
+    ("dashboard",),
+])
+def test_commands_that_need_no_server_answer(args):
+    r = sub(*args)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip()
+
+
+@pytest.mark.parametrize("command", ["scrape", "fleet"])
+def test_a_server_that_is_not_there_is_one_line_and_exit_2(command):
+    r = sub(command, "http://127.0.0.1:9/metrics" if command == "scrape" else "http://127.0.0.1:9")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
