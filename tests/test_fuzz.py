@@ -39,16 +39,20 @@ def _with(doc: dict, **changes) -> bytes:
     return json.dumps({**doc, **changes}).encode()
 
 
-@pytest.mark.parametrize("name, data", [
-    ("survival.csv", b"workload,concurrency,survival\nchat,1,0.5\n"),  # a plain run still reads
-    ("nested.json", json.dumps({"benchmarks": [{"config": {"strategy": {"type_": 5}}}]}).encode()),
-    ("huge.json", _with(VLLM_JSON, max_concurrency=10 ** 400)),
-    ("lists.json", _with(VLLM_JSON, acceptance_rate=[[1]], survival=[[0.5], {}])),
-    ("tiny.json", _with(VLLM_JSON, completed=-7.585141558910223e-307)),  # lengths overflow to inf (make fuzz)
+@pytest.mark.parametrize("name, data, rows, error_column", [
+    ("survival.csv", b"workload,concurrency,survival\nchat,1,0.5\n", 1, None),  # a plain run still reads
+    ("nested.json", json.dumps({"benchmarks": [{"config": {"strategy": {"type_": 5}}}]}).encode(), 0,
+     "metrics.output_tokens_per_second.successful.mean"),
+    ("huge.json", _with(VLLM_JSON, max_concurrency=10 ** 400), 1, None),
+    ("lists.json", _with(VLLM_JSON, acceptance_rate=[[1]], survival=[[0.5], {}]), 1, None),
+    ("tiny.json", _with(VLLM_JSON, completed=-7.585141558910223e-307), 1, None),  # lengths overflow to inf (make fuzz)
 ])
-def test_run_files_that_escaped_now_load_or_name_their_problem(name, data):
+def test_run_files_that_escaped_now_load_or_name_their_problem(name, data, rows, error_column):
     table = read_runs([(name, data)])
-    assert len(table.rows) or table.problems
+    assert len(table.rows) == rows
+    assert all(p.file == name for p in table.problems)  # every problem names the file
+    errors = [p for p in table.problems if p.severity == "error"]
+    assert [p.column for p in errors] == ([error_column] if error_column else [])
 
 
 def test_guidellm_csv_rows_longer_than_the_header_are_reported_not_dropped_silently():
