@@ -70,12 +70,7 @@ answer = st.container()  # the verdict and its notes (or why nothing fits): one 
 try:
     survival = None
     if profile_text.strip():
-        try:
-            survival = tuple(float(x) for x in profile_text.replace(";", ",").split(",") if x.strip())
-        except ValueError:
-            raise SpecModelError(f"the acceptance profile '{profile_text}' is not a comma-separated list of "
-                                 "numbers such as 0.80, 0.56, 0.35") from None
-        acceptance.validate_survival(survival)
+        survival = acceptance.parse_survival(profile_text, "the acceptance profile")
     scenario = base_scenario(alpha=alpha, k=k, concurrency=concurrency, survival=survival,
                              t_target_ms=t_target, t_draft_ms=t_draft)
     summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k) = model_view(scenario)

@@ -8,6 +8,7 @@ E the expected tokens emitted per verify step including the target's bonus token
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,6 +54,47 @@ def tokens_per_step_from_survival(survival) -> float:
 def _listed(p) -> str:
     """A profile as a message shows it (4 significant digits; no overflow for huge values)."""
     return "[" + ", ".join(f"{x:.4g}" for x in p) + "]"
+
+
+_SURVIVAL_SEPARATORS = re.compile(r"[,;\s|/\[\]]+")
+
+
+def parse_survival(value, what: str = "the survival profile", validate: bool = True) -> tuple[float, ...]:
+    """A per-position survival profile p_1..p_k from what people give: text with the numbers
+    separated by commas, semicolons, spaces, '|' or '/' (brackets allowed), a list of numbers, or
+    one number (a one-position profile). The one grammar of the page, the CLI and every reader.
+
+    >>> parse_survival("0.80, 0.56; 0.35")
+    (0.8, 0.56, 0.35)
+    >>> parse_survival("[0.9 0.7]"), parse_survival([0.5]), parse_survival(0.6)
+    ((0.9, 0.7), (0.5,), (0.6,))
+    """
+    if isinstance(value, str):
+        items: list = [x for x in _SURVIVAL_SEPARATORS.split(value) if x]
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        items = list(value)
+    elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        items = [value]
+    else:
+        items = [None]  # true/false, an object, ...: refused below
+    try:
+        numbers = tuple(float(x) for x in items)
+    except (TypeError, ValueError, OverflowError):
+        raise SpecModelError(f"{what} must be numbers p_1,...,p_k separated by commas (such as 0.80, 0.56, "
+                             f"0.35), got '{_short(value)}'") from None
+    if not numbers:
+        raise SpecModelError(f"{what} is empty: give p_1,...,p_k such as 0.80, 0.56, 0.35")
+    if validate:
+        try:
+            validate_survival(numbers)
+        except SpecModelError as exc:
+            raise SpecModelError(f"{what}: {exc}") from None
+    return numbers
+
+
+def _short(value, limit: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def validate_survival(survival) -> np.ndarray:

@@ -34,9 +34,8 @@ def _number(lo: float | None = None, hi: float | None = None, *, whole: bool = F
 
 def _survival(text: str) -> tuple[float, ...]:
     try:
-        values = tuple(float(x) for x in text.split(",") if x.strip())
-        acceptance.validate_survival(values)
-    except (ValueError, SpecModelError) as exc:
+        values = acceptance.parse_survival(text, "the profile")
+    except SpecModelError as exc:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated p_1,...,p_k in [0, 1], not increasing ({exc})") from None
     if not values:

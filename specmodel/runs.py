@@ -946,14 +946,9 @@ def _number(rec: _Record, key: str, errors: list, *, lo=None, hi=None, strict_lo
 
 
 def _survival_values(raw) -> list[float]:
-    if isinstance(raw, (list, tuple)):
-        items = raw
-    else:
-        items = [x for x in re.split(r"[;\s|/,\[\]]+", str(raw)) if x]
-    try:
-        return [float(x) for x in items]
-    except TypeError:  # a JSON list holding lists, objects or null: not numbers either
-        raise ValueError(f"not a list of numbers: {raw!r}") from None
+    """The numbers of a survival cell (acceptance.parse_survival's grammar; checked later, with the
+    row's message). Raises ValueError (SpecModelError) for anything that is not a list of numbers."""
+    return list(acceptance.parse_survival(raw if isinstance(raw, (list, tuple)) else str(raw), validate=False))
 
 
 # Acceptance given as one number that needs k, most direct first: (column, low, high, what is

@@ -76,25 +76,7 @@ def _fraction(value, what: str) -> float:
 def _survival_values(value, what: str) -> tuple[float, ...]:
     from . import acceptance
 
-    if isinstance(value, str):
-        items = [x for x in value.replace(";", ",").replace(" ", ",").split(",") if x.strip()]
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):  # one number: a one-position profile
-        items = [value]
-    else:
-        items = [None]  # true/false, an object, ...: fails below with the message
-    try:
-        numbers = tuple(float(x) for x in items)
-    except (TypeError, ValueError, OverflowError):
-        raise SpecModelError(f"{what} must be numbers p_1,...,p_k separated by commas, got '{value}'") from None
-    if not numbers:
-        raise SpecModelError(f"{what} is empty")
-    try:
-        acceptance.validate_survival(numbers)
-    except SpecModelError as exc:
-        raise SpecModelError(f"{what}: {exc}") from None
-    return numbers
+    return acceptance.parse_survival(value, what)
 
 
 def _method_of_column(column: str) -> str | None:

@@ -90,7 +90,7 @@ def test_a_bad_acceptance_profile_is_explained():
     at = run()
     at.text_input(key="profile").input("0.8, oops").run()
     assert not at.exception
-    assert "not a comma-separated list" in at.error[0].value
+    assert "the acceptance profile must be numbers p_1,...,p_k separated by commas" in at.error[0].value
     at.text_input(key="profile").input("0.5, 0.7").run()
     assert "increases with position" in at.error[0].value
     at.text_input(key="profile").input("0.80, 0.56, 0.35").run()
