@@ -82,6 +82,18 @@ class Efficiency:
     attn_floor_us: float = 20.0  # latency floor of one attention layer (H200, CUDA graphs)
     overhead_scale: float = 1.0  # multiplies every engine overhead (data/engines.json)
 
+    def __post_init__(self):
+        from .errors import SpecModelError
+        from .parameters import PARAMETERS
+
+        for name, bound in PARAMETERS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not bound.lo <= value <= bound.hi:
+                raise SpecModelError(f"{name} = {value!r} is outside its allowed range [{bound.lo:g}, {bound.hi:g}] "
+                                     f"({bound.words})")
+        if not self.small_model_ref_GB > 0:
+            raise SpecModelError(f"small_model_ref_GB must be > 0, got {self.small_model_ref_GB!r}")
+
     def bandwidth_efficiency(self, weight_bytes: float) -> float:
         size = weight_bytes / 1e9 / self.small_model_ref_GB
         return self.eta_bw * min(1.0, size ** self.small_model_exponent) if size > 0 else self.eta_bw
