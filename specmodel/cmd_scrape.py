@@ -45,48 +45,6 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run_scrape)
 
 
-def result_dict(url: str, first, last, stats, verdict: live.LiveVerdict) -> dict:
-    """The public JSON of one measurement (keys are a stable interface)."""
-    st = stats.to_dict()
-    return {
-        "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
-        "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
-        "spec_enabled": stats.spec_enabled, "measured": stats.measured, "source": stats.source,
-        "window_s": round(stats.window_s, 3),
-        "tokens_per_step": st["tokens_per_step"], "tokens_per_step_ci": st["tokens_per_step_ci"],
-        "alpha": st["alpha"], "alpha_ci": st["alpha_ci"],
-        "per_position": st["survival"], "per_position_ci": st["survival_ci"],
-        "conditional_acceptance": st["conditional"],
-        "draft_acceptance_rate": st["draft_acceptance_rate"],
-        "draft_acceptance_rate_ci": st["draft_acceptance_rate_ci"],
-        "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
-        "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
-        "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
-        "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
-        "kv_capacity_tokens": st["kv_capacity_tokens"],
-        "verdict": verdict.label, "verdict_text": verdict.text, "advice": verdict.advice,
-        "speedup": verdict.to_dict()["speedup"], "speedup_range": verdict.to_dict()["speedup_range"],
-        "concurrency": verdict.concurrency, "best_k": verdict.best_k,
-        "k_options": verdict.to_dict()["k_options"], "model": verdict.to_dict()["model"],
-        "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),
-        "metrics_url": scrape.display_url(last.source_url or url),
-        "engine": _engine_label(stats.server),
-    }
-
-
-def _engine_label(server: str) -> str:
-    from .metric_engines import ENGINES
-
-    return ENGINES[server].label if server in ENGINES else server.removeprefix("other:") + " (vLLM's counter schema)"
-
-
-def _found_at(url: str, last) -> list[str]:
-    if not last.source_url or last.source_url == url:
-        return []
-    return [f"the metrics were found at {scrape.display_url(last.source_url)}: {scrape.display_url(url)} had none "
-            "(TensorRT-LLM's trtllm-serve answers JSON iteration stats at /metrics)"]
-
-
 def run_scrape(args: argparse.Namespace) -> int:
     from .cli import print_json
 
@@ -97,13 +55,13 @@ def run_scrape(args: argparse.Namespace) -> int:
     token = os.environ.get(args.token_env) or None
     policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)
     with scrape.make_client(policy) as client:
-        first, last, stats = scrape.measure(client, args.url, args.window, token=token, policy=policy,
+        _first, last, stats = scrape.measure(client, args.url, args.window, token=token, policy=policy,
                                             model_name=args.model_name, k=args.k)
     if stats.spec_enabled and not stats.measured:
         raise SpecModelError(f"{scrape.display_url(args.url)}: " + (stats.notes[-1] if stats.notes else
                                                                     "acceptance is not measurable in this window"))
     verdict = live.live_verdict(stats, base)
-    out = result_dict(args.url, first, last, stats, verdict)
+    out = live.result_dict(args.url, last, stats, verdict)
     if args.json:
         print_json(out)
         return 0

@@ -8,7 +8,7 @@ the Live statistics unchanged: they are rendered as exposition text, parsed by
 model choice), and set against an all-zero snapshot one window earlier, so `prom.window_between`
 yields exactly the increases and `prom.stats_from_window` the statistics. Each instance is then
 held against the model at its own concurrency exactly as the Live page does (`live.live_verdict`),
-and its JSON has the `scrape` command's keys (`cmd_scrape.result_dict`).
+and its JSON has the `scrape` command's keys (`live.result_dict`).
 """
 
 from __future__ import annotations
@@ -130,9 +130,7 @@ class Instance:
 
     def to_dict(self) -> dict:
         """The `scrape` command's keys, plus instance, job, up, predicted_speedup and last_error."""
-        from .cmd_scrape import result_dict  # the CLI module holds the public JSON shape
-
-        out = result_dict(self.instance, self.snapshot, self.snapshot, self.stats, self.verdict)
+        out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict)
         del out["url"]
         return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
                 **out, "predicted_speedup": out["speedup"], "last_error": self.last_error or None}

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import presets
+from . import presets, scrape
 from .errors import SpecModelError
-from .prom import LiveStats, _finite
+from .metric_engines import ENGINES
+from .prom import LiveStats, Snapshot, _finite
 from .scenario import Scenario, predict, summarize, with_changes
 
 HISTORY_CAP = 360  # points kept per session for the rolling chart
@@ -193,3 +194,48 @@ def window_start(snapshots: list, window: str) -> int:
     while start > 0 and last - snapshots[start].at < span:
         start -= 1
     return start
+
+
+def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict) -> dict:
+    """The public JSON of one measurement: `scrape --json`, and each instance of `fleet --json`.
+
+    url is the address asked for, last the window's later snapshot (where the metrics were found,
+    the model names and where k came from), stats the window's statistics, verdict the model's
+    judgement. The keys are a stable interface: add keys, never rename or drop one.
+    """
+    st, vd = stats.to_dict(), verdict.to_dict()
+    return {
+        "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
+        "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
+        "spec_enabled": stats.spec_enabled, "measured": stats.measured, "source": stats.source,
+        "window_s": round(stats.window_s, 3),
+        "tokens_per_step": st["tokens_per_step"], "tokens_per_step_ci": st["tokens_per_step_ci"],
+        "alpha": st["alpha"], "alpha_ci": st["alpha_ci"],
+        "per_position": st["survival"], "per_position_ci": st["survival_ci"],
+        "conditional_acceptance": st["conditional"],
+        "draft_acceptance_rate": st["draft_acceptance_rate"],
+        "draft_acceptance_rate_ci": st["draft_acceptance_rate_ci"],
+        "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
+        "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
+        "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
+        "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
+        "kv_capacity_tokens": st["kv_capacity_tokens"],
+        "verdict": verdict.label, "verdict_text": verdict.text, "advice": verdict.advice,
+        "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
+        "concurrency": verdict.concurrency, "best_k": verdict.best_k,
+        "k_options": vd["k_options"], "model": vd["model"],
+        "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),
+        "metrics_url": scrape.display_url(last.source_url or url),
+        "engine": _engine_label(stats.server),
+    }
+
+
+def _engine_label(server: str) -> str:
+    return ENGINES[server].label if server in ENGINES else server.removeprefix("other:") + " (vLLM's counter schema)"
+
+
+def _found_at(url: str, last) -> list[str]:
+    if not last.source_url or last.source_url == url:
+        return []
+    return [f"the metrics were found at {scrape.display_url(last.source_url)}: {scrape.display_url(url)} had none "
+            "(TensorRT-LLM's trtllm-serve answers JSON iteration stats at /metrics)"]
