@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cmd_predict import _number, add_acceptance_and_timing_arguments, add_scenario_arguments, scenario_from_args
+from .cmd_args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
 from .planning import Load, Target, plan
 
 
@@ -15,12 +15,12 @@ def add_parser(sub) -> None:
                     "every user at a latency target, for plain decoding and for speculation at its best k. "
                     "Decode only: prefill is not modelled.")
     load = p.add_mutually_exclusive_group(required=True)
-    load.add_argument("--users", type=_number(), help="concurrent users (sequences decoding at once)")
-    load.add_argument("--rps", type=_number(), help="requests per second (needs --output-tokens)")
-    p.add_argument("--output-tokens", type=_number(), help="mean generated tokens per request (with --rps)")
+    load.add_argument("--users", type=number(), help="concurrent users (sequences decoding at once)")
+    load.add_argument("--rps", type=number(), help="requests per second (needs --output-tokens)")
+    p.add_argument("--output-tokens", type=number(), help="mean generated tokens per request (with --rps)")
     target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--min-user-tok-s", type=_number(), help="every user sees at least this many tokens/s")
-    target.add_argument("--max-itl-ms", type=_number(), help="every user's mean inter-token latency at most this, ms")
+    target.add_argument("--min-user-tok-s", type=number(), help="every user sees at least this many tokens/s")
+    target.add_argument("--max-itl-ms", type=number(), help="every user's mean inter-token latency at most this, ms")
     add_scenario_arguments(p)
     add_acceptance_and_timing_arguments(
         p, k_help="fix the speculative arm's k (default: the k in 1..--k-max that needs the fewest GPUs)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from . import dashboard
-from .cmd_rules import add_model_arguments, scenario_from_args
+from .cmd_args import add_model_arguments, rules_scenario_from_args
 from .outfile import write_atomically
 
 
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = dashboard.dashboard_json(scenario_from_args(args), window=args.window, title=args.title)
+    text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title)
     if args.out:
         write_atomically(args.out, text)
     else:

@@ -7,7 +7,7 @@ import os
 import sys
 
 from . import fleet, promapi, scrape
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .presets import find_gpu, find_model
 from .scenario import Scenario
@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
     p.add_argument("--window", default="5m", help="Prometheus duration the statistics cover (30s, 5m, 1h); default 5m")
     p.add_argument("--match", default="", metavar="LABELS",
                    help='label filter for every series, e.g. job="vllm" or job=~"vllm-.*"')
-    p.add_argument("--timeout", type=_number(0.1, 600), default=promapi.DEFAULT_TIMEOUT_S,
+    p.add_argument("--timeout", type=number(0.1, 600), default=promapi.DEFAULT_TIMEOUT_S,
                    help=f"seconds to wait for Prometheus; default {promapi.DEFAULT_TIMEOUT_S:g}")
     p.add_argument("--user", help="user name for basic auth (the password comes from --password-env)")
     p.add_argument("--password-env", default=PASSWORD_ENV,
@@ -35,11 +35,11 @@ def add_parser(sub) -> None:
     p.add_argument("--token-env", default=TOKEN_ENV,
                    help=f"environment variable holding a bearer token; default {TOKEN_ENV}")
     add_scenario_arguments(p)
-    p.add_argument("--alpha", type=_number(0, 1), default=0.7,
+    p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="α assumed for instances with speculation off (what turning it on would do); default 0.7")
-    p.add_argument("--spec-k", type=_number(1, 32, whole=True), default=4,
+    p.add_argument("--spec-k", type=number(1, 32, whole=True), default=4,
                    help="k assumed for instances with speculation off; default 4")
-    p.add_argument("--k", type=_number(1, 32, whole=True),
+    p.add_argument("--k", type=number(1, 32, whole=True),
                    help="draft tokens per step, for servers that do not reveal it (vLLM V0)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per instance")
     p.set_defaults(run=run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .mix import MixReport, compare
 from .presets import METHODS, find_gpu, find_model
@@ -27,18 +27,18 @@ def add_parser(sub) -> None:
                     "into pools per workload. FILE is a CSV (header: label, share, alpha or survival, "
                     "optional temperature, notes, alpha_<method>) or a JSON list of such objects.")
     p.add_argument("file", metavar="FILE", help="workloads: CSV or JSON")
-    p.add_argument("--gpus", type=_number(1, 256, whole=True), default=2,
+    p.add_argument("--gpus", type=number(1, 256, whole=True), default=2,
                    help="GPUs in total for the mix (a pool gets whole GPUs); default 2")
-    p.add_argument("--concurrency", type=_number(1, 65_536, whole=True), default=32,
+    p.add_argument("--concurrency", type=number(1, 65_536, whole=True), default=32,
                    help="concurrent sequences of the whole mix; default 32")
-    p.add_argument("--k", type=_number(0, 32, whole=True), default=4,
+    p.add_argument("--k", type=number(0, 32, whole=True), default=4,
                    help="draft tokens per step of the single pool as deployed; default 4")
-    p.add_argument("--k-max", type=_number(1, 16, whole=True), default=K_MAX,
+    p.add_argument("--k-max", type=number(1, 16, whole=True), default=K_MAX,
                    help=f"largest k the search tries; default {K_MAX}")
     p.add_argument("--methods", type=_methods,
                    help="methods the search tries (comma-separated); default the pool's method and any "
                         "with an alpha_<method> column")
-    p.add_argument("--top", type=_number(1, 20, whole=True), default=3, help="splits to report; default 3")
+    p.add_argument("--top", type=number(1, 20, whole=True), default=3, help="splits to report; default 3")
     p.add_argument("--split", type=lambda text: [s.strip() for s in text.split(",") if s.strip()],
                    help="labels of the workloads (at most 6) the split search separates, comma-separated; the "
                         "others share one pool; default: all, or the 6 with the largest shares")

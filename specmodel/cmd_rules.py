@@ -10,22 +10,10 @@ import json
 from pathlib import Path
 
 from . import rules
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, method_and_draft
+from .cmd_args import add_model_arguments, rules_scenario_from_args
 from .errors import SpecModelError
 from .outfile import write_atomically
-from .presets import find_gpu, find_model
 from .roofline import Efficiency
-from .scenario import Scenario
-
-
-def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    """The model the rules and dashboard judge against: hardware, models, k and a calibration file."""
-    add_scenario_arguments(p)
-    p.add_argument("--k", type=_number(1, 16, whole=True), default=4,
-                   help="draft tokens per step your servers run (num_speculative_tokens); default 4")
-    p.add_argument("--alpha", type=_number(0, 1), default=0.7,
-                   help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
-    p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")
 
 
 def add_parser(sub) -> None:
@@ -71,16 +59,8 @@ def load_calibration(path: str, start: Efficiency) -> Efficiency:
         raise SpecModelError(f"--calibration {path}: {exc}") from None
 
 
-def scenario_from_args(args: argparse.Namespace) -> Scenario:
-    method, draft = method_and_draft(args)
-    eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
-    return Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
-                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=args.tp,
-                    efficiency=eff).validated()
-
-
 def run(args: argparse.Namespace) -> int:
-    text = rules.rules_yaml(scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity)
+    text = rules.rules_yaml(rules_scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity)
     if args.out:
         write_atomically(args.out, text)
     else:

@@ -17,7 +17,7 @@ import pandas as pd
 from . import presets
 from .breakeven import model_headline, review
 from .calibrate import calibrate, save_calibration
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .limits import read_file
 from .runs import RunDefaults, collapse_problems, fallback_line, read_runs
@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
                                    "name a known preset.")
     p.add_argument("files", nargs="+", metavar="FILE", help="run files")
     add_scenario_arguments(p)
-    p.add_argument("--k", type=_number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
+    p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
     p.add_argument("--calibrate", action="store_true", help="fit the model's parameters to the runs first")

@@ -12,7 +12,7 @@ import argparse
 import os
 
 from . import live, scrape
-from .cmd_predict import _number, add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .scenario import Scenario
 
@@ -27,18 +27,18 @@ def add_parser(sub) -> None:
                     "α, per-position acceptance, load and throughput, placed on the model for the given "
                     "hardware and models. Exit 2 with one line when the server cannot be measured.")
     p.add_argument("url", help="the server's metrics URL, e.g. http://localhost:8000/metrics")
-    p.add_argument("--window", type=_number(0.1, 3600, strict_lo=False), default=10.0,
+    p.add_argument("--window", type=number(0.1, 3600, strict_lo=False), default=10.0,
                    help="seconds between the two scrapes; default 10")
     p.add_argument("--model-name", help="which model_name to read when the server serves several")
-    p.add_argument("--k", type=_number(1, 32, whole=True),
+    p.add_argument("--k", type=number(1, 32, whole=True),
                    help="draft tokens per step, when the server does not reveal it (vLLM V0, TGI's --speculate)")
-    p.add_argument("--alpha", type=_number(0, 1), default=0.7,
+    p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="α for the prediction when speculation is off on the server; default 0.7")
-    p.add_argument("--spec-k", type=_number(1, 32, whole=True), default=4,
+    p.add_argument("--spec-k", type=number(1, 32, whole=True), default=4,
                    help="k for the prediction when speculation is off on the server; default 4")
     p.add_argument("--token-env", default=TOKEN_ENV,
                    help=f"environment variable holding a bearer token; default {TOKEN_ENV}")
-    p.add_argument("--timeout", type=_number(0.5, 600), default=20.0,
+    p.add_argument("--timeout", type=number(0.5, 600), default=20.0,
                    help="seconds one scrape may take in total; default 20")
     add_scenario_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")

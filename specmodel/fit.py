@@ -92,7 +92,7 @@ def target_does_not_fit(s) -> DoesNotFit | None:
 def speculation_does_not_fit(s) -> DoesNotFit | None:
     """DoesNotFit when plain decoding fits one sequence but speculation (its draft's weights and KV
     cache, and the k extra tokens per sequence) does not; None when it fits or k = 0."""
-    from .scenario import _draft_parts  # the scenario's own memory terms per method, not a copy
+    from .scenario import draft_parts  # the scenario's own memory terms per method, not a copy
 
     if s.k <= 0 or target_does_not_fit(s) is not None:
         return None
@@ -100,7 +100,7 @@ def speculation_does_not_fit(s) -> DoesNotFit | None:
     target = find_model(s.target)
     tp = int(s.tp)
     memory, usable = _usable(s.gpu, tp)
-    _shape, base, per_k, kv_d = _draft_parts(s, method)
+    _shape, base, per_k, kv_d = draft_parts(s, method)
     resident = target.resident_weight_bytes + RESERVE_GB * 1e9 + base + per_k * s.k
     kv_per_token = target.kv_bytes_per_token + kv_d
     needed = resident + kv_per_token * (s.context_len + s.k)

@@ -20,7 +20,7 @@ import numpy as np
 from . import presets, scrape
 from .errors import SpecModelError
 from .metric_engines import ENGINES
-from .prom import LiveStats, Snapshot, _finite
+from .prom import LiveStats, Snapshot, json_safe
 from .scenario import Scenario, predict, summarize, with_changes
 
 HISTORY_CAP = 360  # points kept per session for the rolling chart
@@ -51,7 +51,7 @@ class LiveVerdict:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return _finite({
+        return json_safe({
             "label": self.label, "text": self.text, "advice": self.advice, "concurrency": self.concurrency,
             "speedup": self.speedup, "speedup_range": self.speedup_range,
             "break_even_tokens_per_step": self.break_even_tokens_per_step,

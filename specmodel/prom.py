@@ -153,7 +153,7 @@ class LiveStats:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["measured"] = self.measured
-        return _finite(out)
+        return json_safe(out)
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
     spec = _spec_enabled(engine, counters, per_position, gauges)
     k_found, k_source = _infer_k(engine, counters, per_position, gauges) if spec else (None, "speculation off")
     if k is not None:
-        k_found, k_source = acceptance._check_k(k), "given"
+        k_found, k_source = acceptance.check_k(k), "given"
     return Snapshot(server=server, model_name=chosen, model_names=models,
                     at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
                     spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
@@ -506,7 +506,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         notes.append("a counter went down between the scrapes, so the server restarted: this window "
                      "counts from zero after the restart (as Prometheus rate() does); check the server's "
                      "uptime if that was unexpected")
-    k = None if w.k is None else acceptance._check_k(w.k)  # k = 0 or a fraction: refused, not divided by
+    k = None if w.k is None else acceptance.check_k(w.k)  # k = 0 or a fraction: refused, not divided by
     e = e_ci = rate = rate_ci = None
     survival = survival_ci = conditional = None
     source = "none"
@@ -574,14 +574,14 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         source=source, notes=tuple(notes))
 
 
-def _finite(obj):
+def json_safe(obj):
     """JSON-safe copy: NaN/inf -> None, tuples -> lists."""
     if isinstance(obj, dict):
-        return {key: _finite(v) for key, v in obj.items()}
+        return {key: json_safe(v) for key, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
+        return [json_safe(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     if isinstance(obj, np.generic):
-        return _finite(obj.item())
+        return json_safe(obj.item())
     return obj

@@ -176,7 +176,7 @@ class RunTable:
 # --- records: what readers produce before validation ------------------------------------------
 
 @dataclass
-class _Record:
+class RunRecord:
     file: str
     row: int | None
     fmt: str
@@ -219,7 +219,7 @@ def paused_gc():
 
 
 def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
-    records: list[_Record] = []
+    records: list[RunRecord] = []
     problems: list[Problem] = []
     for item in files:
         name, data = _name_and_bytes(item)
@@ -367,7 +367,7 @@ def _name_and_bytes(item) -> tuple[str, bytes]:
     return str(name), bytes(data)
 
 
-def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Record], list[Problem]]:
+def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
     def fail(message: str):
         return [], [Problem(name, None, None, message)]
 
@@ -376,7 +376,7 @@ def _read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[_Reco
                     "split it or keep only the summary rows")
     if not data.strip():
         return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
-    text, problem = _decode(data)
+    text, problem = decode_text(data)
     if text is None:
         return fail(problem)
     stripped = text.lstrip()
@@ -402,7 +402,7 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "ut
          (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"))
 
 
-def _decode(data: bytes) -> tuple[str | None, str | None]:
+def decode_text(data: bytes) -> tuple[str | None, str | None]:
     """(text, None), or (None, why it is not text). UTF-8 (with or without a byte-order mark),
     UTF-16/32 with a byte-order mark, else Windows-1252 when that reads as text."""
     for bom, codec, label in _BOMS:
@@ -494,7 +494,7 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
     return headers, positions, problems, kept
 
 
-def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
+def _read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
     problems: list[Problem] = []
     delimiter = _sniff_delimiter(text)
     if delimiter != ",":
@@ -515,7 +515,7 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
                              "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see the README for aliases)")
     problems.extend(unknown)
     width = len(header)
-    records: list[_Record] = []
+    records: list[RunRecord] = []
     rows_seen = 0
     padded_rows: list[int] = []
     header_items = list(headers.items())
@@ -555,7 +555,7 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]
                 hdrs = {**shared_headers, "survival": survival_header}
         if not values:
             continue
-        records.append(_Record(name, line, "csv", values, hdrs))
+        records.append(RunRecord(name, line, "csv", values, hdrs))
     if padded_rows:
         shown = ", ".join(map(str, padded_rows[:5])) + (" …" if len(padded_rows) > 5 else "")
         problems.append(Problem(name, padded_rows[0], None, f"{len(padded_rows)} row(s) end with empty cells past "
@@ -575,7 +575,7 @@ def _too_many_rows(name: str, count: int) -> Problem:
 
 # --- vllm bench serve JSON / guidellm JSON ---------------------------------------------------------
 
-def _read_json(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
+def _read_json(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
     try:
         doc = load_json(text)
     except json.JSONDecodeError as exc:
@@ -623,7 +623,7 @@ def _method_from_label(label) -> str | None:
     return None
 
 
-def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[_Record], list[Problem]]:
+def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[RunRecord], list[Problem]]:
     row = index
     problems = []
     throughput = _num(d.get("output_throughput"))
@@ -685,7 +685,7 @@ def _read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list
            concurrency if concurrency is not None else ("rate", rate))
     values["spec_tok_s" if is_spec else "baseline_tok_s"] = throughput
     headers["baseline_tok_s"] = "output_throughput"
-    return [_Record(name, row, "vllm bench serve", values, headers, "spec" if is_spec else "baseline", key)], problems
+    return [RunRecord(name, row, "vllm bench serve", values, headers, "spec" if is_spec else "baseline", key)], problems
 
 
 def _model_key(name) -> str:
@@ -727,7 +727,7 @@ def _shown(raw) -> str:
     return f"'{text}'"
 
 
-def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Problem]]:
+def _read_guidellm_json(name: str, doc: dict) -> tuple[list[RunRecord], list[Problem]]:
     records, problems = [], []
     if len(doc["benchmarks"]) > MAX_ROWS_PER_FILE:
         problems.append(_too_many_rows(name, len(doc["benchmarks"])))
@@ -760,7 +760,7 @@ def _read_guidellm_json(name: str, doc: dict) -> tuple[list[_Record], list[Probl
     return records, problems
 
 
-def _read_guidellm_csv(name: str, text: str) -> tuple[list[_Record], list[Problem]]:
+def _read_guidellm_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -844,7 +844,7 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell,
     headers = {"concurrency": strategy_header, "spec_tok_s": throughput_column, "baseline_tok_s": throughput_column,
                "tokens_per_step": "Streaming Iterations"}
     is_spec = tokens_per_chunk is not None and tokens_per_chunk > SPEC_TOKENS_PER_CHUNK
-    rec = _Record(name, row, fmt, values, headers, "spec" if is_spec else "baseline",
+    rec = RunRecord(name, row, fmt, values, headers, "spec" if is_spec else "baseline",
                   (_model_key(model), str(dataset or ""), conc if conc is not None else ("rate", rate)))
     if is_spec:
         values["spec_tok_s"] = throughput
@@ -857,7 +857,7 @@ def _guidellm_record(name, row, fmt, conc, rate, measured_conc, throughput_cell,
 
 # --- pairing one-arm runs --------------------------------------------------------------------
 
-def _pair_arms(records: list[_Record], pairs: dict[str, str]) -> tuple[list[_Record], list[Problem]]:
+def _pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[RunRecord], list[Problem]]:
     out = [r for r in records if r.arm == "pair"]
     specs = [r for r in records if r.arm == "spec"]
     bases = [r for r in records if r.arm == "baseline"]
@@ -921,7 +921,7 @@ class _RowError(Exception):
         self.column = column
 
 
-def _number(rec: _Record, key: str, errors: list, *, lo=None, hi=None, strict_lo=False, whole=False,
+def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_lo=False, whole=False,
             what: str = "a number"):
     raw = rec.values.get(key)
     if raw is None or (isinstance(raw, str) and raw.strip() == ""):
@@ -972,7 +972,7 @@ def _convert(form: str, value: float, k: int, column: str):
     return convert(value, k, column)
 
 
-def _acceptance(rec: _Record, k: int | None, errors: list):
+def _acceptance(rec: RunRecord, k: int | None, errors: list):
     """The row's acceptance as an acceptance.Acceptance, from the most direct form it has."""
     v = rec.values
     col = lambda key: rec.headers.get(key, key)  # noqa: E731
@@ -1060,7 +1060,7 @@ def _gpu_by_numbers(text: str):
     return hits[0] if len(hits) == 1 else None
 
 
-def _temperature(rec: _Record, errors: list, remarks: list[str]):
+def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
     """A temperature as people write it: "0 (greedy)" and "greedy (argmax)" are 0; "nucleus
     sampling" says sampling without a number (left empty, with a remark)."""
     raw = rec.values.get("temperature")
@@ -1106,7 +1106,7 @@ def _context_from_str(text: str) -> int | None:
     return None
 
 
-def _dtype_cell(rec: _Record, remarks: list[str]) -> str | None:
+def _dtype_cell(rec: RunRecord, remarks: list[str]) -> str | None:
     raw = rec.values.get("weight_dtype")
     if raw in (None, ""):
         return None
@@ -1116,7 +1116,7 @@ def _dtype_cell(rec: _Record, remarks: list[str]) -> str | None:
     return dtype
 
 
-def _engine(rec: _Record, remarks: list[str]) -> str | None:
+def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
     """The serving engine: the engine column, else the first one named in the method, notes or
     reference columns ("vLLM V1", "in SGLang", "TensorRT-LLM")."""
     raw = rec.values.get("engine")
@@ -1136,7 +1136,7 @@ def _engine(rec: _Record, remarks: list[str]) -> str | None:
     return None
 
 
-def _validate(rec: _Record, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
+def _validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
     errors: list[_RowError] = []
     remarks = list(rec.remarks)
     problems: list[Problem] = []
@@ -1293,7 +1293,7 @@ def _names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults
 @lru_cache(maxsize=8192)
 def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> _Names:
     v = dict(zip(_TEXT_KEYS, texts))
-    rec = _Record("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
+    rec = RunRecord("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
     remarks: list[str] = []
     changed = []
     cleaned = []

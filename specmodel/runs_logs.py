@@ -101,7 +101,7 @@ def parse_lines(text: str, k: int | None = None) -> tuple[list[dict], list[tuple
 
 def read(name: str, text: str, defaults) -> tuple[list, list]:
     """Run records (one per spec-decode line) and problems for a log file or a pasted block."""
-    from .runs import Problem, _Record  # runs dispatches here; import late to keep the modules independent
+    from .runs import Problem, RunRecord  # runs dispatches here; import late to keep the modules independent
 
     points, issues = parse_lines(text, k=getattr(defaults, "k", None))
     problems = [Problem(name, line, None, message) for line, message in issues]
@@ -124,7 +124,7 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
             values["k"] = p["k"]
         note = f"vLLM {p['form']} log line {p['line']}" + (f", logged {p['time']}" if p["time"] else "")
         values["notes"] = note
-        rec = _Record(name, p["line"], f"vLLM {p['form']} log", values, headers)
+        rec = RunRecord(name, p["line"], f"vLLM {p['form']} log", values, headers)
         if p["form"] == "V0":
             rec.remarks.append(f"E = system efficiency {p['efficiency']:g} × (k + 1), k = {p['k']} from {p['k_from']}")
         if p["running"] is not None:

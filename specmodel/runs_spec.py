@@ -113,12 +113,12 @@ def _histogram(raw) -> dict[int, float] | None:
 
 def read(name: str, text: str, defaults) -> tuple[list, list]:
     """Records and problems for one file (see the module docstring)."""
-    from .runs import Problem, _Record  # runs dispatches here; import late to keep the modules independent
+    from .runs import Problem, RunRecord  # runs dispatches here; import late to keep the modules independent
 
     docs = _documents(text)
     if len(docs) == 1 and isinstance(docs[0][1], dict) and (
             "pooled_spec_decode_acceptance_histogram" in docs[0][1] or "total_spec_decode_steps" in docs[0][1]):
-        return _read_aiperf_summary(name, docs[0][1], Problem, _Record)
+        return _read_aiperf_summary(name, docs[0][1], Problem, RunRecord)
     problems: list = []
     steps = accepted = drafted = 0.0
     hist: dict[int, float] = {}
@@ -186,10 +186,10 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
         problems.append(Problem(name, None, "concurrency", "per-request metrics do not record how many requests ran "
                                 "at once: judged at batch 1; for a run at higher load, put its tokens per step and "
                                 "concurrency in a CSV row", "warning"))
-    return [_Record(name, None, "vLLM per-request spec-decode JSON", values, headers)], problems
+    return [RunRecord(name, None, "vLLM per-request spec-decode JSON", values, headers)], problems
 
 
-def _read_aiperf_summary(name: str, doc: dict, Problem, _Record) -> tuple[list, list]:
+def _read_aiperf_summary(name: str, doc: dict, Problem, RunRecord) -> tuple[list, list]:
     problems = []
     steps = _metric_avg(doc, "total_spec_decode_steps")
     accepted = _metric_avg(doc, "total_accepted_draft_tokens")
@@ -228,4 +228,4 @@ def _read_aiperf_summary(name: str, doc: dict, Problem, _Record) -> tuple[list, 
     throughput = _metric_avg(doc, "output_token_throughput")
     if throughput and throughput > 0:
         values["spec_tok_s"] = throughput
-    return [_Record(name, None, "AIPerf spec-decode export", values, headers)], problems
+    return [RunRecord(name, None, "AIPerf spec-decode export", values, headers)], problems

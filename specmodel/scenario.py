@@ -173,7 +173,7 @@ def _overhead(fixed_ms: float, per_seq_us: float, scale: float, measured_ms: flo
 EAGLE3_DRAFT_VOCAB = 32000  # EAGLE-3 heads predict over a reduced vocabulary (Li et al. 2025, arXiv:2503.01840)
 
 
-def _draft_parts(s: Scenario, method: str):
+def draft_parts(s: Scenario, method: str):
     """(pass shape per draft token, resident bytes base, resident bytes per k, KV bytes per token)."""
     t = find_model(s.target)
     wd = s.weight_dtype
@@ -229,7 +229,7 @@ def _compile(s: Scenario) -> _Compiled:
                 f"a {s.t_target_ms:g} ms target step is faster than {hw.gpu.name}'s compute and "
                 f"{engine.label}'s overheads allow for {target_model.name} ({floor:.2f} ms at infinite "
                 "bandwidth): check the measurement, or choose the engine 'ideal'")
-    draft, base, per_k, kv_d = _draft_parts(s, method.name)
+    draft, base, per_k, kv_d = draft_parts(s, method.name)
     draft_context = float(s.context_len)
     if method.name == "self_spec":
         draft_context = float(min(s.context_len, s.draft_kv_budget or SELF_SPEC_DEFAULT_BUDGET))

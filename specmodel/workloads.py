@@ -190,10 +190,10 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
 
 
     from .limits import read_file
-    from .runs import _decode
+    from .runs import decode_text
 
     p = Path(path)
-    text, problem = _decode(read_file(p))  # size checked before reading; devices and folders refused
+    text, problem = decode_text(read_file(p))  # size checked before reading; devices and folders refused
     if text is None:
         raise SpecModelError(f"{path}: {problem}")
     if not text.strip():

@@ -1,0 +1,100 @@
+"""The seams between specmodel's modules, checked from their source with `ast`.
+
+A module's private names (a leading underscore) are its own: another module that needs one needs a
+public name in the module that owns the idea. The JSON shapes of results live beside the results, so
+only the command-line modules (`cmd_*`, `cli`) import from a command module. specmodel never imports
+streamlit: the pages wire widgets to it, not the other way round.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "specmodel"
+MODULES = sorted(PACKAGE.glob("*.py"))
+OWN = {path.stem for path in MODULES}
+
+
+def _is_cli(stem):
+    return stem == "cli" or stem.startswith("cmd_")
+
+
+def _specmodel_module(node, level_module):
+    """The specmodel module an ImportFrom names (`from .x import` or `from specmodel.x import`),
+    or None for one outside the package."""
+    if node.level == 1:
+        return level_module or ""
+    if node.level == 0 and level_module and level_module.split(".")[0] == "specmodel":
+        parts = level_module.split(".")
+        return parts[1] if len(parts) > 1 else ""
+    return None
+
+
+def _violations(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    stem = path.stem
+    found = []
+    imported_modules = {}  # local name -> specmodel module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and (node.module or "").split(".")[0] == "streamlit":
+                found.append(f"{path.name}:{node.lineno}: imports from streamlit")
+            module = _specmodel_module(node, node.module)
+            if module is None:
+                continue
+            where = f"{path.name}:{node.lineno}"
+            if module.startswith("cmd_") and not _is_cli(stem):
+                found.append(f"{where}: imports from the command module {module} outside cmd_*/cli")
+            for alias in node.names:
+                if module == "" and alias.name in OWN:  # `from . import prom`
+                    imported_modules[alias.asname or alias.name] = alias.name
+                    if alias.name.startswith("cmd_") and not _is_cli(stem):
+                        found.append(f"{where}: imports the command module {alias.name} outside cmd_*/cli")
+                elif alias.name.startswith("_") and module != stem:
+                    found.append(f"{where}: imports the private name {alias.name} from {module or 'specmodel'}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "streamlit":
+                    found.append(f"{path.name}:{node.lineno}: imports streamlit")
+                if alias.name.startswith("specmodel."):
+                    imported_modules[alias.asname or alias.name] = alias.name.split(".")[1]
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name) and node.value.id in imported_modules
+                and imported_modules[node.value.id] != stem):
+            found.append(f"{path.name}:{node.lineno}: reads the private name "
+                         f"{imported_modules[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_the_package_has_modules_to_check():
+    assert len(MODULES) > 30, f"found only {len(MODULES)} modules under {PACKAGE}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)
+def test_no_module_reaches_into_another_modules_private_names(path):
+    assert _violations(path) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from .prom import _finite\n", "imports the private name _finite from prom"),
+    ("from specmodel.prom import _finite\n", "imports the private name _finite from prom"),
+    ("from . import prom\nprom._COUNTERS\n", "reads the private name prom._COUNTERS"),
+    ("from .cmd_scrape import result_dict\n", "imports from the command module cmd_scrape"),
+    ("import streamlit as st\n", "imports streamlit"),
+    ("from streamlit import session_state\n", "imports from streamlit"),
+])
+def test_the_checker_catches_each_kind_of_leak(tmp_path, source, expected):
+    module = tmp_path / "model_module.py"
+    module.write_text(source, encoding="utf-8")
+    assert any(expected in line for line in _violations(module)), _violations(module)
+
+
+def test_the_checker_lets_a_module_use_its_own_private_names_and_the_cli_import_commands(tmp_path):
+    own = tmp_path / "prom.py"
+    own.write_text("from .prom import _finite\n", encoding="utf-8")
+    cli = tmp_path / "cmd_fleet.py"
+    cli.write_text("from .cmd_args import number\nfrom .cmd_predict import add_scenario_arguments\n",
+                   encoding="utf-8")
+    assert _violations(own) == [] and _violations(cli) == []
