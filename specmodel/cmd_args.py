@@ -13,9 +13,9 @@ from dataclasses import replace
 
 from . import acceptance, presets
 from .calibrate import load_calibration
-from .parameters import PARAMETERS
 from .engines import engine_names, find_engine
 from .errors import SpecModelError
+from .parameters import PARAMETERS
 from .roofline import DTYPES, Efficiency
 from .scenario import Scenario
 
