@@ -6,14 +6,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 from . import rules
 from .cmd_args import add_model_arguments, rules_scenario_from_args
-from .errors import SpecModelError
 from .outfile import write_atomically
-from .roofline import Efficiency
 
 
 def add_parser(sub) -> None:
@@ -28,35 +24,6 @@ def add_parser(sub) -> None:
     p.add_argument("--severity", default="warning", help="the alert's severity label; default warning")
     p.add_argument("--out", metavar="FILE", help="write the rules here (whole or not at all); default: stdout")
     p.set_defaults(run=run)
-
-
-def load_calibration(path: str, start: Efficiency) -> Efficiency:
-    """Efficiency from `runs --calibrate --json` output (or its 'calibration' object, or {'parameters': ...})."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecModelError(f"--calibration {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecModelError(f"--calibration {path}: cannot read it ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise SpecModelError(f"--calibration {path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    cal = doc.get("calibration", doc) if isinstance(doc, dict) else None
-    params = cal.get("parameters") if isinstance(cal, dict) else None
-    if not isinstance(params, dict) or not params:
-        raise SpecModelError(f"--calibration {path}: expected the JSON of `runs --calibrate --json` (an object with "
-                             "calibration.parameters: eta_bw, eta_flops, ...)")
-    fields = set(Efficiency.__dataclass_fields__)
-    values = {}
-    for name, value in params.items():
-        if name not in fields:
-            continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value == value:
-            raise SpecModelError(f"--calibration {path}: parameter {name} is {value!r}, not a number")
-        values[name] = float(value)
-    try:
-        return Efficiency(**{**start.__dict__, **values})
-    except TypeError as exc:
-        raise SpecModelError(f"--calibration {path}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
