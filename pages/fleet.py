@@ -59,7 +59,7 @@ def _sample(on: bool) -> None:
 
 sample = not url.strip() and st.session_state.get("fleet_sample", False)  # a URL typed in takes over
 if not url.strip() and not sample:
-    st.info("Enter the URL of the Prometheus server that scrapes your inference fleet. The README shows a "
+    st.info("Enter the URL of the Prometheus server that scrapes your inference fleet. docs/live-and-fleet.md shows a "
             "minimal scrape config for vLLM servers.")
     st.button("Try it with a recorded server", key="fleet_try_sample", on_click=_sample, args=(True,),
               help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")

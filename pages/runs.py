@@ -29,7 +29,7 @@ with top_left:
     uploads = st.file_uploader("Run files", type=["csv", "tsv", "txt", "json"], accept_multiple_files=True,
                                key="run_files", max_upload_size=MAX_UPLOAD_MB,
                                help=f"Up to {MAX_UPLOAD_MB} MB each and {MAX_ROWS_TOTAL:,} runs in all "
-                                    "(the first ones load). Formats and column names: see the README (Runs section).")
+                                    "(the first ones load). Formats and column names: docs/formats.md.")
 with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
     k_default = st.number_input("k for files that do not record it (guidellm)", 1, 16, 4, key="runs_k",

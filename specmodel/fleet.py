@@ -197,7 +197,7 @@ def _no_data(server: promapi.PromServer, window: str, selector: str, down: list[
         return SpecModelError(f"Prometheus at {server.shown} has no vLLM or SGLang series{where} in the last "
                               f"{window}, and {len(down)} scrape target(s) are down: {shown}")
     return SpecModelError(f"Prometheus at {server.shown} has no vLLM or SGLang series{where} in the last {window}: "
-                          "check that it scrapes your inference servers' /metrics (see the README's scrape "
+                          "check that it scrapes your inference servers' /metrics (see docs/live-and-fleet.md, scrape "
                           "config), the label filter, and the window")
 
 

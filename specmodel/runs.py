@@ -486,7 +486,7 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
             positions[int(pos.group(1))] = i
         elif h:
             problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
-                                                   "aliases are listed in the README)", "warning"))
+                                                   "aliases are listed in docs/formats.md)", "warning"))
     if kept:
         problems.insert(0, Problem(name, None, None, "columns kept for reference and not read: "
                                    + ", ".join(header[i].strip() for i in kept)
@@ -512,7 +512,7 @@ def _read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem
                                  "commas, such as workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s")
         raise SpecModelError(f"none of the columns ({', '.join(h.strip()[:40] for h in header[:8])}) is one this "
                              "reader knows; expected a header such as "
-                             "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see the README for aliases)")
+                             "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see docs/formats.md for aliases)")
     problems.extend(unknown)
     width = len(header)
     records: list[RunRecord] = []
