@@ -77,12 +77,12 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
         gpu=row["gpu_preset"], target=row["target_preset"], method=method,
         draft=row["draft_preset"] if method == "draft_model" else None,
         alpha=float(row["alpha"]), survival=survival, k=int(row["k"]), concurrency=int(row["concurrency"]),
-        context_len=int(row["context_len"]), t_target_ms=_opt(row.get("t_target_ms")),
-        t_draft_ms=_opt(row.get("t_draft_ms")), tp=int(_opt(row.get("tp")) or 1),
+        context_len=int(row["context_len"]), t_target_ms=_float_or_none(row.get("t_target_ms")),
+        t_draft_ms=_float_or_none(row.get("t_draft_ms")), tp=int(_float_or_none(row.get("tp")) or 1),
         efficiency=efficiency or Efficiency(), engine=_text(row.get("engine")) or DEFAULT_ENGINE,
         draft_depth=_whole(row.get("draft_depth")), branching=_whole(row.get("branching")) or 1,
         draft_kv_budget=_whole(row.get("draft_kv_budget")), weight_dtype=_text(row.get("weight_dtype")),
-        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_opt(row.get("proposal_rate")))
+        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_float_or_none(row.get("proposal_rate")))
 
 
 def _text(x) -> str | None:
@@ -90,11 +90,12 @@ def _text(x) -> str | None:
 
 
 def _whole(x) -> int | None:
-    x = _opt(x)
+    x = _float_or_none(x)
     return None if x is None else int(x)
 
 
-def _opt(x):
+def _float_or_none(x):
+    """A table cell as a number; None when it is empty, text, NA or NaN."""
     if x is None or isinstance(x, str) or x is pd.NA:
         return None
     x = float(x)

@@ -107,13 +107,14 @@ def _usable(rows: pd.DataFrame) -> list[dict]:
     for r in rows.to_dict("records"):
         if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])):
             continue
-        measured = [_finite(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
+        measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
         if any(m is not None for m in measured):
             out.append(r)
     return out
 
 
-def _finite(x):
+def _positive_or_none(x):
+    """A measured figure as a positive finite number; None when it is anything else."""
     try:
         x = float(x)
     except (TypeError, ValueError):
@@ -152,7 +153,7 @@ def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
     """(speedup relative errors, throughput log ratios) for the rows under eff."""
     speed, thr = [], []
     for r, pred in zip(rows, _predict_rows(rows, eff)):
-        meas = _finite(r.get("measured_speedup"))
+        meas = _positive_or_none(r.get("measured_speedup"))
         if pred is None:
             if meas is not None:
                 speed.append(np.nan)
@@ -161,7 +162,7 @@ def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
             speed.append(pred[0] / meas - 1.0)
         if use_throughput:
             for col, predicted in (("baseline_tok_s", pred[1]), ("spec_tok_s", pred[2])):
-                m = _finite(r.get(col))
+                m = _positive_or_none(r.get(col))
                 if m is not None and predicted > 0:
                     thr.append(math.log(predicted / m))
     return np.array(speed, dtype=float), np.array(thr, dtype=float)

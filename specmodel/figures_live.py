@@ -64,7 +64,7 @@ def time_ticks(at_s: list[float]) -> tuple[list[datetime], list[str], list[datet
     return to_dt, labels, window
 
 
-def _finite(values) -> list[float]:
+def _finite_values(values) -> list[float]:
     return [float(v) for v in values if v is not None and np.isfinite(v)]
 
 
@@ -89,8 +89,8 @@ def rolling_figure(history: list[dict]) -> go.Figure:
                              line=dict(color="#ff7f0e", dash="dot"),
                              hovertemplate="%{x|%H:%M:%S} UTC<br>%{y:.1f} running requests<extra></extra>"),
                   secondary_y=True)
-    e_top, e_step = nice_axis_top(1.05 * max(_finite(e + hi), default=1.0))  # headroom for the marker
-    r_top, r_step = nice_axis_top(1.05 * max(_finite(running), default=1.0))
+    e_top, e_step = nice_axis_top(1.05 * max(_finite_values(e + hi), default=1.0))  # headroom for the marker
+    r_top, r_step = nice_axis_top(1.05 * max(_finite_values(running), default=1.0))
     fig.update_yaxes(title_text="tokens per verify step E (tokens)", secondary_y=False, range=[0, e_top],
                      dtick=e_step, tick0=0)
     fig.update_yaxes(title_text="running requests (count)", secondary_y=True, range=[0, r_top], dtick=r_step,
@@ -133,8 +133,8 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
         ys.append(verdict.speedup)
         if verdict.speedup_range is not None:
             ys += list(verdict.speedup_range)
-    y_top = float(np.nanmax(_finite(ys))) * 1.08
-    y_bottom = min(0.0, float(np.nanmin(_finite(ys))))
+    y_top = float(np.nanmax(_finite_values(ys))) * 1.08
+    y_bottom = min(0.0, float(np.nanmin(_finite_values(ys))))
     fig.add_trace(go.Scatter(x=[1, top_batch], y=[1.0, 1.0], mode="lines", name="break-even (1.0x)",
                              line=BREAK_EVEN_STYLE, hoverinfo="skip"))
     cross = verdict.crossover_concurrency

@@ -3,10 +3,10 @@
 One PromQL query (instant or range) fetches, per (job, instance), the window's counter increases
 (`increase()`, which handles counter resets as the Live page does), gauge averages
 (`avg_over_time()`), vLLM's cache_config_info and `up`. Per instance those values are handed to
-the Live statistics unchanged: they are rendered as exposition text, parsed by
-`prom.parse_snapshot` (server detection, engine summing, SGLang rank de-duplication, k inference,
-model choice), and set against an all-zero snapshot one window earlier, so `prom.window_between`
-yields exactly the increases and `prom.stats_from_window` the statistics. Each instance is then
+the Live statistics unchanged: they become prometheus_client samples for `prom.snapshot_from_samples`
+(server detection, engine summing, SGLang rank de-duplication, k inference, model choice), set
+against an all-zero snapshot one window earlier, so `prom.window_between` yields exactly the
+increases and `prom.stats_from_window` the statistics. Each instance is then
 held against the model at its own concurrency exactly as the Live page does (`live.live_verdict`),
 and its JSON has the `scrape` command's keys (`live.result_dict`).
 """
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import httpx
 import pandas as pd
+from prometheus_client.samples import Sample
 
 from . import live, prom, promapi
 from . import metric_engines as engines
@@ -28,7 +29,7 @@ from .errors import SpecModelError
 from .scenario import Scenario
 
 SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
-BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what parse_snapshot still needs
+BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what snapshot_from_samples still needs
 CACHE_INFO = "vllm:cache_config_info"
 HISTORY_POINTS = 60  # points per instance in the E / concurrency chart
 
@@ -72,21 +73,12 @@ def fleet_promql(window: str, selector: str = "") -> str:
 
 # --- from query results to the Live statistics -----------------------------------------------------
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def exposition(rows: list[tuple[dict, float]]) -> str:
-    """Render (labels incl. SERIES_LABEL, value) rows as Prometheus text for prom.parse_snapshot."""
-    lines = []
-    for labels, value in rows:
-        if not math.isfinite(value):
-            continue
-        name = labels[SERIES_LABEL]
-        inner = ",".join(f'{k}="{_escape(str(v))}"' for k, v in sorted(labels.items())
-                         if k not in (SERIES_LABEL, "job", "instance"))
-        lines.append(f"{name}{{{inner}}} {value!r}")
-    return "\n".join(lines) + "\n"
+def samples_of(rows: list[tuple[dict, float]]) -> list[Sample]:
+    """The (labels incl. SERIES_LABEL, value) rows of one instance as the samples its /metrics page
+    would give: named by SERIES_LABEL, without job and instance; NaN and infinite values left out."""
+    return [Sample(labels[SERIES_LABEL], {k: str(v) for k, v in sorted(labels.items())
+                                          if k not in (SERIES_LABEL, "job", "instance")}, value)
+            for labels, value in rows if math.isfinite(value)]
 
 
 def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: float,
@@ -95,11 +87,15 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
     `k` overrides the inferred draft tokens per step (for vLLM V0, which may not reveal it)."""
     if not any(engines.family(labels[SERIES_LABEL]) for labels, _ in rows):
         return []
-    text = exposition(rows)
-    first = prom.parse_snapshot(text, at=at_s, k=k)
+    samples = samples_of(rows)
+    if not samples:
+        raise SpecModelError("every series of this instance is NaN or infinite over the window: check the "
+                             "server's /metrics")
+    first = prom.snapshot_from_samples(samples, at=at_s, k=k)
     out = []
     for model in first.model_names or (None,):
-        snap = first if model == first.model_name else prom.parse_snapshot(text, model_name=model, at=at_s, k=k)
+        snap = first if model == first.model_name else prom.snapshot_from_samples(samples, model_name=model,
+                                                                                  at=at_s, k=k)
         # Values are already increases over the window: against an all-zero snapshot one window
         # earlier, window_between returns them unchanged and applies the per-engine conversions.
         start = dataclasses.replace(snap, at=at_s - window_s, counters={k: 0.0 for k in snap.counters},

@@ -128,7 +128,7 @@ def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
         notes.append(f"α = {s.alpha:.2f} and k = {s.k} are assumed (the What-if page's values, or --alpha and "
                      "--spec-k on the command line), not measured on this server")
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
-                           _opt(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
+                           _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
                            summary.crossover_concurrency, s, False, tuple(notes))
 
     k = int(stats.k)
@@ -152,12 +152,12 @@ def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
         notes.append("the acceptance interval straddles break-even: watch a longer window before acting")
     if stats.survival is None:
         notes.append("no per-position counts from this server: k' < k assumes a constant per-token α")
-    return LiveVerdict(v.label, text, v.advice, b, speed, rng, _opt(p.break_even_tokens_per_step), options,
+    return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
                        summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
                        tuple(notes))
 
 
-def _opt(x) -> float | None:
+def _finite_or_none(x) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
 

@@ -53,18 +53,18 @@ class Load:
                                  "tokens (one of the two)")
         if self.users is not None:
             u = self.users
-            if not _finite(u) or u < 1 or u != int(u):
+            if not _is_finite_number(u) or u < 1 or u != int(u):
                 raise SpecModelError(f"concurrent users must be a whole number ≥ 1, got {_show(u)}")
             if u > MAX_USERS:
                 raise SpecModelError(f"concurrent users must be at most {MAX_USERS:.0e}, got {_show(u)}")
             if self.output_tokens is not None:
                 raise SpecModelError("mean output tokens go with a request rate, not with concurrent users")
             return self
-        if not _finite(self.rps) or self.rps <= 0:
+        if not _is_finite_number(self.rps) or self.rps <= 0:
             raise SpecModelError(f"the request rate must be a number of requests per second > 0, got {_show(self.rps)}")
         if self.output_tokens is None:
             raise SpecModelError("a request rate needs the mean output tokens per request too (Little's law)")
-        if not _finite(self.output_tokens) or self.output_tokens < 1:
+        if not _is_finite_number(self.output_tokens) or self.output_tokens < 1:
             raise SpecModelError(f"mean output tokens per request must be ≥ 1, got {_show(self.output_tokens)}")
         if self.rps * self.output_tokens > MAX_USERS * 1e3:
             raise SpecModelError(f"{_show(self.rps)} requests/s × {_show(self.output_tokens)} tokens is beyond any "
@@ -96,7 +96,7 @@ class Target:
         value = self.min_user_tok_s if self.max_itl_ms is None else self.max_itl_ms
         what = "per-user speed target" if self.max_itl_ms is None else "inter-token latency target"
         unit = "tokens/s" if self.max_itl_ms is None else "ms"
-        if not _finite(value) or value <= 0:
+        if not _is_finite_number(value) or value <= 0:
             raise SpecModelError(f"the {what} must be a number of {unit} > 0, got {_show(value)}")
         return self
 
@@ -423,7 +423,7 @@ def _itl(user_tok_s):
     return out.item() if out.ndim == 0 else out
 
 
-def _finite(x) -> bool:
+def _is_finite_number(x) -> bool:
     try:
         return math.isfinite(float(x))
     except (TypeError, ValueError):

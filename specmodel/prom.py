@@ -8,6 +8,9 @@ Stable API (the Live page, the `scrape` command and the Fleet view build on exac
         parallel) and SGLang's per-rank duplicates are dropped; `model_name` picks one model when the
         server exposes several (default: the one that generated most tokens; all are listed in
         `Snapshot.model_names`). `k` overrides the inferred number of draft tokens per step.
+    snapshot_from_samples(samples, model_name=None, at=None, k=None) -> Snapshot
+        The same from prometheus_client `Sample`s already at hand (the Fleet view builds them from
+        PromQL answers), with no text in between.
     window_between(a, b) -> SpecWindow
         Counter increases from snapshot a to the later snapshot b (a counter that went down was
         reset, and counts from zero, as Prometheus' rate() does), gauges averaged over the two.
@@ -44,10 +47,12 @@ import math
 import re
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
 from . import acceptance
 from . import metric_engines as engines
@@ -225,8 +230,25 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
     >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position, snap.engines
     ('vllm-v1', 2, 15.0, (8.0, 4.0), 2)
     """
-    families = _families(text)
-    samples = [s for fam in families for s in fam.samples if not s.name.endswith("_created")]
+    return snapshot_from_samples([s for fam in _families(text) for s in fam.samples],
+                                 model_name=model_name, at=at, k=k)
+
+
+def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = None, at: float | None = None,
+                          k: int | None = None) -> Snapshot:
+    """The snapshot of samples already at hand, as `parse_snapshot` makes it from text: prometheus_client
+    `Sample`s (name, labels as strings, value), e.g. built from PromQL answers (the Fleet view).
+    `*_created` samples are never counted.
+
+    >>> snap = snapshot_from_samples([
+    ...     Sample("vllm:spec_decode_num_drafts_total", {"model_name": "m"}, 10.0),
+    ...     Sample("vllm:spec_decode_num_accepted_tokens_per_pos_total", {"model_name": "m", "position": "0"}, 8.0),
+    ...     Sample("vllm:spec_decode_num_accepted_tokens_per_pos_total", {"model_name": "m", "position": "1"}, 4.0)],
+    ...     at=0.0)
+    >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position
+    ('vllm-v1', 2, 10.0, (8.0, 4.0))
+    """
+    samples = [s for s in samples if not s.name.endswith("_created")]
     names = {s.name for s in samples}
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server

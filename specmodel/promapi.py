@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from dataclasses import dataclass, field
 
 import httpx
 import numpy as np
 
 from .errors import SpecModelError
+from .fetch import GetLimits, Wording, capped_get
 from .limits import clean_name, load_json
-from .scrape import DeadlinePassed, ScrapePolicy, check_url, display_url, total_deadline
+from .scrape import ScrapePolicy, check_url, display_url
 
 DEFAULT_TIMEOUT_S = 15.0
 EXCHANGE_MARGIN_S = 2.0  # one exchange may last the query timeout plus this (connect, transfer)
@@ -220,72 +220,56 @@ def _number(text) -> float:
         return float("nan")
 
 
+def _wording(server: PromServer, path: str) -> Wording:
+    """Failures of a Prometheus API call: the remedy for slowness is a smaller query."""
+    smaller = "choose a shorter window or history, or raise the timeout"
+    unreachable = "check the URL and that Prometheus is running"
+    return Wording(
+        name_not_found=f"cannot reach {{where}}: the host name does not resolve; {unreachable}",
+        refused=f"cannot reach {{where}}: connection refused or unreachable; {unreachable}",
+        connect_timeout=("{where} did not accept a connection within {connect_s:g} s: check the URL and that the "
+                         "server is reachable from here"),
+        read_timeout=f"{{where}} did not answer within {{read_s:g}} s: {smaller}",
+        timeout=f"{{where}} did not answer within {{read_s:g}} s: {smaller}",
+        too_slow=(f"{{where}} did not finish answering within {{total_s:g}} s (the query timeout "
+                  f"{server.timeout_s:g} s + {EXCHANGE_MARGIN_S:g} s): {smaller}"),
+        too_large="{where} sent more than {max_size}, so reading stopped: narrow the query with a label filter or a "
+                  "shorter history",
+        failed="{where} failed ({error}): check the URL",
+        unauthorised=("{where} refused the request (HTTP {status}): give a user name and password or a bearer "
+                      "token that may read it"),
+        not_found=(f"{{where}} has no Prometheus API at {path} (HTTP 404): give the server's base URL, e.g. "
+                   "http://prometheus:9090"),
+        server_error="{where} answered HTTP {status}: check the URL and the server's health",
+        status="{where} answered HTTP {status}: check the URL and the server's health",
+    )
+
+
 def _call(client: httpx.Client, server: PromServer, path: str, params: dict, promql: str | None) -> dict:
     url = check_url(server.url + path, server.policy)  # resolves the host: metadata addresses refused
     auth, headers = server.auth.apply()
     where = f"Prometheus at {server.shown}"
-    connect_s = min(server.policy.connect_timeout_s, server.timeout_s)
     total_s = server.timeout_s + EXCHANGE_MARGIN_S
-    try:
-        with total_deadline(total_s), client.stream(
-                "GET", url, params=params, headers=headers,
-                auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
-                timeout=httpx.Timeout(total_s, connect=connect_s), follow_redirects=False) as response:
-            if response.is_redirect:
-                raise SpecModelError(f"{where} redirects to {display_url(response.headers.get('location', '?'))}: "
-                                     "give the URL it redirects to")
-            body = _read_capped(response, where, server.policy.max_bytes, time.monotonic() + total_s)
-    except DeadlinePassed:
-        raise SpecModelError(f"{where} did not finish answering within {total_s:g} s (the query timeout "
-                             f"{server.timeout_s:g} s + {EXCHANGE_MARGIN_S:g} s): choose a shorter window or "
-                             "history, or raise the timeout") from None
-    except httpx.ConnectTimeout:
-        raise SpecModelError(f"{where} did not accept a connection within {connect_s:g} s: "
-                             "check the URL and that the server is reachable from here") from None
-    except httpx.TimeoutException:
-        raise SpecModelError(f"{where} did not answer within {server.timeout_s + 2:g} s: choose a shorter "
-                             "window or history, or raise the timeout") from None
-    except httpx.ConnectError as exc:
-        reason = "the host name does not resolve" if _is_dns_error(exc) else "connection refused or unreachable"
-        raise SpecModelError(f"cannot reach {where}: {reason}; check the URL and that Prometheus is "
-                             "running") from None
-    except httpx.HTTPError as exc:
-        raise SpecModelError(f"{where} failed ({type(exc).__name__}): check the URL") from None
-
+    limits = GetLimits(connect_s=min(server.policy.connect_timeout_s, server.timeout_s), read_s=total_s,
+                       total_s=total_s, max_bytes=server.policy.max_bytes)
+    got = capped_get(client, url, where=where, limits=limits, wording=_wording(server, path), headers=headers,
+                     params=params, auth=auth)
+    if got.is_redirect:
+        raise SpecModelError(f"{where} redirects to {display_url(got.headers.get('location', '?'))}: "
+                             "give the URL it redirects to")
     payload = None
     try:
-        payload = load_json(body)  # SpecModelError past the depth limit (a ValueError too)
+        payload = load_json(got.body)  # SpecModelError past the depth limit (a ValueError too)
     except ValueError:
         pass
     if isinstance(payload, dict) and payload.get("status") == "error":
         raise SpecModelError(_api_error(where, payload, promql))
-    status = response.status_code
-    if status in (401, 403):
-        raise SpecModelError(f"{where} refused the request (HTTP {status}): give a user name and password "
-                             "or a bearer token that may read it")
-    if status == 404:
-        raise SpecModelError(f"{where} has no Prometheus API at {path} (HTTP 404): give the server's base "
-                             "URL, e.g. http://prometheus:9090")
-    if status >= 400:
-        raise SpecModelError(f"{where} answered HTTP {status}: check the URL and the server's health")
+    got.check_status(ok=range(400))
     if not isinstance(payload, dict) or payload.get("status") != "success" or not isinstance(payload.get("data"), dict):
-        kind = clean_name(response.headers.get("content-type", "unknown content").split(";")[0], 40)[0]
+        kind = clean_name(got.headers.get("content-type", "unknown content").split(";")[0], 40)[0]
         raise SpecModelError(f"{where} did not answer like a Prometheus server (got {kind}): give the base "
                              "URL of a Prometheus server, e.g. http://prometheus:9090")
     return payload["data"]
-
-
-def _read_capped(response: httpx.Response, where: str, max_bytes: int, deadline: float) -> bytes:
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > max_bytes:
-            raise SpecModelError(f"{where} sent more than {max_bytes / 2**20:.0f} MB, so reading stopped: "
-                                 "narrow the query with a label filter or a shorter history")
-        if time.monotonic() > deadline:  # for clients not made by scrape.make_client (tests)
-            raise DeadlinePassed("too slow")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 # Prometheus' own error messages ("parse error at char 5: ...", "query timed out") help with a
@@ -309,9 +293,3 @@ def _api_error(where: str, payload: dict, promql: str | None) -> str:
     if kind in ("timeout", "canceled"):
         return f"{where} gave up on the query ({kind}: {detail}): choose a shorter window or history"
     return f"{where} could not run the query ({kind}: {detail})"
-
-
-def _is_dns_error(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return any(s in text for s in ("name or service not known", "nodename nor servname", "name resolution",
-                                   "no address associated", "getaddrinfo"))

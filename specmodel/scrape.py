@@ -13,13 +13,12 @@ and the bearer token is sent only to the origin it was given for. The token neve
 message (user:password in a URL is masked too). Reading stops past `max_bytes`, and a whole
 request, however slowly it trickles, ends after `total_timeout_s`.
 
-Every failure raises SpecModelError with what happened and what to check, naming the URL.
+Every failure raises SpecModelError with what happened and what to check, naming the URL (the GET
+itself, its bounds and its failures by type: `specmodel.fetch`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import fnmatch
 import ipaddress
@@ -35,6 +34,8 @@ import httpcore._backends.sync
 import httpx
 
 from .errors import SpecModelError
+from .fetch import (DeadlinePassed, DeadlineStream, FetchFailed, GetLimits, Wording, bounded_timeout, capped_get,
+                    deadline_passed, total_deadline)
 from .limits import clean_name
 from .prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
@@ -60,6 +61,10 @@ class ScrapePolicy:
     read_timeout_s: float = 10.0  # longest silence between two chunks
     total_timeout_s: float = 20.0  # the whole request, however it trickles
     max_redirects: int = 3
+
+    def limits(self) -> GetLimits:
+        return GetLimits(connect_s=self.connect_timeout_s, read_s=self.read_timeout_s,
+                         total_s=self.total_timeout_s, max_bytes=self.max_bytes)
 
     @classmethod
     def for_interval(cls, interval_s: float, environ=None) -> "ScrapePolicy":
@@ -245,71 +250,6 @@ def _resolve(host: str, port: int, url: str) -> list[str]:
 
 # --- the connection: the address checked is the address connected to, within a total deadline ------
 
-class DeadlinePassed(SpecModelError):
-    """An HTTP exchange ran past its total deadline (however slowly the server trickled)."""
-
-
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("specmodel_http_deadline", default=None)
-
-
-@contextlib.contextmanager
-def total_deadline(seconds: float):
-    """Every read, write and connect made by a `make_client` client inside this block ends by
-    `seconds` from now: the whole exchange, not only each silence between two bytes."""
-    token = _deadline.set(time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
-
-
-def _bounded(timeout: float | None) -> float | None:
-    end = _deadline.get()
-    if end is None:
-        return timeout
-    left = end - time.monotonic()
-    if left <= 0:
-        raise DeadlinePassed("the server did not finish answering within the total time allowed")
-    return left if timeout is None else min(timeout, left)
-
-
-@contextlib.contextmanager
-def _deadline_timeouts():
-    """A timeout that ends at the total deadline is the deadline passing, not a silent server."""
-    try:
-        yield
-    except httpcore.TimeoutException:
-        end = _deadline.get()
-        if end is not None and time.monotonic() >= end - 0.01:
-            raise DeadlinePassed("the server did not finish answering within the total time allowed") from None
-        raise
-
-
-class _DeadlineStream(httpcore.NetworkStream):
-    """A socket stream whose every read and write is cut at the exchange's total deadline."""
-
-    def __init__(self, inner: httpcore.NetworkStream):
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        with _deadline_timeouts():
-            return self._inner.read(max_bytes, _bounded(timeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        with _deadline_timeouts():
-            self._inner.write(buffer, _bounded(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
-        with _deadline_timeouts():
-            return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout)))
-
-    def get_extra_info(self, info: str):
-        return self._inner.get_extra_info(info)
-
-
 class _CheckedBackend(httpcore.SyncBackend):
     """Resolves the host once, checks every address against the URL policy and connects to an
     allowed one by its IP address. httpcore keeps the URL's host name for the Host header and for
@@ -317,11 +257,11 @@ class _CheckedBackend(httpcore.SyncBackend):
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         name = host.decode() if isinstance(host, bytes) else str(host)
-        timeout = _bounded(timeout)
+        timeout = bounded_timeout(timeout)
         try:
             infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError, OSError) as exc:
-            raise httpcore.ConnectError(f"name resolution failed: {exc}") from None
+        except (socket.gaierror, UnicodeError, OSError) as exc:  # kept as the cause: fetch tells DNS by it
+            raise httpcore.ConnectError(f"name resolution failed: {exc}") from exc
         for *_, address in infos:
             reason = refused_address(address[0])
             if reason:
@@ -340,16 +280,15 @@ class _CheckedBackend(httpcore.SyncBackend):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except socket.timeout:
                 sock.close()
-                end = _deadline.get()
-                if end is not None and time.monotonic() >= end - 0.01:
+                if deadline_passed(margin_s=0.01):
                     raise DeadlinePassed("no connection within the total time allowed") from None
                 raise httpcore.ConnectTimeout(f"no connection to {address[0]} within {timeout} s") from None
             except OSError as exc:
                 sock.close()
                 last = exc
                 continue
-            return _DeadlineStream(httpcore._backends.sync.SyncStream(sock))
-        raise httpcore.ConnectError(str(last or "no address to connect to"))
+            return DeadlineStream(httpcore._backends.sync.SyncStream(sock))
+        raise httpcore.ConnectError(str(last or "no address to connect to")) from last
 
 
 class _CheckedTransport(httpx.HTTPTransport):
@@ -365,102 +304,58 @@ def make_client(policy: ScrapePolicy | None = None) -> httpx.Client:
     """An httpx client with the policy's timeouts, no automatic redirects (each is re-checked) and
     no proxy or .netrc from the environment (so neither can route around the URL policy)."""
     policy = policy or ScrapePolicy()
-    return httpx.Client(timeout=_timeout(policy), follow_redirects=False, trust_env=False,
+    return httpx.Client(timeout=policy.limits().timeout(), follow_redirects=False, trust_env=False,
                         transport=_CheckedTransport(trust_env=False),
                         headers={"Accept": "text/plain;version=0.0.4;q=1,*/*;q=0.1"})
 
 
-def _timeout(policy: ScrapePolicy) -> httpx.Timeout:
-    return httpx.Timeout(connect=policy.connect_timeout_s, read=policy.read_timeout_s,
-                         write=policy.read_timeout_s, pool=policy.connect_timeout_s)
+# A /metrics page: where a failure is the server's or the URL's, and what it should have sent.
+METRICS_PAGE = Wording(
+    too_large=("{where} sent more than {max_size}, so reading stopped: a /metrics page is normally well under "
+               "1 MB; check the URL"),
+    unauthorised=("{where} answered HTTP {status} ({reason}): the server wants a bearer token, or rejected the "
+                  "one given; check the token"),
+    not_found="{where} answered HTTP 404 (not found): the path is wrong; vLLM and SGLang serve their metrics at /metrics",
+    status="{where} answered HTTP {status}: expected 200 with Prometheus metrics text",
+)
 
 
-def _status_message(code: int, shown: str) -> str:
-    if code in (401, 403):
-        return (f"{shown} answered HTTP {code} ({'unauthorised' if code == 401 else 'forbidden'}): the "
-                "server wants a bearer token, or rejected the one given; check the token")
-    if code == 404:
-        return (f"{shown} answered HTTP 404 (not found): the path is wrong; vLLM and SGLang serve "
-                "their metrics at /metrics")
-    if code >= 500:
-        return (f"{shown} answered HTTP {code} (server error): the server is up but failing; check its logs")
-    return f"{shown} answered HTTP {code}: expected 200 with Prometheus metrics text"
+def _is_metrics_answer(response: httpx.Response) -> bool:
+    return response.status_code == 200 and "html" not in response.headers.get("content-type", "").lower()
 
 
 def fetch_text(client: httpx.Client, url: str, *, token: str | None = None,
                policy: ScrapePolicy | None = None) -> str:
-    """GET the URL under the policy and return the body as text."""
+    """GET the URL under the policy and return the body as text. Redirects are followed by hand,
+    each target checked again; the bearer token goes only to the origin it was given for; all hops
+    together end within the policy's total time."""
     policy = policy or ScrapePolicy()
     current = check_url(url, policy)
     origin = (current.scheme, current.host, current.port)
     shown = display_url(current)
-    try:
-        with total_deadline(policy.total_timeout_s):
-            return _fetch(client, current, origin, shown, token, policy)
-    except DeadlinePassed:
-        raise SpecModelError(f"{shown} is too slow: after {policy.total_timeout_s:g} s only part of the answer had "
-                             "arrived; the server or the network is overloaded") from None
-
-
-def _fetch(client: httpx.Client, current: httpx.URL, origin: tuple, shown: str, token: str | None,
-           policy: ScrapePolicy) -> str:
-    deadline = time.monotonic() + policy.total_timeout_s  # also for clients not made by make_client
-    for _hop in range(policy.max_redirects + 1):
-        headers = {}
-        if token and (current.scheme, current.host, current.port) == origin:
-            headers["Authorization"] = f"Bearer {token}"
-        try:
-            with client.stream("GET", current, headers=headers, timeout=_timeout(policy),
-                               follow_redirects=False) as response:
-                if response.is_redirect:
-                    location = response.headers.get("location", "")
-                    try:
-                        target = current.join(location)
-                    except (httpx.InvalidURL, ValueError):
-                        raise SpecModelError(f"{shown} redirected to an invalid location") from None
-                    try:
-                        current = check_url(str(target), policy)
-                    except SpecModelError as exc:
-                        raise SpecModelError(f"{shown} redirected to {display_url(target)}, which is refused: "
-                                             f"{exc}") from None
-                    continue
-                if response.status_code != 200:
-                    raise SpecModelError(_status_message(response.status_code, shown))
-                ctype = response.headers.get("content-type", "").lower()
-                if "html" in ctype:
-                    raise SpecModelError(f"{shown} returned an HTML page, not Prometheus metrics text: check "
-                                         "the path (usually /metrics) and that no login page or proxy sits in front")
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > policy.max_bytes:
-                        raise SpecModelError(
-                            f"{shown} sent more than {policy.max_bytes / 2**20:.0f} MB, so reading stopped: "
-                            "a /metrics page is normally well under 1 MB; check the URL")
-                    if time.monotonic() > deadline:
-                        raise SpecModelError(
-                            f"{shown} is too slow: after {policy.total_timeout_s:g} s only {len(body)} bytes had "
-                            "arrived; the server or the network is overloaded")
-                return body.decode("utf-8", errors="replace")
-        except httpx.ConnectTimeout:
-            raise SpecModelError(f"no connection to {shown} within {policy.connect_timeout_s:g} s: check the "
-                                 "host and port, and any firewall between here and the server") from None
-        except httpx.ReadTimeout:
-            raise SpecModelError(f"{shown} accepted the connection but sent nothing for "
-                                 f"{policy.read_timeout_s:g} s: the server is stuck or overloaded") from None
-        except httpx.TimeoutException:
-            raise SpecModelError(f"{shown} timed out: check that the server is healthy") from None
-        except httpx.ConnectError as exc:
-            reason = str(exc).lower()
-            if "name or service" in reason or "nodename" in reason or "resolution" in reason:
-                raise SpecModelError(f"cannot resolve the host of {shown} (DNS): check the host name") from None
-            raise SpecModelError(f"cannot connect to {shown} (connection refused or unreachable): is the "
-                                 "server running, and is the port right?") from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise SpecModelError(f"{shown} broke off the response ({type(exc).__name__}): the server "
-                                 "closed the connection; try again or check its logs") from None
-        except httpx.HTTPError as exc:
-            raise SpecModelError(f"fetching {shown} failed ({type(exc).__name__}): check the URL") from None
+    with total_deadline(policy.total_timeout_s):
+        for _hop in range(policy.max_redirects + 1):
+            headers = {}
+            if token and (current.scheme, current.host, current.port) == origin:
+                headers["Authorization"] = f"Bearer {token}"
+            got = capped_get(client, current, where=shown, limits=policy.limits(), wording=METRICS_PAGE,
+                             headers=headers, read_body_if=_is_metrics_answer)
+            if got.is_redirect:
+                try:
+                    target = current.join(got.headers.get("location", ""))
+                except (httpx.InvalidURL, ValueError):
+                    raise SpecModelError(f"{shown} redirected to an invalid location") from None
+                try:
+                    current = check_url(str(target), policy)
+                except SpecModelError as exc:
+                    raise SpecModelError(f"{shown} redirected to {display_url(target)}, which is refused: "
+                                         f"{exc}") from None
+                continue
+            got.check_status(ok={200})
+            if "html" in got.headers.get("content-type", "").lower():
+                raise SpecModelError(f"{shown} returned an HTML page, not Prometheus metrics text: check "
+                                     "the path (usually /metrics) and that no login page or proxy sits in front")
+            return got.body.decode("utf-8", errors="replace")
     raise SpecModelError(f"{shown} redirected more than {policy.max_redirects} times: use the final URL")
 
 
@@ -489,8 +384,8 @@ def scrape_snapshot(client: httpx.Client, url: str, *, token: str | None = None,
     the snapshot's `source_url` then says where the metrics were found."""
     try:
         text = fetch_text(client, url, token=token, policy=policy)
-    except SpecModelError as exc:
-        if "HTTP 404" not in str(exc) or _alternative_url(url) is None:
+    except FetchFailed as exc:
+        if exc.status != 404 or _alternative_url(url) is None:
             raise
         first_error = exc
     else:

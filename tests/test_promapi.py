@@ -169,16 +169,24 @@ def test_label_filters_with_braces_or_ranges_are_refused():
         fleet.check_selector('job="vllm"}[5m]')
 
 
-def test_exposition_escapes_label_values_so_the_parser_reads_them_back():
+def test_instance_rows_become_samples_with_their_labels_as_given_and_no_nan():
+    odd = 'odd "name" \\ with\nnewline'
     rows = [({fleet.SERIES_LABEL: "vllm:generation_tokens_total", "job": "j", "instance": "i",
-              "model_name": 'odd "name" \\ with\nnewline'}, 12.5),
+              "model_name": odd}, 12.5),
             ({fleet.SERIES_LABEL: "vllm:num_requests_running", "job": "j", "instance": "i",
-              "model_name": 'odd "name" \\ with\nnewline'}, float("nan"))]
-    from specmodel import prom
-
-    snap = prom.parse_snapshot(fleet.exposition(rows), at=0.0)
-    assert snap.model_name == 'odd "name" \\ with\nnewline'
+              "model_name": odd}, float("nan"))]
+    assert [(s.name, s.labels, s.value) for s in fleet.samples_of(rows)] == [
+        ("vllm:generation_tokens_total", {"model_name": odd}, 12.5)]
+    [(snap, window)] = fleet.windows_for_instance(rows, window_s=4.0, at_s=100.0)
+    assert snap.model_name == odd and snap.model_names == (odd,)
     assert snap.counters["generation_tokens"] == 12.5 and "running" not in snap.gauges
+    assert window.generation_tokens == 12.5 and window.window_s == 4.0
+
+
+def test_an_instance_whose_every_value_is_nan_is_a_problem_said_in_words():
+    rows = [({fleet.SERIES_LABEL: "vllm:generation_tokens_total", "job": "j", "instance": "i"}, float("nan"))]
+    with pytest.raises(SpecModelError, match="every series of this instance is NaN or infinite"):
+        fleet.windows_for_instance(rows, window_s=4.0, at_s=100.0)
 
 
 def test_cli_refuses_two_ways_to_log_in_with_one_line(monkeypatch, capsys):
