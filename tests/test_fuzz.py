@@ -15,7 +15,8 @@ from tests.conftest import ROOT
 from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_api
 
 # 150 examples per target in `make test`; `make test-fast` (the loop while editing) sets fewer.
-QUICK = settings(max_examples=int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")), deadline=None, database=None, derandomize=True,
+QUICK = settings(max_examples=int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")),
+                 deadline=None, database=None, derandomize=True,
                  suppress_health_check=list(HealthCheck))
 
 
