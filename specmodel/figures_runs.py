@@ -31,15 +31,30 @@ def _hover(r) -> str:
             f"predicted {_fmt(r.get('predicted_speedup'))}x<br>verdict: {r.get('verdict') or '–'}")
 
 
+LEGEND_WORKLOADS = 10  # above this many workloads the scatter colours runs by verdict, not by workload
+
+
 def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs measured speedup") -> go.Figure:
-    """Scatter of predicted against measured speedup, one colour per workload, with y = x."""
+    """Scatter of predicted against measured speedup with y = x: one colour per workload, or, above
+    LEGEND_WORKLOADS workloads (a legend that long would crowd out the plot), one per measured verdict
+    with the workload in each point's hover text."""
     fig = go.Figure()
     data = evaluated.dropna(subset=["measured_speedup", "predicted_speedup"]) if not evaluated.empty else evaluated
+    by_verdict = not data.empty and data["workload"].nunique() > LEGEND_WORKLOADS
+    if by_verdict:  # every run keeps a group: a run without a verdict shows as "–"
+        data = data.assign(verdict=data.get("verdict", pd.Series("–", index=data.index)).fillna("–"))
+    groups = [] if data.empty else data.groupby("verdict" if by_verdict else "workload", sort=True)
+    if by_verdict:
+        order = list(VERDICT_COLOURS)
+        groups = sorted(groups, key=lambda g: order.index(g[0]) if g[0] in order else len(order))
     values = [1.0]
-    for workload, group in (data.groupby("workload", sort=True) if not data.empty else []):
+    for name, group in groups:
+        marker = {"size": 11 if not by_verdict else 8, "line": {"width": 1, "color": "white"}}
+        if by_verdict:
+            marker["color"] = VERDICT_COLOURS.get(name, "#57606a")
         fig.add_trace(go.Scatter(
             x=group["measured_speedup"].astype(float), y=group["predicted_speedup"].astype(float), mode="markers",
-            name=html.escape(str(workload)), marker={"size": 11, "line": {"width": 1, "color": "white"}},
+            name=f"measured: {html.escape(str(name))}" if by_verdict else html.escape(str(name)), marker=marker,
             hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
         values += group["measured_speedup"].astype(float).tolist() + group["predicted_speedup"].astype(float).tolist()
     lo, hi = min(values) * 0.9, max(values) * 1.1
@@ -48,7 +63,8 @@ def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs me
     fig.add_hline(y=1.0, line={"color": "#cf222e", "width": 1, "dash": "dot"})
     fig.add_vline(x=1.0, line={"color": "#cf222e", "width": 1, "dash": "dot"})
     fig.update_layout(title=title, xaxis_title="measured speedup (spec / baseline throughput, ×)",
-                      yaxis_title="predicted speedup (×)", legend_title="workload",
+                      yaxis_title="predicted speedup (×)",
+                      legend_title=f"measured verdict ({data['workload'].nunique()} workloads)" if by_verdict else "workload",
                       xaxis={"range": [lo, hi]}, yaxis={"range": [lo, hi]}, height=480)
     if data.empty:
         fig.add_annotation(text="no run has both a measured and a predicted speedup", showarrow=False,

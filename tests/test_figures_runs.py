@@ -118,3 +118,23 @@ def test_break_even_chart_title_legend_and_plot_are_stacked_without_overlap(work
     assert fig.layout.yaxis.automargin  # long labels push the plot right instead of being clipped
     top_scale = [t for t in fig.data if t.xaxis == "x2"]
     assert bool(top_scale) == (2 * workloads > 15)  # a tall chart repeats its scale at the top
+
+
+def test_a_scatter_of_many_workloads_keeps_a_short_legend_and_every_run():
+    """40 workloads would be a 40-entry legend squeezing the plot: above 10 the colours are verdicts."""
+    from specmodel.figures_runs import LEGEND_WORKLOADS, VERDICT_COLOURS
+
+    runs = _runs([f"workload {i}" for i in range(40)]).assign(measured_speedup=lambda d: 0.8 + 0.01 * d.index)
+    runs.loc[0, "verdict"] = None
+    fig = predicted_vs_measured(runs)
+    names = [t.name for t in fig.data]
+    assert names == ["measured: clears", "measured: borderline", "measured: fails", "measured: –",
+                     "prediction = measurement (y = x)"]
+    assert sum(len(t.x) for t in fig.data[:-1]) == len(runs) == 80  # no run dropped
+    assert fig.data[0].marker.color == VERDICT_COLOURS["clears"]
+    assert "40 workloads" in fig.layout.legend.title.text
+    assert "<b>workload 5</b>" in " ".join(" ".join(t.hovertext) for t in fig.data[:-1])
+    lo, hi = fig.layout.xaxis.range
+    assert lo == pytest.approx(0.8 * 0.9) and hi == pytest.approx(1.59 * 1.1)
+    few = predicted_vs_measured(_runs([f"w{i}" for i in range(LEGEND_WORKLOADS)]))
+    assert len(few.data) == LEGEND_WORKLOADS + 1  # up to 10 workloads: one legend entry each
