@@ -17,6 +17,10 @@ import plotly.graph_objects as go
 from .breakeven import TABLE_COLUMNS
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A report is a file people mail and open in a browser: each of its tables and its problem list stops
+# here, and says so (the break-even CSV holds every row). 2,000 rows keep it to a few MB.
+REPORT_ROWS = 2_000
+REPORT_PROBLEMS = 500
 
 
 _PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -108,6 +112,14 @@ _REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k
                    "advice": "advice", "file": "file", "row": "row"}
 
 
+def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
+    """A line above a table or list cut at its cap ("" when it is whole)."""
+    cap = REPORT_PROBLEMS if what == "problems" else REPORT_ROWS
+    if len(rows) <= cap:
+        return ""
+    return f"<p class='muted'>The first {cap:,} of {len(rows):,} {what}; {where_the_rest_is}.</p>"
+
+
 def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
     shown = table.reindex(columns=list(_REPORT_COLUMNS)).copy()
     shown["margin_pct"] = shown["margin_pct"].map(lambda m: "" if pd.isna(m) else f"{m:+.0%}")
@@ -141,7 +153,8 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
         parts.append(f"<h2>Calibration</h2><p>{params}</p><p>{html.escape(calibration['message'])}</p>")
     parts.append("<h2>Break-even</h2><p class='muted'>Measured tokens per verify step against the break-even at "
                  "each run's concurrency; clears: more than 5% above, fails: more than 5% below.</p>")
-    parts.append(_table(_break_even_display(table), css_class="be"))
+    parts.append(_first_rows(table, "runs", "the break-even CSV holds every run"))
+    parts.append(_table(_break_even_display(table.head(REPORT_ROWS)), css_class="be"))
     for i, fig in enumerate(figures):
         # A file read on its own, without the app's theme: plotly's light template, whatever the
         # figure was drawn with in the app.
@@ -149,13 +162,16 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
         parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
                                  config={"displaylogo": False}))
     parts.append("<h2>Runs as read</h2>")
-    parts.append(_table(evaluated, ["file", "row", "format", "workload", "concurrency", "k", "method", "alpha",
+    parts.append(_first_rows(evaluated, "runs", "the files hold the rest"))
+    parts.append(_table(evaluated.head(REPORT_ROWS), ["file", "row", "format", "workload", "concurrency", "k", "method", "alpha",
                                     "tokens_per_step", "acceptance_from", "baseline_tok_s", "spec_tok_s",
                                     "measured_speedup", "gpu", "gpu_preset", "target_model", "draft_model",
                                     "remarks"]))
     if problems:
-        parts.append("<h2>Problems in the input</h2><ul>")
-        parts.extend(f"<li>{html.escape(p.severity)}: {html.escape(str(p))}</li>" for p in problems)
+        parts.append("<h2>Problems in the input</h2>")
+        parts.append(_first_rows(problems, "problems", "the Past runs page lists them grouped"))
+        parts.append("<ul>")
+        parts.extend(f"<li>{html.escape(p.severity)}: {html.escape(str(p))}</li>" for p in problems[:REPORT_PROBLEMS])
         parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts)

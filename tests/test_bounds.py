@@ -99,3 +99,19 @@ def test_every_streamlit_cache_has_a_size_limit():
     assert found, "no cache decorators found: the check would pass vacuously"
     unbounded = [name for name, keywords in found.items() if "max_entries" not in keywords]
     assert not unbounded, f"caches without max_entries: {unbounded}"
+
+
+def test_the_html_report_of_many_runs_stops_at_its_cap_and_says_where_the_rest_is():
+    from specmodel.breakeven import review
+    from specmodel.report import REPORT_ROWS, html_report
+
+    lines = ["workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s"]
+    lines += [f"w{i % 7},{1 + i % 64},4,0.7,100,{120 + i % 50}" for i in range(5_000)]
+    table = read_runs([("many.csv", "\n".join(lines).encode())])
+    result = review(table.rows)
+    small = html_report(result.evaluated.head(100), result.table.head(100), result.summary, [], table.problems)
+    text = html_report(result.evaluated, result.table, result.summary, [], table.problems)
+    assert len(table.rows) == 5_000 and REPORT_ROWS == 2_000
+    assert "The first 2,000 of 5,000 runs; the break-even CSV holds every run." in text
+    assert text.count("<tr>") == small.count("<tr>") + 2 * (REPORT_ROWS - 100)  # two tables, 2,000 rows each
+    assert len(text) < 3 * len(small) * REPORT_ROWS / 100
