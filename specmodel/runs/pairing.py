@@ -11,6 +11,8 @@ from .records import Problem, RunRecord
 
 
 def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[RunRecord], list[Problem]]:
+    """The records with each speculative arm given its baseline's throughput (baselines themselves
+    drop out), and warnings for arms left without a partner."""
     out = [r for r in records if r.arm == "pair"]
     specs = [r for r in records if r.arm == "spec"]
     bases = [r for r in records if r.arm == "baseline"]
