@@ -41,7 +41,7 @@ test: $(VENV)/.dev system-deps lint
 
 # Everything but the real-browser and real-Prometheus tests: the quick loop while editing.
 test-fast: $(VENV)/.dev
-	$(PY) -m pytest -n 2 -m "not browser and not prometheus" $(PYTEST_ARGS)
+	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PY) -m pytest -n 2 -m "not browser and not prometheus" $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

@@ -13,7 +13,7 @@ st.set_page_config(page_title="Does speculative decoding pay off?", layout="wide
 
 PAGES = [
     st.Page("pages/whatif.py", title="What-if", default=True),
-    st.Page("pages/runs.py", title="Past runs", url_path="past-runs"),
+    st.Page("pages/past-runs.py", title="Past runs", url_path="past-runs"),
     st.Page("pages/live.py", title="Live", url_path="live"),
     st.Page("pages/fleet.py", title="Fleet", url_path="fleet"),
     st.Page("pages/mix.py", title="Traffic mix", url_path="mix"),

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from pages.common import base_scenario, calibration_badge, chart, show_error
+from pages.calibration import calibration_badge
+from pages.common import base_scenario
+from pages.display import chart, show_error
 from specmodel import SpecModelError, figures_capacity, planning
 
 USERS, RATE = "concurrent users", "requests per second"  # option texts are what the URL carries

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from pages.common import (base_scenario, chart, move_link_credentials, no_links, plain, rerun_without_credentials,
-                          show_error)
-from pages.common import calibration_badge
+from pages.calibration import calibration_badge
+from pages.common import base_scenario
+from pages.credentials import move_link_credentials, rerun_without_credentials
+from pages.display import chart, no_links, plain, show_error
 from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, samples, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")

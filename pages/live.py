@@ -4,8 +4,10 @@ import time
 
 import streamlit as st
 
-from pages.common import base_scenario, chart, move_link_credentials, rerun_without_credentials, show_error
-from pages.common import calibration_badge
+from pages.calibration import calibration_badge
+from pages.common import base_scenario
+from pages.credentials import move_link_credentials, rerun_without_credentials
+from pages.display import chart, show_error
 from specmodel import SpecModelError, figures_live, live, samples, scrape
 from specmodel.prom import stats_from_window, window_over
 

@@ -4,7 +4,9 @@ GPUs into pools by traffic shape. The workload table is editable; the sidebar gi
 import pandas as pd
 import streamlit as st
 
-from pages.common import base_scenario, calibration_badge, chart, no_links, remember_table, show_error
+from pages.calibration import calibration_badge
+from pages.common import base_scenario, remember_table
+from pages.display import chart, no_links, show_error
 from specmodel import SpecModelError, figures_mix, mix
 from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 

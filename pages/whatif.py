@@ -4,7 +4,9 @@ import json
 
 import streamlit as st
 
-from pages.common import base_scenario, calibration_badge, chart, show_does_not_fit, show_error
+from pages.calibration import calibration_badge
+from pages.common import base_scenario
+from pages.display import chart, show_does_not_fit, show_error
 from specmodel import SpecModelError, acceptance, figures, summarize
 from specmodel.errors import DoesNotFit
 

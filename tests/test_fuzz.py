@@ -4,6 +4,7 @@ Each input must either be read or be refused with SpecModelError (the CLI: exit 
 message, never a traceback). A failure shows the shrunk input that escaped."""
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,8 +14,9 @@ from specmodel.runs import RunDefaults, read_runs
 from tests.conftest import ROOT
 from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_api
 
-QUICK = settings(max_examples=150, deadline=None, database=None, derandomize=True,
-                 suppress_health_check=list(HealthCheck))
+# 150 examples per target in `make test`; `make test-fast` (the loop while editing) sets fewer.
+QUICK = settings(max_examples=int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")), deadline=None,
+                 database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy overflow warnings on huge inputs are fine

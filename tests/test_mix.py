@@ -316,3 +316,12 @@ def test_a_pool_with_fewer_sequences_than_replicas_leaves_replicas_idle():
 def test_compare_refuses_workloads_built_in_code_with_the_same_messages(workloads, message):
     with pytest.raises(SpecModelError, match=message):
         compare(L40S, workloads, 8, 1)
+
+
+def test_the_sample_workloads_file_is_the_pages_starting_table():
+    """sample_runs/traffic_mix.csv (the README's `mix` command) holds the Traffic mix page's example."""
+    from specmodel.samples import MIX_SAMPLE
+
+    workloads, problems, notes = read_workloads(str(MIX_SAMPLE))
+    assert problems == [] and notes == []
+    assert workloads == list(example_workloads())

@@ -17,7 +17,7 @@ def open_page(query: dict | None = None) -> AppTest:
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.run()
-    return at.switch_page("pages/runs.py").run()
+    return at.switch_page("pages/past-runs.py").run()
 
 
 # st.dataframe without selection registers no key in AppTest: tell the two tables apart by a column.
@@ -174,7 +174,7 @@ def test_uploaded_runs_survive_a_visit_to_another_page_until_cleared():
     at.file_uploader(key="run_files").set_value(("m.csv", MEASURED_VS_MODEL, "text/csv")).run()
     at.switch_page("pages/whatif.py").run()
     assert not at.exception
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("pages/past-runs.py").run()
     assert not at.exception
     assert len(table_by_key(at, "runs_table")) == 6
     assert any("Using the files uploaded earlier in this session: m.csv" in c.value for c in at.caption)

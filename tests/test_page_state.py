@@ -1,4 +1,4 @@
-"""State that survives (pages/common.py): calibration stays in every page's link, a badge on every
+"""State that survives (pages/common.py, pages/calibration.py): calibration stays in every page's link, a badge on every
 verdict says whether the numbers are calibrated, the copy-link box holds the full link, and Traffic
 mix edits come back after another page ran."""
 
@@ -34,9 +34,9 @@ def test_every_verdict_is_badged_uncalibrated_without_a_calibration():
     at = app()
     assert badges(at) == [":gray-badge[uncalibrated]"]
     assert "cal" not in at.query_params
-    for page in ("pages/runs.py", "pages/capacity.py", "pages/mix.py"):
+    for page in ("pages/past-runs.py", "pages/capacity.py", "pages/mix.py"):
         at.switch_page(page).run()
-        if page == "pages/runs.py":
+        if page == "pages/past-runs.py":
             at.pills(key="sample").set_value("Seed runs").run()
         assert not at.exception
         assert badges(at) == [":gray-badge[uncalibrated]"], page

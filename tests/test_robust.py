@@ -380,7 +380,7 @@ def test_10_exports_download_without_a_rerun_so_the_deferred_report_survives():
     at = AppTest.from_file(APP, default_timeout=90)
     at.query_params["sample"] = "Seed runs"
     at.run()
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("pages/past-runs.py").run()
     buttons = at.get("download_button")
     assert len(buttons) == 2 and all(b.proto.ignore_rerun for b in buttons)
 

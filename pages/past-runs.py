@@ -6,8 +6,9 @@ import json
 
 import streamlit as st
 
-from pages.common import (base_scenario, calibration, calibration_badge, chart, no_links, plain, set_calibration,
-                          show_error)
+from pages.calibration import calibration, calibration_badge, set_calibration
+from pages.common import base_scenario
+from pages.display import chart, no_links, plain, show_error
 from specmodel import SpecModelError
 from specmodel.calibrate import calibrate, calibration_from_json
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured

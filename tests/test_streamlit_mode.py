@@ -1,0 +1,52 @@
+"""pages/streamlit_mode.py works around one Streamlit behaviour (streamlit/streamlit#9624). These tests
+pin what the workaround relies on, so a Streamlit upgrade that changes it fails here, by name, instead
+of silently breaking shared links (tests/test_browser_links.py checks the whole path in a browser)."""
+
+import ast
+from pathlib import Path
+
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.source_util import page_icon_and_name
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def app_pages() -> list[tuple[str, str | None]]:
+    """(file, url_path) of every st.Page in app.py, as written there."""
+    out = []
+    for node in ast.walk(ast.parse((ROOT / "app.py").read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
+            url_path = next((k.value.value for k in node.keywords if k.arg == "url_path"), None)
+            out.append((node.args[0].value, url_path))
+    return out
+
+
+def test_a_pages_folder_beside_app_py_still_starts_streamlit_in_folder_mode(monkeypatch):
+    """The behaviour worked around: the first session of a process decides the mode from the folder.
+    If this fails, Streamlit no longer does that: delete pages/streamlit_mode.py and its call."""
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
+    PagesManager(str(ROOT / "app.py"))
+    assert PagesManager.uses_pages_directory is True
+
+
+def test_folder_mode_finds_every_page_under_the_url_app_py_gives_it():
+    """Folder mode names a page after its file; app.py's URL paths must be those names, so a link such
+    as /past-runs opened on a fresh server reaches that page, not "Page not found"."""
+    pages = app_pages()
+    assert len(pages) == 6
+    for file, url_path in pages:
+        folder_name = page_icon_and_name(ROOT / file)[1]
+        assert (ROOT / file).parent == ROOT / "pages"
+        assert url_path in (None, folder_name), f"{file}: app.py serves it at /{url_path}, folder mode at /{folder_name}"
+
+
+def test_the_workaround_leaves_folder_mode_and_reruns(monkeypatch):
+    from pages import streamlit_mode
+
+    reruns = []
+    monkeypatch.setattr(streamlit_mode.st, "rerun", lambda: reruns.append("rerun"))
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", True)
+    streamlit_mode.leave_pages_directory_mode()
+    assert PagesManager.uses_pages_directory is False and reruns == ["rerun"]
+    streamlit_mode.leave_pages_directory_mode()  # in navigation mode it does nothing
+    assert reruns == ["rerun"]
