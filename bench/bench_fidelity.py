@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specmodel.breakeven import evaluate_runs, scenario_for_row
+from specmodel.runs.review import evaluate_runs, scenario_for_row
 from specmodel.calibrate import calibrate, load_calibration, save_calibration
 from specmodel.errors import SpecModelError
 from specmodel.presets import find_gpu, find_model

@@ -5,7 +5,7 @@ of an idle process with the same imports) and reports the peak resident memory a
 baseline, and the time taken. The inputs are the largest the readers accept: a file at the upload
 limit (20 MB) filled with the most rows per file, every run at k = 64 with a 64-position survival
 profile; a JSON document at the depth limit; a /metrics page with k = 64 positions for many
-engines. What the Past runs page then predicts for every row (`breakeven.review`) is measured on
+engines. What the Past runs page then predicts for every row (`specmodel.runs.review`) is measured on
 the first rows only: its cost per row is constant, so the full file's cost is that times the rows
 (issue 11 vectorises it).
 """
@@ -24,7 +24,7 @@ _RUNNER = r'''
 import json, resource, sys, time
 from pathlib import Path
 from specmodel import prom, runs
-from specmodel.breakeven import review
+from specmodel.runs.review import review
 import numpy, pandas, scipy.optimize  # the idle server has these loaded too
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 kind, path, review_rows = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -44,7 +44,7 @@ def _timed(fn):
 
 
 def run():
-    from specmodel.breakeven import review
+    from specmodel.runs.review import review
     from specmodel.runs import read_runs
 
     yield f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work on it slows the wall time)"

@@ -9,13 +9,14 @@ import streamlit as st
 from pages.calibration import calibration, calibration_badge, set_calibration
 from pages.common import base_scenario
 from pages.display import chart, no_links, plain, show_error
-from specmodel import SpecModelError, runs_view
-from specmodel.breakeven import model_headline, review, verdict_lines
+from specmodel import SpecModelError
 from specmodel.calibrate import calibrate, calibration_from_json
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
 from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.report import break_even_csv, html_report
-from specmodel.runs import SAMPLES, RunDefaults, read_runs, sample_files
+from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults, read_runs, sample_files
+from specmodel.runs import view as runs_view
+from specmodel.runs.review import model_headline, review, verdict_lines
 
 UPLOADS = "runs_uploads"  # (name, bytes) of the files uploaded in this session: kept across pages
 LOADED = "runs_loaded"  # (load key, RunTable, Review) of the last load: kept across pages and reruns
@@ -75,7 +76,8 @@ if len(files) > 1:
 
 s = base_scenario()
 defaults = RunDefaults(gpu=s.gpu, target=s.target, method=s.method, draft=s.draft, tp=s.tp,
-                       context_len=s.context_len, k=int(k_default))
+                       context_len=s.context_len, k=int(k_default),
+                       said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"))
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)

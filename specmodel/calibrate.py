@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from .breakeven import scenario_for_row
+from .runs.review import scenario_for_row
 from .errors import SpecModelError
 from .parameters import PARAMETERS, Param  # noqa: F401 (re-exported: the one bounds table)
 from .roofline import Efficiency

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import presets
-from .breakeven import model_headline, review
+from .runs.review import model_headline, review
 from .calibrate import calibrate, save_calibration
 from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
@@ -28,6 +28,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement"]
+# How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
+SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 
 
 def add_parser(sub) -> None:
@@ -78,7 +80,8 @@ def run_runs(args: argparse.Namespace) -> int:
 
     method, draft = method_and_draft(args)
     defaults = RunDefaults(gpu=presets.find_gpu(args.gpu).name, target=presets.find_model(args.target).name,
-                           method=method, draft=draft, tp=args.tp, context_len=args.context_len, k=args.k)
+                           method=method, draft=draft, tp=args.tp, context_len=args.context_len, k=args.k,
+                           said_as=SAID_AS)
     files = []
     unreadable = []
     for name in args.files:
@@ -108,7 +111,7 @@ def run_runs(args: argparse.Namespace) -> int:
     if args.save_calibration and not args.calibrate:
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if args.calibrate:
-        from .runs_view import calibration_rows
+        from .runs.view import calibration_rows
         fit_rows, fit_note = calibration_rows(table.rows)
         if fit_note:
             sys.stderr.write(f"note: {fit_note}\n")
@@ -149,7 +152,7 @@ def run_runs(args: argparse.Namespace) -> int:
             out["calibration"] = calibration.to_dict()
         print_json(out)
         return 0
-    line = fallback_line(table.fallbacks, len(table.rows))
+    line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
     if line:
         print(line)
     _print_text(rows, result.summary, calibration)

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .breakeven import BORDERLINE_LABEL, CLEARS, FAILS
+from .runs.review import BORDERLINE_LABEL, CLEARS, FAILS
 
 VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e"}
 

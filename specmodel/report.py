@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import plotly.graph_objects as go
 
-from .breakeven import TABLE_COLUMNS
+from .runs.review import TABLE_COLUMNS
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # A report is a file people mail and open in a browser: each of its tables and its problem list stops

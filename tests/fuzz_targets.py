@@ -30,7 +30,7 @@ import httpx
 from hypothesis import strategies as st
 
 from specmodel import Scenario, cli, fleet, live, prom, promapi, runs, workloads
-from specmodel.breakeven import review
+from specmodel.runs.review import review
 from specmodel.report import break_even_csv, html_report
 from specmodel.roofline import Efficiency
 from specmodel.errors import SpecModelError
@@ -157,7 +157,7 @@ def retyped_json(draw, texts: dict[str, str]):
     return name, _dumps(doc)
 
 
-CSV_HEADERS = sorted(set(runs.COLUMNS) | set(runs._ALIAS_INDEX) | {"p1", "pos_2", "accept_pos3", "é", ""})
+CSV_HEADERS = sorted(set(runs.COLUMNS) | set(runs.ALIAS_INDEX) | {"p1", "pos_2", "accept_pos3", "é", ""})
 
 
 @st.composite

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
-from specmodel.breakeven import error_summary, evaluate_runs, review, verdict_lines
+from specmodel.runs.review import error_summary, evaluate_runs, review, verdict_lines
 from specmodel.calibrate import DEFAULT_FIT, PARAMETERS, calibrate
 from specmodel.runs import read_runs, sample_files
 from tests.conftest import FIXTURES

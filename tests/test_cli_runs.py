@@ -31,6 +31,21 @@ def test_json_rows_carry_the_public_keys(capsys):
     assert doc["summary"]["rows_compared"] == 3
 
 
+def test_a_fallback_is_named_by_the_flag_that_gave_it_not_by_the_page(capsys, tmp_path):
+    runs = tmp_path / "runs.csv"
+    runs.write_text("workload,concurrency,k,alpha,speedup,gpu,target_model,method\n"
+                    "chat,4,4,0.7,1.3,Z9000,Mystery-70B,telepathy\nqa,8,4,0.6,1.1,,Llama 3.1 8B,draft_model\n")
+    code, out, err = run(capsys, runs, "--gpu", "H100 SXM")
+    assert code == 0 and "sidebar" not in out + err
+    assert "predicted on a fallback preset (--gpu, --target) because a name was not recognised" in out
+    assert "GPU 'Z9000' is not a preset (not recognised): predicted with H100 SXM (--gpu)" in err
+    assert "model 'Mystery-70B' is not a preset" in err and "(--target)" in err
+    assert "method 'telepathy' is unknown: predicted as draft_model (--method)" in err
+    code, out, _ = run(capsys, runs, "--json")
+    remarks = {r["workload"]: r["remarks"] for r in json.loads(out)["rows"]}
+    assert "no GPU named: L40S (--gpu)" in remarks["qa"]
+
+
 def test_unreadable_rows_go_to_stderr_with_file_and_row_and_good_rows_still_print(capsys, tmp_path):
     bad = tmp_path / "mixed.csv"
     bad.write_text("workload,concurrency,k,alpha,speedup\ngood,1,4,0.7,1.5\nbad,1,4,1.7,1.2\n")
@@ -111,10 +126,10 @@ def test_module_entry_point_runs_as_a_subprocess():
 
 
 def test_rows_over_the_limit_load_the_first_ones_and_the_command_says_so(capsys, tmp_path, monkeypatch):
-    import specmodel.runs as runs
+    from specmodel import limits
 
-    monkeypatch.setattr(runs, "MAX_ROWS_PER_FILE", 10)
-    monkeypatch.setattr(runs, "MAX_ROWS_TOTAL", 15)
+    monkeypatch.setattr(limits, "MAX_ROWS_PER_FILE", 10)
+    monkeypatch.setattr(limits, "MAX_ROWS_TOTAL", 15)
     rows = [f"w{i},{i + 1},4,0.7,1.5\n" for i in range(30)]
     (tmp_path / "big.csv").write_text("workload,concurrency,k,alpha,speedup\n" + "".join(rows))
     (tmp_path / "small.csv").write_text("workload,concurrency,k,alpha,speedup\n" + "".join(rows[:8]))

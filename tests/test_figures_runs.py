@@ -4,7 +4,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from specmodel.breakeven import evaluate_runs
+from specmodel.runs.review import evaluate_runs
 from specmodel.figures_runs import break_even_chart, predicted_vs_measured
 from specmodel.runs import read_runs, sample_files
 

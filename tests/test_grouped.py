@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from specmodel import Efficiency, Scenario, SpecModelError
-from specmodel.breakeven import scenario_for_row
+from specmodel.runs.review import scenario_for_row
 from specmodel.grouped import setup_of, summarize_many
 from specmodel.runs import read_runs, sample_files
 from specmodel.scenario import off_above, summarize, with_changes

@@ -12,57 +12,82 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "specmodel"
-MODULES = sorted(PACKAGE.glob("*.py"))
-OWN = {path.stem for path in MODULES}
+MODULES = sorted(PACKAGE.rglob("*.py"))  # with the subpackage specmodel/runs/
+
+
+def _module_name(path):
+    """A module's name inside specmodel ("prom", "runs.records", "runs" for runs/__init__.py); a file
+    outside the package (the checker's own tests) is named by its stem."""
+    try:
+        parts = list(path.resolve().relative_to(PACKAGE).with_suffix("").parts)
+    except ValueError:
+        return path.stem
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_of(path):
+    """The package a module's relative imports start from ("" for specmodel itself, "runs" for specmodel/runs/)."""
+    try:
+        return ".".join(path.resolve().relative_to(PACKAGE).parent.parts)
+    except ValueError:
+        return ""
+
+
+OWN = {_module_name(path) for path in MODULES}
 
 
 def _is_cli(stem):
     return stem == "cli" or stem.startswith("cmd_")
 
 
-def _specmodel_module(node, level_module):
-    """The specmodel module an ImportFrom names (`from .x import` or `from specmodel.x import`),
-    or None for one outside the package."""
-    if node.level == 1:
-        return level_module or ""
-    if node.level == 0 and level_module and level_module.split(".")[0] == "specmodel":
-        parts = level_module.split(".")
-        return parts[1] if len(parts) > 1 else ""
+def _specmodel_module(node, package):
+    """The specmodel module an ImportFrom names, relative to specmodel ("" for specmodel itself):
+    `from .x import`, `from ..x import` or `from specmodel.x import`; None for one outside the package."""
+    if node.level >= 1:
+        base = package.split(".") if package else []
+        if node.level - 1 > len(base):
+            return None
+        base = base[:len(base) - (node.level - 1)]
+        return ".".join([*base, *([node.module] if node.module else [])])
+    parts = (node.module or "").split(".")
+    if parts[0] == "specmodel":
+        return ".".join(parts[1:])
     return None
 
 
 def _violations(path):
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    stem = path.stem
+    stem, own, package = path.stem, _module_name(path), _package_of(path)
     found = []
     imported_modules = {}  # local name -> specmodel module it is bound to
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level == 0 and (node.module or "").split(".")[0] == "streamlit":
                 found.append(f"{path.name}:{node.lineno}: imports from streamlit")
-            module = _specmodel_module(node, node.module)
+            module = _specmodel_module(node, package)
             if module is None:
                 continue
             where = f"{path.name}:{node.lineno}"
             if module.startswith("cmd_") and not _is_cli(stem):
                 found.append(f"{where}: imports from the command module {module} outside cmd_*/cli")
             for alias in node.names:
-                if module == "" and alias.name in OWN:  # `from . import prom`
-                    imported_modules[alias.asname or alias.name] = alias.name
+                submodule = f"{module}.{alias.name}" if module else alias.name
+                if submodule in OWN or (module == "" and alias.name in OWN):  # `from . import prom`
+                    imported_modules[alias.asname or alias.name] = submodule
                     if alias.name.startswith("cmd_") and not _is_cli(stem):
                         found.append(f"{where}: imports the command module {alias.name} outside cmd_*/cli")
-                elif alias.name.startswith("_") and module != stem:
+                elif alias.name.startswith("_") and module != own:
                     found.append(f"{where}: imports the private name {alias.name} from {module or 'specmodel'}")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "streamlit":
                     found.append(f"{path.name}:{node.lineno}: imports streamlit")
                 if alias.name.startswith("specmodel."):
-                    imported_modules[alias.asname or alias.name] = alias.name.split(".")[1]
+                    imported_modules[alias.asname or alias.name] = alias.name.split(".", 1)[1]
     for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
                 and isinstance(node.value, ast.Name) and node.value.id in imported_modules
-                and imported_modules[node.value.id] != stem):
+                and imported_modules[node.value.id] != own):
             found.append(f"{path.name}:{node.lineno}: reads the private name "
                          f"{imported_modules[node.value.id]}.{node.attr}")
     return found
@@ -72,7 +97,7 @@ def test_the_package_has_modules_to_check():
     assert len(MODULES) > 30, f"found only {len(MODULES)} modules under {PACKAGE}"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(PACKAGE)))
 def test_no_module_reaches_into_another_modules_private_names(path):
     assert _violations(path) == []
 
@@ -81,6 +106,8 @@ def test_no_module_reaches_into_another_modules_private_names(path):
     ("from .prom import _finite\n", "imports the private name _finite from prom"),
     ("from specmodel.prom import _finite\n", "imports the private name _finite from prom"),
     ("from . import prom\nprom._COUNTERS\n", "reads the private name prom._COUNTERS"),
+    ("from .runs.names import _default_draft\n", "imports the private name _default_draft from runs.names"),
+    ("from .runs import names\nnames._clean({})\n", "reads the private name runs.names._clean"),
     ("from .cmd_scrape import result_dict\n", "imports from the command module cmd_scrape"),
     ("import streamlit as st\n", "imports streamlit"),
     ("from streamlit import session_state\n", "imports from streamlit"),
@@ -98,3 +125,30 @@ def test_the_checker_lets_a_module_use_its_own_private_names_and_the_cli_import_
     cli.write_text("from .cmd_args import number\nfrom .cmd_predict import add_scenario_arguments\n",
                    encoding="utf-8")
     assert _violations(own) == [] and _violations(cli) == []
+
+
+# --- the run readers: a package of small modules, one job each ------------------------------------------
+
+RUNS = PACKAGE / "runs"
+
+
+def test_the_run_readers_are_a_package_and_the_old_module_is_gone():
+    assert (RUNS / "__init__.py").is_file()
+    assert not (PACKAGE / "runs.py").exists(), "specmodel/runs.py beside specmodel/runs/ would be shadowed"
+    assert not any((PACKAGE / name).exists() for name in ("runs_logs.py", "runs_spec.py", "runs_view.py",
+                                                          "breakeven.py"))
+
+
+@pytest.mark.parametrize("path", sorted(RUNS.glob("*.py")), ids=lambda path: path.name)
+def test_no_run_reader_module_exceeds_400_lines(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= 400, f"{path.name} has {lines} lines; split it by job"
+
+
+def test_a_module_inside_the_runs_package_is_checked_with_its_relative_imports():
+    module = RUNS / "validate.py"
+    assert _module_name(module) == "runs.validate" and _package_of(module) == "runs"
+    node = ast.parse("from ..limits import MAX_K").body[0]
+    assert _specmodel_module(node, "runs") == "limits"
+    node = ast.parse("from .names import names_of").body[0]
+    assert _specmodel_module(node, "runs") == "runs.names"

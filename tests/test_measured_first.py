@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from specmodel.breakeven import model_headline, review, verdict_lines
+from specmodel.runs.review import model_headline, review, verdict_lines
 from specmodel.cli import main
 from specmodel.runs import read_runs
 from tests.conftest import FIXTURES

@@ -164,6 +164,9 @@ def test_problems_are_one_collapsed_block_grouped_by_kind_errors_first():
     assert warnings[0].startswith("41 of 41 rows predicted on a fallback preset")
     assert warnings[1].startswith("41 rows: GPU '1x Z9000' is not a preset") and \
         warnings[1].endswith("many.csv, rows 2, 3, 4, 5, 6, 7, 8, 9, …")
+    # the page names its own fallback: the sidebar (the command line names its flags instead)
+    assert "fallback preset (the sidebar choice) because" in warnings[0]
+    assert "predicted with L40S (the sidebar choice)" in warnings[1] and "--gpu" not in " ".join(warnings)
 
 
 def test_uploaded_runs_survive_a_visit_to_another_page_until_cleared():

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from specmodel.runs import _context_from_text, collapse_problems, fallback_line, read_runs
+from specmodel.runs import collapse_problems, context_from_text, fallback_line, read_runs
 from tests.conftest import ROOT
 
 DEV = ROOT / "tests" / "fixtures" / "published_dev.csv"
@@ -146,7 +146,7 @@ def test_cli_json_and_text(tmp_path):
     ("mt-bench multiturn (2 samples), output-len 1024", None), (None, None),
 ])
 def test_context_from_workload_text(text, tokens):
-    assert _context_from_text(text) == tokens
+    assert context_from_text(text) == tokens
 
 
 def test_a_context_column_wins_over_the_workload_text():

@@ -314,8 +314,8 @@ def test_8_one_bad_instance_is_listed_and_the_good_one_still_shows(tmp_path):
 # --- 9. unbounded time -----------------------------------------------------------------------------------------
 
 def test_9_only_the_first_rows_of_a_huge_file_load_with_a_message(monkeypatch):
-    from specmodel import runs
-    monkeypatch.setattr(runs, "MAX_ROWS_PER_FILE", 100)
+    from specmodel import limits
+    monkeypatch.setattr(limits, "MAX_ROWS_PER_FILE", 100)
     data = b"workload,concurrency,k,alpha\n" + b"x,1,4,0.7\n" * 150
     table = read_runs([("many.csv", data)])
     assert len(table.rows) == 100

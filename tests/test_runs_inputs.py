@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from specmodel import cli, runs_logs
+from specmodel import cli
 from specmodel.runs import RunDefaults, read_runs
+from specmodel.runs import logs as runs_logs
 from tests.conftest import FIXTURES
 
 LOG = FIXTURES / "vllm_v1_specdecode.log"

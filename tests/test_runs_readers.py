@@ -141,6 +141,14 @@ def test_unknown_gpu_and_model_fall_back_to_the_sidebar_choice_and_say_so():
     assert len(table.warnings) == 2 and all(p.row == 2 for p in table.warnings)
 
 
+def test_a_fallback_is_named_as_the_caller_says_else_as_the_default():
+    text = HEADER + ",gpu,target_model\nw,1,4,0.7,40,60,TPU v9,Mystery-70B\n"
+    plain = read(text).rows.iloc[0]["remarks"]
+    assert "predicted with L40S (the default GPU)" in plain and "(the default target)" in plain
+    named = read(text, said_as={"gpu": "the GPU box"}).rows.iloc[0]["remarks"]
+    assert "predicted with L40S (the GPU box)" in named and "(the default target)" in named
+
+
 # --- bad input ---------------------------------------------------------------------------------------
 
 def test_empty_file():

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from specmodel import SpecModelError, cli, promapi, scrape
-from specmodel.breakeven import review
+from specmodel.runs.review import review
 from specmodel.figures_runs import break_even_chart, predicted_vs_measured
 from specmodel.report import break_even_csv, html_report, neutralise_cell
 from specmodel.roofline import Efficiency

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import SpecModelError
+from ..errors import SpecModelError
+from .records import Problem, RunRecord
 
 _V1 = re.compile(r"SpecDecoding metrics:\s*(?P<body>.*)$")
 _V0 = re.compile(r"(?:Speculative metrics:\s*)?Draft acceptance rate:\s*(?P<rate>[\d.]+)\s*,\s*System efficiency:\s*"
@@ -101,8 +102,6 @@ def parse_lines(text: str, k: int | None = None) -> tuple[list[dict], list[tuple
 
 def read(name: str, text: str, defaults) -> tuple[list, list]:
     """Run records (one per spec-decode line) and problems for a log file or a pasted block."""
-    from .runs import Problem, RunRecord  # runs dispatches here; import late to keep the modules independent
-
     points, issues = parse_lines(text, k=getattr(defaults, "k", None))
     problems = [Problem(name, line, None, message) for line, message in issues]
     if not points:

@@ -9,8 +9,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from .breakeven import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED
-from .runs import ProblemGroup, RunTable, fallback_line, group_problems
+from .records import ProblemGroup, RunTable, fallback_line, group_problems
+from .review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED
 
 TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
 CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption
@@ -60,7 +60,7 @@ def problem_lines(table: RunTable) -> list[tuple[str, str]]:
     for g in groups:
         if g.severity == "error":
             out.append(("error", group_line(g)))
-    line = fallback_line(table.fallbacks, len(table.rows))
+    line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
     if line:
         out.append(("warning", line))
     out += [(g.severity, group_line(g)) for g in groups if g.severity != "error"]

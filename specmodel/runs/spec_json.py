@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SpecModelError
+from ..errors import SpecModelError
+from .records import Problem, RunRecord
 
 _MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"',
             '"pooled_spec_decode_acceptance_histogram"', '"total_spec_decode_steps"')
@@ -111,21 +113,43 @@ def _histogram(raw) -> dict[int, float] | None:
     return out
 
 
-def read(name: str, text: str, defaults) -> tuple[list, list]:
-    """Records and problems for one file (see the module docstring)."""
-    from .runs import Problem, RunRecord  # runs dispatches here; import late to keep the modules independent
+@dataclass
+class _Pooled:
+    """Spec-decode counts summed over the responses of one file."""
 
-    docs = _documents(text)
-    if len(docs) == 1 and isinstance(docs[0][1], dict) and (
-            "pooled_spec_decode_acceptance_histogram" in docs[0][1] or "total_spec_decode_steps" in docs[0][1]):
-        return _read_aiperf_summary(name, docs[0][1], Problem, RunRecord)
-    problems: list = []
-    steps = accepted = drafted = 0.0
-    hist: dict[int, float] = {}
-    hist_complete = True
-    k_seen: list[int] = []
-    models: set[str] = set()
-    used = 0
+    steps: float = 0.0
+    accepted: float = 0.0
+    drafted: float = 0.0
+    hist: dict = field(default_factory=dict)  # accepted drafts j -> verify steps
+    hist_complete: bool = True  # every response had a histogram
+    k_seen: list = field(default_factory=list)
+    models: set = field(default_factory=set)
+    used: int = 0
+
+    def add(self, rec: dict, d, s: float, a: float, t: float | None) -> None:
+        """One response's record `rec` (in the document `d`): s steps, a accepted, t drafted."""
+        self.steps, self.accepted, self.drafted = self.steps + s, self.accepted + a, self.drafted + (t or 0.0)
+        h = _histogram(rec.get("acceptance_histogram"))
+        if h is None:
+            self.hist_complete = False
+        else:
+            for j, n in h.items():
+                self.hist[j] = self.hist.get(j, 0.0) + n
+            if isinstance(rec.get("acceptance_histogram"), list):
+                self.k_seen.append(len(rec["acceptance_histogram"]) - 1)
+        if _num(rec.get("num_spec_tokens")):
+            self.k_seen.append(int(_num(rec["num_spec_tokens"])))
+        per_step = rec.get("per_step_drafted")
+        if isinstance(per_step, list) and per_step and all(_num(x) is not None for x in per_step):
+            self.k_seen.append(int(max(_num(x) for x in per_step)))
+        if isinstance(d, dict) and isinstance(d.get("model"), str):
+            self.models.add(d["model"])
+        self.used += 1
+
+
+def _pool(name: str, docs: list, problems: list) -> _Pooled:
+    """The counts of every response with at least one verify step; a response with bad counts is a problem."""
+    pooled = _Pooled()
     for where, d in docs:
         rec = _per_request(d)
         if rec is None:
@@ -142,41 +166,36 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
             problems.append(Problem(name, where, "num_accepted_draft_tokens", f"{a:g} accepted drafts in {s:g} "
                                     "steps is not possible; this response was left out"))
             continue
-        steps, accepted, drafted = steps + s, accepted + a, drafted + (t or 0.0)
-        h = _histogram(rec.get("acceptance_histogram"))
-        if h is None:
-            hist_complete = False
-        else:
-            for j, n in h.items():
-                hist[j] = hist.get(j, 0.0) + n
-            if isinstance(rec.get("acceptance_histogram"), list):
-                k_seen.append(len(rec["acceptance_histogram"]) - 1)
-        if _num(rec.get("num_spec_tokens")):
-            k_seen.append(int(_num(rec["num_spec_tokens"])))
-        per_step = rec.get("per_step_drafted")
-        if isinstance(per_step, list) and per_step and all(_num(x) is not None for x in per_step):
-            k_seen.append(int(max(_num(x) for x in per_step)))
-        if isinstance(d, dict) and isinstance(d.get("model"), str):
-            models.add(d["model"])
-        used += 1
-    if not used:
+        pooled.add(rec, d, s, a, t)
+    if not pooled.used:
         raise SpecModelError("no response in this file carries speculative-decoding metrics with at least one verify "
                              "step: start vLLM with --per-request-spec-decode-metrics summary (or detailed) and save "
                              "the responses, or give AIPerf's profile_export_aiperf.json")
-    values = {"workload": Path(name).stem, "drafts": steps, "accepted_tokens": accepted,
-              "notes": f"{used} requests with per-request spec-decode metrics, pooled"}
+    return pooled
+
+
+def read(name: str, text: str, defaults) -> tuple[list, list]:
+    """Records and problems for one file (see the module docstring)."""
+    docs = _documents(text)
+    if len(docs) == 1 and isinstance(docs[0][1], dict) and (
+            "pooled_spec_decode_acceptance_histogram" in docs[0][1] or "total_spec_decode_steps" in docs[0][1]):
+        return _read_aiperf_summary(name, docs[0][1])
+    problems: list = []
+    p = _pool(name, docs, problems)
+    values = {"workload": Path(name).stem, "drafts": p.steps, "accepted_tokens": p.accepted,
+              "notes": f"{p.used} requests with per-request spec-decode metrics, pooled"}
     headers = {"drafts": "num_spec_steps", "accepted_tokens": "num_accepted_draft_tokens",
                "draft_tokens": "num_draft_tokens", "survival": "acceptance_histogram", "k": "num_spec_tokens"}
-    k = max(k_seen) if k_seen else (round(drafted / steps) if drafted else None)
-    if drafted:
-        values["draft_tokens"] = drafted
+    k = max(p.k_seen) if p.k_seen else (round(p.drafted / p.steps) if p.drafted else None)
+    if p.drafted:
+        values["draft_tokens"] = p.drafted
     if k:
         values["k"] = k
-    if hist_complete and hist and k and sum(hist.values()) > 0:
-        total = sum(hist.values())
-        values["survival"] = [sum(n for j, n in hist.items() if j >= i) / total for i in range(1, k + 1)]
-    if len(models) == 1:
-        values["target_model"] = next(iter(models))
+    if p.hist_complete and p.hist and k and sum(p.hist.values()) > 0:
+        total = sum(p.hist.values())
+        values["survival"] = [sum(n for j, n in p.hist.items() if j >= i) / total for i in range(1, k + 1)]
+    if len(p.models) == 1:
+        values["target_model"] = next(iter(p.models))
     wrapper = docs[0][1] if len(docs) == 1 and isinstance(docs[0][1], dict) else {}
     conc = next((_num(wrapper.get(key)) for key in ("concurrency", "max_concurrency") if _num(wrapper.get(key))), None)
     if conc and conc >= 1:
@@ -189,7 +208,7 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
     return [RunRecord(name, None, "vLLM per-request spec-decode JSON", values, headers)], problems
 
 
-def _read_aiperf_summary(name: str, doc: dict, Problem, RunRecord) -> tuple[list, list]:
+def _read_aiperf_summary(name: str, doc: dict) -> tuple[list, list]:
     problems = []
     steps = _metric_avg(doc, "total_spec_decode_steps")
     accepted = _metric_avg(doc, "total_accepted_draft_tokens")

@@ -22,12 +22,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .engines import DEFAULT_ENGINE
-from .errors import SpecModelError
-from .grouped import setup_of, summarize_many
-from .roofline import Efficiency
-from .runs import paused_gc
-from .scenario import BORDERLINE, Scenario, predict, with_changes
+from ..engines import DEFAULT_ENGINE
+from ..errors import SpecModelError
+from ..grouped import setup_of, summarize_many
+from ..roofline import Efficiency
+from ..scenario import BORDERLINE, Scenario, predict, with_changes
+from .load import paused_gc
 
 CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
 # What each verdict means, in the words the What-if page uses.

@@ -1,0 +1,44 @@
+"""Read past benchmark runs (plain CSV, `vllm bench serve` JSON, guidellm CSV/JSON, per-request
+spec-decode JSON, vLLM log lines) into one table.
+
+Every reader turns a file into *records* (one per run or per concurrency level) and a list of
+`Problem`s that name the file, the row and the column. Records then go through one validation
+path: acceptance in whatever form the row has becomes E and α through `specmodel.acceptance`,
+free-text GPU and model names map to presets, and a speculative run that was measured alone is
+paired with its baseline run. A row with an error is left out and reported; a row that needed a
+fallback (an unknown GPU, a missing k) is kept and the fallback is written into its `remarks`.
+
+Row numbers: for CSV files the spreadsheet row (the header is row 1, the first run row 2), as the
+`csv` module's reader counts lines; for JSON files the position of the benchmark in the file (1 = first).
+
+One module per job:
+
+    records      RunRecord, RunDefaults, Problem, RunTable, problem grouping
+    sniff        bytes -> text -> which reader
+    csv_plain    plain CSV (ALIASES: the headers it knows)
+    vllm_bench   `vllm bench serve --save-result` JSON
+    guidellm     guidellm's benchmarks.json and CSV
+    spec_json    vLLM per-request spec-decode metrics and AIPerf exports
+    logs         vLLM's SpecDecoding log lines
+    pairing      a one-arm speculative run with its baseline
+    names        GPU, model, method, engine names -> presets
+    validate     one record -> one row of the table, or its errors
+    load         read_runs: files -> RunTable; the sample sets
+    review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it
+"""
+
+from ..limits import MAX_FILE_BYTES, MAX_K
+from .csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
+from .guidellm import SPEC_TOKENS_PER_CHUNK
+from .load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, read_run_file, read_runs, sample_files
+from .names import context_from_text
+from .records import (COLUMNS, FALLBACK_KINDS, SEVERITY_ORDER, Problem, ProblemGroup, RunDefaults, RunRecord,
+                      RunTable, collapse_problems, fallback_line, group_problems)
+from .sniff import decode_text
+
+__all__ = [
+    "ALIASES", "ALIAS_INDEX", "COLUMNS", "FALLBACK_KINDS", "IGNORED_COLUMNS", "MAX_FILE_BYTES", "MAX_K",
+    "PROGRESS_EVERY", "SAMPLES", "SAMPLE_DIR", "SEVERITY_ORDER", "SPEC_TOKENS_PER_CHUNK", "Problem", "ProblemGroup",
+    "RunDefaults", "RunRecord", "RunTable", "collapse_problems", "context_from_text", "decode_text", "fallback_line",
+    "group_problems", "paused_gc", "read_run_file", "read_runs", "sample_files",
+]

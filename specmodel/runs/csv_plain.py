@@ -1,0 +1,246 @@
+"""Plain CSV runs: one row per run, headers matched to canonical columns through ALIASES.
+
+The header row is the first non-blank line; a column for the acceptance at each position (p1, p2,
+...) makes a survival list. Row numbers are the line on which each record starts, counted by the
+`csv` module's reader (a quoted cell may span lines): the header is row 1, the first run row 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+
+from .. import limits
+from ..errors import SpecModelError
+from .records import Problem, RunRecord, too_many_rows
+
+# Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
+# spaces, dashes and dots into underscores).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "workload": ("workload", "task", "dataset", "dataset_name", "scenario", "name", "label", "workload_or_dataset"),
+    "concurrency": ("concurrency", "max_concurrency", "batch", "batch_size", "concurrent_requests",
+                    "num_concurrent", "streams", "users", "max_concurrent", "concurrency_or_batch"),
+    "request_rate": ("request_rate", "rate", "qps", "rps", "requests_per_s"),
+    "k": ("k", "num_speculative_tokens", "num_spec_tokens", "speculative_tokens", "gamma",
+          "draft_tokens_per_step", "spec_k"),
+    "method": ("method", "spec_method", "speculative_method", "speculation", "spec_decode_method",
+               "draft_model_or_method"),
+    "temperature": ("temperature", "temp"),
+    "alpha": ("alpha", "per_token_acceptance", "token_acceptance", "acceptance_alpha"),
+    "tokens_per_step": ("tokens_per_step", "mean_acceptance_length", "acceptance_length", "accept_len",
+                        "accept_length", "spec_decode_acceptance_length", "spec_accept_length",
+                        "mean_accept_len"),
+    "draft_acceptance_rate": ("draft_acceptance_rate", "acceptance_rate", "accept_rate",
+                              "spec_accept_rate"),
+    "acceptance_rate_percent": ("spec_decode_acceptance_rate", "acceptance_rate_percent",
+                                "acceptance_rate_pct", "draft_acceptance_rate_percent"),
+    "accepted_tokens": ("accepted_tokens", "num_accepted_tokens", "spec_decode_accepted_tokens",
+                        "spec_decode_num_accepted_tokens"),
+    "drafts": ("drafts", "num_drafts", "spec_decode_num_drafts"),
+    "draft_tokens": ("draft_tokens", "num_draft_tokens", "spec_decode_draft_tokens",
+                     "spec_decode_num_draft_tokens"),
+    "survival": ("survival", "per_position_acceptance", "per_position_acceptance_rates",
+                 "spec_decode_per_position_acceptance_rates", "acceptance_per_position"),
+    "baseline_tok_s": ("baseline_tok_s", "baseline_throughput", "baseline_output_throughput",
+                       "plain_tok_s", "no_spec_tok_s", "tok_s_baseline", "baseline_tokens_per_s"),
+    "spec_tok_s": ("spec_tok_s", "spec_throughput", "speculative_tok_s", "spec_output_throughput",
+                   "output_throughput", "throughput", "tok_s", "output_tok_s", "tokens_per_s"),
+    "speedup": ("speedup", "measured_speedup"),
+    "gpu": ("gpu", "hardware", "device", "accelerator"),
+    "target_model": ("target_model", "model", "model_id", "target"),
+    "draft_model": ("draft_model", "draft", "speculative_model", "draft_model_id"),
+    "context_len": ("context_len", "context_length", "mean_context_len", "ctx", "context_tokens"),
+    "t_target_ms": ("t_target_ms", "target_step_ms", "target_ms"),
+    "t_draft_ms": ("t_draft_ms", "draft_step_ms", "draft_ms"),
+    "tp": ("tp", "tensor_parallel", "tensor_parallel_size"),
+    "engine": ("engine", "server", "backend", "serving_engine", "inference_engine"),
+    "draft_depth": ("draft_depth", "depth", "tree_depth", "num_steps"),
+    "branching": ("branching", "tree_branching", "branching_factor", "topk", "eagle_topk"),
+    "ep": ("ep", "expert_parallel", "expert_parallel_size", "ep_size"),
+    "weight_dtype": ("weight_dtype", "dtype", "quantization", "weights_dtype"),
+    "draft_kv_budget": ("draft_kv_budget", "kv_budget", "draft_budget"),
+    "source": ("source_id", "source", "source_key"),
+    "notes": ("notes", "note", "comment", "comments", "description"),
+}
+# Columns kept for people and not read (a citation, a URL, remarks on how a number was measured):
+# named once in one info line, never one warning each. A second column for an already-read field
+# (e.g. both `source_id` and `source`) is treated the same way.
+IGNORED_COLUMNS = ("url_or_ref", "url", "reference", "ref", "citation", "latency_metric_note", "metric_note",
+                   "accept_len_source", "acceptance_source")
+_REFERENCE_FIELDS = {"source", "notes"}  # a second column for these is kept for reference, not an error
+_POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?(\d+)$")
+ALIAS_INDEX = {alias: canon for canon, names in ALIASES.items() for alias in names}
+
+
+def norm_header(h: str) -> str:
+    h = re.sub(r"\(.*?\)|\[.*?\]", "", str(h)).strip().lower()
+    return re.sub(r"[^a-z0-9%]+", "_", h).strip("_").replace("%", "percent")
+
+
+def sniff_delimiter(text: str) -> str:
+    sample = "\n".join(text.splitlines()[:20])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):
+    """(first line number, cells) per CSV record, blank lines included as empty records: the line
+    numbers are the reader's own (csv.reader.line_num), so a quoted cell over several lines counts."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=skipinitialspace,
+                        strict=False)
+    line = 1
+    try:
+        for cells in reader:
+            yield line, cells
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise SpecModelError(f"not readable as CSV at line {reader.line_num} ({exc}); expected a header line "
+                             "and one comma-separated row per run") from None
+
+
+def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, int], list[Problem], list[int]]:
+    """Canonical column -> index, survival position -> index, warnings for unknown headers, and the
+    indices of columns kept for reference (IGNORED_COLUMNS, a second `source` or `notes`: one info
+    line for all of them). Two headers meaning the same column are otherwise an error naming both
+    (which one is meant is unknowable)."""
+    headers: dict[str, int] = {}
+    positions: dict[int, int] = {}
+    problems = []
+    kept: list[int] = []
+    seen: dict[tuple, int] = {}
+    for i, raw in enumerate(header):
+        h = raw.strip()
+        key = norm_header(h)
+        canon = ALIAS_INDEX.get(key)
+        pos = _POSITION_HEADER.match(key)
+        if key in IGNORED_COLUMNS or (canon in _REFERENCE_FIELDS and ("column", canon) in seen):
+            kept.append(i)
+            continue
+        slot = ("column", canon) if canon else (("position", int(pos.group(1))) if pos else None)
+        if slot is not None and slot in seen:
+            first = header[seen[slot]].strip()
+            what = f"column {slot[1]}" if slot[0] == "column" else f"acceptance at position {slot[1]}"
+            raise SpecModelError(f"columns '{first}' (column {seen[slot] + 1}) and '{h}' (column {i + 1}) both "
+                                 f"give the {what}; keep one of them")
+        if slot is not None:
+            seen[slot] = i
+        if canon:
+            headers[canon] = i
+        elif pos:
+            positions[int(pos.group(1))] = i
+        elif h:
+            problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
+                                                   "aliases are listed in docs/formats.md)", "warning"))
+    if kept:
+        problems.insert(0, Problem(name, None, None, "columns kept for reference and not read: "
+                                   + ", ".join(header[i].strip() for i in kept)
+                                   + " (the engine is still looked for in their text)", "info"))
+    return headers, positions, problems, kept
+
+
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where each field sits in a row, worked out once from the header."""
+
+    width: int  # cells in the header
+    columns: tuple  # (canonical name, index)
+    headers: dict  # canonical name -> the user's header, the same for every record
+    position_columns: tuple  # indices of p1, p2, ... in order
+    survival_header: str  # "p1, p2, p3": how a message names the positions
+    kept: tuple  # indices of the columns kept for reference
+
+
+def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
+    headers, positions, problems, kept = _columns(name, header)
+    if not headers and not positions:
+        if len(header) == 1:
+            raise SpecModelError(f"found a single column '{header[0].strip()[:80]}'; expected columns separated by "
+                                 "commas, such as workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s")
+        raise SpecModelError(f"none of the columns ({', '.join(h.strip()[:40] for h in header[:8])}) is one this "
+                             "reader knows; expected a header such as "
+                             "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see docs/formats.md for aliases)")
+    position_columns = tuple(positions[p] for p in sorted(positions))
+    layout = _Layout(len(header), tuple(headers.items()), {c: header[i].strip() for c, i in headers.items()},
+                     position_columns, ", ".join(header[i].strip() for i in position_columns), tuple(kept))
+    return layout, problems
+
+
+def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecord | None:
+    """The run on one row (cells past the header already checked to be empty), or None when it has no value."""
+    n_cells = len(cells)  # a short row: the missing cells are empty
+    values = {}
+    for c, i in layout.columns:
+        if i < n_cells:
+            cell = cells[i].strip()
+            if cell:
+                values[c] = cell
+    hdrs = layout.headers
+    if layout.kept:
+        context = " | ".join(x for x in (cells[i].strip() for i in layout.kept if i < n_cells) if x)
+        if context and values:
+            values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
+    if layout.position_columns and "survival" not in values:
+        surv = [cells[i].strip() if i < n_cells else "" for i in layout.position_columns]
+        if any(surv):
+            values["survival"] = [x for x in surv if x != ""]
+            hdrs = {**layout.headers, "survival": layout.survival_header}
+    return RunRecord(name, line, "csv", values, hdrs) if values else None
+
+
+def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
+    """Records and problems of a plain CSV file (see the module docstring)."""
+    problems: list[Problem] = []
+    delimiter = sniff_delimiter(text)
+    if delimiter != ",":
+        shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
+        problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
+                                                  f"with {shown}", "warning"))
+    lines = csv_records(text, delimiter)
+    header = next((cells for _, cells in lines if any(c.strip() for c in cells)), None)
+    if header is None:
+        raise SpecModelError("the file is empty; expected a CSV header and one row per run")
+    layout, unknown = _layout(name, header)
+    problems.extend(unknown)
+    records: list[RunRecord] = []
+    rows_seen = 0
+    padded_rows: list[int] = []
+    for line, cells in lines:
+        if not "".join(cells).strip():
+            continue  # a blank line is not a run
+        rows_seen += 1
+        if rows_seen > limits.MAX_ROWS_PER_FILE:
+            continue  # counted for the message below, not read
+        if len(cells) > layout.width:
+            extra = [c for c in cells[layout.width:] if c.strip()]
+            if extra:
+                problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has "
+                                        f"{layout.width} (extra: '{extra[0].strip()[:40]}'); row not loaded: add the "
+                                        "missing header or remove the stray delimiter"))
+                continue
+            padded_rows.append(line)  # only empty cells past the header: a trailing delimiter
+        record = _record(name, line, cells, layout)
+        if record is not None:
+            records.append(record)
+    problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, records))
+    return records, problems
+
+
+def _closing_problems(name: str, width: int, padded_rows: list[int], rows_seen: int, records: list) -> list[Problem]:
+    """What is said once the whole file is read: trailing delimiters, too many rows, no rows."""
+    problems = []
+    if padded_rows:
+        shown = ", ".join(map(str, padded_rows[:5])) + (" …" if len(padded_rows) > 5 else "")
+        problems.append(Problem(name, padded_rows[0], None, f"{len(padded_rows)} row(s) end with empty cells past "
+                                f"the header's {width} columns (a trailing delimiter; rows {shown}): the empty "
+                                "cells were ignored", "warning"))
+    if rows_seen > limits.MAX_ROWS_PER_FILE:
+        problems.append(too_many_rows(name, rows_seen))
+    if not records and not rows_seen:
+        problems.append(Problem(name, None, None, "has a header but no rows; expected one row per run"))
+    return problems

@@ -1,0 +1,177 @@
+"""read_runs: run files -> one RunTable. Each file goes to its reader (specmodel.runs.sniff), one-arm
+runs are paired (pairing), every record goes through one validation path (validate), and rows
+without an acceptance borrow their file's mean α."""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .. import limits
+from ..errors import SpecModelError
+from .pairing import pair_arms
+from .records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
+from .sniff import name_and_bytes, read_one
+from .validate import validate
+
+PROGRESS_EVERY = 5000
+# NaN where unknown (draft_depth: NaN = a chain, depth k)
+_NUMERIC = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
+            "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp", "draft_depth",
+            "branching", "ep", "draft_kv_budget"]
+
+
+def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> RunTable:
+    """Read several run files into one table.
+
+    files: iterable of (name, bytes) or paths. pairs: {speculative file name: baseline file name}
+    fixes which baseline a one-arm speculative file is compared with (otherwise matched on model,
+    dataset and concurrency or request rate). progress(done, total) is called every
+    PROGRESS_EVERY runs while rows are checked; an exception it raises stops the reading.
+    At most MAX_ROWS_PER_FILE runs of one file and MAX_ROWS_TOTAL of all files are read (the first
+    ones); a warning says how many were left out.
+    """
+    with paused_gc():
+        return _read_runs(files, defaults or RunDefaults(), pairs, progress)
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a large file's objects are built: it would walk
+    every live object again and again (reading 200,000 rows took twice as long with it). Nothing
+    built here is a reference cycle; the collector resumes afterwards if it was on."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+
+def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -> RunTable:
+    return read_runs([(name, data)], defaults)
+
+
+def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
+    records, problems = _records(files, defaults)
+    records, pair_problems = pair_arms(records, pairs or {})
+    problems.extend(pair_problems)
+    rows = []
+    total = len(records)
+    for i, rec in enumerate(records):
+        if progress is not None and i % PROGRESS_EVERY == 0:
+            progress(i, total)
+        row, probs = validate(rec, defaults)
+        problems.extend(probs)
+        if row is not None:
+            rows.append(row)
+    if progress is not None:
+        progress(total, total)
+    _fill_missing_alpha(rows)
+    _fill_same_tree(rows)
+    fallbacks = _count_fallbacks(rows)
+    frame = pd.DataFrame({c: [r[c] for r in rows] for c in COLUMNS}, columns=COLUMNS)
+    frame[_NUMERIC] = frame[_NUMERIC].apply(pd.to_numeric, errors="coerce")
+    frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
+    return RunTable(frame.reset_index(drop=True), problems, fallbacks, defaults)
+
+
+def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
+    """Every file's records, the first limits.MAX_ROWS_TOTAL of them, and the files' problems."""
+    records: list[RunRecord] = []
+    problems: list[Problem] = []
+    for item in files:
+        name, data = name_and_bytes(item)
+        recs, probs = read_one(name, data, defaults)
+        if len(records) + len(recs) > limits.MAX_ROWS_TOTAL:
+            kept = max(0, limits.MAX_ROWS_TOTAL - len(records))
+            probs = [*probs, Problem(name, None, None, f"{len(recs) - kept:,} of its {len(recs):,} runs were not "
+                                     f"loaded: {limits.MAX_ROWS_TOTAL:,} runs in all files is the limit; load fewer "
+                                     "files at once", "warning")]
+            recs = recs[:kept]
+        records.extend(recs)
+        problems.extend(probs)
+    return records, problems
+
+
+def _count_fallbacks(rows: list[dict]) -> dict:
+    """How many rows were predicted on a fallback preset, and which names as written were not
+    recognised (with their row counts)."""
+    out = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
+    for row in rows:
+        used = row.pop("_fallbacks", None) or {}
+        if used:
+            out["rows"] += 1
+        for kind, name in used.items():
+            out[kind][name] = out[kind].get(name, 0) + 1
+    return out
+
+
+
+def _fill_same_tree(rows: list[dict]) -> None:
+    """A method that says "same tree" takes the draft depth and branching of the nearest earlier
+    row of the same file and source with the same method and k."""
+    for i, row in enumerate(rows):
+        if not row.pop("_same_tree", False) or row["draft_depth"] is not None:
+            continue
+        for prev in reversed(rows[:i]):
+            if (prev["file"], prev["source"], prev["method"], prev["k"]) == \
+                    (row["file"], row["source"], row["method"], row["k"]) and prev["draft_depth"] is not None:
+                row["draft_depth"], row["branching"] = prev["draft_depth"], prev["branching"]
+                row["remarks"] = "; ".join(filter(None, [row["remarks"], f"same tree as row {prev['row']}: depth "
+                                                        f"{prev['draft_depth']}, branching {prev['branching']}"]))
+                break
+
+
+
+def _fill_missing_alpha(rows: list[dict]) -> None:
+    """A row with a measured speedup but no acceptance (a mixed workload) is predicted with the mean
+    α of the rows of the same file, target and draft that do have one, and says so."""
+    peers: dict[tuple, list[float]] = {}
+    for r in rows:
+        if not np.isnan(r["alpha"]):
+            peers.setdefault((r["file"], r["target_preset"], r["draft_preset"]), []).append(r["alpha"])
+    means: dict[tuple, float] = {}
+    for row in rows:
+        if not np.isnan(row["alpha"]):
+            continue
+        group = (row["file"], row["target_preset"], row["draft_preset"])
+        found = peers.get(group)
+        if found:
+            if group not in means:
+                means[group] = float(np.mean(found))
+            alpha = means[group]
+            row["alpha"] = alpha
+            row["acceptance_from"] = "mean α of the file's other rows"
+            row["remarks"] = "; ".join(filter(None, [row["remarks"], f"no acceptance in this row: predicted with "
+                                                      f"α = {alpha:.2f}, the mean of the {len(found)} other rows "
+                                                      "of this file with this target and draft"]))
+        else:
+            row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row and no other row "
+                                                      "to borrow it from: not predicted"]))
+
+
+# --- samples shipped with the app -----------------------------------------------------------------
+
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_runs"
+SAMPLES = {  # label -> files in sample_runs/ (see sample_runs/README.md)
+    "Seed runs": ("seed_runs.csv",),
+    "Two workloads (illustrative)": ("multi_workload.csv",),
+    "vllm bench serve pair": ("vllm_bench_eagle_k3.json", "vllm_bench_baseline.json"),
+    "guidellm sweep": ("guidellm_sweep.csv",),
+}
+
+
+def sample_files(label: str) -> list[tuple[str, bytes]]:
+    """(name, bytes) of one sample set, ready for read_runs."""
+    if label not in SAMPLES:
+        raise SpecModelError(f"unknown sample '{label}'; choose one of: {', '.join(SAMPLES)}")
+    return [(name, (SAMPLE_DIR / name).read_bytes()) for name in SAMPLES[label]]

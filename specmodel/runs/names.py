@@ -1,0 +1,280 @@
+"""A row's names and settings as presets: free-text GPU, model, method, engine and dtype names matched
+to the presets, the defaults where a row names none, and a remark for each fallback or guess.
+
+This is the part of validation that depends on text only: a large file repeats the same few names
+on every row, so each distinct combination is worked out once (names_of).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .. import presets
+from ..limits import clean_name
+from .records import RunDefaults, RunRecord
+
+# The name parsers are pure functions of the text, and a large file repeats the same few GPU, model,
+# method and engine names on every row: each distinct text is parsed once.
+parse_hardware = lru_cache(maxsize=4096)(presets.parse_hardware)
+parse_model = lru_cache(maxsize=4096)(presets.parse_model)
+parse_method = lru_cache(maxsize=4096)(presets.parse_method)
+parse_engine = lru_cache(maxsize=4096)(presets.parse_engine)
+parse_dtype = lru_cache(maxsize=1024)(presets.parse_dtype)
+cleaned_name = lru_cache(maxsize=16384)(clean_name)
+
+
+@lru_cache(maxsize=1024)
+def _default_draft(target: str) -> str | None:
+    return presets.find_model(target).default_draft
+
+
+_NAME_KEYS = ("workload", "notes", "gpu", "target_model", "draft_model", "method")
+_TEXT_KEYS = (*_NAME_KEYS, "engine", "weight_dtype", "_context")
+
+
+@dataclass(frozen=True)
+class Names:
+    """What a row's names and settings come to (the part of validation that depends on text only)."""
+
+    cleaned: tuple  # (key, name without control characters) for _NAME_KEYS present
+    changed: tuple  # keys whose text had control characters removed
+    method: str
+    gpu_text: str | None
+    gpu: str
+    target_text: str | None
+    target: str
+    draft_text: str | None
+    draft: str | None
+    tp: int
+    ep: int | None
+    context: float
+    weight_dtype: str | None
+    engine: str | None
+    method_depth: int | None
+    method_branching: int | None
+    fallbacks: tuple  # (kind, name as written) for presets that fell back
+    remarks: tuple
+
+
+
+def names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> Names:
+    """What a row's values come to: each distinct combination is worked out once (a large file repeats
+    the same few names on every row); values that cannot be hashed (JSON lists) are worked out as is."""
+    key = (tuple(v.get(k) for k in _TEXT_KEYS), fmt, has_gpu_header, tp, ep, context, defaults)
+    try:
+        hash(key)
+    except TypeError:
+        return _names.__wrapped__(*key)
+    return _names(*key)
+
+
+@lru_cache(maxsize=8192)
+def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> Names:
+    v = dict(zip(_TEXT_KEYS, texts))
+    rec = RunRecord("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
+    remarks: list[str] = []
+    cleaned, changed = _clean(v)
+    method_text = v.get("method")
+    parsed_method = parse_method(method_text) if method_text not in (None, "") else None
+    fallbacks = {"gpu": None, "target": None, "draft": None}
+    method = _method(method_text, parsed_method, defaults, remarks)
+    gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks)
+    target_text, target, target_match = _preset("model", v.get("target_model"), defaults.target,
+                                                defaults.named("target"), remarks, "target")
+    if target_text is not None and (target_match is None or target_match.model is None):
+        fallbacks["target"] = target_text
+    method, draft_text, draft = _draft(v, method, parsed_method, target, defaults, remarks, fallbacks)
+    if gpu_text is None:
+        remarks.append(f"no GPU named: {gpu} ({defaults.named('gpu')})")
+    tp, ep, context = _settings(v, hw, tp, ep, context, defaults, remarks)
+    weight_dtype = _dtype_cell(rec, remarks)
+    if weight_dtype is None:
+        weight_dtype = target_match.weight_dtype if target_match is not None and target_match.model else None
+    engine = _engine(rec, remarks)
+    return Names(tuple(cleaned), tuple(changed), method, gpu_text, gpu, target_text, target, draft_text, draft, tp,
+                 ep, context, weight_dtype, engine, parsed_method.draft_depth if parsed_method else None,
+                 parsed_method.branching if parsed_method else None,
+                 tuple((kind, name) for kind, name in fallbacks.items() if name is not None), tuple(remarks))
+
+
+def _clean(v: dict) -> tuple[list, list]:
+    """Control characters out of the names, in place: ([(key, cleaned text)], [keys that changed])."""
+    cleaned, changed = [], []
+    for key in _NAME_KEYS:
+        if v.get(key) not in (None, ""):
+            text, was_changed = cleaned_name(str(v[key]), 500 if key == "notes" else 200)
+            if was_changed:
+                changed.append(key)
+            v[key] = text
+            cleaned.append((key, text))
+    return cleaned, changed
+
+
+def _method(method_text, parsed_method, defaults: RunDefaults, remarks: list[str]) -> str:
+    if parsed_method is None:
+        return defaults.method
+    if parsed_method.method is None:
+        remarks.append(f"method '{method_text}' is unknown: predicted as {defaults.method} ({defaults.named('method')})")
+        return defaults.method
+    said = parsed_method.note.split("; ", 1)
+    if len(said) > 1:
+        remarks.append(f"method: {said[1]}")
+    return parsed_method.method
+
+
+def _gpu(rec: RunRecord, defaults: RunDefaults, remarks: list[str], fallbacks: dict):
+    """(GPU as written, preset, the hardware reading); notes a fallback in `fallbacks`."""
+    gpu_text, gpu, hw = _preset("GPU", rec.values.get("gpu"), defaults.gpu, defaults.named("gpu"), remarks)
+    if gpu_text is not None and (hw is None or hw.gpu is None) and gpu == defaults.gpu and \
+            not any(r.startswith(f"GPU '{gpu_text}' matched") for r in remarks):
+        fallbacks["gpu"] = gpu_text
+    elif gpu_text is None and rec.fmt == "csv" and "gpu" in rec.headers:
+        fallbacks["gpu"] = "(empty)"
+    return gpu_text, gpu, hw
+
+
+def _draft(v: dict, method: str, parsed_method, target: str, defaults: RunDefaults, remarks: list[str],
+           fallbacks: dict) -> tuple[str, str | None, str | None]:
+    """(method, draft as written, draft preset): the draft named, else the default one; n-gram without any."""
+    draft_default = defaults.draft if defaults.method == "draft_model" and defaults.draft else None
+    if target != defaults.target or not draft_default:
+        draft_default = _default_draft(target)
+    draft_named = v.get("draft_model") or (parsed_method.draft_model if parsed_method else None)
+    if method == "draft_model":
+        draft_text, draft, draft_match = _preset("model", draft_named, draft_default, defaults.named("draft"),
+                                                 remarks, "draft")
+        if draft_text is not None and (draft_match is None or draft_match.model is None):
+            fallbacks["draft"] = draft_text
+        elif draft_text is None and draft and parsed_method is not None:
+            remarks.append(f"draft not named in '{v.get('method')}': {draft}, the default draft of {target}")
+    else:
+        draft_text, draft = draft_named, None
+    if method == "draft_model" and draft is None:
+        remarks.append(f"no draft model named and no default for {target}: predicted as n-gram")
+        method = "ngram"
+    return method, draft_text, draft
+
+
+def _settings(v: dict, hw, tp, ep, context, defaults: RunDefaults, remarks: list[str]):
+    """(tp, ep, context): the row's columns, else what the hardware text or workload says, else the defaults."""
+    tp_text = hw.tp if hw is not None else None
+    if tp is not None and tp_text is not None and tp != tp_text:
+        remarks.append(f"tp column {tp} used; the hardware text says TP {tp_text}")
+    tp = tp or tp_text or defaults.tp
+    ep = ep if ep is not None else (hw.ep if hw is not None else None)
+    if context is None:
+        from_text = context_from_text(v.get("workload"))
+        if from_text is not None:
+            context = from_text
+            remarks.append(f"context {context} tokens read from the workload '{v.get('workload')}'")
+        else:
+            context = defaults.context_len
+    return tp, ep, context
+
+
+def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], role: str = "model"):
+    """(user's text, preset name, the reading): free text matched to a preset (a derivative of a
+    known architecture counts, with a remark), else the default with a remark naming it as `said`."""
+    if raw in (None, ""):
+        return None, default, None
+    text = str(raw).strip()
+    if kind == "GPU":
+        hw = parse_hardware(text)
+        found = hw.gpu or _gpu_by_numbers(text)
+        if found is not None and hw.gpu is None:
+            remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth")
+        elif found is not None:
+            assumed = [part for part in hw.how.split("; ")[1:] if ("no variant named" in part or "taken as" in part)
+                       and "GPU count (1)" not in part]
+            if assumed:
+                remarks.append(f"GPU '{text}': " + "; ".join(assumed))
+        reading, why = hw, "GPU not stated" if "not stated" in hw.how else "not recognised"
+    else:
+        reading = parse_model(text)
+        found = reading.model
+        if found is not None and (reading.how == "derivative" or ": " in reading.note):
+            remarks.append(f"{role} {reading.note}")
+        why = "not recognised" if not reading.note.endswith("name") else reading.note.split(": ")[-1]
+    if found is not None:
+        return text, found.name, reading
+    remarks.append(f"{kind} '{text}' is not a preset ({why}): predicted with {default} ({said})")
+    return text, default, reading
+
+
+
+@lru_cache(maxsize=1024)
+def _gpu_by_numbers(text: str):
+    """A GPU described by numbers ("48GB GPU, ~860 GB/s"): the preset within 10% on both, if one."""
+    bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I)
+    mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I)
+    if not bw or not mem:
+        return None
+    bandwidth = float(bw.group(1)) * (1000 if bw.group(2).upper() == "T" else 1)
+    memory = float(mem.group(1))
+    hits = [g for g in map(presets.find_gpu, presets.gpu_names())
+            if abs(g.bandwidth_GBps / bandwidth - 1) <= 0.1 and abs(g.memory_GB / memory - 1) <= 0.1]
+    return hits[0] if len(hits) == 1 else None
+
+
+
+def _tokens_count(number: str, kilo: str) -> int:
+    return round(float(number) * (1024 if kilo else 1))
+
+
+def context_from_text(text) -> int | None:
+    """Tokens in the KV cache per sequence, from a workload description: "prefill 32000 tokens" ->
+    32000; "ISL/OSL=1K/2K" or "1K in / 1K out" -> input + half the output (K = 1024); ">4k tokens
+    context" -> 4096. None when the text says nothing of the kind."""
+    return _context_from_str(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=4096)
+def _context_from_str(text: str) -> int | None:
+    low = text.lower()
+    n = r"(\d+(?:\.\d+)?)\s*(k?)"
+    m = re.search(r"prefill(?:\s+length)?\s*(?:of\s*|=\s*)?" + n + r"\s*tokens?", low) or \
+        re.search(n + r"\s*(?:tokens?\s+)?prefill", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2))
+    m = re.search(r"isl\s*/\s*osl\s*[=:]?\s*" + n + r"\s*/\s*" + n, low) or \
+        re.search(n + r"\s*(?:tokens?\s+)?in\s*/\s*" + n + r"\s*(?:tokens?\s+)?out", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2)) + _tokens_count(m.group(3), m.group(4)) // 2
+    m = re.search(r">?\s*" + n + r"\s*tokens?\s+(?:of\s+)?context", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2))
+    return None
+
+
+def _dtype_cell(rec: RunRecord, remarks: list[str]) -> str | None:
+    raw = rec.values.get("weight_dtype")
+    if raw in (None, ""):
+        return None
+    dtype = parse_dtype(str(raw))
+    if dtype is None:
+        remarks.append(f"weight dtype '{raw}' is not one of {', '.join(presets.DTYPE_BYTES)}: the model's own used")
+    return dtype
+
+
+def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
+    """The serving engine: the engine column, else the first one named in the method, notes or
+    reference columns ("vLLM V1", "in SGLang", "TensorRT-LLM")."""
+    raw = rec.values.get("engine")
+    if raw not in (None, ""):
+        engine = parse_engine(str(raw)) or parse_engine(str(raw).replace(" ", ""))
+        if engine is None:
+            remarks.append(f"engine '{raw}' is not one of {', '.join(presets.ENGINES)}: left empty")
+        return engine
+    for key, where in (("method", "the method"), ("notes", "the notes"), ("_context", "the reference columns")):
+        engine = parse_engine(str(rec.values.get(key) or ""))
+        if engine is not None:
+            remarks.append(f"engine {engine} named in {where}")
+            return engine
+    if "tpu" in str(rec.values.get("gpu") or "").lower():
+        remarks.append("engine xla: on a TPU decoding runs as one compiled XLA program")
+        return "xla"
+    return None
+
+

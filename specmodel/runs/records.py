@@ -1,0 +1,184 @@
+"""What the run readers hand on and hand back: a reader's RunRecord, the RunDefaults a row that does not
+say falls back to, the Problem that names file, row and column, and the RunTable of loaded runs.
+
+Row numbers: for CSV files the spreadsheet row (the header is row 1, the first run row 2); for
+JSON files the position of the benchmark in the file (1 = first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import pandas as pd
+
+from .. import limits
+
+# Canonical columns of the run table, in display order (docs/formats.md explains each).
+COLUMNS = [
+    "file", "row", "format", "workload", "concurrency", "request_rate", "k", "method", "temperature",
+    "alpha", "tokens_per_step", "acceptance_from", "survival", "baseline_tok_s", "spec_tok_s",
+    "measured_speedup", "gpu", "gpu_preset", "target_model", "target_preset", "draft_model",
+    "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "engine", "draft_depth", "branching", "ep",
+    "weight_dtype", "draft_kv_budget", "source", "notes", "remarks",
+]
+
+# The settings a row may fall back to, and how a message names each when the caller does not say.
+FALLBACK_KINDS = {"gpu": "the default GPU", "target": "the default target", "draft": "the default draft",
+                  "method": "the default method"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, located as precisely as the file allows."""
+
+    file: str
+    row: int | None  # spreadsheet row (CSV, header = 1) or benchmark number (JSON); None: whole file
+    column: str | None
+    message: str  # what was wrong and what is expected
+    severity: str = "error"  # "error": the row was not loaded; "warning": loaded with a fallback
+
+    def where(self) -> str:
+        parts = [self.file]
+        if self.row is not None:
+            parts.append(f"row {self.row}")
+        if self.column:
+            parts.append(f"column '{self.column}'")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.where()}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RunDefaults:
+    """What a row that does not say gets, and how messages name where it came from.
+
+    said_as: {kind: words} for the kinds in FALLBACK_KINDS ("gpu", "target", "draft", "method"), e.g.
+    {"gpu": "--gpu"} from the command line; a kind not given is named as in FALLBACK_KINDS
+    ("the default GPU"). A remark then reads "predicted with L40S (--gpu)"."""
+
+    gpu: str = "L40S"
+    target: str = "Llama 3.1 8B"
+    method: str = "draft_model"
+    draft: str | None = "Llama 3.2 1B"
+    tp: int = 1
+    context_len: int = 1024
+    k: int | None = None  # for files that do not record k (guidellm)
+    said_as: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def named(self, kind: str) -> str:
+        """How a message names the fallback of one kind: "--gpu", "the default GPU", ..."""
+        return self.said_as.get(kind) or FALLBACK_KINDS[kind]
+
+
+@dataclass
+class RunRecord:
+    """One run (or one arm of one) as a reader found it, before validation."""
+
+    file: str
+    row: int | None
+    fmt: str
+    values: dict  # canonical name -> raw value (str, number or list)
+    headers: dict  # canonical name -> the user's header (for messages)
+    arm: str = "pair"  # "pair": both arms in one row; "spec" / "baseline": one arm, to be paired
+    pair_key: tuple | None = None
+    remarks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunTable:
+    rows: pd.DataFrame  # one row per loaded run, columns COLUMNS
+    problems: list[Problem] = field(default_factory=list)
+    # rows predicted on a fallback preset: {"rows": n, "gpu": {name as written: rows}, "target": {...},
+    # "draft": {...}}; see fallback_line() for the sentence
+    fallbacks: dict = field(default_factory=lambda: {"rows": 0, "gpu": {}, "target": {}, "draft": {}})
+    defaults: RunDefaults | None = None  # what the rows were read with
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+    def problems_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
+                              "problem": p.message} for p in self.problems],
+                            columns=["severity", "file", "row", "column", "problem"])
+
+
+def too_many_rows(name: str, count: int) -> Problem:
+    """The warning for a file with more runs than limits.MAX_ROWS_PER_FILE (the first ones load)."""
+    return Problem(name, None, None, f"has {count:,} runs; only the first {limits.MAX_ROWS_PER_FILE:,} were loaded "
+                                     "(the limit per file): split the file to read the rest", "warning")
+
+
+def fallback_line(fallbacks: dict, total_rows: int, defaults: RunDefaults | None = None) -> str | None:
+    """One sentence for the top of a report: rows predicted on a fallback and the names not
+    recognised, or None when every row used its own presets. defaults (RunTable.defaults) names
+    where the fallback came from ("--gpu", "the default GPU", ...)."""
+    if not fallbacks or not fallbacks.get("rows"):
+        return None
+    defaults = defaults or RunDefaults()
+    parts, origins = [], []
+    for kind, label in (("gpu", "GPU"), ("target", "target"), ("draft", "draft")):
+        for name, n in sorted(fallbacks.get(kind, {}).items(), key=lambda item: -item[1]):
+            parts.append(f"{label} '{name}' ({n} row{'s' if n != 1 else ''})")
+        if fallbacks.get(kind) and defaults.named(kind) not in origins:
+            origins.append(defaults.named(kind))
+    n = fallbacks["rows"]
+    return (f"{n} of {total_rows} row{'s' if total_rows != 1 else ''} predicted on a fallback preset "
+            f"({', '.join(origins)}) because a name was not recognised: " + ", ".join(parts))
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """Identical problems (same severity, file, column and message) on several rows."""
+
+    severity: str
+    file: str
+    column: str | None
+    message: str
+    rows: tuple  # row numbers in file order (None: the whole file)
+
+    @property
+    def count(self) -> int:
+        """Rows affected (1 for a problem with the whole file)."""
+        return max(1, sum(r is not None for r in self.rows))
+
+    def where(self, max_rows: int = 12) -> str:
+        """"f.csv, rows 3, 7, 9 (3 rows), column 'gpu'": the file, the rows (the first max_rows), the column."""
+        numbered = [r for r in self.rows if r is not None]
+        where = [self.file]
+        if len(numbered) == 1:
+            where.append(f"row {numbered[0]}")
+        elif numbered:
+            shown = ", ".join(map(str, numbered[:max_rows])) + (", ..." if len(numbered) > max_rows else "")
+            where.append(f"rows {shown} ({len(numbered)} rows)")
+        if self.column:
+            where.append(f"column '{self.column}'")
+        return ", ".join(where)
+
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def group_problems(problems: list[Problem], by_size: bool = False) -> list[ProblemGroup]:
+    """Identical problems grouped, in order of first appearance; with by_size, errors (rows not
+    loaded) first, then warnings, then notes, the largest groups first within each."""
+    groups: dict[tuple, list] = {}
+    for p in problems:
+        groups.setdefault((p.severity, p.file, p.column, p.message), []).append(p.row)
+    out = [ProblemGroup(sev, file, column, message, tuple(rows)) for (sev, file, column, message), rows in groups.items()]
+    if by_size:
+        out.sort(key=lambda g: (SEVERITY_ORDER.get(g.severity, 3), -g.count))
+    return out
+
+
+def collapse_problems(problems: list[Problem], with_severity: bool = True) -> list[str]:
+    """Problems as lines for a person, identical ones (same severity, file, column and message)
+    collapsed into one line with their row numbers: "warning: f.csv, rows 3, 7, 9 (3 rows): ...".
+    A problem met once reads as str(problem) (after "severity: " when with_severity)."""
+    return [(f"{g.severity}: " if with_severity else "") + f"{g.where()}: {g.message}" for g in group_problems(problems)]

@@ -1,0 +1,107 @@
+"""Which reader a file is for: its bytes decoded to text, then told apart by their content (per-request
+spec-decode JSON, vLLM log lines, a benchmark JSON, guidellm's CSV, else a plain CSV)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import limits
+from ..errors import SpecModelError
+from ..limits import load_json, read_file
+from . import logs, spec_json
+from .csv_plain import read_plain_csv
+from .guidellm import read_guidellm_csv, read_guidellm_json
+from .records import Problem, RunDefaults, RunRecord
+from .vllm_bench import read_vllm_bench, read_vllm_bench_list
+
+
+def name_and_bytes(item) -> tuple[str, bytes]:
+    """(name, bytes) of a path or of a (name, bytes or text) pair."""
+    if isinstance(item, (str, Path)):
+        path = Path(item)
+        return path.name, read_file(path)
+    name, data = item
+    if isinstance(data, str):
+        data = data.encode()
+    return str(name), bytes(data)
+
+
+def read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
+    """The records and problems of one file; a file no reader takes is one Problem naming it."""
+    def fail(message: str):
+        return [], [Problem(name, None, None, message)]
+
+    if len(data) > limits.MAX_FILE_BYTES:
+        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {limits.MAX_FILE_BYTES / 1e6:.0f} MB limit; "
+                    "split it or keep only the summary rows")
+    if not data.strip():
+        return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
+    text, problem = decode_text(data)
+    if text is None:
+        return fail(problem)
+    stripped = text.lstrip()
+    try:
+        if spec_json.looks_like_spec_json(stripped):
+            return spec_json.read(name, stripped, defaults)
+        if logs.looks_like_log(stripped):
+            return logs.read(name, text, defaults)
+        if stripped[:1] in "{[":
+            return read_json(name, stripped)
+        first_line = stripped.splitlines()[0]
+        if first_line.startswith("Run Info") or ("Benchmark" in first_line and "Token Throughput" in first_line):
+            return read_guidellm_csv(name, text)
+        return read_plain_csv(name, text)
+    except SpecModelError as exc:
+        return fail(str(exc))
+
+
+# Byte-order marks of the Unicode encodings a spreadsheet may save (longest first: UTF-32 LE
+# starts with UTF-16 LE's mark).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32"),
+         (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"))
+
+
+def decode_text(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why it is not text). UTF-8 (with or without a byte-order mark),
+    UTF-16/32 with a byte-order mark, else Windows-1252 when that reads as text."""
+    for bom, codec, label in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom):].decode(codec), None
+            except UnicodeDecodeError as exc:
+                return None, (f"starts with a {label} byte-order mark but byte {exc.start + len(bom)} is not "
+                              f"{label}; save it again as UTF-8 CSV or JSON")
+    if b"\x00" in data[:8192]:
+        return None, "this is not a text file (it contains binary data); expected CSV or JSON"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        try:
+            text = data.decode("cp1252")  # spreadsheets on Windows; still text
+        except UnicodeDecodeError:
+            return None, f"this is not UTF-8 text (byte {exc.start} cannot be decoded); expected CSV or JSON"
+        if sum(not (c.isprintable() or c.isspace()) for c in text[:4096]) > 8:
+            return None, "this is not a text file (unreadable characters); expected CSV or JSON"
+        return text, None
+
+
+
+def read_json(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
+    """A benchmark JSON: guidellm's benchmarks.json, or `vllm bench serve` results (one or a list)."""
+    try:
+        doc = load_json(text)
+    except json.JSONDecodeError as exc:
+        raise SpecModelError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected "
+                             "the file `vllm bench serve --save-result` or guidellm writes") from None
+    if isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list):
+        return read_guidellm_json(name, doc)
+    if isinstance(doc, dict) and "output_throughput" in doc:
+        return read_vllm_bench(name, doc)
+    if isinstance(doc, list) and doc and all(isinstance(d, dict) and "output_throughput" in d for d in doc):
+        return read_vllm_bench_list(name, doc)
+    shape = f"a list of {len(doc)} items" if isinstance(doc, list) else (
+        f"an object with keys {', '.join(list(doc)[:6])}" if isinstance(doc, dict) else type(doc).__name__)
+    raise SpecModelError(f"JSON of an unknown shape ({shape}); expected `vllm bench serve --save-result` output "
+                         "(an object with output_throughput, max_concurrency, ...) or guidellm's benchmarks.json "
+                         "(an object with a 'benchmarks' list)")

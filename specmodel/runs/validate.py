@@ -1,0 +1,314 @@
+"""Validation: one path for every format. A RunRecord's raw values become one row of the run table.
+
+Acceptance in whatever form the row has becomes E and α through `specmodel.acceptance`; numbers are
+checked against their range; names become presets (specmodel.runs.names). A row with an error is left
+out and each error is a Problem naming its column; a row that needed a fallback (an unknown GPU, a
+missing k) is kept and the fallback is written into its `remarks`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .. import acceptance
+from ..errors import SpecModelError
+from ..limits import MAX_K
+from .cells import number, shown
+from .names import cleaned_name, names_of, parse_method
+from .records import Problem, RunDefaults, RunRecord
+
+# Remarks that change what is predicted, so they are also listed as warnings beside the table.
+_WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
+                    "speedup ", "the per-position list")
+
+
+class _RowError(Exception):
+    def __init__(self, column: str | None, message: str):
+        super().__init__(message)
+        self.column = column
+
+
+def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_lo=False, whole=False,
+            what: str = "a number"):
+    raw = rec.values.get(key)
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        return None
+    column = rec.headers.get(key, key)
+    text = str(raw).strip().rstrip("%") if isinstance(raw, str) else raw
+    value = number(text.replace(",", ".") if isinstance(text, str) and text.count(",") == 1 and "." not in text
+                 else text)
+    if value is None:
+        errors.append(_RowError(column, f"{shown(raw)} is not a number; expected {what}"))
+        return None
+    if whole and value != round(value):
+        errors.append(_RowError(column, f"{shown(raw)} is not a whole number; expected {what}"))
+        return None
+    if lo is not None and (value < lo or (strict_lo and value == lo)):
+        errors.append(_RowError(column, f"{shown(raw)} is {'not above' if strict_lo else 'below'} {lo:g}; expected {what}"))
+        return None
+    if hi is not None and value > hi:
+        errors.append(_RowError(column, f"{shown(raw)} is above {hi:g}; expected {what}"))
+        return None
+    return int(round(value)) if whole else value
+
+
+def _survival_values(raw) -> list[float]:
+    """The numbers of a survival cell (acceptance.parse_survival's grammar; checked later, with the
+    row's message). Raises ValueError (SpecModelError) for anything that is not a list of numbers."""
+    return list(acceptance.parse_survival(raw if isinstance(raw, (list, tuple)) else str(raw), validate=False))
+
+
+# Acceptance given as one number that needs k, most direct first: (column, low, high, what is
+# expected, conversion to acceptance.Acceptance).
+_SINGLE_NUMBER_FORMS = (
+    ("tokens_per_step", 1, None, "tokens per step E in [1, k + 1]",
+     lambda e, k, column: acceptance.from_tokens_per_step(e, k, f"{column} (tokens per step)")),
+    ("draft_acceptance_rate", 0, 1, "a fraction of draft tokens accepted, in [0, 1]",
+     lambda r, k, column: acceptance.from_draft_acceptance_rate(r, k)),
+    ("acceptance_rate_percent", 0, 100, "a percentage of draft tokens accepted, in [0, 100]",
+     lambda r, k, column: acceptance.from_vllm_percent(r, k)),
+    ("alpha", 0, 1, "the per-token acceptance α, in [0, 1]",
+     lambda a, k, column: acceptance.from_alpha(a, k)),
+)
+
+
+@lru_cache(maxsize=65536)
+def _convert(form: str, value: float, k: int, column: str):
+    """One number and k -> acceptance.Acceptance (frozen, so shared): a large file repeats them."""
+    convert = next(c for key, *_, c in _SINGLE_NUMBER_FORMS if key == form)
+    return convert(value, k, column)
+
+
+def _acceptance(rec: RunRecord, k: int | None, errors: list):
+    """The row's acceptance as an acceptance.Acceptance, from the most direct form it has."""
+    v = rec.values
+    col = lambda key: rec.headers.get(key, key)  # noqa: E731
+    try:
+        if "survival" in v:
+            try:
+                surv = _survival_values(v["survival"])
+            except ValueError:
+                raise _RowError(col("survival"), f"'{v['survival']}' is not a list of numbers; expected "
+                                "p_1;p_2;...;p_k, each in [0, 1]") from None
+            return acceptance.from_survival(surv, "per-position acceptance"), col("survival")
+        if "drafts" in v and "accepted_tokens" in v:
+            drafts = _number(rec, "drafts", errors, lo=0, strict_lo=True, what="a count of drafts > 0")
+            accepted = _number(rec, "accepted_tokens", errors, lo=0, what="a count of accepted tokens ≥ 0")
+            draft_tokens = _number(rec, "draft_tokens", errors, lo=0, what="a count of draft tokens ≥ 0")
+            if drafts is None or accepted is None:
+                return None, None
+            return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
+        for key, lo, hi, what, _ in _SINGLE_NUMBER_FORMS:
+            if key not in v:
+                continue
+            value = _number(rec, key, errors, lo=lo, hi=hi, what=what)
+            if value is None:
+                return None, None
+            return _needs_k(k, col(key), lambda kk, key=key, value=value: _convert(key, value, kk, col(key))), col(key)
+    except _RowError as exc:
+        errors.append(exc)
+        return None, None
+    except SpecModelError as exc:
+        key = next((c for c in ("survival", "tokens_per_step", "draft_acceptance_rate", "acceptance_rate_percent",
+                                "alpha", "accepted_tokens") if c in v), None)
+        errors.append(_RowError(col(key) if key else None, str(exc)))
+        return None, None
+    return None, None
+
+
+def _needs_k(k, column, make):
+    if k is None:
+        raise _RowError("k", f"k (draft tokens per step) is needed to read {column} and this file does not "
+                             "record it: give it with --k N on the command line or the Past runs page's "
+                             "\"k for files that do not record it\" (or add a k column to a CSV)")
+    return make(k)
+
+
+
+def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
+    """A temperature as people write it: "0 (greedy)" and "greedy (argmax)" are 0; "nucleus
+    sampling" says sampling without a number (left empty, with a remark)."""
+    raw = rec.values.get("temperature")
+    if isinstance(raw, str):
+        text = raw.strip().lower()
+        lead = re.match(r"(\d+(?:\.\d+)?)\b", text)
+        if lead and text != lead.group(1):
+            rec.values["temperature"] = lead.group(1)
+        elif re.search(r"greedy|argmax", text):
+            return 0.0
+        elif re.search(r"sampl|nucleus|top[\s_-]?p|top[\s_-]?k", text):
+            remarks.append(f"temperature '{raw.strip()}' is not a number: left empty")
+            return np.nan
+    return _number(rec, "temperature", errors, lo=0, what="a sampling temperature ≥ 0")
+
+
+
+def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
+    """(the row, problems), or (None, problems) when the row has an error and is left out."""
+    errors: list[_RowError] = []
+    remarks = list(rec.remarks)
+    conc, rate = _load(rec, errors, remarks)
+    k, parsed_method = _k(rec, defaults, errors, remarks)
+    acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
+    base, spec, speedup = _throughputs(rec, errors, remarks)
+    temperature = _temperature(rec, errors, remarks)
+    measured = _measured(rec, errors)
+    _nothing_to_compare(rec, k, acc, speedup, errors)
+    if errors:
+        return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded") for e in errors]
+
+    v = rec.values
+    method_text = v.get("method")  # as written: "same tree" is looked for before the name is cleaned
+    names = names_of(v, rec.fmt, "gpu" in rec.headers, measured.tp, measured.ep, measured.context, defaults)
+    problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
+                        "text-direction marks) were removed from this name", "warning") for key in names.changed]
+    v.update(names.cleaned)
+    remarks.extend(names.remarks)
+    if speedup is None:
+        remarks.append("no measured speedup: predicted only")
+    row = {
+        "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
+        "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
+        "method": names.method, "temperature": temperature,
+        "alpha": acc.alpha if acc else np.nan, "tokens_per_step": acc.tokens_per_step if acc else np.nan,
+        "acceptance_from": acc_col or "", "survival": acc.survival if acc else None,
+        "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
+        "gpu": names.gpu_text, "gpu_preset": names.gpu, "target_model": names.target_text,
+        "target_preset": names.target, "draft_model": names.draft_text, "draft_preset": names.draft,
+        "context_len": int(names.context), "t_target_ms": measured.t_target, "t_draft_ms": measured.t_draft,
+        "tp": names.tp, "engine": names.engine,
+        "draft_depth": measured.depth if measured.depth is not None else names.method_depth,
+        "branching": measured.branching if measured.branching is not None else names.method_branching,
+        "ep": names.ep, "weight_dtype": names.weight_dtype, "draft_kv_budget": measured.kv_budget,
+        "source": str(v["source"]) if v.get("source") not in (None, "") else None,
+        "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
+        "_fallbacks": dict(names.fallbacks),
+        "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
+    }
+    problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
+                    if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
+    return row, problems
+
+
+def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:
+    """(concurrency, request rate); concurrency is required, a fractional one is rounded."""
+    conc = _number(rec, "concurrency", errors, lo=1, what="concurrent requests, a number ≥ 1")
+    rate = _number(rec, "request_rate", errors, lo=0, strict_lo=True, what="requests per second > 0")
+    if conc is not None and conc != round(conc):
+        remarks.append(f"concurrency {conc:g} rounded to {round(conc)}")
+    conc = round(conc) if conc is not None else None
+    if conc is None and "concurrency" not in rec.values and \
+            not any(e.column == rec.headers.get("concurrency") for e in errors):
+        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
+                                "missing; the model predicts at a number of concurrent requests, so give it "
+                                "(a request rate alone is not enough)"))
+    return conc, rate
+
+
+def _k(rec: RunRecord, defaults: RunDefaults, errors: list, remarks: list[str]):
+    """(k, the method as parsed): the k column, else what the method, the survival list, the counts or
+    the settings say (with a remark)."""
+    v = rec.values
+    k = _number(rec, "k", errors, lo=1, hi=MAX_K, whole=True,
+                what=f"draft tokens per step, a whole number from 1 to {MAX_K}")
+    method_text = v.get("method")
+    parsed_method = parse_method(cleaned_name(str(method_text), 200)[0]) if method_text not in (None, "") else None
+    if k is not None or "k" in v:
+        return k, parsed_method
+    if parsed_method is not None and parsed_method.k is not None and parsed_method.k <= MAX_K:
+        remarks.append(f"k = {parsed_method.k} read from the method '{method_text}'")
+        return parsed_method.k, parsed_method
+    if "survival" in v:
+        try:
+            return len(_survival_values(v["survival"])), parsed_method
+        except ValueError:
+            return None, parsed_method
+    if number(v.get("draft_tokens")) and number(v.get("drafts")):
+        k = round(number(v["draft_tokens"]) / number(v["drafts"]))
+        if 1 <= k <= MAX_K:
+            return k, parsed_method
+        errors.append(_RowError(rec.headers.get("draft_tokens", "draft_tokens"),
+                                f"draft tokens ÷ drafts gives k = {k:,}, outside 1..{MAX_K}; check the counts"))
+        return None, parsed_method
+    if defaults.k is not None and any(key in v for key in ("tokens_per_step", "alpha", "draft_acceptance_rate",
+                                                           "acceptance_rate_percent", "accepted_tokens")):
+        remarks.append(f"k not in the file: k = {int(defaults.k)} from the settings")
+        return int(defaults.k), parsed_method
+    return None, parsed_method
+
+
+def _acceptance_at_k(rec: RunRecord, k, parsed_method, errors: list, remarks: list[str]):
+    """(acceptance, the column it came from, k): a tree converts at its depth, not its width; a
+    survival list longer or shorter than k wins over k."""
+    v = rec.values
+    k_refused = any(e.column == rec.headers.get("k", "k") for e in errors)
+    tree_depth = parsed_method.draft_depth if parsed_method else None
+    if "draft_depth" in v:
+        tree_depth = number(v["draft_depth"]) if number(v["draft_depth"]) == number(v["draft_depth"]) else tree_depth
+    acc_k = int(min(k, tree_depth)) if k is not None and tree_depth and tree_depth >= 1 else k
+    acc, acc_col = _acceptance(rec, acc_k, errors)
+    if k_refused:  # one message about k is enough: drop "k is needed to read ..."
+        errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
+    if acc is not None and k is not None and acc.k != acc_k and "survival" in v:
+        remarks.append(f"the per-position list has {acc.k} positions but k = {k}; using k = {acc.k}")
+        k = acc.k
+    return acc, acc_col, k
+
+
+def _throughputs(rec: RunRecord, errors: list, remarks: list[str]):
+    """(baseline tok/s, speculative tok/s, measured speedup); the throughputs win over a speedup column
+    that disagrees with them by more than 2%."""
+    base = _number(rec, "baseline_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
+    spec = _number(rec, "spec_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
+    speedup = _number(rec, "speedup", errors, lo=0, strict_lo=True, what="spec / baseline throughput, > 0")
+    if speedup is None and base and spec:
+        speedup = spec / base
+    elif speedup is not None and base and spec and abs(spec / base - speedup) > 0.02 * speedup:
+        remarks.append(f"speedup {speedup:g} disagrees with {spec:g} / {base:g} = {spec / base:.3f}; "
+                       "using the throughputs")
+        speedup = spec / base
+    return base, spec, speedup
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """The row's own settings and timings (None where it does not give them)."""
+
+    context: float | None
+    t_target: float | None
+    t_draft: float | None
+    tp: int | None
+    ep: int | None
+    depth: int | None
+    branching: int | None
+    kv_budget: int | None
+
+
+def _measured(rec: RunRecord, errors: list) -> _Measured:
+    measured = _Measured(
+        context=_number(rec, "context_len", errors, lo=0, what="tokens in the KV cache per sequence, ≥ 0"),
+        t_target=_number(rec, "t_target_ms", errors, lo=0, strict_lo=True, what="the plain step time at batch 1, ms > 0"),
+        t_draft=_number(rec, "t_draft_ms", errors, lo=0, what="the draft step time at batch 1, ms ≥ 0"),
+        tp=_number(rec, "tp", errors, lo=1, whole=True, what="tensor-parallel GPUs, a whole number ≥ 1"),
+        ep=_number(rec, "ep", errors, lo=1, whole=True, what="expert-parallel GPUs, a whole number ≥ 1"),
+        depth=_number(rec, "draft_depth", errors, lo=1, whole=True, what="sequential draft passes, a whole number ≥ 1"),
+        branching=_number(rec, "branching", errors, lo=1, whole=True, what="children per tree node, a whole number ≥ 1"),
+        kv_budget=_number(rec, "draft_kv_budget", errors, lo=1, whole=True,
+                          what="tokens of KV the draft reads, a whole number ≥ 1"))
+    if measured.t_draft is not None and measured.t_target is None:
+        errors.append(_RowError(rec.headers.get("t_draft_ms", "t_draft_ms"),
+                                "given without t_target_ms; measured timings come as a pair"))
+    return measured
+
+
+def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> None:
+    """Errors for a row with neither an acceptance nor a speedup, or a speedup without k."""
+    if acc is None and speedup is None and not errors:
+        errors.append(_RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
+                                      "per-position rates) nor a measured speedup or throughputs; nothing to compare"))
+    if k is None and acc is None and speedup is not None and not any(e.column == "k" for e in errors):
+        errors.append(_RowError(rec.headers.get("k", "k"), "missing; give the number of draft tokens per step"))
