@@ -102,7 +102,7 @@ def test_every_streamlit_cache_has_a_size_limit():
 
 
 def test_the_html_report_of_many_runs_stops_at_its_cap_and_says_where_the_rest_is():
-    from specmodel.breakeven import review
+    from specmodel.runs.review import review
     from specmodel.report import REPORT_ROWS, html_report
 
     lines = ["workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s"]

@@ -10,14 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from specmodel import SpecModelError, cli, prom, workloads
-from specmodel.runs import read_runs
+from specmodel.runs import RunDefaults, read_runs
 from tests.conftest import ROOT
 from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_api
 
 # 150 examples per target in `make test`; `make test-fast` (the loop while editing) sets fewer.
-QUICK = settings(max_examples=int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")),
-                 deadline=None, database=None, derandomize=True,
-                 suppress_health_check=list(HealthCheck))
+QUICK = settings(max_examples=int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")), deadline=None,
+                 database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy overflow warnings on huge inputs are fine
@@ -58,11 +57,24 @@ def test_run_files_that_escaped_now_load_or_name_their_problem(name, data, rows,
     assert [p.column for p in errors] == ([error_column] if error_column else [])
 
 
-def test_guidellm_csv_rows_longer_than_the_header_are_reported_not_dropped_silently():
+@pytest.mark.parametrize("edit, long_row", [
+    (lambda lines: lines[:4] + [lines[4] + ",extra,more"] + lines[5:], 5),  # the second benchmark: cells past the header
+    (lambda lines: lines[:3] + [lines[3] + ",9"] + lines[4:], 4),  # the first one (pandas shifted every column here)
+])
+def test_guidellm_csv_rows_longer_than_the_header_are_reported_not_dropped_silently(edit, long_row):
+    edited = "\n".join(edit(GUIDELLM_CSV.splitlines())) + "\n"
+    table = read_runs([("cut.csv", edited.encode())], RunDefaults(k=3))
+    longer = [p for p in table.problems if "more cells than the three header rows" in p.message]
+    assert [(p.file, p.row, p.severity) for p in longer] == [("cut.csv", long_row, "warning")]
+    assert table.rows["concurrency"].tolist() == [1, 4, 16] and table.rows["row"].tolist() == [4, 5, 6]
+
+
+def test_a_stray_line_under_guidellm_header_rows_is_one_row_not_loaded_and_the_rest_load():
     lines = GUIDELLM_CSV.splitlines()
-    edited = "\n".join(lines[:3] + ["x"] + lines[3:]) + "\n"  # a stray one-cell line under the header rows
-    problems = [str(p) for p in read_runs([("cut.csv", edited.encode())]).problems]
-    assert any("more cells than the three header rows" in p and p.startswith("cut.csv") for p in problems)
+    edited = "\n".join(lines[:3] + ["x"] + lines[3:]) + "\n"  # a one-cell line: the reader's line 4
+    table = read_runs([("cut.csv", edited.encode())], RunDefaults(k=3))
+    assert [(p.row, p.column) for p in table.errors] == [(4, "Token Throughput: Successful Output Tokens/Sec, Mean")]
+    assert table.rows["row"].tolist() == [5, 6, 7] and table.rows["concurrency"].tolist() == [1, 4, 16]
 
 
 def test_a_live_window_with_k_0_is_refused_not_divided_by():
