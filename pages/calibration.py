@@ -60,3 +60,4 @@ def set_calibration(eff: Efficiency | None) -> None:
         return
     st.session_state["calibration"] = eff
     st.query_params["cal"] = links.efficiency_to_link(eff)
+

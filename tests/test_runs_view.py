@@ -55,3 +55,26 @@ def test_the_problems_label_counts_rows_not_loaded_warnings_and_fallbacks():
     assert severities == sorted(severities, key=["error", "warning", "info"].index)  # errors first
     assert read_runs([FIXTURES / "seed_runs.csv"]).problems == [] and \
         runs_view.problems_label(read_runs([FIXTURES / "seed_runs.csv"])) == "Input: every row was read"
+
+
+def _many_runs(n: int) -> list[tuple[str, bytes]]:
+    lines = ["workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s"]
+    lines += [f"w{i % 5},{1 + i % 32},4,0.7,100,{110 + i % 40}" for i in range(n)]
+    return [("many.csv", "\n".join(lines).encode())]
+
+
+def test_a_large_load_reports_its_progress_reading_first_then_predicting():
+    heard = []
+    table, result = runs_view.read_and_review(_many_runs(6_000), RunDefaults(), on_progress=lambda f, t: heard.append((f, t)))
+    assert len(table.rows) == len(result.evaluated) == 6_000
+    fractions = [f for f, _ in heard]
+    assert fractions == sorted(fractions) and 0.0 <= fractions[0] < 0.6 and fractions[-1] == 1.0
+    reading = [f for f, t in heard if t.startswith("Reading")]
+    assert reading and max(reading) <= 0.6 and all(f >= 0.6 for f, t in heard if t.startswith("Predicting"))
+    assert heard[-1][1] == "Predicting: 6,000 of 6,000 runs"
+
+
+def test_a_small_load_shows_no_progress():
+    heard = []
+    table, _ = runs_view.read_and_review(_many_runs(50), RunDefaults(), on_progress=lambda f, t: heard.append(t))
+    assert len(table.rows) == 50 and heard == []

@@ -5,6 +5,7 @@ review is kept under in the session. Pure functions; the page only places them."
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -115,3 +116,74 @@ def compact(n: int) -> str:
     if n < 10_000:
         return f"{n:,}"
     return f"{n / 1000:.1f}k".replace(".0k", "k") if n < 100_000 else f"{n / 1000:.0f}k"
+
+
+def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=None):
+    """Read the run files and review the runs: (RunTable, Review). For a large load (at least
+    PROGRESS_FROM_ROWS runs) `on_progress(fraction, text)` hears how far it is, reading being the
+    first 60% of the work; every call is where a closed tab stops the work."""
+    from .load import read_runs
+    from .review import review
+
+    def stage(name: str, start: float, share: float):
+        if on_progress is None:
+            return None
+
+        def report(done: int, total: int) -> None:
+            if total >= PROGRESS_FROM_ROWS:
+                on_progress(min(1.0, start + share * done / total), f"{name}: {done:,} of {total:,} runs")
+        return report
+
+    table = read_runs(files, defaults, pairs, progress=stage("Reading", 0.0, 0.6))
+    return table, review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
+
+
+@dataclass(frozen=True)
+class Column:
+    """How a table on the page shows one column: its heading, a number format, help and width
+    (a column with none of them beyond its own name shows as the table holds it)."""
+
+    name: str
+    label: str
+    number_format: str | None = None
+    help: str | None = None
+    width: str | None = None
+
+    @property
+    def styled(self) -> bool:
+        return self.label != self.name or any((self.number_format, self.help, self.width))
+
+
+# The break-even table (the review, one row per run), in the order the page shows it.
+BREAK_EVEN_COLUMNS = (
+    Column("verdict", "verdict", help="From the measured speedup where there is one; else predicted", width="small"),
+    Column("workload", "workload", width="small"),
+    Column("concurrency", "concurrency"),
+    Column("measured_speedup", "measured ×", "%.2f"),
+    Column("predicted_verdict", "model"),
+    Column("predicted_speedup", "predicted ×", "%.2f"),
+    Column("disagreement", "model vs measured"),
+    Column("k", "k"),
+    Column("tokens_per_step", "tokens/step", "%.2f"),
+    Column("break_even_tokens_per_step", "break-even", "%.2f"),
+    Column("margin_pct", "margin", "percent", help="Of the verdict's number: measured speedup − 1, or measured ÷ "
+                                                   "break-even tokens per step − 1 where predicted"),
+    Column("advice", "advice"),
+    Column("verdict_basis", "verdict_basis"),
+    Column("margin_tokens_per_step", "margin (tokens)", "%+.2f"),
+    Column("method", "method"),
+    Column("gpu_preset", "gpu_preset"),
+    Column("file", "file"),
+    Column("row", "row"),
+)
+
+# The runs as read, one row per run.
+RUNS_COLUMNS = (
+    Column("file", "file"), Column("row", "row"), Column("workload", "workload"),
+    Column("concurrency", "concurrency"), Column("k", "k"), Column("method", "method"),
+    Column("alpha", "α", "%.3f"), Column("tokens_per_step", "tokens/step", "%.2f"),
+    Column("acceptance_from", "acceptance_from"), Column("baseline_tok_s", "baseline tok/s", "%.0f"),
+    Column("spec_tok_s", "spec tok/s", "%.0f"), Column("measured_speedup", "measured ×", "%.2f"),
+    Column("gpu", "gpu"), Column("gpu_preset", "gpu_preset"), Column("target_preset", "target_preset"),
+    Column("draft_preset", "draft_preset"), Column("context_len", "context_len"), Column("remarks", "remarks"),
+)
