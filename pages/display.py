@@ -67,11 +67,15 @@ def chart(fig, key: str) -> None:
 _TONE_BOX = {"good": "success", "caution": "warning", "bad": "error", "neutral": "info"}  # notes.TONES
 
 
+def tone_box(tone: str, where=st):
+    """The box a verdict's tone calls for (specmodel.notes.TONES): st.success, st.warning, st.error, st.info."""
+    return getattr(where, _TONE_BOX[tone])
+
+
 def show_verdict(tone: str, headline: str, advice: str = "", where=st) -> None:
     """A verdict in the box its tone calls for: the headline in bold (first letter capitalised),
     then the advice."""
-    box = getattr(where, _TONE_BOX[tone])
-    box(f"**{headline[:1].upper() + headline[1:]}**" + (f" — {advice}." if advice else ""))
+    tone_box(tone, where)(f"**{headline[:1].upper() + headline[1:]}**" + (f" — {advice}." if advice else ""))
 
 
 def show_notes(notes, where=st, info: str = "caption", heading: str | None = None) -> None:
