@@ -103,3 +103,9 @@ def sidebar_names(assumed: str) -> InputNames:
     """How the live verdict's notes name a page's inputs: the sidebar's target, and `assumed`
     for where the page takes the α and k it assumes for a server that measures none."""
     return InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar", assumed=assumed)
+
+
+def column_config(columns: dict) -> dict:
+    """st.dataframe's column_config from {column: (heading, number format or None, help or None)}."""
+    return {c: st.column_config.NumberColumn(head, format=fmt, help=tip) if fmt else st.column_config.Column(head, help=tip)
+            for c, (head, fmt, tip) in columns.items()}

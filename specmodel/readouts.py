@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .fleet import FleetReport
 from .live import LiveVerdict
 from .planning import CapacityPlan
 from .prom import LiveStats, Snapshot
@@ -132,3 +133,44 @@ def capacity_readouts(result: CapacityPlan) -> list[Readout]:
     return arms + [Readout("GPUs saved by speculation", "—" if saved is None else f"{saved:+,}",
                            help="Plain GPUs − speculative GPUs (negative: speculation costs GPUs)."),
                    Readout("Verdict", result.verdict)]
+
+
+# --- Fleet ---------------------------------------------------------------------------------------
+
+# The fleet table's columns in the order shown: column -> (heading, number format or None, help or None).
+FLEET_COLUMNS = {
+    "instance": ("Instance", None, None), "job": ("Job", None, None), "model_name": ("Model", None, None),
+    "verdict": ("Verdict", None, None),
+    "predicted_speedup": ("Predicted speedup", "%.2fx", "The model's speedup at this instance's concurrency."),
+    "tokens_per_step": ("E (tokens/step)", "%.2f", "Tokens per verify step, bonus token included."),
+    "alpha": ("α", "%.2f", "Per-token acceptance giving that E at k."), "k": ("k", None, None),
+    "running_requests": ("Running", "%.1f", "Running requests, averaged over the window."),
+    "generation_tok_s": ("Generation tok/s", "%.0f", None), "server": ("Server", None, None),
+    "advice": ("Advice", None, None),
+}
+
+
+@dataclass(frozen=True)
+class Alert:
+    tone: str  # specmodel.notes.TONES
+    instance: str  # who (text from Prometheus' labels)
+    detail: str  # the rest of the sentence (quotes model and job names from the labels)
+
+
+def fleet_alerts(report: FleetReport) -> list[Alert]:
+    """One line per instance that needs a look: those where speculation loses (bad), those that are
+    down, and those whose series could not be read (caution)."""
+    alerts = [Alert("bad", i.instance, f"({i.model_name}, job {i.job}) {i.verdict.text}"
+                    + (f" — {i.verdict.advice}." if i.verdict.advice else ".")) for i in report.losing]
+    alerts += [Alert("caution", d["instance"], f"(job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}")
+               for d in report.down]
+    return alerts + [Alert("caution", p["instance"], f"(job {p['job']}) is not shown: {p['reason']}")
+                     for p in report.problems]
+
+
+def fleet_counts(verdicts) -> str:
+    """How many instances got each verdict: "3 pays off, 1 loses" (most frequent first)."""
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v] = counts.get(v, 0) + 1
+    return ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))

@@ -51,3 +51,26 @@ def test_live_figures_with_intervals_where_measured_and_dashes_where_not():
     assert r["Generated tokens/s"].value == "500"
     off = shown(readouts.live_readouts(_stats(False)))
     assert [off[x].value for x in ("Tokens per step E", "α (per token)", "Draft acceptance rate")] == ["—"] * 3
+
+
+def test_fleet_alerts_name_the_losing_down_and_unreadable_instances_with_their_tone():
+    from specmodel import fleet, promapi, samples
+
+    server = promapi.PromServer(samples.FLEET_SAMPLE_URL, promapi.PromAuth(None, None, None))
+    with samples.recorded_prometheus_client() as client:
+        report = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                             at_s=samples.fleet_sample_time())
+    alerts = readouts.fleet_alerts(report)
+    bad = [a for a in alerts if a.tone == "bad"]
+    assert [a.instance for a in bad] == [i.instance for i in report.losing] and bad
+    assert all(a.detail.startswith(f"({i.model_name}, job {i.job}) loses") for a, i in zip(bad, report.losing))
+    down = [a for a in alerts if "is down" in a.detail]
+    assert [a.instance for a in down] == [d["instance"] for d in report.down] and all(a.tone == "caution" for a in down)
+    table = report.table()
+    counts = readouts.fleet_counts(table["verdict"])
+    assert sum(int(part.split(" ")[0]) for part in counts.split(", ")) == len(table)
+    assert set(readouts.FLEET_COLUMNS) <= set(table.columns)
+
+
+def test_fleet_counts_put_the_most_frequent_verdict_first():
+    assert readouts.fleet_counts(["loses", "pays off", "pays off", "off"]) == "2 pays off, 1 loses, 1 off"
