@@ -4,8 +4,8 @@ import streamlit as st
 
 from pages.calibration import calibration_badge
 from pages.common import base_scenario
-from pages.display import chart, show_error
-from specmodel import SpecModelError, figures_capacity, planning
+from pages.display import chart, show_error, show_notes, show_readouts, show_verdict
+from specmodel import SpecModelError, figures_capacity, links, planning, readouts
 
 USERS, RATE = "concurrent users", "requests per second"  # option texts are what the URL carries
 SPEED, ITL = "tok/s per user", "inter-token latency"
@@ -18,29 +18,11 @@ URL_NUMBERS = {"cap_users": (1, 1_000_000, "concurrent users (a whole number)"),
                "cap_tok_s": (0.1, 10_000, "tok/s per user"), "cap_itl": (0.1, 10_000, "inter-token latency in ms")}
 
 
-def _url_problems() -> list[str]:
-    problems = []
-    for key, (lo, hi, what) in URL_NUMBERS.items():
-        raw = st.query_params.get(key)
-        if raw is None:
-            continue
-        try:
-            value = float(raw)
-            whole = "whole" not in what or value == int(value)
-            ok = lo <= value <= hi and whole
-        except (ValueError, OverflowError):
-            ok = False
-        if not ok:
-            problems.append(f"The link's {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
-                            "the default is used instead; set the value above.")
-    return problems
-
-
 st.title("Capacity: how many GPUs for this load at this latency?")
 st.caption("Speculation trades aggregate throughput for per-user speed. For the GPU, models and method in the "
            "sidebar: the GPUs each way needs so that every user sees the target, and the frontier behind it.")
 
-url_problems = _url_problems()  # read before the widgets take (and drop) invalid values
+url_problems = links.number_problems(st.query_params, URL_NUMBERS)  # before the widgets drop invalid values
 c = st.columns(3)
 with c[0]:
     load_kind = st.radio("Load given as", [USERS, RATE], key="cap_load", bind="query-params", horizontal=True)
@@ -83,34 +65,11 @@ except SpecModelError as exc:
     show_error(exc)
     st.stop()
 
-box = {"saves GPUs": st.success, "only spec meets the target": st.success, "same": st.info,
-       "costs GPUs": st.warning, "neither meets the target": st.error}[result.verdict]
-box(f"**{result.verdict_text[:1].upper() + result.verdict_text[1:]}** — {result.advice}.")
+show_verdict(result.tone, result.verdict_text, result.advice)
 calibration_badge()
-for note in result.notes:
-    st.caption(note)
-
-m = st.columns(4)
-for col, arm, label in ((m[0], result.plain, "GPUs without speculation"),
-                        (m[1], result.spec, f"GPUs with speculation (k = {result.spec.k})")):
-    if arm.meets_target:
-        col.metric(label, f"{arm.gpus:,}", help=f"{arm.replicas:,} replica(s), {arm.batch_per_replica:,} users on the "
-                                                f"fullest, {target.reach(arm.user_tok_s)}")
-    else:
-        col.metric(label, "impossible", help=f"Misses the target: {arm.reason}.")
-saved = result.gpus_saved
-m[2].metric("GPUs saved by speculation", "—" if saved is None else f"{saved:+,}",
-            help="Plain GPUs − speculative GPUs (negative: speculation costs GPUs).")
-m[3].metric("Verdict", result.verdict)
-
-rows = []
-for name, arm in (("plain", result.plain), (f"speculation, k = {result.spec.k}", result.spec)):
-    d = arm.to_dict()
-    rows.append({"arm": name, "meets target": "yes" if arm.meets_target else "no",
-                 "GPUs": d["gpus"], "replicas": d["replicas"], "users per replica": d["batch_per_replica"],
-                 "tok/s per user": d["user_tok_s"], "ITL ms": d["itl_ms"],
-                 "tok/s per GPU": d["throughput_tok_s_per_gpu"], "fit per replica": d["max_batch_per_replica"]})
-st.dataframe(rows, key="cap_table", hide_index=True, width="stretch", column_config={
+show_notes(result.notes)
+show_readouts(readouts.capacity_readouts(result))
+st.dataframe(result.table_rows(), key="cap_table", hide_index=True, width="stretch", column_config={
     "tok/s per user": st.column_config.NumberColumn(format="%.1f", help="On the fullest replica; if the target "
                                                                        "is missed, the best this arm reaches"),
     "ITL ms": st.column_config.NumberColumn(format="%.1f"),

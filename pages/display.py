@@ -1,4 +1,5 @@
-"""How pages show things: user text made inert in Markdown, errors without tracebacks, charts."""
+"""How pages show things: user text made inert in Markdown, errors without tracebacks, verdicts
+and notes in the box their tone and severity call for, metric rows, charts."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import streamlit as st
 
 from pages.common import CONTEXT_CHOICES
 from specmodel import SpecModelError
+from specmodel.live import InputNames
+from specmodel.notes import severity_of
 
 
 # Markdown that user text (file and workload names, labels from a server) must not trigger: emphasis,
@@ -59,3 +62,50 @@ def show_does_not_fit(exc) -> None:
 
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+
+
+_TONE_BOX = {"good": "success", "caution": "warning", "bad": "error", "neutral": "info"}  # notes.TONES
+
+
+def tone_box(tone: str, where=st):
+    """The box a verdict's tone calls for (specmodel.notes.TONES): st.success, st.warning, st.error, st.info."""
+    return getattr(where, _TONE_BOX[tone])
+
+
+def show_verdict(tone: str, headline: str, advice: str = "", where=st) -> None:
+    """A verdict in the box its tone calls for: the headline in bold (first letter capitalised),
+    then the advice."""
+    tone_box(tone, where)(f"**{headline[:1].upper() + headline[1:]}**" + (f" — {advice}." if advice else ""))
+
+
+def show_notes(notes, where=st, info: str = "caption", heading: str | None = None) -> None:
+    """Notes as their severity says: a warning in a warning box, the others as `info` says
+    ("caption", or "info" where a page shows them in an info box). With a heading (Markdown,
+    already made inert), one bulleted list under it instead, warnings marked ⚠️. User text
+    inside a note (a model or workload name) cannot become a link."""
+    if heading is not None:
+        where.markdown(f"**{heading}**\n" + "\n".join(
+            f"- {'⚠️ ' if severity_of(n) == 'warning' else ''}{no_links(n)}" for n in notes))
+        return
+    for note in notes:
+        (where.warning if severity_of(note) == "warning" else getattr(where, info))(no_links(note))
+
+
+def show_readouts(readouts, where=st) -> None:
+    """A row of metric boxes, one per specmodel.readouts.Readout, each with its caption below."""
+    for col, r in zip(where.columns(len(readouts)), readouts):
+        col.metric(r.label, r.value, delta=r.delta, help=r.help)
+        if r.caption:
+            col.caption(r.caption)
+
+
+def sidebar_names(assumed: str) -> InputNames:
+    """How the live verdict's notes name a page's inputs: the sidebar's target, and `assumed`
+    for where the page takes the α and k it assumes for a server that measures none."""
+    return InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar", assumed=assumed)
+
+
+def column_config(columns: dict) -> dict:
+    """st.dataframe's column_config from {column: (heading, number format or None, help or None)}."""
+    return {c: st.column_config.NumberColumn(head, format=fmt, help=tip) if fmt else st.column_config.Column(head, help=tip)
+            for c, (head, fmt, tip) in columns.items()}

@@ -5,8 +5,8 @@ import streamlit as st
 from pages.calibration import calibration_badge
 from pages.common import base_scenario
 from pages.credentials import move_link_credentials, rerun_without_credentials
-from pages.display import chart, no_links, plain, show_error
-from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, rules, samples, scrape
+from pages.display import chart, column_config, no_links, plain, show_error, show_notes, sidebar_names, tone_box
+from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, readouts, rules, samples, scrape
 
 st.title("Fleet: which instances gain from speculative decoding?")
 st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
@@ -53,7 +53,6 @@ with st.expander("Alert and dashboard for your own Prometheus and Grafana"):
                               mime="application/json", key="fleet_dashboard_download")
 
 
-
 def _sample(on: bool) -> None:
     st.session_state["fleet_sample"] = on
 
@@ -73,6 +72,9 @@ if sample:
     url, window, span, match = samples.FLEET_SAMPLE_URL, samples.FLEET_SAMPLE_WINDOW, samples.FLEET_SAMPLE_SPAN, ""
 
 
+NAMES = sidebar_names(assumed="the model's defaults for a server that measures none")
+
+
 def _client(server, sample: bool):
     """A client for this server; for the sample, one that answers from the recording in process."""
     return samples.recorded_prometheus_client() if sample else scrape.make_client(server.policy)
@@ -86,7 +88,7 @@ def _at(sample: bool):
 def load(url, window, match, user, password, token, scenario, sample):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
     with _client(server, sample) as client:
-        return fleet.fleet(client, server, scenario, window=window, selector=match, at_s=_at(sample))
+        return fleet.fleet(client, server, scenario, window=window, selector=match, at_s=_at(sample), names=NAMES)
 
 
 @st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus for the history…")
@@ -107,19 +109,10 @@ except SpecModelError as exc:
 
 table = report.table()
 alerts = st.container()  # however many instances lose, are down or unreadable: one block
-for inst in report.losing:
-    v = inst.verdict
-    alerts.error(f"**{plain(inst.instance)}** ({no_links(inst.model_name)}, job {no_links(inst.job)}) {v.text}"
-                 + (f" — {v.advice}." if v.advice else "."))
-for d in report.down:
-    alerts.warning(f"**{plain(d['instance'])}** (job {no_links(d['job'])}) is down: "
-                   f"{no_links(d['last_error'] or 'Prometheus cannot scrape it')}")
-for p in report.problems:
-    alerts.warning(f"**{plain(p['instance'])}** (job {no_links(p['job'])}) is not shown: {no_links(p['reason'])}")
-counts = table["verdict"].value_counts()
+for alert in readouts.fleet_alerts(report):
+    tone_box(alert.tone, alerts)(f"**{plain(alert.instance)}** {no_links(alert.detail)}")
 st.caption(f"{len(table)} instance(s) at {'the recorded Prometheus (sample)' if sample else report.prometheus} "
-           f"over the last {report.window}: "
-           + ", ".join(f"{n} {label}" for label, n in counts.items()))
+           f"over the last {report.window}: {readouts.fleet_counts(table['verdict'])}")
 calibration_badge()
 
 f = st.columns(2)
@@ -129,29 +122,15 @@ jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs",
                         placeholder="all jobs")
 shown = fleet.select(table, models=models, jobs=jobs)
 
-st.dataframe(
-    shown[["instance", "job", "model_name", "verdict", "predicted_speedup", "tokens_per_step", "alpha", "k",
-           "running_requests", "generation_tok_s", "server", "advice"]],
-    key="fleet_table", hide_index=True, width="stretch",
-    column_config={
-        "instance": "Instance", "job": "Job", "model_name": "Model", "server": "Server", "k": "k",
-        "tokens_per_step": st.column_config.NumberColumn("E (tokens/step)", format="%.2f",
-                                                         help="Tokens per verify step, bonus token included."),
-        "alpha": st.column_config.NumberColumn("α", format="%.2f", help="Per-token acceptance giving that E at k."),
-        "running_requests": st.column_config.NumberColumn("Running", format="%.1f",
-                                                          help="Running requests, averaged over the window."),
-        "generation_tok_s": st.column_config.NumberColumn("Generation tok/s", format="%.0f"),
-        "predicted_speedup": st.column_config.NumberColumn("Predicted speedup", format="%.2fx",
-                                                           help="The model's speedup at this instance's concurrency."),
-        "verdict": "Verdict", "advice": "Advice",
-    })
+st.dataframe(shown[list(readouts.FLEET_COLUMNS)], key="fleet_table", hide_index=True, width="stretch",
+             column_config=column_config(readouts.FLEET_COLUMNS))
 
 notes = fleet.notes(report, shown)
 with st.container():  # present or not, one block
     if notes:
         with st.expander(f"Notes on {len(notes)} instance(s)"):
             for who, lines in notes.items():
-                st.markdown(f"**{plain(who)}**\n" + "\n".join(f"- {no_links(line)}" for line in lines))
+                show_notes(lines, heading=plain(who))
 
 chart(figures_fleet.operating_points(shown), key="fleet_points")
 try:

@@ -7,11 +7,8 @@ import streamlit as st
 from pages.calibration import calibration_badge
 from pages.common import base_scenario
 from pages.credentials import move_link_credentials, rerun_without_credentials
-from pages.display import chart, show_error
-from specmodel import SpecModelError, figures_live, live, samples, scrape
-from specmodel.prom import stats_from_window, window_over
-
-SNAPSHOT_CAP = live.HISTORY_CAP
+from pages.display import chart, show_error, show_notes, show_readouts, show_verdict, sidebar_names
+from specmodel import SpecModelError, figures_live, live, readouts, samples
 
 st.title("Live: is speculation paying off on this server right now?")
 st.caption("Point this at the /metrics endpoint of a running vLLM (V1 or V0) or SGLang server. Every scrape "
@@ -38,112 +35,66 @@ moved = st.session_state.pop("live_url_moved_note", None)
 if moved:
     notice.info(moved)
 with st.expander("Connection and model options", expanded=bool(moved)):
-    opts = st.columns(3)
-    token = opts[0].text_input("Bearer token (optional)", type="password", key="live_token",
+    auth, opts = st.columns(3), st.columns(4)
+    token = auth[0].text_input("Bearer token (optional)", type="password", key="live_token",
                                help="Sent only to this URL's host; never shown, logged or put in the page link.")
-    basic = st.columns(2)
-    user = basic[0].text_input("User (optional, basic auth)", key="live_user",
-                               help="Never shown in a message or put in the page link.")
-    password = basic[1].text_input("Password", type="password", key="live_password")
-    k_given = opts[1].number_input("k, if the server does not reveal it (vLLM V0; 0 = infer)", 0, 32, 0,
+    user = auth[1].text_input("User (optional, basic auth)", key="live_user",
+                              help="Never shown in a message or put in the page link.")
+    password = auth[2].text_input("Password", type="password", key="live_password")
+    k_given = opts[0].number_input("k, if the server does not reveal it (vLLM V0; 0 = infer)", 0, 32, 0,
                                    key="live_k", bind="query-params")
-    known_models = st.session_state.get("live_models", [])
-    model_name = st.session_state.get("live_first_model")  # stay on the model the first scrape chose
-    if len(known_models) > 1:
-        model_name = opts[2].selectbox(
-            "Model served", known_models, key="live_model",
-            index=known_models.index(model_name) if model_name in known_models else 0,
-            help="This server serves several models; the first scrape chose the busiest.")
+    alpha_assumed = opts[1].slider("α to assume where the server measures none", 0.0, 1.0, 0.70, 0.01,
+                                   key="live_alpha", bind="query-params")
+    k_assumed = opts[2].number_input("k to assume where the server measures none", 1, 32, 4, key="live_k_assumed",
+                                     bind="query-params")
+    seen = st.session_state.get("live_session", live.LiveSession())
+    model_name = seen.first_model  # stay on the model the first scrape chose
+    if len(seen.model_names) > 1:
+        model_name = opts[3].selectbox("Model served", seen.model_names, key="live_model", index=seen.first_model_index,
+                                       help="This server serves several models; the first scrape chose the busiest.")
 auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params",
                  help="Only the live panel below reruns; the rest of the page stays as it is.")
+NAMES = sidebar_names(assumed="the α and k to assume, under Connection and model options")
 
 
-
-def _start_sample() -> None:
-    st.session_state.update(live_sample=True, live_sample_started=time.time(), live_sample_next=0)
-
-
-def _stop_sample() -> None:
-    st.session_state["live_sample"] = False
+def _sample(on: bool) -> None:
+    st.session_state["live_replay"] = samples.LiveReplay(time.time()) if on else None
 
 
 def sample_on() -> bool:
-    return not url.strip() and st.session_state.get("live_sample", False)  # a URL typed in takes over
+    return not url.strip() and st.session_state.get("live_replay") is not None  # a URL typed in takes over
 
 
 sample = sample_on()
 intro = st.container()  # one element whatever it holds, so the panel below keeps its place
 if sample:
     intro.info(f"**{samples.LIVE_SAMPLE_LABEL}**")
-    intro.button("Stop the sample", key="live_stop_sample", on_click=_stop_sample)
+    intro.button("Stop the sample", key="live_stop_sample", on_click=_sample, args=(False,))
 
-session_key = (("recorded sample", st.session_state.get("live_sample_started")) if sample
-               else (url.strip(), int(k_given)))
-if st.session_state.get("live_key") != session_key:  # a new server: start a new session history
-    st.session_state.update(live_key=session_key, live_snaps=[], live_history=[], live_models=[],
-                            live_first_model=None)
+session_key = ("recorded sample", st.session_state["live_replay"].started_at) if sample else (url.strip(), int(k_given))
+st.session_state["live_session"] = seen.watching(session_key)
 
 
-def show_results(snaps: list) -> None:
-    base = base_scenario(alpha=st.session_state.get("alpha", 0.7), k=st.session_state.get("k", 4) or 4)
-    start = live.window_start(snaps, window)
-    stats = stats_from_window(window_over(snaps[start:]))
-    verdict = live.live_verdict(stats, base)
-    last = snaps[-1]
-    if not st.session_state["live_history"] or st.session_state["live_history"][-1]["at"] != last.at:
-        latest = stats_from_window(window_over(snaps[-2:]))
-        st.session_state["live_history"] = live.append_history(
-            st.session_state["live_history"], live.history_point(latest, last.at))
-
-    box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
-    box(f"**Right now: {verdict.text}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+def show_results(session: live.LiveSession) -> None:
+    stats, intervals = live.window_stats(session.snapshots, window)
+    verdict = live.live_verdict(stats, base_scenario(alpha=alpha_assumed, k=int(k_assumed)), NAMES)
+    st.session_state["live_session"] = session = session.with_latest_point()
+    show_verdict(verdict.tone, f"Right now: {verdict.text}", verdict.advice)
     calibration_badge()
-    for note in stats.notes + verdict.notes:
-        if "restarted" in note or "no drafts" in note or "off on this server" in note:
-            st.warning(note)
-        else:
-            st.caption(note)
-
-    st.caption(f"{last.server}, model {stats.model_name or 'unknown'}, k = {stats.k or '—'} ({last.k_source}); "
-               f"window of {stats.window_s:.0f} s over {len(snaps) - start - 1} scrape interval(s); "
-               f"E from {stats.source}.")
-    m = st.columns(6)
-    d = stats.to_dict()
-    if stats.measured:
-        ci = d["tokens_per_step_ci"]
-        m[0].metric("Tokens per step E", f"{stats.tokens_per_step:.2f}",
-                    help="Tokens per verify step, bonus included." + (f" 95% interval {ci[0]:.2f}–{ci[1]:.2f}."
-                                                                     if ci else ""))
-        if ci:
-            m[0].caption(f"95%: {ci[0]:.2f}–{ci[1]:.2f}")
-        m[1].metric("α (per token)", f"{stats.alpha:.3f}",
-                    help="The constant per-token acceptance that gives this E at this k.")
-        if d["alpha_ci"]:
-            m[1].caption(f"95%: {d['alpha_ci'][0]:.3f}–{d['alpha_ci'][1]:.3f}")
-        m[2].metric("Draft acceptance rate", f"{stats.draft_acceptance_rate:.3f}",
-                    help="vLLM's accepted ÷ drafted tokens = (E − 1) / k; lower than α for the same drafts.")
-    else:
-        m[0].metric("Tokens per step E", "—")
-        m[1].metric("α (per token)", "—")
-        m[2].metric("Draft acceptance rate", "—")
-    m[3].metric("Running / waiting", "—" if stats.running is None else
-                f"{stats.running:.1f} / {stats.waiting:.1f}" if stats.waiting is not None else f"{stats.running:.1f}")
-    m[4].metric("Generated tokens/s", "—" if stats.generation_tok_s is None else f"{stats.generation_tok_s:,.0f}")
-    m[5].metric("KV cache used", "—" if stats.kv_usage is None else f"{stats.kv_usage:.0%}",
-                help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
-                      f"{stats.kv_capacity_tokens:,} tokens." if stats.kv_capacity_tokens else None))
+    show_notes(stats.notes + verdict.notes)
+    st.caption(readouts.live_window_line(stats, session.snapshots[-1], intervals))
+    show_readouts(readouts.live_readouts(stats))
 
     left, right = st.columns(2)
     with left:
         chart(figures_live.operating_point_figure(verdict), key="live_operating_point")
     with right:
-        chart(figures_live.rolling_figure(st.session_state["live_history"]), key="live_rolling")
+        chart(figures_live.rolling_figure(list(session.history)), key="live_rolling")
     if verdict.k_options:
         left, right = st.columns(2)
         with left:
             st.markdown("**What k' ≤ k would give at this load** (from the measured acceptance)")
-            st.dataframe([{"k'": o.k, "tokens per step": o.tokens_per_step, "speedup (×)": o.speedup}
-                          for o in verdict.k_options], hide_index=True, key="live_k_table",
+            st.dataframe(readouts.live_k_rows(verdict), hide_index=True, key="live_k_table",
                          column_config={"tokens per step": st.column_config.NumberColumn(format="%.3f"),
                                         "speedup (×)": st.column_config.NumberColumn(format="%.3fx")})
         with right:
@@ -155,17 +106,6 @@ def show_results(snaps: list) -> None:
 # then shows the hint, with no timer): a run_every fragment that a later run no longer calls keeps
 # its browser timer, and its next run writes into a tree that no longer has its place, which is
 # "Cannot set a node at a delta path" (streamlit/streamlit#15084; bench/bench_load.py saw it).
-def next_sample_snapshot():
-    """The recording's next scrape, or None once all of them were replayed."""
-    i = st.session_state.get("live_sample_next", 0)
-    if i >= samples.live_sample_length():
-        st.caption(f"End of the recording ({samples.live_sample_length()} scrapes). Press 'Stop the sample' "
-                   "and enter your server's URL, or start the sample again from an empty URL.")
-        return None
-    st.session_state["live_sample_next"] = i + 1
-    return samples.live_sample_snapshot(i, st.session_state["live_sample_started"])
-
-
 @st.fragment(run_every=interval if auto and (url.strip() or sample) else None)
 def live_panel() -> None:
     with st.container():  # the panel's only top-level element, whatever it shows this time
@@ -177,45 +117,29 @@ def panel_body() -> None:
         st.rerun()
     if not url.strip() and not sample:
         st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
-        st.button("Try it with a recorded server", key="live_try_sample", on_click=_start_sample,
+        st.button("Try it with a recorded server", key="live_try_sample", on_click=_sample, args=(True,),
                   help="Replays a recorded vLLM server's /metrics, bundled with the app: nothing is fetched.")
         return
-    policy = scrape.ScrapePolicy.for_interval(interval)
-    snaps = st.session_state["live_snaps"]
     try:
         if sample:
-            snap = next_sample_snapshot()
+            snap = st.session_state["live_replay"].next_snapshot()
+            if snap is None:
+                st.caption(samples.LIVE_SAMPLE_END.format(scrapes=samples.live_sample_length()))
         else:
-            with scrape.make_client(policy) as client:
-                snap = scrape.scrape_snapshot(client, scrape.with_credentials(url.strip(), user, password),
-                                              token=token or None, policy=policy,
-                                              model_name=model_name, k=int(k_given) or None)
-        if snap is None:
-            pass  # the recording has ended: keep showing its last window
-        elif snaps and (snap.server != snaps[-1].server or snap.model_name != snaps[-1].model_name):
-            snaps.clear()  # another server or model: its counters are not comparable with these
-            st.session_state["live_history"] = []
-        if snap is not None:
-            snaps.append(snap)
-            del snaps[:-SNAPSHOT_CAP]
-            st.session_state["live_models"] = list(snap.model_names)
-            if st.session_state.get("live_first_model") is None:
-                st.session_state["live_first_model"] = snap.model_name
+            snap = live.scrape_once(url, interval, user, password, token, model_name, int(k_given) or None)
+        if snap is not None:  # None: the recording has ended; keep showing its last window
+            st.session_state["live_session"] = st.session_state["live_session"].with_snapshot(snap)
     except SpecModelError as exc:
         show_error(exc)
         if auto:
             st.caption(f"Trying again every {interval} s.")
-    if not snaps:
-        return
-    if len(snaps) < 2:
-        s = snaps[-1]
-        st.info(f"First scrape done: {s.server}, model {s.model_name or 'unknown'}, "
-                + ("speculation on, k = " + str(s.k) if s.spec_enabled else "speculation off")
-                + ". The first window completes with the next scrape"
-                + (f" in {interval} s." if auto else ": press Scrape now."))
+    session = st.session_state["live_session"]
+    if len(session.snapshots) == 1:
+        st.info(readouts.live_first_scrape(session.snapshots[-1], interval, auto))
+    if len(session.snapshots) < 2:
         return
     try:
-        show_results(snaps)
+        show_results(session)
     except SpecModelError as exc:
         show_error(exc)
     if not auto:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages.calibration import calibration_badge
 from pages.common import base_scenario, remember_table
-from pages.display import chart, no_links, show_error
+from pages.display import chart, no_links, show_error, show_notes, tone_box
 from specmodel import SpecModelError, figures_mix, mix
 from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 
@@ -69,8 +69,7 @@ workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), s
 messages = st.container()  # however many problems and notes: one block, so what follows keeps its place
 for problem in problems:
     messages.error(no_links(problem))
-for note in notes:
-    messages.info(no_links(note))
+show_notes(notes, where=messages, info="info")
 if not workloads:
     st.stop()
 
@@ -93,16 +92,9 @@ except SpecModelError as exc:
     st.stop()
 
 with answer:
-    if report.best.throughput_tok_s > report.single_off.throughput_tok_s * 1.01:
-        st.success(no_links(report.recommendation))
-    else:
-        st.info(no_links(report.recommendation))
+    tone_box(report.tone)(no_links(report.recommendation))
     calibration_badge()
-    for note in report.notes:
-        if "does not fit" in note:
-            st.warning(no_links(note))
-        else:
-            st.caption(no_links(note))
+    show_notes(report.notes)
 
 st.subheader("Comparison")
 st.dataframe(pd.DataFrame(report.table_rows()), key="mix_comparison", hide_index=True, width="stretch")

@@ -6,8 +6,8 @@ import streamlit as st
 
 from pages.calibration import calibration_badge
 from pages.common import base_scenario
-from pages.display import chart, show_does_not_fit, show_error
-from specmodel import SpecModelError, acceptance, figures, summarize
+from pages.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
+from specmodel import SpecModelError, acceptance, figures, readouts, summarize
 from specmodel.errors import DoesNotFit
 
 MAX_CONCURRENCY = 4096
@@ -85,43 +85,12 @@ except SpecModelError as exc:
         show_error(exc)
     st.stop()
 
-out = summary.to_dict()
-verdict = summary.verdict
-box = {"pays off": st.success, "borderline": st.warning, "loses": st.error}.get(verdict.label, st.info)
 with answer:
-    box(f"**{verdict.text[:1].upper() + verdict.text[1:]}**" + (f" — {verdict.advice}." if verdict.advice else ""))
+    show_verdict(summary.verdict.tone, summary.verdict.text, summary.verdict.advice)
     calibration_badge()
-    for note in summary.notes:
-        st.info(note)
-
-
-
-def fmt(value, spec: str, none: str = "—") -> str:
-    """A number as shown, or a dash where the model has none (e.g. nothing fits with speculation)."""
-    return none if value is None else format(value, spec)
-
-
-m = st.columns(5)
-m[0].metric("Speedup", f"{fmt(out['speedup'], '.2f', 'n/a')}x" if out["speedup"] is not None else "n/a",
-            help="Speculative ÷ plain throughput at this concurrency.")
-be, tps = out["break_even_tokens_per_step"], out["tokens_per_step"]
-m[1].metric("Tokens per step E", fmt(tps, ".2f"),
-            delta=f"{tps - be:+.2f} vs break-even {be:.2f}" if be is not None and tps is not None and k else None,
-            help="Tokens emitted per verify step, bonus token included (vLLM's mean acceptance length).")
-bea = out["break_even_alpha"]
-m[2].metric("Break-even α", "unreachable" if bea is None and k else fmt(bea, ".2f"),
-            help="The α at which speculation with this k just matches plain decoding here.")
-m[3].metric("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",
-            help="The k in 0..8 with the highest throughput at this concurrency (0 = turn speculation off).")
-cross = out["crossover_concurrency"]
-m[4].metric("Crossover batch", "none ≤ 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
-            help="Largest batch up to which this k never loses; above it, turn speculation off.")
-
-p, sp = out["plain"], out["spec"]
-st.caption(f"Plain: {fmt(p['step_ms'], '.1f')} ms per step, {fmt(p['throughput_tok_s'], ',.0f')} tok/s, up to "
-           f"{p['max_concurrency']} sequences fit · Speculative: {fmt(sp['step_ms'], '.1f')} ms per step, "
-           f"{fmt(sp['throughput_tok_s'], ',.0f')} tok/s, up to {sp['max_concurrency']} sequences fit · "
-           f"inter-token latency {fmt(p['itl_ms'], '.1f')} → {fmt(sp['itl_ms'], '.1f')} ms")
+    show_notes(summary.notes, info="info")
+show_readouts(readouts.whatif_readouts(summary))
+st.caption(readouts.whatif_arms_line(summary))
 
 c1, c2 = st.columns(2)
 with c1:
@@ -132,7 +101,7 @@ with c2:
     chart(fig_best_k, "fig_best_k")
 
 st.subheader("What to deploy")
-config = out["vllm_speculative_config"]
+config = summary.vllm_speculative_config()
 if config is None:
     st.write("Speculation does not pay off at any batch size up to 512 here: leave it off.")
 else:

@@ -209,9 +209,11 @@ def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None
 
 
 def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
-          selector: str = "", at_s: float | None = None, k: int | None = None) -> FleetReport:
+          selector: str = "", at_s: float | None = None, k: int | None = None,
+          names: live.InputNames = live.COMMAND_LINE) -> FleetReport:
     """Every instance's statistics over `window`, held against the model built on `base`
-    (whose α and k stand for instances with speculation off); `k` overrides inferred k."""
+    (whose α and k stand for instances with speculation off); `k` overrides inferred k; the
+    verdicts' notes name the inputs as `names` says."""
     window_s = promapi.parse_duration(window)
     at_s = time.time() if at_s is None else float(at_s)
     sel = check_selector(selector)
@@ -225,7 +227,7 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
             found = []
             for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
                 stats = prom.stats_from_window(w)
-                found.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base)))
+                found.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base, names)))
         except SpecModelError as exc:
             problems.append({"job": job, "instance": inst, "reason": str(exc)})
             continue

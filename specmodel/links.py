@@ -47,3 +47,28 @@ def view_link(page_url: str | None, params: dict) -> str:
     base = (page_url or "http://localhost:8501/").split("?", 1)[0]
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")}, doseq=True)
     return f"{base}?{query}" if query else base
+
+
+def number_problems(params: dict, bounds: dict[str, tuple[float, float, str]]) -> list[str]:
+    """What is wrong with the numbers a link carries: `bounds` maps a parameter to (lowest,
+    highest, what it is); "whole" in what it is asks for a whole number. A parameter absent from
+    the link is fine; each bad one gets a sentence saying the default is used instead.
+
+    >>> bounds = {"users": (1, 100, "users (a whole number)"), "rps": (0.01, 50, "requests per second")}
+    >>> [p.split(":")[0] for p in number_problems({"users": "2.5", "rps": "4"}, bounds)]
+    ["The link's users=2.5 is not a valid number of users (a whole number) between 1 and 100"]
+    """
+    problems = []
+    for key, (lo, hi, what) in bounds.items():
+        raw = params.get(key)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+            ok = lo <= value <= hi and ("whole" not in what or value == int(value))
+        except (ValueError, OverflowError):
+            ok = False
+        if not ok:
+            problems.append(f"The link's {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
+                            "the default is used instead; set the value above.")
+    return problems

@@ -1,6 +1,6 @@
 """A live measurement held against the model: the operating point, the verdict and k' ≤ k advice.
 
-    v = live_verdict(stats, base)     # stats: prom.LiveStats; base: the sidebar's Scenario
+    v = live_verdict(stats, base)     # stats: prom.LiveStats; base: the Scenario of the chosen presets
 
 The measured acceptance (the survival profile where the server gives one, else α) and the measured
 running requests replace the base scenario's α, k and concurrency; the model then says what
@@ -13,17 +13,31 @@ scenario's α and k at the measured load.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import presets, scrape
 from .errors import SpecModelError
 from .metric_engines import ENGINES
-from .prom import LiveStats, Snapshot, json_safe
-from .scenario import Scenario, predict, summarize, with_changes
+from .notes import info, warnings_in
+from .prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
+from .scenario import Scenario, predict, summarize, tone_of, with_changes
 
 HISTORY_CAP = 360  # points kept per session for the rolling chart
+
+
+@dataclass(frozen=True)
+class InputNames:
+    """How the verdict's notes name the inputs they point to. The defaults are the command line's
+    flags; a page passes the names of its own widgets."""
+
+    target: str = "--target"  # "the server serves A but --target is B"
+    choose_target: str = "give --target {model}"  # what to do about it, {model} the served model
+    assumed: str = "--alpha and --spec-k"  # where the assumed α and k come from
+
+
+COMMAND_LINE = InputNames()
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,10 @@ class LiveVerdict:
     measured: bool  # the acceptance was measured on the server (not the base scenario's)
     notes: tuple[str, ...] = ()
 
+    @property
+    def tone(self) -> str:
+        """How the headline reads (specmodel.notes.TONES): "off" and "unknown" are "neutral"."""
+        return tone_of(self.label)
     def to_dict(self) -> dict:
         return json_safe({
             "label": self.label, "text": self.text, "advice": self.advice, "concurrency": self.concurrency,
@@ -85,29 +103,30 @@ def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
     return with_changes(base, k=stats.k, survival=None, alpha=float(stats.alpha), concurrency=b)
 
 
-def _model_note(stats: LiveStats, base: Scenario) -> str | None:
+def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
     if not stats.model_name:
         return None
     try:
         served = presets.find_model(stats.model_name).name
     except SpecModelError:
-        return (f"the server serves '{stats.model_name}', which has no preset: the model uses the sidebar's "
-                f"{base.target}")
+        return info(f"the server serves '{stats.model_name}', which has no preset: the model uses "
+                    f"{base.target} ({names.target})")
     if served != base.target:
-        return (f"the server serves {served} but the sidebar's target is {base.target}: choose {served} in "
-                "the sidebar for a matched prediction")
+        return info(f"the server serves {served} but {names.target} is {base.target}: "
+                    f"{names.choose_target.format(model=served)} for a matched prediction")
     return None
 
 
-def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
-    """Place the window's measurement on the model and say what to do right now."""
+def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_LINE) -> LiveVerdict:
+    """Place the window's measurement on the model and say what to do right now; the notes name
+    the inputs as `names` says (the command line's flags by default)."""
     s = live_scenario(stats, base)
     b = s.concurrency
-    notes = [n for n in (_model_note(stats, base),) if n]
+    notes = [n for n in (_model_note(stats, base, names),) if n]
     if stats.running is None:
-        notes.append("the server reports no running-requests gauge: placed at batch 1")
+        notes.append(info("the server reports no running-requests gauge: placed at batch 1"))
     elif stats.running < 0.5:
-        notes.append("no requests were running in the window: the operating point is placed at batch 1")
+        notes.append(info("no requests were running in the window: the operating point is placed at batch 1"))
 
     if not stats.measured:
         if s.k == 0:
@@ -125,8 +144,8 @@ def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
             advice = f"try k = {summary.best_k} ({summary.best_k_speedup:.2f}x predicted at batch {b})"
             if summary.crossover_concurrency is not None and summary.crossover_concurrency >= 1:
                 advice += f", off above batch {summary.crossover_concurrency}"
-        notes.append(f"α = {s.alpha:.2f} and k = {s.k} are assumed (the What-if page's values, or --alpha and "
-                     "--spec-k on the command line), not measured on this server")
+        notes.append(info(f"α = {s.alpha:.2f} and k = {s.k} are assumed ({names.assumed}), not measured on "
+                          "this server"))
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
                            _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
                            summary.crossover_concurrency, s, False, tuple(notes))
@@ -149,9 +168,9 @@ def live_verdict(stats: LiveStats, base: Scenario) -> LiveVerdict:
     text = (f"{v.text} at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with k = {k} "
             f"(break-even {float(p.break_even_tokens_per_step):.2f})")
     if rng is not None and (rng[0] < 1.0 <= rng[1] or rng[0] <= 1.0 < rng[1]):
-        notes.append("the acceptance interval straddles break-even: watch a longer window before acting")
+        notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
     if stats.survival is None:
-        notes.append("no per-position counts from this server: k' < k assumes a constant per-token α")
+        notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
     return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
                        summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
                        tuple(notes))
@@ -174,6 +193,67 @@ def history_point(stats: LiveStats, at: float, verdict: LiveVerdict | None = Non
 def append_history(history: list, point: dict, cap: int = HISTORY_CAP) -> list:
     """The history with the point added, keeping only the newest `cap` points."""
     return (list(history) + [point])[-cap:]
+
+
+def scrape_once(url: str, interval_s: float, user: str = "", password: str = "", token: str = "",
+                model_name: str | None = None, k: int | None = None) -> Snapshot:
+    """One scrape of a server's /metrics, with the time limits of a page scraping every `interval_s`;
+    user and password for basic auth, token for a bearer token (empty: none)."""
+    policy = scrape.ScrapePolicy.for_interval(interval_s)
+    with scrape.make_client(policy) as client:
+        return scrape.scrape_snapshot(client, scrape.with_credentials(url.strip(), user, password), token=token or None,
+                                      policy=policy, model_name=model_name, k=k)
+
+
+def window_stats(snapshots: list, window: str) -> tuple[LiveStats, int]:
+    """The statistics of the named window (see WINDOWS) ending at the last snapshot, and how many
+    scrape intervals it spans."""
+    start = window_start(snapshots, window)
+    return stats_from_window(window_over(snapshots[start:])), len(snapshots) - start - 1
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """What one page session has seen of one server: its snapshots (the newest `cap`), the
+    rolling chart's points, and the model the first scrape chose (later scrapes stay on it)."""
+
+    key: tuple = ()  # what the session watches (a URL and k, or the recording)
+    snapshots: tuple[Snapshot, ...] = ()
+    history: tuple[dict, ...] = ()
+    first_model: str | None = None
+    cap: int = HISTORY_CAP
+
+    def watching(self, key: tuple) -> LiveSession:
+        """This session if it watches `key`, else a new one for it (another server: a new history)."""
+        return self if key == self.key else LiveSession(key, cap=self.cap)
+
+    @property
+    def model_names(self) -> list[str]:
+        """The models the server serves, as its latest scrape lists them."""
+        return list(self.snapshots[-1].model_names) if self.snapshots else []
+
+    @property
+    def first_model_index(self) -> int:
+        """Where the first scrape's model stands in model_names (0 if it is gone)."""
+        names = self.model_names
+        return names.index(self.first_model) if self.first_model in names else 0
+
+    def with_snapshot(self, snap: Snapshot) -> LiveSession:
+        """The session with `snap` added. A snapshot of another server or model starts the
+        snapshots and the chart over: its counters are not comparable with the earlier ones."""
+        last = self.snapshots[-1] if self.snapshots else None
+        fresh = last is not None and (snap.server != last.server or snap.model_name != last.model_name)
+        kept = () if fresh else self.snapshots
+        return replace(self, snapshots=(*kept, snap)[-self.cap:], history=() if fresh else self.history,
+                       first_model=snap.model_name if self.first_model is None else self.first_model)
+
+    def with_latest_point(self) -> LiveSession:
+        """The session with the latest scrape interval added to the chart, unless it is there already."""
+        last = self.snapshots[-1]
+        if self.history and self.history[-1]["at"] == last.at:
+            return self
+        point = history_point(stats_from_window(window_over(self.snapshots[-2:])), last.at)
+        return replace(self, history=tuple(append_history(self.history, point, self.cap)))
 
 
 WINDOWS = {"last interval": None, "1 min": 60.0, "5 min": 300.0, "15 min": 900.0, "session": float("inf")}
@@ -225,6 +305,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "concurrency": verdict.concurrency, "best_k": verdict.best_k,
         "k_options": vd["k_options"], "model": vd["model"],
         "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),
+        "warnings": warnings_in((*stats.notes, *verdict.notes)),
         "metrics_url": scrape.display_url(last.source_url or url),
         "engine": _engine_label(stats.server),
     }
@@ -237,5 +318,5 @@ def _engine_label(server: str) -> str:
 def _found_at(url: str, last) -> list[str]:
     if not last.source_url or last.source_url == url:
         return []
-    return [f"the metrics were found at {scrape.display_url(last.source_url)}: {scrape.display_url(url)} had none "
-            "(TensorRT-LLM's trtllm-serve answers JSON iteration stats at /metrics)"]
+    return [info(f"the metrics were found at {scrape.display_url(last.source_url)}: {scrape.display_url(url)} had "
+                 "none (TensorRT-LLM's trtllm-serve answers JSON iteration stats at /metrics)")]

@@ -22,12 +22,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .errors import SpecModelError
+from .notes import Note, info, warning, warnings_in
 from .presets import METHODS, find_method, find_model
 from .scenario import K_MAX, Prediction, Scenario, predict
 from .workloads import SHARE_TOLERANCE, Workload, normalise_shares
 MAX_WORKLOADS = 6  # workloads the split search separates (set partitions: 877 for 6 plus the rest)
 MAX_GPU_UNITS = 32  # replicas to distribute in the split search
 MAX_PLANS = 200_000
+# The best plan must beat one pool with speculation off by more than this fraction of its throughput to
+# be recommended as a change (the page shows it as a success): 1 %, inside the model's own error.
+WORTH_IT_GAIN = 0.01
 OFF = "off"
 
 
@@ -128,6 +132,17 @@ class MixReport:
         """The highest aggregate throughput of the whole search; ties go to the simpler plan."""
         return max(self.plans, key=lambda p: (round(p.throughput_tok_s, 6), -len(p.pools)))
 
+    @property
+    def best_worth_it(self) -> bool:
+        """True when the best plan beats one pool with speculation off by more than WORTH_IT_GAIN:
+        a smaller gain is within the model's error and not worth a change of deployment."""
+        return self.best.throughput_tok_s > self.single_off.throughput_tok_s * (1 + WORTH_IT_GAIN)
+
+    @property
+    def tone(self) -> str:
+        """How the recommendation reads (specmodel.notes.TONES): good when the best plan is worth it."""
+        return "good" if self.best_worth_it else "neutral"
+
     def table_rows(self) -> list[dict]:
         """One row per plan for a comparison table: aggregate and per-workload numbers, rounded."""
         off = self.single_off.throughput_tok_s
@@ -180,6 +195,7 @@ class MixReport:
             "single_on": plan(self.single_on), "single_off": plan(self.single_off),
             "single_best": plan(self.single_best), "splits": [plan(p) for p in self.splits],
             "best": plan(self.best), "recommendation": self.recommendation, "notes": list(self.notes),
+            "best_worth_it": self.best_worth_it, "warnings": warnings_in(self.notes),
         }
 
 
@@ -394,7 +410,7 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
     if abs(sum(w.share for w in workloads) - 1.0) > SHARE_TOLERANCE:
         workloads, _ = normalise_shares(workloads)
     base = base.validated()
-    notes: list[str] = []
+    notes: list[Note] = []
     members = tuple(workloads)
     method_list = search_methods(base, workloads, methods)
     k_max = max(int(k_max), int(base.k))
@@ -419,13 +435,13 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
 
     blocks, together = _split_blocks(list(members), split_among)
     if together:
-        notes.append(f"the split search separates {len(blocks) - 1} workloads; the other {len(together)} "
-                     f"({', '.join(together)}) share one pool in every split")
+        notes.append(info(f"the split search separates {len(blocks) - 1} workloads; the other {len(together)} "
+                          f"({', '.join(together)}) share one pool in every split"))
     partitions = [p for p in _set_partitions(list(range(len(blocks)))) if len(p) <= units]
     count = sum(math.comb(units - 1, len(p) - 1) for p in partitions)
     if count > MAX_PLANS:
-        notes.append(f"{count:,} possible splits are too many to search: only the single pool is compared; "
-                     "choose fewer workloads to split apart, or fewer GPUs")
+        notes.append(info(f"{count:,} possible splits are too many to search: only the single pool is compared; "
+                          "choose fewer workloads to split apart, or fewer GPUs"))
         partitions = []
     scored = []
     for part in partitions:
@@ -449,13 +465,13 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
         pools.sort(key=lambda p: [w.label for w in members].index(p.labels[0]))
         splits.append(Plan(f"split #{len(splits) + 1}", "split", tuple(pools)))
     if units == 1:
-        notes.append("one GPU: there is nothing to split; give more GPUs to compare splits")
+        notes.append(info("one GPU: there is nothing to split; give more GPUs to compare splits"))
     if len(members) == 1:
-        notes.append("one workload: a split cannot separate traffic shapes")
+        notes.append(info("one workload: a split cannot separate traffic shapes"))
     for plan in (single_on, single_off, single_best, *splits):
         if not plan.fits:
             queued = sum(p.queued for p in plan.pools)
-            notes.append(f"{plan.name} does not fit in memory: {queued:.0f} sequences wait in the queue")
+            notes.append(warning(f"{plan.name} does not fit in memory: {queued:.0f} sequences wait in the queue"))
     report = MixReport(base, members, int(concurrency), int(gpus), single_on, single_off, single_best,
                        tuple(splits), tuple(notes), "")
     return replace(report, recommendation=recommend(report))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DoesNotFit, SpecModelError
+from .notes import info
 from .scenario import K_MAX, Scenario, predict
 
 MAX_BATCH = 4096  # sequences per replica the plan considers (engines cap max_num_seqs well below)
@@ -35,6 +36,9 @@ BATCHES = np.arange(1, MAX_BATCH + 1)
 REL_TOL = 1e-9  # a speed within this fraction of the target meets it (targets read off the model itself)
 MAX_USERS = 1e9
 VERDICTS = ("saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same")
+# How each verdict's headline reads (specmodel.notes.TONES).
+VERDICT_TONES = {"saves GPUs": "good", "only spec meets the target": "good", "same": "neutral",
+                 "costs GPUs": "caution", "neither meets the target": "bad"}
 
 
 # --- inputs --------------------------------------------------------------------------------------
@@ -230,6 +234,21 @@ class CapacityPlan:
     notes: tuple[str, ...]
 
     @property
+    def tone(self) -> str:
+        return VERDICT_TONES[self.verdict]
+
+    def table_rows(self) -> list[dict]:
+        """One row per arm for the page's table: whether it meets the target, GPUs, replicas, speed."""
+        rows = []
+        for name, arm in (("plain", self.plain), (f"speculation, k = {self.spec.k}", self.spec)):
+            d = arm.to_dict()
+            rows.append({"arm": name, "meets target": "yes" if arm.meets_target else "no",
+                         "GPUs": d["gpus"], "replicas": d["replicas"], "users per replica": d["batch_per_replica"],
+                         "tok/s per user": d["user_tok_s"], "ITL ms": d["itl_ms"],
+                         "tok/s per GPU": d["throughput_tok_s_per_gpu"], "fit per replica": d["max_batch_per_replica"]})
+        return rows
+
+    @property
     def gpus_saved(self) -> int | None:
         """Plain GPUs − speculative GPUs (negative: speculation costs GPUs); None unless both meet."""
         if self.plain.gpus is None or self.spec.gpus is None:
@@ -286,11 +305,11 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
     notes = []
     for a in (plain, spec):
         if a.meets_target and a.batch_per_replica >= MAX_BATCH and a.max_batch_per_replica > MAX_BATCH:
-            notes.append(f"the {_arm_name(a)} plan stops at {MAX_BATCH} users per replica, the most this "
-                         "model considers; engines usually cap the batch lower (vLLM's max_num_seqs)")
+            notes.append(info(f"the {_arm_name(a)} plan stops at {MAX_BATCH} users per replica, the most this "
+                              "model considers; engines usually cap the batch lower (vLLM's max_num_seqs)"))
     if load.rps is not None:
-        notes.append("decode only: prefill (time to first token) is not modelled; the concurrency is Little's "
-                     "law, requests/s × output tokens ÷ per-user speed")
+        notes.append(info("decode only: prefill (time to first token) is not modelled; the concurrency is Little's "
+                          "law, requests/s × output tokens ÷ per-user speed"))
     verdict, text, advice = _verdict(f.scenario, load, target, plain, spec, k_fixed)
     return CapacityPlan(f.scenario, load, target, plain, spec, k_fixed, tuple(int(a.k) for a in spec_rows), verdict,
                         text, advice, tuple(notes))

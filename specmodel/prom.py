@@ -58,6 +58,7 @@ from . import acceptance
 from . import metric_engines as engines
 from .errors import SpecModelError
 from .limits import MAX_K
+from .notes import Note, info, warning
 
 SERVERS = engines.SERVERS  # engines known by name; one writing vLLM's schema under another prefix is "other:<prefix>"
 
@@ -523,26 +524,26 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         _check_count(name, getattr(w, name))
     for i, v in enumerate(w.per_position or ()):
         _check_count(f"accepted tokens at position {i}", v)
-    notes: list[str] = []
+    notes: list[Note] = []
     if w.counter_reset:
-        notes.append("a counter went down between the scrapes, so the server restarted: this window "
-                     "counts from zero after the restart (as Prometheus rate() does); check the server's "
-                     "uptime if that was unexpected")
+        notes.append(warning("a counter went down between the scrapes, so the server restarted: this window "
+                             "counts from zero after the restart (as Prometheus rate() does); check the server's "
+                             "uptime if that was unexpected"))
     k = None if w.k is None else acceptance.check_k(w.k)  # k = 0 or a fraction: refused, not divided by
     e = e_ci = rate = rate_ci = None
     survival = survival_ci = conditional = None
     source = "none"
     if not w.spec_enabled:
-        notes.append("speculative decoding is off on this server (no speculative-decoding metrics): "
-                     "load and throughput are measured, the model predicts what speculation would do")
+        notes.append(warning("speculative decoding is off on this server (no speculative-decoding metrics): "
+                             "load and throughput are measured, the model predicts what speculation would do"))
     elif w.drafts is not None and w.accepted is not None:
         if w.drafts <= 0:
-            notes.append(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
-                         "unknown: the server is idle or decoding nothing; send traffic or widen the window")
+            notes.append(warning(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
+                                 "unknown: the server is idle or decoding nothing; send traffic or widen the window"))
         elif k is None:
             e_k_free = 1.0 + w.accepted / w.drafts
-            notes.append(f"k (draft tokens per step) is unknown ({w.k_source or 'not exposed'}), so the measured "
-                         f"E = {e_k_free:.3f} tokens per step cannot be placed on the model: give k")
+            notes.append(info(f"k (draft tokens per step) is unknown ({w.k_source or 'not exposed'}), so the measured "
+                              f"E = {e_k_free:.3f} tokens per step cannot be placed on the model: give k"))
         else:
             n = w.drafts
             e = 1.0 + w.accepted / n
@@ -566,18 +567,18 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         rate = (e - 1.0) / k
         source = {"vllm-v0": "vllm:spec_decode_efficiency gauge · (k + 1)",
                   "sglang": "sglang:spec_accept_length gauge"}.get(w.server, "engine gauge")
-        notes.append(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
-                     "size, so no confidence interval")
+        notes.append(info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
+                          "size, so no confidence interval"))
     elif k is None:
-        notes.append("k (draft tokens per step) is unknown for this server, so acceptance cannot be "
-                     f"computed: give k ({w.k_source or 'not exposed'})")
+        notes.append(info("k (draft tokens per step) is unknown for this server, so acceptance cannot be "
+                          f"computed: give k ({w.k_source or 'not exposed'})"))
     else:
-        notes.append("the server exposes speculative-decoding metrics but none that give acceptance "
-                     "in this window")
+        notes.append(info("the server exposes speculative-decoding metrics but none that give acceptance "
+                          "in this window"))
     engine = engines.ENGINES.get(w.server)
     if w.spec_enabled and engine is not None and engine.cannot_know:
         # Before the window's own notes: the last note is the one a caller shows when E is missing.
-        notes[0:0] = [n for n in engine.cannot_know if not (k is not None and n.startswith("k "))]
+        notes[0:0] = [info(n) for n in engine.cannot_know if not (k is not None and n.startswith("k "))]
     alpha = alpha_ci = None
     if e is not None:
         alpha = float(acceptance.alpha_from_tokens_per_step(e, k))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -57,6 +58,26 @@ def live_sample_snapshot(index: int, started_at: float) -> Snapshot:
         raise SpecModelError(f"the recording has {len(texts)} scrapes; there is no scrape {index + 1}")
     offset, text = texts[index]
     return parse_snapshot(text, at=started_at + offset)
+
+
+LIVE_SAMPLE_END = ("End of the recording ({scrapes} scrapes). Press 'Stop the sample' and enter your server's URL, "
+                   "or start the sample again from an empty URL.")
+
+
+@dataclass
+class LiveReplay:
+    """The recording replayed one scrape per call of next_snapshot(), timed as if it began at
+    `started_at` (unix seconds): a cursor a page keeps for its session."""
+
+    started_at: float
+    next_index: int = 0
+
+    def next_snapshot(self) -> Snapshot | None:
+        """The next scrape, or None once all of them were replayed."""
+        if self.next_index >= live_sample_length():
+            return None
+        self.next_index += 1
+        return live_sample_snapshot(self.next_index - 1, self.started_at)
 
 
 @lru_cache(maxsize=1)

@@ -20,6 +20,7 @@ from . import acceptance
 from .capacity import kv_budget_bytes, max_sequences
 from .errors import SpecModelError
 from .engines import DEFAULT_ENGINE, Engine, find_engine
+from .notes import info
 from .presets import find_gpu, find_method, find_model
 from .roofline import (DTYPES, Efficiency, Hardware, PassShape, bandwidth_scale_for_measured_time,
                        pass_time_ms, unpacked_verify_reads)
@@ -468,11 +469,25 @@ def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> list[li
     return ranges
 
 
+# A verdict's label -> how its headline reads (specmodel.notes.TONES); any other label is "neutral".
+TONE_OF_LABEL = {"pays off": "good", "borderline": "caution", "loses": "bad"}
+
+
+def tone_of(label: str) -> str:
+    """The tone of a verdict label: "pays off" reads good, "borderline" caution, "loses" bad,
+    anything else ("off", "unknown") neutral."""
+    return TONE_OF_LABEL.get(label, "neutral")
+
+
 @dataclass(frozen=True)
 class Verdict:
-    label: str  # "pays off" | "borderline" | "loses"
+    label: str  # "pays off" | "borderline" | "loses" | "off"
     text: str  # one sentence with the number
     advice: str  # what to deploy
+
+    @property
+    def tone(self) -> str:
+        return tone_of(self.label)
 
 
 def off_above(schedule: list[list[int]]) -> int | None:
@@ -609,16 +624,16 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
         why = speculation_does_not_fit(s)
         if why is not None:
             v = Verdict(v.label, f"{v.label}: {why}", why.closest)
-    notes = []
+    notes = []  # all "info": the queue shows in the throughput, and the tail is how the model extends a profile
     if s.k > 0 and p.spec.batch < s.concurrency:
-        notes.append(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
-                     f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue")
+        notes.append(info(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
+                          f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue"))
     if p.plain.batch < s.concurrency:
-        notes.append(f"without speculation only {int(p.plain.max_concurrency)} sequences fit; "
-                     f"{int(s.concurrency - p.plain.batch)} of {s.concurrency} wait in the queue")
+        notes.append(info(f"without speculation only {int(p.plain.max_concurrency)} sequences fit; "
+                          f"{int(s.concurrency - p.plain.batch)} of {s.concurrency} wait in the queue"))
     if s.survival is not None and s.k > len(s.survival):
-        notes.append(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
-                     "positions past it use a geometric tail fitted to the profile")
+        notes.append(info(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
+                          "positions past it use a geometric tail fitted to the profile"))
     band = speedup_band(s, speedup=float(p.speedup))
     summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band)
     if summary.uncertain:

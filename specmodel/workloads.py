@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .errors import SpecModelError
 from .limits import clean_name
+from .notes import info
 from .presets import find_method
 
 SHARE_TOLERANCE = 1e-6  # shares summing to 1 within this are taken as given
@@ -107,13 +108,13 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
     seen: set[str] = set()
     has_share = any(not _blank(r.get("share")) for r in records)
     if records and not has_share:
-        notes.append(f"{source} gives no shares: every workload gets an equal share of the sequences")
+        notes.append(info(f"{source} gives no shares: every workload gets an equal share of the sequences"))
     for i, raw in enumerate(records, start=1):
         r = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
         label = next((str(r[k]).strip() for k in _LABEL_KEYS if not _blank(r.get(k))), "")
         label, changed = clean_name(label)
         if changed:
-            notes.append(f"{source}, row {i}: control characters were removed from the label ('{label}')")
+            notes.append(info(f"{source}, row {i}: control characters were removed from the label ('{label}')"))
         where = f"{source}, row {i}" + (f" ('{label}')" if label else "")
         if not label:
             if all(_blank(v) for v in r.values()):
@@ -166,7 +167,7 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
     except SpecModelError as exc:
         return [], problems + [f"{source}: {exc}"], notes
     if share_note:
-        notes.append(share_note)
+        notes.append(info(share_note))
     return workloads, problems, notes
 
 

@@ -68,14 +68,16 @@ def test_the_live_page_keeps_at_most_the_cap_of_scrapes_and_points_per_session()
         at.switch_page("pages/live.py").run()
         at.text_input(key="live_url").set_value(srv.url).run()
         at.run()
-        assert not at.exception and len(at.session_state["live_snaps"]) == 2
+        assert not at.exception and len(at.session_state["live_session"].snapshots) == 2
         # A session that has been open for hours: the lists are full.
-        last = at.session_state["live_snaps"][-1]
-        at.session_state["live_snaps"] = [dataclasses.replace(last, at=last.at - 10 * (cap - i)) for i in range(cap)]
-        at.session_state["live_history"] = [{"at": float(i)} for i in range(cap)]
+        session = at.session_state["live_session"]
+        last = session.snapshots[-1]
+        at.session_state["live_session"] = dataclasses.replace(
+            session, snapshots=tuple(dataclasses.replace(last, at=last.at - 10 * (cap - i)) for i in range(cap)),
+            history=tuple({"at": float(i)} for i in range(cap)))
         at.run()
         assert not at.exception
-        snaps, history = at.session_state["live_snaps"], at.session_state["live_history"]
+        snaps, history = at.session_state["live_session"].snapshots, at.session_state["live_session"].history
         assert len(snaps) == cap and len(history) == cap
         assert snaps[-1].at > last.at  # the newest scrape was kept, the oldest dropped
         assert history[0]["at"] == 1.0 and history[-1]["at"] == snaps[-1].at

@@ -152,3 +152,54 @@ def test_a_module_inside_the_runs_package_is_checked_with_its_relative_imports()
     assert _specmodel_module(node, "runs") == "limits"
     node = ast.parse("from .names import names_of").body[0]
     assert _specmodel_module(node, "runs") == "runs.names"
+
+
+# --- pages tell warnings from notes by severity, never by their text ------------------------------
+
+PAGES = sorted((PACKAGE.parent / "pages").glob("*.py"))
+
+
+def _note_text_tests(path):
+    """Places where a page decides something from a note's words: `"restarted" in note`,
+    `note.startswith(...)`, for names bound to notes (a loop over anything called *notes*)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    note_names = {"note", "notes"}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)) and "note" in ast.unparse(node.iter).lower():
+            note_names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+
+    def about_notes(expr):
+        return (any(isinstance(n, ast.Name) and n.id in note_names for n in ast.walk(expr))
+                or any(isinstance(n, ast.Attribute) and "note" in n.attr for n in ast.walk(expr)))
+
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+                and about_notes(node.comparators[0])):
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("startswith", "endswith", "find", "index") and about_notes(node.func.value)):
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_there_are_pages_to_check():
+    assert {"live.py", "mix.py", "whatif.py", "fleet.py", "capacity.py"} <= {p.name for p in PAGES}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda path: path.name)
+def test_no_page_sorts_notes_by_their_words(path):
+    assert _note_text_tests(path) == []
+
+
+@pytest.mark.parametrize("source", [
+    'for note in stats.notes + verdict.notes:\n    if "restarted" in note or "no drafts" in note:\n        pass\n',
+    'for n in report.notes:\n    if "does not fit" in n:\n        pass\n',
+    'warn = [x for x in result.notes if x.startswith("k ")]\n',
+    'if "does not fit" in report.notes[0]:\n    pass\n',
+])
+def test_the_note_checker_catches_each_way_of_reading_a_notes_words(tmp_path, source):
+    page = tmp_path / "page.py"
+    page.write_text(source, encoding="utf-8")
+    assert _note_text_tests(page), source

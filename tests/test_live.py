@@ -1,12 +1,14 @@
 """The live measurement on the model (verdict, k' ≤ k), its figures, and the `scrape` command."""
 
+import dataclasses
 import json
 import subprocess
 import sys
 
 import pytest
 
-from specmodel import Scenario, acceptance, cli, figures_live, live, prom
+from specmodel import Scenario, acceptance, cli, figures_live, live, prom, samples
+from specmodel.notes import severity_of
 from tests import replay
 from tests.conftest import ROOT
 from tests.replay import ReplayServer
@@ -55,8 +57,56 @@ def test_speculation_off_predicts_with_the_base_scenario_at_the_measured_load():
 def test_model_mismatch_and_idle_server_are_noted():
     v = live.live_verdict(window_stats(running=0), Scenario(target="Llama 3.1 70B", gpu="H100", tp=4, draft="Llama 3.2 1B"))
     assert v.concurrency == 1
-    assert any("serves Llama 3.1 8B but the sidebar's target is Llama 3.1 70B" in n for n in v.notes)
+    assert any("serves Llama 3.1 8B but --target is Llama 3.1 70B: give --target Llama 3.1 8B" in n for n in v.notes)
     assert any("no requests were running" in n for n in v.notes)
+    assert not any("sidebar" in n or "page" in n for n in v.notes)  # the command line's words by default
+
+
+def test_the_caller_names_the_inputs_its_notes_point_to():
+    page = live.InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar",
+                           assumed="the α and k to assume on this page")
+    base = Scenario(target="Llama 3.1 70B", gpu="H100", tp=4, draft="Llama 3.2 1B", alpha=0.6, k=3)
+    mismatch = live.live_verdict(window_stats(), base, page)
+    assert any("serves Llama 3.1 8B but the sidebar's target is Llama 3.1 70B: choose Llama 3.1 8B in the sidebar"
+               in n for n in mismatch.notes)
+    off = live.live_verdict(window_stats(spec=False), base, page)
+    assert "α = 0.60 and k = 3 are assumed (the α and k to assume on this page)" in " ".join(off.notes)
+    cli_off = live.live_verdict(window_stats(spec=False), base)
+    assert "α = 0.60 and k = 3 are assumed (--alpha and --spec-k)" in " ".join(cli_off.notes)
+
+
+def test_notes_that_call_for_attention_are_warnings_and_json_keeps_strings():
+    off = window_stats(spec=False)
+    restarted = prom.stats_from_window(prom.SpecWindow(
+        server="vllm-v1", k=3, window_s=10.0, spec_enabled=True, drafts=0.0, draft_tokens=0.0, accepted=0.0,
+        per_position=(0.0, 0.0, 0.0), generation_tokens=0.0, running=0.0, waiting=0.0, counter_reset=True))
+    severities = {n: severity_of(n) for n in (*off.notes, *restarted.notes)}
+    assert [n for n, s in severities.items() if s == "warning" and "off on this server" in n]
+    assert [n for n, s in severities.items() if s == "warning" and "restarted" in n]
+    assert [n for n, s in severities.items() if s == "warning" and "no drafts" in n]
+    verdict = live.live_verdict(off, Scenario())
+    assert verdict.notes and all(severity_of(n) == "info" for n in verdict.notes)
+    assert json.loads(json.dumps(off.to_dict()))["notes"] == [str(n) for n in off.notes]
+
+
+def test_verdict_tones():
+    assert live.live_verdict(window_stats(running=1), Scenario()).tone == "good"
+    assert live.live_verdict(window_stats(running=1, per_position=(50, 10, 1)), Scenario()).tone == "bad"
+    assert live.live_verdict(window_stats(spec=False), Scenario()).tone == "neutral"
+
+
+def test_a_session_keeps_the_newest_snapshots_and_starts_over_for_another_model():
+    snap = samples.live_sample_snapshot(0, 0.0)
+    session = live.LiveSession(("url", 0), cap=3)
+    for t in range(5):
+        session = session.with_snapshot(dataclasses.replace(snap, at=float(t)))
+    assert [s.at for s in session.snapshots] == [2.0, 3.0, 4.0] and session.first_model == snap.model_name
+    session = session.with_latest_point().with_latest_point()  # the same interval twice: one point
+    assert [p["at"] for p in session.history] == [4.0]
+    other = session.with_snapshot(dataclasses.replace(snap, at=5.0, model_name="another"))
+    assert [s.at for s in other.snapshots] == [5.0] and other.history == ()
+    assert other.first_model == snap.model_name  # the session stays on the model the first scrape chose
+    assert other.watching(("url", 0)) is other and other.watching(("url", 3)).snapshots == ()
 
 
 def test_history_is_capped_and_windows_pick_their_start():

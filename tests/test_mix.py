@@ -16,7 +16,9 @@ from specmodel.runs import RunDefaults, read_runs
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
 from specmodel.figures_mix import comparison_bars
-from specmodel.mix import Plan, compare, pool_result
+from specmodel.mix import WORTH_IT_GAIN, Plan, compare, pool_result
+from specmodel.mix import report_json as mix_json
+from specmodel.notes import severity_of
 from specmodel.workloads import (Workload, example_workloads, parse_workloads, read_workloads, workload_records,
                                  workload_records_from_runs)
 
@@ -149,6 +151,23 @@ def test_a_plan_that_does_not_fit_in_memory_is_marked_not_hidden():
     assert rows[0]["fits in memory"] == "no: 32 sequences queue"
     fig = comparison_bars(report)
     assert any("does not fit" in t.name for t in fig.data if t.name)
+    # The plan that queues is a warning (the page shows it in a warning box); the others only explain.
+    queued = [n for n in report.notes if "does not fit" in n]
+    assert queued and all(severity_of(n) == "warning" for n in queued)
+    assert all(severity_of(n) == "info" for n in report.notes if n not in queued)
+    assert d["warnings"] == [str(n) for n in queued] and d["notes"] == [str(n) for n in report.notes]
+
+
+def test_the_best_plan_is_worth_it_only_above_the_named_margin_over_speculation_off():
+    assert WORTH_IT_GAIN == 0.01
+    split = compare(L40S, [replace(w, alpha_by_method=(("ngram", 0.7),)) if w.label == "extraction" else w
+                           for w in example_workloads()], 64, 2)
+    assert split.best.throughput_tok_s > 1.1 * split.single_off.throughput_tok_s
+    assert split.best_worth_it and split.tone == "good" and split.to_dict()["best_worth_it"] is True
+    hopeless = compare(L40S, one(alpha=0.0), 32, 1)  # no draft token is ever accepted: off is best
+    assert hopeless.best.throughput_tok_s <= hopeless.single_off.throughput_tok_s * (1 + WORTH_IT_GAIN)
+    assert not hopeless.best_worth_it and hopeless.tone == "neutral"
+    assert json.loads(mix_json(hopeless))["best_worth_it"] is False
 
 
 # --- the case this project started from --------------------------------------------------------

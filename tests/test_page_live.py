@@ -75,6 +75,27 @@ def test_speculation_off_shows_load_and_the_model_prediction():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Tokens per step E"] == "—" and metrics["Running / waiting"] == "12.0 / 2.0"
     assert metrics["Generated tokens/s"] != "—"
+    # The note that speculation is off asks for attention (a warning box); the assumption is a caption
+    # naming this page's own input, not the What-if page or the command line.
+    assert "speculative decoding is off on this server" in texts(at.warning)
+    captions = " ".join(c.value for c in at.caption)
+    assert "α = 0.70 and k = 4 are assumed (the α and k to assume, under Connection and model options)" in captions
+    assert "sidebar" not in texts(at.warning) and "--alpha" not in captions
+
+
+def test_live_assumes_its_own_alpha_and_k_not_the_whatif_pages():
+    with ReplayServer("vllm_v1_nospec_sample.txt", increments=replay.V1_NOSPEC, gauges=replay.V1_GAUGES) as srv:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.run()
+        at.slider(key="alpha").set_value(0.3)  # the What-if page's widgets: Live does not read them
+        at.slider(key="k").set_value(2).run()
+        at.switch_page("pages/live.py").run()
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.slider(key="live_alpha").set_value(0.8)
+        at.number_input(key="live_k_assumed").set_value(3).run()
+        at.run()
+    assert not at.exception
+    assert "the model predicts k = 3 at α = 0.80" in texts(at.info)
 
 
 def test_failures_show_a_message_and_the_page_keeps_going():

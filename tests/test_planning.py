@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from specmodel import Scenario, SpecModelError, predict
 from specmodel.figures_capacity import frontier_chart
 from specmodel.planning import MAX_BATCH, Load, Target, frontier, plan, plan_on
+from specmodel.readouts import capacity_readouts
 from specmodel.runs import RunDefaults, read_runs
 from tests.test_mix import L40S, SEED_RUNS, _seed_efficiency
 
@@ -182,13 +183,21 @@ def test_a_target_only_speculation_can_meet_is_found():
         assert result.spec.user_tok_s >= need * (1 - 1e-9)
         assert result.gpus_saved is None
         assert "only speculation meets" in result.verdict_text and "plain decoding reaches at most" in result.verdict_text
+        assert result.tone == "good"
+        shown = {r.label: r for r in capacity_readouts(result)}
+        assert shown["GPUs without speculation"].value == "impossible"
+        assert shown["GPUs without speculation"].help.startswith("Misses the target: ")
+        assert shown[f"GPUs with speculation (k = {result.spec.k})"].value == f"{result.spec.gpus:,}"
+        assert shown["GPUs saved by speculation"].value == "—"
+        rows = result.table_rows()
+        assert [r["meets target"] for r in rows] == ["no", "yes"] and rows[1]["GPUs"] == result.spec.gpus
 
 
 def test_a_target_nothing_reaches_is_an_answer_with_the_best_reachable_value():
     s = replace(L40S, alpha=0.7)
     spec_best = float(np.max(predict(s, k=np.arange(1, 9), concurrency=1).spec.per_seq_tok_s))
     result = plan(s, Load(users=10), Target(min_user_tok_s=spec_best * 1.5))
-    assert result.verdict == "neither meets the target"
+    assert result.verdict == "neither meets the target" and result.tone == "bad"
     assert result.plain.gpus is None and result.spec.gpus is None and result.gpus_saved is None
     assert result.spec.best_reachable_user_tok_s == pytest.approx(spec_best, rel=1e-12)
     assert f"best reachable: {spec_best:.1f} tok/s per user" in result.verdict_text
@@ -204,6 +213,9 @@ def test_saves_costs_and_same_follow_the_gpu_counts():
         if r.plain.meets_target and r.spec.meets_target:
             expected = {1: "saves GPUs", -1: "costs GPUs", 0: "same"}[np.sign(r.plain.gpus - r.spec.gpus)]
             assert r.verdict == expected and r.gpus_saved == r.plain.gpus - r.spec.gpus
+            assert r.tone == {"saves GPUs": "good", "costs GPUs": "caution", "same": "neutral"}[expected]
+            saved = {x.label: x.value for x in capacity_readouts(r)}["GPUs saved by speculation"]
+            assert saved == f"{r.gpus_saved:+,}"
 
 
 def test_the_seed_mix_at_32_users_needs_no_fewer_gpus_plain_than_with_k4():

@@ -1,0 +1,76 @@
+"""What the pages show beside a result: the figures' wording (specmodel.readouts) and the verdicts' tone."""
+
+import pytest
+
+from specmodel import Scenario, prom, readouts, summarize
+from specmodel.scenario import tone_of
+
+SEED = Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)  # the seed: 1.70x, E = 2.77, break-even 1.63
+
+
+def shown(rs):
+    return {r.label: r for r in rs}
+
+
+def test_whatif_figures_show_the_seed_numbers():
+    r = shown(readouts.whatif_readouts(summarize(SEED)))
+    assert r["Speedup"].value == "1.70x"
+    assert r["Tokens per step E"].value == "2.77"
+    assert r["Tokens per step E"].delta == "+1.14 vs break-even 1.63"
+    assert r["Best k here"].value.endswith("x)") and r["Crossover batch"].value not in ("", "—")
+    line = readouts.whatif_arms_line(summarize(SEED))
+    assert line.startswith("Plain: ") and "Speculative: " in line and "inter-token latency" in line
+
+
+def test_whatif_with_speculation_off_has_no_delta_and_says_off():
+    summary = summarize(Scenario(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
+    r = shown(readouts.whatif_readouts(summary))
+    assert r["Tokens per step E"].delta is None
+    assert summary.verdict.tone == "neutral"
+
+
+@pytest.mark.parametrize("label, tone", [("pays off", "good"), ("borderline", "caution"), ("loses", "bad"),
+                                         ("off", "neutral"), ("unknown", "neutral")])
+def test_verdict_labels_have_one_tone_each(label, tone):
+    assert tone_of(label) == tone
+
+
+def _stats(measured: bool) -> prom.LiveStats:
+    w = prom.SpecWindow(server="vllm-v1", k=3 if measured else None, window_s=10.0, spec_enabled=measured,
+                        drafts=1000.0 if measured else None, draft_tokens=3000.0 if measured else None,
+                        accepted=1500.0 if measured else None, per_position=(800.0, 500.0, 200.0) if measured else None,
+                        generation_tokens=5000.0, running=12.0, waiting=2.0, kv_usage=0.25)
+    return prom.stats_from_window(w)
+
+
+def test_live_figures_with_intervals_where_measured_and_dashes_where_not():
+    r = shown(readouts.live_readouts(_stats(True)))
+    assert r["Tokens per step E"].value == "2.50" and r["Tokens per step E"].caption.startswith("95%: ")
+    assert r["Draft acceptance rate"].value == "0.500"
+    assert r["Running / waiting"].value == "12.0 / 2.0" and r["KV cache used"].value == "25%"
+    assert r["Generated tokens/s"].value == "500"
+    off = shown(readouts.live_readouts(_stats(False)))
+    assert [off[x].value for x in ("Tokens per step E", "α (per token)", "Draft acceptance rate")] == ["—"] * 3
+
+
+def test_fleet_alerts_name_the_losing_down_and_unreadable_instances_with_their_tone():
+    from specmodel import fleet, promapi, samples
+
+    server = promapi.PromServer(samples.FLEET_SAMPLE_URL, promapi.PromAuth(None, None, None))
+    with samples.recorded_prometheus_client() as client:
+        report = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                             at_s=samples.fleet_sample_time())
+    alerts = readouts.fleet_alerts(report)
+    bad = [a for a in alerts if a.tone == "bad"]
+    assert [a.instance for a in bad] == [i.instance for i in report.losing] and bad
+    assert all(a.detail.startswith(f"({i.model_name}, job {i.job}) loses") for a, i in zip(bad, report.losing))
+    down = [a for a in alerts if "is down" in a.detail]
+    assert [a.instance for a in down] == [d["instance"] for d in report.down] and all(a.tone == "caution" for a in down)
+    table = report.table()
+    counts = readouts.fleet_counts(table["verdict"])
+    assert sum(int(part.split(" ")[0]) for part in counts.split(", ")) == len(table)
+    assert set(readouts.FLEET_COLUMNS) <= set(table.columns)
+
+
+def test_fleet_counts_put_the_most_frequent_verdict_first():
+    assert readouts.fleet_counts(["loses", "pays off", "pays off", "off"]) == "2 pays off, 1 loses, 1 off"
