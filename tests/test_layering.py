@@ -203,3 +203,22 @@ def test_the_note_checker_catches_each_way_of_reading_a_notes_words(tmp_path, so
     page = tmp_path / "page.py"
     page.write_text(source, encoding="utf-8")
     assert _note_text_tests(page), source
+
+
+# --- pages are wiring: short files --------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted((PACKAGE.parent / "pages").glob("*.py")), ids=lambda path: path.name)
+def test_every_page_file_is_at_most_150_lines(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= 150, f"pages/{path.name} has {lines} lines: move what it computes or decides into specmodel"
+
+
+def test_no_cli_module_is_imported_outside_the_cli():
+    """The JSON shapes of results live beside the results: only cli.py and cmd_*.py import a cmd_ module."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "cli.py" or path.name.startswith("cmd_"):
+            continue
+        found += [f"{path.name}: {line.strip()}" for line in path.read_text(encoding="utf-8").splitlines()
+                  if line.lstrip().startswith(("from .cmd_", "from specmodel.cmd_", "import specmodel.cmd_"))]
+    assert found == []
