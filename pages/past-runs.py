@@ -6,8 +6,8 @@ import streamlit as st
 
 from pages.calibration import calibration, calibration_badge
 from pages.common import base_scenario
-from pages.display import chart, no_links, plain, show_error
-from pages.run_files import column_config, kept_uploads, paired_by_hand, with_sample
+from pages.display import chart, column_config, no_links, plain, show_error
+from pages.run_files import kept_uploads, paired_by_hand, with_sample
 from pages.runs_calibration import calibration_panel, fitted_calibration
 from specmodel import SpecModelError
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
@@ -106,7 +106,7 @@ with right:
                                    if v in VERDICT_COLOURS else "", subset=["verdict", "predicted_verdict"]) \
         if len(table_shown) <= 1000 else table_shown  # styling every cell of a long table costs seconds
     st.dataframe(styled, key="break_even_table", hide_index=True, height=440,
-                 column_order=[c.name for c in runs_view.BREAK_EVEN_COLUMNS],
+                 column_order=list(runs_view.BREAK_EVEN_COLUMNS),
                  column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
     st.caption(note or "")
 
@@ -122,7 +122,7 @@ chart(break_even_chart(shown), "runs_break_even")
 
 st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")
-st.dataframe(rows_shown, key="runs_table", hide_index=True, column_order=[c.name for c in runs_view.RUNS_COLUMNS],
+st.dataframe(rows_shown, key="runs_table", hide_index=True, column_order=list(runs_view.RUNS_COLUMNS),
              column_config=column_config(runs_view.RUNS_COLUMNS))
 st.caption(note or "")
 

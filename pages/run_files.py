@@ -57,13 +57,3 @@ def paired_by_hand(files: list) -> dict[str, str]:
                     pairs[name] = choice
     return pairs
 
-
-def column_config(columns) -> dict:
-    """st.dataframe's column settings from specmodel's column specs (runs.view.Column)."""
-    config = {}
-    for c in columns:
-        if c.styled:
-            kind = st.column_config.NumberColumn if c.number_format else st.column_config.TextColumn
-            extra = {"format": c.number_format} if c.number_format else {}
-            config[c.name] = kind(c.label, help=c.help, width=c.width, **extra)
-    return config

@@ -5,7 +5,6 @@ review is kept under in the session. Pure functions; the page only places them."
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -138,52 +137,36 @@ def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=No
     return table, review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
 
 
-@dataclass(frozen=True)
-class Column:
-    """How a table on the page shows one column: its heading, a number format, help and width
-    (a column with none of them beyond its own name shows as the table holds it)."""
-
-    name: str
-    label: str
-    number_format: str | None = None
-    help: str | None = None
-    width: str | None = None
-
-    @property
-    def styled(self) -> bool:
-        return self.label != self.name or any((self.number_format, self.help, self.width))
-
-
-# The break-even table (the review, one row per run), in the order the page shows it.
-BREAK_EVEN_COLUMNS = (
-    Column("verdict", "verdict", help="From the measured speedup where there is one; else predicted", width="small"),
-    Column("workload", "workload", width="small"),
-    Column("concurrency", "concurrency"),
-    Column("measured_speedup", "measured ×", "%.2f"),
-    Column("predicted_verdict", "model"),
-    Column("predicted_speedup", "predicted ×", "%.2f"),
-    Column("disagreement", "model vs measured"),
-    Column("k", "k"),
-    Column("tokens_per_step", "tokens/step", "%.2f"),
-    Column("break_even_tokens_per_step", "break-even", "%.2f"),
-    Column("margin_pct", "margin", "percent", help="Of the verdict's number: measured speedup − 1, or measured ÷ "
-                                                   "break-even tokens per step − 1 where predicted"),
-    Column("advice", "advice"),
-    Column("verdict_basis", "verdict_basis"),
-    Column("margin_tokens_per_step", "margin (tokens)", "%+.2f"),
-    Column("method", "method"),
-    Column("gpu_preset", "gpu_preset"),
-    Column("file", "file"),
-    Column("row", "row"),
-)
-
-# The runs as read, one row per run.
-RUNS_COLUMNS = (
-    Column("file", "file"), Column("row", "row"), Column("workload", "workload"),
-    Column("concurrency", "concurrency"), Column("k", "k"), Column("method", "method"),
-    Column("alpha", "α", "%.3f"), Column("tokens_per_step", "tokens/step", "%.2f"),
-    Column("acceptance_from", "acceptance_from"), Column("baseline_tok_s", "baseline tok/s", "%.0f"),
-    Column("spec_tok_s", "spec tok/s", "%.0f"), Column("measured_speedup", "measured ×", "%.2f"),
-    Column("gpu", "gpu"), Column("gpu_preset", "gpu_preset"), Column("target_preset", "target_preset"),
-    Column("draft_preset", "draft_preset"), Column("context_len", "context_len"), Column("remarks", "remarks"),
-)
+# The page's tables, in the order shown: column -> (heading, number format or None, help or None), the
+# shape pages/display.column_config reads (as specmodel.readouts.FLEET_COLUMNS).
+BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
+    "verdict": ("verdict", None, "From the measured speedup where there is one; else predicted"),
+    "workload": ("workload", None, None),
+    "concurrency": ("concurrency", None, None),
+    "measured_speedup": ("measured ×", "%.2f", None),
+    "predicted_verdict": ("model", None, None),
+    "predicted_speedup": ("predicted ×", "%.2f", None),
+    "disagreement": ("model vs measured", None, None),
+    "k": ("k", None, None),
+    "tokens_per_step": ("tokens/step", "%.2f", None),
+    "break_even_tokens_per_step": ("break-even", "%.2f", None),
+    "margin_pct": ("margin", "percent", "Of the verdict's number: measured speedup − 1, or measured ÷ break-even "
+                                        "tokens per step − 1 where predicted"),
+    "advice": ("advice", None, None),
+    "verdict_basis": ("verdict_basis", None, None),
+    "margin_tokens_per_step": ("margin (tokens)", "%+.2f", None),
+    "method": ("method", None, None),
+    "gpu_preset": ("gpu_preset", None, None),
+    "file": ("file", None, None),
+    "row": ("row", None, None),
+}
+RUNS_COLUMNS = {  # the runs as read, one row per run
+    "file": ("file", None, None), "row": ("row", None, None), "workload": ("workload", None, None),
+    "concurrency": ("concurrency", None, None), "k": ("k", None, None), "method": ("method", None, None),
+    "alpha": ("α", "%.3f", None), "tokens_per_step": ("tokens/step", "%.2f", None),
+    "acceptance_from": ("acceptance_from", None, None), "baseline_tok_s": ("baseline tok/s", "%.0f", None),
+    "spec_tok_s": ("spec tok/s", "%.0f", None), "measured_speedup": ("measured ×", "%.2f", None),
+    "gpu": ("gpu", None, None), "gpu_preset": ("gpu_preset", None, None), "target_preset": ("target_preset", None, None),
+    "draft_preset": ("draft_preset", None, None), "context_len": ("context_len", None, None),
+    "remarks": ("remarks", None, None),
+}
