@@ -82,13 +82,14 @@ def live_readouts(stats: LiveStats) -> list[Readout]:
             Readout("α (per token)", f"{stats.alpha:.3f}",
                     help="The constant per-token acceptance that gives this E at this k.",
                     caption=f"95%: {aci[0]:.3f}–{aci[1]:.3f}" if aci else None),
-            Readout("Draft acceptance rate", f"{stats.draft_acceptance_rate:.3f}",
-                    help="vLLM's accepted ÷ drafted tokens = (E − 1) / k; lower than α for the same drafts."),
+            Readout("Accepted ÷ drafted", f"{stats.draft_acceptance_rate:.3f}",
+                    help="What vLLM calls the draft acceptance rate: accepted ÷ drafted tokens = (E − 1) / k. Not "
+                         "α: lower than α for the same drafts."),
         ]
     else:
-        acceptance = [Readout(label, "—") for label in ("Tokens per step E", "α (per token)", "Draft acceptance rate")]
-    running = ("—" if stats.running is None else f"{stats.running:.1f} / {stats.waiting:.1f}"
-               if stats.waiting is not None else f"{stats.running:.1f}")
+        acceptance = [Readout(label, "—") for label in ("Tokens per step E", "α (per token)", "Accepted ÷ drafted")]
+    running = ("—" if stats.running is None else f"{stats.running:.3g} / {stats.waiting:.3g}"
+               if stats.waiting is not None else f"{stats.running:.3g}")  # window means: "101 / 0" fits its box
     return acceptance + [
         Readout("Running / waiting", running),
         Readout("Generated tokens/s", fmt(stats.generation_tok_s, ",.0f")),

@@ -41,8 +41,8 @@ def test_two_scrapes_give_the_statistics_the_verdict_and_the_charts():
     assert "measured E = 2.50 tokens per step with k = 3" in texts(at.success)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Tokens per step E"] == "2.50"
-    assert metrics["Draft acceptance rate"] == "0.500"
-    assert metrics["Running / waiting"] == "12.0 / 2.0"
+    assert metrics["Accepted ÷ drafted"] == "0.500"
+    assert metrics["Running / waiting"] == "12 / 2"
     assert metrics["KV cache used"] == "25%"
     titles = " ".join(json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart"))
     assert "Operating point on the model" in titles and "Tokens per step and load" in titles
@@ -73,7 +73,7 @@ def test_speculation_off_shows_load_and_the_model_prediction():
     assert not at.exception
     assert "speculation is off on this server; the model predicts k = 4" in texts(at.info)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Tokens per step E"] == "—" and metrics["Running / waiting"] == "12.0 / 2.0"
+    assert metrics["Tokens per step E"] == "—" and metrics["Running / waiting"] == "12 / 2"
     assert metrics["Generated tokens/s"] != "—"
     # The note that speculation is off asks for attention (a warning box); the assumption is a caption
     # naming this page's own input, not the What-if page or the command line.

@@ -46,11 +46,11 @@ def _stats(measured: bool) -> prom.LiveStats:
 def test_live_figures_with_intervals_where_measured_and_dashes_where_not():
     r = shown(readouts.live_readouts(_stats(True)))
     assert r["Tokens per step E"].value == "2.50" and r["Tokens per step E"].caption.startswith("95%: ")
-    assert r["Draft acceptance rate"].value == "0.500"
-    assert r["Running / waiting"].value == "12.0 / 2.0" and r["KV cache used"].value == "25%"
+    assert r["Accepted ÷ drafted"].value == "0.500"
+    assert r["Running / waiting"].value == "12 / 2" and r["KV cache used"].value == "25%"
     assert r["Generated tokens/s"].value == "500"
     off = shown(readouts.live_readouts(_stats(False)))
-    assert [off[x].value for x in ("Tokens per step E", "α (per token)", "Draft acceptance rate")] == ["—"] * 3
+    assert [off[x].value for x in ("Tokens per step E", "α (per token)", "Accepted ÷ drafted")] == ["—"] * 3
 
 
 def test_fleet_alerts_name_the_losing_down_and_unreadable_instances_with_their_tone():
