@@ -19,6 +19,8 @@ from scipy.optimize import least_squares
 
 from .runs.review import scenario_for_row
 from .errors import SpecModelError
+from .calibration_file import (CALIBRATION_FORMAT, CALIBRATION_VERSION, calibration_from_json,  # noqa: F401 (re-exported)
+                               check_parameters, load_calibration, outside_physical, save_calibration)
 from .parameters import PARAMETERS, Param  # noqa: F401 (re-exported: the one bounds table)
 from .roofline import Efficiency
 from .scenario import Scenario, predict, with_changes
@@ -29,32 +31,6 @@ DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small
 # physical range of departure: a fit then explains the runs with the parameters whose plausible
 # range is wide (overheads) before dragging an efficiency far from what kernels reach.
 PRIOR_WEIGHT = 0.1
-
-
-def check_parameters(values: dict, where: str) -> Efficiency:
-    """An Efficiency from name -> value, every value checked against PARAMETERS' hard bounds;
-    SpecModelError naming `where` and the field otherwise (unknown names too)."""
-    known = Efficiency().as_dict()
-    clean = {}
-    for name, value in values.items():
-        if name not in known:
-            raise SpecModelError(f"{where}: '{name}' is not a model parameter; known: {', '.join(known)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise SpecModelError(f"{where}: '{name}' must be a finite number, got {value!r}")
-        bound = PARAMETERS.get(name)
-        if bound is not None and not bound.lo <= value <= bound.hi:
-            raise SpecModelError(f"{where}: '{name}' = {value:g} is outside its allowed range "
-                                 f"[{bound.lo:g}, {bound.hi:g}] ({bound.words})")
-        if bound is None and value <= 0:
-            raise SpecModelError(f"{where}: '{name}' must be > 0, got {value:g}")
-        clean[name] = float(value)
-    return replace(Efficiency(), **clean)
-
-
-def outside_physical(eff: Efficiency, names=None) -> tuple[str, ...]:
-    """Parameters whose value lies outside the range real systems reach."""
-    return tuple(n for n in (names or PARAMETERS)
-                 if not PARAMETERS[n].physical_lo <= getattr(eff, n) <= PARAMETERS[n].physical_hi)
 
 
 MIN_IMPROVEMENT = 0.01  # a parameter joins a fit on few runs only if it lowers the squared error by 1%
@@ -268,68 +244,3 @@ def _fitted_on(rows: list[dict]) -> dict:
     return {"rows": len(rows), "gpus": names("gpu_preset"), "targets": names("target_preset"),
             "drafts": names("draft_preset"), "methods": names("method"), "engines": names("engine"),
             "files": names("file")}
-
-
-CALIBRATION_FORMAT = "specmodel-calibration"
-CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined the parameters
-
-
-def save_calibration(cal: Calibration, path: str) -> None:
-    """Write the calibration file atomically (nothing half-written on failure)."""
-    import json
-    import os
-    import tempfile
-    from pathlib import Path
-
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(cal.to_file(), f, indent=2, allow_nan=False)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise SpecModelError(f"cannot write the calibration to {path}: {exc.strerror or exc}; choose a path "
-                             "in a folder that exists and that you may write to") from None
-
-
-def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
-    """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
-    `where` and the field when it is not one, is from another version or has impossible values."""
-    import json
-
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        raise SpecModelError(f"{where}: not a JSON calibration file (write one with "
-                             "`runs FILE --calibrate --save-calibration {where}`)") from None
-    if isinstance(doc, dict) and "format" not in doc and isinstance(doc.get("calibration"), dict):
-        # the JSON of `runs --calibrate --json`: its calibration object's parameters
-        params = doc["calibration"].get("parameters")
-        if isinstance(params, dict):
-            return check_parameters(params, f"{where}, field 'calibration.parameters'"), doc
-    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
-        raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
-                             f"'{CALIBRATION_FORMAT}')")
-    version = doc.get("version")
-    if version != CALIBRATION_VERSION:
-        raise SpecModelError(f"{where}: calibration file version {version!r}, this specmodel reads version "
-                             f"{CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate --save-calibration`")
-    params = doc.get("parameters")
-    if not isinstance(params, dict):
-        raise SpecModelError(f"{where}: field 'parameters' must be an object of parameter -> number")
-    return check_parameters(params, f"{where}, field 'parameters'"), doc
-
-
-def load_calibration(path: str) -> tuple[Efficiency, dict]:
-    from pathlib import Path
-
-    p = Path(path)
-    try:
-        if not p.is_file():
-            raise SpecModelError(f"{path}: no such calibration file")
-        if p.stat().st_size > 1_000_000:
-            raise SpecModelError(f"{path}: larger than 1 MB, not a calibration file")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecModelError(f"{path}: cannot read the calibration file ({exc})") from None
-    return calibration_from_json(text, path)

@@ -12,7 +12,7 @@ import math
 from dataclasses import replace
 
 from . import acceptance, presets
-from .calibrate import load_calibration
+from .calibration_file import load_calibration
 from .engines import engine_names, find_engine
 from .errors import SpecModelError
 from .parameters import PARAMETERS

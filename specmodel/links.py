@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
-from .calibrate import PARAMETERS
+from .parameters import PARAMETERS
 from .errors import SpecModelError
 from .roofline import Efficiency
 
