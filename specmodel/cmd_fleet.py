@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import fleet, promapi, scrape
+from . import promapi, scrape
 from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .presets import find_gpu, find_model
@@ -65,6 +65,8 @@ def _fmt(value, spec: str, none: str = "-") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from . import fleet  # here, not at the top: building every command's parser should not import pandas
+
     from .cli import print_json
 
     policy = scrape.ScrapePolicy.from_env()

@@ -12,15 +12,10 @@ import math
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from . import presets
-from .runs.review import model_headline, review
-from .calibrate import calibrate, save_calibration
 from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .limits import read_file
-from .runs import RunDefaults, collapse_problems, fallback_line, read_runs
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
             "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
@@ -54,6 +49,8 @@ def add_parser(sub) -> None:
 
 
 def _clean(value):
+    import pandas as pd
+
     if value is pd.NA:
         return None
     if isinstance(value, float):
@@ -76,6 +73,12 @@ def _pairs(items: list[str]) -> dict[str, str]:
 
 
 def run_runs(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: every command builds its parser from this module, and
+    # `predict` should not pay for pandas, scipy and the run readers.
+    from .calibrate import calibrate, save_calibration
+    from .runs import RunDefaults, collapse_problems, fallback_line, read_runs
+    from .runs.review import model_headline, review
+
     from .cli import print_json
 
     method, draft = method_and_draft(args)

@@ -222,3 +222,16 @@ def test_no_cli_module_is_imported_outside_the_cli():
         found += [f"{path.name}: {line.strip()}" for line in path.read_text(encoding="utf-8").splitlines()
                   if line.lstrip().startswith(("from .cmd_", "from specmodel.cmd_", "import specmodel.cmd_"))]
     assert found == []
+
+
+def test_building_the_command_line_imports_neither_pandas_nor_scipy():
+    """Every command builds every command's parser: `predict` answers without loading pandas, scipy
+    or the run readers (the heavy imports sit in the commands that use them)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from specmodel import cli; cli.build_parser(); "
+            "print(sorted(m for m in ('pandas', 'scipy', 'specmodel.runs', 'plotly') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout
+    assert out.strip() == "[]"
