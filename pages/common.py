@@ -11,7 +11,7 @@ import dataclasses
 import streamlit as st
 
 from pages.calibration import calibration, keep_calibration_in_link, set_calibration
-from pages.streamlit_mode import leave_pages_directory_mode
+from pages.streamlit_mode import leave_pages_directory_mode, write_bound_url
 from specmodel import Efficiency, Scenario, links, presets
 from specmodel.engines import DEFAULT_ENGINE, engine_names, find_engine
 
@@ -20,15 +20,44 @@ DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_m
 CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 
 
+# How each sidebar widget writes its value into the URL (a selectbox with format_func writes the label).
+_URL_FORM = {"method": lambda m: presets.find_method(m).label, "engine": lambda e: find_engine(e).label}
+
+
+def _read_link_choices() -> tuple[list[str], dict[str, str]]:
+    """Before the widgets: a link's sidebar values written as people write them ("h100", "eagle",
+    "llama-3.1-70b") become the widgets' own, so the link opens what it names; what cannot be read
+    is said (the widget keeps its default). Returns the lines to say and {key: the URL value each
+    read choice gets once its widget ran}."""
+    own = {"gpu": presets.gpu_names(), "tp": ["1", "2", "4", "8"], "target": presets.model_names(),
+           "draft": presets.model_names(), "method": [presets.find_method(m).label for m in presets.METHODS],
+           "engine": [find_engine(e).label for e in engine_names()]}
+    given = {k: st.query_params[k] for k in links.VIEW_KEYS
+             if k in st.query_params and k not in st.session_state and st.query_params[k] not in own[k]}
+    values, problems = links.read_view_params(given)
+    for key, value in values.items():
+        st.session_state[key] = value  # the bound widget starts from it
+    return problems, {key: _URL_FORM.get(key, str)(value) for key, value in values.items()}
+
+
+def _start(key: str, options: list, default=None) -> int:
+    """A sidebar selectbox's starting index: its default, unless a link's value was put in session
+    state (then index 0, so Streamlit does not see a default and a session-state value both set)."""
+    return 0 if key in st.session_state else options.index(default or DEFAULTS[key])
+
+
 def render_sidebar() -> None:
     """Draw the shared sidebar; its values land in st.session_state under the keys below."""
     sb = st.sidebar
+    problems, read = _read_link_choices()
+    for problem in problems:
+        sb.warning(problem[:1].upper() + problem[1:] + ".")
     sb.header("Hardware and models")
-    sb.selectbox("GPU", presets.gpu_names(), index=presets.gpu_names().index(DEFAULTS["gpu"]), key="gpu",
+    sb.selectbox("GPU", presets.gpu_names(), index=_start("gpu", presets.gpu_names()), key="gpu",
                  bind="query-params", help="Dense BF16 TFLOPS, bandwidth and memory from the vendor's datasheet.")
     sb.selectbox("GPUs per replica (tensor parallel)", [1, 2, 4, 8], key="tp", bind="query-params")
     models = presets.model_names()
-    target = sb.selectbox("Target model", models, index=models.index(DEFAULTS["target"]), key="target",
+    target = sb.selectbox("Target model", models, index=_start("target", models), key="target",
                           bind="query-params")
     sb.selectbox("Speculation method", presets.METHODS, key="method", bind="query-params",
                  format_func=lambda m: presets.find_method(m).label,
@@ -36,14 +65,17 @@ def render_sidebar() -> None:
                       "n-gram lookup costs no GPU time; EAGLE/MTP run one extra layer; Medusa one pass of heads.")
     if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":
         default_draft = presets.find_model(target).default_draft or models[0]
-        sb.selectbox("Draft model", models, index=models.index(default_draft), key="draft", bind="query-params")
+        sb.selectbox("Draft model", models, index=_start("draft", models, default_draft), key="draft",
+                     bind="query-params")
     sb.selectbox("Serving engine", engine_names(), key="engine", bind="query-params",
-                 index=engine_names().index(DEFAULTS["engine"]), format_func=lambda e: find_engine(e).label,
+                 index=_start("engine", engine_names()), format_func=lambda e: find_engine(e).label,
                  help="Each engine's own cost per step, per draft pass and per sequence (scheduling, launches, "
                       "sampling), with its source; 'No engine overhead' is kernels only.")
     sb.select_slider("Mean context length (tokens in the KV cache)", CONTEXT_CHOICES, value=DEFAULTS["ctx"],
                      key="ctx", bind="query-params",
                      help="Longer contexts fill memory (fewer sequences fit) and make every step read more KV cache.")
+    for key, text in read.items():  # the link now says what the widgets show, as they would write it
+        write_bound_url(key, text)
     eff = calibration()
     keep_calibration_in_link(eff)
     _restore_tables()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.streamlit_mode import write_bound_url
+
 from specmodel import scrape
 
 
@@ -36,7 +38,4 @@ def rerun_without_credentials(url_key: str, url: str) -> None:
     if "@" in url and scrape.split_credentials(url)[1] is not None:
         st.rerun()
     if st.session_state.get(f"{url_key}_moved_note"):
-        from streamlit.runtime.state.session_state_proxy import get_session_state
-
-        with get_session_state().query_params() as params:  # Streamlit's own URL correction for bound widgets
-            params.set_corrected_value(url_key, url, "string_value")
+        write_bound_url(url_key, url)

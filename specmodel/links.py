@@ -72,3 +72,62 @@ def number_problems(params: dict, bounds: dict[str, tuple[float, float, str]]) -
             problems.append(f"The link's {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
                             "the default is used instead; set the value above.")
     return problems
+
+
+# The sidebar's choices a link may carry, and how each is read when it is not already one of the
+# sidebar's own values: in the words people write ("h100", "8x H100 (TP=8)", "llama-3.1-70b", "eagle",
+# "sglang"), through the same name readers the run files use.
+VIEW_KEYS = ("gpu", "tp", "target", "draft", "method", "engine")
+TP_CHOICES = (1, 2, 4, 8)
+
+
+def read_view_params(params: dict) -> tuple[dict, list[str]]:
+    """The sidebar's values a link gives, as canonical values: {"gpu": preset name, "tp": int,
+    "target"/"draft": preset name, "method": method id, "engine": engine id}, for each key that
+    reads; and a line for each that does not (the sidebar then keeps its default), naming the key,
+    the value and what to write instead. A GPU written with its parallelism ("8x H100 (TP=8)") also
+    gives `tp` unless the link has one.
+
+    >>> read_view_params({"gpu": "8x h100 (TP=8)", "target": "llama-3.1-70b", "method": "EAGLE", "engine": "sglang"})
+    ({'gpu': 'H100 SXM', 'tp': 8, 'target': 'Llama 3.1 70B', 'method': 'eagle', 'engine': 'sglang'}, [])
+    >>> read_view_params({"gpu": "abacus", "tp": "3"})[1]  # doctest: +NORMALIZE_WHITESPACE
+    ["the link's tp '3' is not one of 1, 2, 4, 8 GPUs per replica: the default is used",
+     "the link's gpu 'abacus' is not a GPU this tool knows (see `python -m specmodel presets`): the default is used"]
+    """
+    from . import presets
+    from .engines import parse_engine
+
+    values: dict = {}
+    problems: list[str] = []
+    raw = {key: str(params[key]).strip() for key in VIEW_KEYS if str(params.get(key) or "").strip()}
+    if "tp" in raw:
+        tp = raw["tp"].removesuffix(".0")
+        if tp.isdigit() and int(tp) in TP_CHOICES:
+            values["tp"] = int(tp)
+        else:
+            problems.append(f"the link's tp '{raw['tp']}' is not one of {', '.join(map(str, TP_CHOICES))} GPUs per "
+                            "replica: the default is used")
+    readers = {"gpu": presets.parse_hardware, "target": presets.parse_model, "draft": presets.parse_model,
+               "method": presets.parse_method}
+    for key in ("gpu", "target", "draft", "method", "engine"):
+        if key not in raw:
+            continue
+        if key == "engine":
+            found = parse_engine(raw[key])
+        else:
+            try:
+                match = readers[key](raw[key])
+            except SpecModelError:
+                match = None
+            found = None if match is None else {"gpu": lambda m: m.gpu and m.gpu.name, "method": lambda m: m.method}.get(
+                key, lambda m: m.model and m.model.name)(match)
+        if not found:
+            what = {"gpu": "a GPU", "target": "a model", "draft": "a model", "method": "a speculation method",
+                    "engine": "a serving engine"}[key]
+            problems.append(f"the link's {key} '{raw[key]}' is not {what} this tool knows (see `python -m specmodel "
+                            "presets`): the default is used")
+            continue
+        values[key] = found
+        if key == "gpu" and match.tp and "tp" not in raw and match.tp in TP_CHOICES:
+            values["tp"] = match.tp
+    return values, problems

@@ -4,7 +4,7 @@ mix edits come back after another page ran."""
 
 from streamlit.testing.v1 import AppTest
 
-from specmodel import links
+from specmodel import Scenario, links, predict
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -97,3 +97,27 @@ def test_edits_of_a_table_replaced_meanwhile_are_not_restored():
     at.session_state["show_editor"] = True
     at.run()
     assert list(at.session_state["mix_table"]["label"]) == ["chat", "code"]
+
+
+def _sidebar(at: AppTest) -> dict:
+    return {s.key: s.value for s in at.sidebar.selectbox}
+
+
+def test_a_hand_written_link_opens_what_it_names_in_the_words_people_write():
+    at = app({"gpu": "8x H100 (TP=8)", "target": "meta-llama/Llama-3.1-70B-Instruct", "method": "EAGLE-3",
+              "engine": "sglang"})
+    assert not at.exception and not at.sidebar.warning
+    assert _sidebar(at) == {"gpu": "H100 SXM", "tp": 8, "target": "Llama 3.1 70B", "method": "eagle3", "engine": "sglang"}
+    expected = predict(Scenario(gpu="H100 SXM", tp=8, target="Llama 3.1 70B", method="eagle3", engine="sglang",
+                                alpha=0.7, k=4, concurrency=1, context_len=1024)).speedup
+    speedup = next(m for m in at.metric if m.label == "Speedup")
+    assert speedup.value == f"{float(expected):.2f}x" != "1.55x"  # predicted for what the link names, not the defaults
+
+
+def test_a_link_value_that_names_nothing_known_is_said_and_the_default_kept():
+    at = app({"gpu": "abacus", "tp": "3", "method": "eagle"})
+    assert not at.exception
+    warnings = " | ".join(w.value for w in at.sidebar.warning)
+    assert "The link's gpu 'abacus' is not a GPU this tool knows" in warnings
+    assert "The link's tp '3' is not one of 1, 2, 4, 8" in warnings
+    assert _sidebar(at)["gpu"] == "L40S" and _sidebar(at)["tp"] == 1 and _sidebar(at)["method"] == "eagle"

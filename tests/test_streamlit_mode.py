@@ -50,3 +50,21 @@ def test_the_workaround_leaves_folder_mode_and_reruns(monkeypatch):
     assert PagesManager.uses_pages_directory is False and reruns == ["rerun"]
     streamlit_mode.leave_pages_directory_mode()  # in navigation mode it does nothing
     assert reruns == ["rerun"]
+
+
+def test_the_url_correction_write_bound_url_uses_is_still_there():
+    """write_bound_url calls Streamlit's URL correction for bound widgets: set_corrected_value(key,
+    value, value type) on the session's query parameters, inside get_session_state().query_params()."""
+    import inspect
+
+    from streamlit.runtime.state.query_params import QueryParams
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    assert callable(get_session_state)
+    assert list(inspect.signature(QueryParams.set_corrected_value).parameters) == ["self", "param_key", "value",
+                                                                                   "value_type"]
+    params = QueryParams()
+    sent = []
+    params._send_query_param_msg = lambda: sent.append(dict(params._query_params))
+    params.set_corrected_value("gpu", "H100 SXM", "string_value")
+    assert sent == [{"gpu": "H100 SXM"}]
