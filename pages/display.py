@@ -106,6 +106,9 @@ def sidebar_names(assumed: str) -> InputNames:
 
 
 def column_config(columns: dict) -> dict:
-    """st.dataframe's column_config from {column: (heading, number format or None, help or None)}."""
-    return {c: st.column_config.NumberColumn(head, format=fmt, help=tip) if fmt else st.column_config.Column(head, help=tip)
-            for c, (head, fmt, tip) in columns.items()}
+    """st.dataframe's column_config from {column: (heading, number format or None, help or None[, width])}."""
+    config = {}
+    for c, (head, fmt, tip, *width) in columns.items():
+        kind = st.column_config.NumberColumn if fmt else st.column_config.Column
+        config[c] = kind(head, help=tip, width=width[0] if width else None, **({"format": fmt} if fmt else {}))
+    return config

@@ -105,7 +105,7 @@ with right:
     styled = table_shown.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600"
                                    if v in VERDICT_COLOURS else "", subset=["verdict", "predicted_verdict"]) \
         if len(table_shown) <= 1000 else table_shown  # styling every cell of a long table costs seconds
-    st.dataframe(styled, key="break_even_table", hide_index=True, height=440,
+    st.dataframe(styled, key="break_even_table", hide_index=True, height=440 if len(table_shown) > 10 else "auto",
                  column_order=list(runs_view.BREAK_EVEN_COLUMNS),
                  column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
     st.caption(note or "")

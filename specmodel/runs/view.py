@@ -137,11 +137,11 @@ def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=No
     return table, review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
 
 
-# The page's tables, in the order shown: column -> (heading, number format or None, help or None), the
-# shape pages/display.column_config reads (as specmodel.readouts.FLEET_COLUMNS).
+# The page's tables, in the order shown: column -> (heading, number format or None, help or None[, width
+# "small"/"medium"/"large"]), the shape pages/display.column_config reads (as readouts.FLEET_COLUMNS).
 BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
-    "verdict": ("verdict", None, "From the measured speedup where there is one; else predicted"),
-    "workload": ("workload", None, None),
+    "verdict": ("verdict", None, "From the measured speedup where there is one; else predicted", "small"),
+    "workload": ("workload", None, None, "small"),
     "concurrency": ("concurrency", None, None),
     "measured_speedup": ("measured ×", "%.2f", None),
     "predicted_verdict": ("model", None, None),
