@@ -78,7 +78,7 @@ def render_sidebar() -> None:
         write_bound_url(key, text)
     eff = calibration()
     keep_calibration_in_link(eff)
-    _restore_tables()
+    restore_tables()
     if eff is not None:
         sb.success("Calibrated on your runs: "
                    f"η_bw {eff.eta_bw:.2f}, η_flops {eff.eta_flops:.2f}, "
@@ -110,7 +110,7 @@ def remember_table(table_key: str, edited) -> None:
     st.session_state[f"{table_key}__kept"] = (st.session_state.get(table_key), edited)
 
 
-def _restore_tables() -> None:
+def restore_tables() -> None:
     """Before a page runs: where an editor's state is gone (another page ran) but its edits were kept,
     the edited table becomes the table the editor starts from. Kept edits of a table that was
     replaced meanwhile (a reset, a fill from runs) are not restored."""

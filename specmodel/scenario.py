@@ -202,7 +202,9 @@ def draft_parts(s: Scenario, method: str):
 
 
 @lru_cache(maxsize=256)
-def _compile(s: Scenario) -> _Compiled:
+def compile_scenario(s: Scenario) -> _Compiled:
+    """The constants of a scenario that predict() evaluates at any batch, α and k (cached): step-time
+    parts of the target, the draft and the engine, memory budget and the fit. Public for bench/."""
     s.validated()
     hw = Hardware(find_gpu(s.gpu), int(s.tp))
     target_model = find_model(s.target)
@@ -342,7 +344,7 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     >>> predict(Scenario(k=4, t_target_ms=19, t_draft_ms=3), alpha=[0.3, 0.9]).speedup.round(2).tolist()
     [0.87, 2.51]
     """
-    c = _compile(s)
+    c = compile_scenario(s)
     eff = s.efficiency
     kk = np.asarray(s.k if k is None else k)
     if np.any(kk < 0) or np.any(kk != np.round(kk)):

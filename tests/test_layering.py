@@ -235,3 +235,15 @@ def test_building_the_command_line_imports_neither_pandas_nor_scipy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PACKAGE.parent).stdout
     assert out.strip() == "[]"
+
+
+def test_pages_bench_and_tests_use_only_public_names_of_the_project():
+    """Outside specmodel too: pages, benchmarks and tests import the project's public names only."""
+    root = PACKAGE.parent
+    found = []
+    for path in sorted([*root.glob("pages/*.py"), *root.glob("bench/*.py"), *root.glob("tests/*.py"), root / "app.py"]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("specmodel", "pages"):
+                found += [f"{path.relative_to(root)}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert found == []

@@ -58,9 +58,9 @@ def _editor_page():
     import pandas as pd
     import streamlit as st
 
-    from pages.common import _restore_tables, remember_table
+    from pages.common import restore_tables, remember_table
 
-    _restore_tables()
+    restore_tables()
     if "mix_table" not in st.session_state:
         st.session_state["mix_table"] = pd.DataFrame({"label": ["chat", "code"], "share": [0.5, 0.5]})
     if st.session_state.get("show_editor", True):
