@@ -6,6 +6,7 @@ import argparse
 
 from .cmd_args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
 from .planning import Load, Target, plan
+from .notes import cli_label
 
 
 def add_parser(sub) -> None:
@@ -58,5 +59,5 @@ def run_capacity(args: argparse.Namespace) -> int:
     print(f"  verdict: {out['verdict_text']}")
     print(f"  advice:  {out['advice']}")
     for note in out["notes"]:
-        print(f"  note:    {note}")
+        print(f"  {cli_label(note) + ':':<8} {note}")
     return 0

@@ -10,6 +10,7 @@ from .mix import MixReport, compare
 from .presets import METHODS, find_gpu, find_model
 from .scenario import K_MAX, Scenario
 from .workloads import read_workloads
+from .notes import cli_label
 
 
 def _methods(text: str) -> tuple[str, ...]:
@@ -76,7 +77,7 @@ def run_mix(args: argparse.Namespace) -> int:
           f"context {s.context_len}")
     print("workloads: " + ", ".join(f"{w.label} {w.share:.0%} (α {w.alpha:.2f})" for w in report.workloads))
     for note in out["notes"]:
-        print(f"note: {note}")
+        print(f"{cli_label(note)}: {note}")
     labels = [w.label for w in report.workloads]
     width = max(12, *(len(x) for x in labels))
     header = f"{'plan':<34} {'tok/s':>8} {'vs off':>7}  " + "  ".join(f"{x[:width]:>{width}}" for x in labels)

@@ -8,6 +8,7 @@ from . import presets
 from .cmd_args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
 from .errors import DoesNotFit
 from .scenario import Scenario, summarize
+from .notes import cli_label
 
 
 def add_parser(sub) -> None:
@@ -83,7 +84,7 @@ def run_predict(args: argparse.Namespace) -> int:
           + ("none up to 4096" if cross is None else f"loses above batch {cross}"))
     print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     for note in out["notes"]:
-        print(f"  note:             {note}")
+        print(f"  {cli_label(note) + ':':<17} {note}")
     return 0
 
 

@@ -15,6 +15,7 @@ from . import live, scrape
 from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
 from .scenario import Scenario
+from .notes import cli_label
 
 TOKEN_ENV = "SPECMODEL_TOKEN"
 
@@ -88,5 +89,5 @@ def run_scrape(args: argparse.Namespace) -> int:
     if verdict.k_options:
         print("  k' options:       " + ", ".join(f"k={o.k}: {o.speedup:.2f}x" for o in verdict.k_options))
     for note in out["notes"]:
-        print(f"  note:             {note}")
+        print(f"  {cli_label(note) + ':':<17} {note}")
     return 0

@@ -54,6 +54,7 @@ class Engine:
     generation: str = "generation_tokens"  # canonical counter that measures generated tokens
     k_hint: str = ""  # where k comes from when the engine does not expose it
     cannot_know: tuple[str, ...] = ()  # what this engine's metrics do not reveal, in words
+    k_unknown: str = ""  # said (before cannot_know) only while k is not known from elsewhere
 
     def names(self, prefix: str | None = None) -> dict[str, str]:
         """Every full sample name this engine's statistics read -> how a window reduces it."""
@@ -122,8 +123,8 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                      "requests": "request_count", "generation_tokens": "request_generated_tokens_sum"},
            gauges={"running": ("batch_current_size", "sum"), "waiting": ("queue_size", "sum")},
            k_hint="not exposed by TGI (it is the server's --speculate N): give k",
-           cannot_know=("k (the server's --speculate N) is not in TGI's metrics: give it",
-                        "per-position acceptance: TGI records only how many extra tokens each step kept "
+           k_unknown="k (the server's --speculate N) is not in TGI's metrics: give it",
+           cannot_know=("per-position acceptance: TGI records only how many extra tokens each step kept "
                         "(tgi_request_skipped_tokens), so k' < k assumes a constant per-token α",
                         "generation steps are counted per request including each request's first (prefill) "
                         "step, so E = 1 + Δsum / (Δcount − Δtgi_request_count)")),

@@ -58,6 +58,11 @@ def severity_of(note: str) -> str:
     return getattr(note, "severity", "info")
 
 
+def cli_label(note: str) -> str:
+    """How the command line prefixes a note: "warning" for a warning, "note" otherwise."""
+    return "warning" if severity_of(note) == "warning" else "note"
+
+
 def warnings_in(notes: Iterable[str]) -> list[str]:
     """The texts of the notes that are warnings, in order (for a JSON "warnings" key)."""
     return [str(n) for n in notes if severity_of(n) == "warning"]

@@ -576,9 +576,10 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         notes.append(info("the server exposes speculative-decoding metrics but none that give acceptance "
                           "in this window"))
     engine = engines.ENGINES.get(w.server)
-    if w.spec_enabled and engine is not None and engine.cannot_know:
+    if w.spec_enabled and engine is not None:
         # Before the window's own notes: the last note is the one a caller shows when E is missing.
-        notes[0:0] = [info(n) for n in engine.cannot_know if not (k is not None and n.startswith("k "))]
+        unknown_k = [engine.k_unknown] if k is None and engine.k_unknown else []
+        notes[0:0] = [info(n) for n in (*unknown_k, *engine.cannot_know)]
     alpha = alpha_ci = None
     if e is not None:
         alpha = float(acceptance.alpha_from_tokens_per_step(e, k))

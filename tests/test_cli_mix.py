@@ -83,3 +83,12 @@ def test_missing_file_and_bad_flag_exit_2(tmp_path):
     assert r.returncode == 2 and "nope.csv: cannot read the file (no such file)" in r.stderr and "Traceback" not in r.stderr
     r = cli("mix", str(tmp_path / "nope.csv"), "--gpus", "0")
     assert r.returncode == 2 and "--gpus" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_warning_prints_as_a_warning_and_an_explanation_as_a_note():
+    """A plan that does not fit in memory is a warning (it changes what to deploy); the CLI says so."""
+    out = run_cli("mix", "sample_runs/traffic_mix.csv", "--gpus", "2", "--concurrency", "300")
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert "warning: single pool, draft_model k=4 does not fit in memory: 32 sequences wait in the queue" in lines
+    assert not any(line.startswith("note:") and "does not fit" in line for line in lines)
