@@ -386,7 +386,8 @@ API_INPUT = st.tuples(
     st.sampled_from(["query", "query_range", "targets", "fleet", "history"]))
 
 
-def target_prom_api(item) -> None:
+def target_prom_api(item):
+    """Run one Prometheus API call on a canned answer; the fleet report for call "fleet", else None."""
     (_, body), status, content_type, call = item
     server = promapi.PromServer(fuzz_server_url(), timeout_s=5.0)
     with _Canned.lock, httpx.Client(trust_env=False) as client:
@@ -402,6 +403,7 @@ def target_prom_api(item) -> None:
             fleet.notes(report)
             json.dumps([i.to_dict() for i in report.instances], allow_nan=False)
             report.table()
+            return report
         else:
             fleet.history(client, server, window="5m", span="10m", end_s=1700000600.0)
 

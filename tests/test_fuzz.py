@@ -96,7 +96,9 @@ def test_prometheus_answers_of_the_wrong_shape_are_refused_with_a_message(body, 
 
 def test_fleet_ignores_series_without_its_label():
     rows = [(labels, value) for labels, value in FLEET_ROWS] + [({"job": "other"}, "1")]
-    target_prom_api((("body", json.dumps(_vector(rows))), 200, "application/json", "fleet"))
+    report = target_prom_api((("body", json.dumps(_vector(rows))), 200, "application/json", "fleet"))
+    expected = {(labels.get("job"), labels.get("instance")) for labels, _ in FLEET_ROWS}
+    assert {(i.job, i.instance) for i in report.instances} == expected and len(expected) == 1
 
 
 @pytest.mark.parametrize("record, message", [
