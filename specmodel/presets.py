@@ -340,14 +340,15 @@ _GPU_NOISE = {"nvidia", "amd", "instinct", "geforce", "tesla", "google", "cloud"
 
 @cache
 def _gpu_patterns() -> list[tuple[list[str], str, str]]:
-    """(alias tokens, preset, alias as written) for every GPU name and alias, longest first."""
+    """(alias tokens, preset, alias as written) for every GPU name and alias, longest first (most tokens,
+    then the longer alias: "TPU v5e-4" holds the tokens of both "TPU v5e" and "TPU v4")."""
     pats = []
     for name, entry in _raw()["gpus"].items():
         for alias in [name, *entry.get("aliases", [])]:
             toks = [t for t in _tokens(alias) if t not in _GPU_NOISE]
             if toks:
                 pats.append((toks, name, alias))
-    return sorted(pats, key=lambda p: -len(p[0]))
+    return sorted(pats, key=lambda p: (-len(p[0]), -len("".join(p[0]))))
 
 
 def parse_hardware(text) -> HardwareMatch:

@@ -40,6 +40,17 @@ HARDWARE = {
     "2x MI300X, tensor parallel 2": ("MI300X", 2, 2, None),
     "L40S x4": ("L40S", 4, 4, None),
     "RTX 4090": ("RTX 4090", None, None, None),
+    "4x RTX A6000 48GB": ("RTX A6000", 4, 4, None),
+    "NVIDIA RTX 6000 Ada Generation": ("RTX 6000 Ada", None, None, None),
+    "RTX A6000 Ada": ("RTX 6000 Ada", None, None, None),
+    "NVIDIA A40": ("A40", None, None, None),
+    "2x L40 (TP=2)": ("L40", 2, 2, None),
+    "8x Tesla V100-SXM2-32GB": ("V100", 8, 8, None),
+    "Tesla V100-SXM2-16GB": ("V100 16GB", None, None, None),
+    "TPU v5e-8": ("TPU v5e", None, None, None),
+    "Cloud TPU v5p": ("TPU v5p", None, None, None),
+    "TPU v6e (Trillium)": ("TPU v6e", None, None, None),
+    "v6e-8": ("TPU v6e", None, None, None),
 }
 
 

@@ -28,6 +28,8 @@ def test_seed_runs_read_with_gpu_matched_by_numbers_and_mixed_row_borrowing_alph
     assert rows.loc["extraction", "measured_speedup"] == pytest.approx(88 / 48)
     assert rows.loc["chat", "tokens_per_step"] == pytest.approx(1.6496, abs=1e-4)
     assert set(rows["gpu_preset"]) == {"L40S"}  # "48GB GPU, ~860 GB/s" matched by memory and bandwidth
+    assert ("matched to L40S by its memory and bandwidth (L40 as near; their compute differs)"
+            in rows.loc["extraction", "remarks"])  # the L40 has the same memory and bandwidth: said, not hidden
     assert set(rows["target_preset"]) == {"Llama 3.1 8B"} and set(rows["draft_preset"]) == {"Llama 3.2 1B"}
     assert rows.loc["mixed extraction+chat", "measured_speedup"] == pytest.approx(0.85)
     assert rows.loc["mixed extraction+chat", "alpha"] == pytest.approx(0.55)

@@ -182,9 +182,11 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
     text = str(raw).strip()
     if kind == "GPU":
         hw = parse_hardware(text)
-        found = hw.gpu or _gpu_by_numbers(text)
+        by_numbers, as_near = (None, ()) if hw.gpu else _gpu_by_numbers(text)
+        found = hw.gpu or by_numbers
         if found is not None and hw.gpu is None:
-            remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth")
+            remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth"
+                           + (f" ({', '.join(as_near)} as near; their compute differs)" if as_near else ""))
         elif found is not None:
             assumed = [part for part in hw.how.split("; ")[1:] if ("no variant named" in part or "taken as" in part)
                        and "GPU count (1)" not in part]
@@ -206,17 +208,24 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
 
 @lru_cache(maxsize=1024)
 def _gpu_by_numbers(text: str):
-    """A GPU described by numbers ("48GB GPU, ~860 GB/s"): the preset within 10% on both, if one."""
+    """A GPU described by numbers ("48GB GPU, ~860 GB/s"): (the preset within 10% on both, nearest
+    first, or None; the other presets as near, for the remark: L40S and L40 share 48 GB at 864 GB/s)."""
     bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I)
     mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I)
     if not bw or not mem:
-        return None
+        return None, ()
     bandwidth = float(bw.group(1)) * (1000 if bw.group(2).upper() == "T" else 1)
     memory = float(mem.group(1))
-    hits = [g for g in map(presets.find_gpu, presets.gpu_names())
-            if abs(g.bandwidth_GBps / bandwidth - 1) <= 0.1 and abs(g.memory_GB / memory - 1) <= 0.1]
-    return hits[0] if len(hits) == 1 else None
 
+    def distance(g):
+        return abs(g.bandwidth_GBps / bandwidth - 1) + abs(g.memory_GB / memory - 1)
+
+    hits = sorted((g for g in map(presets.find_gpu, presets.gpu_names())
+                   if abs(g.bandwidth_GBps / bandwidth - 1) <= 0.1 and abs(g.memory_GB / memory - 1) <= 0.1),
+                  key=distance)  # a stable sort: among equals, the preset listed first
+    if not hits:
+        return None, ()
+    return hits[0], tuple(g.name for g in hits[1:] if distance(g) == distance(hits[0]))
 
 
 def _tokens_count(number: str, kilo: str) -> int:
@@ -272,7 +281,8 @@ def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
         if engine is not None:
             remarks.append(f"engine {engine} named in {where}")
             return engine
-    if "tpu" in str(rec.values.get("gpu") or "").lower():
+    gpu = presets.parse_hardware(str(rec.values.get("gpu") or "")).gpu
+    if gpu is not None and gpu.vendor == "Google":  # a TPU, however it is written ("v6e-8", "Trillium")
         remarks.append("engine xla: on a TPU decoding runs as one compiled XLA program")
         return "xla"
     return None
