@@ -108,6 +108,11 @@ MODELS = {
     "turboderp/Qwama-0.5B-Instruct": ("Qwama 0.5B", "preset", "bf16"),
     "T5-small": ("T5 v1.1 small", "alias", "bf16"),
     "Qwen3-0.6B": ("Qwen3 0.6B", "preset", "bf16"),
+    "mistralai/Mistral-7B-Instruct-v0.2": ("Mistral 7B", "alias", "bf16"),
+    "Qwen/Qwen2.5-72B-Instruct-AWQ": ("Qwen2.5 72B", "preset", "int4"),
+    "google/gemma-2-9b-it": ("Gemma 2 9B", "preset", "bf16"),
+    "Gemma-2-27B-it": ("Gemma 2 27B", "preset", "bf16"),
+    "Mixtral-8x22B-Instruct (MoE)": ("Mixtral 8x22B", "preset", "bf16"),
     "mistralai/Mixtral-8x7B-Instruct-v0.1": ("Mixtral 8x7B", "alias", "bf16"),
     "moonshotai/Kimi-K2-Instruct": ("Kimi-K2", "preset", "fp8"),
     "Llama-4-Scout-17B-16E-Instruct": ("Llama-4-Scout", "alias", "bf16"),
@@ -123,7 +128,7 @@ def test_model_strings(text, expected):
 
 @pytest.mark.parametrize("text, why", [
     ("7.8B-parameter code model (per abstract)", "a size but no model name"),
-    ("Mixtral-8x22B-Instruct", "not a preset"),  # same family, another size: not silently 8x7B
+    ("gemma-2-2b-it", "not a preset"),  # same family, another size: not silently Gemma 2 9B
     ("Llama-3.1-405B", "not a preset"),
     ("", "no model named"),
 ])
