@@ -35,6 +35,11 @@ if kind == "runs":
     loaded, problems = len(table.rows), len(table.problems)
     if review_rows:
         review(table.rows.head(review_rows))
+elif kind == "mix":
+    from specmodel import Scenario, mix, workloads
+    found, problems, _ = workloads.read_workloads(path)
+    mix.compare(Scenario(k=4, concurrency=64), found, 64, 2)
+    loaded, problems = len(found), len(problems)
 elif kind == "metrics":
     snap = prom.parse_snapshot(data.decode())
     loaded, problems = len(snap.per_position), 0
@@ -105,6 +110,17 @@ def _metrics_with_64_positions(folder: Path) -> Path:
     return path
 
 
+def _mix_at_the_cap(folder: Path) -> Path:
+    """A traffic mix one row past MAX_MIX_WORKLOADS, every workload with its own α (no two alike)."""
+    from specmodel.limits import MAX_MIX_WORKLOADS
+
+    path = folder / "mix.csv"
+    rows = ["label,share,alpha"] + [f"w{i},1,{0.2 + 0.7 * i / MAX_MIX_WORKLOADS:.6f}"
+                                   for i in range(MAX_MIX_WORKLOADS + 1)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
 def run():
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -116,6 +132,8 @@ def run():
              "CSV at the upload limit: {size}, {loaded:,} runs with 64-position survival profiles (read)"),
             ("runs", _json_at_the_depth_limit(folder), 0,
              "vllm bench serve JSON list: {size}, {loaded:,} runs, each nested to the depth limit (64)"),
+            ("mix", _mix_at_the_cap(folder), 0,
+             "traffic mix: {size}, {loaded:,} workloads (the cap) compared on 2 GPUs with the split search"),
             ("metrics", _metrics_with_64_positions(folder), 0,
              "/metrics page: {size}, 2,000 engines × 64 positions (parse_snapshot)"),
         ]

@@ -10,6 +10,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_JSON_DEPTH         nesting of a JSON document (files and Prometheus answers)
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
+    MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
 
 `read_file(path)` is the command line's way to read a file: `stat` first (devices, pipes and
 folders are refused), then a read capped at the limit. `load_json(text)` parses JSON within the
@@ -35,6 +36,7 @@ MAX_FILE_BYTES = MAX_UPLOAD_MB * 1_000_000
 MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_LABEL_CHARS = 200
+MAX_MIX_WORKLOADS = 10_000  # a traffic mix has a few kinds of traffic; 10,000 compare in ~3 s
 
 
 def check_k(k, what: str = "k (draft tokens per step)") -> int:

@@ -24,7 +24,7 @@ import numpy as np
 from .errors import SpecModelError
 from .notes import Note, info, warning, warnings_in
 from .presets import METHODS, find_method, find_model
-from .scenario import K_MAX, Prediction, Scenario, predict
+from .scenario import K_MAX, Scenario, predict
 from .workloads import SHARE_TOLERANCE, Workload, normalise_shares
 MAX_WORKLOADS = 6  # workloads the split search separates (set partitions: 877 for 6 plus the rest)
 MAX_GPU_UNITS = 32  # replicas to distribute in the split search
@@ -260,40 +260,59 @@ def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpu
         missing = [w.label for w in members if w.acceptance(m, base.method) is None]
         raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
     lay = _layout(base, members, concurrency, gpus)
-    results = []
+    results: list = [None] * len(members)
     step = max_fit = np.nan
-    for w in members:
-        alpha, survival = w.acceptance(m, base.method)
-        s = _scenario_for(base, m, alpha, survival, k, lay.batch)
-        p: Prediction = predict(s, k=int(k), concurrency=lay.batch)
+    for idx, p in _member_predictions(base, members, m, int(k), lay.batch, int(k), lay.batch):
         arm = p.spec if k > 0 else p.plain
-        n = w.share * concurrency
-        part = n / lay.sequences  # this workload's part of one replica's sequences
-        step, max_fit = float(arm.step_ms), float(arm.max_concurrency)
-        results.append(WorkloadResult(w.label, float(n), float(arm.batch) * part * lay.weight,
-                                      float(p.tokens_per_step) if k > 0 else 1.0, float(arm.per_seq_tok_s),
-                                      float(arm.itl_ms), float(arm.throughput_tok_s) * part * lay.weight))
+        n = len(idx)
+        cols = [np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in
+                (arm.batch, p.tokens_per_step, arm.per_seq_tok_s, arm.itl_ms, arm.throughput_tok_s)]
+        step, max_fit = float(np.ravel(arm.step_ms)[0]), float(np.ravel(arm.max_concurrency)[0])
+        for j, i in enumerate(idx):
+            w = members[i]
+            seqs = w.share * concurrency
+            part = seqs / lay.sequences  # this workload's part of one replica's sequences
+            batch, tokens, per_seq, itl, thr = (float(c[j]) for c in cols)
+            results[i] = WorkloadResult(w.label, float(seqs), batch * part * lay.weight, tokens if k > 0 else 1.0,
+                                        per_seq, itl, thr * part * lay.weight)
     return PoolResult(tuple(w.label for w in members), int(gpus), lay.replicas, lay.busy, m if k > 0 else OFF,
                       int(k), lay.sequences, lay.per_replica, max_fit, step,
                       float(sum(r.throughput_tok_s for r in results)), tuple(results))
 
 
+def _member_predictions(base: Scenario, members, method: str, k_scenario: int, concurrency, k, batch):
+    """The members' predictions in a pool served with `method` (k and batch may be arrays), as
+    (member indices, Prediction) pairs. Members known by α alone share one predict vectorised over
+    their α values along a new first axis (the step does not depend on α, only the tokens each step
+    emits), so a pool of thousands of workloads costs one call; a member with a survival profile
+    gets its own call (indices of one)."""
+    acc = [w.acceptance(method, base.method) for w in members]
+    by_alpha = [i for i, (_a, survival) in enumerate(acc) if survival is None]
+    if by_alpha:
+        alphas = np.array([acc[i][0] for i in by_alpha])
+        shape = (len(alphas),) + (1,) * max(np.ndim(k), np.ndim(batch))
+        s = _scenario_for(base, method, float(alphas[0]), None, k_scenario, concurrency)
+        yield by_alpha, predict(s, alpha=alphas.reshape(shape), k=k, concurrency=batch)
+    for i, (alpha, survival) in enumerate(acc):
+        if survival is not None:
+            s = _scenario_for(base, method, alpha, survival, k_scenario, concurrency)
+            yield [i], predict(s, k=k, concurrency=batch)
+
+
 def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpu_counts: list[int],
                       method: str, ks: np.ndarray) -> np.ndarray:
-    """Aggregate tok/s of one pool for every k in `ks` (rows) and GPU count (columns), one
-    vectorised predict per workload. Same arithmetic as pool_result, which builds the detailed
-    result for the chosen setting."""
+    """Aggregate tok/s of one pool for every k in `ks` (rows) and GPU count (columns). Same
+    arithmetic as pool_result, which builds the detailed result for the chosen setting."""
     lays = [_layout(base, members, concurrency, g) for g in gpu_counts]
     batch = np.array([lay.batch for lay in lays])[None, :]
     weight = np.array([lay.weight for lay in lays])[None, :]
     kk = ks[:, None]
     out = np.zeros((len(ks), len(gpu_counts)))
-    for w in members:
-        alpha, survival = w.acceptance(method, base.method)
-        s = _scenario_for(base, method, alpha, survival, int(ks.max()), base.concurrency)
-        p = predict(s, k=kk, concurrency=batch)
-        thr = np.where(kk > 0, p.spec.throughput_tok_s, p.plain.throughput_tok_s)
-        out += thr * (w.share * concurrency / lays[0].sequences) * weight
+    for idx, p in _member_predictions(base, members, method, int(ks.max()), base.concurrency, kk, batch):
+        thr = np.where(kk > 0, p.spec.throughput_tok_s, p.plain.throughput_tok_s)  # (members, k, GPU counts)
+        shares = np.array([members[i].share for i in idx])[:, None, None]
+        thr = np.broadcast_to(thr, (len(idx),) + out.shape)
+        out += (thr * shares).sum(axis=0) * (concurrency / lays[0].sequences) * weight
     return out
 
 

@@ -102,10 +102,16 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
     workload and the column, goes to `problems`; the other rows still load. Shares that do not sum
     to one are normalised and `notes` says so; a file without a share column gets equal shares.
     """
+    from .limits import MAX_MIX_WORKLOADS
+
     workloads: list[Workload] = []
     problems: list[str] = []
     notes: list[str] = []
     seen: set[str] = set()
+    if len(records) > MAX_MIX_WORKLOADS:
+        problems.append(f"{source} has {len(records):,} rows: the first {MAX_MIX_WORKLOADS:,} load, the other "
+                        f"{len(records) - MAX_MIX_WORKLOADS:,} were left out; merge workloads of similar acceptance")
+        records = records[:MAX_MIX_WORKLOADS]
     has_share = any(not _blank(r.get("share")) for r in records)
     if records and not has_share:
         notes.append(info(f"{source} gives no shares: every workload gets an equal share of the sequences"))

@@ -4,6 +4,8 @@ share one pool in every split."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -73,3 +75,34 @@ def test_the_page_lets_the_user_pick_six_and_shows_the_single_pool_comparison():
     picker.set_value(["w7", "w2"]).run()
     assert not at.exception
     assert any("the other 8" in c.value for c in at.caption)
+
+
+def test_a_pool_of_many_workloads_is_each_workloads_own_prediction_at_the_pools_batch():
+    """The pool predicts its α-only members in one vectorised call: every member's numbers must be
+    what predict() gives that workload alone at the pool's batch (a survival member included)."""
+    from specmodel import predict
+
+    members = [*TEN, Workload("profiled", 0.05, 0.6, (0.8, 0.55, 0.35, 0.2))]
+    base = Scenario(k=4, concurrency=32)
+    pool = mix.pool_result(base, members, 48, 2, "draft_model", 4)
+    batch = 48 * sum(w.share for w in members) / 2  # two replicas share the pool's sequences
+    for w, r in zip(members, pool.workloads):
+        alone = predict(replace(base, alpha=w.alpha, survival=w.survival, draft="Llama 3.2 1B"), k=4,
+                        concurrency=batch)
+        assert r.label == w.label
+        assert r.tokens_per_step == pytest.approx(float(alone.tokens_per_step), rel=1e-12)
+        assert r.itl_ms == pytest.approx(float(alone.spec.itl_ms), rel=1e-12)
+    assert len({round(r.itl_ms, 9) for r in pool.workloads}) > 1  # each its own E: not one number for all
+
+
+def test_a_mix_past_the_cap_loads_its_first_rows_and_says_how_many_were_left_out():
+    from specmodel.limits import MAX_MIX_WORKLOADS
+    from specmodel.workloads import parse_workloads
+
+    records = [{"label": f"w{i}", "share": 1, "alpha": 0.3 + 0.6 * (i % 10) / 10} for i in range(MAX_MIX_WORKLOADS + 5)]
+    workloads, problems, _ = parse_workloads(records, source="mix.csv")
+    assert len(workloads) == MAX_MIX_WORKLOADS == 10_000
+    assert problems == ["mix.csv has 10,005 rows: the first 10,000 load, the other 5 were left out; merge workloads "
+                        "of similar acceptance"]
+    report = mix.compare(Scenario(k=4, concurrency=32), workloads, 32, 2)
+    assert len(report.single_on.pools[0].labels) == 10_000 and report.splits
