@@ -7,6 +7,7 @@ from pages.common import base_scenario
 from pages.credentials import move_link_credentials, rerun_without_credentials
 from pages.display import chart, column_config, no_links, plain, show_error, show_notes, sidebar_names, tone_box
 from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, readouts, rules, samples, scrape
+from specmodel.metric_engines import SERVERS_IN_WORDS
 
 st.title("Fleet: which instances gain from speculative decoding?")
 st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
@@ -16,7 +17,7 @@ st.caption("Per instance, over the window: tokens per verify step E, acceptance 
 move_link_credentials("prom_url", "prom_user", "prom_password")
 top = st.columns([3, 1, 1])
 url = top[0].text_input("Prometheus URL", key="prom_url", bind="query-params", placeholder="http://prometheus:9090",
-                        help="Base URL of a Prometheus server that scrapes your vLLM or SGLang servers.")
+                        help=f"Base URL of a Prometheus server that scrapes your {SERVERS_IN_WORDS} servers.")
 rerun_without_credentials("prom_url", url)
 window = top[1].text_input("Window", value="5m", key="fleet_window", bind="query-params",
                            help="Prometheus duration the statistics cover: 30s, 5m, 1h. Use at least four "

@@ -9,9 +9,10 @@ from pages.common import base_scenario
 from pages.credentials import move_link_credentials, rerun_without_credentials
 from pages.display import chart, show_error, show_notes, show_readouts, show_verdict, sidebar_names
 from specmodel import SpecModelError, figures_live, live, readouts, samples
+from specmodel.metric_engines import SERVERS_IN_WORDS
 
 st.title("Live: is speculation paying off on this server right now?")
-st.caption("Point this at the /metrics endpoint of a running vLLM (V1 or V0) or SGLang server. Every scrape "
+st.caption(f"Point this at the /metrics endpoint of a running {SERVERS_IN_WORDS} server. Every scrape "
            "adds a window: its tokens per step, α and load are placed on the model for the GPU and models "
            "chosen in the sidebar.")
 
@@ -116,7 +117,7 @@ def panel_body() -> None:
     if sample_on() != sample:  # the sample was started from the panel: the whole page follows (label, timer)
         st.rerun()
     if not url.strip() and not sample:
-        st.info("Enter the metrics URL of a vLLM or SGLang server, e.g. http://localhost:8000/metrics.")
+        st.info(f"Enter the metrics URL of a {SERVERS_IN_WORDS} server, e.g. http://localhost:8000/metrics.")
         st.button("Try it with a recorded server", key="live_try_sample", on_click=_sample, args=(True,),
                   help="Replays a recorded vLLM server's /metrics, bundled with the app: nothing is fetched.")
         return

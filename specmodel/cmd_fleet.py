@@ -9,6 +9,7 @@ import sys
 from . import promapi, scrape
 from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
 from .errors import SpecModelError
+from .metric_engines import SERVERS_IN_WORDS
 from .presets import find_gpu, find_model
 from .scenario import Scenario
 
@@ -19,8 +20,8 @@ TOKEN_ENV = "SPECMODEL_PROMETHEUS_TOKEN"
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "fleet", help="per-instance speculation statistics and verdicts from a Prometheus server",
-        description="Query a Prometheus server that scrapes vLLM or SGLang servers: per instance, E, α, k, "
-                    "load and throughput over the window, and the model's predicted speedup at that "
+        description=f"Query a Prometheus server that scrapes {SERVERS_IN_WORDS} servers: per instance, E, α, "
+                    "k, load and throughput over the window, and the model's predicted speedup at that "
                     "instance's concurrency. Credentials come from environment variables, never the command "
                     "line: a bearer token (--token-env) or --user with a password (--password-env).")
     p.add_argument("url", metavar="PROMETHEUS_URL", help="base URL of the Prometheus server, e.g. http://prometheus:9090")

@@ -190,11 +190,11 @@ def _no_data(server: promapi.PromServer, window: str, selector: str, down: list[
     where = f" matching {{{selector}}}" if selector else ""
     if down:
         shown = "; ".join(f"{d['instance']} (job {d['job']}): {d['last_error'] or 'down'}" for d in down[:5])
-        return SpecModelError(f"Prometheus at {server.shown} has no vLLM or SGLang series{where} in the last "
-                              f"{window}, and {len(down)} scrape target(s) are down: {shown}")
-    return SpecModelError(f"Prometheus at {server.shown} has no vLLM or SGLang series{where} in the last {window}: "
-                          "check that it scrapes your inference servers' /metrics (see docs/live-and-fleet.md, scrape "
-                          "config), the label filter, and the window")
+        return SpecModelError(f"Prometheus at {server.shown} has no {engines.SERVERS_IN_WORDS} series{where} in "
+                              f"the last {window}, and {len(down)} scrape target(s) are down: {shown}")
+    return SpecModelError(f"Prometheus at {server.shown} has no {engines.SERVERS_IN_WORDS} series{where} in the "
+                          f"last {window}: check that it scrapes your inference servers' /metrics (see "
+                          "docs/live-and-fleet.md, scrape config), the label filter, and the window")
 
 
 def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None) -> list[dict]:

@@ -130,6 +130,8 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                         "step, so E = 1 + Δsum / (Δcount − Δtgi_request_count)")),
 )}
 SERVERS = tuple(ENGINES)
+# The servers whose /metrics the Live and Fleet statistics read, for messages and help texts.
+SERVERS_IN_WORDS = "vLLM (V1 or V0), SGLang, TensorRT-LLM, Hugging Face TGI, llama.cpp or lmdeploy"
 
 # What each schema is recognised by: (engine, suffix) probes, most specific first.
 _SPEC_PROBES = (

@@ -126,7 +126,7 @@ def test_history_gives_e_and_concurrency_per_instance(prom_fleet):
 
 
 @pytest.mark.parametrize("selector, expected", [
-    ('job="no-such-job"', 'no vLLM or SGLang series matching {job="no-such-job"} in the last 4s'),
+    ('job="no-such-job"', 'or lmdeploy series matching {job="no-such-job"} in the last 4s'),
     ('job=~"("', "rejected the query"),
 ])
 def test_queries_that_return_nothing_or_are_invalid_say_so(prom_fleet, selector, expected):
