@@ -12,6 +12,7 @@ import streamlit as st
 
 from pages.calibration import calibration, keep_calibration_in_link, set_calibration
 from pages.streamlit_mode import leave_pages_directory_mode, write_bound_url
+from pages.text import no_links
 from specmodel import Efficiency, Scenario, links, presets
 from specmodel.engines import DEFAULT_ENGINE, engine_names, find_engine
 
@@ -51,7 +52,7 @@ def render_sidebar() -> None:
     sb = st.sidebar
     problems, read = _read_link_choices()
     for problem in problems:
-        sb.warning(problem[:1].upper() + problem[1:] + ".")
+        sb.warning(no_links(problem[:1].upper() + problem[1:] + "."))  # it quotes the link's text
     sb.header("Hardware and models")
     sb.selectbox("GPU", presets.gpu_names(), index=_start("gpu", presets.gpu_names()), key="gpu",
                  bind="query-params", help="Dense BF16 TFLOPS, bandwidth and memory from the vendor's datasheet.")
@@ -92,7 +93,7 @@ def render_sidebar() -> None:
                    "listed for the engine). Calibrate them on the Past runs page.")
     note = st.session_state.pop("calibration_note", None)
     if note:
-        sb.warning(note)
+        sb.warning(no_links(note))
     with sb.popover("Copy link to this view", width="stretch"):
         st.caption("This link opens this page with these inputs" + (" and this calibration" if eff else "")
                    + ". Copy it with the icon at the right of the box.")

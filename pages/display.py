@@ -3,39 +3,13 @@ and notes in the box their tone and severity call for, metric rows, charts."""
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from pages.common import CONTEXT_CHOICES
+from pages.text import no_links
 from specmodel import SpecModelError
 from specmodel.live import InputNames
 from specmodel.notes import severity_of
-
-
-# Markdown that user text (file and workload names, labels from a server) must not trigger: emphasis,
-# code, links, HTML, tables and maths; and the bare URLs (`http://`, `www.`) and e-mail addresses
-# Streamlit turns into links (an escape inside them breaks the pattern; the text reads the same).
-_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@"})
-_AUTOLINK = re.compile(r"(?i)(://|www\.)")
-
-
-_LINK_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@"})  # raw HTML is never rendered
-
-
-def _no_autolinks(escaped: str) -> str:
-    return _AUTOLINK.sub(lambda m: "\\:\\/\\/" if m.group(1) == "://" else m.group(1)[:3] + "\\.", escaped)
-
-
-def plain(text) -> str:
-    """User-supplied text made inert inside st.markdown: no formatting, links, HTML or maths."""
-    return _no_autolinks(str(text).translate(_MARKDOWN_SPECIAL))
-
-
-def no_links(text) -> str:
-    """A message quoting user text (a file, row or workload name) for st.error / st.warning: no
-    link, image, HTML or code can appear in it; ordinary punctuation stays as typed."""
-    return _no_autolinks(str(text).translate(_LINK_SPECIAL).replace("](", "]\\("))
 
 
 def show_error(exc: Exception) -> None:

@@ -5,7 +5,8 @@ import streamlit as st
 from pages.calibration import calibration_badge
 from pages.common import base_scenario
 from pages.credentials import move_link_credentials, rerun_without_credentials
-from pages.display import chart, column_config, no_links, plain, show_error, show_notes, sidebar_names, tone_box
+from pages.display import chart, column_config, show_error, show_notes, sidebar_names, tone_box
+from pages.text import no_links, plain
 from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, readouts, rules, samples, scrape
 from specmodel.metric_engines import SERVERS_IN_WORDS
 

@@ -6,7 +6,8 @@ import streamlit as st
 
 from pages.calibration import calibration_badge
 from pages.common import base_scenario, remember_table
-from pages.display import chart, no_links, show_error, show_notes, tone_box
+from pages.display import chart, show_error, show_notes, tone_box
+from pages.text import no_links
 from specmodel import SpecModelError, figures_mix, mix
 from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 

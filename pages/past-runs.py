@@ -6,9 +6,10 @@ import streamlit as st
 
 from pages.calibration import calibration, calibration_badge
 from pages.common import base_scenario
-from pages.display import chart, column_config, no_links, plain, show_error
+from pages.display import chart, column_config, show_error
 from pages.run_files import kept_uploads, paired_by_hand, with_sample
 from pages.runs_calibration import calibration_panel, fitted_calibration
+from pages.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
 from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.display import plain, show_error
+from pages.display import show_error
+from pages.text import plain
 from specmodel import SpecModelError
 from specmodel.runs import sample_files
 

@@ -121,3 +121,10 @@ def test_a_link_value_that_names_nothing_known_is_said_and_the_default_kept():
     assert "The link's gpu 'abacus' is not a GPU this tool knows" in warnings
     assert "The link's tp '3' is not one of 1, 2, 4, 8" in warnings
     assert _sidebar(at)["gpu"] == "L40S" and _sidebar(at)["tp"] == 1 and _sidebar(at)["method"] == "eagle"
+
+
+def test_a_link_value_cannot_put_a_link_or_image_into_the_sidebar():
+    at = app({"gpu": "![x](http://127.0.0.1:9/pixel.png) [click](http://127.0.0.1:9/)"})
+    warning = " ".join(w.value for w in at.sidebar.warning)
+    assert "is not a GPU this tool knows" in warning
+    assert "](" not in warning and "]\\(" in warning  # escaped: shown as typed, never rendered as a link
