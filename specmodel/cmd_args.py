@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from . import acceptance, presets
 from .calibration_file import load_calibration
-from .engines import engine_names, find_engine
+from .engines import engine_names, find_engine, parse_engine
 from .errors import SpecModelError
 from .parameters import PARAMETERS
 from .roofline import DTYPES, Efficiency
@@ -54,14 +54,17 @@ def survival_profile(text: str) -> tuple[float, ...]:
 
 def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
     """Hardware, model and efficiency flags shared by the commands that build a Scenario."""
-    p.add_argument("--gpu", default="L40S", help="GPU preset (see `presets`); default L40S")
-    p.add_argument("--tp", type=number(1, 64, whole=True), default=1, help="tensor-parallel GPUs per replica")
+    p.add_argument("--gpu", default="L40S", help="GPU as people write it ('h100', '8x H100 (TP=8)'; see `presets`); "
+                                                 "default L40S")
+    p.add_argument("--tp", type=number(1, 64, whole=True), default=None,
+                   help="tensor-parallel GPUs per replica; default what --gpu says, else 1")
     p.add_argument("--target", default="Llama 3.1 8B", help="target model preset; default Llama 3.1 8B")
     p.add_argument("--draft", help="draft model preset (implies --method draft_model)")
-    p.add_argument("--method", choices=presets.METHODS, help="speculation method; default draft_model")
+    p.add_argument("--method", type=_method_name, choices=presets.METHODS,
+                   help="speculation method, as people write it ('EAGLE-3', 'n-gram'); default draft_model")
     p.add_argument("--context-len", type=number(0, 1_048_576, whole=True), default=1024,
                    help="mean tokens in each sequence's KV cache; default 1024")
-    p.add_argument("--engine", choices=engine_names(), default=None,
+    p.add_argument("--engine", type=_engine_name, choices=engine_names(), default=None,
                    help="serving engine whose per-step overheads apply (data/engines.json); default vllm")
     p.add_argument("--calibration", metavar="FILE.json",
                    help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it")
@@ -96,6 +99,32 @@ def add_acceptance_and_timing_arguments(p: argparse.ArgumentParser,
     p.add_argument("--proposal-rate", type=number(0, 1, strict_lo=True), default=None,
                    help="share of sequence-steps with a proposal (n-gram proposes only on a match; "
                         "measure it as drafts / (generated − accepted) tokens); default 1, n-gram 0.4")
+
+
+def _method_name(text: str) -> str:
+    """--method as people write it ("EAGLE-3", "n-gram", "Medusa") -> its id; argparse says what is known."""
+    found = presets.parse_method(text).method
+    if found is None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a speculation method; one of {', '.join(presets.METHODS)}")
+    return found
+
+
+def _engine_name(text: str) -> str:
+    """--engine as people write it ("SGLang", "vLLM V1", "TensorRT-LLM") -> its id."""
+    found = parse_engine(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a serving engine; one of {', '.join(engine_names())}")
+    return found
+
+
+def gpu_and_tp(args: argparse.Namespace) -> tuple[str, int]:
+    """(GPU preset, tensor parallelism) from --gpu as written and --tp: a TP the --gpu text states
+    ("8x H100 (TP=8)") applies when --tp is not given; the two disagreeing is an error."""
+    gpu = presets.find_gpu(args.gpu).name
+    stated = presets.parse_hardware(args.gpu).tp
+    if args.tp is not None and stated is not None and args.tp != stated:
+        raise SpecModelError(f"--gpu '{args.gpu}' says TP {stated} but --tp is {args.tp}: give one of them")
+    return gpu, int(args.tp or stated or 1)
 
 
 def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -140,10 +169,11 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         alpha = acceptance.from_tokens_per_step(args.accept_len, k, "--accept-len").alpha
     if args.t_draft_ms is not None and args.t_target_ms is None:
         raise SpecModelError("--t-draft-ms needs --t-target-ms too (measured timings come as a pair)")
-    return Scenario(gpu=presets.find_gpu(args.gpu).name, target=presets.find_model(args.target).name,
+    gpu, tp = gpu_and_tp(args)
+    return Scenario(gpu=gpu, target=presets.find_model(args.target).name,
                     method=method, draft=draft, alpha=alpha, survival=survival, k=k,
                     concurrency=args.concurrency, context_len=args.context_len,
-                    t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=args.tp,
+                    t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args),
                     draft_depth=args.draft_depth, branching=args.branching, draft_kv_budget=args.draft_kv_budget,
                     weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, proposal_rate=args.proposal_rate)
@@ -163,6 +193,6 @@ def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The scenario `rules` and `dashboard` judge servers against, from add_model_arguments."""
     method, draft = method_and_draft(args)
     eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
-    return Scenario(gpu=presets.find_gpu(args.gpu).name, target=presets.find_model(args.target).name, method=method, draft=draft,
-                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=args.tp,
-                    efficiency=eff).validated()
+    gpu, tp = gpu_and_tp(args)
+    return Scenario(gpu=gpu, target=presets.find_model(args.target).name, method=method, draft=draft,
+                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=tp, efficiency=eff).validated()

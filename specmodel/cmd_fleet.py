@@ -7,10 +7,10 @@ import os
 import sys
 
 from . import promapi, scrape
-from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, method_and_draft, number
 from .errors import SpecModelError
 from .metric_engines import SERVERS_IN_WORDS
-from .presets import find_gpu, find_model
+from .presets import find_model
 from .scenario import Scenario
 
 PASSWORD_ENV = "SPECMODEL_PROMETHEUS_PASSWORD"
@@ -56,8 +56,9 @@ def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env:
 
 def base_scenario(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
-    return Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
-                    alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=args.tp,
+    gpu, tp = gpu_and_tp(args)
+    return Scenario(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
+                    alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, method_and_draft, number
 from .errors import SpecModelError
 from .mix import MixReport, compare
-from .presets import METHODS, find_gpu, find_model
+from .presets import METHODS, find_model
 from .scenario import K_MAX, Scenario
 from .workloads import read_workloads
 from .notes import cli_label
@@ -54,8 +54,9 @@ def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
         more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
         raise SpecModelError(problems[0] + more)
     method, draft = method_and_draft(args)
-    base = Scenario(gpu=find_gpu(args.gpu).name, target=find_model(args.target).name, method=method, draft=draft,
-                    k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=args.tp,
+    gpu, tp = gpu_and_tp(args)
+    base = Scenario(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
+                    k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args))
     report = compare(base, workloads, args.concurrency, args.gpus, methods=args.methods, k_max=args.k_max,
                      top=args.top, split_among=args.split)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import presets
-from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, method_and_draft, number
 from .errors import SpecModelError
 from .limits import read_file
 
@@ -82,8 +82,9 @@ def run_runs(args: argparse.Namespace) -> int:
     from .cli import print_json
 
     method, draft = method_and_draft(args)
-    defaults = RunDefaults(gpu=presets.find_gpu(args.gpu).name, target=presets.find_model(args.target).name,
-                           method=method, draft=draft, tp=args.tp, context_len=args.context_len, k=args.k,
+    gpu, tp = gpu_and_tp(args)
+    defaults = RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
+                           method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
                            said_as=SAID_AS)
     files = []
     unreadable = []

@@ -12,7 +12,7 @@ import argparse
 import os
 
 from . import live, scrape
-from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, method_and_draft, number
+from .cmd_args import add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, method_and_draft, number
 from .errors import SpecModelError
 from .scenario import Scenario
 from .notes import cli_label
@@ -50,8 +50,9 @@ def run_scrape(args: argparse.Namespace) -> int:
     from .cli import print_json
 
     method, draft = method_and_draft(args)
-    base = Scenario(gpu=args.gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
-                    k=args.spec_k, context_len=args.context_len, tp=args.tp,
+    gpu, tp = gpu_and_tp(args)
+    base = Scenario(gpu=gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
+                    k=args.spec_k, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
     token = os.environ.get(args.token_env) or None
     policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)

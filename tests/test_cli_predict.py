@@ -76,3 +76,24 @@ def test_bad_arguments_exit_2_with_one_clear_line(args, words):
     assert "Traceback" not in r.stderr
     assert words in r.stderr
     assert len(r.stderr.strip().splitlines()) <= 2  # argparse's usage line at most, then the error
+
+
+def test_flags_take_the_names_people_write_and_a_tp_in_the_gpu_text():
+    out = run_cli("predict", "--gpu", "8x H100 (TP=8)", "--target", "meta-llama/Llama-3.1-70B-Instruct",
+                  "--method", "EAGLE-3", "--engine", "SGLang", "--concurrency", "64", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert (doc["gpu"], doc["tp"], doc["target"], doc["method"], doc["engine"]) == \
+        ("H100 SXM", 8, "Llama 3.1 70B", "eagle3", "sglang")
+
+
+def test_a_gpu_text_and_a_tp_flag_that_disagree_are_refused_in_one_line():
+    out = run_cli("predict", "--gpu", "8x H100 (TP=8)", "--tp", "4")
+    assert out.returncode == 2
+    assert out.stderr.strip() == "error: --gpu '8x H100 (TP=8)' says TP 8 but --tp is 4: give one of them"
+
+
+def test_an_unknown_method_lists_the_known_ones():
+    out = run_cli("predict", "--method", "magic")
+    assert out.returncode == 2
+    assert "'magic' is not a speculation method; one of draft_model, ngram, eagle, eagle3" in out.stderr
