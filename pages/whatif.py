@@ -1,13 +1,12 @@
 """What-if: move α, k, step times and concurrency; read the verdict, the advice and four charts."""
 
-import json
-
 import streamlit as st
 
 from pages.calibration import calibration_badge
 from pages.common import base_scenario
 from pages.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from specmodel import SpecModelError, acceptance, figures, readouts, summarize
+from specmodel.deploy import deploy_advice
 from specmodel.errors import DoesNotFit
 
 MAX_CONCURRENCY = 4096
@@ -101,13 +100,12 @@ with c2:
     chart(fig_best_k, "fig_best_k")
 
 st.subheader("What to deploy")
-config = summary.vllm_speculative_config()
-if config is None:
-    st.write("Speculation does not pay off at any batch size up to 512 here: leave it off.")
-else:
-    st.write("vLLM `--speculative-config` with the best k for each batch-size range "
-             "(`[min batch, max batch, k]`, k = 0 turns speculation off):")
-    st.code(json.dumps(config), language="json", wrap_lines=True)
+advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
+st.write(advice.intro)
+if advice.code:
+    st.code(advice.code, language=advice.language, wrap_lines=True)
+if advice.note:
+    st.caption(advice.note)
 
 with st.expander("How the model computes this"):
     st.markdown(

@@ -6,6 +6,7 @@ import argparse
 
 from . import presets
 from .cmd_args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
+from .deploy import deploy_advice
 from .errors import DoesNotFit
 from .scenario import Scenario, summarize
 from .notes import cli_label
@@ -60,6 +61,8 @@ def run_predict(args: argparse.Namespace) -> int:
         print_json(does_not_fit_dict(scenario, exc))
         return 0
     out = summary.to_dict()
+    advice = deploy_advice(summary)
+    out["deploy"] = advice.to_dict()
     if args.json:
         print_json(out)
         return 0
@@ -82,7 +85,12 @@ def run_predict(args: argparse.Namespace) -> int:
     cross = out["crossover_concurrency"]
     print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x); crossover: "
           + ("none up to 4096" if cross is None else f"loses above batch {cross}"))
-    print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
+    if s.engine == "vllm":
+        print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
+    else:
+        print(f"  deploy:           {advice.intro}" + (f" {advice.one_line}" if advice.code else ""))
+        if advice.note:
+            print(f"                    {advice.note}")
     for note in out["notes"]:
         print(f"  {cli_label(note) + ':':<17} {note}")
     return 0

@@ -1,0 +1,61 @@
+"""What to deploy, in the serving engine's own terms (specmodel/deploy.py), on the page and the CLI."""
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from specmodel import Scenario, summarize
+from specmodel.deploy import deploy_advice
+from tests.cli_runner import run_cli
+from tests.conftest import ROOT
+
+SEED = dict(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", alpha=0.7, k=4)
+
+
+def test_vllm_gets_its_speculative_config_with_the_per_batch_schedule():
+    advice = deploy_advice(summarize(Scenario(**SEED)))
+    assert advice.language == "json"
+    assert json.loads(advice.code) == {"method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct",
+                                       "num_speculative_tokens": 3,
+                                       "num_speculative_tokens_per_batch_size": [[1, 52, 3], [53, 512, 0]]}
+
+
+def test_sglang_gets_launch_flags_for_a_chain_of_the_best_k():
+    summary = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine="sglang"))
+    advice = deploy_advice(summary)
+    k = summary.best_k
+    assert advice.language == "bash" and k > 0
+    assert advice.one_line == (f"--speculative-algorithm EAGLE3 --speculative-draft-model-path YOUR_EAGLE_DRAFT "
+                               f"--speculative-num-steps {k} --speculative-eagle-topk 1 "
+                               f"--speculative-num-draft-tokens {k + 1}")
+    standalone = deploy_advice(summarize(Scenario(**SEED, engine="sglang")))
+    assert "--speculative-algorithm STANDALONE" in standalone.code
+    assert "--speculative-draft-model-path meta-llama/Llama-3.2-1B-Instruct" in standalone.code
+
+
+def test_an_engine_without_a_per_batch_schedule_is_told_where_speculation_stops_paying():
+    trtllm = summarize(Scenario(**{**SEED, "alpha": 0.4}, engine="trtllm"))
+    advice = deploy_advice(trtllm)
+    off = next(lo for lo, _hi, k in trtllm.schedule if k == 0) - 1
+    assert advice.code is None
+    assert advice.intro == f"Run k = 1 draft token per step; above batch {off} speculation loses here: turn it off there."
+    sglang = deploy_advice(summarize(Scenario(**{**SEED, "alpha": 0.4}, engine="sglang")))
+    assert sglang.note.startswith("SGLang runs one k at every batch size: above batch ")
+    never = deploy_advice(summarize(Scenario(**{**SEED, "alpha": 0.1})))
+    assert never.code is None and never.intro.startswith("Speculation does not pay off at any batch size")
+
+
+def test_the_what_if_page_shows_the_sidebar_engines_own_settings():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    assert '"num_speculative_tokens_per_batch_size"' in at.code[0].value  # vLLM by default
+    at.sidebar.selectbox(key="engine").set_value("sglang").run()
+    assert not at.exception
+    assert at.code[0].language == "bash" and "--speculative-algorithm STANDALONE" in at.code[0].value
+    assert "speculative_config" not in at.code[0].value
+
+
+def test_the_cli_json_carries_the_deploy_advice():
+    out = run_cli("predict", "--engine", "SGLang", "--method", "EAGLE-3", "--json")
+    doc = json.loads(out.stdout)
+    assert doc["deploy"]["engine"] == "sglang" and doc["deploy"]["code"].startswith("--speculative-algorithm EAGLE3")
+    assert doc["vllm_speculative_config"]["num_speculative_tokens"] >= 1  # the key scripts read stays
