@@ -39,7 +39,7 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "advice": exc.closest, "break_even_tokens_per_step": None, "break_even_alpha": None, "best_k": None,
         "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
         "off_above_batch": None, "plain": {**arm, "max_concurrency": 0, "running": 0},
-        "spec": {**arm, "max_concurrency": 0, "running": 0}, "vllm_speculative_config": None, "notes": [],
+        "spec": {**arm, "max_concurrency": 0, "running": 0}, "vllm_speculative_config": None, "deploy": None, "notes": [],
         "does_not_fit": exc.to_dict(), "engine": s.engine, "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype,
         "kv_dtype": s.kv_dtype, "speedup_low": None, "speedup_high": None, "uncertain": False,
     }
