@@ -66,9 +66,22 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         if s.method != "ngram":
             flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
         flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
-        note = (f"SGLang runs one k at every batch size: {off_text}, so serve larger batches from a server "
-                "without these flags." if off_text else None)
+        note = _one_k_note("SGLang", schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
                             " \\\n  ".join(flags), "bash", note)
     return DeployAdvice(s.engine, f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
+
+
+def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) -> str | None:
+    """For an engine that runs one k at every batch size: how the best k changes with the batch
+    (pick the k of the usual batch), and the batch above which speculation loses."""
+    ranges = [(lo, hi, k) for lo, hi, k in schedule if k > 0]
+    parts = []
+    if len({k for _, _, k in ranges}) > 1:
+        steps = ", ".join(f"{k} up to batch {hi}" for _lo, hi, k in ranges[:-1]) + f" and {ranges[-1][2]} above that"
+        parts.append(f"the best k here is {steps}: pick the k of your usual batch")
+    if off_text:
+        parts.append(f"{off_text}, so serve larger batches from a server without these flags")
+    return f"{engine} runs one k at every batch size: " + "; ".join(parts) + "." if parts else None
+

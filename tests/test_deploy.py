@@ -59,3 +59,12 @@ def test_the_cli_json_carries_the_deploy_advice():
     doc = json.loads(out.stdout)
     assert doc["deploy"]["engine"] == "sglang" and doc["deploy"]["code"].startswith("--speculative-algorithm EAGLE3")
     assert doc["vllm_speculative_config"]["num_speculative_tokens"] >= 1  # the key scripts read stays
+
+
+def test_sglang_is_told_how_the_best_k_changes_with_the_batch_since_it_runs_one():
+    summary = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None, "alpha": 0.5}, engine="sglang"))
+    ranges = [r for r in summary.schedule if r[2] > 0]
+    assert len({k for _, _, k in ranges}) > 1  # the best k falls with the batch here
+    expected = ", ".join(f"{k} up to batch {hi}" for _, hi, k in ranges[:-1]) + f" and {ranges[-1][2]} above that"
+    assert deploy_advice(summary).note == (f"SGLang runs one k at every batch size: the best k here is {expected}: "
+                                           "pick the k of your usual batch.")
