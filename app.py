@@ -5,7 +5,7 @@ import time
 
 import streamlit as st
 
-from pages.common import render_sidebar
+from pages.parts.common import render_sidebar
 
 # Page titles are text only: emoji icons show as empty boxes where no emoji font is installed, and
 # Material icons make the browser fetch them from the internet.

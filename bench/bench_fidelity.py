@@ -1,4 +1,4 @@
-"""Fidelity of the uncalibrated model on published runs (../shared/validation/published_dev.csv).
+"""Fidelity of the uncalibrated model on published runs (bench/evidence/published_dev.csv).
 
 Read by the project's own run reader, as a user's file would be. Per source and overall:
 - rows predicted with their own acceptance: MAPE of speedup, verdict agreement, measured losses caught;
@@ -7,7 +7,7 @@ Read by the project's own run reader, as a user's file would be. Per source and 
   (the model's own batch-1 prediction carried to every batch: flat shape);
 - out-of-sample calibration: per source, fit on rows at batch ≤ 16, save the file, apply it to the
   rows above 16;
-- the H200 step-time grid (../shared/validation/h200_steptime.csv): error of whole layers with attention.
+- the H200 step-time grid (bench/evidence/h200_steptime.csv): error of whole layers with attention.
 
 Run: python -m bench fidelity
 """
@@ -22,17 +22,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specmodel.runs.review import evaluate_runs, scenario_for_row
-from specmodel.calibrate import calibrate, load_calibration, save_calibration
+from specmodel.paths import EVIDENCE_DIR
 from specmodel.errors import SpecModelError
-from specmodel.presets import find_gpu, find_model
-from specmodel.roofline import Efficiency, Hardware, PassShape, pass_time_ms, unpacked_verify_reads
+from specmodel.model.calibration_file import load_calibration, save_calibration
+from specmodel.model.decide import BORDERLINE
+from specmodel.model.presets import find_gpu, find_model
+from specmodel.model.roofline import Efficiency, Hardware, PassShape, pass_time_ms, unpacked_verify_reads
+from specmodel.model.scenario import predict
 from specmodel.runs import RunDefaults, read_runs
-from specmodel.scenario import BORDERLINE, predict
+from specmodel.runs.calibrate import calibrate
+from specmodel.runs.review import evaluate_runs, scenario_for_row
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "validation"
-DEV = SHARED / "published_dev.csv"
-GRID = SHARED / "h200_steptime.csv"
+DEV = EVIDENCE_DIR / "published_dev.csv"
+GRID = EVIDENCE_DIR / "h200_steptime.csv"
 SETUP = ["source", "gpu", "target_model", "method", "draft_model", "k", "draft_depth", "workload", "engine",
          "context_len", "tp"]
 

@@ -36,7 +36,8 @@ if kind == "runs":
     if review_rows:
         review(table.rows.head(review_rows))
 elif kind == "mix":
-    from specmodel import Scenario, mix, workloads
+    from specmodel import Scenario
+    from specmodel.plan import mix, workloads
     found, problems, _ = workloads.read_workloads(path)
     mix.compare(Scenario(k=4, concurrency=64), found, 64, 2)
     loaded, problems = len(found), len(problems)

@@ -373,7 +373,7 @@ async def cold_start(browser, base: str, n: int) -> tuple[int, list[str]]:
             page = await context.new_page()
             await page.goto(base + "/", timeout=WAIT_MS)
             await page.wait_for_function(IDLE_JS, timeout=WAIT_MS)
-            try:  # the first run may rerun once (pages/streamlit_mode.py): wait for the title or an exception
+            try:  # the first run may rerun once (pages/parts/streamlit_mode.py): wait for the title or an exception
                 await page.wait_for_function(SETTLED_JS, timeout=WAIT_MS // 2)
             except Exception:  # noqa: BLE001 (judged below from what the page shows)
                 pass

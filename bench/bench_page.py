@@ -42,13 +42,15 @@ st.select_slider("Concurrent sequences on a log scale", [2 ** i for i in range(1
 # drawn from values and figures computed once: what the page would cost per rerun if the model were free.
 CHARTS_NO_MODEL = WIDGETS_ONLY + '''
 import json
-from specmodel import Scenario, figures, summarize
+from specmodel import Scenario, summarize
+from specmodel.export.prediction import prediction_dict
+from specmodel.show.figures import whatif as figures
 
 @st.cache_resource
 def _view():
     s = Scenario()
-    return summarize(s).to_dict(), [figures.speedup_vs_alpha(s), figures.alpha_k_heatmap(s),
-                                    figures.speedup_vs_concurrency(s), figures.best_k_by_batch(s)]
+    return prediction_dict(summarize(s)), [figures.speedup_vs_alpha(s), figures.alpha_k_heatmap(s),
+                                           figures.speedup_vs_concurrency(s), figures.best_k_by_batch(s)]
 
 out, figs = _view()
 st.caption("Speedup = speculative throughput ÷ plain throughput")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from specmodel import live, prom
-from specmodel.scenario import Scenario
+from specmodel.metrics import live, prom
+from specmodel.model.scenario import Scenario
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "vllm_v1_specdecode_sample.txt"
 TARGET_BYTES = 5 * 1024 * 1024

@@ -44,8 +44,8 @@ def _timed(fn):
 
 
 def run():
-    from specmodel.runs.review import review
     from specmodel.runs import read_runs
+    from specmodel.runs.review import review
 
     yield f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work on it slows the wall time)"
     for rows in (10_000, 200_000):

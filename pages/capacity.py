@@ -2,10 +2,13 @@
 
 import streamlit as st
 
-from pages.calibration import calibration_badge
-from pages.common import base_scenario
-from pages.display import chart, show_error, show_notes, show_readouts, show_verdict
-from specmodel import SpecModelError, figures_capacity, links, planning, readouts
+from pages.parts.calibration import calibration_badge
+from pages.parts.common import base_scenario
+from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
+from specmodel import SpecModelError
+from specmodel.plan import capacity as planning
+from specmodel.show import links, readouts
+from specmodel.show.figures import capacity as figures_capacity
 
 USERS, RATE = "concurrent users", "requests per second"  # option texts are what the URL carries
 SPEED, ITL = "tok/s per user", "inter-token latency"

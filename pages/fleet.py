@@ -2,13 +2,17 @@
 
 import streamlit as st
 
-from pages.calibration import calibration_badge
-from pages.common import base_scenario
-from pages.credentials import move_link_credentials, rerun_without_credentials
-from pages.display import chart, column_config, show_error, show_notes, sidebar_names, tone_box
-from pages.text import no_links, plain
-from specmodel import SpecModelError, dashboard, figures_fleet, fleet, promapi, readouts, rules, samples, scrape
-from specmodel.metric_engines import SERVERS_IN_WORDS
+from pages.parts.calibration import calibration_badge
+from pages.parts.common import base_scenario
+from pages.parts.credentials import move_link_credentials, rerun_without_credentials
+from pages.parts.display import chart, column_config, show_error, show_notes, sidebar_names, tone_box
+from pages.parts.text import no_links, plain
+from specmodel import SpecModelError
+from specmodel.export import dashboard, rules
+from specmodel.metrics import fleet, promapi, samples, scrape
+from specmodel.metrics.schemas import SERVERS_IN_WORDS
+from specmodel.show import readouts
+from specmodel.show.figures import fleet as figures_fleet
 
 st.title("Fleet: which instances gain from speculative decoding?")
 st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "

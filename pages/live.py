@@ -4,12 +4,15 @@ import time
 
 import streamlit as st
 
-from pages.calibration import calibration_badge
-from pages.common import base_scenario
-from pages.credentials import move_link_credentials, rerun_without_credentials
-from pages.display import chart, show_error, show_notes, show_readouts, show_verdict, sidebar_names
-from specmodel import SpecModelError, figures_live, live, readouts, samples
-from specmodel.metric_engines import SERVERS_IN_WORDS
+from pages.parts.calibration import calibration_badge
+from pages.parts.common import base_scenario
+from pages.parts.credentials import move_link_credentials, rerun_without_credentials
+from pages.parts.display import chart, column_config, show_error, show_notes, show_readouts, show_verdict, sidebar_names
+from specmodel import SpecModelError
+from specmodel.metrics import live, samples
+from specmodel.metrics.schemas import SERVERS_IN_WORDS
+from specmodel.show import readouts
+from specmodel.show.figures import live as figures_live
 
 st.title("Live: is speculation paying off on this server right now?")
 st.caption(f"Point this at the /metrics endpoint of a running {SERVERS_IN_WORDS} server. Every scrape "
@@ -27,10 +30,9 @@ interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60]
 window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
                               bind="query-params",
                               help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
-# The element tree keeps one shape on every rerun (bench/bench_load.py found "Cannot set a node at a
-# delta path" under load): optional messages go into containers that always exist, and the
-# auto-refreshing panel writes exactly one container, so a panel run that lands while the page
-# reruns never addresses a block whose position moved.
+# The element tree keeps one shape on every rerun (bench/bench_load.py found "Cannot set a node at a delta
+# path" under load): optional messages go into containers that always exist, and the auto-refreshing
+# panel writes exactly one container, so a panel run landing mid-rerun never addresses a moved block.
 notice = st.container()
 moved = st.session_state.pop("live_url_moved_note", None)
 if moved:
@@ -96,17 +98,15 @@ def show_results(session: live.LiveSession) -> None:
         with left:
             st.markdown("**What k' ≤ k would give at this load** (from the measured acceptance)")
             st.dataframe(readouts.live_k_rows(verdict), hide_index=True, key="live_k_table",
-                         column_config={"tokens per step": st.column_config.NumberColumn(format="%.3f"),
-                                        "speedup (×)": st.column_config.NumberColumn(format="%.3fx")})
+                         column_config=column_config(readouts.LIVE_K_COLUMNS))
         with right:
             if stats.survival:
                 chart(figures_live.survival_figure(stats), key="live_survival")
 
 
-# The auto-refreshing panel is called on every run of this page, also before a URL is entered (it
-# then shows the hint, with no timer): a run_every fragment that a later run no longer calls keeps
-# its browser timer, and its next run writes into a tree that no longer has its place, which is
-# "Cannot set a node at a delta path" (streamlit/streamlit#15084; bench/bench_load.py saw it).
+# The auto-refreshing panel is called on every run, also before a URL is entered (then a hint, no timer):
+# a run_every fragment a later run no longer calls keeps its browser timer and writes into a tree without
+# its place: "Cannot set a node at a delta path" (streamlit/streamlit#15084; bench/bench_load.py saw it).
 @st.fragment(run_every=interval if auto and (url.strip() or sample) else None)
 def live_panel() -> None:
     with st.container():  # the panel's only top-level element, whatever it shows this time

@@ -4,12 +4,14 @@ GPUs into pools by traffic shape. The workload table is editable; the sidebar gi
 import pandas as pd
 import streamlit as st
 
-from pages.calibration import calibration_badge
-from pages.common import base_scenario, remember_table
-from pages.display import chart, show_error, show_notes, tone_box
-from pages.text import no_links
-from specmodel import SpecModelError, figures_mix, mix
-from specmodel.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
+from pages.parts.calibration import calibration_badge
+from pages.parts.common import base_scenario, remember_table
+from pages.parts.display import chart, show_error, show_notes, tone_box
+from pages.parts.text import no_links
+from specmodel import SpecModelError
+from specmodel.plan import mix
+from specmodel.plan.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
+from specmodel.show.figures import mix as figures_mix
 
 EDITOR_KEY = "mix_editor"
 TABLE_KEY = "mix_table"  # the table the editor starts from (the example, or the Past runs workloads)

@@ -4,19 +4,19 @@ from functools import partial
 
 import streamlit as st
 
-from pages.calibration import calibration, calibration_badge
-from pages.common import base_scenario
-from pages.display import chart, column_config, show_error
-from pages.run_files import kept_uploads, paired_by_hand, with_sample
-from pages.runs_calibration import calibration_panel, fitted_calibration
-from pages.text import no_links, plain
+from pages.parts.calibration import calibration, calibration_badge
+from pages.parts.common import base_scenario
+from pages.parts.display import chart, column_config, show_error
+from pages.parts.run_files import kept_uploads, paired_by_hand, with_sample
+from pages.parts.runs_calibration import calibration_panel, fitted_calibration
+from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
-from specmodel.figures_runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
+from specmodel.export.report import break_even_csv, html_report
 from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
-from specmodel.report import break_even_csv, html_report
 from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
-from specmodel.runs import view as runs_view
 from specmodel.runs.review import model_headline, verdict_lines
+from specmodel.show import runs_view as runs_view
+from specmodel.show.figures.runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
 
 LOADED = "runs_loaded"  # (load key, RunTable, Review) of the last load: kept across pages and reruns
 

@@ -2,12 +2,15 @@
 
 import streamlit as st
 
-from pages.calibration import calibration_badge
-from pages.common import base_scenario
-from pages.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
-from specmodel import SpecModelError, acceptance, figures, readouts, summarize
-from specmodel.deploy import deploy_advice
+from pages.parts.calibration import calibration_badge
+from pages.parts.common import base_scenario
+from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
+from specmodel import SpecModelError, summarize
 from specmodel.errors import DoesNotFit
+from specmodel.export.deploy import deploy_advice
+from specmodel.model import acceptance
+from specmodel.show import readouts
+from specmodel.show.figures import whatif as figures
 
 MAX_CONCURRENCY = 4096
 SLIDER_STOPS = [2 ** i for i in range(10)]  # 1 … 512

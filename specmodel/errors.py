@@ -9,7 +9,7 @@ class DoesNotFit(SpecModelError):
     """One sequence does not fit in the GPU's memory at this context: an answer, not a failure.
 
     The message reads "does not fit: needs X GB for one sequence at this context, the GPU has Y ...";
-    the attributes give the numbers and the closest setting that fits (specmodel.fit builds it)."""
+    the attributes give the numbers and the closest setting that fits (specmodel.model.memory builds it)."""
 
     def __init__(self, message: str, *, needed_GB: float, available_GB: float, gpu_GB: float, closest: str,
                  closest_context_len: int | None = None, part: str = "target"):

@@ -24,7 +24,7 @@ import os
 import stat
 import unicodedata
 
-from .errors import SpecModelError
+from specmodel.errors import SpecModelError
 
 MAX_K = 64  # no engine drafts more than a few dozen tokens per step; vLLM's trees stay under 64 wide
 MAX_ROWS_PER_FILE = 200_000

@@ -10,7 +10,6 @@ import os
 import subprocess
 
 from specmodel.cli import main
-
 from tests.conftest import ROOT
 
 

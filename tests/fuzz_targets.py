@@ -29,12 +29,15 @@ from pathlib import Path
 import httpx
 from hypothesis import strategies as st
 
-from specmodel import Scenario, cli, fleet, live, prom, promapi, runs, workloads
-from specmodel.runs.review import review
-from specmodel.report import break_even_csv, html_report
-from specmodel.roofline import Efficiency
+from specmodel import Scenario, cli, runs
 from specmodel.errors import SpecModelError
-from specmodel.scrape import ScrapePolicy
+from specmodel.export.prediction import prediction_dict
+from specmodel.export.report import break_even_csv, html_report
+from specmodel.metrics import fleet, live, prom, promapi
+from specmodel.metrics.scrape import ScrapePolicy
+from specmodel.model.roofline import Efficiency
+from specmodel.plan import workloads
+from specmodel.runs.review import review
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -506,7 +509,7 @@ def cli_argv(draw):
 def valid_commands(draw):
     """Commands that pass argument parsing (valid flags, hostile values), so the input reaches the model:
     every GPU × context, the largest k and concurrency, and run files at and past the bounds."""
-    from specmodel import presets
+    from specmodel.model import presets
     command = draw(st.sampled_from(["predict", "predict", "runs", "mix"]))
     files = {}
     argv = [command]
@@ -570,7 +573,7 @@ def target_cli(item) -> None:
 # --- every GPU × context × method: a prediction with finite numbers, or "does not fit" ----------------------
 
 def _scenario_space():
-    from specmodel import presets
+    from specmodel.model import presets
     return st.builds(
         lambda gpu, target, method, draft, ctx, k, conc, tp: Scenario(
             gpu=gpu, target=target, method=method, draft=draft if method == "draft_model" else None,
@@ -585,7 +588,7 @@ def target_scenarios(s) -> None:
     from specmodel import summarize
     from specmodel.errors import DoesNotFit
     try:
-        out = summarize(s).to_dict()
+        out = prediction_dict(summarize(s))
     except DoesNotFit as exc:
         if not str(exc).startswith("does not fit: ") or "GB" not in str(exc) or not exc.closest:
             raise AssertionError(f"a does-not-fit answer without its numbers or closest setting: {exc}") from None

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import httpx
 
-from specmodel import Scenario, fleet, promapi
-from specmodel.samples import FLEET_SAMPLE, FLEET_SAMPLE_SPAN, FLEET_SAMPLE_WINDOW, LIVE_SAMPLE_DIR
+from specmodel import Scenario
+from specmodel.metrics import fleet, promapi
+from specmodel.metrics.samples import FLEET_SAMPLE, FLEET_SAMPLE_SPAN, FLEET_SAMPLE_WINDOW, LIVE_SAMPLE_DIR
 from tests.prometheus_harness import FLEET, running_fleet
 from tests.replay import ReplayServer
 

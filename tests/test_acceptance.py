@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmodel import SpecModelError, acceptance
+from specmodel import SpecModelError
+from specmodel.model import acceptance
 from tests.conftest import FIXTURES
 
 alphas = st.floats(0.0, 1.0, allow_nan=False)

@@ -6,8 +6,8 @@ import tomllib
 
 from streamlit.testing.v1 import AppTest
 
-from specmodel import live, prom
 from specmodel.limits import MAX_UPLOAD_MB
+from specmodel.metrics import live, prom
 from specmodel.runs import MAX_FILE_BYTES, read_runs
 from tests import replay
 from tests.conftest import ROOT
@@ -104,8 +104,8 @@ def test_every_streamlit_cache_has_a_size_limit():
 
 
 def test_the_html_report_of_many_runs_stops_at_its_cap_and_says_where_the_rest_is():
+    from specmodel.export.report import REPORT_ROWS, html_report
     from specmodel.runs.review import review
-    from specmodel.report import REPORT_ROWS, html_report
 
     lines = ["workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s"]
     lines += [f"w{i % 7},{1 + i % 64},4,0.7,100,{120 + i % 50}" for i in range(5_000)]

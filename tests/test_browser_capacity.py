@@ -3,7 +3,7 @@
 import pytest
 
 from specmodel import Scenario
-from specmodel.planning import Load, Target, plan
+from specmodel.plan.capacity import Load, Target, plan
 from tests.browser import wait_for_app, wait_for_charts
 
 pytestmark = pytest.mark.browser

@@ -20,7 +20,7 @@ def test_sessions_opening_a_fresh_server_at_once_all_get_the_app(_chromium):
             for page in pages:
                 page.set_default_timeout(60_000)
                 wait_for_app(page)
-                # The first run may rerun once (pages/streamlit_mode.py): the title, or an exception, comes then.
+                # The first run may rerun once (pages/parts/streamlit_mode.py): the title, or an exception, comes then.
                 page.wait_for_function("() => document.querySelector('h1')?.innerText.startsWith('What-if:')"
                                        " || !!document.querySelector(\"[data-testid='stException']\")")
             for page in pages:

@@ -5,9 +5,10 @@ import pandas as pd
 import pytest
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
-from specmodel.runs.review import error_summary, evaluate_runs, review, verdict_lines
-from specmodel.calibrate import DEFAULT_FIT, PARAMETERS, calibrate
+from specmodel.model.parameters import PARAMETERS
 from specmodel.runs import read_runs, sample_files
+from specmodel.runs.calibrate import DEFAULT_FIT, calibrate
+from specmodel.runs.review import error_summary, evaluate_runs, review, verdict_lines
 from tests.conftest import FIXTURES
 
 

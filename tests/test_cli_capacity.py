@@ -4,11 +4,10 @@ import json
 
 import pytest
 
-from tests.cli_runner import run_cli
-
 from specmodel import Scenario
 from specmodel.cli import main
-from specmodel.planning import Load, Target, plan
+from specmodel.plan.capacity import Load, Target, plan
+from tests.cli_runner import run_cli
 
 ARM_KEYS = {"gpus", "replicas", "batch_per_replica", "user_tok_s", "itl_ms", "throughput_tok_s_per_gpu", "k"}
 VERDICTS = {"saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same"}

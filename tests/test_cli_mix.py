@@ -4,9 +4,8 @@ import json
 
 import pytest
 
-from tests.cli_runner import run_cli
-
 from specmodel.cli import main
+from tests.cli_runner import run_cli
 
 EXAMPLE = "label,share,alpha,temperature,notes\nextraction,0.5,0.7,0,JSON extraction\nchat,0.5,0.4,0.8,chat assistant\n"
 

@@ -4,9 +4,8 @@ import json
 
 import pytest
 
-from specmodel.scenario import Scenario, predict
+from specmodel.model.scenario import Scenario, predict
 from tests.cli_runner import run_cli
-
 
 
 def cli(*args):

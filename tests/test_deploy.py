@@ -1,11 +1,11 @@
-"""What to deploy, in the serving engine's own terms (specmodel/deploy.py), on the page and the CLI."""
+"""What to deploy, in the serving engine's own terms (specmodel/export/deploy.py), on the page and the CLI."""
 
 import json
 
 from streamlit.testing.v1 import AppTest
 
 from specmodel import Scenario, summarize
-from specmodel.deploy import deploy_advice
+from specmodel.export.deploy import deploy_advice
 from tests.cli_runner import run_cli
 from tests.conftest import ROOT
 

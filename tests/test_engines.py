@@ -10,7 +10,8 @@ import json
 import httpx
 import pytest
 
-from specmodel import SpecModelError, cli, fleet, prom, scrape
+from specmodel import SpecModelError, cli
+from specmodel.metrics import fleet, prom, scrape
 from tests.replay import ReplayServer, fixture_text
 
 

@@ -1,4 +1,4 @@
-"""The one capped GET (specmodel.fetch) against real sockets on 127.0.0.1: each way a fetch fails is
+"""The one capped GET (specmodel.metrics.fetch) against real sockets on 127.0.0.1: each way a fetch fails is
 told apart by the exception's type, and the message names the URL and says what to check.
 
 Every case runs with a plain httpx.Client (the Fleet page's) and with scrape.make_client (the Live
@@ -13,7 +13,8 @@ import ssl
 import httpx
 import pytest
 
-from specmodel import SpecModelError, fetch, scrape
+from specmodel import SpecModelError
+from specmodel.metrics import fetch, scrape
 from tests.replay import ReplayServer
 
 LIMITS = fetch.GetLimits(connect_s=1.0, read_s=0.3, total_s=1.0, max_bytes=64 * 1024)

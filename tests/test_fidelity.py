@@ -1,6 +1,6 @@
 """The model against published measurements it has to reproduce without calibration (issue 10).
 
-Numbers are the sources' own (../shared/validation/, copied into tests/fixtures/); each test states
+Numbers are the sources' own (bench/evidence/, copied into tests/fixtures/); each test states
 the measured value and the tolerance the model is held to.
 """
 
@@ -13,9 +13,11 @@ import pytest
 
 from bench.bench_fidelity import _verdicts, evaluate, load, shape_errors, steptime_grid
 from specmodel.cli import main
-from specmodel.roofline import Efficiency, PassShape, memory_and_compute
-from specmodel.presets import find_model
-from specmodel.scenario import Scenario, predict, summarize
+from specmodel.export.prediction import prediction_dict
+from specmodel.model.decide import summarize
+from specmodel.model.presets import find_model
+from specmodel.model.roofline import Efficiency, PassShape, memory_and_compute
+from specmodel.model.scenario import Scenario, predict
 from tests.conftest import FIXTURES
 
 
@@ -64,7 +66,7 @@ SGLANG_QWEN = dict(gpu="1x H100 80GB", target="Qwen3-8B", method="eagle3", engin
 def test_specdecode_bench_chain_eagle3_with_its_acceptance_length(batch, measured):
     # SpecDecode-Bench (arXiv:2601.11580): SGLang, Qwen3-8B, EAGLE-3 chain k = 3, accepted length 2.25
     s = Scenario(**SGLANG_QWEN, k=3, concurrency=batch, survival=None).validated()
-    from specmodel.acceptance import alpha_from_tokens_per_step
+    from specmodel.model.acceptance import alpha_from_tokens_per_step
     s = Scenario(**{**s.__dict__, "alpha": float(alpha_from_tokens_per_step(2.25, 3))})
     assert predict(s).speedup == pytest.approx(measured, rel=0.15)
 
@@ -72,7 +74,7 @@ def test_specdecode_bench_chain_eagle3_with_its_acceptance_length(batch, measure
 @pytest.mark.parametrize("batch, measured", [(1, 1.84), (16, 1.34), (64, 0.59)])
 def test_a_wide_tree_is_costed_by_its_depth_for_drafting_and_its_width_for_verifying(batch, measured):
     # same source: tree of 21 verified tokens, depth 3, branching 4, accepted length 2.92
-    from specmodel.acceptance import alpha_from_tokens_per_step
+    from specmodel.model.acceptance import alpha_from_tokens_per_step
     alpha = float(alpha_from_tokens_per_step(2.92, 3))
     s = Scenario(**SGLANG_QWEN, k=21, draft_depth=3, branching=4, alpha=alpha, concurrency=batch)
     assert predict(s).speedup == pytest.approx(measured, rel=0.15)
@@ -122,10 +124,10 @@ def test_tensor_parallel_all_reduces_cost_time_per_layer():
 def test_a_verdict_whose_band_straddles_one_says_uncertain():
     s = Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=3, alpha=0.6)
     crossing = next(b for b in range(1, 4097) if predict(s, concurrency=b).speedup < 1.0)
-    out = summarize(Scenario(**{**s.__dict__, "concurrency": crossing})).to_dict()
+    out = prediction_dict(summarize(Scenario(**{**s.__dict__, "concurrency": crossing})))
     assert out["speedup_low"] < 1.0 < out["speedup_high"] and out["uncertain"]
     assert "uncertain" in out["verdict_text"]
-    clear = summarize(Scenario(**{**s.__dict__, "concurrency": 1})).to_dict()
+    clear = prediction_dict(summarize(Scenario(**{**s.__dict__, "concurrency": 1})))
     assert clear["speedup_low"] > 1.0 and not clear["uncertain"]
 
 
@@ -169,7 +171,8 @@ def test_a_bad_calibration_file_is_refused_naming_the_file_and_field(tmp_path, c
 
 
 def test_default_efficiency_sits_inside_every_physical_range():
-    from specmodel.calibrate import PARAMETERS, outside_physical
+    from specmodel.model.calibration_file import outside_physical
+    from specmodel.model.parameters import PARAMETERS
     assert outside_physical(Efficiency()) == ()
     assert set(PARAMETERS) <= set(Efficiency().as_dict())
     assert np.isfinite(list(Efficiency().as_dict().values())).all()

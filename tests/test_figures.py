@@ -3,7 +3,8 @@
 import plotly.graph_objects as go
 import pytest
 
-from specmodel import Scenario, figures
+from specmodel import Scenario
+from specmodel.show.figures import whatif as figures
 
 BUILDERS = [figures.speedup_vs_alpha, figures.speedup_vs_concurrency, figures.alpha_k_heatmap,
             figures.best_k_by_batch]

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from specmodel import figures_fleet
+from specmodel.show.figures import fleet as figures_fleet
 
 HISTORY = pd.DataFrame({
     "time": pd.to_datetime([0, 60, 0, 60], unit="s", utc=True),

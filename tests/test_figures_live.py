@@ -7,7 +7,9 @@ from datetime import datetime
 
 import pytest
 
-from specmodel import Scenario, figures_live, live
+from specmodel import Scenario
+from specmodel.metrics import live
+from specmodel.show.figures import live as figures_live
 from tests.test_live import window_stats
 
 

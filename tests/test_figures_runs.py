@@ -4,9 +4,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from specmodel.runs.review import evaluate_runs
-from specmodel.figures_runs import break_even_chart, predicted_vs_measured
 from specmodel.runs import read_runs, sample_files
+from specmodel.runs.review import evaluate_runs
+from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_break_even_chart_title_legend_and_plot_are_stacked_without_overlap(work
 
 def test_a_scatter_of_many_workloads_keeps_a_short_legend_and_every_run():
     """40 workloads would be a 40-entry legend squeezing the plot: above 10 the colours are verdicts."""
-    from specmodel.figures_runs import LEGEND_WORKLOADS, VERDICT_COLOURS
+    from specmodel.show.figures.runs import LEGEND_WORKLOADS, VERDICT_COLOURS
 
     runs = _runs([f"workload {i}" for i in range(40)]).assign(measured_speedup=lambda d: 0.8 + 0.01 * d.index)
     runs.loc[0, "verdict"] = None

@@ -16,7 +16,9 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specmodel import Scenario, SpecModelError, acceptance, cli, fleet, promapi
+from specmodel import Scenario, SpecModelError, cli
+from specmodel.metrics import fleet, promapi
+from specmodel.model import acceptance
 from tests.prometheus_harness import FLEET, running_fleet
 
 WINDOW = "4s"  # shorter than the scraped span, so rate() needs no extrapolation past the data

@@ -9,7 +9,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from specmodel import SpecModelError, cli, prom, workloads
+from specmodel import SpecModelError, cli
+from specmodel.metrics import prom
+from specmodel.plan import workloads
 from specmodel.runs import RunDefaults, read_runs
 from tests.conftest import ROOT
 from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_api

@@ -1,4 +1,4 @@
-"""specmodel.grouped: many runs of one setup at once give what scenario.summarize() gives each run."""
+"""specmodel.model.grouped: many runs of one setup at once give what scenario.summarize() gives each run."""
 
 from dataclasses import replace
 
@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from specmodel import Efficiency, Scenario, SpecModelError
-from specmodel.runs.review import scenario_for_row
-from specmodel.grouped import setup_of, summarize_many
+from specmodel.model.decide import off_above, summarize
+from specmodel.model.grouped import setup_of, summarize_many
+from specmodel.model.scenario import with_changes
 from specmodel.runs import read_runs, sample_files
-from specmodel.scenario import off_above, summarize, with_changes
+from specmodel.runs.review import scenario_for_row
 from tests.conftest import FIXTURES
 
 CALIBRATED = Efficiency(eta_bw=0.7, eta_flops=0.5, t_fixed_ms=0.5, t_spec_overhead_ms=0.3)
@@ -95,8 +96,8 @@ def test_every_sample_and_fixture_row_matches_summarize():
 def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(monkeypatch):
     """If speedup stopped being tokens × (something free of α), the vectorised shortcut would be
     wrong; the check catches it and every run goes through summarize()."""
-    import specmodel.grouped as grouped
-    import specmodel.scenario as scenario
+    import specmodel.model.grouped as grouped
+    import specmodel.model.scenario as scenario
 
     real = scenario.predict
 

@@ -7,8 +7,11 @@ import sys
 
 import pytest
 
-from specmodel import Scenario, acceptance, cli, figures_live, live, prom, samples
+from specmodel import Scenario, cli
+from specmodel.metrics import live, prom, samples
+from specmodel.model import acceptance
 from specmodel.notes import severity_of
+from specmodel.show.figures import live as figures_live
 from tests import replay
 from tests.conftest import ROOT
 from tests.replay import ReplayServer

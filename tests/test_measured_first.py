@@ -6,9 +6,9 @@ import json
 import pandas as pd
 import pytest
 
-from specmodel.runs.review import model_headline, review, verdict_lines
 from specmodel.cli import main
 from specmodel.runs import read_runs
+from specmodel.runs.review import model_headline, review, verdict_lines
 from tests.conftest import FIXTURES
 
 FILE = FIXTURES / "measured_vs_model.csv"  # MT-Bench at 24 measured 0.71x where the model predicts ~1.5x

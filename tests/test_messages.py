@@ -11,7 +11,9 @@ import ast
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specmodel import Scenario, SpecModelError, acceptance, cli, predict, workloads
+from specmodel import Scenario, SpecModelError, cli, predict
+from specmodel.model import acceptance
+from specmodel.plan import workloads
 from specmodel.runs import read_runs
 from tests.conftest import ROOT
 from tests.fuzz_targets import NUMPY_REPR

@@ -1,4 +1,4 @@
-"""Traffic mix (specmodel.mix): a pool of workloads against splits of the GPUs by traffic shape."""
+"""Traffic mix (specmodel.plan.mix): a pool of workloads against splits of the GPUs by traffic shape."""
 
 from __future__ import annotations
 
@@ -11,16 +11,22 @@ import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from specmodel.calibrate import calibrate
-from specmodel.runs import RunDefaults, read_runs
 
 from specmodel import Efficiency, Scenario, SpecModelError, predict
-from specmodel.figures_mix import comparison_bars
-from specmodel.mix import WORTH_IT_GAIN, Plan, compare, pool_result
-from specmodel.mix import report_json as mix_json
 from specmodel.notes import severity_of
-from specmodel.workloads import (Workload, example_workloads, parse_workloads, read_workloads, workload_records,
-                                 workload_records_from_runs)
+from specmodel.plan.mix import WORTH_IT_GAIN, Plan, compare, pool_result
+from specmodel.plan.mix import report_json as mix_json
+from specmodel.plan.workloads import (
+    Workload,
+    example_workloads,
+    parse_workloads,
+    read_workloads,
+    workload_records,
+    workload_records_from_runs,
+)
+from specmodel.runs import RunDefaults, read_runs
+from specmodel.runs.calibrate import calibrate
+from specmodel.show.figures.mix import comparison_bars
 
 SEED_RUNS = Path(__file__).parent / "fixtures" / "seed_runs.csv"
 L40S = Scenario(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", k=4)
@@ -173,8 +179,8 @@ def test_the_best_plan_is_worth_it_only_above_the_named_margin_over_speculation_
 # --- the case this project started from --------------------------------------------------------
 
 def _seed_efficiency() -> Efficiency:
-    """The model's parameters calibrated (specmodel.calibrate, the Past runs page's fit) on
-    shared/validation/seed_runs.csv: the extraction and chat runs at one request pin bandwidth
+    """The model's parameters calibrated (specmodel.runs.calibrate, the Past runs page's fit) on
+    bench/evidence/seed_runs.csv: the extraction and chat runs at one request pin bandwidth
     efficiency and the draft's cost; only the mixed run at 32 sequences (speedup 0.85) can pin
     compute efficiency, since batch-1 decoding is memory-bound."""
     table = read_runs([SEED_RUNS], RunDefaults(gpu=L40S.gpu, target=L40S.target, draft=L40S.draft))
@@ -339,7 +345,7 @@ def test_compare_refuses_workloads_built_in_code_with_the_same_messages(workload
 
 def test_the_sample_workloads_file_is_the_pages_starting_table():
     """sample_runs/traffic_mix.csv (the README's `mix` command) holds the Traffic mix page's example."""
-    from specmodel.samples import MIX_SAMPLE
+    from specmodel.metrics.samples import MIX_SAMPLE
 
     workloads, problems, notes = read_workloads(str(MIX_SAMPLE))
     assert problems == [] and notes == []

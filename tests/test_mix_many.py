@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specmodel import Scenario, SpecModelError, cli, mix
-from specmodel.workloads import Workload, workload_records
+from specmodel import Scenario, SpecModelError, cli
+from specmodel.plan import mix
+from specmodel.plan.workloads import Workload, workload_records
 from tests.conftest import ROOT
 
 SHARES = [0.20, 0.15, 0.04, 0.11, 0.12, 0.03, 0.10, 0.05, 0.13, 0.07]
@@ -97,7 +98,7 @@ def test_a_pool_of_many_workloads_is_each_workloads_own_prediction_at_the_pools_
 
 def test_a_mix_past_the_cap_loads_its_first_rows_and_says_how_many_were_left_out():
     from specmodel.limits import MAX_MIX_WORKLOADS
-    from specmodel.workloads import parse_workloads
+    from specmodel.plan.workloads import parse_workloads
 
     records = [{"label": f"w{i}", "share": 1, "alpha": 0.3 + 0.6 * (i % 10) / 10} for i in range(MAX_MIX_WORKLOADS + 5)]
     workloads, problems, _ = parse_workloads(records, source="mix.csv")

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import Scenario, SpecModelError, best_k, crossover_concurrency, predict, summarize
-from specmodel.scenario import k_schedule
+from specmodel.model.decide import k_schedule
 from tests.conftest import FIXTURES
 
 SEED = Scenario(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, t_target_ms=19, t_draft_ms=3)

@@ -20,8 +20,8 @@ def test_the_wheel_carries_the_package_its_presets_and_the_specmodel_command(tmp
     (wheel,) = (tmp_path / "dist").glob("specmodel-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-        assert {"specmodel/__init__.py", "specmodel/cli.py", "specmodel/data/presets.json",
-                "specmodel/engines.py", "specmodel/metric_engines.py", "specmodel/rules.py",
+        assert {"specmodel/__init__.py", "specmodel/cli/router.py", "specmodel/model/data/presets.json",
+                "specmodel/model/engines.py", "specmodel/metrics/schemas.py", "specmodel/export/rules.py",
                 "specmodel/runs/__init__.py", "specmodel/runs/review.py"} <= names  # the run readers' package
         entry_points = next(n for n in names if n.endswith("entry_points.txt"))
         assert "specmodel = specmodel.cli:main" in z.read(entry_points).decode()

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from specmodel import Efficiency, Scenario
-from specmodel.planning import Load, Target, plan
+from specmodel.plan.capacity import Load, Target, plan
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")

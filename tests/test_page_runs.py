@@ -4,8 +4,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from specmodel.roofline import Efficiency
-
+from specmodel.model.roofline import Efficiency
 from tests.conftest import FIXTURES, ROOT
 
 APP = str(ROOT / "app.py")

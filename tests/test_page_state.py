@@ -1,10 +1,12 @@
-"""State that survives (pages/common.py, pages/calibration.py): calibration stays in every page's link, a badge on every
+"""State that survives (pages/parts/common.py, pages/parts/calibration.py): calibration stays in every
+page's link, a badge on every
 verdict says whether the numbers are calibrated, the copy-link box holds the full link, and Traffic
 mix edits come back after another page ran."""
 
 from streamlit.testing.v1 import AppTest
 
-from specmodel import Scenario, links, predict
+from specmodel import Scenario, predict
+from specmodel.show import links
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -58,7 +60,7 @@ def _editor_page():
     import pandas as pd
     import streamlit as st
 
-    from pages.common import restore_tables, remember_table
+    from pages.parts.common import remember_table, restore_tables
 
     restore_tables()
     if "mix_table" not in st.session_state:

@@ -1,4 +1,4 @@
-"""Capacity at a latency target (specmodel.planning): every expectation is derived from predict()."""
+"""Capacity at a latency target (specmodel.plan.capacity): every expectation is derived from predict()."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import Scenario, SpecModelError, predict
-from specmodel.figures_capacity import frontier_chart
-from specmodel.planning import MAX_BATCH, Load, Target, frontier, plan, plan_on
-from specmodel.readouts import capacity_readouts
+from specmodel.plan.capacity import MAX_BATCH, Load, Target, frontier, plan, plan_on
 from specmodel.runs import RunDefaults, read_runs
+from specmodel.show.figures.capacity import frontier_chart
+from specmodel.show.readouts import capacity_readouts
 from tests.test_mix import L40S, SEED_RUNS, _seed_efficiency
 
 LOOSE = Target(min_user_tok_s=1e-3)  # every batch that fits meets it

@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from specmodel import presets
-from specmodel.presets import find_gpu, find_method, find_model, gpu_names, model_names
+from specmodel.model import presets
+from specmodel.model.memory import DTYPES, kv_bytes_per_token
+from specmodel.model.presets import find_gpu, find_method, find_model, gpu_names, model_names
 from tests.conftest import ROOT
 
 URL = re.compile(r"https?://\S+")
@@ -44,8 +45,8 @@ def test_llama_3_1_8b_matches_its_config():
     assert (m.tied_embeddings, m.max_context, m.family, m.weight_dtype, m.is_moe) == \
         (False, 131072, "llama3", "bf16", False)
     # unchanged for a dense bf16 model: 128 KiB of KV per token, weights read = all but the input table
-    assert m.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2 == 131072
-    assert m.weight_bytes == pytest.approx((8.03e9 - 128256 * 4096) * 2)
+    assert kv_bytes_per_token(m) == 2 * 32 * 8 * 128 * 2 == 131072
+    assert m.matmul_params * 2 == pytest.approx((8.03e9 - 128256 * 4096) * 2)
     assert m.layer_params == 4096 * (4096 + 2 * 1024) + 4096 * 4096 + 3 * 4096 * 14336
 
 
@@ -66,7 +67,7 @@ def test_deepseek_v3_matches_its_config_and_card():
     assert (m.params_B, m.active_params_B, m.weight_dtype, m.mtp_layers, m.max_context) == \
         (671.0, 37.0, "fp8", 1, 163840)
     # MLA caches one 512-wide latent plus a 64-wide rotary key per layer: 68.6 KiB per token in bf16
-    assert m.kv_bytes_per_token == 61 * (512 + 64) * 2
+    assert kv_bytes_per_token(m) == 61 * (512 + 64) * 2
 
 
 def test_h100_sxm_matches_its_datasheet():
@@ -135,7 +136,7 @@ def test_dense_config_adds_up_to_the_parameter_count(name):
 @pytest.mark.parametrize("name", model_names())
 def test_default_drafts_are_smaller_presets_of_the_same_tokenizer_family(name):
     m = find_model(name)
-    assert m.family and m.max_context > 0 and m.weight_dtype in presets.DTYPE_BYTES
+    assert m.family and m.max_context > 0 and m.weight_dtype in DTYPES
     if m.default_draft:
         d = find_model(m.default_draft)
         assert d.params_B < m.active_params / 1e9

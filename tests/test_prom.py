@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specmodel import SpecModelError, prom
+from specmodel import SpecModelError
+from specmodel.metrics import prom
 from tests.replay import fixture_text
 
 V1 = fixture_text("vllm_v1_specdecode_sample.txt")

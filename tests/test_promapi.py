@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specmodel import SpecModelError, fleet, promapi
-from specmodel.scrape import ScrapePolicy
+from specmodel import SpecModelError
+from specmodel.metrics import fleet, promapi
+from specmodel.metrics.scrape import ScrapePolicy
 from tests.browser import free_port
 from tests.replay import ReplayServer
 

@@ -1,9 +1,11 @@
-"""What the pages show beside a result: the figures' wording (specmodel.readouts) and the verdicts' tone."""
+"""What the pages show beside a result: the figures' wording (specmodel.show.readouts) and the verdicts' tone."""
 
 import pytest
 
-from specmodel import Scenario, prom, readouts, summarize
-from specmodel.scenario import tone_of
+from specmodel import Scenario, summarize
+from specmodel.metrics import prom
+from specmodel.model.decide import tone_of
+from specmodel.show import readouts
 
 SEED = Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)  # the seed: 1.70x, E = 2.77, break-even 1.63
 
@@ -54,7 +56,7 @@ def test_live_figures_with_intervals_where_measured_and_dashes_where_not():
 
 
 def test_fleet_alerts_name_the_losing_down_and_unreadable_instances_with_their_tone():
-    from specmodel import fleet, promapi, samples
+    from specmodel.metrics import fleet, promapi, samples
 
     server = promapi.PromServer(samples.FLEET_SAMPLE_URL, promapi.PromAuth(None, None, None))
     with samples.recorded_prometheus_client() as client:

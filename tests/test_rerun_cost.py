@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specmodel import Scenario, figures, predict, summarize
-from specmodel.acceptance import alpha_from_tokens_per_step
-from specmodel.scenario import crossover_concurrency
+from specmodel import Scenario, predict, summarize
+from specmodel.model.acceptance import alpha_from_tokens_per_step
+from specmodel.model.decide import crossover_concurrency
+from specmodel.show.figures import whatif as figures
 
 
 def _crossover_one_pass(s: Scenario, max_batch: int = 4096):

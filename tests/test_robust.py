@@ -13,14 +13,15 @@ import sys
 
 import httpx
 import pytest
-
-from tests.cli_runner import run_cli
 from streamlit.testing.v1 import AppTest
 
-from specmodel import SpecModelError, fleet, prom, promapi, scrape, workloads
+from specmodel import SpecModelError
+from specmodel.metrics import fleet, prom, promapi, scrape
+from specmodel.model.scenario import Scenario
+from specmodel.plan import workloads
 from specmodel.runs import read_runs
-from specmodel.scenario import Scenario
 from tests import replay
+from tests.cli_runner import run_cli
 from tests.conftest import ROOT
 from tests.fuzz_targets import FLEET_ROWS, _vector
 from tests.replay import ReplayServer
@@ -76,7 +77,7 @@ MAX_K = 64  # specmodel.limits.MAX_K, the bound docs/deploy.md states
 
 
 def test_1_k_and_survival_lists_are_bounded_in_every_form():
-    from specmodel import acceptance
+    from specmodel.model import acceptance
     with pytest.raises(SpecModelError, match="above the 64"):
         acceptance.from_alpha(0.7, MAX_K + 1)
     with pytest.raises(SpecModelError, match="longer than the 64"):

@@ -1,6 +1,6 @@
 """`rules` and `dashboard`: promtool accepts the rules; in the real Prometheus the fleet tests start, the
 break-even alert fires for the replayed losing server and not for the winning one; every dashboard query
-runs on that Prometheus. Expected thresholds come from `specmodel.scenario.predict`, never typed in here."""
+runs on that Prometheus. Expected thresholds come from `specmodel.model.scenario.predict`, never typed in here."""
 
 import json
 import shutil
@@ -10,7 +10,8 @@ import time
 import httpx
 import pytest
 
-from specmodel import Scenario, cli, dashboard, predict, rules
+from specmodel import Scenario, cli, predict
+from specmodel.export import dashboard, rules
 from tests.prometheus_harness import FLEET, running_fleet
 
 WINDOW = "10s"  # the fleet is scraped every second: ten samples per rate

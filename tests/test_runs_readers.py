@@ -99,7 +99,7 @@ def test_every_sample_reads_without_errors(label):
 
 
 def test_sample_directory_holds_only_listed_samples_and_a_readme():
-    from specmodel.samples import FLEET_SAMPLE, LIVE_SAMPLE_DIR, MIX_SAMPLE  # Live, Fleet and Traffic mix samples
+    from specmodel.metrics.samples import FLEET_SAMPLE, LIVE_SAMPLE_DIR, MIX_SAMPLE  # Live, Fleet and Traffic mix samples
 
     listed = {name for names in SAMPLES.values() for name in names}
     assert {p.name for p in SAMPLE_DIR.iterdir()} == listed | {"README.md", LIVE_SAMPLE_DIR.name, FLEET_SAMPLE.name,

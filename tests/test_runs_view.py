@@ -1,10 +1,10 @@
-"""specmodel.runs.view: what the Past runs page says about a review (counts, notes, samples, the load key)."""
+"""specmodel.show.runs_view: what the Past runs page says about a review (counts, notes, samples, the load key)."""
 
 import pandas as pd
 
 from specmodel import Efficiency
 from specmodel.runs import RunDefaults, read_runs
-from specmodel.runs import view as runs_view
+from specmodel.show import runs_view as runs_view
 from tests.conftest import FIXTURES
 
 

@@ -13,12 +13,13 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specmodel import SpecModelError, cli, promapi, scrape
-from specmodel.runs.review import review
-from specmodel.figures_runs import break_even_chart, predicted_vs_measured
-from specmodel.report import break_even_csv, html_report, neutralise_cell
-from specmodel.roofline import Efficiency
+from specmodel import SpecModelError, cli
+from specmodel.export.report import break_even_csv, html_report, neutralise_cell
+from specmodel.metrics import promapi, scrape
+from specmodel.model.roofline import Efficiency
 from specmodel.runs import read_runs
+from specmodel.runs.review import review
+from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 from tests import replay
 from tests.browser import free_port
 from tests.conftest import ROOT

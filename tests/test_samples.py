@@ -7,8 +7,9 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specmodel import Scenario, fleet, live, promapi, samples
-from specmodel.prom import stats_from_window, window_over
+from specmodel import Scenario
+from specmodel.metrics import fleet, live, promapi, samples
+from specmodel.metrics.prom import stats_from_window, window_over
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")

@@ -4,7 +4,8 @@ import socket
 
 import pytest
 
-from specmodel import SpecModelError, scrape
+from specmodel import SpecModelError
+from specmodel.metrics import scrape
 from tests import replay
 from tests.replay import ReplayServer
 

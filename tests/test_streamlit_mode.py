@@ -1,4 +1,4 @@
-"""pages/streamlit_mode.py works around one Streamlit behaviour (streamlit/streamlit#9624). These tests
+"""pages/parts/streamlit_mode.py works around one Streamlit behaviour (streamlit/streamlit#9624). These tests
 pin what the workaround relies on, so a Streamlit upgrade that changes it fails here, by name, instead
 of silently breaking shared links (tests/test_browser_links.py checks the whole path in a browser)."""
 
@@ -23,7 +23,7 @@ def app_pages() -> list[tuple[str, str | None]]:
 
 def test_a_pages_folder_beside_app_py_still_starts_streamlit_in_folder_mode(monkeypatch):
     """The behaviour worked around: the first session of a process decides the mode from the folder.
-    If this fails, Streamlit no longer does that: delete pages/streamlit_mode.py and its call."""
+    If this fails, Streamlit no longer does that: delete pages/parts/streamlit_mode.py and its call."""
     monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
     PagesManager(str(ROOT / "app.py"))
     assert PagesManager.uses_pages_directory is True
@@ -41,7 +41,7 @@ def test_folder_mode_finds_every_page_under_the_url_app_py_gives_it():
 
 
 def test_the_workaround_leaves_folder_mode_and_reruns(monkeypatch):
-    from pages import streamlit_mode
+    from pages.parts import streamlit_mode
 
     reruns = []
     monkeypatch.setattr(streamlit_mode.st, "rerun", lambda: reruns.append("rerun"))

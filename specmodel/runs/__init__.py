@@ -3,7 +3,7 @@ spec-decode JSON, vLLM log lines) into one table.
 
 Every reader turns a file into *records* (one per run or per concurrency level) and a list of
 `Problem`s that name the file, the row and the column. Records then go through one validation
-path: acceptance in whatever form the row has becomes E and α through `specmodel.acceptance`,
+path: acceptance in whatever form the row has becomes E and α through `specmodel.model.acceptance`,
 free-text GPU and model names map to presets, and a speculative run that was measured alone is
 paired with its baseline run. A row with an error is left out and reported; a row that needed a
 fallback (an unknown GPU, a missing k) is kept and the fallback is written into its `remarks`.
@@ -27,14 +27,25 @@ One module per job:
     review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it
 """
 
-from ..limits import MAX_FILE_BYTES, MAX_K
-from .csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
-from .guidellm import SPEC_TOKENS_PER_CHUNK
-from .load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, read_run_file, read_runs, sample_files
-from .names import context_from_text
-from .records import (COLUMNS, FALLBACK_KINDS, SEVERITY_ORDER, Problem, ProblemGroup, RunDefaults, RunRecord,
-                      RunTable, collapse_problems, fallback_line, group_problems)
-from .sniff import decode_text
+from specmodel.limits import MAX_FILE_BYTES, MAX_K
+from specmodel.runs.csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
+from specmodel.runs.guidellm import SPEC_TOKENS_PER_CHUNK
+from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, read_run_file, read_runs, sample_files
+from specmodel.runs.names import context_from_text
+from specmodel.runs.records import (
+                                    COLUMNS,
+                                    FALLBACK_KINDS,
+                                    SEVERITY_ORDER,
+                                    Problem,
+                                    ProblemGroup,
+                                    RunDefaults,
+                                    RunRecord,
+                                    RunTable,
+                                    collapse_problems,
+                                    fallback_line,
+                                    group_problems,
+)
+from specmodel.runs.sniff import decode_text
 
 __all__ = [
     "ALIASES", "ALIAS_INDEX", "COLUMNS", "FALLBACK_KINDS", "IGNORED_COLUMNS", "MAX_FILE_BYTES", "MAX_K",

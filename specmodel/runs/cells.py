@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import math
 
-from .. import presets
-from ..limits import clean_name
+from specmodel.limits import clean_name
+from specmodel.model import presets
 
 
 def number(x) -> float | None:

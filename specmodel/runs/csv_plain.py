@@ -12,9 +12,9 @@ import io
 import re
 from dataclasses import dataclass
 
-from .. import limits
-from ..errors import SpecModelError
-from .records import Problem, RunRecord, too_many_rows
+from specmodel import limits
+from specmodel.errors import SpecModelError
+from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
 # Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
 # spaces, dashes and dots into underscores).

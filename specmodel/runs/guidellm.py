@@ -13,12 +13,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import limits
-from ..errors import SpecModelError
-from ..limits import load_json
-from .cells import model_key, number, shown
-from .csv_plain import csv_records
-from .records import Problem, RunRecord, too_many_rows
+from specmodel import limits
+from specmodel.errors import SpecModelError
+from specmodel.limits import load_json
+from specmodel.runs.cells import model_key, number, shown
+from specmodel.runs.csv_plain import csv_records
+from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
 SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
 HEADER_ROWS = 3

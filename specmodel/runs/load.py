@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from .. import limits
-from ..errors import SpecModelError
-from .pairing import pair_arms
-from .records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
-from .sniff import name_and_bytes, read_one
-from .validate import validate
+from specmodel import limits
+from specmodel.errors import SpecModelError
+from specmodel.paths import SAMPLE_DIR
+from specmodel.runs.pairing import pair_arms
+from specmodel.runs.records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
+from specmodel.runs.sniff import name_and_bytes, read_one
+from specmodel.runs.validate import validate
 
 PROGRESS_EVERY = 5000
 # NaN where unknown (draft_depth: NaN = a chain, depth k)
@@ -161,7 +161,6 @@ def _fill_missing_alpha(rows: list[dict]) -> None:
 
 # --- samples shipped with the app -----------------------------------------------------------------
 
-SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_runs"
 SAMPLES = {  # label -> files in sample_runs/ (see sample_runs/README.md)
     "Seed runs": ("seed_runs.csv",),
     "Two workloads (illustrative)": ("multi_workload.csv",),

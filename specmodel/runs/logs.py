@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import SpecModelError
-from .records import Problem, RunRecord
+from specmodel.errors import SpecModelError
+from specmodel.runs.records import Problem, RunRecord
 
 _V1 = re.compile(r"SpecDecoding metrics:\s*(?P<body>.*)$")
 _V0 = re.compile(r"(?:Speculative metrics:\s*)?Draft acceptance rate:\s*(?P<rate>[\d.]+)\s*,\s*System efficiency:\s*"

@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import presets
-from ..limits import clean_name
-from .records import RunDefaults, RunRecord
+from specmodel.limits import clean_name
+from specmodel.model import presets
+from specmodel.model.memory import DTYPES
+from specmodel.runs.records import RunDefaults, RunRecord
 
 # The name parsers are pure functions of the text, and a large file repeats the same few GPU, model,
 # method and engine names on every row: each distinct text is parsed once.
@@ -263,7 +264,7 @@ def _dtype_cell(rec: RunRecord, remarks: list[str]) -> str | None:
         return None
     dtype = parse_dtype(str(raw))
     if dtype is None:
-        remarks.append(f"weight dtype '{raw}' is not one of {', '.join(presets.DTYPE_BYTES)}: the model's own used")
+        remarks.append(f"weight dtype '{raw}' is not one of {', '.join(DTYPES)}: the model's own used")
     return dtype
 
 

@@ -7,7 +7,7 @@ left over, or a speculative run without one, is said in a warning or a remark.
 
 from __future__ import annotations
 
-from .records import Problem, RunRecord
+from specmodel.runs.records import Problem, RunRecord
 
 
 def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[RunRecord], list[Problem]]:

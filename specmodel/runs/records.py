@@ -12,7 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .. import limits
+from specmodel import limits
 
 # Canonical columns of the run table, in display order (docs/formats.md explains each).
 COLUMNS = [

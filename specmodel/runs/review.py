@@ -9,7 +9,7 @@ says so ("model: clears (1.42×); measured 0.71×") and the summary counts it. A
 acceptance (no measured speedup) keeps the model's verdict, labelled as predicted: its measured E
 against the model's break-even E.
 
-Rows are predicted grouped by setup (specmodel.grouped): a file of 200,000 runs is a few hundred
+Rows are predicted grouped by setup (specmodel.model.grouped): a file of 200,000 runs is a few hundred
 vectorised predict() calls, with a progress callback between groups.
 """
 
@@ -22,12 +22,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..engines import DEFAULT_ENGINE
-from ..errors import SpecModelError
-from ..grouped import setup_of, summarize_many
-from ..roofline import Efficiency
-from ..scenario import BORDERLINE, Scenario, predict, with_changes
-from .load import paused_gc
+from specmodel.errors import SpecModelError
+from specmodel.model.decide import BORDERLINE
+from specmodel.model.engines import DEFAULT_ENGINE
+from specmodel.model.grouped import setup_of, summarize_many
+from specmodel.model.roofline import Efficiency
+from specmodel.model.scenario import Scenario, predict, with_changes
+from specmodel.runs.load import paused_gc
 
 CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
 # What each verdict means, in the words the What-if page uses.

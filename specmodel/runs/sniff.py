@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import limits
-from ..errors import SpecModelError
-from ..limits import load_json, read_file
-from . import logs, spec_json
-from .csv_plain import read_plain_csv
-from .guidellm import read_guidellm_csv, read_guidellm_json
-from .records import Problem, RunDefaults, RunRecord
-from .vllm_bench import read_vllm_bench, read_vllm_bench_list
+from specmodel import limits
+from specmodel.errors import SpecModelError
+from specmodel.limits import load_json, read_file
+from specmodel.runs import logs, spec_json
+from specmodel.runs.csv_plain import read_plain_csv
+from specmodel.runs.guidellm import read_guidellm_csv, read_guidellm_json
+from specmodel.runs.records import Problem, RunDefaults, RunRecord
+from specmodel.runs.vllm_bench import read_vllm_bench, read_vllm_bench_list
 
 
 def name_and_bytes(item) -> tuple[str, bytes]:

@@ -28,8 +28,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import SpecModelError
-from .records import Problem, RunRecord
+from specmodel.errors import SpecModelError
+from specmodel.runs.records import Problem, RunRecord
 
 _MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"',
             '"pooled_spec_decode_acceptance_histogram"', '"total_spec_decode_steps"')

@@ -1,6 +1,6 @@
 """Validation: one path for every format. A RunRecord's raw values become one row of the run table.
 
-Acceptance in whatever form the row has becomes E and α through `specmodel.acceptance`; numbers are
+Acceptance in whatever form the row has becomes E and α through `specmodel.model.acceptance`; numbers are
 checked against their range; names become presets (specmodel.runs.names). A row with an error is left
 out and each error is a Problem naming its column; a row that needed a fallback (an unknown GPU, a
 missing k) is kept and the fallback is written into its `remarks`.
@@ -14,12 +14,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import acceptance
-from ..errors import SpecModelError
-from ..limits import MAX_K
-from .cells import number, shown
-from .names import cleaned_name, names_of, parse_method
-from .records import Problem, RunDefaults, RunRecord
+from specmodel.errors import SpecModelError
+from specmodel.limits import MAX_K
+from specmodel.model import acceptance
+from specmodel.runs.cells import number, shown
+from specmodel.runs.names import cleaned_name, names_of, parse_method
+from specmodel.runs.records import Problem, RunDefaults, RunRecord
 
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
 _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",

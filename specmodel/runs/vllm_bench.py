@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .. import limits
-from .cells import model_key, number, shown
-from .records import Problem, RunRecord, too_many_rows
+from specmodel import limits
+from specmodel.runs.cells import model_key, number, shown
+from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
 _METHOD_WORDS = (("eagle", "eagle"), ("medusa", "medusa"), ("mtp", "mtp"), ("ngram", "ngram"),
                  ("n-gram", "ngram"), ("prompt_lookup", "ngram"), ("draft", "draft_model"))

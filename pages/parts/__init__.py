@@ -1,0 +1,1 @@
+"""What the pages share: the sidebar, display helpers, text escaping, run files, calibration."""

@@ -1,0 +1,149 @@
+"""What every page shares: the sidebar (hardware and model presets), calibration, error display.
+
+The sidebar's widgets are bound to the URL, so a link carries the presets; calibrated parameters
+travel in the `cal` query parameter. Pages call base_scenario() and never re-read the sidebar.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from pages.parts.calibration import calibration, keep_calibration_in_link, set_calibration
+from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
+from pages.parts.text import no_links
+from specmodel import Efficiency, Scenario
+from specmodel.model import presets
+from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine
+from specmodel.show import links
+
+DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024,
+            "engine": DEFAULT_ENGINE}
+CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
+
+
+# How each sidebar widget writes its value into the URL (a selectbox with format_func writes the label).
+_URL_FORM = {"method": lambda m: presets.find_method(m).label, "engine": lambda e: find_engine(e).label}
+
+
+def _read_link_choices() -> tuple[list[str], dict[str, str]]:
+    """Before the widgets: a link's sidebar values written as people write them ("h100", "eagle",
+    "llama-3.1-70b") become the widgets' own, so the link opens what it names; what cannot be read
+    is said (the widget keeps its default). Returns the lines to say and {key: the URL value each
+    read choice gets once its widget ran}."""
+    own = {"gpu": presets.gpu_names(), "tp": ["1", "2", "4", "8"], "target": presets.model_names(),
+           "draft": presets.model_names(), "method": [presets.find_method(m).label for m in presets.METHODS],
+           "engine": [find_engine(e).label for e in engine_names()]}
+    given = {k: st.query_params[k] for k in links.VIEW_KEYS
+             if k in st.query_params and k not in st.session_state and st.query_params[k] not in own[k]}
+    values, problems = links.read_view_params(given)
+    for key, value in values.items():
+        st.session_state[key] = value  # the bound widget starts from it
+    return problems, {key: _URL_FORM.get(key, str)(value) for key, value in values.items()}
+
+
+def _start(key: str, options: list, default=None) -> int:
+    """A sidebar selectbox's starting index: its default, unless a link's value was put in session
+    state (then index 0, so Streamlit does not see a default and a session-state value both set)."""
+    return 0 if key in st.session_state else options.index(default or DEFAULTS[key])
+
+
+def render_sidebar() -> None:
+    """Draw the shared sidebar; its values land in st.session_state under the keys below."""
+    sb = st.sidebar
+    problems, read = _read_link_choices()
+    for problem in problems:
+        sb.warning(no_links(problem[:1].upper() + problem[1:] + "."))  # it quotes the link's text
+    sb.header("Hardware and models")
+    sb.selectbox("GPU", presets.gpu_names(), index=_start("gpu", presets.gpu_names()), key="gpu",
+                 bind="query-params", help="Dense BF16 TFLOPS, bandwidth and memory from the vendor's datasheet.")
+    sb.selectbox("GPUs per replica (tensor parallel)", [1, 2, 4, 8], key="tp", bind="query-params")
+    models = presets.model_names()
+    target = sb.selectbox("Target model", models, index=_start("target", models), key="target",
+                          bind="query-params")
+    sb.selectbox("Speculation method", presets.METHODS, key="method", bind="query-params",
+                 format_func=lambda m: presets.find_method(m).label,
+                 help="Draft cost and memory per method: a draft model runs its own forward passes; "
+                      "n-gram lookup costs no GPU time; EAGLE/MTP run one extra layer; Medusa one pass of heads.")
+    if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":
+        default_draft = presets.find_model(target).default_draft or models[0]
+        sb.selectbox("Draft model", models, index=_start("draft", models, default_draft), key="draft",
+                     bind="query-params")
+    sb.selectbox("Serving engine", engine_names(), key="engine", bind="query-params",
+                 index=_start("engine", engine_names()), format_func=lambda e: find_engine(e).label,
+                 help="Each engine's own cost per step, per draft pass and per sequence (scheduling, launches, "
+                      "sampling), with its source; 'No engine overhead' is kernels only.")
+    sb.select_slider("Mean context length (tokens in the KV cache)", CONTEXT_CHOICES, value=DEFAULTS["ctx"],
+                     key="ctx", bind="query-params",
+                     help="Longer contexts fill memory (fewer sequences fit) and make every step read more KV cache.")
+    for key, text in read.items():  # the link now says what the widgets show, as they would write it
+        write_bound_url(key, text)
+    eff = calibration()
+    keep_calibration_in_link(eff)
+    restore_tables()
+    if eff is not None:
+        sb.success("Calibrated on your runs: "
+                   f"η_bw {eff.eta_bw:.2f}, η_flops {eff.eta_flops:.2f}, "
+                   f"fixed {eff.t_fixed_ms:.2f} ms, spec overhead {eff.t_spec_overhead_ms:.2f} ms")
+        if sb.button("Use uncalibrated defaults", key="reset_calibration"):
+            set_calibration(None)
+            st.rerun()
+    else:
+        d = Efficiency()
+        sb.caption(f"Model parameters: defaults (η_bw {d.eta_bw:g}, η_flops {d.eta_flops:g}, engine overheads as "
+                   "listed for the engine). Calibrate them on the Past runs page.")
+    note = st.session_state.pop("calibration_note", None)
+    if note:
+        sb.warning(no_links(note))
+    with sb.popover("Copy link to this view", width="stretch"):
+        st.caption("This link opens this page with these inputs" + (" and this calibration" if eff else "")
+                   + ". Copy it with the icon at the right of the box.")
+        st.code(links.view_link(st.context.url, st.query_params.to_dict()), language=None, wrap_lines=True)
+
+
+# Tables a page edits with st.data_editor, whose edits would otherwise be lost on a page switch (the
+# editor's widget state is dropped when another page runs): {table key: editor key}.
+_KEPT_TABLES = {"mix_table": "mix_editor"}
+
+
+def remember_table(table_key: str, edited) -> None:
+    """Call right after st.data_editor(st.session_state[table_key], key=...): keeps the edited table
+    for this session, so the page opens with it after a visit to another page."""
+    st.session_state[f"{table_key}__kept"] = (st.session_state.get(table_key), edited)
+
+
+def restore_tables() -> None:
+    """Before a page runs: where an editor's state is gone (another page ran) but its edits were kept,
+    the edited table becomes the table the editor starts from. Kept edits of a table that was
+    replaced meanwhile (a reset, a fill from runs) are not restored."""
+    ss = st.session_state
+    for table_key, editor_key in _KEPT_TABLES.items():
+        kept = ss.get(f"{table_key}__kept")
+        if kept is None or editor_key in ss:
+            continue
+        base, edited = kept
+        del ss[f"{table_key}__kept"]
+        if base is not None and ss.get(table_key) is base and edited is not None:
+            ss[table_key] = edited
+
+
+def base_scenario(**changes) -> Scenario:
+    """The sidebar's choices as a Scenario (with calibration); keyword arguments override fields."""
+    ss = st.session_state
+    method = ss.get("method", DEFAULTS["method"])
+    target = ss.get("target", DEFAULTS["target"])
+    draft = None
+    if method == "draft_model":
+        draft = ss.get("draft") or presets.find_model(target).default_draft
+    s = Scenario(gpu=ss.get("gpu", DEFAULTS["gpu"]), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
+                 method=method, draft=draft, context_len=int(ss.get("ctx", DEFAULTS["ctx"])),
+                 efficiency=calibration() or Efficiency(), engine=ss.get("engine", DEFAULTS["engine"]))
+    return dataclasses.replace(s, **changes)
+
+
+# Last, once every name above exists: st.rerun() aborts this import, and a session importing this
+# module at the same moment (several sessions opening a fresh server at once) is handed the aborted
+# module object as it stands; called any earlier, that session failed with "cannot import name
+# 'render_sidebar'" (found by bench/bench_load.py).
+leave_pages_directory_mode()

@@ -1,0 +1,88 @@
+"""How pages show things: user text made inert in Markdown, errors without tracebacks, verdicts
+and notes in the box their tone and severity call for, metric rows, charts."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages.parts.common import CONTEXT_CHOICES
+from pages.parts.text import no_links
+from specmodel import SpecModelError
+from specmodel.metrics.live import InputNames
+from specmodel.notes import severity_of
+
+
+def show_error(exc: Exception) -> None:
+    """A message for a person, never a traceback."""
+    if isinstance(exc, SpecModelError):
+        st.error(str(exc))
+    else:
+        st.error(f"Something went wrong: {exc}. Change the inputs and try again.")
+
+
+def _use_context(value: int) -> None:
+    st.session_state["ctx"] = value
+
+
+def show_does_not_fit(exc) -> None:
+    """A scenario where not even one sequence fits: what it needs, what the GPU has, the closest
+    setting that fits, and a button for the longest context the sidebar offers that fits."""
+    st.error(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}")
+    fitting = [c for c in CONTEXT_CHOICES if exc.closest_context_len is not None and c <= exc.closest_context_len]
+    if fitting:
+        st.button(f"Use context {fitting[-1]:,} (the longest choice that fits)", key="use_fitting_context",
+                  on_click=_use_context, args=(fitting[-1],))
+
+
+def chart(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+
+
+_TONE_BOX = {"good": "success", "caution": "warning", "bad": "error", "neutral": "info"}  # notes.TONES
+
+
+def tone_box(tone: str, where=st):
+    """The box a verdict's tone calls for (specmodel.notes.TONES): st.success, st.warning, st.error, st.info."""
+    return getattr(where, _TONE_BOX[tone])
+
+
+def show_verdict(tone: str, headline: str, advice: str = "", where=st) -> None:
+    """A verdict in the box its tone calls for: the headline in bold (first letter capitalised),
+    then the advice."""
+    tone_box(tone, where)(f"**{headline[:1].upper() + headline[1:]}**" + (f" — {advice}." if advice else ""))
+
+
+def show_notes(notes, where=st, info: str = "caption", heading: str | None = None) -> None:
+    """Notes as their severity says: a warning in a warning box, the others as `info` says
+    ("caption", or "info" where a page shows them in an info box). With a heading (Markdown,
+    already made inert), one bulleted list under it instead, warnings marked ⚠️. User text
+    inside a note (a model or workload name) cannot become a link."""
+    if heading is not None:
+        where.markdown(f"**{heading}**\n" + "\n".join(
+            f"- {'⚠️ ' if severity_of(n) == 'warning' else ''}{no_links(n)}" for n in notes))
+        return
+    for note in notes:
+        (where.warning if severity_of(note) == "warning" else getattr(where, info))(no_links(note))
+
+
+def show_readouts(readouts, where=st) -> None:
+    """A row of metric boxes, one per specmodel.show.readouts.Readout, each with its caption below."""
+    for col, r in zip(where.columns(len(readouts)), readouts):
+        col.metric(r.label, r.value, delta=r.delta, help=r.help)
+        if r.caption:
+            col.caption(r.caption)
+
+
+def sidebar_names(assumed: str) -> InputNames:
+    """How the live verdict's notes name a page's inputs: the sidebar's target, and `assumed`
+    for where the page takes the α and k it assumes for a server that measures none."""
+    return InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar", assumed=assumed)
+
+
+def column_config(columns: dict) -> dict:
+    """st.dataframe's column_config from {column: (heading, number format or None, help or None[, width])}."""
+    config = {}
+    for c, (head, fmt, tip, *width) in columns.items():
+        kind = st.column_config.NumberColumn if fmt else st.column_config.Column
+        config[c] = kind(head, help=tip, width=width[0] if width else None, **({"format": fmt} if fmt else {}))
+    return config

@@ -1,0 +1,60 @@
+"""The Past runs page's inputs: uploaded run files kept for the session (they are still there after a
+visit to another page, until removed or cleared), a sample, and baselines paired by hand."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages.parts.display import show_error
+from pages.parts.text import plain
+from specmodel import SpecModelError
+from specmodel.runs import sample_files
+
+UPLOADS = "runs_uploads"  # (name, bytes) of the files uploaded in this session: kept across pages
+
+
+def kept_uploads(uploads, returning: bool) -> list[tuple[str, bytes]]:
+    """The session's run files: the uploader's when it holds some, else those uploaded earlier in the
+    session (with a note and a Clear button), unless the user emptied the uploader on this page."""
+    if uploads:
+        st.session_state[UPLOADS] = [(u.name, u.getvalue()) for u in uploads]
+    elif not returning and st.session_state.get("runs_uploader_had_files"):
+        st.session_state.pop(UPLOADS, None)  # the user removed them from the uploader
+    st.session_state["runs_uploader_had_files"] = bool(uploads)
+    files = list(st.session_state.get(UPLOADS, []))
+    kept_box = st.container()  # one block whether or not files are kept, so what follows keeps its place
+    if files and not uploads:
+        kept_note, kept_clear = kept_box.columns([5, 1], vertical_alignment="center")
+        kept_note.caption("Using the files uploaded earlier in this session: "
+                          + ", ".join(plain(name) for name, _ in files))
+        if kept_clear.button("Clear", key="runs_clear_uploads", help="Forget the files uploaded earlier"):
+            st.session_state.pop(UPLOADS, None)
+            st.rerun()
+    return files
+
+
+def with_sample(files: list, sample: str | None) -> list:
+    """The files plus the chosen sample's; a sample that cannot be read is said in its own block."""
+    sample_box = st.container()  # an empty block unless the sample fails: the page keeps one shape
+    try:
+        return files + (sample_files(sample) if sample else [])
+    except SpecModelError as exc:
+        with sample_box:
+            show_error(exc)
+        return files
+
+
+def paired_by_hand(files: list) -> dict[str, str]:
+    """{speculative file: its baseline file} as chosen in an expander (with two files or more)."""
+    pairs = {}
+    pairing = st.container()  # one block whether or not there is anything to pair, so what follows keeps its place
+    if len(files) > 1:
+        with pairing.expander("Pair a speculative run with its baseline by hand"):
+            names = [name for name, _ in files]
+            for name in names:
+                choice = st.selectbox(f"Baseline for {name}", ["automatic", *[n for n in names if n != name]],
+                                      key=f"pair_{name}", persist_state="session")
+                if choice != "automatic":
+                    pairs[name] = choice
+    return pairs
+

@@ -1,0 +1,69 @@
+"""The Past runs page's calibration section: fit the model on the loaded runs, show the fit, offer
+its file, and apply a saved one. The fitted values apply on every page (pages/parts/calibration.py)."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from pages.parts.calibration import set_calibration
+from pages.parts.display import show_error
+from specmodel import Efficiency, SpecModelError
+from specmodel.model.calibration_file import calibration_from_json
+from specmodel.runs.calibrate import calibrate
+from specmodel.show import runs_view as runs_view
+
+
+def calibration_panel(rows, efficiency: Efficiency | None) -> None:
+    """The Past runs page's calibration: fit on the loaded runs, show the fitted values and the error
+    before and after, offer the calibration file, and apply a saved one."""
+    st.subheader("Calibration")
+    st.caption("Fit the model's free parameters (bandwidth and compute efficiency, fixed and speculation overheads, "
+               "the draft's bandwidth penalty; each bounded to a physical range) to these runs by least squares. The "
+               "fitted values apply on every page for the rest of the session, and travel in the page link (`cal`).")
+    fit_rows, fit_note = runs_view.calibration_rows(rows)
+    st.caption(f"Large file: {fit_note}." if fit_note else "")
+    clicked = st.button("Calibrate on these runs", key="calibrate", type="primary")
+    box = st.container()  # the fit's result or its error: one block either way
+    if clicked:
+        try:
+            with st.spinner("Fitting …"):
+                fitted = calibrate(fit_rows)
+        except SpecModelError as exc:
+            with box:
+                show_error(exc)
+        else:
+            st.session_state["runs_calibration"] = fitted.to_dict()
+            st.session_state["runs_calibration_file"] = json.dumps(fitted.to_file(), indent=2)
+            set_calibration(fitted.efficiency)
+            st.rerun()
+    cal = fitted_calibration(efficiency)
+    if cal:
+        for col, (name, value) in zip(box.columns(len(cal["parameters"])), cal["parameters"].items()):
+            col.metric(name, f"{value:.3g}", help="fitted" if name in cal["fitted"] else "held at its starting value")
+        before, after = cal["error_before"]["speedup_mape_pct"], cal["error_after"]["speedup_mape_pct"]
+        if before is not None:
+            box.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
+        box.caption(cal["message"])
+        if st.session_state.get("runs_calibration_file"):
+            box.download_button("Calibration file (JSON, for --calibration)", st.session_state["runs_calibration_file"],
+                                file_name="calibration.json", mime="application/json", key="download_calibration")
+    uploaded = st.file_uploader("Apply a saved calibration file", type=["json"], key="calibration_upload",
+                                help="Written by this page or by `python -m specmodel runs ... --calibrate "
+                                     "--save-calibration FILE.json`.")
+    if uploaded is not None and st.session_state.get("calibration_upload_applied") != uploaded.file_id:
+        try:
+            eff, _ = calibration_from_json(uploaded.getvalue().decode("utf-8", "replace"), uploaded.name)
+        except SpecModelError as exc:
+            with box:
+                show_error(exc)
+        else:
+            st.session_state["calibration_upload_applied"] = uploaded.file_id
+            set_calibration(eff)
+            st.rerun()
+
+
+def fitted_calibration(efficiency: Efficiency | None) -> dict | None:
+    """The last fit on the Past runs page (its values and errors), while its calibration is applied."""
+    return st.session_state.get("runs_calibration") if efficiency is not None else None

@@ -1,0 +1,199 @@
+"""Argument helpers the commands share: checked number types, the hardware/model/efficiency flags,
+the acceptance and timing flags, and the Scenario, efficiency and engine they name.
+
+Every `cmd_*` module builds its parser from these, so one flag reads and fails the same way in every
+command (exit 2 with one line naming the flag, from argparse or cli.main).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import replace
+
+from specmodel.errors import SpecModelError
+from specmodel.model import acceptance, presets
+from specmodel.model.calibration_file import load_calibration
+from specmodel.model.engines import engine_names, find_engine, parse_engine
+from specmodel.model.memory import DTYPES
+from specmodel.model.parameters import PARAMETERS
+from specmodel.model.roofline import Efficiency
+from specmodel.model.scenario import Scenario
+
+
+def number(lo: float | None = None, hi: float | None = None, *, whole: bool = False, strict_lo=False):
+    """An argparse `type` for a finite number in [lo, hi] (lo excluded with strict_lo; an int when whole),
+    whose message says what was expected and what was given."""
+    def parse(text: str):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got '{text}'")
+        if whole and value != int(value):
+            raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'")
+        if lo is not None and (value < lo or (strict_lo and value == lo)):
+            raise argparse.ArgumentTypeError(f"must be {'>' if strict_lo else '≥'} {lo:g}, got {text}")
+        if hi is not None and value > hi:
+            raise argparse.ArgumentTypeError(f"must be ≤ {hi:g}, got {text}")
+        return int(value) if whole else value
+    return parse
+
+
+def survival_profile(text: str) -> tuple[float, ...]:
+    """An argparse `type` for --survival: comma-separated p_1,...,p_k in [0, 1], not increasing."""
+    try:
+        values = acceptance.parse_survival(text, "the profile")
+    except SpecModelError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated p_1,...,p_k in [0, 1], not increasing ({exc})") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one value")
+    return values
+
+
+def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
+    """Hardware, model and efficiency flags shared by the commands that build a Scenario."""
+    p.add_argument("--gpu", default="L40S", help="GPU as people write it ('h100', '8x H100 (TP=8)'; see `presets`); "
+                                                 "default L40S")
+    p.add_argument("--tp", type=number(1, 64, whole=True), default=None,
+                   help="tensor-parallel GPUs per replica; default what --gpu says, else 1")
+    p.add_argument("--target", default="Llama 3.1 8B", help="target model preset; default Llama 3.1 8B")
+    p.add_argument("--draft", help="draft model preset (implies --method draft_model)")
+    p.add_argument("--method", type=_method_name, choices=presets.METHODS,
+                   help="speculation method, as people write it ('EAGLE-3', 'n-gram'); default draft_model")
+    p.add_argument("--context-len", type=number(0, 1_048_576, whole=True), default=1024,
+                   help="mean tokens in each sequence's KV cache; default 1024")
+    p.add_argument("--engine", type=_engine_name, choices=engine_names(), default=None,
+                   help="serving engine whose per-step overheads apply (data/engines.json); default vllm")
+    p.add_argument("--calibration", metavar="FILE.json",
+                   help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it")
+    for name, bound in PARAMETERS.items():
+        flag = "--" + name.replace("_", "-")
+        unit = f", {bound.unit}" if bound.unit else ""
+        p.add_argument(flag, dest=name, type=number(bound.lo, bound.hi), default=None,
+                       help=f"{bound.words}{unit} (default {getattr(Efficiency(), name):g}; "
+                            f"allowed {bound.lo:g}-{bound.hi:g})")
+
+
+def add_acceptance_and_timing_arguments(p: argparse.ArgumentParser,
+                                        k_help: str = "draft tokens per step; default 4") -> None:
+    """Acceptance (α, E or a survival profile), k, k_max and measured step times: the What-if inputs
+    besides hardware and models (shared by `predict` and `capacity`)."""
+    acc = p.add_mutually_exclusive_group()
+    acc.add_argument("--alpha", type=number(0, 1), help="per-token acceptance α in [0, 1]; default 0.7")
+    acc.add_argument("--accept-len", type=number(1), help="mean acceptance length E (tokens per step, bonus included)")
+    acc.add_argument("--survival", type=survival_profile, help="measured per-position survival p_1,...,p_k")
+    p.add_argument("--k", type=number(0, 32, whole=True), default=None, help=k_help)
+    p.add_argument("--k-max", type=number(1, 32, whole=True), default=8, help="largest k to consider for best k")
+    p.add_argument("--t-target-ms", type=number(0, 10_000, strict_lo=True), help="measured target step at batch 1, ms")
+    p.add_argument("--t-draft-ms", type=number(0, 10_000), help="measured draft cost per draft token at batch 1, ms")
+    p.add_argument("--draft-depth", type=number(1, 64, whole=True),
+                   help="tree drafting: sequential draft passes (k is then the tree's verified tokens)")
+    p.add_argument("--branching", type=number(1, 64, whole=True), default=1,
+                   help="tree drafting: tokens per sequence in each draft pass after the first (top-k)")
+    p.add_argument("--draft-kv-budget", type=number(1, 1_048_576, whole=True),
+                   help="self_spec: tokens of KV the sparse draft reads (default 512)")
+    p.add_argument("--weight-dtype", choices=DTYPES, help="target weights' dtype; default: the preset's")
+    p.add_argument("--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype")
+    p.add_argument("--proposal-rate", type=number(0, 1, strict_lo=True), default=None,
+                   help="share of sequence-steps with a proposal (n-gram proposes only on a match; "
+                        "measure it as drafts / (generated − accepted) tokens); default 1, n-gram 0.4")
+
+
+def _method_name(text: str) -> str:
+    """--method as people write it ("EAGLE-3", "n-gram", "Medusa") -> its id; argparse says what is known."""
+    found = presets.parse_method(text).method
+    if found is None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a speculation method; one of {', '.join(presets.METHODS)}")
+    return found
+
+
+def _engine_name(text: str) -> str:
+    """--engine as people write it ("SGLang", "vLLM V1", "TensorRT-LLM") -> its id."""
+    found = parse_engine(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a serving engine; one of {', '.join(engine_names())}")
+    return found
+
+
+def gpu_and_tp(args: argparse.Namespace) -> tuple[str, int]:
+    """(GPU preset, tensor parallelism) from --gpu as written and --tp: a TP the --gpu text states
+    ("8x H100 (TP=8)") applies when --tp is not given; the two disagreeing is an error."""
+    gpu = presets.find_gpu(args.gpu).name
+    stated = presets.stated_tp(args.gpu)
+    if args.tp is not None and stated is not None and args.tp != stated:
+        raise SpecModelError(f"--gpu '{args.gpu}' says TP {stated} but --tp is {args.tp}: give one of them")
+    return gpu, int(args.tp or stated or 1)
+
+
+def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
+    """--method and --draft as (method, draft preset name or None); draft_model gets the target's default draft."""
+    if args.draft and args.method not in (None, "draft_model"):
+        raise SpecModelError(f"--draft names a draft model, which conflicts with --method {args.method}")
+    method = args.method or "draft_model"
+    draft = args.draft
+    if method == "draft_model" and not draft:
+        draft = presets.find_model(args.target).default_draft
+        if draft is None:
+            raise SpecModelError(f"no default draft model for {args.target}: give --draft NAME or --method")
+    if draft:
+        draft = presets.find_model(draft).name
+    return method, draft
+
+
+def efficiency_from_args(args: argparse.Namespace) -> Efficiency:
+    """The calibration file's parameters (or the defaults), with every parameter flag given on top."""
+    base = load_calibration(args.calibration)[0] if getattr(args, "calibration", None) else Efficiency()
+    given = {name: getattr(args, name) for name in PARAMETERS if getattr(args, name, None) is not None}
+    return replace(base, **given)
+
+
+def engine_from_args(args: argparse.Namespace) -> str:
+    """--engine's canonical name (the default engine when it is not given)."""
+    return find_engine(getattr(args, "engine", None)).name
+
+
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The What-if Scenario from add_scenario_arguments, add_acceptance_and_timing_arguments and --concurrency."""
+    method, draft = method_and_draft(args)
+    k = args.k
+    survival = args.survival
+    if survival is not None and k is None:
+        k = len(survival)
+    k = 4 if k is None else k
+    alpha = 0.7 if args.alpha is None else args.alpha
+    if args.accept_len is not None:
+        if k == 0:
+            raise SpecModelError("--accept-len needs k ≥ 1")
+        alpha = acceptance.from_tokens_per_step(args.accept_len, k, "--accept-len").alpha
+    if args.t_draft_ms is not None and args.t_target_ms is None:
+        raise SpecModelError("--t-draft-ms needs --t-target-ms too (measured timings come as a pair)")
+    gpu, tp = gpu_and_tp(args)
+    return Scenario(gpu=gpu, target=presets.find_model(args.target).name,
+                    method=method, draft=draft, alpha=alpha, survival=survival, k=k,
+                    concurrency=args.concurrency, context_len=args.context_len,
+                    t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=tp,
+                    efficiency=efficiency_from_args(args), engine=engine_from_args(args),
+                    draft_depth=args.draft_depth, branching=args.branching, draft_kv_budget=args.draft_kv_budget,
+                    weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, proposal_rate=args.proposal_rate)
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """The model the rules and dashboard judge against: hardware, models, k and a calibration file."""
+    add_scenario_arguments(p)
+    p.add_argument("--k", type=number(1, 16, whole=True), default=4,
+                   help="draft tokens per step your servers run (num_speculative_tokens); default 4")
+    p.add_argument("--alpha", type=number(0, 1), default=0.7,
+                   help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
+    p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")
+
+
+def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The scenario `rules` and `dashboard` judge servers against, from add_model_arguments."""
+    method, draft = method_and_draft(args)
+    eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
+    gpu, tp = gpu_and_tp(args)
+    return Scenario(gpu=gpu, target=presets.find_model(args.target).name, method=method, draft=draft,
+                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=tp, efficiency=eff).validated()

@@ -1,0 +1,106 @@
+"""`predict` and `presets` commands: one what-if scenario from flags; the preset catalogue."""
+
+from __future__ import annotations
+
+import argparse
+
+from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
+from specmodel.errors import DoesNotFit
+from specmodel.export.deploy import deploy_advice
+from specmodel.export.prediction import does_not_fit_dict, prediction_dict
+from specmodel.model import presets
+from specmodel.model.decide import summarize
+from specmodel.model.memory import kv_bytes_per_token
+from specmodel.notes import cli_label
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("predict", help="predict speedup, break-even, best k and crossover for one scenario",
+                       description="Predict one scenario. With --t-target-ms/--t-draft-ms the timings are "
+                                   "measured (they pin the memory-bound floor); otherwise from hardware presets.")
+    add_scenario_arguments(p)
+    add_acceptance_and_timing_arguments(p)
+    p.add_argument("--concurrency", type=number(1, 65_536, whole=True), default=1, help="concurrent sequences")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run_predict)
+
+    q = sub.add_parser("presets", help="list GPU, model and method presets with their sources")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(run=run_presets)
+
+
+def _f(value, spec: str = ".2f", none: str = "n/a") -> str:
+    return none if value is None else format(value, spec)
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from specmodel.cli.output import print_json
+
+    scenario = scenario_from_args(args)
+    try:
+        summary = summarize(scenario, k_max=args.k_max)
+    except DoesNotFit as exc:  # an answer: in JSON a verdict; as text one line and exit 2
+        if not args.json:
+            raise
+        print_json(does_not_fit_dict(scenario, exc))
+        return 0
+    out = prediction_dict(summary)
+    advice = deploy_advice(summary)
+    if args.json:
+        print_json(out)
+        return 0
+    s = summary.scenario
+    plain, spec = out["plain"], out["spec"]
+    who = f"{s.target} on {s.tp}× {s.gpu}" if s.tp > 1 else f"{s.target} on {s.gpu}"
+    how = f"draft {s.draft}" if s.method == "draft_model" else s.method
+    be_alpha = "unreachable" if out["break_even_alpha"] is None else f"{out['break_even_alpha']:.2f}"
+    print(f"{who}, {how}, k={out['k']}, α={out['alpha']:.2f}, concurrency {out['concurrency']}, "
+          f"context {s.context_len} ({out['timings']} timings)")
+    print(f"  verdict:          {out['verdict_text']}")
+    if out["advice"]:
+        print(f"  advice:           {out['advice']}")
+    print(f"  tokens per step:  {_f(out['tokens_per_step'])} (break-even {_f(out['break_even_tokens_per_step'])}, "
+          f"α {be_alpha})")
+    print(f"  plain:            {_f(plain['step_ms'])} ms/step, {_f(plain['throughput_tok_s'], '.0f')} tok/s, "
+          f"fits {plain['max_concurrency']} sequences")
+    print(f"  speculative:      {_f(spec['step_ms'])} ms/step, {_f(spec['throughput_tok_s'], '.0f')} tok/s, "
+          f"fits {spec['max_concurrency']} sequences")
+    cross = out["crossover_concurrency"]
+    print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x); crossover: "
+          + ("none up to 4096" if cross is None else f"loses above batch {cross}"))
+    if s.engine == "vllm":
+        print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
+    else:
+        print(f"  deploy:           {advice.intro}" + (f" {advice.one_line}" if advice.code else ""))
+        if advice.note:
+            print(f"                    {advice.note}")
+    for note in out["notes"]:
+        print(f"  {cli_label(note) + ':':<17} {note}")
+    return 0
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    from specmodel.cli.output import print_json
+
+    gpus = [presets.find_gpu(n) for n in presets.gpu_names()]
+    models = [presets.find_model(n) for n in presets.model_names()]
+    methods = [presets.find_method(n) for n in presets.METHODS]
+    if args.json:
+        print_json({"gpus": [g.__dict__ for g in gpus], "models": [m.__dict__ for m in models],
+                    "methods": [m.__dict__ for m in methods]})
+        return 0
+    print("GPUs (dense TFLOPS BF16 / FP8 / FP4, bandwidth GB/s, memory GB, interconnect GB/s each way):")
+    for g in gpus:
+        low = "/".join("-" if x is None else f"{x:g}" for x in (g.dense_fp8_TFLOPS, g.dense_fp4_TFLOPS))
+        print(f"  {g.name:<10} {g.dense_bf16_TFLOPS:>7g} /{low:<13} {g.bandwidth_GBps:>6g} {g.memory_GB:>5g}  "
+              f"{g.interconnect} {g.interconnect_GBps:g}")
+    print("Models (parameters [active], layers, KV KiB per token, weights, max context, family, default draft):")
+    for m in models:
+        active = f"[{m.active_params_B:g}B, {m.experts_per_token}/{m.experts} experts]" if m.is_moe else ""
+        print(f"  {m.name:<29} {m.params_B:>7g}B {active:<24} {m.layers:>3} {kv_bytes_per_token(m) / 1024:>6g} "
+              f"{m.weight_dtype:<4} {m.max_context:>8} {m.family:<11} {m.default_draft or '-'}")
+    print("Methods:")
+    for m in methods:
+        print(f"  {m.name:<12} {m.description}")
+    print("Sources: `python -m specmodel presets --json`.")
+    return 0

@@ -1,0 +1,46 @@
+"""Command line: `python -m specmodel <command> ...`. Each command lives in its own module of
+specmodel/cli/ with `add_parser(subparsers)` and `run(args) -> int`; this file only routes and turns
+errors into one line. The commands import this folder's args and output, never this router.
+
+Exit codes: 0 success, 2 bad arguments or nothing usable (one clear line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from specmodel.cli import capacity, dashboard, fleet, mix, predict, rules, runs, scrape
+from specmodel.errors import SpecModelError
+
+# Modules that each contribute one subcommand (see specmodel/cli/predict.py for the shape).
+COMMAND_MODULES = (predict, scrape, fleet, mix, runs, rules, dashboard, capacity)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse prints usage too; keep it short)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m specmodel",
+                     description="Does speculative decoding pay off? A concurrency-aware cost model.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in COMMAND_MODULES:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except SpecModelError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,204 @@
+"""`runs` command: read past benchmark runs, compare predicted with measured speedup, flag break-even.
+
+    python -m specmodel runs FILE... [--gpu NAME] [--target NAME] [--draft NAME] [--calibrate] [--json]
+
+Rows it could not read go to stderr with file and row. Exit 0 when any row loaded, 2 when none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from specmodel.cli.args import (
+    add_scenario_arguments,
+    efficiency_from_args,
+    engine_from_args,
+    gpu_and_tp,
+    method_and_draft,
+    number,
+)
+from specmodel.errors import SpecModelError
+from specmodel.limits import read_file
+from specmodel.model import presets
+
+ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
+            "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
+            "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
+            "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
+            "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
+            "verdict_basis", "model_agrees", "disagreement"]
+# How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
+SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("runs", help="compare past benchmark runs with the model; flag break-even; calibrate",
+                       description="Read run files (plain CSV, `vllm bench serve --save-result` JSON, guidellm "
+                                   "CSV/JSON), predict each run's speedup, and say whether it cleared break-even "
+                                   "at its concurrency. --gpu/--target/--draft are used for rows that do not "
+                                   "name a known preset.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="run files")
+    add_scenario_arguments(p)
+    p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
+    p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
+                   help="compare speculative run file SPEC with baseline file BASELINE (file names)")
+    p.add_argument("--calibrate", action="store_true", help="fit the model's parameters to the runs first")
+    p.add_argument("--save-calibration", metavar="FILE.json",
+                   help="with --calibrate: write every fitted parameter (and what it was fitted on) to FILE.json, "
+                        "for --calibration in predict, runs, scrape, fleet and mix")
+    p.add_argument("--csv", metavar="PATH", help="write the break-even table as CSV")
+    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run_runs)
+
+
+def _clean(value):
+    import pandas as pd
+
+    if value is pd.NA:
+        return None
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else round(value, 4)
+    if hasattr(value, "item"):  # numpy scalars
+        return _clean(value.item())
+    if isinstance(value, tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _pairs(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        spec, sep, base = item.partition("=")
+        if not sep or not spec or not base:
+            raise SpecModelError(f"--pair expects SPEC_FILE=BASELINE_FILE, got '{item}'")
+        out[Path(spec).name] = Path(base).name
+    return out
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: every command builds its parser from this module, and
+    # `predict` should not pay for pandas, scipy and the run readers.
+    from specmodel.cli.output import print_json
+    from specmodel.model.calibration_file import save_calibration
+    from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
+    from specmodel.runs.calibrate import calibrate
+    from specmodel.runs.review import model_headline, review
+
+    method, draft = method_and_draft(args)
+    gpu, tp = gpu_and_tp(args)
+    defaults = RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
+                           method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
+                           said_as=SAID_AS)
+    files = []
+    unreadable = []
+    for name in args.files:
+        try:
+            files.append((Path(name).name, read_file(name)))  # size checked before reading; devices refused
+        except SpecModelError as exc:
+            unreadable.append(str(exc))
+    table = read_runs(files, defaults, _pairs(args.pair))
+    for line in unreadable:
+        sys.stderr.write(f"error: {line}\n")
+    for line in collapse_problems(table.problems):  # identical problems on many rows: one line each
+        sys.stderr.write(line + "\n")
+    if table.rows.empty:
+        sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
+        return 2
+
+    if args.engine:  # rows that name no engine run on the one given
+        engine = engine_from_args(args)
+        rows = table.rows
+        if "engine" not in rows.columns:
+            rows["engine"] = engine
+        else:
+            rows["engine"] = rows["engine"].where(rows["engine"].notna() & (rows["engine"] != ""), engine)
+    start = efficiency_from_args(args)
+    calibration = None
+    efficiency = start
+    if args.save_calibration and not args.calibrate:
+        raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
+    if args.calibrate:
+        from specmodel.show.runs_view import calibration_rows
+        fit_rows, fit_note = calibration_rows(table.rows)
+        if fit_note:
+            sys.stderr.write(f"note: {fit_note}\n")
+        calibration = calibrate(fit_rows, start)
+        efficiency = calibration.efficiency
+        if args.save_calibration:
+            save_calibration(calibration, args.save_calibration)
+    result = review(table.rows, efficiency)
+    rows = []
+    uncalibrated = review(table.rows, start).evaluated if calibration else None
+    for i, r in enumerate(result.evaluated.to_dict("records")):
+        row = {key: _clean(r.get(key)) for key in ROW_KEYS}
+        for key in ("row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
+                    "draft_kv_budget"):
+            if row[key] is not None:
+                row[key] = int(row[key])
+        if uncalibrated is not None:
+            row["predicted_speedup_uncalibrated"] = _clean(uncalibrated.iloc[i]["predicted_speedup"])
+        rows.append(row)
+    if args.csv:
+        from specmodel.export.report import break_even_csv
+        _write(args.csv, break_even_csv(result.table))
+    if args.html:
+        from specmodel.export.report import html_report
+        from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
+        _write(args.html, html_report(
+            result.evaluated, result.table, result.summary,
+            [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], table.problems,
+            calibration.to_dict() if calibration else None))
+    if args.json:
+        summary = {k: _clean(v) for k, v in result.summary.items()}
+        summary["fallbacks"] = table.fallbacks
+        summary["headline"] = model_headline(result.summary, result.table)
+        out = {"rows": rows, "summary": summary,
+               "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
+                             "message": p.message} for p in table.problems]}
+        if calibration:
+            out["calibration"] = calibration.to_dict()
+        print_json(out)
+        return 0
+    line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
+    if line:
+        print(line)
+    _print_text(rows, result.summary, calibration)
+    print(model_headline(result.summary, result.table))
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise SpecModelError(f"cannot write {path}: {exc.strerror or exc}; choose a path in a folder that "
+                             "exists and that you may write to") from None
+
+
+def _f(x, fmt="{:.2f}"):
+    return "–" if x is None else fmt.format(x)
+
+
+def _print_text(rows, summary, calibration) -> None:
+    header = (f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     "
+              f"model        advice")
+    print(header)
+    for r in rows:  # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
+        basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
+        model = str(r["predicted_verdict"] or "–") + (" ≠" if r["model_agrees"] is False else "")
+        print(f"{str(r['workload'])[:26]:<26} {r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
+              f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
+              f"{_f(r['predicted_speedup']):>6}  {str(r['verdict'] or '–') + basis:<10}  {model:<12} {r['advice'] or ''}")
+    print("verdict: from the measured speedup; * predicted (no measured speedup). model: the model's verdict on the "
+          "same run; ≠ where it differs from the measured one.")
+    if summary["rows_compared"]:
+        print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
+              f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "
+              f"{summary['rows_compared']}")
+    if calibration:
+        params = ", ".join(f"{k} = {v:.4g}" for k, v in calibration.parameters().items())
+        print(f"calibrated: {params}\n  {calibration.message}")

@@ -1,0 +1,101 @@
+"""`scrape` command: two snapshots of a server's /metrics, the window's statistics and the verdict.
+
+    python -m specmodel scrape http://host:8000/metrics --window 10 --json
+
+A bearer token is read from the environment variable named by --token-env (default
+SPECMODEL_TOKEN), never from the command line, where other users could read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from specmodel.cli.args import (
+    add_scenario_arguments,
+    efficiency_from_args,
+    engine_from_args,
+    gpu_and_tp,
+    method_and_draft,
+    number,
+)
+from specmodel.errors import SpecModelError
+from specmodel.metrics import live, scrape
+from specmodel.model.scenario import Scenario
+from specmodel.notes import cli_label
+
+TOKEN_ENV = "SPECMODEL_TOKEN"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "scrape", help="measure speculative decoding on a live inference server "
+                       "(vLLM, SGLang, llama.cpp, lmdeploy, TensorRT-LLM, TGI) and judge it",
+        description="Scrape URL twice, --window seconds apart, and report the window's tokens per step (E), "
+                    "α, per-position acceptance, load and throughput, placed on the model for the given "
+                    "hardware and models. Exit 2 with one line when the server cannot be measured.")
+    p.add_argument("url", help="the server's metrics URL, e.g. http://localhost:8000/metrics")
+    p.add_argument("--window", type=number(0.1, 3600, strict_lo=False), default=10.0,
+                   help="seconds between the two scrapes; default 10")
+    p.add_argument("--model-name", help="which model_name to read when the server serves several")
+    p.add_argument("--k", type=number(1, 32, whole=True),
+                   help="draft tokens per step, when the server does not reveal it (vLLM V0, TGI's --speculate)")
+    p.add_argument("--alpha", type=number(0, 1), default=0.7,
+                   help="α for the prediction when speculation is off on the server; default 0.7")
+    p.add_argument("--spec-k", type=number(1, 32, whole=True), default=4,
+                   help="k for the prediction when speculation is off on the server; default 4")
+    p.add_argument("--token-env", default=TOKEN_ENV,
+                   help=f"environment variable holding a bearer token; default {TOKEN_ENV}")
+    p.add_argument("--timeout", type=number(0.5, 600), default=20.0,
+                   help="seconds one scrape may take in total; default 20")
+    add_scenario_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run_scrape)
+
+
+def run_scrape(args: argparse.Namespace) -> int:
+    from specmodel.cli.output import print_json
+
+    method, draft = method_and_draft(args)
+    gpu, tp = gpu_and_tp(args)
+    base = Scenario(gpu=gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
+                    k=args.spec_k, context_len=args.context_len, tp=tp,
+                    efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
+    token = os.environ.get(args.token_env) or None
+    policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)
+    with scrape.make_client(policy) as client:
+        _first, last, stats = scrape.measure(client, args.url, args.window, token=token, policy=policy,
+                                            model_name=args.model_name, k=args.k)
+    if stats.spec_enabled and not stats.measured:
+        raise SpecModelError(f"{scrape.display_url(args.url)}: " + (stats.notes[-1] if stats.notes else
+                                                                    "acceptance is not measurable in this window"))
+    verdict = live.live_verdict(stats, base)
+    out = live.result_dict(args.url, last, stats, verdict)
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, "
+          f"k = {stats.k if stats.k else '-'} "
+          f"({last.k_source}), window {stats.window_s:.1f} s")
+    if stats.measured:
+        ci = stats.tokens_per_step_ci
+        ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
+        print(f"  tokens per step:  {stats.tokens_per_step:.3f}{ci_text}, α {stats.alpha:.3f}, "
+              f"draft acceptance rate {stats.draft_acceptance_rate:.3f} [{stats.source}]")
+        if stats.survival:
+            print("  per position:     " + ", ".join(f"p{i + 1} {p:.3f}" for i, p in enumerate(stats.survival)))
+    load = [f"running {stats.running:.1f}" if stats.running is not None else "running ?",
+            f"waiting {stats.waiting:.1f}" if stats.waiting is not None else "waiting ?"]
+    if stats.generation_tok_s is not None:
+        load.append(f"{stats.generation_tok_s:.1f} generated tok/s")
+    if stats.kv_usage is not None:
+        load.append(f"KV cache {100 * stats.kv_usage:.0f}% used")
+    print("  load:             " + ", ".join(load))
+    print(f"  verdict:          {verdict.text}")
+    if verdict.advice:
+        print(f"  advice:           {verdict.advice}")
+    if verdict.k_options:
+        print("  k' options:       " + ", ".join(f"k={o.k}: {o.speedup:.2f}x" for o in verdict.k_options))
+    for note in out["notes"]:
+        print(f"  {cli_label(note) + ':':<17} {note}")
+    return 0

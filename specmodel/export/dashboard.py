@@ -1,0 +1,124 @@
+"""A Grafana dashboard (JSON model) over the recording rules of `specmodel.export.rules`.
+
+    doc = dashboard(scenario, window="5m")     # a dict; json.dumps(doc) is the file Grafana imports
+
+Panels: E with its break-even line, E ÷ break-even, α, draft acceptance rate, per-position acceptance,
+running requests, generated tokens/s and the state of the SpeculativeDecodingBelowBreakEven alert,
+templated on the Prometheus data source, job, instance and model. Every query reads the series the
+rules file records for the same window, so load that rules file into Prometheus first.
+Format: https://grafana.com/docs/grafana/latest/dashboards/build-dashboards/view-dashboard-json-model/
+"""
+
+from __future__ import annotations
+
+import json
+
+from specmodel.export import rules
+from specmodel.model.scenario import Scenario
+
+SCHEMA_VERSION = 39  # Grafana 10.x dashboards
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+SELECTOR = '{job=~"$job", instance=~"$instance", model_name=~"$model"}'
+VARIABLES = ("datasource", "job", "instance", "model")
+
+
+def _target(ref: str, expr: str, legend: str) -> dict:
+    return {"refId": ref, "datasource": DATASOURCE, "expr": expr, "legendFormat": legend, "range": True}
+
+
+def _panel(pid: int, title: str, kind: str, grid: tuple[int, int, int, int], targets: list[dict],
+           unit: str = "none", description: str = "", extra: dict | None = None) -> dict:
+    x, y, w, h = grid
+    panel = {"id": pid, "type": kind, "title": title, "description": description, "datasource": DATASOURCE,
+             "gridPos": {"x": x, "y": y, "w": w, "h": h}, "targets": targets,
+             "fieldConfig": {"defaults": {"unit": unit}, "overrides": []}, "options": {}}
+    if extra:
+        for key, value in extra.items():
+            panel[key] = {**panel.get(key, {}), **value} if isinstance(value, dict) else value
+    return panel
+
+
+def _variable(name: str, label: str, query: str) -> dict:
+    return {"name": name, "label": label, "type": "query", "datasource": DATASOURCE,
+            "query": {"query": query, "refId": f"{name}-query"}, "definition": query, "refresh": 2,
+            "includeAll": True, "multi": True, "allValue": ".*", "current": {"text": "All", "value": "$__all"},
+            "sort": 1, "hide": 0}
+
+
+def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None) -> dict:
+    """The dashboard for the rules of this scenario and window."""
+    n = rules.names(window)
+    sel = SELECTOR
+    k = int(scenario.k)
+    model = f"{scenario.target} on {scenario.tp}x {scenario.gpu}, {scenario.method}, k = {k}"
+    below = (f'ALERTS{{alertname="{rules.ALERT}", alertstate="firing", job=~"$job", instance=~"$instance"}}')
+    panels = [
+        _panel(1, "Tokens per verify step E vs break-even", "timeseries", (0, 0, 16, 9), [
+            _target("A", f"{n['tokens_per_step']}{sel}", "{{instance}} {{model_name}} E"),
+            _target("B", f"{n['break_even']}{sel}", "{{instance}} {{model_name}} break-even"),
+        ], description=f"E = 1 + accepted / drafts over {window}; break-even is the E at which speculation ties "
+                       f"plain decoding at the instance's running requests ({model}). Below the line speculation "
+                       "slows the server down.",
+            extra={"fieldConfig": {"overrides": [{
+                "matcher": {"id": "byRegexp", "options": ".*break-even"},
+                "properties": [{"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
+                               {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}}]}]}}),
+        _panel(2, "E ÷ break-even", "bargauge", (16, 0, 8, 9), [
+            _target("A", f"{n['tokens_per_step']}{sel} / on (job, instance, model_name) {n['break_even']}{sel}",
+                    "{{instance}} {{model_name}}"),
+        ], unit="percentunit", description="Above 100%: speculation pays at this load; below: it loses.",
+            extra={"options": {"orientation": "horizontal", "reduceOptions": {"calcs": ["lastNotNull"]}}}),
+        _panel(3, f"Per-token acceptance α (at k = {k})", "timeseries", (0, 9, 8, 8), [
+            _target("A", f"{n['alpha']}{sel}", "{{instance}} {{model_name}} α"),
+        ], description=f"The constant per-token acceptance giving the measured E at k = {k} (a lookup, ±0.01).",
+            extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}}}),
+        _panel(4, "Draft acceptance rate (accepted ÷ drafted, not α)", "timeseries", (8, 9, 8, 8), [
+            _target("A", f"{n['draft_acceptance_rate']}{sel}", "{{instance}} {{model_name}}"),
+        ], unit="percentunit", extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}}}),
+        _panel(5, "Acceptance by draft position", "timeseries", (16, 9, 8, 8), [
+            _target("A", f"{n['per_position']}{sel}", "{{instance}} position {{position}}"),
+        ], unit="percentunit", description="Share of drafts whose token at this position (0 = first) was accepted.",
+            extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}}}),
+        _panel(6, "Running requests", "timeseries", (0, 17, 8, 8), [
+            _target("A", f"{n['running']}{sel}", "{{instance}} {{model_name}}"),
+        ], description=f"Averaged over {window}: the batch the break-even line is evaluated at."),
+        _panel(7, "Generated tokens/s", "timeseries", (8, 17, 8, 8), [
+            _target("A", f"{n['generation']}{sel}", "{{instance}} {{model_name}}"),
+        ], unit="short"),
+        _panel(8, f"Alert {rules.ALERT}", "state-timeline", (16, 17, 8, 8), [
+            _target("A", below, "{{instance}} {{model_name}}"),
+        ], description="Firing while E stays below break-even for the rule's `for:` duration."),
+    ]
+    templating = [
+        {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
+         "current": {}, "hide": 0, "refresh": 1},
+        _variable("job", "Job", f"label_values({n['drafts']}, job)"),
+        _variable("instance", "Instance", f'label_values({n["drafts"]}{{job=~"$job"}}, instance)'),
+        _variable("model", "Model", f'label_values({n["drafts"]}{{job=~"$job", instance=~"$instance"}}, model_name)'),
+    ]
+    return {
+        "title": title or f"Speculative decoding vs break-even ({window})",
+        "uid": f"specmodel-spec-decode-{window}",
+        "description": f"Generated by `python -m specmodel dashboard` for {model}. Needs the rules of "
+                       f"`python -m specmodel rules --window {window}` loaded into Prometheus.",
+        "tags": ["speculative-decoding", "specmodel"],
+        "schemaVersion": SCHEMA_VERSION, "version": 1, "editable": True, "graphTooltip": 1,
+        "time": {"from": "now-6h", "to": "now"}, "refresh": "30s", "timezone": "browser",
+        "annotations": {"list": []}, "links": [],
+        "templating": {"list": templating},
+        "panels": panels,
+    }
+
+
+def dashboard_json(scenario: Scenario, window: str = "5m", title: str | None = None) -> str:
+    return json.dumps(dashboard(scenario, window, title), indent=2, ensure_ascii=False) + "\n"
+
+
+def queries(doc: dict) -> list[str]:
+    """Every PromQL expression in a dashboard (panel targets and query variables), as written."""
+    out = [t["expr"] for p in doc.get("panels", []) for t in p.get("targets", [])]
+    for var in doc.get("templating", {}).get("list", []):
+        if var.get("type") == "query":
+            q = var["query"]["query"] if isinstance(var["query"], dict) else var["query"]
+            out.append(q)
+    return out

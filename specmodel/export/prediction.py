@@ -1,0 +1,81 @@
+"""The `predict --json` object, assembled in this one place for every answer: a Summary, or the
+verdict "does not fit" (every key present, null where there is no number). Pages and reports read
+the same object (show.readouts), so the CLI, the JSON and the page cannot disagree."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specmodel.errors import DoesNotFit
+from specmodel.export.deploy import deploy_advice, vllm_speculative_config
+from specmodel.model.decide import Summary, off_above
+from specmodel.model.engines import find_engine
+from specmodel.model.scenario import Arm, Scenario
+
+ARM_KEYS = ("step_ms", "throughput_tok_s", "per_sequence_tok_s", "itl_ms", "max_concurrency", "running")
+
+
+def _round(x, digits: int = 4):
+    x = float(x)
+    return round(x, digits) if np.isfinite(x) else None
+
+
+def _int_or_none(x):
+    x = float(x)
+    return int(x) if np.isfinite(x) else None
+
+
+def _arm(a: Arm) -> dict:
+    return {"step_ms": _round(a.step_ms), "throughput_tok_s": _round(a.throughput_tok_s),
+            "per_sequence_tok_s": _round(a.per_seq_tok_s), "itl_ms": _round(a.itl_ms),
+            "max_concurrency": _int_or_none(a.max_concurrency), "running": _int_or_none(a.batch)}
+
+
+def _inputs(s: Scenario) -> dict:
+    """The scenario's inputs as every answer repeats them."""
+    return {"gpu": s.gpu, "target": s.target, "method": s.method,
+            "draft": s.draft if s.method == "draft_model" else None, "context_len": s.context_len, "tp": s.tp,
+            "engine": find_engine(s.engine).name, "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype,
+            "kv_dtype": s.kv_dtype, "timings": "measured" if s.t_target_ms is not None else "hardware"}
+
+
+def prediction_dict(summary: Summary, with_deploy: bool = True) -> dict:
+    """`predict --json` for a scenario that fits. `with_deploy`: include the engine's deploy advice
+    (the key 'deploy'); pages that show it themselves skip the work."""
+    p, s = summary.prediction, summary.scenario
+    band = summary.band
+    out = {
+        **_inputs(s),
+        "alpha": _round(p.alpha), "k": int(p.k), "concurrency": int(p.concurrency),
+        "tokens_per_step": _round(p.tokens_per_step), "speedup": _round(p.speedup),
+        "verdict": summary.verdict.label, "verdict_text": summary.verdict.text, "advice": summary.verdict.advice,
+        "speedup_low": _round(band[0]) if band else None, "speedup_high": _round(band[1]) if band else None,
+        "uncertain": summary.uncertain,
+        "break_even_tokens_per_step": _round(p.break_even_tokens_per_step),
+        "break_even_alpha": _round(p.break_even_alpha),
+        "best_k": summary.best_k, "best_k_speedup": _round(summary.best_k_speedup),
+        "crossover_concurrency": summary.crossover_concurrency,
+        "num_speculative_tokens_per_batch_size": summary.schedule,
+        "off_above_batch": off_above(summary.schedule),
+        "plain": _arm(p.plain), "spec": _arm(p.spec),
+        "vllm_speculative_config": vllm_speculative_config(summary),
+        "notes": list(summary.notes),
+    }
+    out["deploy"] = deploy_advice(summary).to_dict() if with_deploy else None
+    return out
+
+
+def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
+    """`predict --json` when not even one sequence fits: every usual key (null where there is no
+    number), verdict "does not fit", and `does_not_fit` with what it needs and what fits."""
+    arm = {**dict.fromkeys(ARM_KEYS), "max_concurrency": 0, "running": 0}
+    return {
+        **_inputs(s),
+        "alpha": s.alpha, "k": s.k, "concurrency": s.concurrency,
+        "tokens_per_step": None, "speedup": None, "verdict": "does not fit", "verdict_text": str(exc),
+        "advice": exc.closest, "speedup_low": None, "speedup_high": None, "uncertain": False,
+        "break_even_tokens_per_step": None, "break_even_alpha": None, "best_k": None,
+        "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
+        "off_above_batch": None, "plain": dict(arm), "spec": dict(arm), "vllm_speculative_config": None,
+        "notes": [], "deploy": None, "does_not_fit": exc.to_dict(),
+    }

@@ -1,0 +1,177 @@
+"""Exports of the Runs review: the break-even table as CSV, and a self-contained HTML report.
+
+Every string that came from a user's file is escaped in the HTML; CSV cells that a spreadsheet
+would run as a formula (starting with = + - @, tab or carriage return) get a leading apostrophe.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from datetime import datetime, timezone
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from specmodel.runs.review import TABLE_COLUMNS
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A report is a file people mail and open in a browser: each of its tables and its problem list stops
+# here, and says so (the break-even CSV holds every row). 2,000 rows keep it to a few MB.
+REPORT_ROWS = 2_000
+REPORT_PROBLEMS = 500
+
+
+_PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def neutralise_cell(value):
+    """A text cell that starts like a formula becomes inert text; numbers (also a plain number
+    written as text, such as "-5") are left alone.
+
+    >>> [neutralise_cell(v) for v in ["=1+1", "-1+cmd|' /C calc'!A0", "@SUM(A1)", "-5", "-0.25", -3.0, "chat"]]
+    ["'=1+1", "'-1+cmd|' /C calc'!A0", "'@SUM(A1)", '-5', '-0.25', -3.0, 'chat']
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def break_even_csv(table: pd.DataFrame) -> str:
+    """The break-even table as CSV text, safe to open in a spreadsheet."""
+    safe = table.reindex(columns=[c for c in TABLE_COLUMNS if c in table.columns] or table.columns)
+    safe = safe.apply(lambda col: col.map(neutralise_cell) if not pd.api.types.is_numeric_dtype(col) else col)
+    return safe.to_csv(index=False, float_format="%.4g")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return html.escape(str(value))
+
+
+# The tables fit the page: a fixed layout gives each column a share of the width by what it holds
+# (sentences most, names more than numbers), and text wraps inside its column, mid-word only when a
+# word is longer than the column is wide.
+_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.2, "workload": 2.2, "file": 2.0, "target_model": 2.0, "draft_model": 2.0,
+                "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 1.8, "margin": 1.2,
+                "k": 0.7, "row": 0.9}
+_NUMBER_SHARE, _TEXT_SHARE = 1.3, 1.4
+_NOWRAP = {"verdict", "margin", "k", "row"}  # a few characters each: never broken
+
+# Where a long header word may break (a soft hyphen shows only when the column is that narrow).
+_SOFT_HYPHENS = {"concurrency": "concur\u00adrency", "acceptance": "accep\u00adtance", "measured": "meas\u00adured",
+                 "baseline": "base\u00adline", "speedup": "speed\u00adup", "workload": "work\u00adload",
+                 "predicted": "pre\u00addicted", "break-even": "break-\u200beven", "tokens/step": "tokens/\u200bstep"}
+
+
+def _header(column) -> str:
+    """A column name as a header that wraps to fit: words apart ("measured_speedup" reads
+    "measured speedup") and long words with a soft hyphen."""
+    words = str(column).replace("_", " ").split(" ")
+    return " ".join(html.escape(_SOFT_HYPHENS.get(w, w)) for w in words)
+
+
+def _share(frame: pd.DataFrame, column: str) -> float:
+    if column in _WIDTH_SHARE:
+        return _WIDTH_SHARE[column]
+    return _NUMBER_SHARE if pd.api.types.is_numeric_dtype(frame[column]) else _TEXT_SHARE
+
+
+def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str = "") -> str:
+    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    shares = [_share(frame, c) for c in cols]
+    colgroup = "".join(f"<col style='width:{100 * w / sum(shares):.2f}%'>" for w in shares)
+    head = "".join(f"<th>{_header(c)}</th>" for c in cols)
+    body = []
+    for r in frame[cols].to_dict("records"):
+        cells = []
+        for c in cols:
+            classes = []
+            if c == "verdict" and isinstance(r[c], str):
+                classes.append(f"v-{html.escape(r[c])}")
+            if c in _NOWRAP:
+                classes.append("short")
+            if isinstance(r[c], (int, float)) and not isinstance(r[c], bool):
+                classes.append("num")
+            cls = f' class="{" ".join(classes)}"' if classes else ""
+            cells.append(f"<td{cls}>{_cell(r[c])}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (f"<table class='{css_class}'><colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+_REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
+                   "tokens_per_step": "tokens/step", "break_even_tokens_per_step": "break-even tokens/step",
+                   "margin_pct": "margin", "measured_speedup": "measured ×", "predicted_speedup": "predicted ×",
+                   "advice": "advice", "file": "file", "row": "row"}
+
+
+def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
+    """A line above a table or list cut at its cap ("" when it is whole)."""
+    cap = REPORT_PROBLEMS if what == "problems" else REPORT_ROWS
+    if len(rows) <= cap:
+        return ""
+    return f"<p class='muted'>The first {cap:,} of {len(rows):,} {what}; {where_the_rest_is}.</p>"
+
+
+def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
+    shown = table.reindex(columns=list(_REPORT_COLUMNS)).copy()
+    shown["margin_pct"] = shown["margin_pct"].map(lambda m: "" if pd.isna(m) else f"{m:+.0%}")
+    return shown.rename(columns=_REPORT_COLUMNS)
+
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1400px}
+table{border-collapse:collapse;font-size:12px;margin:0.5rem 0 1.5rem;width:100%;table-layout:fixed}
+th,td{border:1px solid #d0d7de;padding:3px 5px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f6f8fa;overflow-wrap:break-word}td.num{text-align:right}td.short{overflow-wrap:normal}
+.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
+.v-borderline{color:#9a6700;font-weight:600}.muted{color:#59636e}
+"""
+
+
+def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, figures: list[go.Figure],
+                problems: list | None = None, calibration: dict | None = None,
+                title: str = "Speculative decoding: past runs") -> str:
+    """One HTML file with everything inline (plotly.js included): opens offline, mails as is."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_STYLE}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1><p class='muted'>Generated {stamp} by specmodel.</p>"]
+    n = summary.get("rows_compared", 0)
+    if n:
+        parts.append(f"<p>{n} run(s) with both a measured and a predicted speedup: mean absolute percentage error "
+                     f"{summary['mape_speedup_pct']:.1f}%, verdicts agree on {summary['verdicts_agreeing']} of {n}.</p>")
+    if calibration:
+        params = ", ".join(f"{html.escape(k)} = {v:.3g}" for k, v in calibration["parameters"].items())
+        parts.append(f"<h2>Calibration</h2><p>{params}</p><p>{html.escape(calibration['message'])}</p>")
+    parts.append("<h2>Break-even</h2><p class='muted'>Measured tokens per verify step against the break-even at "
+                 "each run's concurrency; clears: more than 5% above, fails: more than 5% below.</p>")
+    parts.append(_first_rows(table, "runs", "the break-even CSV holds every run"))
+    parts.append(_table(_break_even_display(table.head(REPORT_ROWS)), css_class="be"))
+    for i, fig in enumerate(figures):
+        # A file read on its own, without the app's theme: plotly's light template, whatever the
+        # figure was drawn with in the app.
+        fig = go.Figure(fig).update_layout(template="plotly_white")
+        parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
+                                 config={"displaylogo": False}))
+    parts.append("<h2>Runs as read</h2>")
+    parts.append(_first_rows(evaluated, "runs", "the files hold the rest"))
+    parts.append(_table(evaluated.head(REPORT_ROWS), ["file", "row", "format", "workload", "concurrency", "k", "method", "alpha",
+                                    "tokens_per_step", "acceptance_from", "baseline_tok_s", "spec_tok_s",
+                                    "measured_speedup", "gpu", "gpu_preset", "target_model", "draft_model",
+                                    "remarks"]))
+    if problems:
+        parts.append("<h2>Problems in the input</h2>")
+        parts.append(_first_rows(problems, "problems", "the Past runs page lists them grouped"))
+        parts.append("<ul>")
+        parts.extend(f"<li>{html.escape(p.severity)}: {html.escape(str(p))}</li>" for p in problems[:REPORT_PROBLEMS])
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

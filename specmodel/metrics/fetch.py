@@ -1,0 +1,289 @@
+"""One HTTP GET for specmodel: timeouts, a total deadline, a byte cap, and failures told apart by type.
+
+    limits = GetLimits(connect_s=3, read_s=10, total_s=20, max_bytes=32 * 2**20)
+    got = capped_get(client, url, where="http://10.0.0.7:8000/metrics", limits=limits)
+    got.check_status(ok={200})               # HTTP errors in the same words
+    text = got.body.decode()
+
+`where` names the server in every message: the caller passes the URL as it may be shown (with
+user:password masked, `scrape.display_url`), or "Prometheus at <url>". The words for each kind of
+failure come from a `Wording`: a /metrics page and a Prometheus query call for different advice,
+so each caller may replace any of them. Which kind a failure is comes from the exception's type and
+the exceptions that caused it, never from the text of its message:
+
+    name_not_found   httpx.ConnectError caused by socket.gaierror (or a name that cannot be encoded)
+    tls              httpx.ConnectError caused by ssl.SSLError (handshake, certificate)
+    refused          any other httpx.ConnectError (connection refused, host unreachable)
+    connect_timeout  httpx.ConnectTimeout
+    read_timeout     httpx.ReadTimeout: the server went silent for longer than `read_s`
+    timeout          any other httpx.TimeoutException (write, pool)
+    too_slow         the total deadline `total_s` passed, however slowly the server trickled
+    too_large        the body grew past `max_bytes`: reading stops there
+    broken           httpx.RemoteProtocolError or httpx.ReadError: the server broke off
+    failed           any other httpx.HTTPError
+    unauthorised, not_found, server_error, status    HTTP 401/403, 404, 5xx, others (`check_status`)
+
+Every failure is a `FetchFailed` (a SpecModelError) whose `kind` is one of these names.
+
+The total deadline: inside `total_deadline(seconds)`, every read, write and connect of a client
+whose streams are wrapped in `DeadlineStream` (`scrape.make_client`) ends by then; other clients
+are held to it between two chunks of the body. A deadline set inside another never extends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import socket
+import ssl
+import time
+from collections.abc import Callable, Container
+from dataclasses import dataclass, field
+
+import httpcore
+import httpx
+
+from specmodel.errors import SpecModelError
+from specmodel.limits import clean_name
+
+
+@dataclass(frozen=True)
+class GetLimits:
+    """How long and how much one GET may take."""
+
+    connect_s: float = 3.0
+    read_s: float = 10.0  # the longest silence between two chunks
+    total_s: float = 20.0  # the whole exchange, however it trickles
+    max_bytes: int = 32 * 1024 * 1024
+
+    def timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect_s, read=self.read_s, write=self.read_s, pool=self.connect_s)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """What a person reads for each kind of failure: templates formatted with `where`, `connect_s`,
+    `read_s`, `total_s`, `max_size` ("32 MB"), `received` (bytes of the body that arrived), `error`
+    (the exception's type), `detail` (the TLS library's reason), `status` and `reason` (HTTP)."""
+
+    name_not_found: str = "cannot resolve the host of {where} (DNS): check the host name"
+    tls: str = ("the TLS connection to {where} failed ({detail}): check that the server speaks the URL's scheme "
+                "(http:// or https://) and that its certificate is valid for this host name")
+    refused: str = ("cannot connect to {where} (connection refused or unreachable): is the server running, and is "
+                    "the port right?")
+    connect_timeout: str = ("no connection to {where} within {connect_s:g} s: check the host and port, and any "
+                            "firewall between here and the server")
+    read_timeout: str = "{where} accepted the connection but sent nothing for {read_s:g} s: the server is stuck or overloaded"
+    timeout: str = "{where} timed out: check that the server is healthy"
+    too_slow: str = ("{where} is too slow: after {total_s:g} s only part of the answer had arrived ({received} bytes); "
+                     "the server or the network is overloaded")
+    too_large: str = "{where} sent more than {max_size}, so reading stopped: check the URL"
+    broken: str = ("{where} broke off the response ({error}): the server closed the connection; try again or check "
+                   "its logs")
+    failed: str = "fetching {where} failed ({error}): check the URL"
+    unauthorised: str = "{where} answered HTTP {status} ({reason}): check the credentials"
+    not_found: str = "{where} answered HTTP 404 (not found): check the path"
+    server_error: str = "{where} answered HTTP {status} (server error): the server is up but failing; check its logs"
+    status: str = "{where} answered HTTP {status}: check the URL"
+
+
+WORDING = Wording()
+
+
+class FetchFailed(SpecModelError):
+    """A GET that failed; `kind` names how (see the module docstring), `status` the HTTP status if any."""
+
+    def __init__(self, message: str, kind: str, status: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """An answer: status, headers and the body (empty where it was not read, e.g. a redirect)."""
+
+    url: httpx.URL
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    where: str = field(repr=False)
+    wording: Wording = field(repr=False)
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status in (301, 302, 303, 307, 308) and "location" in self.headers
+
+    def check_status(self, ok: Container[int] = (200,)) -> None:
+        """FetchFailed in the answer's wording unless the status is in `ok`."""
+        code = self.status
+        if code in ok:
+            return
+        if code in (401, 403):
+            kind = "unauthorised"
+        elif code == 404:
+            kind = "not_found"
+        elif code >= 500:
+            kind = "server_error"
+        else:
+            kind = "status"
+        reason = {401: "unauthorised", 403: "forbidden", 404: "not found"}.get(code, "")
+        raise FetchFailed(getattr(self.wording, kind).format(where=self.where, status=code, reason=reason),
+                          kind, code)
+
+
+def capped_get(client: httpx.Client, url, *, where: str, limits: GetLimits = GetLimits(),
+               wording: Wording = WORDING, headers: dict | None = None, params: dict | None = None,
+               auth: httpx.Auth | None = None,
+               read_body_if: Callable[[httpx.Response], bool] | None = None) -> Fetched:
+    """GET `url` without following redirects; read the body (unless `read_body_if(response)` says
+    not to, or it is a redirect) up to `limits.max_bytes`, all within `limits.total_s`. Raises
+    FetchFailed, in `wording`, naming `where`; a SpecModelError from the transport (a refused
+    address) passes through unchanged."""
+    facts = {"where": where, "connect_s": limits.connect_s, "read_s": limits.read_s, "total_s": limits.total_s,
+             "max_size": _size(limits.max_bytes), "received": 0, "error": "", "detail": ""}
+    received = [0]
+
+    def failed(kind: str, **more) -> FetchFailed:
+        return FetchFailed(getattr(wording, kind).format(**{**facts, "received": received[0], **more}), kind)
+
+    try:
+        with total_deadline(limits.total_s), client.stream(
+                "GET", url, params=params, headers=headers,
+                auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
+                timeout=limits.timeout(), follow_redirects=False) as response:
+            body = b""
+            redirect = response.is_redirect
+            if not redirect and (read_body_if is None or read_body_if(response)):
+                body = _read_capped(response, limits.max_bytes, received, failed)
+            return Fetched(response.url, response.status_code, response.headers, body, where, wording)
+    except DeadlinePassed:
+        raise failed("too_slow") from None
+    except httpx.ConnectTimeout:
+        raise failed("connect_timeout") from None
+    except httpx.ReadTimeout:
+        raise failed("read_timeout") from None
+    except httpx.TimeoutException:
+        raise failed("timeout") from None
+    except httpx.ConnectError as exc:
+        kind, detail = _connect_failure(exc)
+        raise failed(kind, detail=detail) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        raise failed("broken", error=type(exc).__name__) from None
+    except httpx.HTTPError as exc:
+        raise failed("failed", error=type(exc).__name__) from None
+
+
+def _read_capped(response: httpx.Response, max_bytes: int, received: list, failed) -> bytes:
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        received[0] = len(body)
+        if len(body) > max_bytes:
+            raise failed("too_large")
+        if deadline_passed():  # for clients whose streams do not watch the deadline themselves
+            raise DeadlinePassed("the server did not finish answering within the total time allowed")
+    return bytes(body)
+
+
+def _causes(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _connect_failure(exc: httpx.ConnectError) -> tuple[str, str]:
+    """(kind, detail) of a failed connection, from the exceptions that caused it."""
+    for cause in _causes(exc):
+        if isinstance(cause, (socket.gaierror, UnicodeError)):
+            return "name_not_found", ""
+        if isinstance(cause, ssl.SSLError):
+            reason = getattr(cause, "verify_message", None) or getattr(cause, "reason", None) or type(cause).__name__
+            return "tls", clean_name(reason, 120)[0]
+    return "refused", ""
+
+
+def _size(n: int) -> str:
+    if n >= 2**20:
+        return f"{n / 2**20:.0f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.0f} kB"
+    return f"{n} bytes"
+
+
+# --- the total deadline ---------------------------------------------------------------------------
+
+class DeadlinePassed(SpecModelError):
+    """An HTTP exchange ran past its total deadline (however slowly the server trickled)."""
+
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("specmodel_http_deadline", default=None)
+
+
+@contextlib.contextmanager
+def total_deadline(seconds: float):
+    """Every read, write and connect through a `DeadlineStream` inside this block ends by `seconds`
+    from now (or by an enclosing block's deadline, if that is sooner): the whole exchange, not only
+    each silence between two bytes."""
+    end = time.monotonic() + seconds
+    outer = _deadline.get()
+    token = _deadline.set(end if outer is None else min(outer, end))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def deadline_passed(margin_s: float = 0.0) -> bool:
+    """Whether the current total deadline (if any) is less than `margin_s` away."""
+    end = _deadline.get()
+    return end is not None and time.monotonic() >= end - margin_s
+
+
+def bounded_timeout(timeout: float | None) -> float | None:
+    """`timeout`, shortened to the time left before the total deadline; DeadlinePassed if none is left."""
+    end = _deadline.get()
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed("the server did not finish answering within the total time allowed")
+    return left if timeout is None else min(timeout, left)
+
+
+@contextlib.contextmanager
+def _deadline_timeouts():
+    """A timeout that ends at the total deadline is the deadline passing, not a silent server."""
+    try:
+        yield
+    except httpcore.TimeoutException:
+        if deadline_passed(margin_s=0.01):
+            raise DeadlinePassed("the server did not finish answering within the total time allowed") from None
+        raise
+
+
+class DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every read and write is cut at the exchange's total deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        with _deadline_timeouts():
+            return self._inner.read(max_bytes, bounded_timeout(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        with _deadline_timeouts():
+            self._inner.write(buffer, bounded_timeout(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        with _deadline_timeouts():
+            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, bounded_timeout(timeout)))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)

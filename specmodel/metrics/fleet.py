@@ -1,0 +1,279 @@
+"""Fleet view: the Live page's statistics for every instance a Prometheus server scrapes.
+
+One PromQL query (instant or range) fetches, per (job, instance), the window's counter increases
+(`increase()`, which handles counter resets as the Live page does), gauge averages
+(`avg_over_time()`), vLLM's cache_config_info and `up`. Per instance those values are handed to
+the Live statistics unchanged: they become prometheus_client samples for `prom.snapshot_from_samples`
+(server detection, engine summing, SGLang rank de-duplication, k inference, model choice), set
+against an all-zero snapshot one window earlier, so `prom.window_between` yields exactly the
+increases and `prom.stats_from_window` the statistics. Each instance is then
+held against the model at its own concurrency exactly as the Live page does (`live.live_verdict`),
+and its JSON has the `scrape` command's keys (`live.result_dict`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import httpx
+import pandas as pd
+from prometheus_client.samples import Sample
+
+from specmodel.errors import SpecModelError
+from specmodel.metrics import live, prom, promapi
+from specmodel.metrics import schemas as engines
+from specmodel.model.scenario import Scenario
+
+SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
+BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what snapshot_from_samples still needs
+CACHE_INFO = "vllm:cache_config_info"
+HISTORY_POINTS = 60  # points per instance in the E / concurrency chart
+
+
+def _catalogue() -> list[tuple[str, str]]:
+    """(metric, how it is reduced over the window) for every series the Live statistics read, for
+    every engine `specmodel.model.engines` knows (TensorRT-LLM under both of its prefixes)."""
+    out = engines.catalogue()
+    out[CACHE_INFO] = "info"
+    return sorted(out.items())
+
+
+def check_selector(selector: str) -> str:
+    """A label filter such as `job="vllm"` or `job=~"vllm-.*", namespace="prod"`, braces optional."""
+    text = (selector or "").strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1].strip()
+    if any(c in text for c in "{}[]\n"):
+        raise SpecModelError(f"label filter '{selector}' should be label matchers only, e.g. "
+                             'job="vllm" or job=~"vllm-.*"')
+    return text
+
+
+def fleet_promql(window: str, selector: str = "") -> str:
+    """The one query behind the fleet table and history: every series, reduced over `window`."""
+    promapi.parse_duration(window)
+    sel = check_selector(selector)
+    parts = []
+    for name, how in _catalogue():
+        series = f"{name}{{{sel}}}[{window}]"
+        if how == "increase":
+            expr = f"sum by ({BY}) (increase({series}))"
+        elif how == "avg":
+            expr = f"sum by ({BY}) (avg_over_time({series}))"
+        else:
+            expr = f"max by (job, instance, engine, num_gpu_blocks, block_size) (last_over_time({series}))"
+        parts.append(f'label_replace({expr}, "{SERIES_LABEL}", "{name}", "", "")')
+    parts.append(f'label_replace(max by (job, instance) (up{{{sel}}}), "{SERIES_LABEL}", "up", "", "")')
+    return "\nor ".join(parts)
+
+
+# --- from query results to the Live statistics -----------------------------------------------------
+
+def samples_of(rows: list[tuple[dict, float]]) -> list[Sample]:
+    """The (labels incl. SERIES_LABEL, value) rows of one instance as the samples its /metrics page
+    would give: named by SERIES_LABEL, without job and instance; NaN and infinite values left out."""
+    return [Sample(labels[SERIES_LABEL], {k: str(v) for k, v in sorted(labels.items())
+                                          if k not in (SERIES_LABEL, "job", "instance")}, value)
+            for labels, value in rows if math.isfinite(value)]
+
+
+def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: float,
+                         k: int | None = None) -> list[tuple[prom.Snapshot, prom.SpecWindow]]:
+    """(snapshot, window) per model an instance serves, from its reduced series (no `up` rows);
+    `k` overrides the inferred draft tokens per step (for vLLM V0, which may not reveal it)."""
+    if not any(engines.family(labels[SERIES_LABEL]) for labels, _ in rows):
+        return []
+    samples = samples_of(rows)
+    if not samples:
+        raise SpecModelError("every series of this instance is NaN or infinite over the window: check the "
+                             "server's /metrics")
+    first = prom.snapshot_from_samples(samples, at=at_s, k=k)
+    out = []
+    for model in first.model_names or (None,):
+        snap = first if model == first.model_name else prom.snapshot_from_samples(samples, model_name=model,
+                                                                                  at=at_s, k=k)
+        # Values are already increases over the window: against an all-zero snapshot one window
+        # earlier, window_between returns them unchanged and applies the per-engine conversions.
+        start = dataclasses.replace(snap, at=at_s - window_s, counters={k: 0.0 for k in snap.counters},
+                                    per_position=(0.0,) * len(snap.per_position), gauges={})
+        out.append((snap, prom.window_between(start, snap)))
+    return out
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One served model on one scrape target, over one window, held against the model."""
+
+    job: str
+    instance: str
+    up: bool | None  # Prometheus' `up` at the end of the window (None: not known)
+    snapshot: prom.Snapshot  # the window's increases and averages, as parsed (k source, model names)
+    stats: prom.LiveStats
+    verdict: live.LiveVerdict  # the model at this instance's concurrency, as on the Live page
+    last_error: str = ""
+
+    @property
+    def model_name(self) -> str | None:
+        return self.stats.model_name
+
+    @property
+    def loses(self) -> bool:
+        return self.verdict.measured and self.verdict.label == "loses"
+
+    def to_dict(self) -> dict:
+        """The `scrape` command's keys, plus instance, job, up, predicted_speedup and last_error."""
+        out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict)
+        del out["url"]
+        return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
+                **out, "predicted_speedup": out["speedup"], "last_error": self.last_error or None}
+
+
+@dataclass(frozen=True)
+class FleetReport:
+    instances: tuple[Instance, ...]
+    down: tuple[dict, ...]  # targets Prometheus reports down that have no data in the window
+    window: str
+    window_s: float
+    at_s: float
+    prometheus: str  # the server's URL as it may be shown
+    # Instances whose series could not be read (job, instance, reason): listed, never blanking the others.
+    problems: tuple[dict, ...] = ()
+
+    @property
+    def losing(self) -> tuple[Instance, ...]:
+        return tuple(i for i in self.instances if i.loses)
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame([i.to_dict() for i in self.instances])
+
+
+def select(frame: pd.DataFrame, models=(), jobs=(), like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Rows of a fleet table or history for the chosen models and jobs (none chosen: all), or for
+    the (job, instance, model_name) rows present in `like`."""
+    keep = pd.Series(True, index=frame.index)
+    if models:
+        keep &= frame["model_name"].isin(list(models))
+    if jobs:
+        keep &= frame["job"].isin(list(jobs))
+    if like is not None:
+        keys = set(zip(like["job"], like["instance"], like["model_name"]))
+        keep &= pd.Series([k in keys for k in zip(frame["job"], frame["instance"], frame["model_name"])],
+                          index=frame.index, dtype=bool)
+    return frame[keep]
+
+
+def notes(report: FleetReport, shown: pd.DataFrame | None = None) -> dict[str, list[str]]:
+    """What each instance's statistics and verdict could not say or assumed, by "instance (job)"."""
+    keys = None if shown is None else set(zip(shown["job"], shown["instance"], shown["model_name"]))
+    out: dict[str, list[str]] = {}
+    for i in report.instances:
+        if keys is not None and (i.job, i.instance, i.model_name) not in keys:
+            continue
+        lines = list(dict.fromkeys((*i.stats.notes, *i.verdict.notes)))
+        if lines:
+            out[f"{i.instance} ({i.job}, {i.model_name})"] = lines
+    return out
+
+
+def _group(samples) -> dict[tuple[str, str], list[tuple[dict, float]]]:
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for labels, value in samples:
+        groups[(labels.get("job", ""), labels.get("instance", ""))].append((labels, value))
+    return groups
+
+
+def _no_data(server: promapi.PromServer, window: str, selector: str, down: list[dict]) -> SpecModelError:
+    where = f" matching {{{selector}}}" if selector else ""
+    if down:
+        shown = "; ".join(f"{d['instance']} (job {d['job']}): {d['last_error'] or 'down'}" for d in down[:5])
+        return SpecModelError(f"Prometheus at {server.shown} has no {engines.SERVERS_IN_WORDS} series{where} in "
+                              f"the last {window}, and {len(down)} scrape target(s) are down: {shown}")
+    return SpecModelError(f"Prometheus at {server.shown} has no {engines.SERVERS_IN_WORDS} series{where} in the "
+                          f"last {window}: check that it scrapes your inference servers' /metrics (see "
+                          "docs/live-and-fleet.md, scrape config), the label filter, and the window")
+
+
+def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None) -> list[dict]:
+    """Targets whose `up` is 0, with Prometheus' last scrape error."""
+    down = [key for key, rows in rows_by_target.items()
+            if any(l[SERIES_LABEL] == "up" and v == 0 for l, v in rows)
+            and (relevant_jobs is None or key[0] in relevant_jobs)]
+    if not down:
+        return []
+    errors = {(t["job"], t["instance"]): t["last_error"] for t in promapi.targets(client, server)}
+    return [{"job": j, "instance": i, "last_error": errors.get((j, i), "")} for j, i in sorted(down)]
+
+
+def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
+          selector: str = "", at_s: float | None = None, k: int | None = None,
+          names: live.InputNames = live.COMMAND_LINE) -> FleetReport:
+    """Every instance's statistics over `window`, held against the model built on `base`
+    (whose α and k stand for instances with speculation off); `k` overrides inferred k; the
+    verdicts' notes name the inputs as `names` says."""
+    window_s = promapi.parse_duration(window)
+    at_s = time.time() if at_s is None else float(at_s)
+    sel = check_selector(selector)
+    samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
+    by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
+    instances, problems = [], []
+    for (job, inst), rows in sorted(by_target.items()):
+        up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
+        up = None if not up_values else bool(up_values[0] > 0)
+        try:  # one instance with impossible counters is listed with its reason; the others still show
+            found = []
+            for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
+                stats = prom.stats_from_window(w)
+                found.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base, names)))
+        except SpecModelError as exc:
+            problems.append({"job": job, "instance": inst, "reason": str(exc)})
+            continue
+        instances.extend(found)
+    jobs = {i.job for i in instances} | {p["job"] for p in problems}
+    down = _down_targets(client, server, by_target, None if sel else jobs)
+    if not instances:
+        if problems:
+            shown = "; ".join(f"{p['instance']} (job {p['job']}): {p['reason']}" for p in problems[:3])
+            raise SpecModelError(f"Prometheus at {server.shown}: no instance could be read ({len(problems)} with "
+                                 f"problems): {shown}")
+        raise _no_data(server, window, sel, down)
+    errors = {(d["job"], d["instance"]): d["last_error"] for d in down}
+    instances = [dataclasses.replace(i, last_error=errors.get((i.job, i.instance), "")) for i in instances]
+    seen = {(i.job, i.instance) for i in instances}
+    seen |= {(p["job"], p["instance"]) for p in problems}
+    return FleetReport(tuple(instances), tuple(d for d in down if (d["job"], d["instance"]) not in seen),
+                       window, window_s, at_s, server.shown, tuple(problems))
+
+
+def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m", span: str = "1h",
+            selector: str = "", end_s: float | None = None, points: int = HISTORY_POINTS) -> pd.DataFrame:
+    """E, running requests and generation tok/s per instance over the last `span`, each point a
+    `window` of increases: columns time, job, instance, model_name, server, tokens_per_step, running,
+    generation_tok_s."""
+    window_s = promapi.parse_duration(window)
+    span_s = promapi.parse_duration(span)
+    end_s = time.time() if end_s is None else float(end_s)
+    step_s = max(1.0, math.ceil(span_s / points))
+    series = promapi.query_range(client, server, fleet_promql(window, selector), end_s - span_s, end_s, step_s)
+    by_time: dict[tuple[str, str, float], list] = defaultdict(list)
+    for s in (s for s in series if SERIES_LABEL in s.labels):
+        for t, v in zip(s.times_s.tolist(), s.values.tolist()):
+            by_time[(s.labels.get("job", ""), s.labels.get("instance", ""), t)].append((s.labels, v))
+    records = []
+    for (job, inst, t), rows in sorted(by_time.items()):
+        try:
+            windows = windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, t)
+        except SpecModelError:
+            continue  # a point where the instance's series are incomplete: leave a gap
+        for _snap, w in windows:
+            st = prom.stats_from_window(w)
+            records.append({"time": pd.Timestamp(t, unit="s", tz="UTC"), "job": job, "instance": inst,
+                            "model_name": st.model_name, "server": st.server, "tokens_per_step": st.tokens_per_step,
+                            "running": st.running, "generation_tok_s": st.generation_tok_s})
+    columns = ["time", "job", "instance", "model_name", "server", "tokens_per_step", "running", "generation_tok_s"]
+    frame = pd.DataFrame(records, columns=columns)
+    return frame.astype({"tokens_per_step": float, "running": float, "generation_tok_s": float})
+

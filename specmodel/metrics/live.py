@@ -1,0 +1,324 @@
+"""A live measurement held against the model: the operating point, the verdict and k' ≤ k advice.
+
+    v = live_verdict(stats, base)     # stats: prom.LiveStats; base: the Scenario of the chosen presets
+
+The measured acceptance (the survival profile where the server gives one, else α) and the measured
+running requests replace the base scenario's α, k and concurrency; the model then says what
+speculation gives right now, what each k' ≤ k would give from the measured profile (positions past
+the first k' simply go unused, so E(k') = 1 + p_1 + … + p_k'), and where the crossover lies. When
+the server runs without speculation, the verdict is the model's prediction with the base
+scenario's α and k at the measured load.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from specmodel.errors import SpecModelError
+from specmodel.metrics import scrape
+from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
+from specmodel.metrics.schemas import ENGINES
+from specmodel.model import presets
+from specmodel.model.decide import summarize, tone_of
+from specmodel.model.scenario import Scenario, predict, with_changes
+from specmodel.notes import info, warnings_in
+
+HISTORY_CAP = 360  # points kept per session for the rolling chart
+
+
+@dataclass(frozen=True)
+class InputNames:
+    """How the verdict's notes name the inputs they point to. The defaults are the command line's
+    flags; a page passes the names of its own widgets."""
+
+    target: str = "--target"  # "the server serves A but --target is B"
+    choose_target: str = "give --target {model}"  # what to do about it, {model} the served model
+    assumed: str = "--alpha and --spec-k"  # where the assumed α and k come from
+
+
+COMMAND_LINE = InputNames()
+
+
+@dataclass(frozen=True)
+class KOption:
+    k: int
+    tokens_per_step: float
+    speedup: float
+
+
+@dataclass(frozen=True)
+class LiveVerdict:
+    label: str  # "pays off" | "borderline" | "loses" | "off" | "unknown"
+    text: str  # one sentence with the number
+    advice: str  # what to change now
+    concurrency: int  # the measured running requests the model is evaluated at
+    speedup: float | None  # model speedup with the measured acceptance at that concurrency
+    speedup_range: tuple[float, float] | None  # from the acceptance confidence interval
+    break_even_tokens_per_step: float | None  # E needed at that concurrency and k
+    k_options: tuple[KOption, ...]  # k' = 0..k with the measured profile
+    best_k: int | None
+    best_k_speedup: float | None
+    crossover_concurrency: int | None
+    scenario: Scenario  # what the model was evaluated on
+    measured: bool  # the acceptance was measured on the server (not the base scenario's)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def tone(self) -> str:
+        """How the headline reads (specmodel.notes.TONES): "off" and "unknown" are "neutral"."""
+        return tone_of(self.label)
+    def to_dict(self) -> dict:
+        return json_safe({
+            "label": self.label, "text": self.text, "advice": self.advice, "concurrency": self.concurrency,
+            "speedup": self.speedup, "speedup_range": self.speedup_range,
+            "break_even_tokens_per_step": self.break_even_tokens_per_step,
+            "k_options": [{"k": o.k, "tokens_per_step": round(o.tokens_per_step, 4),
+                           "speedup": round(o.speedup, 4)} for o in self.k_options],
+            "best_k": self.best_k, "best_k_speedup": self.best_k_speedup,
+            "crossover_concurrency": self.crossover_concurrency, "measured": self.measured,
+            "model": {"gpu": self.scenario.gpu, "target": self.scenario.target, "method": self.scenario.method,
+                      "draft": self.scenario.draft, "tp": self.scenario.tp,
+                      "context_len": self.scenario.context_len},
+            "notes": list(self.notes),
+        })
+
+
+def measured_concurrency(stats: LiveStats) -> int:
+    """Running requests in the window, rounded, at least 1 (an idle server is placed at batch 1)."""
+    running = stats.running
+    if running is None or not math.isfinite(running):
+        return 1
+    return max(1, int(round(running)))
+
+
+def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
+    """The base scenario with the measured acceptance, k and concurrency put in."""
+    b = measured_concurrency(stats)
+    if not stats.measured or not stats.k:
+        return with_changes(base, concurrency=b)
+    if stats.survival is not None and len(stats.survival) == stats.k:
+        return with_changes(base, k=stats.k, survival=tuple(stats.survival), alpha=float(stats.alpha),
+                            concurrency=b)
+    return with_changes(base, k=stats.k, survival=None, alpha=float(stats.alpha), concurrency=b)
+
+
+def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
+    if not stats.model_name:
+        return None
+    try:
+        served = presets.find_model(stats.model_name).name
+    except SpecModelError:
+        return info(f"the server serves '{stats.model_name}', which has no preset: the model uses "
+                    f"{base.target} ({names.target})")
+    if served != base.target:
+        return info(f"the server serves {served} but {names.target} is {base.target}: "
+                    f"{names.choose_target.format(model=served)} for a matched prediction")
+    return None
+
+
+def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_LINE) -> LiveVerdict:
+    """Place the window's measurement on the model and say what to do right now; the notes name
+    the inputs as `names` says (the command line's flags by default)."""
+    s = live_scenario(stats, base)
+    b = s.concurrency
+    notes = [n for n in (_model_note(stats, base, names),) if n]
+    if stats.running is None:
+        notes.append(info("the server reports no running-requests gauge: placed at batch 1"))
+    elif stats.running < 0.5:
+        notes.append(info("no requests were running in the window: the operating point is placed at batch 1"))
+
+    if not stats.measured:
+        if s.k == 0:
+            raise SpecModelError("the base scenario has k = 0: choose k ≥ 1 to see what speculation would do")
+        summary = summarize(s, k_max=max(s.k, 1))
+        p = summary.prediction
+        speed = float(p.speedup)
+        why = ("speculation is off on this server" if not stats.spec_enabled
+               else "acceptance could not be measured in this window")
+        text = (f"{why}; the model predicts k = {s.k} at α = {s.alpha:.2f} would give {speed:.2f}x "
+                f"at batch {b}")
+        if summary.best_k == 0:
+            advice = f"keep it off at batch {b}: no k pays at this load"
+        else:
+            advice = f"try k = {summary.best_k} ({summary.best_k_speedup:.2f}x predicted at batch {b})"
+            if summary.crossover_concurrency is not None and summary.crossover_concurrency >= 1:
+                advice += f", off above batch {summary.crossover_concurrency}"
+        notes.append(info(f"α = {s.alpha:.2f} and k = {s.k} are assumed ({names.assumed}), not measured on "
+                          "this server"))
+        return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
+                           _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
+                           summary.crossover_concurrency, s, False, tuple(notes))
+
+    k = int(stats.k)
+    summary = summarize(s, k_max=k)  # best k among 0..k: k' ≤ k needs no extrapolation
+    ks = np.arange(0, k + 1)
+    grid = predict(s, k=ks)
+    speeds = np.asarray(grid.speedup, dtype=float)
+    tokens = np.asarray(grid.tokens_per_step, dtype=float)
+    options = tuple(KOption(int(kk), float(t), 1.0 if kk == 0 else float(v))
+                    for kk, t, v in zip(ks, tokens, speeds))
+    p = summary.prediction
+    speed = float(p.speedup)
+    rng = None
+    if stats.alpha_ci is not None:
+        lo_hi = np.asarray(predict(s, alpha=np.asarray(stats.alpha_ci)).speedup, dtype=float)
+        rng = (float(np.min(lo_hi)), float(np.max(lo_hi)))
+    v = summary.verdict
+    text = (f"{v.text} at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with k = {k} "
+            f"(break-even {float(p.break_even_tokens_per_step):.2f})")
+    if rng is not None and (rng[0] < 1.0 <= rng[1] or rng[0] <= 1.0 < rng[1]):
+        notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
+    if stats.survival is None:
+        notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
+    return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
+                       summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
+                       tuple(notes))
+
+
+def _finite_or_none(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def history_point(stats: LiveStats, at: float, verdict: LiveVerdict | None = None) -> dict:
+    """One row of the rolling chart: time, E with its interval, load, throughput, model speedup."""
+    ci = stats.tokens_per_step_ci
+    return {"at": float(at), "tokens_per_step": stats.tokens_per_step,
+            "tokens_per_step_lo": ci[0] if ci else None, "tokens_per_step_hi": ci[1] if ci else None,
+            "running": stats.running, "waiting": stats.waiting, "generation_tok_s": stats.generation_tok_s,
+            "kv_usage": stats.kv_usage, "speedup": verdict.speedup if verdict and verdict.measured else None}
+
+
+def append_history(history: list, point: dict, cap: int = HISTORY_CAP) -> list:
+    """The history with the point added, keeping only the newest `cap` points."""
+    return (list(history) + [point])[-cap:]
+
+
+def scrape_once(url: str, interval_s: float, user: str = "", password: str = "", token: str = "",
+                model_name: str | None = None, k: int | None = None) -> Snapshot:
+    """One scrape of a server's /metrics, with the time limits of a page scraping every `interval_s`;
+    user and password for basic auth, token for a bearer token (empty: none)."""
+    policy = scrape.ScrapePolicy.for_interval(interval_s)
+    with scrape.make_client(policy) as client:
+        return scrape.scrape_snapshot(client, scrape.with_credentials(url.strip(), user, password), token=token or None,
+                                      policy=policy, model_name=model_name, k=k)
+
+
+def window_stats(snapshots: list, window: str) -> tuple[LiveStats, int]:
+    """The statistics of the named window (see WINDOWS) ending at the last snapshot, and how many
+    scrape intervals it spans."""
+    start = window_start(snapshots, window)
+    return stats_from_window(window_over(snapshots[start:])), len(snapshots) - start - 1
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """What one page session has seen of one server: its snapshots (the newest `cap`), the
+    rolling chart's points, and the model the first scrape chose (later scrapes stay on it)."""
+
+    key: tuple = ()  # what the session watches (a URL and k, or the recording)
+    snapshots: tuple[Snapshot, ...] = ()
+    history: tuple[dict, ...] = ()
+    first_model: str | None = None
+    cap: int = HISTORY_CAP
+
+    def watching(self, key: tuple) -> LiveSession:
+        """This session if it watches `key`, else a new one for it (another server: a new history)."""
+        return self if key == self.key else LiveSession(key, cap=self.cap)
+
+    @property
+    def model_names(self) -> list[str]:
+        """The models the server serves, as its latest scrape lists them."""
+        return list(self.snapshots[-1].model_names) if self.snapshots else []
+
+    @property
+    def first_model_index(self) -> int:
+        """Where the first scrape's model stands in model_names (0 if it is gone)."""
+        names = self.model_names
+        return names.index(self.first_model) if self.first_model in names else 0
+
+    def with_snapshot(self, snap: Snapshot) -> LiveSession:
+        """The session with `snap` added. A snapshot of another server or model starts the
+        snapshots and the chart over: its counters are not comparable with the earlier ones."""
+        last = self.snapshots[-1] if self.snapshots else None
+        fresh = last is not None and (snap.server != last.server or snap.model_name != last.model_name)
+        kept = () if fresh else self.snapshots
+        return replace(self, snapshots=(*kept, snap)[-self.cap:], history=() if fresh else self.history,
+                       first_model=snap.model_name if self.first_model is None else self.first_model)
+
+    def with_latest_point(self) -> LiveSession:
+        """The session with the latest scrape interval added to the chart, unless it is there already."""
+        last = self.snapshots[-1]
+        if self.history and self.history[-1]["at"] == last.at:
+            return self
+        point = history_point(stats_from_window(window_over(self.snapshots[-2:])), last.at)
+        return replace(self, history=tuple(append_history(self.history, point, self.cap)))
+
+
+WINDOWS = {"last interval": None, "1 min": 60.0, "5 min": 300.0, "15 min": 900.0, "session": float("inf")}
+
+
+def window_start(snapshots: list, window: str) -> int:
+    """Index of the first snapshot of the named window (see WINDOWS) ending at the last snapshot."""
+    if window not in WINDOWS:
+        raise SpecModelError(f"unknown window '{window}'; choose one of: {', '.join(WINDOWS)}")
+    n = len(snapshots)
+    if n < 2:
+        return 0
+    span = WINDOWS[window]
+    if span is None:
+        return n - 2
+    last = snapshots[-1].at
+    start = n - 2
+    while start > 0 and last - snapshots[start].at < span:
+        start -= 1
+    return start
+
+
+def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict) -> dict:
+    """The public JSON of one measurement: `scrape --json`, and each instance of `fleet --json`.
+
+    url is the address asked for, last the window's later snapshot (where the metrics were found,
+    the model names and where k came from), stats the window's statistics, verdict the model's
+    judgement. The keys are a stable interface: add keys, never rename or drop one.
+    """
+    st, vd = stats.to_dict(), verdict.to_dict()
+    return {
+        "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
+        "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
+        "spec_enabled": stats.spec_enabled, "measured": stats.measured, "source": stats.source,
+        "window_s": round(stats.window_s, 3),
+        "tokens_per_step": st["tokens_per_step"], "tokens_per_step_ci": st["tokens_per_step_ci"],
+        "alpha": st["alpha"], "alpha_ci": st["alpha_ci"],
+        "per_position": st["survival"], "per_position_ci": st["survival_ci"],
+        "conditional_acceptance": st["conditional"],
+        "draft_acceptance_rate": st["draft_acceptance_rate"],
+        "draft_acceptance_rate_ci": st["draft_acceptance_rate_ci"],
+        "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
+        "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
+        "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
+        "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
+        "kv_capacity_tokens": st["kv_capacity_tokens"],
+        "verdict": verdict.label, "verdict_text": verdict.text, "advice": verdict.advice,
+        "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
+        "concurrency": verdict.concurrency, "best_k": verdict.best_k,
+        "k_options": vd["k_options"], "model": vd["model"],
+        "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),
+        "warnings": warnings_in((*stats.notes, *verdict.notes)),
+        "metrics_url": scrape.display_url(last.source_url or url),
+        "engine": _engine_label(stats.server),
+    }
+
+
+def _engine_label(server: str) -> str:
+    return ENGINES[server].label if server in ENGINES else server.removeprefix("other:") + " (vLLM's counter schema)"
+
+
+def _found_at(url: str, last) -> list[str]:
+    if not last.source_url or last.source_url == url:
+        return []
+    return [info(f"the metrics were found at {scrape.display_url(last.source_url)}: {scrape.display_url(url)} had "
+                 "none (TensorRT-LLM's trtllm-serve answers JSON iteration stats at /metrics)")]

@@ -1,0 +1,611 @@
+"""Prometheus text of an inference server -> Snapshot; two snapshots -> windowed spec-decode statistics.
+
+Stable API (the Live page, the `scrape` command and the Fleet view build on exactly these):
+
+    parse_snapshot(text, model_name=None, at=None, k=None) -> Snapshot
+        One scrape of a vLLM V1, vLLM V0 or SGLang `/metrics` page. Parsed with prometheus_client's
+        parser; `*_created` samples are never counted; series are summed over `engine` (data
+        parallel) and SGLang's per-rank duplicates are dropped; `model_name` picks one model when the
+        server exposes several (default: the one that generated most tokens; all are listed in
+        `Snapshot.model_names`). `k` overrides the inferred number of draft tokens per step.
+    snapshot_from_samples(samples, model_name=None, at=None, k=None) -> Snapshot
+        The same from prometheus_client `Sample`s already at hand (the Fleet view builds them from
+        PromQL answers), with no text in between.
+    window_between(a, b) -> SpecWindow
+        Counter increases from snapshot a to the later snapshot b (a counter that went down was
+        reset, and counts from zero, as Prometheus' rate() does), gauges averaged over the two.
+    window_over(snapshots) -> SpecWindow
+        The window from the first to the last of several snapshots in time order: the sum of the
+        increases between neighbours (so a restart anywhere inside is handled, as increase() does).
+    SpecWindow
+        A plain record of one window: counter increases and gauge values, nothing scrape-specific.
+        Build it from Prometheus increase()/avg_over_time() results just as well.
+    stats_from_window(w) -> LiveStats
+        E, α, per-position survival and conditional acceptance, draft acceptance rate, Wilson
+        intervals, generation tok/s, load, KV-cache usage and block budget. Never raises for an idle
+        or speculation-free window: the statistics it cannot give are None and `LiveStats.notes`
+        says why. Raises SpecModelError only for impossible input (negative counts, window ≤ 0 s).
+    wilson_interval(successes, trials, z=1.96) -> (lo, hi)
+
+Server kinds (`Snapshot.server`): "vllm-v1", "vllm-v0", "sglang". Conversions (DESIGN.md,
+"Acceptance numbers"):
+
+    vLLM V1   E = 1 + Δaccepted / Δdrafts,  p_{i+1} = Δaccepted_per_pos[i] / Δdrafts,
+              k = 1 + largest `position` label.
+    vLLM V0   its spec-decode counters over-count (the reference sample's note), so E comes from the
+              gauge spec_decode_efficiency: E = eff · (k + 1); k from the lifetime ratio
+              emitted / draft_tokens = E / k, which the over-counting scales away.
+    SGLang    counter form: Δdrafts = Δspec_verify_calls, E = (Δgeneration_tokens − Δrequests) /
+              Δspec_verify_calls (each request's first token comes from prefill, not from a verify
+              step; this reproduces the gauge in the reference sample, 2.74); otherwise the gauge
+              spec_accept_length, which already counts the bonus token. k = spec_num_steps.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
+
+from specmodel.errors import SpecModelError
+from specmodel.limits import MAX_K
+from specmodel.metrics import schemas as engines
+from specmodel.model import acceptance
+from specmodel.notes import Note, info, warning
+
+SERVERS = engines.SERVERS  # engines known by name; one writing vLLM's schema under another prefix is "other:<prefix>"
+
+
+# Canonical name -> sample name per server kind (kept for callers that list the series read).
+_COUNTERS = {kind: {canon: e.prefixes[0] + suffix for canon, suffix in e.counters.items()}
+             for kind, e in engines.ENGINES.items()}
+_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+_GAUGES = {kind: {canon: (e.prefixes[0] + suffix, how) for canon, (suffix, how) in e.gauges.items()}
+           for kind, e in engines.ENGINES.items()}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One scrape, reduced to the numbers the statistics need (engines summed, one model)."""
+
+    server: str  # "vllm-v1" | "vllm-v0" | "sglang"
+    model_name: str | None
+    model_names: tuple[str, ...]  # every model_name the server exposes
+    at: float  # seconds (wall clock of the scrape, or as given)
+    k: int | None  # draft tokens per step; None when speculation is off or k is unknown
+    k_source: str  # where k came from, in words
+    spec_enabled: bool  # the server exposes speculative-decoding metrics
+    counters: dict[str, float] = field(default_factory=dict)  # canonical name -> lifetime value
+    per_position: tuple[float, ...] = ()  # lifetime accepted tokens at draft position 0..k-1 (vLLM V1)
+    gauges: dict[str, float] = field(default_factory=dict)  # canonical name -> value now
+    num_gpu_blocks: int | None = None  # vllm:cache_config_info (summed over engines)
+    block_size: int | None = None  # tokens per KV-cache block
+    engines: int = 1
+    source_url: str | None = None  # where it was scraped from, when that was not the URL given
+
+
+@dataclass(frozen=True)
+class SpecWindow:
+    """Counter increases and gauge values over one window of `window_s` seconds.
+
+    Counts are increases (None: the server does not expose that counter). Gauges are averages over
+    the window (None: not exposed). `gauge_tokens_per_step` / `gauge_draft_acceptance_rate` carry
+    an engine's own windowed average where it has no counters (vLLM V0, SGLang without counters).
+    """
+
+    server: str
+    k: int | None
+    window_s: float
+    model_name: str | None = None
+    spec_enabled: bool = True
+    drafts: float | None = None  # verify steps that carried drafts, per sequence
+    draft_tokens: float | None = None
+    accepted: float | None = None  # accepted draft tokens (bonus token not included)
+    per_position: tuple[float, ...] | None = None  # drafts with position i accepted, i = 0..k-1
+    generation_tokens: float | None = None
+    running: float | None = None
+    waiting: float | None = None
+    kv_usage: float | None = None  # fraction of the KV cache in use, 0..1
+    gauge_tokens_per_step: float | None = None
+    gauge_draft_acceptance_rate: float | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    counter_reset: bool = False  # a counter went down inside the window (server restarted)
+    k_source: str = ""
+
+
+@dataclass(frozen=True)
+class LiveStats:
+    """What one window says about speculation on that server. None = not measurable here."""
+
+    server: str
+    model_name: str | None
+    k: int | None
+    window_s: float
+    spec_enabled: bool
+    tokens_per_step: float | None  # E, bonus token included (vLLM's mean acceptance length)
+    tokens_per_step_ci: tuple[float, float] | None
+    alpha: float | None  # constant per-token α giving E at this k
+    alpha_ci: tuple[float, float] | None
+    survival: tuple[float, ...] | None  # p_i = P(at least i drafts accepted), i = 1..k
+    survival_ci: tuple[tuple[float, float], ...] | None
+    conditional: tuple[float, ...] | None  # P(position i accepted | i − 1 accepted)
+    draft_acceptance_rate: float | None  # accepted / draft tokens: (E − 1) / k, not α
+    draft_acceptance_rate_ci: tuple[float, float] | None
+    drafts: float | None  # drafts in the window (the sample size behind the intervals)
+    generation_tokens: float | None
+    generation_tok_s: float | None
+    running: float | None
+    waiting: float | None
+    kv_usage: float | None
+    num_gpu_blocks: int | None
+    block_size: int | None
+    kv_capacity_tokens: int | None  # num_gpu_blocks · block_size
+    source: str  # which numbers E came from
+    notes: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        """True when this window gives a tokens-per-step figure."""
+        return self.tokens_per_step is not None
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["measured"] = self.measured
+        return json_safe(out)
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+def _families(text: str):
+    if not isinstance(text, str) or not text.strip():
+        raise SpecModelError("the response is empty, not Prometheus metrics text: check the URL path "
+                             "(usually /metrics)")
+    head = text.lstrip()[:200].lower()
+    if head.startswith("<") or "<html" in head:
+        raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
+                             "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
+    try:
+        return list(text_string_to_metric_families(text))
+    except (ValueError, TypeError, IndexError, KeyError, RecursionError):
+        # The parser's message quotes the offending line: never show it (the URL may be any internal
+        # page, and its content is not ours to display). Say where, and what kind of line it is.
+        raise SpecModelError(f"the response is not Prometheus metrics text ({_bad_line(text)}): check that "
+                             "the URL is the server's /metrics endpoint") from None
+
+
+def _bad_line(text: str) -> str:
+    """Where the text stops being metrics text, without quoting it: 'line 3 is not a metric sample'."""
+    sample = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?\s+(\S+)(?:\s+(-?\d+(?:\.\d+)?))?$")
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = sample.match(stripped)
+        try:
+            float(m.group(1)) if m else float("x")
+        except ValueError:
+            return f"line {number} is not a metric sample"
+    return "its samples could not be read"
+
+
+def _keep(server: str, labels: dict[str, str]) -> bool:
+    """Drop duplicate series: SGLang exports the same scheduler gauges from every TP/PP rank."""
+    if server == "sglang":
+        return labels.get("tp_rank", "0") == "0" and labels.get("pp_rank", "0") == "0"
+    return True
+
+
+def _by_position(samples, label: str) -> tuple[float, ...]:
+    counts: dict[int, float] = defaultdict(float)
+    for s in samples:
+        try:
+            position = int(s.labels[label])
+        except (KeyError, ValueError):
+            continue
+        if not 0 <= position < MAX_K:  # the tuple below is as long as the largest label: bound it
+            raise SpecModelError(f"a per-position series has {label}=\"{position}\", so k would be "
+                                 f"{position + 1:,}; this tool handles k up to {MAX_K}: check the server")
+        counts[position] += s.value
+    return tuple(counts.get(i, 0.0) for i in range(max(counts) + 1)) if counts else ()
+
+
+def parse_snapshot(text: str, model_name: str | None = None, at: float | None = None,
+                   k: int | None = None) -> Snapshot:
+    """Parse one scrape. Raises SpecModelError for text that is not the metrics of an inference server
+    this module knows (see `specmodel.model.engines`), or for a `model_name` the server does not expose.
+
+    >>> snap = parse_snapshot('# TYPE vllm:spec_decode_num_drafts_total counter\\n'
+    ...     'vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10\\n'
+    ...     'vllm:spec_decode_num_drafts_total{engine="1",model_name="m"} 5\\n'
+    ...     'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 8\\n'
+    ...     'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 4\\n',
+    ...     at=0.0)
+    >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position, snap.engines
+    ('vllm-v1', 2, 15.0, (8.0, 4.0), 2)
+    """
+    return snapshot_from_samples([s for fam in _families(text) for s in fam.samples],
+                                 model_name=model_name, at=at, k=k)
+
+
+def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = None, at: float | None = None,
+                          k: int | None = None) -> Snapshot:
+    """The snapshot of samples already at hand, as `parse_snapshot` makes it from text: prometheus_client
+    `Sample`s (name, labels as strings, value), e.g. built from PromQL answers (the Fleet view).
+    `*_created` samples are never counted.
+
+    >>> snap = snapshot_from_samples([
+    ...     Sample("vllm:spec_decode_num_drafts_total", {"model_name": "m"}, 10.0),
+    ...     Sample("vllm:spec_decode_num_accepted_tokens_per_pos_total", {"model_name": "m", "position": "0"}, 8.0),
+    ...     Sample("vllm:spec_decode_num_accepted_tokens_per_pos_total", {"model_name": "m", "position": "1"}, 4.0)],
+    ...     at=0.0)
+    >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position
+    ('vllm-v1', 2, 10.0, (8.0, 4.0))
+    """
+    samples = [s for s in samples if not s.name.endswith("_created")]
+    names = {s.name for s in samples}
+    engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
+    server = engine.server
+    ours = [s for s in samples if s.name.startswith(prefix) and _keep(server, s.labels)]
+
+    # model_name: list them; choose the requested one or the busiest.
+    gen_name = prefix + engine.counters.get(engine.generation, "")
+    tokens_by_model: dict[str, float] = defaultdict(float)
+    for s in ours:
+        if "model_name" in s.labels:
+            tokens_by_model[s.labels["model_name"]] += s.value if s.name == gen_name else 0.0
+    models = tuple(sorted(tokens_by_model))
+    if model_name is not None:
+        if models and model_name not in tokens_by_model:
+            raise SpecModelError(f"model '{model_name}' is not served here; this server exposes: "
+                                 + ", ".join(models))
+        chosen = model_name
+    elif models:
+        chosen = max(models, key=lambda m: (tokens_by_model[m], m == models[0]))
+    else:
+        chosen = None
+    if chosen is not None:
+        ours = [s for s in ours if s.labels.get("model_name", chosen) == chosen]
+
+    by_name: dict[str, list] = defaultdict(list)
+    for s in ours:
+        by_name[s.name].append(s)
+    engines_seen = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
+
+    counters = {}
+    for canon, suffix in engine.counters.items():
+        # prometheus_client's parser names a counter sample written without `_total` (TGI) `..._total`.
+        for name in (prefix + suffix, prefix + suffix + "_total"):
+            if name in by_name:
+                counters[canon] = float(sum(s.value for s in by_name[name]))
+                break
+    per_position = ()
+    if engine.per_position:
+        per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
+    if engine.schema == "trtllm":
+        counters, per_position = _trtllm_counters(counters, per_position, by_name, prefix, engine)
+
+    gauges: dict[str, float] = {}
+    for canon, (suffix, how) in engine.gauges.items():
+        values = [s.value for s in by_name.get(prefix + suffix, []) if math.isfinite(s.value)]
+        if values:
+            gauges[canon] = float(sum(values) if how == "sum" else sum(values) / len(values))
+
+    blocks, block_size = None, None
+    if server == "vllm-v1":
+        for s in by_name.get("vllm:cache_config_info", []):
+            try:
+                blocks = (blocks or 0) + int(s.labels["num_gpu_blocks"])
+                block_size = int(s.labels["block_size"])
+            except (KeyError, ValueError):
+                continue
+
+    spec = _spec_enabled(engine, counters, per_position, gauges)
+    k_found, k_source = _infer_k(engine, counters, per_position, gauges) if spec else (None, "speculation off")
+    if k is not None:
+        k_found, k_source = acceptance.check_k(k), "given"
+    return Snapshot(server=server, model_name=chosen, model_names=models,
+                    at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
+                    spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
+                    num_gpu_blocks=blocks, block_size=block_size, engines=engines_seen)
+
+
+def _trtllm_counters(counters: dict, accepted_by_pos: tuple, by_name: dict, prefix: str,
+                     engine: engines.Engine) -> tuple[dict, tuple]:
+    """TensorRT-LLM counts drafted and accepted tokens per `token_position` and has no drafts counter:
+    every draft drafts position 0, so drafts = drafted[0]; accepted = Σ accepted[i]; and since a token is
+    accepted only after every earlier one, accepted[i] counts the drafts with at least i + 1 accepted."""
+    drafted = _by_position(by_name.get(prefix + engine.drafted_per_position[0], []), engine.drafted_per_position[1])
+    out = {name: v for name, v in counters.items() if name == "generation_tokens"}
+    if drafted:
+        out["drafts"] = drafted[0]
+        out["draft_tokens"] = float(sum(drafted))
+        out["accepted"] = float(sum(accepted_by_pos))
+        width = len(drafted)
+        return out, tuple(accepted_by_pos[i] if i < len(accepted_by_pos) else 0.0 for i in range(width))
+    # Only the iteration totals (older builds): drafts are known once k is (draft tokens / k).
+    if "draft_tokens_total" in counters:
+        out["draft_tokens"] = counters["draft_tokens_total"]
+    if "accepted_total" in counters:
+        out["accepted"] = counters["accepted_total"]
+    return out, ()
+
+
+def _spec_enabled(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> bool:
+    if engine.schema in ("counts", "trtllm"):
+        return any(name in counters for name in ("drafts", "draft_tokens")) or bool(per_position)
+    if engine.schema == "vllm-v0":
+        return "efficiency" in gauges or "draft_tokens" in counters
+    if engine.schema == "tgi":
+        return "steps" in counters
+    return "accept_length" in gauges or "verify_calls" in counters or "num_steps" in gauges
+
+
+def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> tuple[int | None, str]:
+    if engine.schema in ("counts", "trtllm"):
+        label = engine.per_position[1] if engine.per_position else "position"
+        if per_position:
+            return len(per_position), f"1 + largest {label} label"
+        drafts, tokens = counters.get("drafts", 0.0), counters.get("draft_tokens", 0.0)
+        if drafts > 0 and tokens > 0:
+            return max(1, round(tokens / drafts)), "draft tokens / drafts"
+        if engine.schema == "trtllm":
+            return None, "unknown: this TensorRT-LLM build exposes no per-position counters; give k"
+        return None, "unknown until drafts are made"
+    if engine.schema == "tgi":
+        return None, engine.k_hint
+    if engine.schema == "sglang":
+        steps = gauges.get("num_steps")
+        if steps and steps >= 1:
+            return int(round(steps)), "sglang:spec_num_steps"
+        return None, engine.k_hint
+    eff, emitted, tokens = gauges.get("efficiency"), counters.get("emitted"), counters.get("draft_tokens")
+    if eff and emitted and tokens and emitted / tokens > eff:  # emitted/draft_tokens = E/k, eff = E/(k+1)
+        estimate = 1.0 / (emitted / tokens / eff - 1.0)
+        # Lifetime counters against the last interval's gauge: trust only a near-whole answer.
+        if estimate >= 0.8 and abs(estimate - round(estimate)) <= 0.2:
+            return max(1, round(estimate)), "emitted / draft tokens vs efficiency"
+    return None, engine.k_hint
+
+
+# --- windows -------------------------------------------------------------------------------------
+
+def _increase(before: float | None, after: float | None) -> tuple[float | None, bool]:
+    """Prometheus increase() over two samples: a counter that went down restarted from zero."""
+    if after is None:
+        return None, False
+    if before is None:
+        return None, False
+    if after < before:
+        return after, True
+    return after - before, False
+
+
+def _mean(a: float | None, b: float | None) -> float | None:
+    vals = [v for v in (a, b) if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
+    """The window from snapshot a to the later snapshot b of the same server and model."""
+    if a.server != b.server:
+        raise SpecModelError(f"the server changed between scrapes ({a.server} then {b.server}): "
+                             "is the URL load-balanced across different servers?")
+    if a.model_name != b.model_name:
+        raise SpecModelError(f"the model changed between scrapes ({a.model_name} then {b.model_name}): "
+                             "choose one model name")
+    window_s = b.at - a.at
+    if not window_s > 0:
+        raise SpecModelError(f"the second scrape must be later than the first (window {window_s:g} s)")
+    reset = False
+    inc: dict[str, float | None] = {}
+    for name in set(a.counters) | set(b.counters):
+        inc[name], went_down = _increase(a.counters.get(name), b.counters.get(name))
+        reset |= went_down
+    per_position = None
+    if b.per_position:
+        before = a.per_position + (0.0,) * (len(b.per_position) - len(a.per_position))
+        pairs = [_increase(x, y) for x, y in zip(before, b.per_position)]
+        per_position = tuple(v for v, _ in pairs)
+        reset |= any(r for _, r in pairs)
+    k = b.k if b.k is not None else a.k
+    k_source = b.k_source if b.k is not None else a.k_source
+
+    drafts = draft_tokens = accepted = gauge_e = None
+    gauge_rate = b.gauges.get("draft_acceptance_rate")
+    schema = engines.schema_of(b.server)
+    if schema in ("counts", "trtllm"):
+        drafts, draft_tokens, accepted = inc.get("drafts"), inc.get("draft_tokens"), inc.get("accepted")
+        if drafts is None and draft_tokens is not None and k:  # TensorRT-LLM builds without per-position counters
+            drafts = draft_tokens / k
+    elif schema == "vllm-v0":
+        eff = b.gauges.get("efficiency")
+        if eff is not None and k is not None:
+            gauge_e = eff * (k + 1)
+    elif schema == "tgi":
+        # One observation per generation step of each request, its first (prefill) step included: those
+        # kept 0 extra tokens, so take them out of the count (one per request started in the window).
+        steps, requests, accepted = inc.get("steps"), inc.get("requests"), inc.get("accepted")
+        if steps is not None:
+            drafts = steps - requests if requests is not None and 0 <= requests < steps else steps
+            draft_tokens = drafts * k if k else None
+    else:
+        drafts = inc.get("verify_calls")
+        gen, req = inc.get("generation_tokens"), inc.get("requests") or 0.0
+        if drafts is not None and gen is not None:
+            accepted = max(0.0, gen - req - drafts) if drafts > 0 else 0.0
+            draft_tokens = drafts * k if k else None
+        gauge_e = b.gauges.get("accept_length")
+    return SpecWindow(
+        server=b.server, k=k, window_s=window_s, model_name=b.model_name, spec_enabled=b.spec_enabled,
+        drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, per_position=per_position,
+        generation_tokens=inc.get("generation_tokens"),
+        running=_mean(a.gauges.get("running"), b.gauges.get("running")),
+        waiting=_mean(a.gauges.get("waiting"), b.gauges.get("waiting")),
+        kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
+        gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
+        num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source)
+
+
+def window_over(snapshots) -> SpecWindow:
+    """One window spanning snapshots taken in time order, summing neighbour-to-neighbour increases."""
+    snaps = list(snapshots)
+    if len(snaps) < 2:
+        raise SpecModelError("a window needs two scrapes: wait for the next one")
+    parts = [window_between(a, b) for a, b in zip(snaps, snaps[1:])]
+    last = parts[-1]
+
+    def total(name):
+        values = [getattr(p, name) for p in parts]
+        return None if any(v is None for v in values) else float(sum(values))
+
+    per_position = None
+    if all(p.per_position is not None for p in parts):
+        width = max(len(p.per_position) for p in parts)
+        per_position = tuple(float(sum(p.per_position[i] if i < len(p.per_position) else 0.0 for p in parts))
+                             for i in range(width))
+
+    def mean(name):
+        values = [getattr(p, name) for p in parts if getattr(p, name) is not None]
+        return sum(values) / len(values) if values else None
+
+    return SpecWindow(
+        server=last.server, k=last.k, window_s=snaps[-1].at - snaps[0].at, model_name=last.model_name,
+        spec_enabled=last.spec_enabled, drafts=total("drafts"), draft_tokens=total("draft_tokens"),
+        accepted=total("accepted"), per_position=per_position, generation_tokens=total("generation_tokens"),
+        running=mean("running"), waiting=mean("waiting"), kv_usage=mean("kv_usage"),
+        gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
+        num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
+        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source)
+
+
+# --- statistics ----------------------------------------------------------------------------------
+
+def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95 % for z = 1.96).
+
+    >>> tuple(round(x, 4) for x in wilson_interval(80, 100))
+    (0.7112, 0.8666)
+    """
+    if not trials > 0:
+        raise SpecModelError("a confidence interval needs at least one trial")
+    p = min(max(successes / trials, 0.0), 1.0)
+    denom = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _check_count(name: str, value: float | None) -> None:
+    if value is not None and (not math.isfinite(value) or value < 0):
+        raise SpecModelError(f"{name} in the window must be a count ≥ 0, got {value}")
+
+
+_SOURCES = {  # where E came from, by counter schema
+    "counts": "accepted / drafts counters",
+    "trtllm": "accepted per token_position / drafted at position 0 counters",
+    "sglang": "(generation tokens − requests) / verify calls counters",
+    "tgi": "tgi_request_skipped_tokens: 1 + sum / (count − tgi_request_count)",
+}
+
+
+def stats_from_window(w: SpecWindow) -> LiveStats:
+    """Statistics of one window. See the module docstring for the conversions used."""
+    if not (w.window_s is not None and math.isfinite(w.window_s) and w.window_s > 0):
+        raise SpecModelError(f"the window must last more than 0 s, got {w.window_s}")
+    for name in ("drafts", "draft_tokens", "accepted", "generation_tokens", "running", "waiting"):
+        _check_count(name, getattr(w, name))
+    for i, v in enumerate(w.per_position or ()):
+        _check_count(f"accepted tokens at position {i}", v)
+    notes: list[Note] = []
+    if w.counter_reset:
+        notes.append(warning("a counter went down between the scrapes, so the server restarted: this window "
+                             "counts from zero after the restart (as Prometheus rate() does); check the server's "
+                             "uptime if that was unexpected"))
+    k = None if w.k is None else acceptance.check_k(w.k)  # k = 0 or a fraction: refused, not divided by
+    e = e_ci = rate = rate_ci = None
+    survival = survival_ci = conditional = None
+    source = "none"
+    if not w.spec_enabled:
+        notes.append(warning("speculative decoding is off on this server (no speculative-decoding metrics): "
+                             "load and throughput are measured, the model predicts what speculation would do"))
+    elif w.drafts is not None and w.accepted is not None:
+        if w.drafts <= 0:
+            notes.append(warning(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
+                                 "unknown: the server is idle or decoding nothing; send traffic or widen the window"))
+        elif k is None:
+            e_k_free = 1.0 + w.accepted / w.drafts
+            notes.append(info(f"k (draft tokens per step) is unknown ({w.k_source or 'not exposed'}), so the measured "
+                              f"E = {e_k_free:.3f} tokens per step cannot be placed on the model: give k"))
+        else:
+            n = w.drafts
+            e = 1.0 + w.accepted / n
+            if e > k + 1 + 1e-6:
+                raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {k} "
+                                     "per draft: the counters do not belong together")
+            e = min(e, k + 1.0)
+            rate = (e - 1.0) / k
+            # Tokens within one draft are correlated, so count each draft as one trial: conservative.
+            rate_ci = wilson_interval(rate * n, n)
+            e_ci = (1.0 + k * rate_ci[0], 1.0 + k * rate_ci[1])
+            source = _SOURCES.get(engines.schema_of(w.server), "accepted / drafts counters")
+            if w.per_position and len(w.per_position) == k:
+                p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
+                p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
+                survival = tuple(float(x) for x in p)
+                survival_ci = tuple(wilson_interval(x * n, n) for x in p)
+                conditional = tuple(float(x) for x in acceptance.conditional_acceptance(p))
+    elif w.gauge_tokens_per_step is not None and k is not None:
+        e = min(max(float(w.gauge_tokens_per_step), 1.0), k + 1.0)
+        rate = (e - 1.0) / k
+        source = {"vllm-v0": "vllm:spec_decode_efficiency gauge · (k + 1)",
+                  "sglang": "sglang:spec_accept_length gauge"}.get(w.server, "engine gauge")
+        notes.append(info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
+                          "size, so no confidence interval"))
+    elif k is None:
+        notes.append(info("k (draft tokens per step) is unknown for this server, so acceptance cannot be "
+                          f"computed: give k ({w.k_source or 'not exposed'})"))
+    else:
+        notes.append(info("the server exposes speculative-decoding metrics but none that give acceptance "
+                          "in this window"))
+    engine = engines.ENGINES.get(w.server)
+    if w.spec_enabled and engine is not None:
+        # Before the window's own notes: the last note is the one a caller shows when E is missing.
+        unknown_k = [engine.k_unknown] if k is None and engine.k_unknown else []
+        notes[0:0] = [info(n) for n in (*unknown_k, *engine.cannot_know)]
+    alpha = alpha_ci = None
+    if e is not None:
+        alpha = float(acceptance.alpha_from_tokens_per_step(e, k))
+        if e_ci is not None:
+            alpha_ci = tuple(float(acceptance.alpha_from_tokens_per_step(x, k)) for x in e_ci)
+    gen_tok_s = None if w.generation_tokens is None else w.generation_tokens / w.window_s
+    capacity = (w.num_gpu_blocks * w.block_size
+                if w.num_gpu_blocks is not None and w.block_size is not None else None)
+    return LiveStats(
+        server=w.server, model_name=w.model_name, k=k, window_s=float(w.window_s), spec_enabled=w.spec_enabled,
+        tokens_per_step=e, tokens_per_step_ci=e_ci, alpha=alpha, alpha_ci=alpha_ci, survival=survival,
+        survival_ci=survival_ci, conditional=conditional, draft_acceptance_rate=rate,
+        draft_acceptance_rate_ci=rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
+        generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
+        num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
+        source=source, notes=tuple(notes))
+
+
+def json_safe(obj):
+    """JSON-safe copy: NaN/inf -> None, tuples -> lists."""
+    if isinstance(obj, dict):
+        return {key: json_safe(v) for key, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, np.generic):
+        return json_safe(obj.item())
+    return obj

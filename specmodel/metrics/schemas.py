@@ -1,0 +1,255 @@
+"""Which inference engine wrote a `/metrics` page, keyed on its speculative-decoding counter schema.
+
+Engines name the same counters differently, and several now copy vLLM's schema under their own
+prefix. So an engine is recognised by the *shape* of its spec-decode series (the suffixes and the
+per-position label), and the prefix in front of them says which engine it is:
+
+| schema        | series (suffixes after the prefix)                                   | engines (prefix)                     |
+|---------------|----------------------------------------------------------------------|--------------------------------------|
+| vLLM counters | spec_decode_num_{drafts,draft_tokens,accepted_tokens}_total,          | vLLM V1 `vllm:`, llama.cpp           |
+|               | spec_decode_num_accepted_tokens_per_pos_total{position}              | `llamacpp:`, lmdeploy `lmdeploy:`,   |
+|               |                                                                      | any other prefix (reported as such)  |
+| TensorRT-LLM  | spec_decode_{drafted,accepted}_tokens_total{token_position},         | `trtllm_` (trtllm-serve), `trtllm:`  |
+|               | spec_decode_num_{draft,accepted}_tokens_total                        | (NVIDIA Dynamo)                      |
+| SGLang        | spec_verify_calls_total, spec_accept_length                           | `sglang:`                            |
+| TGI           | request_skipped_tokens (summary: _sum, _count), request_count        | `tgi_`                               |
+| vLLM V0       | spec_decode_efficiency, spec_decode_num_emitted_tokens_total          | `vllm:`                              |
+
+Sources (metric names as each engine's code writes them):
+- vLLM V1: vllm/v1/spec_decode/metrics.py (SpecDecodingProm).
+- llama.cpp server: tools/server `server_task_result_metrics::to_metrics()` (counters
+  `llamacpp:spec_decode_num_*_total`, `..._per_pos_total{position}`, gauges `requests_processing`,
+  `requests_deferred`).
+- lmdeploy: lmdeploy/metrics/loggers.py (github.com/InternLM/lmdeploy, commit 1263d5c).
+- TensorRT-LLM: tensorrt_llm/metrics/collector.py (MetricsCollector, prefix `trtllm_`, per-position
+  counters labelled `token_position`); tensorrt_llm/serve/openai_server.py mounts them at
+  `/prometheus/metrics` (its `/metrics` answers JSON iteration stats). Dynamo re-exports them as `trtllm:`.
+- TGI: docs/source/reference/metrics.md and backends/v3/src/backend.rs (github.com/huggingface/
+  text-generation-inference, commit db931fc): `tgi_request_skipped_tokens` records n − 1 for every
+  generation step of every request, where n tokens came out of the step.
+
+`detect(names)` returns the engine and the prefix in use, or raises SpecModelError naming what it
+looked for (or, for a page mixing two engines, both of them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specmodel.errors import SpecModelError
+
+
+@dataclass(frozen=True)
+class Engine:
+    """How one engine names what the statistics need. Names are suffixes after the prefix."""
+
+    server: str  # the id in JSON ("vllm-v1", "llamacpp", ...)
+    label: str  # for people
+    prefixes: tuple[str, ...]
+    schema: str  # "counts" (vLLM's counters), "trtllm", "sglang", "tgi", "vllm-v0"
+    counters: dict[str, str] = field(default_factory=dict)  # canonical -> suffix (samples keep _total)
+    gauges: dict[str, tuple[str, str]] = field(default_factory=dict)  # canonical -> (suffix, "sum"|"mean")
+    per_position: tuple[str, str] | None = None  # (suffix, label) of accepted tokens per draft position
+    drafted_per_position: tuple[str, str] | None = None  # TensorRT-LLM: drafted tokens per position
+    generation: str = "generation_tokens"  # canonical counter that measures generated tokens
+    k_hint: str = ""  # where k comes from when the engine does not expose it
+    cannot_know: tuple[str, ...] = ()  # what this engine's metrics do not reveal, in words
+    k_unknown: str = ""  # said (before cannot_know) only while k is not known from elsewhere
+
+    def names(self, prefix: str | None = None) -> dict[str, str]:
+        """Every full sample name this engine's statistics read -> how a window reduces it."""
+        out: dict[str, str] = {}
+        for p in ((prefix,) if prefix else self.prefixes):
+            out.update({p + s: "increase" for s in self.counters.values()})
+            for pos in (self.per_position, self.drafted_per_position):
+                if pos:
+                    out[p + pos[0]] = "increase"
+            out.update({p + s: "avg" for s, _how in self.gauges.values()})
+        return out
+
+
+_VLLM_COUNTS = {
+    "drafts": "spec_decode_num_drafts_total",
+    "draft_tokens": "spec_decode_num_draft_tokens_total",
+    "accepted": "spec_decode_num_accepted_tokens_total",
+}
+_PER_POS = ("spec_decode_num_accepted_tokens_per_pos_total", "position")
+
+ENGINES: dict[str, Engine] = {e.server: e for e in (
+    Engine("vllm-v1", "vLLM (V1 engine)", ("vllm:",), "counts",
+           counters={**_VLLM_COUNTS, "generation_tokens": "generation_tokens_total"},
+           gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
+                   "kv_usage": ("kv_cache_usage_perc", "mean")},
+           per_position=_PER_POS),
+    Engine("vllm-v0", "vLLM (V0 engine)", ("vllm:",), "vllm-v0",
+           # Kept for k inference only: V0 over-counts them (cumulative totals added every interval).
+           counters={"draft_tokens": "spec_decode_num_draft_tokens_total",
+                     "accepted": "spec_decode_num_accepted_tokens_total",
+                     "emitted": "spec_decode_num_emitted_tokens_total",
+                     "generation_tokens": "generation_tokens_total"},
+           gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
+                   "kv_usage": ("gpu_cache_usage_perc", "mean"),
+                   "efficiency": ("spec_decode_efficiency", "mean"),
+                   "draft_acceptance_rate": ("spec_decode_draft_acceptance_rate", "mean")},
+           k_hint="unknown: give k (vLLM V0 does not expose it)"),
+    Engine("sglang", "SGLang", ("sglang:",), "sglang",
+           counters={"verify_calls": "spec_verify_calls_total", "requests": "num_requests_total",
+                     "generation_tokens": "generation_tokens_total"},
+           gauges={"running": ("num_running_reqs", "sum"), "waiting": ("num_queue_reqs", "sum"),
+                   "kv_usage": ("token_usage", "mean"), "accept_length": ("spec_accept_length", "mean"),
+                   "draft_acceptance_rate": ("spec_accept_rate", "mean"), "num_steps": ("spec_num_steps", "mean"),
+                   "gen_throughput": ("gen_throughput", "sum")},
+           k_hint="unknown (no sglang:spec_num_steps)"),
+    Engine("llamacpp", "llama.cpp server", ("llamacpp:",), "counts",
+           counters={**_VLLM_COUNTS, "generation_tokens": "tokens_predicted_total"},
+           gauges={"running": ("requests_processing", "sum"), "waiting": ("requests_deferred", "sum"),
+                   "kv_usage": ("kv_cache_usage_ratio", "mean")},
+           per_position=_PER_POS),
+    Engine("lmdeploy", "lmdeploy", ("lmdeploy:",), "counts",
+           counters={**_VLLM_COUNTS, "generation_tokens": "generation_tokens_total"},
+           gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
+                   "kv_usage": ("gpu_cache_usage_perc", "mean")},
+           per_position=_PER_POS),
+    Engine("trtllm", "TensorRT-LLM", ("trtllm_", "trtllm:"), "trtllm",
+           counters={"draft_tokens_total": "spec_decode_num_draft_tokens_total",
+                     "accepted_total": "spec_decode_num_accepted_tokens_total",
+                     "generation_tokens": "generation_tokens_total"},
+           gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
+                   "kv_usage": ("kv_cache_utilization", "mean")},
+           per_position=("spec_decode_accepted_tokens_total", "token_position"),
+           drafted_per_position=("spec_decode_drafted_tokens_total", "token_position")),
+    Engine("tgi", "Hugging Face TGI", ("tgi_",), "tgi",
+           counters={"steps": "request_skipped_tokens_count", "accepted": "request_skipped_tokens_sum",
+                     "requests": "request_count", "generation_tokens": "request_generated_tokens_sum"},
+           gauges={"running": ("batch_current_size", "sum"), "waiting": ("queue_size", "sum")},
+           k_hint="not exposed by TGI (it is the server's --speculate N): give k",
+           k_unknown="k (the server's --speculate N) is not in TGI's metrics: give it",
+           cannot_know=("per-position acceptance: TGI records only how many extra tokens each step kept "
+                        "(tgi_request_skipped_tokens), so k' < k assumes a constant per-token α",
+                        "generation steps are counted per request including each request's first (prefill) "
+                        "step, so E = 1 + Δsum / (Δcount − Δtgi_request_count)")),
+)}
+SERVERS = tuple(ENGINES)
+# The servers whose /metrics the Live and Fleet statistics read, for messages and help texts.
+SERVERS_IN_WORDS = "vLLM (V1 or V0), SGLang, TensorRT-LLM, Hugging Face TGI, llama.cpp or lmdeploy"
+
+# What each schema is recognised by: (engine, suffix) probes, most specific first.
+_SPEC_PROBES = (
+    ("trtllm", "spec_decode_drafted_tokens_total"), ("trtllm", "spec_decode_accepted_tokens_total"),
+    ("trtllm", "spec_decode_num_draft_tokens_total"),
+    ("counts", "spec_decode_num_drafts_total"), ("counts", "spec_decode_num_accepted_tokens_per_pos_total"),
+    ("sglang", "spec_verify_calls_total"), ("sglang", "spec_accept_length"),
+    ("tgi", "request_skipped_tokens_count"), ("tgi", "request_skipped_tokens_sum"),
+    ("vllm-v0", "spec_decode_efficiency"), ("vllm-v0", "spec_decode_num_emitted_tokens_total"),
+)
+_COUNTS_BY_PREFIX = {"vllm:": "vllm-v1", "llamacpp:": "llamacpp", "lmdeploy:": "lmdeploy"}
+_FAMILIES = {"vllm:": "vllm", "sglang:": "sglang", "llamacpp:": "llamacpp", "lmdeploy:": "lmdeploy",
+             "trtllm_": "trtllm", "trtllm:": "trtllm", "tgi_": "tgi"}
+_FAMILY_LABEL = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "lmdeploy": "lmdeploy",
+                 "trtllm": "TensorRT-LLM", "tgi": "TGI"}
+
+LOOKED_FOR = ("vllm:spec_decode_num_drafts_total (vLLM V1; the same counters as llamacpp:… for llama.cpp and "
+              "lmdeploy:… for lmdeploy), trtllm_spec_decode_drafted_tokens_total{token_position} (TensorRT-LLM, "
+              "also trtllm:…; trtllm-serve serves them at /prometheus/metrics), sglang:spec_verify_calls_total "
+              "or sglang:spec_accept_length (SGLang), tgi_request_skipped_tokens (TGI), "
+              "vllm:spec_decode_efficiency (vLLM V0), or any vllm:, sglang:, llamacpp:, lmdeploy:, trtllm_ or "
+              "tgi_ series (speculation off)")
+
+
+def generic(prefix: str) -> Engine:
+    """An engine we do not know by name that writes vLLM's counter schema under its own prefix."""
+    name = prefix.rstrip(":_") or prefix
+    base = ENGINES["vllm-v1"]
+    return Engine(f"other:{name}", f"'{name}' (vLLM's counter schema)", (prefix,), "counts",
+                  counters=dict(_VLLM_COUNTS), gauges={g: base.gauges[g] for g in ("running", "waiting")},
+                  per_position=_PER_POS)
+
+
+def schema_of(server: str) -> str:
+    """The counter schema of a server id ("counts" for an engine known only by its vLLM-schema prefix)."""
+    if server in ENGINES:
+        return ENGINES[server].schema
+    return "counts" if str(server).startswith("other:") else "counts"
+
+
+def family(name: str) -> str | None:
+    """The engine family a sample name belongs to, by prefix (None: not an inference engine's)."""
+    for prefix, fam in _FAMILIES.items():
+        if name.startswith(prefix):
+            return fam
+    return None
+
+
+def _spec_hits(names: set[str]) -> list[tuple[str, str]]:
+    """(schema, prefix) of every spec-decode series present."""
+    hits = []
+    for name in names:
+        for schema, suffix in _SPEC_PROBES:
+            if name.endswith(suffix):
+                prefix = name[: -len(suffix)]
+                if schema in ("counts", "trtllm") and not prefix:
+                    continue
+                if schema == "trtllm" and prefix not in ("trtllm_", "trtllm:"):
+                    continue  # vLLM-schema engines have spec_decode_num_draft_tokens_total too
+                if schema == "sglang" and prefix != "sglang:":
+                    continue
+                if schema == "tgi" and prefix != "tgi_":
+                    continue
+                if schema == "vllm-v0" and prefix != "vllm:":
+                    continue
+                hits.append((schema, prefix))
+                break
+    return hits
+
+
+def detect(names: set[str], labels_have_engine: bool = False) -> tuple[Engine, str]:
+    """(engine, prefix) of the metrics page whose sample names are `names`."""
+    hits = set(_spec_hits(names))
+    families = {f for f in map(family, names) if f}
+    spec_families = {family(p) or f"other:{p}" for _s, p in hits}
+    kinds = spec_families | families
+    if len(kinds) > 1:
+        def count(kind: str) -> int:
+            if kind.startswith("other:"):
+                return sum(1 for n in names if n.startswith(kind.removeprefix("other:")))
+            return sum(1 for n in names if family(n) == kind)
+
+        shown = ", ".join(f"{_FAMILY_LABEL.get(k, k.removeprefix('other:'))} ({count(k)} series)" for k in sorted(kinds))
+        raise SpecModelError(f"this response mixes the metrics of {len(kinds)} engines: {shown}; is the URL "
+                             "load-balanced across different servers, or an exporter that merges several? Point it "
+                             "at one inference server's own metrics endpoint")
+    schemas = {s for s, _p in hits}
+    if "trtllm" in schemas:
+        prefix = next(p for s, p in sorted(hits) if s == "trtllm")
+        return ENGINES["trtllm"], prefix
+    if "counts" in schemas:
+        prefix = next(p for s, p in sorted(hits) if s == "counts")
+        return (ENGINES[_COUNTS_BY_PREFIX[prefix]] if prefix in _COUNTS_BY_PREFIX else generic(prefix)), prefix
+    if "sglang" in schemas or "sglang" in families:
+        return ENGINES["sglang"], "sglang:"
+    if "tgi" in schemas or "tgi" in families:
+        return ENGINES["tgi"], "tgi_"
+    if "vllm-v0" in schemas:
+        return ENGINES["vllm-v0"], "vllm:"
+    if "vllm" in families:
+        if "vllm:gpu_cache_usage_perc" in names and "vllm:kv_cache_usage_perc" not in names and not labels_have_engine:
+            return ENGINES["vllm-v0"], "vllm:"
+        return ENGINES["vllm-v1"], "vllm:"
+    for fam, server in (("llamacpp", "llamacpp"), ("lmdeploy", "lmdeploy")):
+        if fam in families:
+            return ENGINES[server], f"{fam}:"
+    if "trtllm" in families:
+        prefix = "trtllm:" if any(n.startswith("trtllm:") for n in names) else "trtllm_"
+        return ENGINES["trtllm"], prefix
+    raise SpecModelError(
+        f"no inference-server metrics in this response ({len(names)} metric names): looked for {LOOKED_FOR}. "
+        "Point the URL at the inference server's own metrics endpoint (for TensorRT-LLM: /prometheus/metrics, "
+        "with return_perf_metrics on), not at another exporter")
+
+
+def catalogue() -> dict[str, str]:
+    """Every sample name any engine's statistics read -> "increase" or "avg" (for PromQL over a fleet)."""
+    out: dict[str, str] = {}
+    for engine in ENGINES.values():
+        out.update(engine.names())
+    return dict(sorted(out.items()))

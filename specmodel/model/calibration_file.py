@@ -1,0 +1,105 @@
+"""Calibration files: the fitted parameters written by `runs --calibrate --save-calibration` and the
+Past runs page, read back by every command's `--calibration` and the page's upload; every value
+checked against the one bounds table (parameters.PARAMETERS). Light on purpose: reading a
+calibration needs neither the fit (scipy) nor the run readers (pandas).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from specmodel.errors import SpecModelError
+from specmodel.model.parameters import PARAMETERS
+from specmodel.model.roofline import Efficiency
+
+
+def check_parameters(values: dict, where: str) -> Efficiency:
+    """An Efficiency from name -> value, every value checked against PARAMETERS' hard bounds;
+    SpecModelError naming `where` and the field otherwise (unknown names too)."""
+    known = Efficiency().as_dict()
+    clean = {}
+    for name, value in values.items():
+        if name not in known:
+            raise SpecModelError(f"{where}: '{name}' is not a model parameter; known: {', '.join(known)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise SpecModelError(f"{where}: '{name}' must be a finite number, got {value!r}")
+        bound = PARAMETERS.get(name)
+        if bound is not None and not bound.lo <= value <= bound.hi:
+            raise SpecModelError(f"{where}: '{name}' = {value:g} is outside its allowed range "
+                                 f"[{bound.lo:g}, {bound.hi:g}] ({bound.words})")
+        if bound is None and value <= 0:
+            raise SpecModelError(f"{where}: '{name}' must be > 0, got {value:g}")
+        clean[name] = float(value)
+    return replace(Efficiency(), **clean)
+
+
+def outside_physical(eff: Efficiency, names=None) -> tuple[str, ...]:
+    """Parameters whose value lies outside the range real systems reach."""
+    return tuple(n for n in (names or PARAMETERS)
+                 if not PARAMETERS[n].physical_lo <= getattr(eff, n) <= PARAMETERS[n].physical_hi)
+
+
+CALIBRATION_FORMAT = "specmodel-calibration"
+CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined the parameters
+
+
+def save_calibration(cal, path: str) -> None:
+    """Write a calibrate.Calibration (its to_file()) atomically: nothing half-written on failure."""
+    import json
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(cal.to_file(), f, indent=2, allow_nan=False)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise SpecModelError(f"cannot write the calibration to {path}: {exc.strerror or exc}; choose a path "
+                             "in a folder that exists and that you may write to") from None
+
+
+def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
+    """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
+    `where` and the field when it is not one, is from another version or has impossible values."""
+    import json
+
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        raise SpecModelError(f"{where}: not a JSON calibration file (write one with "
+                             "`runs FILE --calibrate --save-calibration {where}`)") from None
+    if isinstance(doc, dict) and "format" not in doc and isinstance(doc.get("calibration"), dict):
+        # the JSON of `runs --calibrate --json`: its calibration object's parameters
+        params = doc["calibration"].get("parameters")
+        if isinstance(params, dict):
+            return check_parameters(params, f"{where}, field 'calibration.parameters'"), doc
+    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
+        raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
+                             f"'{CALIBRATION_FORMAT}')")
+    version = doc.get("version")
+    if version != CALIBRATION_VERSION:
+        raise SpecModelError(f"{where}: calibration file version {version!r}, this specmodel reads version "
+                             f"{CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate --save-calibration`")
+    params = doc.get("parameters")
+    if not isinstance(params, dict):
+        raise SpecModelError(f"{where}: field 'parameters' must be an object of parameter -> number")
+    return check_parameters(params, f"{where}, field 'parameters'"), doc
+
+
+def load_calibration(path: str) -> tuple[Efficiency, dict]:
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise SpecModelError(f"{path}: no such calibration file")
+        if p.stat().st_size > 1_000_000:
+            raise SpecModelError(f"{path}: larger than 1 MB, not a calibration file")
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecModelError(f"{path}: cannot read the calibration file ({exc})") from None
+    return calibration_from_json(text, path)

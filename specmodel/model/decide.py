@@ -1,0 +1,218 @@
+"""Decisions built on predict(): the best k, the crossover batch, vLLM-style per-batch schedules,
+the verdict in words (one vocabulary for pages, CLI and reports), the band and the Summary a
+reviewer reads off one scenario."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from specmodel.errors import SpecModelError
+from specmodel.model.memory import speculation_does_not_fit
+from specmodel.model.roofline import Efficiency
+from specmodel.model.scenario import Prediction, Scenario, predict
+from specmodel.notes import info
+
+BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
+MAX_CROSSOVER_BATCH = 4096
+K_MAX = 8
+
+
+def best_k(s: Scenario, k_max: int = K_MAX, concurrency=None):
+    """(best k in 0..k_max, its speedup) at the scenario's concurrency (or an array of them).
+    k = 0 means speculation off (speedup 1); ties go to the smaller k."""
+    ks = np.arange(0, k_max + 1)
+    b = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
+    grid = np.asarray(predict(s, k=ks[:, None], concurrency=np.atleast_1d(b)[None, :]).speedup, dtype=float)
+    grid = np.nan_to_num(grid, nan=0.0)
+    grid[0] = 1.0
+    idx = np.argmax(grid > grid.max(axis=0) - 1e-12, axis=0)  # first (smallest) k reaching the max
+    best = ks[idx]
+    speed = grid[idx, np.arange(grid.shape[1])]
+    if b.ndim == 0:
+        return int(best[0]), float(speed[0])
+    return best, speed
+
+
+def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MAX_CROSSOVER_BATCH) -> int | None:
+    """Largest batch B such that speculation does not lose (speedup ≥ 1) at any batch up to B.
+
+    None when it never loses up to max_batch; 0 when it loses already at one sequence.
+    """
+    kk = s.k if k is None else k
+    if kk == 0:
+        return None
+    # The first losing batch, looked for in the first 512 batches before the rest (most scenarios
+    # lose early: an eighth of the work); the same answer as one pass over all of them.
+    for first, last in ((1, min(512, max_batch)), (513, max_batch)):
+        if first > last:
+            break
+        batches = np.arange(first, last + 1)
+        speed = np.asarray(predict(s, k=kk, concurrency=batches).speedup, dtype=float)
+        losing = np.flatnonzero(~(speed >= 1.0))
+        if losing.size:
+            return int(batches[losing[0]] - 1)
+    return None
+
+
+def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> list[list[int]]:
+    """vLLM's `num_speculative_tokens_per_batch_size`: [[min_batch, max_batch, k], ...], the best k
+    for every batch size in 1..max_batch, merged into ranges (k = 0: speculation off)."""
+    batches = np.arange(1, max_batch + 1)
+    best, _ = best_k(s, k_max, concurrency=batches)
+    ranges: list[list[int]] = []
+    for b, kb in zip(batches.tolist(), best.tolist()):
+        if ranges and ranges[-1][2] == kb:
+            ranges[-1][1] = b
+        else:
+            ranges.append([b, b, kb])
+    return ranges
+
+
+# A verdict's label -> how its headline reads (specmodel.notes.TONES); any other label is "neutral".
+TONE_OF_LABEL = {"pays off": "good", "borderline": "caution", "loses": "bad"}
+
+
+def tone_of(label: str) -> str:
+    """The tone of a verdict label: "pays off" reads good, "borderline" caution, "loses" bad,
+    anything else ("off", "unknown") neutral."""
+    return TONE_OF_LABEL.get(label, "neutral")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    label: str  # "pays off" | "borderline" | "loses" | "off"
+    text: str  # one sentence with the number
+    advice: str  # what to deploy
+
+    @property
+    def tone(self) -> str:
+        return tone_of(self.label)
+
+
+def off_above(schedule: list[list[int]]) -> int | None:
+    """The batch size above which the schedule turns speculation off for good (None if it never
+    does within the schedule's range; 0 if it is off from batch 1)."""
+    if not schedule or schedule[-1][2] != 0:
+        return None
+    return schedule[-1][0] - 1
+
+
+def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None, k: int,
+            concurrency: int, spec_fits: bool = True, off_above_k: int | None = None) -> Verdict:
+    """Words for a speedup, and the advice that follows from the best k here and the batch size
+    above which the best k is 0 (from k_schedule; `off_above_k` is the schedule's k just below it)."""
+    best_k_value, best_speed = best
+    if not spec_fits:
+        return Verdict("loses", "loses: the draft and its KV cache do not fit beside the target",
+                       "turn speculation off, or use n-gram or a smaller draft, or a GPU with more memory")
+    if k == 0:
+        label, text = "off", "speculation is off (k = 0)"
+    elif speedup >= 1 + BORDERLINE:
+        label, text = "pays off", f"pays off: {speedup:.2f}x"
+    elif speedup >= 1 - BORDERLINE:
+        label, text = "borderline", f"borderline: {speedup:.2f}x, within run-to-run noise"
+    else:
+        label, text = "loses", f"loses: {speedup:.2f}x"
+    parts = []
+    if best_k_value == 0:
+        parts.append(f"turn speculation off at batch {concurrency}")
+    elif best_k_value != k and best_speed > max(speedup, 1.0) + 1e-3:
+        verb = "lower" if best_k_value < k else "raise"
+        parts.append(f"{verb} k to {best_k_value} ({best_speed:.2f}x)")
+    elif k > 0:
+        parts.append(f"keep k = {k}")
+    if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:
+        # Name the k this batch belongs to: it is the schedule's last k, not necessarily the chosen
+        # one (whose own crossover may be far lower).
+        parts.append(f"turn it off above batch {off_above_batch}"
+                     + (f", where k = {off_above_k} stops paying" if off_above_k else ""))
+    return Verdict(label, text, "; ".join(parts))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Everything a reviewer reads off one scenario (scalars), for the CLI and the pages."""
+
+    scenario: Scenario
+    prediction: Prediction
+    best_k: int
+    best_k_speedup: float
+    crossover_concurrency: int | None
+    schedule: list[list[int]]
+    verdict: Verdict
+    notes: tuple[str, ...]
+    band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
+
+    @property
+    def uncertain(self) -> bool:
+        """True when the band straddles 1.0: the data leave open whether speculation pays off."""
+        return self.band is not None and self.band[0] < 1.0 < self.band[1] and self.scenario.k > 0
+
+
+def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
+    """Predict the scenario and derive best k, crossover, schedule, verdict and notes.
+
+    >>> v = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)).verdict
+    >>> v.label, v.text
+    ('pays off', 'pays off: 1.70x')
+    """
+    p = predict(s)
+    best = best_k(s, max(k_max, s.k))
+    cross = crossover_concurrency(s)
+    spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
+    schedule = k_schedule(s, max(k_max, s.k))
+    last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
+    v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits, last_k)
+    if not spec_fits:  # name the real cause for this method and the closest setting that fits
+        why = speculation_does_not_fit(s.gpu, s.tp, s.target, s.context_len, s.method, s.k, s.draft,
+                                       s.weight_dtype, s.kv_dtype)
+        if why is not None:
+            v = Verdict(v.label, f"{v.label}: {why}", why.closest)
+    notes = []  # all "info": the queue shows in the throughput, and the tail is how the model extends a profile
+    if s.k > 0 and p.spec.batch < s.concurrency:
+        notes.append(info(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
+                          f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue"))
+    if p.plain.batch < s.concurrency:
+        notes.append(info(f"without speculation only {int(p.plain.max_concurrency)} sequences fit; "
+                          f"{int(s.concurrency - p.plain.batch)} of {s.concurrency} wait in the queue"))
+    if s.survival is not None and s.k > len(s.survival):
+        notes.append(info(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
+                          "positions past it use a geometric tail fitted to the profile"))
+    band = speedup_band(s, speedup=float(p.speedup))
+    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band)
+    if summary.uncertain:
+        v = replace(v, text=f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x")
+        summary = replace(summary, verdict=v)
+    return summary
+
+
+# The spread the published runs leave open in the parameters no single run pins: engine overheads
+# within ×0.6-×1.6 of the preset, and achieved FLOPS ±0.1 (GEMMs reach 0.55-0.75 of peak by shape).
+BAND_OVERHEAD_SCALE = (0.6, 1.6)
+BAND_ETA_FLOPS = 0.1
+
+
+def speedup_band(s: Scenario, alpha_range: tuple[float, float] | None = None,
+                 speedup: float | None = None) -> tuple[float, float]:
+    """(low, high) predicted speedup over the parameters the data leave open: engine overheads and
+    achieved FLOPS around the scenario's values, the default parameters when the scenario carries
+    calibrated ones, and an acceptance interval when one is given (e.g. from counter totals).
+    `speedup`: the scenario's own prediction when already known (saves predicting it again)."""
+    eff = s.efficiency
+    variants = [replace(eff, overhead_scale=eff.overhead_scale * f) for f in BAND_OVERHEAD_SCALE]
+    variants += [replace(eff, eta_flops=min(1.0, max(0.05, eff.eta_flops + d))) for d in (-BAND_ETA_FLOPS, BAND_ETA_FLOPS)]
+    if eff != Efficiency():
+        variants.append(Efficiency())
+    values = [float(predict(s).speedup) if speedup is None else float(speedup)]
+    for e in variants:
+        try:
+            values.append(float(predict(replace(s, efficiency=e)).speedup))
+        except SpecModelError:
+            continue
+    if alpha_range is not None and s.survival is None:
+        for a in alpha_range:
+            values.append(float(predict(s, alpha=a).speedup))
+    values = [v for v in values if np.isfinite(v)]
+    return (min(values), max(values)) if values else (float("nan"), float("nan"))

@@ -1,0 +1,243 @@
+"""scenario.summarize() for many runs of one setup at once: vectorised, for files of 200,000 runs.
+
+A setup is everything of a Scenario except α, k and concurrency (GPU, models, method, timings,
+calibration). `summarize_many(setup, alpha, k, concurrency)` returns, per run, what summarize()
+gives for it: the prediction, best k, crossover batch, the batch above which the per-batch
+schedule turns speculation off, the advice and the uncertainty band.
+
+It rests on one property of the model: at a given k and batch, α changes only the tokens per
+step T (E after the proposal rate), so speedup(α, k, B) = T(α, k) · R(k, B) with R free of α.
+Best k, crossover and schedule for thousands of distinct α then need R once per setup (a k × batch
+grid) and multiplications. The property is checked on every call (R at two α must agree); where
+it fails, as it would for a model in which α changes step times, every run goes through
+summarize() one by one. tests/test_grouped.py compares both paths on the sample files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from specmodel.errors import SpecModelError
+from specmodel.model.decide import BAND_ETA_FLOPS, BAND_OVERHEAD_SCALE, K_MAX, MAX_CROSSOVER_BATCH, off_above, summarize, verdict
+from specmodel.model.roofline import Efficiency
+from specmodel.model.scenario import Scenario, predict, with_changes
+
+SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
+_CHUNK_ELEMENTS = 2_000_000  # schedule grid elements per numpy operation (memory stays ~ 16 MB)
+_PROBE_ALPHAS = (0.5, 0.9)
+_PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])
+
+FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
+          "spec_tok_s", "best_k", "best_k_speedup", "crossover", "off_above", "advice", "speedup_low",
+          "speedup_high", "uncertain", "error")
+
+
+def setup_of(s: Scenario) -> Scenario:
+    """The setup a scenario belongs to: its α, k and concurrency set to fixed values (k = 0 skips
+    the per-k checks, which summarize_many makes per run)."""
+    return with_changes(s, alpha=0.5, k=0, concurrency=1)
+
+
+def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -> dict[str, list]:
+    """Per run (α[i], k[i], concurrency[i]) on `setup`: the FIELDS, as lists. `error` holds the
+    message summarize() raised for a run (its other fields None). A survival profile in the setup
+    is used for every run (α is then ignored), as in summarize()."""
+    alpha = np.asarray(alpha, dtype=float).reshape(-1)
+    k = np.asarray(k, dtype=float).reshape(-1)
+    conc = np.asarray(concurrency, dtype=float).reshape(-1)
+    n = len(k)
+    out: dict[str, list] = {f: [None] * n for f in FIELDS}
+    ok = _valid_runs(setup, alpha, k, conc)
+    k_grid = np.maximum(k_max, np.where(ok, k, 0)).astype(int)
+    for kk in np.unique(k_grid[ok]):
+        idx = np.flatnonzero(ok & (k_grid == kk))
+        try:
+            part = _vectorised(setup, alpha[idx], k[idx].astype(int), conc[idx].astype(int), int(kk))
+        except _NotFactorable:
+            part = None
+        except SpecModelError as exc:  # the setup itself refused (nothing fits): summarize() says the same
+            _one(setup, alpha[idx[0]], k[idx[0]], conc[idx[0]], k_max, out, idx[0])
+            part = {"error": [str(exc)] * len(idx)} if out["error"][idx[0]] == str(exc) else None
+        if part is None:
+            ok[idx] = False
+            continue
+        for f, values in part.items():
+            column = out[f]
+            for j, i in enumerate(idx):
+                column[i] = values[j]
+    for i in np.flatnonzero(~ok):  # one by one: runs the vectorised path does not cover, with their messages
+        _one(setup, alpha[i], k[i], conc[i], k_max, out, i)
+    return out
+
+
+class _NotFactorable(Exception):
+    """R(k, B) differs between two α: the speedup is not T(α, k) · R(k, B) for this setup."""
+
+
+def _valid_runs(setup: Scenario, alpha, k, conc) -> np.ndarray:
+    """Runs whose α, k and concurrency pass Scenario.validated() (the others go one by one and
+    get its message)."""
+    ok = np.isfinite(k) & (k >= 0) & (k == np.round(k)) & np.isfinite(conc) & (conc >= 1) & (conc == np.round(conc))
+    if setup.survival is None:
+        ok &= np.isfinite(alpha) & (alpha >= 0) & (alpha <= 1)
+    if setup.draft_depth is not None:
+        ok &= ~((k > 0) & (setup.draft_depth > k))
+    return ok
+
+
+def _ratio(setup: Scenario, alpha, ks, batches) -> np.ndarray:
+    """R(k, B) = speedup / tokens per step, shape (len(ks), len(batches))."""
+    p = predict(setup, alpha=alpha, k=ks[:, None], concurrency=np.asarray(batches)[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(p.speedup, dtype=float) / np.asarray(p.tokens_per_step, dtype=float)
+
+
+def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
+    survival = setup.survival is not None
+    ks = np.arange(0, k_top + 1)
+    a0 = None if survival else _PROBE_ALPHAS[0]
+    if not survival:
+        r0 = _ratio(setup, _PROBE_ALPHAS[0], ks, _PROBE_BATCHES)
+        r1 = _ratio(setup, _PROBE_ALPHAS[1], ks, _PROBE_BATCHES)
+        if not np.allclose(r0, r1, rtol=1e-9, atol=0.0, equal_nan=True):
+            raise _NotFactorable()
+
+    # the runs themselves
+    p = predict(setup, alpha=None if survival else alpha, k=k, concurrency=conc)
+    n = len(k)
+    vec = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731 - scalars from one run
+    speedup, tokens = vec(p.speedup), vec(p.tokens_per_step)
+    spec_fits = (k == 0) | (vec(p.spec.max_concurrency) >= 1)
+
+    # tokens per step for every k, per distinct α (one row for a survival profile)
+    if survival:
+        uniq, u_idx = np.zeros(1), np.zeros(n, dtype=int)
+        t_grid = np.asarray(predict(setup, k=ks, concurrency=1).tokens_per_step, dtype=float).reshape(1, -1)
+    else:
+        uniq, u_idx = np.unique(alpha, return_inverse=True)
+        t_grid = np.asarray(predict(setup, alpha=uniq[:, None], k=ks[None, :], concurrency=1).tokens_per_step,
+                            dtype=float).reshape(len(uniq), len(ks))
+
+    # best k at each run's own concurrency (as scenario.best_k: NaN counts 0, k = 0 counts 1, ties to the smaller k)
+    c_uniq, c_idx = np.unique(conc, return_inverse=True)
+    r_runs = _ratio(setup, a0, ks, c_uniq)
+    grid = np.nan_to_num(t_grid[u_idx] * r_runs[:, c_idx].T, nan=0.0)
+    grid[:, 0] = 1.0
+    best = np.argmax(grid > grid.max(axis=1, keepdims=True) - 1e-12, axis=1)
+    best_speed = grid[np.arange(n), best]
+
+    # crossover (as scenario.crossover_concurrency): the last batch before the first losing one in 1..4096
+    batches = np.arange(1, MAX_CROSSOVER_BATCH + 1)
+    r_full = _ratio(setup, a0, ks, batches)
+    crossover: list = [None] * n
+    for kv in np.unique(k):
+        if kv == 0:
+            continue
+        rows = np.flatnonzero(k == kv)
+        falling = np.minimum.accumulate(np.where(np.isnan(r_full[kv]), -np.inf, r_full[kv]))
+        with np.errstate(divide="ignore"):
+            need = 1.0 / t_grid[u_idx[rows], kv]
+        first_losing = np.searchsorted(-falling, -need, side="right")
+        for r, f in zip(rows, first_losing):
+            crossover[r] = None if f >= len(batches) else int(f)
+
+    # the batch above which the best k is 0 for good (scenario.off_above of k_schedule), per distinct α
+    off_u = _off_above(t_grid, r_full[:, :SCHEDULE_BATCHES])
+    off = [off_u[u] for u in u_idx]
+
+    band_low, band_high = _band(setup, a0, ks, c_uniq, c_idx, k, speedup, tokens)
+
+    advice, uncertain = [], []
+    for i in range(n):
+        kv, cv = int(k[i]), int(conc[i])
+        if spec_fits[i]:
+            v = verdict(float(speedup[i]), (int(best[i]), float(best_speed[i])), off[i][0], kv, cv, True, off[i][1])
+            advice.append(v.advice)
+        else:  # the message names the real cause: summarize() for this run
+            advice.append(summarize(with_changes(setup, alpha=float(alpha[i]), k=kv, concurrency=cv)).verdict.advice)
+        uncertain.append(bool(band_low[i] < 1.0 < band_high[i] and kv > 0))
+    be_alpha = np.broadcast_to(np.asarray(p.break_even_alpha, dtype=float), (n,))
+    return {"speedup": speedup.tolist(), "tokens_per_step": tokens.tolist(),
+            "break_even_tokens_per_step": vec(p.break_even_tokens_per_step).tolist(),
+            "break_even_alpha": be_alpha.tolist(), "plain_tok_s": vec(p.plain.throughput_tok_s).tolist(),
+            "spec_tok_s": vec(p.spec.throughput_tok_s).tolist(), "best_k": [int(b) for b in best],
+            "best_k_speedup": best_speed.tolist(), "crossover": crossover, "off_above": [o[0] for o in off],
+            "advice": advice,
+            "speedup_low": band_low.tolist(), "speedup_high": band_high.tolist(), "uncertain": uncertain,
+            "error": [None] * n}
+
+
+def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
+    """Per row of t_grid (one α): (None, None) when the best k at batch 512 is above 0, else the last
+    batch in 1..512 whose best k is above 0 (0 when none) and that best k (as k_schedule has it)."""
+    k_count = t_grid.shape[1] - 1
+    if k_count == 0:
+        return [(0, None)] * t_grid.shape[0]
+    chunk = max(1, _CHUNK_ELEMENTS // (k_count * r_sched.shape[1]))
+    out: list = []
+    for start in range(0, t_grid.shape[0], chunk):
+        t = t_grid[start:start + chunk, 1:]
+        s = np.nan_to_num(t[:, :, None] * r_sched[None, 1:, :], nan=0.0)
+        on = s.max(axis=1) >= 1.0 + 1e-12  # some k > 0 beats k = 0 (speedup 1) beyond the tie tolerance
+        last_on = np.where(on.any(axis=1), on.shape[1] - np.argmax(on[:, ::-1], axis=1), 0)
+        for row, (o, b) in enumerate(zip(on, last_on)):
+            if o[-1]:
+                out.append((None, None))
+                continue
+            k_there = None
+            if b > 0:  # the schedule's best k at the last batch where speculation still pays
+                col = s[row, :, b - 1]
+                k_there = int(np.argmax(col >= col.max() - 1e-12)) + 1
+            out.append((int(b), k_there))
+    return out
+
+
+def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):
+    """scenario.speedup_band per run: the run's speedup and its speedup under each parameter variant."""
+    eff = setup.efficiency
+    variants = [replace(eff, overhead_scale=eff.overhead_scale * f) for f in BAND_OVERHEAD_SCALE]
+    variants += [replace(eff, eta_flops=min(1.0, max(0.05, eff.eta_flops + d))) for d in (-BAND_ETA_FLOPS, BAND_ETA_FLOPS)]
+    if eff != Efficiency():
+        variants.append(Efficiency())
+    values = [speedup]
+    k_int = k.astype(int)
+    for e in variants:
+        try:
+            r = _ratio(replace(setup, efficiency=e), a0, ks, c_uniq)
+        except SpecModelError:
+            continue
+        values.append(tokens * r[k_int, c_idx])
+    stack = np.vstack(values)
+    finite = np.isfinite(stack)
+    low = np.where(finite, stack, np.inf).min(axis=0)
+    high = np.where(finite, stack, -np.inf).max(axis=0)
+    none = ~finite.any(axis=0)
+    return np.where(none, np.nan, low), np.where(none, np.nan, high)
+
+
+def _one(setup: Scenario, alpha, k, conc, k_max: int, out: dict, i: int) -> None:
+    """One run through summarize() (runs the vectorised path does not cover), into out[...][i]."""
+    try:
+        s = with_changes(setup, alpha=float(alpha), k=int(k) if k == round(k) else k,
+                         concurrency=int(conc) if conc == round(conc) else conc)
+        summary = summarize(s, k_max)
+    except SpecModelError as exc:
+        out["error"][i] = str(exc)
+        return
+    except (TypeError, ValueError, OverflowError) as exc:  # NaN k or concurrency: not a number to predict at
+        out["error"][i] = f"cannot predict at k = {k}, concurrency = {conc}: {exc}"
+        return
+    p = summary.prediction
+    values = {"speedup": float(p.speedup), "tokens_per_step": float(p.tokens_per_step),
+              "break_even_tokens_per_step": float(p.break_even_tokens_per_step),
+              "break_even_alpha": float(p.break_even_alpha), "plain_tok_s": float(p.plain.throughput_tok_s),
+              "spec_tok_s": float(p.spec.throughput_tok_s), "best_k": summary.best_k,
+              "best_k_speedup": summary.best_k_speedup, "crossover": summary.crossover_concurrency,
+              "off_above": off_above(summary.schedule), "advice": summary.verdict.advice,
+              "speedup_low": summary.band[0] if summary.band else None,
+              "speedup_high": summary.band[1] if summary.band else None, "uncertain": summary.uncertain,
+              "error": None}
+    for f, v in values.items():
+        out[f][i] = v

@@ -1,0 +1,622 @@
+"""GPU, model and speculation-method presets, loaded from data/presets.json (a source per entry),
+and the readers that map what people write ("8x B200 (TP=8)", "Llama-3-70B-Instruct",
+"EAGLE-3, tree depth 3, branching 4") to them.
+
+Names match loosely: case, spaces, dashes and an org prefix or "-Instruct" suffix do not matter,
+so `h100`, `H100 SXM`, `llama-3.1-8b` and `meta-llama/Llama-3.1-8B-Instruct` all resolve.
+`parse_hardware`, `parse_model` and `parse_method` read free text and always say what they did
+(`how` / `note`); `find_*` raise `SpecModelError` for an unknown name, `match_*` return None.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, fields
+from functools import cache, lru_cache
+from pathlib import Path
+
+from specmodel.errors import SpecModelError
+from specmodel.model.engines import engine_names, parse_engine  # noqa: F401 (parse_engine: re-exported for readers)
+
+_DATA = Path(__file__).with_name("data") / "presets.json"
+METHODS = ("draft_model", "ngram", "eagle", "eagle3", "medusa", "mtp", "self_spec")
+ENGINES = tuple(engine_names())
+
+
+@dataclass(frozen=True)
+class GPU:
+    name: str
+    dense_bf16_TFLOPS: float
+    bandwidth_GBps: float
+    memory_GB: float
+    source: str
+    dense_fp8_TFLOPS: float | None = None  # None: no FP8 tensor cores
+    dense_fp4_TFLOPS: float | None = None  # None: no FP4 tensor cores
+    interconnect: str = ""  # "NVLink 4", "PCIe 4.0", "Infinity Fabric", "ICI", ...
+    interconnect_GBps: float = 0.0  # per GPU, one direction, usable by all-reduce within a replica
+    interconnect_topology: str = ""  # "switch" (NVSwitch), "mesh" (n-1 of 7 links used), "bridge", "pcie", "torus"
+    vendor: str = ""
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    params_B: float  # total parameters (every expert of an MoE model)
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int  # dense FFN width (gated MLP); for MoE models see moe_intermediate
+    vocab: int
+    tied_embeddings: bool
+    default_draft: str | None
+    source: str
+    family: str = ""  # architecture family: "llama3", "qwen3", "deepseek_v3", ...
+    weight_dtype: str = "bf16"  # dtype of the released checkpoint: "bf16", "fp8", "fp4", "int4"
+    max_context: int = 0  # max_position_embeddings
+    active_params_B: float | None = None  # MoE: activated parameters per token (model card); None for dense
+    experts: int = 0  # routed experts per MoE layer (0: dense model)
+    experts_per_token: int = 0  # top-k routing
+    shared_experts: int = 0  # always-active experts per MoE layer, each moe_intermediate wide
+    moe_intermediate: int = 0  # FFN width of one expert
+    moe_layers: int = 0  # layers whose FFN is MoE; the other layers - moe_layers use the dense FFN
+    attention: str = "gqa"  # "gqa" (MHA/MQA included) or "mla" (multi-head latent attention)
+    q_lora_rank: int = 0  # MLA only
+    kv_lora_rank: int = 0  # MLA: latent KV width cached per token and layer
+    qk_rope_head_dim: int = 0  # MLA: rotary part of each key, cached beside the latent
+    qk_nope_head_dim: int = 0  # MLA only
+    v_head_dim: int = 0  # MLA only
+    mtp_layers: int = 0  # native multi-token-prediction layers shipped with the model
+    sliding_window: int = 0  # tokens a windowed (or chunked) attention layer reads; 0: none
+    sliding_window_layers: int = 0  # how many of the layers are windowed
+
+    @property
+    def hf_id(self) -> str:
+        """The Hugging Face repository id of this preset (its first alias with an org prefix)."""
+        entry = _raw()["models"][self.name]
+        return next((a for a in entry.get("aliases", []) if "/" in a), self.name)
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def active_params(self) -> float:
+        """Activated parameters per token (the model card's figure; all of them for a dense model)."""
+        return (self.active_params_B if self.active_params_B is not None else self.params_B) * 1e9
+
+    @property
+    def matmul_params(self) -> float:
+        """Parameters read and multiplied per token: all but an untied input embedding table
+        (a lookup reads only one row); the LM head is included. For an MoE model this counts every
+        expert (an upper bound on what one pass reads)."""
+        embed = 0.0 if self.tied_embeddings else self.vocab * self.hidden
+        return self.params_B * 1e9 - embed
+
+    @property
+    def attention_params_per_layer(self) -> float:
+        """Parameters of one layer's attention projections (Q, K, V, O; MLA: its low-rank factors)."""
+        if self.attention == "mla":
+            qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
+            q = (self.hidden * self.q_lora_rank + self.q_lora_rank * self.heads * qk_head if self.q_lora_rank
+                 else self.hidden * self.heads * qk_head)
+            kv = (self.hidden * (self.kv_lora_rank + self.qk_rope_head_dim)
+                  + self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim))
+            return float(q + kv + self.heads * self.v_head_dim * self.hidden)
+        q_out = self.heads * self.head_dim
+        kv_out = 2 * self.kv_heads * self.head_dim
+        return float(self.hidden * (q_out + kv_out) + q_out * self.hidden)
+
+    @property
+    def layer_params(self) -> float:
+        """Parameters of one decoder layer (attention projections + gated MLP of the dense width
+        `intermediate`): the shape of an EAGLE/MTP draft layer."""
+        return self.attention_params_per_layer + 3.0 * self.hidden * self.intermediate
+
+    @property
+    def expert_params_per_layer(self) -> float:
+        """Parameters of ONE expert in one MoE layer (gated MLP: 3 × hidden × moe_intermediate)."""
+        return 3.0 * self.hidden * self.moe_intermediate
+
+    @property
+    def routed_expert_params(self) -> float:
+        """Parameters of every routed expert of every MoE layer (what a pass may read at most)."""
+        return self.moe_layers * self.experts * self.expert_params_per_layer
+
+    @property
+    def always_read_params(self) -> float:
+        """Parameters every pass reads whatever the routing, computed from the architecture:
+        attention of every layer, the dense FFN of the non-MoE layers, shared experts and routers
+        of the MoE layers, and the LM head (an untied input embedding is a lookup, not read).
+        For a dense model this is every matmul parameter. The routed experts come on top: one
+        token reads moe_layers × experts_per_token × expert_params_per_layer more, so
+        always_read_params + that ≈ active_params (checked against model cards in tests)."""
+        dense_ffn_layers = self.layers - self.moe_layers
+        per_moe_layer = self.shared_experts * self.expert_params_per_layer + self.hidden * self.experts
+        return (self.layers * self.attention_params_per_layer
+                + dense_ffn_layers * 3.0 * self.hidden * self.intermediate
+                + self.moe_layers * per_moe_layer + self.vocab * self.hidden)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    label: str
+    description: str
+    draft_passes: str  # "k": one pass per draft token; "one": one pass for all; "none": no GPU work
+    source: str
+
+
+def _norm(name: str) -> str:
+    s = name.strip().lower()
+    s = s.split("/")[-1]
+    s = re.sub(r"-?(instruct|chat|it)$", "", s)
+    s = s.replace("meta-llama-", "llama-")
+    return re.sub(r"[^a-z0-9.]", "", s).replace(".", "")
+
+
+@cache
+def _raw() -> dict:
+    return json.loads(_DATA.read_text())
+
+
+@cache
+def _index(kind: str) -> dict[str, str]:
+    index: dict[str, str] = {}
+    for name, entry in _raw()[kind].items():
+        for alias in [name, *entry.get("aliases", [])]:
+            index.setdefault(_norm(alias), name)
+    return index
+
+
+def _resolve(kind: str, name: str, label: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise SpecModelError(f"no {label} named; choose one of: {', '.join(_raw()[kind])}")
+    found = _index(kind).get(_norm(name))
+    if found is None:
+        raise SpecModelError(f"unknown {label} '{name}'; choose one of: {', '.join(_raw()[kind])}")
+    return found
+
+
+_GPU_FIELDS = {f.name for f in fields(GPU)}
+_MODEL_FIELDS = {f.name for f in fields(Model)}
+
+
+@cache
+def _gpu(key: str) -> GPU:
+    e = _raw()["gpus"][key]
+    return GPU(name=key, **{k: v for k, v in e.items() if k in _GPU_FIELDS})
+
+
+@cache
+def _model(key: str) -> Model:
+    e = _raw()["models"][key]
+    return Model(name=key, **{k: v for k, v in e.items() if k in _MODEL_FIELDS})
+
+
+def find_gpu(name: str) -> GPU:
+    try:
+        return _gpu(_resolve("gpus", name, "GPU"))
+    except SpecModelError:
+        hit = parse_hardware(name).gpu if isinstance(name, str) and name.strip() else None
+        if hit is None:
+            raise
+        return hit
+
+
+def find_model(name: str) -> Model:
+    try:
+        return _model(_resolve("models", name, "model"))
+    except SpecModelError:
+        hit = parse_model(name) if isinstance(name, str) and name.strip() else None
+        if hit is None or hit.model is None or hit.how == "derivative":
+            raise
+        return hit.model
+
+
+_METHOD_KEYS = {"draft": "draft_model", "prompt_lookup": "ngram", "n_gram": "ngram", "eagle_3": "eagle3",
+                "eagle_2": "eagle", "eagle_1": "eagle", "selfspec": "self_spec", "self_speculation": "self_spec"}
+
+
+def find_method(name: str) -> Method:
+    key = (name or "").strip().lower().replace("-", "_").replace(" ", "_")
+    key = _METHOD_KEYS.get(key, key)
+    if key not in _raw()["methods"]:
+        parsed = parse_method(name) if isinstance(name, str) else None
+        if parsed is None or parsed.method is None:
+            raise SpecModelError(f"unknown method '{name}'; choose one of: {', '.join(METHODS)}")
+        key = parsed.method
+    e = _raw()["methods"][key]
+    return Method(key, e["label"], e["description"], e["draft_passes"], e["source"])
+
+
+def match_gpu(name) -> GPU | None:
+    """Loose lookup that returns None for an unknown name (for free-text columns in run files)."""
+    try:
+        return find_gpu(name)
+    except SpecModelError:
+        return None
+
+
+def match_model(name) -> Model | None:
+    try:
+        return find_model(name)
+    except SpecModelError:
+        return None
+
+
+def gpu_names() -> list[str]:
+    return list(_raw()["gpus"])
+
+
+def model_names() -> list[str]:
+    return list(_raw()["models"])
+
+
+# --- reading what people write ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HardwareMatch:
+    gpu: GPU | None
+    count: int | None  # GPUs named ("8x B200" -> 8, "single" -> 1)
+    tp: int | None  # tensor-parallel degree (stated, or the GPU count when only that is given)
+    ep: int | None  # expert-parallel degree, when stated
+    how: str  # what was read and what was assumed, for a person
+
+
+@dataclass(frozen=True)
+class ModelMatch:
+    model: Model | None
+    how: str  # "preset" | "alias" | "derivative" | "unknown"
+    weight_dtype: str | None  # from the text when it says (FP8, AWQ, ...), else the preset's checkpoint
+    note: str
+
+
+@dataclass(frozen=True)
+class MethodMatch:
+    method: str | None  # one of METHODS, None when nothing is recognised
+    draft_model: str | None  # a draft model named in the text, as written
+    k: int | None  # draft tokens verified per step, when stated
+    draft_depth: int | None  # sequential draft passes of a tree (or a stated chain depth)
+    branching: int | None  # children per tree node (EAGLE topk)
+    note: str
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case tokens, with a letter run split from the number after it ("h100" -> h, 100;
+    "qwen2.5" -> qwen, 2.5) so "Llama3-8B" and "Llama-3-8B" read alike; "80gb" and "7b" stay whole."""
+    text = text.lower().replace("×", "x")
+    out = []
+    for raw in re.split(r"[^a-z0-9.]+", text):
+        raw = raw.strip(".")
+        out.extend(t for t in re.split(r"(?<=[a-z])(?=\d)", raw) if t)
+    return out
+
+
+def _find_run(needle: list[str], hay: list[str]) -> int:
+    """Index of the first contiguous occurrence of needle in hay, or -1."""
+    n = len(needle)
+    for i in range(len(hay) - n + 1):
+        if hay[i:i + n] == needle:
+            return i
+    return -1
+
+
+def _strip_parens(text: str) -> tuple[str, list[str]]:
+    """Text without its (...) and [...] groups, and the groups' contents."""
+    groups = re.findall(r"\(([^()]*)\)|\[([^\[\]]*)\]", text)
+    inside = [a or b for a, b in groups]
+    return re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", text), inside
+
+
+# GPU ------------------------------------------------------------------------------------------------
+
+_GPU_NOISE = {"nvidia", "amd", "instinct", "geforce", "tesla", "google", "cloud", "gpu", "gpus", "hbm", "hbm3",
+              "hbm3e", "hbm2e"}
+
+
+@cache
+def _gpu_patterns() -> list[tuple[list[str], str, str]]:
+    """(alias tokens, preset, alias as written) for every GPU name and alias, longest first (most tokens,
+    then the longer alias: "TPU v5e-4" holds the tokens of both "TPU v5e" and "TPU v4")."""
+    pats = []
+    for name, entry in _raw()["gpus"].items():
+        for alias in [name, *entry.get("aliases", [])]:
+            toks = [t for t in _tokens(alias) if t not in _GPU_NOISE]
+            if toks:
+                pats.append((toks, name, alias))
+    return sorted(pats, key=lambda p: (-len(p[0]), -len("".join(p[0]))))
+
+
+def parse_hardware(text) -> HardwareMatch:
+    """GPU preset, GPU count, TP and EP from what people write about hardware.
+
+    >>> m = parse_hardware("8x B200 (MLA TP=8, MoE EP=2)")
+    >>> (m.gpu.name, m.count, m.tp, m.ep)
+    ('B200', 8, 8, 2)
+    >>> parse_hardware("4x H100 80GB (TP=4)").gpu.name
+    'H100 SXM'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return HardwareMatch(None, None, None, None, "no hardware named")
+    raw = text.strip()
+    low = raw.lower().replace("×", "x")
+    notes = []
+    tp_m = re.search(r"\b(?:mla\s+)?(?:tp|tensor[\s_-]*parallel(?:ism|[\s_-]*size)?)\s*[=:]?\s*(\d+)\b", low) \
+        or re.search(r"\btp(\d+)\b", low)
+    tp = int(tp_m.group(1)) if tp_m else None
+    ep_m = re.search(r"\b(?:moe\s+)?(?:ep|expert[\s_-]*parallel(?:ism|[\s_-]*size)?)\s*[=:]?\s*(\d+)\b", low) \
+        or re.search(r"\bep(\d+)\b", low)
+    ep = int(ep_m.group(1)) if ep_m else None
+    count_m = re.search(r"(?:^|[\s,(;])(\d+)\s*x\s*(?=[a-z])", low) or re.search(r"(?:^|\s)x\s*(\d+)\b", low) \
+        or re.search(r"\b(\d+)\s*(?:-|\s)?gpus?\b", low)
+    count = int(count_m.group(1)) if count_m else (1 if re.search(r"\b(single|one)\b", low) else None)
+    # the GPU: drop counts, parallelism and parenthesised remarks (driver versions), then match names
+    body, _ = _strip_parens(low)
+    body = re.sub(r"(?:^|[\s,;])\d+\s*x\s*(?=[a-z])", " ", body)
+    body = re.sub(r"\b(?:tp|ep)\s*[=:]?\s*\d+\b|(?:^|\s)x\s*\d+\b", " ", body)
+    toks = [t for t in _tokens(body) if t not in _GPU_NOISE]
+    gpu = None
+    for pat, name, _alias in _gpu_patterns():  # longest first; every token of the name, in any order
+        if all(toks.count(t) >= pat.count(t) for t in pat):
+            gpu = _gpu(name)
+            siblings = [n for n in _raw()["gpus"] if n != name
+                        and all(t in [u for u in _tokens(n) if u not in _GPU_NOISE] for t in pat)]
+            if siblings:
+                notes.append(f"no variant named: read as {name} (not {' or '.join(siblings)})")
+            break
+    if ep is None and re.search(r"\bep\b|expert[\s_-]*parallel", low):
+        ep = tp or count
+        notes.append(f"expert parallelism without a size: taken as {ep}, the TP group" if ep else
+                     "expert parallelism without a size")
+    if tp is None and count is not None:
+        tp = count
+        notes.append(f"TP not stated: taken as the GPU count ({count})")
+    if gpu is None:
+        said = "GPU not stated" if re.search(r"not\s+stated|unknown|n/?a\b", low) else "no GPU preset recognised"
+        parts = [f"{said} in '{raw}'"]
+    else:
+        parts = [f"{gpu.name} from '{raw}'"]
+    if count is not None:
+        parts.append(f"{count} GPU{'s' if count != 1 else ''}")
+    if tp is not None and tp_m:
+        parts.append(f"TP {tp} (stated)")
+    if ep is not None and ep_m:
+        parts.append(f"EP {ep} (stated)")
+    return HardwareMatch(gpu, count, tp, ep, "; ".join(parts + notes))
+
+
+def stated_tp(text) -> int | None:
+    """The tensor-parallel degree a GPU text states ("8x H100 (TP=8)" -> 8, "4x A100" -> 4), else None.
+    Short texts are cached (a Scenario asks on every copy); a long one is read afresh, never kept."""
+    if not isinstance(text, str) or not any(ch.isdigit() for ch in text):
+        return None
+    return _stated_tp(text) if len(text) <= 100 else parse_hardware(text).tp
+
+
+@lru_cache(maxsize=512)
+def _stated_tp(text: str) -> int | None:
+    return parse_hardware(text).tp
+
+
+# Model ----------------------------------------------------------------------------------------------
+
+_DTYPE_WORDS = (("nvfp4", "fp4"), ("mxfp4", "fp4"), ("fp4", "fp4"), ("w4a16", "int4"), ("awq", "int4"),
+                ("gptq", "int4"), ("int4", "int4"), ("w8a8", "fp8"), ("fp8", "fp8"), ("int8", "int8"),
+                ("bf16", "bf16"), ("fp16", "bf16"))
+_DTYPE_RE = re.compile(r"(?<![a-z0-9])(?:" + "|".join(w for w, _ in _DTYPE_WORDS) + r")(?![a-z0-9])", re.I)
+_SUFFIX_WORDS = {"instruct", "chat", "it", "base", "hf", "hf.", "moe", "thinking", "mode", "enc", "dec", "arch"}
+_SIZE = re.compile(r"^\d+(?:\.\d+)?[bmt]$|^\d+x\d+(?:\.\d+)?b$")
+
+
+@cache
+def _model_patterns() -> list[tuple[list[str], str, str]]:
+    """(tokens, preset, kind) for every model name ("name"), alias ("alias") and known derivative
+    ("derivative"), longest first."""
+    pats = []
+    for name, entry in _raw()["models"].items():
+        for kind, names in (("name", [name]), ("alias", entry.get("aliases", [])),
+                            ("derivative", entry.get("derivatives", []))):
+            for alias in names:
+                toks = _model_tokens(alias)
+                if toks:
+                    pats.append((toks, name, kind))
+    return sorted(pats, key=lambda p: -len(p[0]))
+
+
+def _model_tokens(text: str) -> list[str]:
+    """Tokens of a model name without its org prefix, chat/instruct suffixes and dtype words."""
+    text = re.sub(r"^[\w.-]+/", "", text.strip())
+    text = re.sub(_DTYPE_RE, " ", text)
+    out = [t for t in _tokens(text) if t not in _SUFFIX_WORDS]
+    if out[:2] == ["meta", "llama"]:
+        out = out[1:]
+    while out and (out[-1] in ("v", "it") or re.fullmatch(r"\d{4}", out[-1])):  # "-2507", "-0528" dates
+        out.pop()
+    return out
+
+
+def parse_dtype(text: str) -> str | None:
+    """The weight dtype a name or cell states ("FP8", "MXFP4", "AWQ" -> int4), else None."""
+    words = set(re.split(r"[^a-z0-9]+", str(text).lower()))
+    return next((d for w, d in _DTYPE_WORDS if w in words), None)
+
+
+_dtype_in = parse_dtype
+
+
+def _sizes(tokens) -> set[str]:
+    return {t for t in tokens if _SIZE.match(t)}
+
+
+def parse_model(text) -> ModelMatch:
+    """A model preset from what people write: org prefixes, -Instruct/-Chat suffixes, quantisation
+    words (FP8, AWQ, ...), remarks in parentheses, and derivatives of a known architecture.
+
+    >>> m = parse_model("Kimi-K2.5 (MXFP4, MoE)")
+    >>> (m.model.name, m.how, m.weight_dtype)
+    ('Kimi-K2', 'derivative', 'fp4')
+    >>> parse_model("Llama-3-70B-Instruct").model.name
+    'Llama 3 70B'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return ModelMatch(None, "unknown", None, "no model named")
+    raw = text.strip()
+    body, groups = _strip_parens(raw)
+    dtype = _dtype_in(raw)
+    toks = _model_tokens(body)
+    # a context-extended variant ("-32K", "(-32K)"): the same architecture with a longer context
+    ctx = [t for t in toks + [t for g in groups for t in _tokens(g)] if re.fullmatch(r"\d+k", t)]
+    toks = [t for t in toks if not re.fullmatch(r"\d+k", t)]
+    found = _match_model_tokens(toks) if toks else None
+    restated = None
+    if found is None and len(toks) > 1 and _SIZE.match(toks[-1]):  # "T5-XXL 11B", "DeepSeek-R1 671B MoE"
+        found = _match_model_tokens(toks[:-1])
+        if found is not None and found[1] == "exact":
+            restated = toks[-1]
+        else:
+            found = None
+    if found is None:
+        hint = ": it gives a size but no model name" if re.search(r"\d+(\.\d+)?b[- ]param", raw.lower()) else ""
+        return ModelMatch(None, "unknown", dtype, f"'{raw}' is not a preset nor a known derivative of one{hint}")
+    name, match, kind, extra = found
+    model = _model(name)
+    notes = []
+    if kind == "derivative" or match == "contains" or ctx:
+        how = "derivative"
+    else:
+        how = "preset" if kind == "name" else "alias"
+    if kind == "derivative":
+        notes.append(f"a known derivative of {name} (same architecture)")
+    elif match == "contains":
+        notes.append(f"read as a derivative of {name}: '{' '.join(extra)}' is not part of the preset's name")
+    if ctx:
+        notes.append(f"context-extended variant ({ctx[0].upper()}) of {name}: same weights")
+    if restated:
+        notes.append(f"'{restated.upper()}' read as the model's size")
+    read = {w for w, _ in _DTYPE_WORDS} | {"moe", "dense"}
+    kept = [g.strip() for g in groups if g.strip() and not re.fullmatch(r"-?\d+k", g.strip(), re.I)
+            and not all(w in read or _SIZE.match(w) for w in re.split(r"[^a-z0-9.]+", g.lower()) if w)]
+    if kept:
+        notes.append("not used: " + ", ".join(f"({g})" for g in kept))
+    if dtype and dtype != model.weight_dtype:
+        notes.append(f"{dtype} weights (from the name; the released checkpoint is {model.weight_dtype})")
+    what = {"preset": "preset", "alias": f"alias of {name}", "derivative": f"derivative of {name}"}[how]
+    note = f"'{raw}' -> {name} ({what})" + (": " + "; ".join(notes) if notes else "")
+    return ModelMatch(model, how, dtype or model.weight_dtype, note)
+
+
+def _match_model_tokens(toks: list[str]):
+    """(preset, "exact"|"contains", kind, extra tokens) for the tokens of a model name, or None.
+    "contains": a preset's name with a size ("llama 3.1 70b") inside a longer name, no other size."""
+    for pat, name, kind in _model_patterns():
+        if pat == toks:
+            return name, "exact", kind, []
+    for pat, name, kind in _model_patterns():
+        if len(pat) < 2 or not _sizes(pat):
+            continue  # a family word alone ("mixtral", "qwq") says nothing about the size
+        i = _find_run(pat, toks)
+        if i < 0:
+            continue
+        extra = toks[:i] + toks[i + len(pat):]
+        if _sizes(extra):
+            continue  # another size beside the matched one: a different model
+        return name, "contains", kind, extra
+    return None
+
+
+# Method ---------------------------------------------------------------------------------------------
+
+
+
+def _int(pattern: str, text: str) -> int | None:
+    m = re.search(pattern, text)
+    return int(m.group(1)) if m else None
+
+
+def parse_method(text) -> MethodMatch:
+    """Method, draft model, k, tree depth and branching from what people write about speculation.
+
+    >>> m = parse_method("EAGLE-3, tree depth 3, branching 4 (k=21 verified tokens)")
+    >>> (m.method, m.k, m.draft_depth, m.branching)
+    ('eagle3', 21, 3, 4)
+    >>> parse_method("n-gram (prompt lookup), fixed k=3").method
+    'ngram'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return MethodMatch(None, None, None, None, None, "no method named")
+    raw = text.strip()
+    low = raw.lower()
+    notes = []
+    key = low.replace("-", "_").replace(" ", "_")
+    method = None
+    if key in _raw()["methods"] or key in _METHOD_KEYS:
+        method = _METHOD_KEYS.get(key, key)
+    elif re.search(r"self[\s_-]*spec|magicdec", low) or (
+            re.search(r"streamingllm|sparse[\s_-]*kv", low) and not re.search(r"draft\s+model", low)):
+        method = "self_spec"
+    elif re.search(r"\bmtp\b|nextn|multi[\s_-]*token[\s_-]*predict", low):
+        method = "mtp"
+    elif re.search(r"eagle[\s_-]*3", low):
+        method = "eagle3"
+    elif re.search(r"eagle", low):
+        method = "eagle"
+        if re.search(r"eagle[\s_-]*2", low):
+            notes.append("EAGLE-2 (dynamic draft tree) costed as EAGLE")
+    elif re.search(r"medusa", low):
+        method = "medusa"
+    elif re.search(r"hydra", low):
+        method = "medusa"
+        notes.append("Hydra (sequentially dependent draft heads) costed as Medusa")
+    elif re.search(r"\brest\b|retrieval", low):
+        method = "ngram"
+        notes.append("REST drafts from a retrieval datastore: no draft model on the GPU, costed as n-gram")
+    elif re.search(r"lookahead", low):
+        method = "ngram"
+        notes.append("Lookahead decoding drafts from an n-gram pool built by Jacobi iterations: no draft model, "
+                     "costed as n-gram (its extra lookahead branches in the verify pass are not)")
+    elif re.search(r"n[\s_-]?gram|prompt[\s_-]*lookup|\bpld\b|suffix[\s_-]*decod", low):
+        method = "ngram"
+    elif re.search(r"draft|\bsps\b|speculative\s+sampling|assisted", low):
+        method = "draft_model"
+    # shape of the speculation
+    k = _int(r"\bk\s*=\s*(\d+)", low) or _int(r"num_draft_tokens\s*[=:]?\s*(\d+)", low) \
+        or _int(r"num_speculative_tokens\s*[=:]?\s*(\d+)", low) or _int(r"nextn\s*=\s*(\d+)", low) \
+        or _int(r"(?:applied\s+)?for\s+(\d+)\s+draft\s+tokens", low) or _int(r"gamma\s*=\s*(\d+)", low)
+    depth = _int(r"depth\s*[=:]?\s*(\d+)", low) or _int(r"num_steps\s*[=:]?\s*(\d+)", low)
+    branching = _int(r"branching\s*[=:]?\s*(\d+)", low) or _int(r"topk\s*[=:]?\s*(\d+)", low)
+    if re.search(r"\btree\b|same\s+tree", low) and depth is None:
+        notes.append("a tree whose depth is not stated")
+    # a draft model named in the text
+    draft = None
+    m = re.search(r"draft\s+model\s*:\s*(.+)$", raw, re.I)
+    if m:
+        draft = m.group(1).strip()
+        kv = re.search(r"\s+with\s+(.+)$", draft, re.I)
+        if kv:
+            if re.search(r"streamingllm|sparse|budget", kv.group(1), re.I):
+                notes.append(f"the draft reads a StreamingLLM KV budget, not the whole context ('{kv.group(1).strip()}')")
+            else:
+                notes.append(f"ignored: '{kv.group(1).strip()}'")
+            draft = draft[:kv.start()].strip()
+        draft = re.sub(r"\s*\([^()]*\)\s*$", "", draft).strip() or None
+    else:
+        m = re.search(r"([\w./-]+)\s+for\s+[\w./-]+", raw)
+        if method == "draft_model" and m and re.search(r"\d", m.group(1)):
+            draft = m.group(1)
+    if method == "draft_model" and draft is None and key not in _raw()["methods"] and key not in _METHOD_KEYS:
+        notes.append("draft model not named in the method text")
+    head = re.search(r"\(([\w.-]+/[\w.-]+)\)", raw)
+    if head and method in ("eagle", "eagle3", "medusa"):
+        dtype = _dtype_in(raw)
+        notes.append(f"draft head {head.group(1)}" + (f" in {dtype.upper()}" if dtype else ""))
+    if re.search(r"relaxed", low):
+        notes.append("relaxed (lossy) acceptance")
+    if method is None:
+        note = f"no known speculation method in '{raw}'"
+    else:
+        shape = ", ".join(f"{n} {v}" for n, v in (("k", k), ("depth", depth), ("branching", branching)) if v is not None)
+        note = f"'{raw}' -> {method}" + (f" ({shape})" if shape else "") + ("; " + "; ".join(notes) if notes else "")
+    return MethodMatch(method, draft, k, depth, branching, note)

@@ -1,0 +1,412 @@
+"""A scenario (every input, frozen) -> predict() -> Prediction. The decisions built on it (best k,
+crossover, schedule, verdict, band) are in specmodel.model.decide; memory in specmodel.model.memory.
+
+Speedup is speculative throughput over plain throughput at the same offered concurrency B:
+
+    plain:  b_p = min(B, fits_plain),  throughput = b_p / T_t(b_p)
+    spec:   b_s = min(B, fits_spec),   throughput = b_s · E / (k·T_d(b_s) + T_v(b_s, k) + t_spec)
+
+T_t and T_v come from the roofline of the target (1 and k+1 query tokens per sequence), T_d from
+the draft method's own pass. Everything broadcasts over α, k and B, so a heatmap is one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
+
+import numpy as np
+
+from specmodel.errors import SpecModelError
+from specmodel.model import acceptance, memory
+from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
+from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, max_sequences
+from specmodel.model.presets import find_gpu, find_method, find_model, stated_tp
+from specmodel.model.roofline import (
+    Efficiency,
+    Hardware,
+    PassShape,
+    bandwidth_scale_for_measured_time,
+    pass_time_ms,
+    unpacked_verify_reads,
+)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Every input of one what-if question. Units are in the names."""
+
+    gpu: str = "L40S"
+    target: str = "Llama 3.1 8B"
+    method: str = "draft_model"
+    draft: str | None = "Llama 3.2 1B"  # only for method "draft_model"
+    alpha: float = 0.7
+    survival: tuple[float, ...] | None = None  # measured p_1..p_k; overrides α when given
+    k: int = 4
+    concurrency: int = 1
+    context_len: int = 1024  # mean tokens in each sequence's KV cache
+    t_target_ms: float | None = None  # measured plain step at batch 1 ("measured" timings)
+    t_draft_ms: float | None = None  # measured draft cost per draft token at batch 1
+    tp: int = 1  # tensor-parallel GPUs per replica
+    efficiency: Efficiency = field(default_factory=Efficiency)
+    engine: str = DEFAULT_ENGINE  # serving engine whose overheads apply (data/engines.json)
+    draft_depth: int | None = None  # sequential draft passes per step; None: a chain, = k
+    branching: int = 1  # tokens per sequence in each draft pass after the first (tree top-k)
+    draft_kv_budget: int | None = None  # tokens of KV a sparse-KV draft reads (self_spec)
+    weight_dtype: str | None = None  # target (and head) weights: bf16, fp8, fp4, int4; None: the preset's
+    kv_dtype: str = "bf16"  # KV cache dtype: bf16 or fp8
+    proposal_rate: float | None = None  # share of sequence-steps with a proposal; None: the method's default
+
+    def __post_init__(self):
+        # A GPU written with a count or a TP ("8x H100 (TP=8)") sets tp, as the CLI's --gpu does;
+        # a tp that disagrees with it is refused rather than one of them silently ignored.
+        stated = stated_tp(self.gpu)
+        if stated is not None and stated != self.tp:
+            if self.tp != 1:
+                raise SpecModelError(f"GPU '{self.gpu}' says TP {stated} but tp is {self.tp}: give one of them")
+            object.__setattr__(self, "tp", stated)
+
+    def validated(self) -> "Scenario":
+        """Raise SpecModelError with a message for a person if any input is impossible."""
+        a = np.asarray(self.alpha, dtype=float)
+        if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+            raise SpecModelError(f"α (per-token acceptance) must lie in [0, 1], got {self.alpha}")
+        if self.survival is not None:
+            acceptance.validate_survival(self.survival)
+        if int(self.k) != self.k or self.k < 0:
+            raise SpecModelError(f"k (draft tokens per step) must be a whole number ≥ 0, got {self.k}")
+        if int(self.concurrency) != self.concurrency or self.concurrency < 1:
+            raise SpecModelError(f"concurrency must be a whole number ≥ 1, got {self.concurrency}")
+        if self.context_len < 0:
+            raise SpecModelError(f"context length must be ≥ 0 tokens, got {self.context_len}")
+        for name, value in (("target step time", self.t_target_ms), ("draft step time", self.t_draft_ms)):
+            if value is not None and (not np.isfinite(value) or value < 0):
+                raise SpecModelError(f"{name} must be a number of milliseconds ≥ 0, got {value}")
+        if self.t_target_ms is not None and self.t_target_ms <= 0:
+            raise SpecModelError("target step time must be > 0 ms")
+        if int(self.tp) != self.tp or self.tp < 1:
+            raise SpecModelError(f"tensor parallelism must be a whole number ≥ 1, got {self.tp}")
+        method = find_method(self.method)
+        if method.name == "draft_model" and not self.draft:
+            raise SpecModelError("method 'draft_model' needs a draft model; name one or pick another method")
+        find_engine(self.engine)
+        if self.draft_depth is not None:
+            if int(self.draft_depth) != self.draft_depth or self.draft_depth < 1:
+                raise SpecModelError(f"draft depth must be a whole number ≥ 1, got {self.draft_depth}")
+            if self.k and self.draft_depth > self.k:
+                raise SpecModelError(f"a tree of {self.k} verified tokens cannot be {self.draft_depth} deep: "
+                                     "the verified tokens (k, the tree's width) must be at least its depth")
+        if int(self.branching) != self.branching or self.branching < 1:
+            raise SpecModelError(f"branching must be a whole number ≥ 1, got {self.branching}")
+        if self.draft_kv_budget is not None and self.draft_kv_budget < 1:
+            raise SpecModelError(f"draft KV budget must be ≥ 1 token, got {self.draft_kv_budget}")
+        for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES),
+                                     ("KV dtype", self.kv_dtype, KV_DTYPES)):
+            if dtype is not None and dtype not in allowed:
+                raise SpecModelError(f"{name} '{dtype}' is not one of {', '.join(allowed)}")
+        if self.proposal_rate is not None and not (np.isfinite(self.proposal_rate) and 0 < self.proposal_rate <= 1):
+            raise SpecModelError(f"proposal rate must lie in (0, 1], got {self.proposal_rate}")
+        return self
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One way of serving (plain or speculative) at the offered concurrency."""
+
+    step_ms: np.ndarray | float  # one decode step (spec: drafts + verify + overhead)
+    per_seq_tok_s: np.ndarray | float  # tokens per second each running sequence sees
+    throughput_tok_s: np.ndarray | float  # aggregate generated tokens per second
+    itl_ms: np.ndarray | float  # mean inter-token latency
+    max_concurrency: np.ndarray | float  # sequences that fit in the KV cache
+    batch: np.ndarray | float  # sequences actually running: min(offered, max_concurrency)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    alpha: np.ndarray | float
+    k: np.ndarray | int
+    concurrency: np.ndarray | float
+    tokens_per_step: np.ndarray | float
+    plain: Arm
+    spec: Arm
+    speedup: np.ndarray | float
+    break_even_tokens_per_step: np.ndarray | float  # E at which spec throughput = plain
+
+    @cached_property
+    def break_even_alpha(self) -> np.ndarray | float:
+        """α giving the break-even E at this k (NaN when k = 0 or the E needed exceeds k + 1).
+        Computed on first use: grids rarely need it and the inversion is a bisection."""
+        kk = np.asarray(self.k)
+        be = np.asarray(self.break_even_tokens_per_step, dtype=float)
+        reachable = (be <= kk + 1) & (kk > 0)
+        alpha = acceptance.alpha_from_tokens_per_step(np.minimum(be, kk + 1), np.maximum(kk, 1))
+        return _scalar(np.where(reachable, alpha, np.nan))
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """Scenario-wide quantities that do not depend on α, k or B."""
+
+    hw: Hardware
+    target: PassShape
+    draft: PassShape | None
+    method: str
+    draft_passes: str
+    target_bw_scale: float  # bandwidth scale: 1 from hardware, pinned by a measured step time
+    draft_bw_scale: float
+    ngram_ms_per_token: float
+    budget_bytes: float
+    draft_resident_base: float
+    draft_resident_per_k: float
+    draft_kv_per_token: float
+    engine: Engine
+    draft_context: float  # tokens of KV each draft pass reads
+    measured: bool
+    verify_kv_reads: float  # KV reads of a target verify pass (1 with GQA-packed kernels)
+    draft_verify_kv_reads: float
+    step_overhead: tuple[float, float]  # engine cost of a target step: (ms, ms per sequence)
+    draft_overhead: tuple[float, float]  # engine cost of a draft pass: (ms, ms per sequence)
+
+
+MEASURED_OVERHEAD_SHARE = 0.5  # at most this share of a measured batch-1 time is engine overhead
+
+
+def _overhead(fixed_ms: float, per_seq_us: float, scale: float, measured_ms: float | None) -> tuple[float, float]:
+    """(ms, ms per sequence) of an engine overhead. With a measured batch-1 time the overhead is
+    inside the measurement: its batch-1 value is capped at MEASURED_OVERHEAD_SHARE of it (the
+    engine preset may be faster or slower than the one measured) and only its growth is added."""
+    slope = per_seq_us * 1e-3 * scale
+    at_one = (fixed_ms * 1.0) * scale + slope
+    if measured_ms is not None:
+        at_one = min(at_one, MEASURED_OVERHEAD_SHARE * measured_ms)
+    return at_one - slope, slope
+
+
+def draft_shape(s: Scenario, method: str) -> PassShape | None:
+    """The pass one draft step runs (Medusa: all heads in one pass; n-gram: none, no GPU work)."""
+    t = find_model(s.target)
+    if method == "draft_model":
+        return PassShape.of_model(find_model(s.draft), kv_dtype=s.kv_dtype)
+    if method == "self_spec":  # the target drafts for itself over a sparse KV budget
+        return PassShape.of_model(t, s.weight_dtype, s.kv_dtype)
+    if method in ("eagle", "eagle3", "mtp"):
+        return PassShape.draft_head(t, method, s.weight_dtype, s.kv_dtype)
+    if method == "medusa":
+        head_params = memory.medusa_head_params(t)
+        return PassShape(head_params * memory.BYTES_PER_VALUE["bf16"], head_params, 0.0, 0.0)
+    return None
+
+
+@lru_cache(maxsize=256)
+def compile_scenario(s: Scenario) -> _Compiled:
+    """The constants of a scenario that predict() evaluates at any batch, α and k (cached): step-time
+    parts of the target, the draft and the engine, memory budget and the fit. Public for bench/."""
+    s.validated()
+    hw = Hardware(find_gpu(s.gpu), int(s.tp))
+    target_model = find_model(s.target)
+    method = find_method(s.method)
+    engine = find_engine(s.engine)
+    target = PassShape.of_model(target_model, s.weight_dtype, s.kv_dtype)
+    why = memory.target_does_not_fit(s.gpu, s.tp, s.target, s.context_len, s.weight_dtype, s.kv_dtype)
+    if why is not None:  # not even one sequence fits: say what it needs and what fits
+        raise why
+    budget = kv_budget_bytes(hw.memory_bytes, memory.resident_weight_bytes(target_model, s.weight_dtype))
+    eff = s.efficiency
+    measured = s.t_target_ms is not None
+    target_bw_scale = 1.0
+    step_overhead = _overhead(engine.step_ms, engine.seq_us, eff.overhead_scale, s.t_target_ms)
+    draft_overhead = _overhead(engine.draft_pass_ms, engine.draft_seq_us, eff.overhead_scale,
+                               s.t_draft_ms if measured else None)
+    if measured:
+        overhead = sum(step_overhead)
+        target_bw_scale = bandwidth_scale_for_measured_time(target, hw, eff, s.t_target_ms, s.context_len,
+                                                            extra_ms=overhead)
+        if target_bw_scale is None:
+            floor = float(pass_time_ms(target, hw, eff, 1, 1, s.context_len, bandwidth_scale=1e12)) + overhead
+            raise SpecModelError(
+                f"a {s.t_target_ms:g} ms target step is faster than {hw.gpu.name}'s compute and "
+                f"{engine.label}'s overheads allow for {target_model.name} ({floor:.2f} ms at infinite "
+                "bandwidth): check the measurement, or choose the engine 'ideal'")
+    draft = draft_shape(s, method.name)
+    extra = memory.draft_memory(target_model, method.name, s.draft, s.weight_dtype, s.kv_dtype)
+    draft_context = float(s.context_len)
+    if method.name == "self_spec":
+        draft_context = float(min(s.context_len, s.draft_kv_budget or SELF_SPEC_DEFAULT_BUDGET))
+    draft_bw_scale = 1.0
+    ngram_ms = 0.0
+    if s.t_draft_ms is not None:
+        if draft is None:
+            ngram_ms = float(s.t_draft_ms)
+        elif s.t_draft_ms > 0:
+            include_fixed = method.draft_passes == "k"
+            overhead = sum(draft_overhead) if include_fixed else 0.0
+            draft_bw_scale = bandwidth_scale_for_measured_time(draft, hw, eff, s.t_draft_ms, draft_context,
+                                                               include_fixed, extra_ms=overhead)
+            if draft_bw_scale is None:  # faster than the preset's floors: growth with batch from compute only
+                draft_bw_scale = 1e12
+    return _Compiled(hw, target, draft, method.name, method.draft_passes, target_bw_scale, draft_bw_scale,
+                     ngram_ms, budget, extra.weights_bytes, extra.weights_per_k_bytes, extra.kv_bytes_per_token, engine,
+                     draft_context, measured,
+                     *_verify_reads(engine, hw, target_model, s), step_overhead, draft_overhead)
+
+
+def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float]:
+    """KV reads of the target's verify pass and of the draft's multi-token first pass."""
+    if engine.packs_verify(hw.gpu.name):
+        return 1.0, 1.0
+    draft = find_model(s.draft) if s.method == "draft_model" and s.draft else target
+    return (unpacked_verify_reads(target.heads, target.kv_heads), unpacked_verify_reads(draft.heads, draft.kv_heads))
+
+
+SELF_SPEC_DEFAULT_BUDGET = 512  # MagicDec's StreamingLLM draft budget (arXiv:2408.11049 blog tables)
+
+
+def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
+    """Total draft cost of one speculative step with k verified drafts per sequence drawn in
+    `depth` sequential passes: the first pass also takes in the tokens the last verify accepted
+    (depth + 1 per sequence, as vLLM's and SGLang's EAGLE and draft-model proposers do), the rest
+    `branching` tokens per sequence (1 for a chain)."""
+    k = np.asarray(k, dtype=float)
+    depth = np.asarray(depth, dtype=float)
+    b = np.asarray(batch, dtype=float)
+    eng, eff = c.engine, s.efficiency
+    if c.draft is None:
+        cpu = eng.ngram_seq_us * 1e-3 * b * eff.overhead_scale * (0.0 if c.measured else 1.0)
+        return np.where(k > 0, k * c.ngram_ms_per_token + cpu, 0.0)
+    if s.t_draft_ms == 0:
+        return 0.0 * k * b
+    per_pass_overhead = c.draft_overhead[0] + c.draft_overhead[1] * b
+    if c.draft_passes == "one":  # Medusa: k heads read in one pass, one fixed overhead
+        per_head = pass_time_ms(c.draft, c.hw, eff, b, 1, c.draft_context, c.draft_bw_scale, include_fixed=False)
+        return np.where(k > 0, k * per_head + eff.t_fixed_ms + per_pass_overhead, 0.0)
+    first = pass_time_ms(c.draft, c.hw, eff, b, depth + 1, c.draft_context, c.draft_bw_scale,
+                         verify_kv_reads=c.draft_verify_kv_reads)
+    rest = pass_time_ms(c.draft, c.hw, eff, b, float(s.branching), c.draft_context, c.draft_bw_scale)
+    return np.where(k > 0, first + (depth - 1) * rest + depth * per_pass_overhead, 0.0)
+
+
+# n-gram (prompt lookup) proposes only where the last tokens recur in the context; elsewhere the
+# sequence decodes one token and its verify pass carries no drafts. Measured from vLLM's counters as
+# drafts / (generated − accepted) sequence-steps; the default is the middle of what the fall of
+# speedup with batch in SpecDecode-Bench's n-gram curves implies (arXiv:2601.11580, Figure 1).
+NGRAM_PROPOSAL_RATE = 0.4
+
+
+def proposal_rate(s: Scenario) -> float:
+    if s.proposal_rate is not None:
+        return float(s.proposal_rate)
+    return NGRAM_PROPOSAL_RATE if find_method(s.method).name == "ngram" else 1.0
+
+
+def _step_overhead_ms(c: _Compiled, s: Scenario, batch):
+    """The engine's cost of one target forward step beyond its kernels."""
+    return c.step_overhead[0] + c.step_overhead[1] * np.asarray(batch, dtype=float)
+
+
+def _spec_overhead_ms(c: _Compiled, s: Scenario, batch):
+    """What a speculative step adds beyond its passes: rejection sampling, proposer bookkeeping.
+    With measured timings the batch-1 part is inside the measured draft time: only growth is added."""
+    b = np.asarray(batch, dtype=float)
+    if c.measured:
+        extra = c.engine.spec_seq_us * 1e-3 * (b - 1.0)
+    else:
+        extra = c.engine.spec_step_ms + c.engine.spec_seq_us * 1e-3 * b
+    return extra * s.efficiency.overhead_scale + s.efficiency.t_spec_overhead_ms
+
+
+def _arm(step_ms, tokens, batch, fits) -> Arm:
+    step_ms = np.asarray(step_ms, dtype=float)
+    per_seq = np.where(batch > 0, tokens / step_ms * 1e3, 0.0)
+    return Arm(step_ms, per_seq, per_seq * batch, np.where(per_seq > 0, 1e3 / np.where(per_seq > 0, per_seq, 1), np.inf),
+               fits, batch)
+
+
+def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
+    """Predict both arms. alpha, k and concurrency override the scenario's and may be arrays
+    (broadcast together); a survival profile in the scenario is used unless alpha is given.
+
+    The seed's worked example (one sequence, 19 ms target step, 3 ms draft step, k = 4, α = 0.7):
+
+    >>> p = predict(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))
+    >>> round(p.speedup, 2), round(p.tokens_per_step, 2), round(p.break_even_tokens_per_step, 2)
+    (1.7, 2.77, 1.63)
+    >>> predict(Scenario(k=4, t_target_ms=19, t_draft_ms=3), alpha=[0.3, 0.9]).speedup.round(2).tolist()
+    [0.87, 2.51]
+    """
+    c = compile_scenario(s)
+    eff = s.efficiency
+    kk = np.asarray(s.k if k is None else k)
+    if np.any(kk < 0) or np.any(kk != np.round(kk)):
+        raise SpecModelError(f"k must be whole numbers ≥ 0, got {k}")
+    kk = kk.astype(int)
+    offered = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
+    if np.any(offered < 1):
+        raise SpecModelError(f"concurrency must be ≥ 1, got {concurrency}")
+    if alpha is None and s.survival is not None:
+        a = np.asarray(acceptance.from_survival(s.survival).alpha)
+        tokens = acceptance.tokens_per_step_at_k(kk, survival=s.survival)
+    else:
+        a = np.asarray(s.alpha if alpha is None else alpha, dtype=float)
+        if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+            raise SpecModelError("α (per-token acceptance) must lie in [0, 1]")
+        # a tree's accepted path is at most its depth long (its width only raises the odds)
+        tokens = acceptance.tokens_per_step(a, kk if s.draft_depth is None else np.minimum(kk, s.draft_depth))
+    L = s.context_len
+
+    fits_plain = max_sequences(c.budget_bytes, c.target.kv_bytes_per_token, L)
+    b_plain = np.minimum(offered, fits_plain)
+    b_plain_eval = np.maximum(b_plain, 1.0)
+    t_plain = (pass_time_ms(c.target, c.hw, eff, b_plain_eval, 1, L, c.target_bw_scale)
+               + _step_overhead_ms(c, s, b_plain_eval))
+
+    spec_on = kk > 0
+    spec_budget = c.budget_bytes - c.draft_resident_base - c.draft_resident_per_k * kk
+    fits_spec = np.where(spec_on, max_sequences(spec_budget, c.target.kv_bytes_per_token + c.draft_kv_per_token,
+                                                 L + kk), fits_plain)
+    b_spec = np.minimum(offered, fits_spec)
+    b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
+    depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
+    rate = proposal_rate(s)
+    t_verify = (pass_time_ms(c.target, c.hw, eff, b_eval, 1 + rate * kk, L, c.target_bw_scale,
+                             verify_kv_reads=c.verify_kv_reads)
+                + _step_overhead_ms(c, s, b_eval))
+    t_draft = _draft_time_ms(c, s, b_eval, kk, np.maximum(depth, 1))
+    if c.measured:
+        # Measured batch-1 times are the anchor: the verify pass costs the measured target step and
+        # the drafts k measured draft steps at batch 1 (the textbook E·T_t / (T_t + k·T_d)); the
+        # model supplies only how both grow with the batch.
+        one = np.ones_like(b_eval)
+        t_verify = t_verify - (pass_time_ms(c.target, c.hw, eff, one, 1 + rate * kk, L, c.target_bw_scale,
+                                            verify_kv_reads=c.verify_kv_reads)
+                               - pass_time_ms(c.target, c.hw, eff, one, 1, L, c.target_bw_scale))
+        if c.draft is not None and s.t_draft_ms:
+            t_draft = t_draft - _draft_time_ms(c, s, one, kk, np.maximum(depth, 1)) + kk * float(s.t_draft_ms)
+    extra_width = np.maximum(kk - depth, 0) if s.draft_depth is not None else 0 * kk
+    t_tree = np.where(extra_width > 0, (c.engine.tree_step_ms + c.engine.tree_token_us * 1e-3 * b_eval * extra_width)
+                      * eff.overhead_scale, 0.0)
+    t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
+                      pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
+    # E as engines report it counts steps with a proposal; throughput sees 1 + rate · (E − 1) per step.
+    tokens = np.where(spec_on, np.asarray(tokens, dtype=float), 1.0)
+    emitted = 1.0 + rate * (tokens - 1.0)
+
+    plain = _arm(t_plain, 1.0, b_plain, fits_plain)
+    spec = _arm(t_spec, emitted, b_spec, fits_spec)
+    speedup = spec.throughput_tok_s / plain.throughput_tok_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        be_emitted = np.where(b_spec > 0, plain.throughput_tok_s * t_spec / (np.where(b_spec > 0, b_spec, 1) * 1e3),
+                              np.inf)
+        be_tokens = 1.0 + (be_emitted - 1.0) / rate  # back in the engines' units (per proposing step)
+    return Prediction(_scalar(a), _scalar(kk), _scalar(offered), _scalar(tokens),
+                      Arm(*map(_scalar, plain.__dict__.values())), Arm(*map(_scalar, spec.__dict__.values())),
+                      _scalar(speedup), _scalar(be_tokens))
+
+
+def _scalar(x):
+    x = np.asarray(x)
+    return x.item() if x.ndim == 0 else x
+
+
+def with_changes(s: Scenario, **changes) -> Scenario:
+    """A copy of the scenario with some inputs changed (dataclasses.replace, re-exported)."""
+    return replace(s, **changes)

@@ -1,0 +1,469 @@
+"""Capacity at a latency target: how many GPUs a load needs with and without speculation.
+
+Speculation trades aggregate throughput for per-user speed. The frontier makes the trade visible:
+for each arm (plain decoding, and speculation at each k) and every batch B per replica, the
+per-user speed and the aggregate tokens/s per GPU. A plan reads the frontier for one load and one
+latency target:
+
+    concurrent users N:  the fewest replicas r such that ceil(N / r) users per replica still see
+                         the target speed (and fit in the KV cache);
+    request rate λ with mean output T tokens: the replicas must produce λ·T tokens/s; each
+                         replica can give at most the throughput of the largest batch that still
+                         meets the target, so r = ceil(λ·T / that throughput); Little's law gives
+                         the concurrency that results (λ · T / per-user speed).
+
+A plan never queues users: a queued user sees no tokens at all until a slot frees, so the batch
+per replica is at most what fits in the KV cache. The frontier still shows the queueing tail
+(offered users beyond what fits: throughput stops growing, per-user speed falls).
+
+Every number comes from one `scenario.predict` call over a grid of k and batch: a calibrated
+Scenario (its `efficiency`) is all it takes to plan with calibrated parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from specmodel.errors import DoesNotFit, SpecModelError
+from specmodel.model.decide import K_MAX
+from specmodel.model.scenario import Scenario, predict
+from specmodel.notes import info
+
+MAX_BATCH = 4096  # sequences per replica the plan considers (engines cap max_num_seqs well below)
+BATCHES = np.arange(1, MAX_BATCH + 1)
+REL_TOL = 1e-9  # a speed within this fraction of the target meets it (targets read off the model itself)
+MAX_USERS = 1e9
+VERDICTS = ("saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same")
+# How each verdict's headline reads (specmodel.notes.TONES).
+VERDICT_TONES = {"saves GPUs": "good", "only spec meets the target": "good", "same": "neutral",
+                 "costs GPUs": "caution", "neither meets the target": "bad"}
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Load:
+    """What must be served: concurrent users, or a request rate with a mean output length."""
+
+    users: float | None = None  # concurrent users (sequences decoding at once)
+    rps: float | None = None  # requests per second
+    output_tokens: float | None = None  # mean generated tokens per request (with rps)
+
+    def validated(self) -> "Load":
+        if (self.users is None) == (self.rps is None):
+            raise SpecModelError("give the load as concurrent users or as a request rate with mean output "
+                                 "tokens (one of the two)")
+        if self.users is not None:
+            u = self.users
+            if not _is_finite_number(u) or u < 1 or u != int(u):
+                raise SpecModelError(f"concurrent users must be a whole number ≥ 1, got {_show(u)}")
+            if u > MAX_USERS:
+                raise SpecModelError(f"concurrent users must be at most {MAX_USERS:.0e}, got {_show(u)}")
+            if self.output_tokens is not None:
+                raise SpecModelError("mean output tokens go with a request rate, not with concurrent users")
+            return self
+        if not _is_finite_number(self.rps) or self.rps <= 0:
+            raise SpecModelError(f"the request rate must be a number of requests per second > 0, got {_show(self.rps)}")
+        if self.output_tokens is None:
+            raise SpecModelError("a request rate needs the mean output tokens per request too (Little's law)")
+        if not _is_finite_number(self.output_tokens) or self.output_tokens < 1:
+            raise SpecModelError(f"mean output tokens per request must be ≥ 1, got {_show(self.output_tokens)}")
+        if self.rps * self.output_tokens > MAX_USERS * 1e3:
+            raise SpecModelError(f"{_show(self.rps)} requests/s × {_show(self.output_tokens)} tokens is beyond any "
+                                 "fleet this model plans for: check the units")
+        return self
+
+    @property
+    def token_rate_tok_s(self) -> float | None:
+        """Generated tokens per second the fleet must produce (request-rate loads only)."""
+        return None if self.rps is None else float(self.rps) * float(self.output_tokens)
+
+    def describe(self) -> str:
+        if self.users is not None:
+            return f"{int(self.users):,} concurrent users"
+        return f"{self.rps:g} requests/s × {self.output_tokens:g} output tokens"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The latency every user must see: a minimum per-user speed or a maximum inter-token latency."""
+
+    min_user_tok_s: float | None = None
+    max_itl_ms: float | None = None
+
+    def validated(self) -> "Target":
+        if (self.min_user_tok_s is None) == (self.max_itl_ms is None):
+            raise SpecModelError("give one latency target: a minimum per-user speed (tok/s) or a maximum "
+                                 "inter-token latency (ms)")
+        value = self.min_user_tok_s if self.max_itl_ms is None else self.max_itl_ms
+        what = "per-user speed target" if self.max_itl_ms is None else "inter-token latency target"
+        unit = "tokens/s" if self.max_itl_ms is None else "ms"
+        if not _is_finite_number(value) or value <= 0:
+            raise SpecModelError(f"the {what} must be a number of {unit} > 0, got {_show(value)}")
+        return self
+
+    @property
+    def user_tok_s(self) -> float:
+        """The target as a minimum per-user speed (ITL = 1000 / speed)."""
+        return float(self.min_user_tok_s) if self.max_itl_ms is None else 1e3 / float(self.max_itl_ms)
+
+    @property
+    def is_itl(self) -> bool:
+        return self.max_itl_ms is not None
+
+    def describe(self) -> str:
+        if self.is_itl:
+            return f"inter-token latency ≤ {self.max_itl_ms:g} ms"
+        return f"≥ {self.min_user_tok_s:g} tok/s per user"
+
+    def reach(self, user_tok_s: float) -> str:
+        """A per-user speed in the target's own unit ('42.0 tok/s per user' or 'ITL 23.8 ms')."""
+        if self.is_itl:
+            return f"ITL {_itl(user_tok_s):.1f} ms"
+        return f"{user_tok_s:.1f} tok/s per user"
+
+
+# --- the frontier --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Frontier:
+    """Per-user speed against throughput per GPU, for each k (row; k = 0 is plain decoding) and each
+    offered batch per replica (column). Offered users beyond what fits queue: they count in the
+    per-user speed (throughput ÷ offered users) but add no throughput."""
+
+    scenario: Scenario
+    ks: np.ndarray  # [nk] k per row; 0 = plain decoding
+    batches: np.ndarray  # [nb] offered users per replica: 1, 2, ..., MAX_BATCH
+    user_tok_s: np.ndarray  # [nk, nb] tokens/s each offered user sees (queued users included)
+    replica_tok_s: np.ndarray  # [nk, nb] aggregate generated tokens/s of one replica
+    max_batch: np.ndarray  # [nk] sequences one replica holds in its KV cache (0: not even one)
+
+    @property
+    def throughput_tok_s_per_gpu(self) -> np.ndarray:
+        return self.replica_tok_s / self.scenario.tp
+
+    @property
+    def itl_ms(self) -> np.ndarray:
+        return _itl(self.user_tok_s)
+
+    def row(self, k: int) -> int:
+        hits = np.flatnonzero(self.ks == k)
+        if hits.size == 0:
+            raise SpecModelError(f"k = {k} is not on this frontier (k = {', '.join(map(str, self.ks))})")
+        return int(hits[0])
+
+    def fits(self) -> np.ndarray:
+        """[nk, nb] True where the offered users all fit in one replica's KV cache."""
+        return self.batches[None, :] <= self.max_batch[:, None]
+
+
+def frontier(s: Scenario, ks=None, k_max: int = K_MAX) -> Frontier:
+    """The frontier of plain decoding (k = 0) and speculation at each k in ks (default 1..k_max),
+    for batches 1..MAX_BATCH per replica: one predict() call over the k × batch grid."""
+    ks = np.arange(1, k_max + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
+    ks = np.unique(np.concatenate([[0], ks]))
+    if np.any(ks < 0):
+        raise SpecModelError(f"k must be ≥ 0, got {ks.min()}")
+    shape = (ks.size, BATCHES.size)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):  # an arm where nothing fits divides 0 by 0
+            p = predict(s, k=ks[:, None], concurrency=BATCHES[None, :])
+    except DoesNotFit:  # not one sequence fits beside the target's weights: no arm serves anyone
+        zeros = np.zeros(shape)
+        return Frontier(s, ks, BATCHES, zeros, zeros, np.zeros(ks.size))
+    plain_tok_s = np.broadcast_to(np.asarray(p.plain.throughput_tok_s, dtype=float), shape)[0]
+    replica = np.array(np.broadcast_to(np.asarray(p.spec.throughput_tok_s, dtype=float), shape))
+    replica[ks == 0] = plain_tok_s  # the k = 0 row is plain decoding, read from the plain arm
+    fits_spec = np.broadcast_to(np.asarray(p.spec.max_concurrency, dtype=float), shape)[:, 0]
+    fits_plain = float(np.broadcast_to(np.asarray(p.plain.max_concurrency, dtype=float), shape)[0, 0])
+    max_batch = np.where(ks == 0, fits_plain, fits_spec)
+    replica = np.nan_to_num(replica, nan=0.0, posinf=0.0)
+    return Frontier(s, ks, BATCHES, replica / BATCHES[None, :], replica, max_batch)
+
+
+# --- the plan ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArmPlan:
+    """One arm (plain decoding, or speculation at its best k) serving the load at the target."""
+
+    arm: str  # "plain" | "spec"
+    k: int  # 0 for plain
+    meets_target: bool
+    replicas: int | None  # None when no batch meets the target
+    gpus: int | None  # replicas × tensor-parallel GPUs per replica
+    batch_per_replica: int | None  # users on the fullest replica
+    concurrency: float | None  # concurrent users in all: given, or λ·T ÷ per-user speed (Little's law)
+    user_tok_s: float  # per-user speed on the fullest replica; if the target is missed, the best reachable
+    throughput_tok_s_per_gpu: float  # at that operating point
+    max_batch_per_replica: float  # sequences one replica holds in its KV cache
+    best_reachable_user_tok_s: float  # the fastest any user can be served with this arm
+    best_reachable_batch: int  # the batch per replica where that is (1 unless the model says otherwise)
+    reason: str = ""  # why the target is missed (empty when met)
+
+    @property
+    def itl_ms(self) -> float:
+        return float(_itl(self.user_tok_s))
+
+    def to_dict(self) -> dict:
+        return {"gpus": self.gpus, "replicas": self.replicas, "batch_per_replica": self.batch_per_replica,
+                "user_tok_s": _round(self.user_tok_s), "itl_ms": _round(self.itl_ms),
+                "throughput_tok_s_per_gpu": _round(self.throughput_tok_s_per_gpu), "k": self.k,
+                "meets_target": self.meets_target, "concurrency": _round(self.concurrency),
+                "max_batch_per_replica": _int_or_none(self.max_batch_per_replica),
+                "best_reachable_user_tok_s": _round(self.best_reachable_user_tok_s),
+                "best_reachable_itl_ms": _round(_itl(self.best_reachable_user_tok_s)),
+                "best_reachable_batch": self.best_reachable_batch,
+                "reason": self.reason or None}
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    scenario: Scenario
+    load: Load
+    target: Target
+    plain: ArmPlan
+    spec: ArmPlan
+    k_fixed: bool  # True when the speculative arm's k was given, not searched
+    spec_ks: tuple[int, ...]  # the k values the speculative arm was allowed
+    verdict: str  # one of VERDICTS
+    verdict_text: str  # one sentence with the numbers
+    advice: str  # what to deploy
+    notes: tuple[str, ...]
+
+    @property
+    def tone(self) -> str:
+        return VERDICT_TONES[self.verdict]
+
+    def table_rows(self) -> list[dict]:
+        """One row per arm for the page's table: whether it meets the target, GPUs, replicas, speed."""
+        rows = []
+        for name, arm in (("plain", self.plain), (f"speculation, k = {self.spec.k}", self.spec)):
+            d = arm.to_dict()
+            rows.append({"arm": name, "meets target": "yes" if arm.meets_target else "no",
+                         "GPUs": d["gpus"], "replicas": d["replicas"], "users per replica": d["batch_per_replica"],
+                         "tok/s per user": d["user_tok_s"], "ITL ms": d["itl_ms"],
+                         "tok/s per GPU": d["throughput_tok_s_per_gpu"], "fit per replica": d["max_batch_per_replica"]})
+        return rows
+
+    @property
+    def gpus_saved(self) -> int | None:
+        """Plain GPUs − speculative GPUs (negative: speculation costs GPUs); None unless both meet."""
+        if self.plain.gpus is None or self.spec.gpus is None:
+            return None
+        return self.plain.gpus - self.spec.gpus
+
+    def to_dict(self) -> dict:
+        s = self.scenario
+        return {
+            "gpu": s.gpu, "tp": s.tp, "target": s.target, "method": s.method,
+            "draft": s.draft if s.method == "draft_model" else None,
+            "alpha": _round(s.alpha) if s.survival is None else None,
+            "survival": list(s.survival) if s.survival is not None else None,
+            "context_len": s.context_len, "timings": "measured" if s.t_target_ms is not None else "hardware",
+            "load": {"users": None if self.load.users is None else int(self.load.users), "rps": self.load.rps,
+                     "output_tokens": self.load.output_tokens,
+                     "token_rate_tok_s": _round(self.load.token_rate_tok_s)},
+            "latency_target": {"min_user_tok_s": _round(self.target.user_tok_s),
+                               "max_itl_ms": _round(_itl(self.target.user_tok_s)),
+                               "given_as": "max_itl_ms" if self.target.is_itl else "min_user_tok_s"},
+            "spec_k_candidates": list(self.spec_ks), "k_fixed": self.k_fixed,
+            "plain": self.plain.to_dict(), "spec": self.spec.to_dict(),
+            "gpus_saved": self.gpus_saved, "verdict": self.verdict, "verdict_text": self.verdict_text,
+            "advice": self.advice, "notes": list(self.notes),
+        }
+
+
+def plan(s: Scenario, load: Load, target: Target, k: int | None = None, k_max: int = K_MAX) -> CapacityPlan:
+    """GPUs each arm needs to serve the load with every user at the target. The speculative arm
+    uses k when given, else the k in 1..k_max that needs the fewest GPUs (then the fastest users,
+    then the smaller k). Missing the target is an answer ("impossible" with the best reachable
+    speed), not an error."""
+    load, target = load.validated(), target.validated()
+    if k is not None and (k != int(k) or k < 1):
+        raise SpecModelError(f"the speculative arm needs k ≥ 1 draft tokens (plain decoding is k = 0), got {k}")
+    if k is None and (k_max != int(k_max) or k_max < 1):
+        raise SpecModelError(f"k_max must be a whole number ≥ 1, got {k_max}")
+    f = frontier(s, ks=None if k is None else [int(k)], k_max=int(k_max))
+    return plan_on(f, load, target, k)
+
+
+def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> CapacityPlan:
+    """plan() on a frontier already computed (the page draws the same one); k fixes the
+    speculative arm's k (it must be on the frontier), None searches every k > 0 of the frontier."""
+    load, target = load.validated(), target.validated()
+    arms = _solve(f, load, target.user_tok_s)
+    plain = arms[f.row(0)]
+    k_fixed = k is not None
+    spec_rows = [arms[f.row(int(k))]] if k_fixed else [arms[i] for i in range(f.ks.size) if f.ks[i] > 0]
+    if not spec_rows:
+        raise SpecModelError("the frontier has no speculative k to plan with")
+    spec = min(spec_rows, key=lambda a: (a.replicas if a.meets_target else math.inf,
+                                         -a.user_tok_s, a.k))
+    notes = []
+    for a in (plain, spec):
+        if a.meets_target and a.batch_per_replica >= MAX_BATCH and a.max_batch_per_replica > MAX_BATCH:
+            notes.append(info(f"the {_arm_name(a)} plan stops at {MAX_BATCH} users per replica, the most this "
+                              "model considers; engines usually cap the batch lower (vLLM's max_num_seqs)"))
+    if load.rps is not None:
+        notes.append(info("decode only: prefill (time to first token) is not modelled; the concurrency is Little's "
+                          "law, requests/s × output tokens ÷ per-user speed"))
+    verdict, text, advice = _verdict(f.scenario, load, target, plain, spec, k_fixed)
+    return CapacityPlan(f.scenario, load, target, plain, spec, k_fixed, tuple(int(a.k) for a in spec_rows), verdict,
+                        text, advice, tuple(notes))
+
+
+def _solve(f: Frontier, load: Load, need_tok_s: float) -> list[ArmPlan]:
+    """Every row of the frontier against the load and target, vectorised over k and batch."""
+    b = f.batches
+    fits = f.fits()
+    speed = f.user_tok_s
+    allowed = fits & (speed >= need_tok_s * (1 - REL_TOL)) & (f.replica_tok_s > 0)
+    nk = f.ks.size
+    rows = np.arange(nk)
+    if load.users is not None:
+        n = float(load.users)
+        r = np.ceil(n / b)  # replicas if each holds at most b users
+        fullest = np.ceil(n / r).astype(int)  # users on the fullest of those replicas (≤ b)
+        ok = allowed[:, fullest - 1]
+        replicas = np.where(ok, r[None, :], np.inf).min(axis=1)
+        met = np.isfinite(replicas)
+        batch = np.where(met, np.ceil(n / np.where(met, replicas, 1.0)), 1).astype(int)
+        concurrency = np.full(nk, n)
+    else:
+        demand = load.token_rate_tok_s
+        best = np.where(allowed, f.replica_tok_s, 0.0).max(axis=1)
+        met = best > 0
+        replicas = np.where(met, np.maximum(1.0, np.ceil(demand / np.where(met, best, 1.0) * (1 - REL_TOL))), np.inf)
+        per_replica = demand / np.where(met, replicas, 1.0)
+        enough = allowed & (f.replica_tok_s >= per_replica[:, None] * (1 - REL_TOL))
+        batch = np.where(met, b[np.argmax(enough, axis=1)], 1)
+        concurrency = demand / speed[rows, batch - 1]
+    reach_speed = np.where(fits, speed, -np.inf)
+    reach_col = np.argmax(reach_speed, axis=1)
+    reach = reach_speed[rows, reach_col]
+    out = []
+    for i in range(nk):
+        kk = int(f.ks[i])
+        arm = "plain" if kk == 0 else "spec"
+        fits_i = float(f.max_batch[i])
+        best_i = float(reach[i]) if np.isfinite(reach[i]) else 0.0
+        if met[i]:
+            col = batch[i] - 1
+            reps = int(replicas[i])
+            out.append(ArmPlan(arm, kk, True, reps, reps * f.scenario.tp, int(batch[i]), float(concurrency[i]),
+                               float(speed[i, col]), float(f.throughput_tok_s_per_gpu[i, col]), fits_i, best_i,
+                               int(reach_col[i]) + 1))
+            continue
+        col = int(reach_col[i])
+        if fits_i < 1:
+            why = ("the draft and its KV cache leave no room for one sequence beside the target"
+                   if kk else "not one sequence fits in the KV cache beside the target's weights")
+            user, thr = 0.0, 0.0
+        else:
+            why = f"the fastest it serves a user is {best_i:.1f} tok/s (ITL {_itl(best_i):.1f} ms), at batch {col + 1}"
+            user, thr = float(speed[i, col]), float(f.throughput_tok_s_per_gpu[i, col])
+        out.append(ArmPlan(arm, kk, False, None, None, None, None, user, thr, fits_i, best_i, col + 1, why))
+    return out
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+def _arm_name(a: ArmPlan) -> str:
+    return "plain" if a.k == 0 else f"speculative (k = {a.k})"
+
+
+def _gpus(n: int) -> str:
+    return f"{n} GPU" + ("" if n == 1 else "s")
+
+
+def _how(s: Scenario, a: ArmPlan, target: Target) -> str:
+    replicas = f"{a.replicas} replica{'s' if a.replicas != 1 else ''} of {s.tp} GPUs, " if s.tp > 1 else ""
+    return f"{_gpus(a.gpus)} ({replicas}{a.batch_per_replica} users per replica at {target.reach(a.user_tok_s)})"
+
+
+def _verdict(s: Scenario, load: Load, target: Target, plain: ArmPlan, spec: ArmPlan,
+             k_fixed: bool) -> tuple[str, str, str]:
+    method = s.method if s.method != "draft_model" else f"the {s.draft} draft"
+    spec_k = f"k = {spec.k}"
+    if not plain.meets_target and not spec.meets_target:
+        best = spec if spec.best_reachable_user_tok_s > plain.best_reachable_user_tok_s else plain
+        where = "speculation, " + spec_k if best.k else "plain decoding"
+        text = (f"neither meets the target; best reachable: {target.reach(best.best_reachable_user_tok_s)} "
+                f"({where}, {best.best_reachable_batch} user{'s' if best.best_reachable_batch > 1 else ''} "
+                "per replica)")
+        if best.best_reachable_user_tok_s <= 0:
+            return ("neither meets the target", "neither meets the target: not one sequence fits in memory",
+                    "shorten the context, or choose a GPU with more memory or more tensor-parallel GPUs per replica")
+        relaxed = f"{target.reach(best.best_reachable_user_tok_s)} or {'more' if target.is_itl else 'less'}"
+        advice = (f"relax the target to {relaxed}, or choose a faster "
+                  "GPU, more tensor-parallel GPUs per replica or a smaller model")
+        return "neither meets the target", text, advice
+    if not plain.meets_target:
+        text = (f"only speculation meets {target.describe()}: {_how(s, spec, target)}; plain decoding reaches at "
+                f"most {target.reach(plain.best_reachable_user_tok_s)}")
+        return "only spec meets the target", text, f"deploy speculation with {method}, {spec_k}, on {_gpus(spec.gpus)}"
+    if not spec.meets_target:
+        which = f"with {spec_k}" if k_fixed else "at any k"
+        text = (f"speculation {which} cannot meet {target.describe()} ({spec.reason}); plain decoding needs "
+                f"{_how(s, plain, target)}")
+        advice = f"leave speculation off: {_gpus(plain.gpus)} without it"
+        if k_fixed:
+            advice += "; or try another k"
+        return "costs GPUs", text, advice
+    saved = plain.gpus - spec.gpus
+    if saved > 0:
+        text = (f"speculation saves {_gpus(saved)}: {_how(s, spec, target)} with {spec_k}, instead of "
+                f"{_how(s, plain, target)} without")
+        return "saves GPUs", text, f"deploy speculation with {method}, {spec_k}: {_gpus(spec.gpus)} instead of {plain.gpus}"
+    if saved < 0:
+        text = (f"speculation costs {_gpus(-saved)}: {_how(s, spec, target)} with {spec_k}, against "
+                f"{_how(s, plain, target)} without")
+        advice = f"leave speculation off for this load: {_gpus(plain.gpus)} instead of {spec.gpus}"
+        if k_fixed:
+            advice += "; a smaller k may cost less (leave k to the search to see)"
+        return "costs GPUs", text, advice
+    faster = spec.user_tok_s > plain.user_tok_s * (1 + 1e-6)
+    text = (f"the same {_gpus(plain.gpus)} either way; each user sees {target.reach(spec.user_tok_s)} with "
+            f"speculation ({spec_k}) and {target.reach(plain.user_tok_s)} without")
+    advice = (f"speculation ({spec_k}) is free here: the same GPUs, faster users" if faster else
+              "leave speculation off: the same GPUs and no faster for users")
+    return "same", text, advice
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _itl(user_tok_s):
+    u = np.asarray(user_tok_s, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = np.where(u > 0, 1e3 / np.where(u > 0, u, 1.0), np.inf)
+    return out.item() if out.ndim == 0 else out
+
+
+def _is_finite_number(x) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _show(x) -> str:
+    try:
+        return f"{float(x):g}"
+    except (TypeError, ValueError):
+        return repr(x)
+
+
+def _round(x, digits: int = 4):
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, digits) if math.isfinite(x) else None
+
+
+def _int_or_none(x):
+    x = float(x)
+    return int(x) if math.isfinite(x) else None

@@ -1,0 +1,305 @@
+"""Workloads of a traffic mix: the Workload record, and reading it from a CSV/JSON file, an edited
+table or a table of past runs (specmodel.runs). Rows with a problem are left out and named; the
+others still load."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from specmodel.errors import SpecModelError
+from specmodel.limits import clean_name
+from specmodel.model.presets import find_method
+from specmodel.notes import info
+
+SHARE_TOLERANCE = 1e-6  # shares summing to 1 within this are taken as given
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One kind of traffic in the pool.
+
+    `alpha` / `survival` are the acceptance measured with the pool's own method (the scenario's);
+    `alpha_by_method` holds acceptance measured with other methods ((method, α) pairs): a split may
+    give a workload another method only when its acceptance under that method is known.
+    """
+
+    label: str
+    share: float  # fraction of the offered concurrent sequences
+    alpha: float | None = None
+    survival: tuple[float, ...] | None = None
+    temperature: float | None = None
+    notes: str = ""
+    alpha_by_method: tuple[tuple[str, float], ...] = ()
+
+    def acceptance(self, method: str, pool_method: str) -> tuple[float, tuple[float, ...] | None] | None:
+        """(α, survival) under `method`, or None when this workload's acceptance there is unknown."""
+        for name, value in self.alpha_by_method:
+            if name == method:
+                return float(value), None
+        if method == pool_method:
+            if self.survival is not None:
+                return float(self.alpha if self.alpha is not None else 0.0), self.survival
+            return float(self.alpha), None
+        return None
+
+
+def _blank(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _float(value) -> float:
+    """float() that refuses JSON true/false (float(True) would silently be 1.0)."""
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a number")
+    return float(value)
+
+
+def _fraction(value, what: str) -> float:
+    try:
+        x = _float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise SpecModelError(f"{what} must be a number in [0, 1], got '{value}'") from None
+    if not math.isfinite(x) or not 0.0 <= x <= 1.0:
+        raise SpecModelError(f"{what} must lie in [0, 1], got {value}")
+    return x
+
+
+def _survival_values(value, what: str) -> tuple[float, ...]:
+    from specmodel.model import acceptance
+
+    return acceptance.parse_survival(value, what)
+
+
+def _method_of_column(column: str) -> str | None:
+    """'alpha_ngram' / 'alpha ngram' -> 'ngram' (None when not an α-per-method column)."""
+    c = column.strip().lower()
+    for prefix in ("alpha_", "alpha ", "α_", "α "):
+        if c.startswith(prefix) and len(c) > len(prefix):
+            try:
+                return find_method(c[len(prefix):]).name
+            except SpecModelError:
+                return None
+    return None
+
+
+_LABEL_KEYS = ("label", "workload", "name")
+
+
+def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[list[Workload], list[str], list[str]]:
+    """Records (one dict per workload, e.g. CSV rows) -> (workloads, problems, notes).
+
+    A row with a problem (no acceptance, a bad number) is left out and its problem, naming the
+    workload and the column, goes to `problems`; the other rows still load. Shares that do not sum
+    to one are normalised and `notes` says so; a file without a share column gets equal shares.
+    """
+    from specmodel.limits import MAX_MIX_WORKLOADS
+
+    workloads: list[Workload] = []
+    problems: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    if len(records) > MAX_MIX_WORKLOADS:
+        problems.append(f"{source} has {len(records):,} rows: the first {MAX_MIX_WORKLOADS:,} load, the other "
+                        f"{len(records) - MAX_MIX_WORKLOADS:,} were left out; merge workloads of similar acceptance")
+        records = records[:MAX_MIX_WORKLOADS]
+    has_share = any(not _blank(r.get("share")) for r in records)
+    if records and not has_share:
+        notes.append(info(f"{source} gives no shares: every workload gets an equal share of the sequences"))
+    for i, raw in enumerate(records, start=1):
+        r = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
+        label = next((str(r[k]).strip() for k in _LABEL_KEYS if not _blank(r.get(k))), "")
+        label, changed = clean_name(label)
+        if changed:
+            notes.append(info(f"{source}, row {i}: control characters were removed from the label ('{label}')"))
+        where = f"{source}, row {i}" + (f" ('{label}')" if label else "")
+        if not label:
+            if all(_blank(v) for v in r.values()):
+                continue  # an empty editor row
+            label = f"workload {i}"
+        try:
+            if label in seen:
+                raise SpecModelError(f"label '{label}' appears twice; give each workload its own label")
+            share = 1.0
+            if has_share:
+                if _blank(r.get("share")):
+                    raise SpecModelError("column 'share' is empty; give the workload's fraction of the sequences")
+                try:
+                    share = _float(r["share"])
+                except (TypeError, ValueError, OverflowError):
+                    raise SpecModelError(f"column 'share' must be a number, got '{r['share']}'") from None
+                if not math.isfinite(share) or share < 0:
+                    raise SpecModelError(f"column 'share' must be a number ≥ 0, got {r['share']}")
+            alpha = None if _blank(r.get("alpha")) else _fraction(r["alpha"], "column 'alpha'")
+            survival = None if _blank(r.get("survival")) else _survival_values(r["survival"], "column 'survival'")
+            by_method = []
+            for column, value in r.items():
+                method = _method_of_column(column)
+                if method and not _blank(value):
+                    by_method.append((method, _fraction(value, f"column '{column}'")))
+            if alpha is None and survival is None:
+                raise SpecModelError("has no acceptance: fill 'alpha' (per-token acceptance α) or 'survival' "
+                                     "(p_1,...,p_k) measured with the pool's method")
+            if alpha is None:
+                from specmodel.model.acceptance import from_survival
+                alpha = from_survival(survival).alpha
+            temperature = None
+            if not _blank(r.get("temperature")):
+                try:
+                    temperature = _float(r["temperature"])
+                except (TypeError, ValueError, OverflowError):
+                    raise SpecModelError(f"column 'temperature' must be a number, got '{r['temperature']}'") from None
+            notes_text = "" if _blank(r.get("notes")) else str(r["notes"])
+        except SpecModelError as exc:
+            problems.append(f"{where}: workload '{label}' refused: {exc}")
+            continue
+        seen.add(label)
+        workloads.append(Workload(label, share, alpha, survival, temperature, notes_text, tuple(by_method)))
+    if not workloads:
+        if not problems:
+            problems.append(f"{source} holds no workloads: give at least one row with a label, share and alpha")
+        return [], problems, notes
+    try:
+        workloads, share_note = normalise_shares(workloads)
+    except SpecModelError as exc:
+        return [], problems + [f"{source}: {exc}"], notes
+    if share_note:
+        notes.append(info(share_note))
+    return workloads, problems, notes
+
+
+def normalise_shares(workloads: list[Workload]) -> tuple[list[Workload], str | None]:
+    """Scale shares to sum to one; the note says what was done (None when nothing changed)."""
+    total = sum(w.share for w in workloads)
+    if total <= 0:
+        raise SpecModelError("every workload's share is 0: give at least one a positive share")
+    if abs(total - 1.0) <= SHARE_TOLERANCE:
+        return list(workloads), None
+    scaled = [replace(w, share=w.share / total) for w in workloads]
+    listed = ", ".join(f"{w.label} {w.share:.3g}" for w in scaled)
+    return scaled, f"shares summed to {total:.4g}, not 1: normalised to {listed}"
+
+
+def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
+    """Read a CSV (a header row; columns label, share, alpha, survival, temperature, notes,
+    alpha_<method>) or a JSON file (a list of such objects, or {"workloads": [...]})."""
+    import json
+    from pathlib import Path
+
+    from specmodel.limits import read_file
+    from specmodel.runs import decode_text
+
+    p = Path(path)
+    text, problem = decode_text(read_file(p))  # size checked before reading; devices and folders refused
+    if text is None:
+        raise SpecModelError(f"{path}: {problem}")
+    if not text.strip():
+        raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
+    if p.suffix.lower() == ".json" or text.lstrip()[:1] in "[{":
+        from specmodel.limits import load_json
+
+        try:
+            data = load_json(text)
+        except json.JSONDecodeError as exc:
+            raise SpecModelError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except SpecModelError as exc:
+            raise SpecModelError(f"{path}: {exc}") from None
+        if isinstance(data, dict):
+            data = data.get("workloads")
+        if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+            raise SpecModelError(f"{path}: expected a JSON list of workload objects (or {{\"workloads\": [...]}})")
+        records = data
+    else:
+        records = _csv_records(text, str(path))
+    return parse_workloads(records, source=p.name)
+
+
+def _csv_records(text: str, path: str) -> list[dict]:
+    """Rows of a workload CSV as dicts. A row with more cells than the header, or two headers with
+    the same name, is refused with its place (the columns would otherwise shift or be lost)."""
+    import csv
+    import io
+
+    from specmodel.limits import MAX_ROWS_PER_FILE
+
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=False)
+    try:
+        rows = [(reader.line_num, cells) for cells in reader if any(c.strip() for c in cells)]
+    except csv.Error as exc:
+        raise SpecModelError(f"{path}: not a readable CSV at line {reader.line_num} ({exc})") from None
+    if not rows:
+        raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
+    header = [h.strip() for h in rows[0][1]]
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header):
+        if h and h.lower() in seen:
+            raise SpecModelError(f"{path}: columns {seen[h.lower()] + 1} and {i + 1} are both named '{h}'; "
+                                 "keep one of them")
+        seen[h.lower()] = i
+    if not {h.lower() for h in header} & set(_LABEL_KEYS):
+        raise SpecModelError(f"{path}: no 'label' (or 'workload') column; the header has "
+                             f"{', '.join(h[:40] for h in header[:12])}")
+    if len(rows) - 1 > MAX_ROWS_PER_FILE:
+        raise SpecModelError(f"{path} has {len(rows) - 1:,} rows: a traffic mix has a few workloads")
+    records = []
+    for line, cells in rows[1:]:
+        if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+            raise SpecModelError(f"{path}, line {line}: {len(cells)} cells where the header has {len(header)}; "
+                                 "remove the stray delimiter or add the missing header")
+        records.append({h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header) if h})
+    return records
+
+
+def workload_records(workloads) -> list[dict]:
+    """Workloads as table rows (the columns parse_workloads reads), e.g. for an editable table."""
+    rows = []
+    for w in workloads:
+        by = dict(w.alpha_by_method)
+        rows.append({"label": w.label, "share": w.share, "alpha": w.alpha,
+                     "survival": ", ".join(f"{x:g}" for x in w.survival) if w.survival else "",
+                     "alpha_ngram": by.get("ngram"), "temperature": w.temperature, "notes": w.notes})
+    return rows
+
+
+def workload_records_from_runs(runs: "pd.DataFrame") -> list[dict]:
+    """One row per workload of a canonical run table (specmodel.runs): α is the mean of its runs'
+    α, share is proportional to its mean concurrency, temperature and notes from its first run."""
+    import pandas as pd
+
+    if "workload" not in runs.columns or "alpha" not in runs.columns or runs.empty:
+        return []
+    frame = runs.copy()
+    frame["alpha"] = pd.to_numeric(frame["alpha"], errors="coerce")
+    conc = pd.to_numeric(frame["concurrency"], errors="coerce") if "concurrency" in frame else None
+    frame["_conc"] = conc.fillna(1.0) if conc is not None else 1.0
+    rows = []
+    for label, group in frame.groupby("workload", sort=False):
+        first = group.iloc[0]
+        temperature = pd.to_numeric(pd.Series([first.get("temperature")]), errors="coerce").iloc[0]
+        alpha = group["alpha"].mean()
+        rows.append({"label": str(label), "share": float(group["_conc"].mean()),
+                     "alpha": None if pd.isna(alpha) else round(float(alpha), 4), "survival": "",
+                     "alpha_ngram": None, "temperature": None if pd.isna(temperature) else float(temperature),
+                     "notes": "" if pd.isna(first.get("notes")) else str(first.get("notes") or "")})
+    total = sum(r["share"] for r in rows)
+    for r in rows:
+        r["share"] = round(r["share"] / total, 4) if total > 0 else None
+    return rows
+
+
+
+@lru_cache(maxsize=1)
+def example_workloads() -> tuple[Workload, ...]:
+    """The case this project started from (bench/evidence/seed_runs.csv): JSON extraction at
+    temperature 0 (α ≈ 0.7) and a chat assistant at temperature 0.8 (α ≈ 0.4), half the sequences each."""
+    return (Workload("extraction", 0.5, 0.7, None, 0.0, "JSON extraction, copies text from its input"),
+            Workload("chat", 0.5, 0.4, None, 0.8, "chat assistant"))

@@ -1,0 +1,245 @@
+"""Fit the model's free parameters (roofline.Efficiency) to measured runs by bounded least squares.
+
+Residuals: for every run with a measured speedup, the relative error of the predicted speedup;
+for every measured throughput (baseline or speculative), the log ratio of predicted to measured
+throughput. The four parameters are bounded to physical ranges (an efficiency is a fraction of
+peak; overheads are a few milliseconds at most). With fewer runs than parameters only as many
+parameters are fitted as there are runs: those the runs are most sensitive to, and the result
+says which were held at their starting values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from specmodel.errors import SpecModelError
+from specmodel.model.calibration_file import CALIBRATION_FORMAT, CALIBRATION_VERSION, outside_physical
+from specmodel.model.parameters import PARAMETERS
+from specmodel.model.roofline import Efficiency
+from specmodel.model.scenario import Scenario, predict, with_changes
+from specmodel.runs.review import scenario_for_row
+
+# What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
+DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale")
+# Each fitted parameter is pulled gently towards its starting value, by this much relative error per
+# physical range of departure: a fit then explains the runs with the parameters whose plausible
+# range is wide (overheads) before dragging an efficiency far from what kernels reach.
+PRIOR_WEIGHT = 0.1
+
+
+MIN_IMPROVEMENT = 0.01  # a parameter joins a fit on few runs only if it lowers the squared error by 1%
+
+
+@dataclass(frozen=True)
+class Calibration:
+    efficiency: Efficiency  # the fitted parameters (held ones keep their starting values)
+    start: Efficiency
+    fitted: tuple[str, ...]  # names of the parameters that were fitted
+    held: tuple[str, ...]  # names held at their starting values
+    rows_used: int
+    mape_before_pct: float | None  # mean absolute percentage error of speedup, before / after
+    mape_after_pct: float | None
+    throughput_mape_before_pct: float | None
+    throughput_mape_after_pct: float | None
+    message: str  # one paragraph for the user
+    at_bound: tuple[str, ...] = ()
+    outside_physical: tuple[str, ...] = ()  # fitted parameters that ended outside their physical range
+    fitted_on: dict | None = None  # the rows, GPUs, models and engines the fit saw
+
+    def parameters(self) -> dict:
+        return {name: getattr(self.efficiency, name) for name in PARAMETERS}
+
+    def to_file(self) -> dict:
+        """What `--save-calibration` writes: every parameter, what it was fitted on, the errors."""
+        out = self.to_dict()
+        out = {"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION,
+               "parameters": {k: float(v) for k, v in self.efficiency.as_dict().items()}, **{
+                   k: v for k, v in out.items() if k != "parameters"}}
+        out["fitted_on"] = self.fitted_on or {}
+        return out
+
+    def to_dict(self) -> dict:
+        r = lambda x: None if x is None else round(float(x), 4)  # noqa: E731
+        return {"parameters": {k: r(v) for k, v in self.parameters().items()},
+                "start": {k: r(getattr(self.start, k)) for k in PARAMETERS},
+                "fitted": list(self.fitted), "held": list(self.held), "at_bound": list(self.at_bound),
+                "outside_physical_range": list(self.outside_physical),
+                "rows_used": self.rows_used,
+                "error_before": {"speedup_mape_pct": r(self.mape_before_pct),
+                                 "throughput_mape_pct": r(self.throughput_mape_before_pct)},
+                "error_after": {"speedup_mape_pct": r(self.mape_after_pct),
+                                "throughput_mape_pct": r(self.throughput_mape_after_pct)},
+                "message": self.message}
+
+
+def _usable(rows: pd.DataFrame) -> list[dict]:
+    out = []
+    for r in rows.to_dict("records"):
+        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])):
+            continue
+        measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
+        if any(m is not None for m in measured):
+            out.append(r)
+    return out
+
+
+def _positive_or_none(x):
+    """A measured figure as a positive finite number; None when it is anything else."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) and x > 0 else None
+
+
+def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float, float] | None]:
+    """(speedup, plain tok/s, spec tok/s) per row, None where the model refuses the row.
+
+    Rows that differ only in α, k and concurrency share one vectorised predict() call."""
+    out: list[tuple[float, float, float] | None] = [None] * len(rows)
+    groups: dict[Scenario, list[tuple[int, Scenario]]] = {}
+    for i, r in enumerate(rows):
+        try:
+            s = scenario_for_row(r, eff)
+        except SpecModelError:
+            continue
+        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: valid for any tree depth
+        groups.setdefault(key, []).append((i, s))
+    for key, items in groups.items():
+        try:
+            p = predict(key, alpha=np.array([s.alpha for _, s in items]), k=np.array([s.k for _, s in items]),
+                        concurrency=np.array([s.concurrency for _, s in items])) if key.survival is None \
+                else predict(key)
+        except SpecModelError:
+            continue
+        values = [np.atleast_1d(np.asarray(v, dtype=float))
+                  for v in (p.speedup, p.plain.throughput_tok_s, p.spec.throughput_tok_s)]
+        for j, (i, _) in enumerate(items):
+            out[i] = tuple(float(v[j if v.size > 1 else 0]) for v in values)
+    return out
+
+
+def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
+    """(speedup relative errors, throughput log ratios) for the rows under eff."""
+    speed, thr = [], []
+    for r, pred in zip(rows, _predict_rows(rows, eff)):
+        meas = _positive_or_none(r.get("measured_speedup"))
+        if pred is None:
+            if meas is not None:
+                speed.append(np.nan)
+            continue
+        if meas is not None:
+            speed.append(pred[0] / meas - 1.0)
+        if use_throughput:
+            for col, predicted in (("baseline_tok_s", pred[1]), ("spec_tok_s", pred[2])):
+                m = _positive_or_none(r.get(col))
+                if m is not None and predicted > 0:
+                    thr.append(math.log(predicted / m))
+    return np.array(speed, dtype=float), np.array(thr, dtype=float)
+
+
+def _mape(rel) -> float | None:
+    rel = np.asarray(rel, dtype=float)
+    rel = rel[np.isfinite(rel)]
+    return float(np.mean(np.abs(rel)) * 100) if rel.size else None
+
+
+def _thr_mape(log_ratios) -> float | None:
+    return _mape(np.expm1(np.asarray(log_ratios, dtype=float)))
+
+
+def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughput: bool = True,
+              parameters: tuple[str, ...] | None = None) -> Calibration:
+    """Fit Efficiency to the runs' measured speedups (and throughputs when use_throughput)."""
+    start = start or Efficiency()
+    usable = _usable(rows)
+    if not usable:
+        raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, so there is "
+                             "nothing to calibrate on; load runs with measurements")
+    names = list(parameters or DEFAULT_FIT)
+    lo = np.array([PARAMETERS[n][0] for n in names])
+    hi = np.array([PARAMETERS[n][1] for n in names])
+    x_start = np.clip([getattr(start, n) for n in names], lo, hi)
+
+    def eff_at(x_unit, chosen):
+        values = {n: float(v) for n, v in zip(names, x_start)}
+        for name, u in zip(chosen, x_unit):
+            i = names.index(name)
+            values[name] = float(lo[i] + u * (hi[i] - lo[i]))
+        return replace(start, **values)
+
+    def residuals(x_unit, chosen):
+        speed, thr = _errors(usable, eff_at(x_unit, chosen), use_throughput)
+        prior = [PRIOR_WEIGHT * (lo[names.index(n)] + u * (hi[names.index(n)] - lo[names.index(n)])
+                                 - x_start[names.index(n)]) / (PARAMETERS[n].physical_hi - PARAMETERS[n].physical_lo)
+                 for n, u in zip(chosen, x_unit)]
+        res = np.concatenate([np.nan_to_num(speed, nan=10.0), thr, prior])
+        return res if res.size else np.zeros(1)
+
+    def to_unit(chosen):
+        return np.array([(x_start[names.index(n)] - lo[names.index(n)]) / (hi[names.index(n)] - lo[names.index(n)])
+                         for n in chosen])
+
+    def fit(chosen):
+        result = least_squares(residuals, to_unit(chosen), args=(chosen,), bounds=(0.0, 1.0), x_scale=1.0,
+                               diff_step=1e-3, xtol=1e-10, ftol=1e-10, max_nfev=200)
+        return result, float(np.sum(result.fun ** 2))
+
+    # With at least as many runs as parameters, fit them all. With fewer, choose greedily: add the
+    # parameter whose fit lowers the squared error most, until there are as many as runs or
+    # nothing more helps (a parameter the runs do not depend on is never chosen).
+    if len(usable) >= len(names):
+        chosen = list(names)
+        result, _ = fit(chosen)
+    else:
+        chosen, result = [], None
+        cost = float(np.sum(residuals(np.zeros(0), []) ** 2))
+        while len(chosen) < len(usable):
+            trials = {n: fit(chosen + [n]) for n in names if n not in chosen}
+            name = min(trials, key=lambda n: trials[n][1])
+            if trials[name][1] > cost * (1 - MIN_IMPROVEMENT):
+                break
+            chosen.append(name)
+            result, cost = trials[name]
+    held = tuple(n for n in names if n not in chosen)
+    speed0, thr0 = _errors(usable, start, use_throughput)
+    if chosen:
+        best = eff_at(result.x, chosen)
+        at_bound = tuple(n for n, u in zip(chosen, result.x) if u < 1e-4 or u > 1 - 1e-4)
+    else:
+        best, at_bound = start, ()
+    speed1, thr1 = _errors(usable, best, use_throughput)
+    before, after = _mape(speed0), _mape(speed1)
+    if after is not None and before is not None and after > before:  # never hand back a worse fit
+        best, speed1, thr1, after = start, speed0, thr0, before
+    parts = [f"fitted {', '.join(chosen) or 'nothing'} on {len(usable)} run(s)"]
+    if held:
+        why = (f"only {len(usable)} run(s) for {len(names)} parameters; these would lower the error least"
+               if len(chosen) == len(usable) else "fitting them would not lower the error on these runs")
+        parts.append(f"held {', '.join(held)} at their starting values ({why})")
+    if at_bound:
+        parts.append(f"{', '.join(at_bound)} ended at the edge of the allowed range (the runs pull "
+                     "further than physical values allow): read predictions far from these runs with care")
+    outside = outside_physical(best, [n for n in chosen]) if best is not start else ()
+    if outside:
+        parts.append("; ".join(f"{n} = {getattr(best, n):.3g} is outside what real systems reach "
+                               f"({PARAMETERS[n].physical_lo:g}-{PARAMETERS[n].physical_hi:g}): a term the model lacks "
+                               "is probably being absorbed, so predictions away from these runs are less reliable"
+                               for n in outside))
+    if before is not None:
+        parts.append(f"speedup error {before:.1f}% → {after:.1f}% (mean absolute percentage)")
+    return Calibration(best, start, tuple(chosen), held, len(usable), before, after, _thr_mape(thr0),
+                       _thr_mape(thr1), "; ".join(parts), at_bound, outside, _fitted_on(usable))
+
+
+def _fitted_on(rows: list[dict]) -> dict:
+    def names(col):
+        return sorted({str(r.get(col)) for r in rows if r.get(col) not in (None, "") and r.get(col) == r.get(col)})
+    return {"rows": len(rows), "gpus": names("gpu_preset"), "targets": names("target_preset"),
+            "drafts": names("draft_preset"), "methods": names("method"), "engines": names("engine"),
+            "files": names("file")}

@@ -1,0 +1,1 @@
+"""What the pages and reports display, without Streamlit: figures, readouts, the runs view, links."""

@@ -1,0 +1,1 @@
+"""Plotly figures, one module per page: plain functions from results to a go.Figure."""

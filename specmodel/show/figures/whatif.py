@@ -1,0 +1,167 @@
+"""Plotly figures of the What-if page: plain functions from a Scenario to a go.Figure.
+
+Figures are assembled as plain dicts and wrapped once without plotly's per-property validation,
+which costs more than the model itself on every rerun; tests/test_figures.py re-validates every
+figure through the validating constructor, so a wrong property still fails a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+import plotly.graph_objects as go
+
+from specmodel.model.decide import K_MAX, best_k, crossover_concurrency
+from specmodel.model.scenario import Prediction, Scenario, predict
+
+ALPHAS = np.linspace(0.0, 1.0, 101)
+BATCHES = np.unique(np.round(np.geomspace(1, 1024, 160)).astype(int))
+KS = np.arange(1, K_MAX + 1)
+# Colours readable on the light and the dark theme alike (the page follows the viewer's preference):
+# mid grey lines, and a dark marker with a white rim.
+BREAK_EVEN_STYLE = dict(color="#8c8c8c", dash="dash", width=1.5)
+SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(width=2, color="#ffffff"))
+# Diverging: red where speculation loses, white at break-even, blue where it wins.
+LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#f7f7f7"], [0.75, "#4393c3"], [1.0, "#053061"]]
+
+
+def figure(traces: list[dict], title: str, x: str, y: str, **layout) -> go.Figure:
+    """A go.Figure from trace dicts with a title, axis titles (with units) and a legend."""
+    base = dict(title=dict(text=title, x=0.0, xanchor="left"), xaxis=dict(title=dict(text=x)),
+                yaxis=dict(title=dict(text=y)), height=380, margin=dict(l=60, r=20, t=60, b=50),
+                showlegend=True)
+    for key, value in layout.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return go.Figure(dict(data=traces, layout=base), _validate=False)
+
+
+def line(x, y, name: str, hover: str, **style) -> dict:
+    return dict(type="scatter", mode="lines", x=np.asarray(x), y=np.asarray(y, dtype=float),
+                name=name, hovertemplate=hover, **style)
+
+
+def marker(x: float, y: float, name: str, hover: str) -> dict:
+    return dict(type="scatter", mode="markers", x=[x], y=[y], name=name, marker=SCENARIO_MARKER,
+                hovertemplate=hover)
+
+
+def break_even_line(x0: float, x1: float) -> dict:
+    """Horizontal line at speedup 1.0, drawn as a trace so it has a legend entry."""
+    return dict(type="scatter", mode="lines", x=[x0, x1], y=[1.0, 1.0], name="break-even (1.0x)",
+                line=BREAK_EVEN_STYLE, hoverinfo="skip")
+
+
+def vertical_line(x: float, top: float, name: str, hover: str | None = None) -> dict:
+    return dict(type="scatter", mode="lines", x=[x, x], y=[0.0, top], name=name,
+                line=dict(color="#c0392b", dash="dot", width=2),
+                **({"hovertemplate": hover} if hover else {"hoverinfo": "skip"}))
+
+
+@lru_cache(maxsize=32)
+def _best_k_by_batch(s: Scenario) -> tuple[np.ndarray, np.ndarray]:
+    """Best k and its speedup at every batch in BATCHES (two figures use it; computed once)."""
+    return best_k(s, K_MAX, concurrency=BATCHES)
+
+
+def _alpha_k_grid(s: Scenario) -> np.ndarray:
+    """Speedup over ALPHAS × k = 0..K_MAX at the scenario's concurrency. It depends on neither the
+    scenario's α, k nor profile (all overridden), so moving the α or k slider reuses it."""
+    return _alpha_k_grid_for(replace(s, alpha=0.0, k=0, survival=None))
+
+
+@lru_cache(maxsize=32)
+def _alpha_k_grid_for(s: Scenario) -> np.ndarray:
+    grid = np.asarray(predict(s, alpha=ALPHAS[None, :], k=np.arange(0, K_MAX + 1)[:, None]).speedup, dtype=float)
+    grid.flags.writeable = False  # shared between figures and reruns
+    return grid
+
+
+def speedup_vs_alpha(s: Scenario, prediction: Prediction | None = None) -> go.Figure:
+    """Speedup against α for every k at the scenario's concurrency, with the break-even line.
+    Pass the scenario's own prediction when already known (summarize has it) to save predicting it."""
+    grid = _alpha_k_grid(s)[1:]
+    traces = []
+    for i, k in enumerate(KS):
+        chosen = k == s.k
+        traces.append(line(ALPHAS, grid[i], f"k = {k}" + (" (chosen)" if chosen else ""),
+                           f"k = {k}<br>α = %{{x:.2f}}<br>speedup = %{{y:.2f}}x<extra></extra>",
+                           line=dict(width=3.5 if chosen else 1.5), opacity=1.0 if chosen else 0.55))
+    traces.append(break_even_line(0.0, 1.0))
+    if s.k > 0 and s.survival is None:
+        p = prediction if prediction is not None else predict(s)
+        traces.append(marker(s.alpha, p.speedup, "this scenario",
+                             "α = %{x:.2f}<br>speedup = %{y:.2f}x<extra>this scenario</extra>"))
+        if np.isfinite(p.break_even_alpha):
+            traces.append(vertical_line(p.break_even_alpha, float(np.nanmax(grid)),
+                                        f"break-even α = {p.break_even_alpha:.2f} (k = {s.k})"))
+    return figure(traces, f"Speedup vs acceptance α at concurrency {s.concurrency}",
+                  "per-token acceptance α (probability)", "speedup over plain decoding (×)")
+
+
+def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
+                           prediction: Prediction | None = None) -> go.Figure:
+    """Speedup against concurrent sequences for the chosen k and for the best k; crossover marked.
+    Pass the crossover and the scenario's prediction when already known (summarize computes both)
+    to save recomputing them."""
+    traces = []
+    if s.k > 0:
+        chosen = predict(s, concurrency=BATCHES).speedup
+        traces.append(line(BATCHES, chosen, f"k = {s.k} (chosen)",
+                           f"batch %{{x}}<br>speedup = %{{y:.2f}}x<extra>k = {s.k}</extra>", line=dict(width=3.5)))
+    ks, speeds = _best_k_by_batch(s)
+    traces.append(line(BATCHES, speeds, "best k at each batch",
+                       "batch %{x}<br>best k = %{customdata}<br>speedup = %{y:.2f}x<extra></extra>",
+                       line=dict(width=2, dash="dot", color="#2ca02c"), customdata=ks))
+    traces.append(break_even_line(1, int(BATCHES[-1])))
+    cross = crossover_concurrency(s) if crossover is None and s.k > 0 else crossover
+    if s.k > 0 and cross is not None and cross >= 1:
+        traces.append(vertical_line(cross, max(1.2, float(np.nanmax(speeds)) * 1.05), f"crossover: batch {cross}",
+                                    f"k = {s.k} loses above batch {cross}<extra></extra>"))
+    here = prediction if prediction is not None else predict(s)
+    traces.append(marker(s.concurrency, here.speedup, "this scenario",
+                         "batch %{x}<br>speedup = %{y:.2f}x<extra>this scenario</extra>"))
+    return figure(traces, "Speedup vs concurrency", "concurrent sequences (batch size, log scale)",
+                  "speedup over plain decoding (×)", xaxis=dict(type="log"))
+
+
+def alpha_k_heatmap(s: Scenario) -> go.Figure:
+    """Speedup over α × k at the scenario's concurrency; red loses, blue wins, white is break-even."""
+    ks = np.arange(0, K_MAX + 1)
+    grid = _alpha_k_grid(s)
+    # Colour by log2(speedup) so 0.5x and 2x are equally strong; the colour bar is labelled in ×.
+    log_grid = np.log2(np.clip(grid, 1 / 16, 16))
+    lim = max(1.0, float(np.ceil(np.nanmax(np.abs(log_grid)))))
+    ticks = np.arange(-lim, lim + 1)
+    traces = [
+        dict(type="heatmap", x=ALPHAS, y=ks, z=log_grid, zmin=-lim, zmax=lim, colorscale=LOSS_WIN_SCALE, customdata=grid,
+             colorbar=dict(title=dict(text="speedup (×)"), tickvals=ticks.tolist(),
+                           ticktext=[f"{2.0 ** t:g}x" for t in ticks]),
+             hovertemplate="α = %{x:.2f}<br>k = %{y}<br>speedup = %{customdata:.2f}x<extra></extra>",
+             showlegend=False),
+        dict(type="contour", x=ALPHAS, y=ks[1:], z=grid[1:], showscale=False,
+             contours=dict(start=1.0, end=1.0, size=1.0, coloring="none"), line=dict(color="#8c8c8c", width=2),
+             name="break-even (1.0x)", showlegend=True, hoverinfo="skip"),
+    ]
+    if s.survival is None:
+        traces.append(marker(s.alpha, s.k, "this scenario", "α = %{x:.2f}<br>k = %{y}<extra>this scenario</extra>"))
+    return figure(traces, f"Speedup over α and k at concurrency {s.concurrency}",
+                  "per-token acceptance α (probability)", "draft tokens per step k (0 = off)",
+                  yaxis=dict(dtick=1), legend=dict(orientation="h", y=-0.25))
+
+
+def best_k_by_batch(s: Scenario) -> go.Figure:
+    """The best k at each batch size (the vLLM schedule), with its speedup on hover."""
+    ks, speeds = _best_k_by_batch(s)
+    traces = [
+        line(BATCHES, ks, "best k", "batch %{x}<br>best k = %{y}<br>speedup = %{customdata:.2f}x<extra></extra>",
+             line=dict(shape="hv", width=3, color="#1f77b4"), customdata=speeds),
+        marker(s.concurrency, s.k, "chosen k at this batch", "batch %{x}<br>k = %{y}<extra>chosen</extra>"),
+    ]
+    return figure(traces, "Best k by batch size (0 = turn speculation off)",
+                  "concurrent sequences (batch size, log scale)", "best k (draft tokens per step)",
+                  xaxis=dict(type="log"), yaxis=dict(dtick=1, range=[-0.3, K_MAX + 0.3]))

@@ -1,0 +1,182 @@
+"""The headline figures a page shows beside a result: label, value as text, help, interval.
+
+Each function chooses the wording of its result's figures (a dash where the model has none,
+"unreachable", "off", "impossible") so that a page only places them in metric boxes, and the
+one-line summaries that go with them. Pure functions of results; nothing here draws.
+
+>>> from specmodel import Scenario, summarize
+>>> [(r.label, r.value) for r in whatif_readouts(summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)))][:2]
+[('Speedup', '1.70x'), ('Tokens per step E', '2.77')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specmodel.export.prediction import prediction_dict
+from specmodel.metrics.fleet import FleetReport
+from specmodel.metrics.live import LiveVerdict
+from specmodel.metrics.prom import LiveStats, Snapshot
+from specmodel.model.decide import Summary
+from specmodel.plan.capacity import CapacityPlan
+
+
+@dataclass(frozen=True)
+class Readout:
+    label: str
+    value: str  # as shown: "2.50", "—" where there is no figure
+    help: str | None = None  # the tooltip
+    delta: str | None = None  # a signed difference shown under the value
+    caption: str | None = None  # a line under the figure (an interval)
+
+
+def fmt(value, spec: str, none: str = "—") -> str:
+    """A number as shown, or `none` where the model has none (e.g. nothing fits with speculation)."""
+    return none if value is None else format(value, spec)
+
+
+# --- What-if -------------------------------------------------------------------------------------
+
+def whatif_readouts(summary: Summary) -> list[Readout]:
+    """Speedup, tokens per step against break-even, break-even α, best k, crossover batch."""
+    out = prediction_dict(summary, with_deploy=False)
+    k = out["k"]
+    be, tps, bea, cross = (out["break_even_tokens_per_step"], out["tokens_per_step"], out["break_even_alpha"],
+                           out["crossover_concurrency"])
+    return [
+        Readout("Speedup", "n/a" if out["speedup"] is None else f"{out['speedup']:.2f}x",
+                help="Speculative ÷ plain throughput at this concurrency."),
+        Readout("Tokens per step E", fmt(tps, ".2f"),
+                delta=f"{tps - be:+.2f} vs break-even {be:.2f}" if be is not None and tps is not None and k else None,
+                help="Tokens emitted per verify step, bonus token included (vLLM's mean acceptance length)."),
+        Readout("Break-even α", "unreachable" if bea is None and k else fmt(bea, ".2f"),
+                help="The α at which speculation with this k just matches plain decoding here."),
+        Readout("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",
+                help="The k in 0..8 with the highest throughput at this concurrency (0 = turn speculation off)."),
+        Readout("Crossover batch", "none ≤ 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
+                help="Largest batch up to which this k never loses; above it, turn speculation off."),
+    ]
+
+
+def whatif_arms_line(summary: Summary) -> str:
+    """Step time, throughput, what fits and inter-token latency of both arms, in one line."""
+    out = prediction_dict(summary, with_deploy=False)
+    p, sp = out["plain"], out["spec"]
+    return (f"Plain: {fmt(p['step_ms'], '.1f')} ms per step, {fmt(p['throughput_tok_s'], ',.0f')} tok/s, up to "
+            f"{p['max_concurrency']} sequences fit · Speculative: {fmt(sp['step_ms'], '.1f')} ms per step, "
+            f"{fmt(sp['throughput_tok_s'], ',.0f')} tok/s, up to {sp['max_concurrency']} sequences fit · "
+            f"inter-token latency {fmt(p['itl_ms'], '.1f')} → {fmt(sp['itl_ms'], '.1f')} ms")
+
+
+# --- Live ----------------------------------------------------------------------------------------
+
+def live_readouts(stats: LiveStats) -> list[Readout]:
+    """E, α and draft acceptance rate (with 95 % intervals where measured), load, throughput, KV use."""
+    d = stats.to_dict()
+    if stats.measured:
+        ci, aci = d["tokens_per_step_ci"], d["alpha_ci"]
+        acceptance = [
+            Readout("Tokens per step E", f"{stats.tokens_per_step:.2f}",
+                    help="Tokens per verify step, bonus included."
+                         + (f" 95% interval {ci[0]:.2f}–{ci[1]:.2f}." if ci else ""),
+                    caption=f"95%: {ci[0]:.2f}–{ci[1]:.2f}" if ci else None),
+            Readout("α (per token)", f"{stats.alpha:.3f}",
+                    help="The constant per-token acceptance that gives this E at this k.",
+                    caption=f"95%: {aci[0]:.3f}–{aci[1]:.3f}" if aci else None),
+            Readout("Accepted ÷ drafted", f"{stats.draft_acceptance_rate:.3f}",
+                    help="What vLLM calls the draft acceptance rate: accepted ÷ drafted tokens = (E − 1) / k. Not "
+                         "α: lower than α for the same drafts."),
+        ]
+    else:
+        acceptance = [Readout(label, "—") for label in ("Tokens per step E", "α (per token)", "Accepted ÷ drafted")]
+    running = ("—" if stats.running is None else f"{stats.running:.3g} / {stats.waiting:.3g}"
+               if stats.waiting is not None else f"{stats.running:.3g}")  # window means: "101 / 0" fits its box
+    return acceptance + [
+        Readout("Running / waiting", running),
+        Readout("Generated tokens/s", fmt(stats.generation_tok_s, ",.0f")),
+        Readout("KV cache used", fmt(stats.kv_usage, ".0%"),
+                help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
+                      f"{stats.kv_capacity_tokens:,} tokens." if stats.kv_capacity_tokens else None)),
+    ]
+
+
+def live_window_line(stats: LiveStats, last: Snapshot, intervals: int) -> str:
+    """Which server and model, where k came from, how long the window is and where E came from."""
+    return (f"{last.server}, model {stats.model_name or 'unknown'}, k = {stats.k or '—'} ({last.k_source}); "
+            f"window of {stats.window_s:.0f} s over {intervals} scrape interval(s); E from {stats.source}.")
+
+
+def live_first_scrape(snap: Snapshot, interval_s: int, auto: bool) -> str:
+    """What the first scrape found, and when the first window completes."""
+    return (f"First scrape done: {snap.server}, model {snap.model_name or 'unknown'}, "
+            + ("speculation on, k = " + str(snap.k) if snap.spec_enabled else "speculation off")
+            + ". The first window completes with the next scrape"
+            + (f" in {interval_s} s." if auto else ": press Scrape now."))
+
+
+def live_k_rows(verdict: LiveVerdict) -> list[dict]:
+    """The k' ≤ k table: tokens per step and speedup of each k' from the measured acceptance."""
+    return [{"k'": o.k, "tokens per step": o.tokens_per_step, "speedup (×)": o.speedup} for o in verdict.k_options]
+
+
+LIVE_K_COLUMNS = {"k'": ("k'", None, None), "tokens per step": ("tokens per step", "%.3f", None),
+                  "speedup (×)": ("speedup (×)", "%.3fx", None)}  # the k' ≤ k table, for display.column_config
+
+
+# --- Capacity ------------------------------------------------------------------------------------
+
+def capacity_readouts(result: CapacityPlan) -> list[Readout]:
+    """GPUs each arm needs (or "impossible", and why), GPUs saved, the verdict."""
+    arms = []
+    for arm, label in ((result.plain, "GPUs without speculation"),
+                       (result.spec, f"GPUs with speculation (k = {result.spec.k})")):
+        if arm.meets_target:
+            arms.append(Readout(label, f"{arm.gpus:,}", help=f"{arm.replicas:,} replica(s), {arm.batch_per_replica:,} "
+                                                             f"users on the fullest, {result.target.reach(arm.user_tok_s)}"))
+        else:
+            arms.append(Readout(label, "impossible", help=f"Misses the target: {arm.reason}."))
+    saved = result.gpus_saved
+    return arms + [Readout("GPUs saved by speculation", "—" if saved is None else f"{saved:+,}",
+                           help="Plain GPUs − speculative GPUs (negative: speculation costs GPUs)."),
+                   Readout("Verdict", result.verdict)]
+
+
+# --- Fleet ---------------------------------------------------------------------------------------
+
+# The fleet table's columns in the order shown: column -> (heading, number format or None, help or None).
+FLEET_COLUMNS = {
+    "instance": ("Instance", None, None), "job": ("Job", None, None), "model_name": ("Model", None, None),
+    "verdict": ("Verdict", None, None),
+    "predicted_speedup": ("Predicted speedup", "%.2fx", "The model's speedup at this instance's concurrency."),
+    "tokens_per_step": ("E (tokens/step)", "%.2f", "Tokens per verify step, bonus token included."),
+    "alpha": ("α", "%.2f", "Per-token acceptance giving that E at k."), "k": ("k", None, None),
+    "running_requests": ("Running", "%.1f", "Running requests, averaged over the window."),
+    "generation_tok_s": ("Generation tok/s", "%.0f", None), "server": ("Server", None, None),
+    "advice": ("Advice", None, None),
+}
+
+
+@dataclass(frozen=True)
+class Alert:
+    tone: str  # specmodel.notes.TONES
+    instance: str  # who (text from Prometheus' labels)
+    detail: str  # the rest of the sentence (quotes model and job names from the labels)
+
+
+def fleet_alerts(report: FleetReport) -> list[Alert]:
+    """One line per instance that needs a look: those where speculation loses (bad), those that are
+    down, and those whose series could not be read (caution)."""
+    alerts = [Alert("bad", i.instance, f"({i.model_name}, job {i.job}) {i.verdict.text}"
+                    + (f" — {i.verdict.advice}." if i.verdict.advice else ".")) for i in report.losing]
+    alerts += [Alert("caution", d["instance"], f"(job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}")
+               for d in report.down]
+    return alerts + [Alert("caution", p["instance"], f"(job {p['job']}) is not shown: {p['reason']}")
+                     for p in report.problems]
+
+
+def fleet_counts(verdicts) -> str:
+    """How many instances got each verdict: "3 pays off, 1 loses" (most frequent first)."""
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v] = counts.get(v, 0) + 1
+    return ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))

@@ -1,0 +1,172 @@
+"""What the Past runs page says about a review, as text and small frames: the problems summary,
+the verdict counts, which rows a table or chart shows when there are many, and the key a loaded
+review is kept under in the session. Pure functions; the page only places them."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED
+
+TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
+CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption
+PROGRESS_FROM_ROWS = 5_000  # show a progress bar while loading at least this many runs
+CALIBRATION_RUNS = 2_000  # runs a calibration fits on: above it an even sample (each fit step predicts them all)
+
+
+def load_key(files, defaults, pairs, efficiency) -> str:
+    """A digest of everything a review depends on: the files' names and bytes, the defaults, the
+    manual pairs and the calibration (same key: the same review, kept in the session)."""
+    h = hashlib.sha256()
+    for name, data in files:
+        h.update(str(name).encode() + b"\0" + hashlib.sha256(data).digest())
+    h.update(repr((defaults, sorted(dict(pairs).items()), efficiency)).encode())
+    return h.hexdigest()
+
+
+def problems_label(table: RunTable) -> str:
+    """One line for the collapsed problems block: what was not loaded, warnings, fallbacks."""
+    errors = group_problems(table.errors)
+    warnings = [g for g in group_problems(table.warnings) if g.severity == "warning"]
+    parts = []
+    rows_out = sum(g.count for g in errors if any(r is not None for r in g.rows))
+    files_out = sum(1 for g in errors if not any(r is not None for r in g.rows))
+    if rows_out:
+        parts.append(f"{rows_out:,} row{'s' if rows_out != 1 else ''} not loaded")
+    if files_out:
+        parts.append(f"{files_out:,} file{'s' if files_out != 1 else ''} not read")
+    warned = sum(g.count for g in warnings)
+    if warned:
+        parts.append(f"{warned:,} warning{'s' if warned != 1 else ''} ({len(warnings)} kind"
+                     f"{'s' if len(warnings) != 1 else ''})")
+    fallback = table.fallbacks.get("rows", 0) if table.fallbacks else 0
+    if fallback:
+        parts.append(f"{fallback:,} row{'s' if fallback != 1 else ''} predicted on a fallback preset")
+    if not parts:
+        return "Input: every row was read"
+    return "Problems in the input: " + ", ".join(parts)
+
+
+def problem_lines(table: RunTable) -> list[tuple[str, str]]:
+    """(severity, line) per kind of problem, rows not loaded first, the largest groups first:
+    "41 rows: GPU '1x H100' is not a preset ... — runs.csv, rows 3, 7, …". The fallback sentence
+    comes first among the warnings."""
+    out: list[tuple[str, str]] = []
+    groups = group_problems(table.problems, by_size=True)
+    for g in groups:
+        if g.severity == "error":
+            out.append(("error", group_line(g)))
+    line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
+    if line:
+        out.append(("warning", line))
+    out += [(g.severity, group_line(g)) for g in groups if g.severity != "error"]
+    return out
+
+
+def group_line(g: ProblemGroup) -> str:
+    """One problem as `file, row 3, column 'x': message`; a group as
+    `41 rows, column 'gpu': message — file, rows 3, 7, …`."""
+    rows = [r for r in g.rows if r is not None]
+    if len(rows) <= 1:
+        return f"{g.where()}: {g.message}"
+    count = f"{len(rows):,} rows" + (f", column '{g.column}'" if g.column else "")
+    listed = ", ".join(map(str, rows[:8])) + (", …" if len(rows) > 8 else "")
+    return f"{count}: {g.message} — {g.file}, rows {listed}"
+
+
+def verdict_counts(evaluated: pd.DataFrame) -> dict:
+    """Runs per verdict, and how many verdicts are measured and how many predicted."""
+    verdicts = evaluated["verdict"] if "verdict" in evaluated else pd.Series(dtype=object)
+    measured = (evaluated["verdict_basis"] == MEASURED) if "verdict_basis" in evaluated else verdicts.isna()
+    return {CLEARS: int((verdicts == CLEARS).sum()), BORDERLINE_LABEL: int((verdicts == BORDERLINE_LABEL).sum()),
+            FAILS: int((verdicts == FAILS).sum()), "measured": int((measured & verdicts.notna()).sum()),
+            "predicted": int((~measured & verdicts.notna()).sum())}
+
+
+def shown_rows(frame: pd.DataFrame, limit: int, what: str, spread: bool = False) -> tuple[pd.DataFrame, str | None]:
+    """At most `limit` rows of a frame for a table or chart, and a note when some are left out:
+    the first ones (a table), or an even spread over all of them (spread=True, a chart)."""
+    if len(frame) <= limit:
+        return frame, None
+    if spread:
+        picked = frame.iloc[np.linspace(0, len(frame) - 1, limit).round().astype(int)]
+        return picked, (f"{what} shows {limit:,} of the {len(frame):,} runs, evenly spread over the table; the "
+                        "CSV export has every run.")
+    return frame.head(limit), (f"{what} shows the first {limit:,} of {len(frame):,} rows; the CSV export has all "
+                               "of them.")
+
+
+def calibration_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """The runs a calibration fits on: all of them up to CALIBRATION_RUNS, else an even sample
+    (least squares predicts every run at every step), and a note saying so."""
+    if len(rows) <= CALIBRATION_RUNS:
+        return rows, None
+    picked = rows.iloc[np.linspace(0, len(rows) - 1, CALIBRATION_RUNS).round().astype(int)]
+    return picked, (f"calibrated on {CALIBRATION_RUNS:,} of the {len(rows):,} runs, evenly spread over the file "
+                    "(each step of the fit predicts every run it is given)")
+
+
+def compact(n: int) -> str:
+    """A count short enough for a metric: 8, 1,234, 99.8k, 200k."""
+    if n < 10_000:
+        return f"{n:,}"
+    return f"{n / 1000:.1f}k".replace(".0k", "k") if n < 100_000 else f"{n / 1000:.0f}k"
+
+
+def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=None):
+    """Read the run files and review the runs: (RunTable, Review). For a large load (at least
+    PROGRESS_FROM_ROWS runs) `on_progress(fraction, text)` hears how far it is, reading being the
+    first 60% of the work; every call is where a closed tab stops the work."""
+    from specmodel.runs.load import read_runs
+    from specmodel.runs.review import review
+
+    def stage(name: str, start: float, share: float):
+        if on_progress is None:
+            return None
+
+        def report(done: int, total: int) -> None:
+            if total >= PROGRESS_FROM_ROWS:
+                on_progress(min(1.0, start + share * done / total), f"{name}: {done:,} of {total:,} runs")
+        return report
+
+    table = read_runs(files, defaults, pairs, progress=stage("Reading", 0.0, 0.6))
+    return table, review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
+
+
+# The page's tables, in the order shown: column -> (heading, number format or None, help or None[, width
+# "small"/"medium"/"large"]), the shape pages/display.column_config reads (as readouts.FLEET_COLUMNS).
+BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
+    "verdict": ("verdict", None, "From the measured speedup where there is one; else predicted", "small"),
+    "workload": ("workload", None, None, "small"),
+    "concurrency": ("concurrency", None, None),
+    "measured_speedup": ("measured ×", "%.2f", None),
+    "predicted_verdict": ("model", None, None),
+    "predicted_speedup": ("predicted ×", "%.2f", None),
+    "disagreement": ("model vs measured", None, None),
+    "k": ("k", None, None),
+    "tokens_per_step": ("tokens/step", "%.2f", None),
+    "break_even_tokens_per_step": ("break-even", "%.2f", None),
+    "margin_pct": ("margin", "percent", "Of the verdict's number: measured speedup − 1, or measured ÷ break-even "
+                                        "tokens per step − 1 where predicted"),
+    "advice": ("advice", None, None),
+    "verdict_basis": ("verdict_basis", None, None),
+    "margin_tokens_per_step": ("margin (tokens)", "%+.2f", None),
+    "method": ("method", None, None),
+    "gpu_preset": ("gpu_preset", None, None),
+    "file": ("file", None, None),
+    "row": ("row", None, None),
+}
+RUNS_COLUMNS = {  # the runs as read, one row per run
+    "file": ("file", None, None), "row": ("row", None, None), "workload": ("workload", None, None),
+    "concurrency": ("concurrency", None, None), "k": ("k", None, None), "method": ("method", None, None),
+    "alpha": ("α", "%.3f", None), "tokens_per_step": ("tokens/step", "%.2f", None),
+    "acceptance_from": ("acceptance_from", None, None), "baseline_tok_s": ("baseline tok/s", "%.0f", None),
+    "spec_tok_s": ("spec tok/s", "%.0f", None), "measured_speedup": ("measured ×", "%.2f", None),
+    "gpu": ("gpu", None, None), "gpu_preset": ("gpu_preset", None, None), "target_preset": ("target_preset", None, None),
+    "draft_preset": ("draft_preset", None, None), "context_len": ("context_len", None, None),
+    "remarks": ("remarks", None, None),
+}
