@@ -95,7 +95,7 @@ m4.metric("Pay off · borderline · lose", " · ".join(runs_view.compact(counts[
 with m5:
     calibration_badge()
 
-LABELS = {"clears": ":green[**clears**]", "borderline": ":orange[**borderline**]", "fails": ":red[**fails**]"}
+LABELS = {"clears": ":green[**pays off**]", "borderline": ":orange[**borderline**]", "fails": ":red[**loses**]"}
 left, right = st.columns([3, 2])
 with left:
     shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)

@@ -19,10 +19,10 @@ def test_upload_csv_shows_flags_and_scatter_and_calibration_reaches_the_sidebar(
     assert "Past runs" in page.locator("h1").first.inner_text()
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(
         str(ROOT / "sample_runs" / "multi_workload.csv"))
-    page.get_by_text("code completion clears at concurrency 1, 8, 32, 64").wait_for()
+    page.get_by_text("code completion pays off at concurrency 1, 8, 32, 64").wait_for()
     wait_for_app(page)
     wait_for_charts(page)
-    assert page.get_by_text("open-ended chat fails at concurrency 1, 8, 32, 64").is_visible()
+    assert page.get_by_text("open-ended chat loses at concurrency 1, 8, 32, 64").is_visible()
     scatter = page.locator("[data-testid='stPlotlyChart']").filter(has_text="Predicted vs measured speedup")
     assert scatter.count() == 1
     assert scatter.locator(".scatterlayer .trace .point").count() >= 8  # one marker per run

@@ -41,12 +41,12 @@ def test_a_measured_loss_is_flagged_with_the_models_disagreement_and_the_cli_agr
     page = browser_page
     open_past_runs(page, streamlit_server)
     upload(page, MEASURED_VS_MODEL)
-    line = page.get_by_text("MT-Bench fails at concurrency 24, 64 (measured) — the model said clears at 24, 64")
+    line = page.get_by_text("MT-Bench loses at concurrency 24, 64 (measured) — the model said pays off at 24, 64")
     line.wait_for()
     wait_for_app(page)
     headline = page.get_by_text("The model's verdict differs from the measured one on 3 of 5 runs")
     assert headline.is_visible() and "measured 0.71×" in headline.inner_text()
-    assert "model: clears" in headline.inner_text()
+    assert "model: pays off" in headline.inner_text()
     # the problems are one collapsed block: its label is on the page, its lines are not shown until opened
     problems = page.locator("[data-testid='stExpander']").filter(has_text="Problems in the input").first
     assert problems.is_visible() and not page.get_by_text("no variant named").first.is_visible()
@@ -62,10 +62,10 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     page = browser_page
     open_past_runs(page, streamlit_server)
     upload(page, FIXTURES / "seed_runs.csv")
-    page.get_by_text("extraction clears at concurrency 1 (measured)").wait_for()
+    page.get_by_text("extraction pays off at concurrency 1 (measured)").wait_for()
     wait_for_app(page)
     page.locator("[data-testid='stButtonGroup']").get_by_text("Two workloads (illustrative)").click()
-    page.get_by_text("code completion clears at concurrency 1, 8, 32, 64 (measured)").wait_for()
+    page.get_by_text("code completion pays off at concurrency 1, 8, 32, 64 (measured)").wait_for()
     wait_for_app(page)
 
     sidebar_link(page, "What-if")
@@ -75,8 +75,8 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     page.wait_for_url("**/past-runs**")
     wait_for_app(page)
     assert page.get_by_text("Using the files uploaded earlier in this session: seed_runs.csv").is_visible()
-    assert page.get_by_text("extraction clears at concurrency 1 (measured)").is_visible()  # the upload
-    assert page.get_by_text("code completion clears at concurrency 1, 8, 32, 64 (measured)").is_visible()  # the sample
+    assert page.get_by_text("extraction pays off at concurrency 1 (measured)").is_visible()  # the upload
+    assert page.get_by_text("code completion pays off at concurrency 1, 8, 32, 64 (measured)").is_visible()  # the sample
     main_area = page.locator("[data-testid='stMain']")
     assert visible(main_area.get_by_text("uncalibrated", exact=True))
 

@@ -45,7 +45,7 @@ def test_two_workload_sample_flags_one_clearing_and_one_failing():
     verdicts = result.table.groupby("workload")["verdict"].agg(set).to_dict()
     assert verdicts == {"code completion": {"clears"}, "open-ended chat": {"fails"}}
     sentences = dict((s.split(" at ")[0], label) for label, s in verdict_lines(result.table))
-    assert sentences == {"code completion clears": "clears", "open-ended chat fails": "fails"}
+    assert sentences == {"code completion pays off": "clears", "open-ended chat loses": "fails"}
     assert result.summary["rows_compared"] == 8 and result.summary["verdict_agreement"] == 1.0
 
 

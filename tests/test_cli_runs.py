@@ -82,7 +82,7 @@ def test_text_output_and_gpu_flag_for_rows_without_a_known_gpu(capsys):
     # the file's GPU is "simulated": one line at the top says the rows ran on the --gpu preset instead
     assert out.splitlines()[0].startswith("1 of 1 row predicted on a fallback preset") and "GPU 'simulated'" in out
     assert out.splitlines()[1].split()[:3] == ["workload", "conc", "k"]
-    assert "1280 in / 256 out tokens" in out and "clears" in out
+    assert "1280 in / 256 out tokens" in out and "pays off" in out
     code, out, _ = run(capsys, FIXTURES / "vllm_bench_serve_sample.json", "--gpu", "H100 SXM", "--json")
     assert json.loads(out)["rows"][0]["gpu_preset"] == "H100 SXM"
 

@@ -69,7 +69,7 @@ def test_break_even_chart_grows_with_its_rows(workloads):
     assert len(bars.y) == rows and len(set(bars.y)) == rows  # one row each: none drawn over another
     markers = [t for t in fig.data if t.name and t.name.startswith("measured")]
     assert sum(len(t.y) for t in markers) == rows
-    assert {t.name for t in markers} == {"measured (clears)", "measured (fails)", "measured (borderline)"}
+    assert {t.name for t in markers} == {"measured (pays off)", "measured (loses)", "measured (borderline)"}
     assert list(fig.layout.yaxis.categoryarray) == list(bars.y)
     assert fig.layout.yaxis.range[0] - fig.layout.yaxis.range[1] == pytest.approx(rows)  # every row in view
     be = max(bars.x)
@@ -128,7 +128,7 @@ def test_a_scatter_of_many_workloads_keeps_a_short_legend_and_every_run():
     runs.loc[0, "verdict"] = None
     fig = predicted_vs_measured(runs)
     names = [t.name for t in fig.data]
-    assert names == ["measured: clears", "measured: borderline", "measured: fails", "measured: –",
+    assert names == ["measured: pays off", "measured: borderline", "measured: loses", "measured: –",
                      "prediction = measurement (y = x)"]
     assert sum(len(t.x) for t in fig.data[:-1]) == len(runs) == 80  # no run dropped
     assert fig.data[0].marker.color == VERDICT_COLOURS["clears"]

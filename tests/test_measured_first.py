@@ -29,7 +29,7 @@ def test_a_measured_loss_is_a_loss_even_where_the_model_predicts_a_gain(result):
     assert row["predicted_speedup"] > 1.05  # the model says it pays off here
     assert (row["verdict"], row["verdict_basis"]) == ("fails", "measured speedup")
     assert (row["measured_verdict"], row["predicted_verdict"], row["model_agrees"]) == ("fails", "clears", False)
-    assert row["disagreement"] == f"model: clears ({row['predicted_speedup']:.2f}×); measured 0.71×"
+    assert row["disagreement"] == f"model: pays off ({row['predicted_speedup']:.2f}×); measured 0.71×"
     assert row["margin_pct"] == pytest.approx(0.71 - 1, abs=0.005)  # the verdict's own margin
 
 
@@ -52,15 +52,15 @@ def test_the_summary_counts_disagreements_and_the_headline_states_them(result):
     assert (s["rows_compared"], s["verdicts_agreeing"], s["model_disagreements"]) == (5, 2, 3)
     headline = model_headline(s, result.table)
     assert headline.startswith("The model's verdict differs from the measured one on 3 of 5 runs")
-    assert "MT-Bench at concurrency 24: model: clears" in headline and "measured 0.71×" in headline
+    assert "MT-Bench at concurrency 24: model: pays off" in headline and "measured 0.71×" in headline
 
 
 def test_verdict_lines_mark_measured_and_predicted_levels_and_the_models_disagreement(result):
     lines = dict((sentence.split(" at ")[0], (label, sentence)) for label, sentence in verdict_lines(result.table))
-    assert lines["MT-Bench fails"] == ("fails", "MT-Bench fails at concurrency 24, 64 (measured) — the model said "
-                                                "clears at 24, 64")
-    assert lines["MT-Bench clears"] == ("clears", "MT-Bench clears at concurrency 1, 8 (measured)")
-    assert lines["long context clears"] == ("clears", "long context clears at concurrency 32 (predicted)")
+    assert lines["MT-Bench loses"] == ("fails", "MT-Bench loses at concurrency 24, 64 (measured) — the model said "
+                                                "pays off at 24, 64")
+    assert lines["MT-Bench pays off"] == ("clears", "MT-Bench pays off at concurrency 1, 8 (measured)")
+    assert lines["long context pays off"] == ("clears", "long context pays off at concurrency 32 (predicted)")
 
 
 def test_cli_json_agrees_with_the_page(capsys):
@@ -80,5 +80,5 @@ def test_cli_text_marks_disagreements_and_ends_with_the_headline(capsys):
     assert main(["runs", str(FILE)]) == 0
     out = capsys.readouterr().out.splitlines()
     row = next(line for line in out if line.startswith("MT-Bench") and " 24 " in line)
-    assert "fails" in row and "clears ≠" in row
+    assert "loses" in row and "pays off ≠" in row
     assert out[-1].startswith("The model's verdict differs from the measured one on 3 of 5 runs")

@@ -46,8 +46,8 @@ def test_uploading_a_csv_shows_the_break_even_table_with_flags_and_charts():
     assert verdicts == {"code completion": {"clears"}, "open-ended chat": {"fails"}}
     assert table["advice"].str.contains("lower k to 1").any()
     flags = " ".join(m.value for m in at.markdown)
-    assert "code completion clears at concurrency 1, 8, 32, 64" in flags
-    assert "open-ended chat fails at concurrency 1, 8, 32, 64" in flags
+    assert "code completion pays off at concurrency 1, 8, 32, 64" in flags
+    assert "open-ended chat loses at concurrency 1, 8, 32, 64" in flags
     assert chart_titles(at) == ["Predicted vs measured speedup", "Tokens per step: measured vs break-even"]
     assert [m.value for m in at.metric][:3] == ["8", at.metric[1].value, "8 of 8"]
     assert at.get("download_button")  # CSV and HTML exports offered
@@ -110,7 +110,7 @@ def test_workload_names_are_shown_as_text_not_markdown():
     assert not at.exception
     flags = " ".join(m.value for m in at.markdown)
     # A bare URL is escaped too: Streamlit's markdown would turn http://x into a clickable link.
-    assert r"\*loud\* \[link\](http\:\/\/x) clears at concurrency 1" in flags
+    assert r"\*loud\* \[link\](http\:\/\/x) pays off at concurrency 1" in flags
 
 
 def test_a_link_carries_all_five_calibrated_parameters_and_old_four_value_links_still_work():
@@ -136,14 +136,14 @@ def test_a_measured_loss_the_model_calls_a_gain_is_a_loss_with_the_disagreement_
     assert not at.exception
     headline = [w.value for w in at.warning if "verdict differs" in w.value]
     assert headline and headline[0].startswith("The model's verdict differs from the measured one on 3 of 5 runs")
-    assert "MT-Bench at concurrency 24: model: clears" in headline[0] and "measured 0.71×" in headline[0]
+    assert "MT-Bench at concurrency 24: model: pays off" in headline[0] and "measured 0.71×" in headline[0]
     table = table_by_key(at, "break_even_table")
     row = table[(table["workload"] == "MT-Bench") & (table["concurrency"] == 24)].iloc[0]
     assert (row["verdict"], row["predicted_verdict"], row["model_agrees"]) == ("fails", "clears", False)
-    assert row["disagreement"].startswith("model: clears (") and row["disagreement"].endswith("measured 0.71×")
+    assert row["disagreement"].startswith("model: pays off (") and row["disagreement"].endswith("measured 0.71×")
     flags = " ".join(m.value for m in at.markdown)
-    assert "MT-Bench fails at concurrency 24, 64 (measured) — the model said clears at 24, 64" in flags
-    assert "long context clears at concurrency 32 (predicted)" in flags
+    assert "MT-Bench loses at concurrency 24, 64 (measured) — the model said pays off at 24, 64" in flags
+    assert "long context pays off at concurrency 32 (predicted)" in flags
     assert at.metric[2].value == "2 of 5"
 
 

@@ -25,6 +25,7 @@ from specmodel.limits import read_file
 from specmodel.model import presets
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
+            "verdict_words",
             "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
             "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
@@ -184,15 +185,18 @@ def _f(x, fmt="{:.2f}"):
 
 
 def _print_text(rows, summary, calibration) -> None:
+    from specmodel.runs.review import verdict_words
+
     header = (f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     "
               f"model        advice")
     print(header)
     for r in rows:  # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
         basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
-        model = str(r["predicted_verdict"] or "–") + (" ≠" if r["model_agrees"] is False else "")
+        model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
         print(f"{str(r['workload'])[:26]:<26} {r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
-              f"{_f(r['predicted_speedup']):>6}  {str(r['verdict'] or '–') + basis:<10}  {model:<12} {r['advice'] or ''}")
+              f"{_f(r['predicted_speedup']):>6}  {str(verdict_words(r['verdict']) or '–') + basis:<10}  {model:<12} "
+              f"{r['advice'] or ''}")
     print("verdict: from the measured speedup; * predicted (no measured speedup). model: the model's verdict on the "
           "same run; ≠ where it differs from the measured one.")
     if summary["rows_compared"]:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import plotly.graph_objects as go
 
-from specmodel.runs.review import TABLE_COLUMNS
+from specmodel.runs.review import TABLE_COLUMNS, verdict_words
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # A report is a file people mail and open in a browser: each of its tables and its problem list stops
@@ -100,7 +100,8 @@ def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str
             if isinstance(r[c], (int, float)) and not isinstance(r[c], bool):
                 classes.append("num")
             cls = f' class="{" ".join(classes)}"' if classes else ""
-            cells.append(f"<td{cls}>{_cell(r[c])}</td>")
+            value = verdict_words(r[c]) if c in ("verdict", "measured_verdict", "predicted_verdict") else r[c]
+            cells.append(f"<td{cls}>{_cell(value)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f"<table class='{css_class}'><colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
@@ -152,7 +153,7 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
         params = ", ".join(f"{html.escape(k)} = {v:.3g}" for k, v in calibration["parameters"].items())
         parts.append(f"<h2>Calibration</h2><p>{params}</p><p>{html.escape(calibration['message'])}</p>")
     parts.append("<h2>Break-even</h2><p class='muted'>Measured tokens per verify step against the break-even at "
-                 "each run's concurrency; clears: more than 5% above, fails: more than 5% below.</p>")
+                 "each run's concurrency; pays off: more than 5% above, loses: more than 5% below.</p>")
     parts.append(_first_rows(table, "runs", "the break-even CSV holds every run"))
     parts.append(_table(_break_even_display(table.head(REPORT_ROWS)), css_class="be"))
     for i, fig in enumerate(figures):

@@ -1,11 +1,11 @@
 """Loaded runs -> per-row prediction and verdict: did speculation pay off where it ran?
 
 Measured first. A run with a measured speedup gets its verdict from the measurement: it *clears*
-(pays off) above 1 + scenario.BORDERLINE, *fails* (loses) below 1 − BORDERLINE, and is
+(pays off) above 1 + decide.BORDERLINE, *fails* (loses) below 1 − BORDERLINE, and is
 *borderline* in between. Beside it sit the model's verdict on the same run (its predicted speedup,
 judged with the same band, on the run's own GPU, models, k, acceptance and concurrency) and the
 tokens per step E at which speculation breaks even there; where the two verdicts differ the row
-says so ("model: clears (1.42×); measured 0.71×") and the summary counts it. A run with only an
+says so ("model: pays off (1.42×); measured 0.71×") and the summary counts it. A run with only an
 acceptance (no measured speedup) keeps the model's verdict, labelled as predicted: its measured E
 against the model's break-even E.
 
@@ -30,9 +30,15 @@ from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.load import paused_gc
 
+# The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
+# every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
 CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
-# What each verdict means, in the words the What-if page uses.
 VERDICT_WORDS = {CLEARS: "pays off", BORDERLINE_LABEL: "borderline", FAILS: "loses"}
+
+
+def verdict_words(code) -> str | None:
+    """A verdict code of the runs table in the words shown to people ("clears" -> "pays off")."""
+    return VERDICT_WORDS.get(code, code) if isinstance(code, str) else None
 
 # verdict_basis values
 MEASURED = "measured speedup"
@@ -42,7 +48,7 @@ PREDICTED_UNREACHABLE = "predicted: break-even unreachable at this k"
 
 # Columns evaluate_runs adds to a run.
 RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
-                  "margin_tokens_per_step", "margin_pct", "verdict", "verdict_basis", "predicted_verdict",
+                  "margin_tokens_per_step", "margin_pct", "verdict", "verdict_words", "verdict_basis", "predicted_verdict",
                   "measured_verdict", "model_agrees", "disagreement", "advice", "best_k", "crossover_concurrency",
                   "timings", "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error", "speedup_low",
                   "speedup_high", "uncertain"]
@@ -234,10 +240,11 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     margin_pct = np.where(has_measured, measured - 1, np.where(by_e, e_ratio - 1, np.nan))
     both = has_measured & has_predicted
     agrees = [bool(mv == pv) if b else None for b, mv, pv in zip(both, measured_verdict, predicted_verdict)]
-    disagreement = [f"model: {pv} ({p:.2f}×); measured {m:.2f}×" if a is False else ""
+    disagreement = [f"model: {verdict_words(pv)} ({p:.2f}×); measured {m:.2f}×" if a is False else ""
                     for a, pv, p, m in zip(agrees, predicted_verdict, predicted, measured)]
 
     results["verdict"] = verdict
+    results["verdict_words"] = [verdict_words(v) for v in verdict]
     results["verdict_basis"] = np.where(basis == "", None, basis)
     results["measured_verdict"] = measured_verdict
     results["predicted_verdict"] = predicted_verdict
@@ -304,7 +311,7 @@ def _levels(values) -> str:
 def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
     """One (verdict, sentence) per workload and verdict, saying which levels were measured and which
     predicted and where the model disagreed with the measurement, e.g.
-    ("fails", "chat fails at concurrency 8, 32 (measured; the model said clears at 32)")."""
+    ("fails", "chat loses at concurrency 8, 32 (measured) — the model said pays off at 32")."""
     lines = []
     if table.empty:
         return lines
@@ -320,11 +327,11 @@ def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
                 parts.append(f"{_levels(sel['concurrency'][is_measured])} (measured)")
             if (~is_measured).any():
                 parts.append(f"{_levels(sel['concurrency'][~is_measured])} (predicted)")
-            sentence = (f"{workload} {'is borderline' if label == BORDERLINE_LABEL else label} at concurrency "
+            sentence = (f"{workload} {'is borderline' if label == BORDERLINE_LABEL else verdict_words(label)} at concurrency "
                         + ", ".join(parts))
             if "model_agrees" in sel:
                 off = sel[sel["model_agrees"].eq(False)]
-                said = [f"{model_label} at {_levels(group_off['concurrency'])}"
+                said = [f"{verdict_words(model_label)} at {_levels(group_off['concurrency'])}"
                         for model_label, group_off in off.groupby("predicted_verdict", sort=False)]
                 if said:
                     sentence += " — the model said " + ", ".join(said)

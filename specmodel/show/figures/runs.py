@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, verdict_words
 
 VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e"}
 
@@ -54,7 +54,7 @@ def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs me
             marker["color"] = VERDICT_COLOURS.get(name, "#57606a")
         fig.add_trace(go.Scatter(
             x=group["measured_speedup"].astype(float), y=group["predicted_speedup"].astype(float), mode="markers",
-            name=f"measured: {html.escape(str(name))}" if by_verdict else html.escape(str(name)), marker=marker,
+            name=f"measured: {html.escape(str(verdict_words(name)))}" if by_verdict else html.escape(str(name)), marker=marker,
             hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
         values += group["measured_speedup"].astype(float).tolist() + group["predicted_speedup"].astype(float).tolist()
     lo, hi = min(values) * 0.9, max(values) * 1.1
@@ -119,7 +119,7 @@ def break_even_chart(evaluated: pd.DataFrame, title: str = "Tokens per step: mea
             fig.add_trace(go.Scatter(
                 y=[lab for lab, on in zip(labels, sel) if on],
                 x=[float(r["tokens_per_step"]) for r, on in zip(records, sel) if on], mode="markers",
-                name=f"measured ({verdict})",
+                name=f"measured ({verdict_words(verdict)})",
                 marker={"color": VERDICT_COLOURS.get(verdict, "#888888"), "size": 12, "symbol": "diamond",
                         "line": {"width": 1, "color": "#ffffff"}},
                 hovertext=[h for h, on in zip(hover, sel) if on], hoverinfo="text"))
