@@ -74,9 +74,10 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     sidebar_link(page, "Past runs")
     page.wait_for_url("**/past-runs**")
     wait_for_app(page)
-    assert page.get_by_text("Using the files uploaded earlier in this session: seed_runs.csv").is_visible()
-    assert page.get_by_text("extraction pays off at concurrency 1 (measured)").is_visible()  # the upload
-    assert page.get_by_text("code completion pays off at concurrency 1, 8, 32, 64 (measured)").is_visible()  # the sample
+    # wait_for: visible within the timeout (the page may still be drawing its flags after the rerun)
+    page.get_by_text("Using the files uploaded earlier in this session: seed_runs.csv").wait_for()
+    page.get_by_text("extraction pays off at concurrency 1 (measured)").wait_for()  # the upload
+    page.get_by_text("code completion pays off at concurrency 1, 8, 32, 64 (measured)").wait_for()  # the sample
     main_area = page.locator("[data-testid='stMain']")
     assert visible(main_area.get_by_text("uncalibrated", exact=True))
 

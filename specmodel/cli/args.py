@@ -14,7 +14,7 @@ from dataclasses import replace
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, presets
 from specmodel.model.calibration_file import load_calibration
-from specmodel.model.engines import engine_names, find_engine, parse_engine
+from specmodel.model.engines import engine_names, engine_text, find_engine, named_engine
 from specmodel.model.memory import DTYPES
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
@@ -111,8 +111,9 @@ def _method_name(text: str) -> str:
 
 
 def _engine_name(text: str) -> str:
-    """--engine as people write it ("SGLang", "vLLM V1", "TensorRT-LLM") -> its id."""
-    found = parse_engine(text)
+    """--engine as people write it ("SGLang", "SGLang v0.5.9", "vLLM V1", "TensorRT-LLM") -> its id and
+    version ("sglang 0.5.9")."""
+    found = named_engine(text)
     if found is None:
         raise argparse.ArgumentTypeError(f"'{text}' is not a serving engine; one of {', '.join(engine_names())}")
     return found
@@ -152,7 +153,7 @@ def efficiency_from_args(args: argparse.Namespace) -> Efficiency:
 
 def engine_from_args(args: argparse.Namespace) -> str:
     """--engine's canonical name (the default engine when it is not given)."""
-    return find_engine(getattr(args, "engine", None)).name
+    return engine_text(find_engine(getattr(args, "engine", None)))
 
 
 def scenario_from_args(args: argparse.Namespace) -> Scenario:

@@ -1,7 +1,15 @@
 """Serving engines' own overheads (data/engines.json, a source per engine): what a step costs beyond
 its kernels. Per forward pass of the target (scheduling, input preparation, sampling), per
 sequence per step, per draft pass (launch and sampling of the proposer), per speculative step and
-per sequence per speculative step (rejection, bookkeeping), and n-gram matching on the CPU."""
+per sequence per speculative step (rejection, bookkeeping), and n-gram matching on the CPU.
+
+Engines by version: an engine named with a version ("SGLang v0.5.9", "vllm 0.14.1") runs the
+behaviour of that version where it costs time. Today that is the overlap (async) scheduler: it hides
+a step's CPU work behind the GPU's previous step, and versions that turn it off for speculative
+decoding but keep it for plain decoding make the speculative step pay that work in series
+(data/engines.json `overlap`, with the engine files and tags it comes from). An engine named without
+a version is predicted as the engine preset's constants stand (they were fitted to runs of several
+versions, without the term), says so, and the band spans the version that pays it."""
 
 from __future__ import annotations
 
@@ -36,6 +44,39 @@ class Engine:
     packed_verify_gpus: tuple[str, ...] = ()  # GPU name words where verify attention packs GQA; ("*",) = all
     tree_step_ms: float = 0.0  # a tree step beyond its passes: top-k expansion, masks, path selection
     tree_token_us: float = 0.0  # per sequence and per verified tree token beyond the depth
+    version: tuple[int, ...] | None = None  # as named ("sglang 0.5.9"); None: not named
+    overlap: dict | None = None  # data/engines.json `overlap`: versions from which the scheduler overlaps
+
+    @property
+    def version_text(self) -> str | None:
+        return ".".join(map(str, self.version)) if self.version else None
+
+    def _overlaps(self, since: str | None) -> bool:
+        return since is not None and self.version is not None and self.version >= parse_version(since)
+
+    def serial_cpu(self, method: str) -> tuple[float, float]:
+        """(ms, ms per sequence) a speculative step pays in series because this version overlaps plain
+        decoding's CPU work with the GPU but not speculative decoding's; (0, 0) where both or
+        neither overlap, and for a version not named (see other_behaviour)."""
+        if not self.overlap or self.version is None:
+            return 0.0, 0.0
+        plain = self._overlaps(self.overlap.get("plain_since"))
+        spec = self._overlaps(self.overlap.get("spec_since", {}).get(method))
+        if plain and not spec:
+            return float(self.overlap["hidden_ms"]), float(self.overlap["hidden_seq_us"]) * 1e-3
+        return 0.0, 0.0
+
+    def other_behaviour(self, method: str) -> str | None:
+        """For an engine named without a version: the newest version that pays the serial CPU term for
+        this method (the band spans it), as an engine text ("sglang 0.5.10"), else None."""
+        if self.version is not None or not self.overlap:
+            return None
+        edges = [self.overlap.get("spec_since", {}).get(method), self.overlap.get("plain_since")]
+        candidates = [v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e)))]
+        for version in sorted((v for v in candidates if v), reverse=True):
+            if _engine(self.name, version).serial_cpu(method) != (0.0, 0.0):
+                return f"{self.name} {'.'.join(map(str, version))}"
+        return None
 
     def packs_verify(self, gpu_name: str) -> bool:
         low = gpu_name.lower()
@@ -64,6 +105,30 @@ def parse_engine(text) -> str | None:
     return min(hits)[1] if hits else None
 
 
+_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3}(?:\.\d{1,4}){1,3})(?:\.post\d+|rc\d+)?(?![\w.])", re.I)
+
+
+def parse_version(text) -> tuple[int, ...] | None:
+    """A release version in a text ("SGLang v0.5.9" -> (0, 5, 9), "vllm 0.10.1.post1" -> (0, 10, 1)).
+
+    >>> parse_version("SGLang v0.5.9"), parse_version("vLLM 0.14"), parse_version("vLLM V1")
+    ((0, 5, 9), (0, 14), None)
+    """
+    if not isinstance(text, str):
+        return None
+    m = _VERSION.search(text[:200])
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def _just_before(version: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The last release before `version` as a version tuple (0.5.11 -> 0.5.10, 0.14.0 -> 0.13.99)."""
+    v = list(version) + [0] * (3 - len(version))
+    for i in (2, 1, 0):
+        if v[i] > 0:
+            return tuple(v[:i] + [v[i] - 1] + [99] * (2 - i))
+    return None
+
+
 def normalise_engine(text) -> str | None:
     """An engine key from a key or a text naming it; None if none is named."""
     if isinstance(text, str) and text.strip().lower() in _raw():
@@ -75,8 +140,28 @@ def find_engine(name: str | None) -> Engine:
     key = normalise_engine(name) if name else DEFAULT_ENGINE
     if key is None or key not in _raw():
         raise SpecModelError(f"unknown engine '{name}'; choose one of: {', '.join(engine_names())}")
+    return _engine(key, parse_version(name) if isinstance(name, str) else None)
+
+
+@cache
+def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
     e = _raw()[key]
     return Engine(key, e["label"], *(float(e[f]) for f in ("step_ms", "seq_us", "draft_pass_ms", "draft_seq_us",
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
-                  float(e.get("tree_token_us", 0.0)))
+                  float(e.get("tree_token_us", 0.0)), version, e.get("overlap"))
+
+
+def named_engine(text) -> str | None:
+    """The engine a text names, with its version where the text gives one ("SGLang v0.5.9" ->
+    "sglang 0.5.9", "vLLM V1" -> "vllm"); None when no engine is named."""
+    key = normalise_engine(text)
+    if key is None:
+        return None
+    version = parse_version(text)
+    return f"{key} {'.'.join(map(str, version))}" if version else key
+
+
+def engine_text(engine: Engine) -> str:
+    """The engine as a Scenario takes it: its key, and its version where one was named."""
+    return f"{engine.name} {engine.version_text}" if engine.version else engine.name

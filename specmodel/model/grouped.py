@@ -20,8 +20,8 @@ from dataclasses import replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import BAND_ETA_FLOPS, BAND_OVERHEAD_SCALE, K_MAX, MAX_CROSSOVER_BATCH, off_above, summarize, verdict
-from specmodel.model.roofline import Efficiency
+from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, band_around, band_variants, off_above, summarize,
+                                    verdict)
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
@@ -195,24 +195,18 @@ def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
 
 
 def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):
-    """scenario.speedup_band per run: the run's speedup and its speedup under each parameter variant."""
-    eff = setup.efficiency
-    variants = [replace(eff, overhead_scale=eff.overhead_scale * f) for f in BAND_OVERHEAD_SCALE]
-    variants += [replace(eff, eta_flops=min(1.0, max(0.05, eff.eta_flops + d))) for d in (-BAND_ETA_FLOPS, BAND_ETA_FLOPS)]
-    if eff != Efficiency():
-        variants.append(Efficiency())
+    """decide.speedup_band per run: the run's speedup (and the default parameters' where the setup is
+    calibrated), widened by decide.BAND_RATIO."""
     values = [speedup]
-    k_int = k.astype(int)
-    for e in variants:
+    for other in band_variants(replace(setup, k=1)):
         try:
-            r = _ratio(replace(setup, efficiency=e), a0, ks, c_uniq)
+            r = _ratio(replace(other, k=setup.k), a0, ks, c_uniq)
+            values.append(tokens * r[k.astype(int), c_idx])
         except SpecModelError:
-            continue
-        values.append(tokens * r[k_int, c_idx])
+            pass
     stack = np.vstack(values)
     finite = np.isfinite(stack)
-    low = np.where(finite, stack, np.inf).min(axis=0)
-    high = np.where(finite, stack, -np.inf).max(axis=0)
+    low, high = band_around(np.where(finite, stack, np.inf).min(axis=0), np.where(finite, stack, -np.inf).max(axis=0))
     none = ~finite.any(axis=0)
     return np.where(none, np.nan, low), np.where(none, np.nan, high)
 

@@ -165,6 +165,7 @@ class _Compiled:
     verify_kv_reads: float  # KV reads of a target verify pass (1 with GQA-packed kernels)
     draft_verify_kv_reads: float
     step_overhead: tuple[float, float]  # engine cost of a target step: (ms, ms per sequence)
+    serial_cpu: tuple[float, float]  # CPU work a spec step pays in series where plain overlaps it (ms, ms/seq)
     draft_overhead: tuple[float, float]  # engine cost of a draft pass: (ms, ms per sequence)
 
 
@@ -247,7 +248,8 @@ def compile_scenario(s: Scenario) -> _Compiled:
     return _Compiled(hw, target, draft, method.name, method.draft_passes, target_bw_scale, draft_bw_scale,
                      ngram_ms, budget, extra.weights_bytes, extra.weights_per_k_bytes, extra.kv_bytes_per_token, engine,
                      draft_context, measured,
-                     *_verify_reads(engine, hw, target_model, s), step_overhead, draft_overhead)
+                     *_verify_reads(engine, hw, target_model, s), step_overhead,
+                     tuple(x * eff.overhead_scale for x in engine.serial_cpu(method.name)), draft_overhead)
 
 
 def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float]:
@@ -304,14 +306,17 @@ def _step_overhead_ms(c: _Compiled, s: Scenario, batch):
 
 
 def _spec_overhead_ms(c: _Compiled, s: Scenario, batch):
-    """What a speculative step adds beyond its passes: rejection sampling, proposer bookkeeping.
-    With measured timings the batch-1 part is inside the measured draft time: only growth is added."""
+    """What a speculative step adds beyond its passes: rejection sampling, proposer bookkeeping, and
+    the CPU work the engine version overlaps in plain decoding but not here (Engine.serial_cpu;
+    measured timings of plain steps do not contain it). With measured timings the batch-1 part of
+    the rest is inside the measured draft time: only growth is added."""
     b = np.asarray(batch, dtype=float)
     if c.measured:
         extra = c.engine.spec_seq_us * 1e-3 * (b - 1.0)
     else:
         extra = c.engine.spec_step_ms + c.engine.spec_seq_us * 1e-3 * b
-    return extra * s.efficiency.overhead_scale + s.efficiency.t_spec_overhead_ms
+    serial = c.serial_cpu[1] * (b - 1.0) if c.measured else c.serial_cpu[0] + c.serial_cpu[1] * b
+    return extra * s.efficiency.overhead_scale + serial + s.efficiency.t_spec_overhead_ms
 
 
 def _arm(step_ms, tokens, batch, fits) -> Arm:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from specmodel.limits import clean_name
-from specmodel.model import presets
+from specmodel.model import engines, presets
 from specmodel.model.memory import DTYPES
 from specmodel.runs.records import RunDefaults, RunRecord
 
@@ -22,6 +22,7 @@ parse_hardware = lru_cache(maxsize=4096)(presets.parse_hardware)
 parse_model = lru_cache(maxsize=4096)(presets.parse_model)
 parse_method = lru_cache(maxsize=4096)(presets.parse_method)
 parse_engine = lru_cache(maxsize=4096)(presets.parse_engine)
+named_engine = lru_cache(maxsize=4096)(engines.named_engine)
 parse_dtype = lru_cache(maxsize=1024)(presets.parse_dtype)
 cleaned_name = lru_cache(maxsize=16384)(clean_name)
 
@@ -273,7 +274,7 @@ def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
     reference columns ("vLLM V1", "in SGLang", "TensorRT-LLM")."""
     raw = rec.values.get("engine")
     if raw not in (None, ""):
-        engine = parse_engine(str(raw)) or parse_engine(str(raw).replace(" ", ""))
+        engine = named_engine(str(raw)) or parse_engine(str(raw).replace(" ", ""))  # "SGLang v0.5.9" keeps its version
         if engine is None:
             remarks.append(f"engine '{raw}' is not one of {', '.join(presets.ENGINES)}: left empty")
         return engine
