@@ -65,8 +65,10 @@ def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
                    help="speculation method, as people write it ('EAGLE-3', 'n-gram'); default draft_model")
     p.add_argument("--context-len", type=number(0, 1_048_576, whole=True), default=1024,
                    help="mean tokens in each sequence's KV cache; default 1024")
-    p.add_argument("--engine", type=_engine_name, choices=engine_names(), default=None,
-                   help="serving engine whose per-step overheads apply (data/engines.json); default vllm")
+    p.add_argument("--engine", type=_engine_name, default=None, metavar="ENGINE",
+                   help=f"serving engine whose per-step overheads apply (data/engines.json), with its version where "
+                        f"it changes the step ('SGLang v0.5.9', 'vllm 0.14'); one of {', '.join(engine_names())}; "
+                        "default vllm")
     p.add_argument("--calibration", metavar="FILE.json",
                    help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it")
     for name, bound in PARAMETERS.items():

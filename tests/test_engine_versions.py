@@ -1,0 +1,62 @@
+"""Engines by version (data/engines.json `overlap`, read from each release's source): a version
+that keeps the overlap/async scheduler for plain decoding but turns it off for speculation makes
+the speculative step pay that CPU work in series; an engine named without a version is predicted as
+the preset stands, says so, and the band spans the version that pays it."""
+
+import pytest
+
+from specmodel import Scenario, predict, summarize
+from specmodel.cli import main
+from specmodel.model.engines import find_engine, named_engine, parse_version
+
+EAGLE_H100 = dict(gpu="H100", target="Llama 3.1 8B", method="eagle3", alpha=0.7, k=3)
+
+
+@pytest.mark.parametrize("text, expected", [("SGLang v0.5.9", "sglang 0.5.9"), ("vllm 0.10.1.post1", "vllm 0.10.1"),
+                                            ("vLLM V1", "vllm"), ("TensorRT-LLM", "trtllm"), ("nothing", None)])
+def test_engine_versions_are_read_as_people_write_them(text, expected):
+    assert named_engine(text) == expected
+
+
+@pytest.mark.parametrize("version, pays", [("0.4.6", True), ("0.5.9", True), ("0.5.10", True), ("0.5.11", False),
+                                           ("0.5.12", False)])
+def test_sglang_runs_eagle_without_its_overlap_scheduler_before_0_5_11(version, pays):
+    # server_args.py: disable_overlap_schedule = True for EAGLE until spec v2 became the default in v0.5.11
+    ms, per_seq = find_engine(f"sglang {version}").serial_cpu("eagle3")
+    assert (ms > 0 and per_seq > 0) is pays
+
+
+def test_vllm_keeps_async_scheduling_for_eagle_but_not_for_the_cpu_ngram_proposer_from_0_14():
+    assert find_engine("vllm 0.14.0").serial_cpu("eagle") == (0.0, 0.0)
+    assert find_engine("vllm 0.14.0").serial_cpu("ngram")[0] > 0
+    assert find_engine("vllm 0.11.0").serial_cpu("ngram") == (0.0, 0.0)  # async off for both arms: no asymmetry
+
+
+def test_an_older_sglang_loses_sooner_under_load_than_one_with_overlapped_speculation():
+    old = predict(Scenario(**EAGLE_H100, engine="SGLang v0.5.9"), concurrency=[1, 32, 64]).speedup
+    new = predict(Scenario(**EAGLE_H100, engine="SGLang v0.5.11"), concurrency=[1, 32, 64]).speedup
+    assert all(o < n for o, n in zip(old, new))
+    assert new[0] / old[0] == pytest.approx(1.08, abs=0.05)  # ~0.75 ms on a ~9 ms speculative step at batch 1
+
+
+def test_an_engine_without_a_version_says_so_and_its_band_spans_the_older_behaviour():
+    unnamed = summarize(Scenario(**EAGLE_H100, engine="sglang", concurrency=32))
+    old = float(predict(Scenario(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
+    assert any("version not given" in n and "sglang 0.5.10" in n for n in unnamed.notes)
+    assert unnamed.band[0] <= old * 0.8 and unnamed.band[1] >= float(unnamed.prediction.speedup)
+    named = summarize(Scenario(**EAGLE_H100, engine="sglang 0.5.11", concurrency=32))
+    assert not any("version not given" in n for n in named.notes)
+
+
+def test_predict_takes_the_version_on_the_command_line_and_reports_it(capsys):
+    assert main(["predict", "--gpu", "H100", "--target", "Llama 3.1 8B", "--method", "EAGLE-3", "--engine",
+                 "SGLang v0.5.9", "--json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["engine"] == "sglang" and out["engine_version"] == "0.5.9"  # 'engine' keeps its old value
+    assert any("overlaps plain decoding's CPU work" in n for n in out["notes"])
+
+
+def test_a_version_in_a_text_is_bounded():
+    assert parse_version("v" + "9" * 5000) is None and parse_version("x" * 10_000 + " 0.5.9") is None
