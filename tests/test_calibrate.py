@@ -77,13 +77,13 @@ def synthetic_runs(true: Efficiency, noise: float, seed: int = 0) -> pd.DataFram
 
 
 def test_calibration_recovers_known_parameters_from_noisy_model_runs():
-    true = Efficiency(eta_bw=0.7, eta_flops=0.4, t_fixed_ms=1.5, t_spec_overhead_ms=0.8, small_model_exponent=0.25)
+    true = Efficiency(eta_bw=0.7, eta_flops=0.5, t_fixed_ms=1.5, t_spec_overhead_ms=0.8, small_model_exponent=0.25)
     five = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent")
     cal = calibrate(synthetic_runs(true, noise=0.01), parameters=five)  # engine overheads held at the truth
     got = cal.efficiency
     assert set(cal.fitted) == set(five) and not cal.held
     assert got.eta_bw == pytest.approx(0.7, abs=0.03)
-    assert got.eta_flops == pytest.approx(0.4, abs=0.04)
+    assert got.eta_flops == pytest.approx(0.5, abs=0.04)
     assert got.t_spec_overhead_ms == pytest.approx(0.8, abs=0.5)
     # A fixed time per pass and a small model's bandwidth penalty both slow the draft most: these
     # runs tell them apart only roughly (the fit predicts them within 1% either way).
@@ -124,3 +124,21 @@ def test_fitted_values_stay_within_physical_bounds(seed):
 def test_nothing_to_calibrate_on():
     with pytest.raises(SpecModelError, match="nothing to calibrate"):
         calibrate(read_runs([FIXTURES / "vllm_bench_serve_sample.json"]).rows.assign(spec_tok_s=None))
+
+
+def test_calibrating_the_seed_runs_keeps_every_parameter_inside_its_physical_range(seed):
+    """The seed field report's three runs once drove overhead_scale to 1.8e-14 (issue 20): the fit is
+    bounded to the physical ranges, and says where it ended at an edge."""
+    cal = calibrate(seed)
+    for name in cal.fitted:
+        p = PARAMETERS[name]
+        assert p.physical_lo <= getattr(cal.efficiency, name) <= p.physical_hi, name
+    assert cal.outside_physical == ()
+    assert all(name in cal.message for name in cal.at_bound)
+
+
+def test_a_fit_that_would_leave_the_physical_range_ends_at_its_edge_and_says_so():
+    true = Efficiency(eta_bw=0.9, eta_flops=0.65, overhead_scale=4.5)  # engine overheads beyond ×3 of the preset
+    cal = calibrate(synthetic_runs(true, noise=0.0), parameters=("overhead_scale",))
+    assert cal.efficiency.overhead_scale == pytest.approx(PARAMETERS["overhead_scale"].physical_hi)
+    assert cal.at_bound == ("overhead_scale",) and "edge of its physical range" in cal.message

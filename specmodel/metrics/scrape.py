@@ -197,10 +197,6 @@ def refused_address(address: str) -> str | None:
     return None
 
 
-def _is_metadata(address: str) -> bool:
-    return refused_address(address) is not None
-
-
 def check_url(url: str, policy: ScrapePolicy | None = None, *, resolve: bool = True) -> httpx.URL:
     """The URL if the policy allows fetching it, else SpecModelError saying why.
 

@@ -21,15 +21,27 @@ MAX_CROSSOVER_BATCH = 4096
 K_MAX = 8
 
 
+# A larger k that gains less than this share over a smaller one is not advised: the gain is inside
+# run-to-run noise, and each extra draft token costs KV cache and verify work when acceptance drops.
+K_TIE = 0.01
+
+
+def smallest_best(grid, axis: int = 0):
+    """Index along `axis` of the smallest k whose speedup is within K_TIE of the largest (NaN: 0)."""
+    g = np.nan_to_num(np.asarray(grid, dtype=float), nan=0.0)
+    top = g.max(axis=axis, keepdims=True)
+    return np.argmax(g >= top * (1.0 - K_TIE) - 1e-12, axis=axis)
+
+
 def best_k(s: Scenario, k_max: int = K_MAX, concurrency=None):
     """(best k in 0..k_max, its speedup) at the scenario's concurrency (or an array of them).
-    k = 0 means speculation off (speedup 1); ties go to the smaller k."""
+    k = 0 means speculation off (speedup 1); of k values within K_TIE of the best, the smallest."""
     ks = np.arange(0, k_max + 1)
     b = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
     grid = np.asarray(predict(s, k=ks[:, None], concurrency=np.atleast_1d(b)[None, :]).speedup, dtype=float)
     grid = np.nan_to_num(grid, nan=0.0)
     grid[0] = 1.0
-    idx = np.argmax(grid > grid.max(axis=0) - 1e-12, axis=0)  # first (smallest) k reaching the max
+    idx = smallest_best(grid, axis=0)
     best = ks[idx]
     speed = grid[idx, np.arange(grid.shape[1])]
     if b.ndim == 0:
@@ -120,9 +132,10 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
     parts = []
     if best_k_value == 0:
         parts.append(f"turn speculation off at batch {concurrency}")
-    elif best_k_value != k and best_speed > max(speedup, 1.0) + 1e-3:
+    elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
         verb = "lower" if best_k_value < k else "raise"
-        parts.append(f"{verb} k to {best_k_value} ({best_speed:.2f}x)")
+        same = " as fast within 1%" if best_k_value < k and best_speed <= speedup * (1 + K_TIE) else ""
+        parts.append(f"{verb} k to {best_k_value} ({best_speed:.2f}x{same})")
     elif k > 0:
         parts.append(f"keep k = {k}")
     if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:

@@ -20,8 +20,8 @@ from dataclasses import replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, band_around, band_variants, off_above, summarize,
-                                    verdict)
+from specmodel.model.decide import (K_MAX, K_TIE, MAX_CROSSOVER_BATCH, band_around, band_variants, off_above,
+                                    smallest_best, summarize, verdict)
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
@@ -120,12 +120,12 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
         t_grid = np.asarray(predict(setup, alpha=uniq[:, None], k=ks[None, :], concurrency=1).tokens_per_step,
                             dtype=float).reshape(len(uniq), len(ks))
 
-    # best k at each run's own concurrency (as scenario.best_k: NaN counts 0, k = 0 counts 1, ties to the smaller k)
+    # best k at each run's own concurrency (as decide.best_k: NaN counts 0, k = 0 counts 1, within K_TIE the smaller k)
     c_uniq, c_idx = np.unique(conc, return_inverse=True)
     r_runs = _ratio(setup, a0, ks, c_uniq)
     grid = np.nan_to_num(t_grid[u_idx] * r_runs[:, c_idx].T, nan=0.0)
     grid[:, 0] = 1.0
-    best = np.argmax(grid > grid.max(axis=1, keepdims=True) - 1e-12, axis=1)
+    best = smallest_best(grid, axis=1)
     best_speed = grid[np.arange(n), best]
 
     # crossover (as scenario.crossover_concurrency): the last batch before the first losing one in 1..4096
@@ -180,7 +180,7 @@ def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
     for start in range(0, t_grid.shape[0], chunk):
         t = t_grid[start:start + chunk, 1:]
         s = np.nan_to_num(t[:, :, None] * r_sched[None, 1:, :], nan=0.0)
-        on = s.max(axis=1) >= 1.0 + 1e-12  # some k > 0 beats k = 0 (speedup 1) beyond the tie tolerance
+        on = s.max(axis=1) * (1.0 - K_TIE) > 1.0 + 1e-12  # some k > 0 beats k = 0 (speedup 1) by more than K_TIE
         last_on = np.where(on.any(axis=1), on.shape[1] - np.argmax(on[:, ::-1], axis=1), 0)
         for row, (o, b) in enumerate(zip(on, last_on)):
             if o[-1]:
@@ -189,7 +189,7 @@ def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
             k_there = None
             if b > 0:  # the schedule's best k at the last batch where speculation still pays
                 col = s[row, :, b - 1]
-                k_there = int(np.argmax(col >= col.max() - 1e-12)) + 1
+                k_there = int(smallest_best(col, axis=0)) + 1
             out.append((int(b), k_there))
     return out
 

@@ -2,8 +2,9 @@
 
 Residuals: for every run with a measured speedup, the relative error of the predicted speedup;
 for every measured throughput (baseline or speculative), the log ratio of predicted to measured
-throughput. The four parameters are bounded to physical ranges (an efficiency is a fraction of
-peak; overheads are a few milliseconds at most). With fewer runs than parameters only as many
+throughput. Every fitted parameter is bounded to its physical range (parameters.PARAMETERS: an
+efficiency is a fraction of peak reached by real kernels; engine overheads within ×0.3–×3 of the
+preset), so a fit never leaves it; one that ends at an edge says so. With fewer runs than parameters only as many
 parameters are fitted as there are runs: those the runs are most sensitive to, and the result
 says which were held at their starting values.
 """
@@ -162,8 +163,10 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
         raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, so there is "
                              "nothing to calibrate on; load runs with measurements")
     names = list(parameters or DEFAULT_FIT)
-    lo = np.array([PARAMETERS[n][0] for n in names])
-    hi = np.array([PARAMETERS[n][1] for n in names])
+    # Bounded to the physical range, not only reported outside it: a fit that would leave it ends at
+    # its edge and says so (at_bound), instead of e.g. overhead_scale 1e-14 from three runs.
+    lo = np.array([max(PARAMETERS[n].lo, PARAMETERS[n].physical_lo) for n in names])
+    hi = np.array([min(PARAMETERS[n].hi, PARAMETERS[n].physical_hi) for n in names])
     x_start = np.clip([getattr(start, n) for n in names], lo, hi)
 
     def eff_at(x_unit, chosen):
@@ -223,8 +226,9 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
                if len(chosen) == len(usable) else "fitting them would not lower the error on these runs")
         parts.append(f"held {', '.join(held)} at their starting values ({why})")
     if at_bound:
-        parts.append(f"{', '.join(at_bound)} ended at the edge of the allowed range (the runs pull "
-                     "further than physical values allow): read predictions far from these runs with care")
+        parts.append(f"{', '.join(at_bound)} ended at the edge of its physical range (the runs pull "
+                     "further than real systems reach: a term the model lacks is probably being absorbed): read "
+                     "predictions far from these runs with care")
     outside = outside_physical(best, [n for n in chosen]) if best is not start else ()
     if outside:
         parts.append("; ".join(f"{n} = {getattr(best, n):.3g} is outside what real systems reach "
