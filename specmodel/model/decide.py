@@ -230,7 +230,8 @@ def engine_version_notes(s: Scenario) -> list[str]:
         return [info(f"{engine.label} version not given: predicted with the engine preset as it stands; at "
                      f"{shown} the speculative step runs without the overlap scheduler that plain decoding keeps "
                      f"and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step (the band spans "
-                     f"both; name the version to choose, e.g. '{older.replace('.99', '.0')}')")]
+                     f"both; a run file's engine column or --engine takes the version, e.g. "
+                     f"'{older.replace('.99', '.0')}')")]
     ms, per_seq = engine.serial_cpu(method)
     if ms or per_seq:
         return [info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU work "
