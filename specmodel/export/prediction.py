@@ -58,6 +58,8 @@ def prediction_dict(summary: Summary, with_deploy: bool = True) -> dict:
         "crossover_concurrency": summary.crossover_concurrency,
         "num_speculative_tokens_per_batch_size": summary.schedule,
         "off_above_batch": off_above(summary.schedule),
+        "off_above_batch_low": summary.off_above_range[0] if summary.off_above_range else None,
+        "off_above_batch_high": summary.off_above_range[1] if summary.off_above_range else None,
         "plain": _arm(p.plain), "spec": _arm(p.spec),
         "vllm_speculative_config": vllm_speculative_config(summary),
         "notes": list(summary.notes),
@@ -77,6 +79,7 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "advice": exc.closest, "speedup_low": None, "speedup_high": None, "uncertain": False,
         "break_even_tokens_per_step": None, "break_even_alpha": None, "best_k": None,
         "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
-        "off_above_batch": None, "plain": dict(arm), "spec": dict(arm), "vllm_speculative_config": None,
+        "off_above_batch": None, "off_above_batch_low": None, "off_above_batch_high": None,
+        "plain": dict(arm), "spec": dict(arm), "vllm_speculative_config": None,
         "notes": [], "deploy": None, "does_not_fit": exc.to_dict(),
     }

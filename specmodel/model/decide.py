@@ -159,6 +159,7 @@ class Summary:
     verdict: Verdict
     notes: tuple[str, ...]
     band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
+    off_above_range: tuple[int | None, int | None] | None = None  # off_above_batch_low/high (off_above_range)
 
     @property
     def uncertain(self) -> bool:
@@ -197,11 +198,35 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
         notes.append(info(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
                           "positions past it use a geometric tail fitted to the profile"))
     band = speedup_band(s, speedup=float(p.speedup))
-    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band)
+    between = off_above_range(s, max(k_max, s.k)) if s.k else None
+    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between)
     if summary.uncertain:
-        v = replace(v, text=f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x")
-        summary = replace(summary, verdict=v)
+        text = f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x"
+        if between and between != (None, None):
+            lo, hi = (f"{b:,}" if b is not None else f"above {SCHEDULE_MAX_BATCH}" for b in between)
+            text += (f"; the batch above which it stops paying lies between {lo} and {hi}: measure plain and "
+                     "speculative runs there to settle it")
+        summary = replace(summary, verdict=replace(v, text=text))
     return summary
+
+
+SCHEDULE_MAX_BATCH = 512
+
+
+def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_MAX_BATCH):
+    """(low, high): the batch above which speculation stops paying at its best k, at the band's low
+    and high ends (BAND_RATIO); None for an end where it still pays at max_batch, 0 where it never
+    pays. The range a measurement has to settle."""
+    ks = np.arange(1, max(k_max, 1) + 1)
+    batches = np.arange(1, max_batch + 1)
+    grid = np.nan_to_num(np.asarray(predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup, dtype=float))
+    best = grid.max(axis=0)
+
+    def last_paying(ratio: float):
+        losing = np.flatnonzero(best * ratio * (1.0 - K_TIE) <= 1.0)
+        return None if losing.size == 0 else int(losing[0])  # batches[i] - 1 == i
+
+    return last_paying(BAND_RATIO[0]), last_paying(BAND_RATIO[1])
 
 
 # The band is an 80% interval of the model's error where it was not tuned: the 10% and 90% quantiles

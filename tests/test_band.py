@@ -1,0 +1,35 @@
+"""The band and what it leaves open: an 80% interval (decide.BAND_RATIO, from leave-one-source-out
+residuals on the development set), the range of the batch above which speculation stops paying,
+and an "uncertain" verdict that says where to measure."""
+
+import json
+
+from specmodel import Scenario, summarize
+from specmodel.cli import main
+from specmodel.model.decide import BAND_RATIO
+
+
+def _predict_json(capsys, *args):
+    assert main(["predict", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_band_is_the_prediction_widened_by_the_measured_ratio():
+    s = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))  # the seed's worked example
+    low, high = s.band
+    assert low == float(s.prediction.speedup) * BAND_RATIO[0] and high == float(s.prediction.speedup) * BAND_RATIO[1]
+    assert 0.7 < BAND_RATIO[0] < 0.9 and 1.3 < BAND_RATIO[1] < 1.7  # ~×0.79 to ×1.54 from the development set
+
+
+def test_an_uncertain_verdict_gives_the_range_of_the_off_threshold_and_says_to_measure_there(capsys):
+    out = _predict_json(capsys, "--concurrency", "40")  # the default 8B + 1B on an L40S, near its crossover
+    assert out["uncertain"] is True and out["speedup_low"] < 1 < out["speedup_high"]
+    low, mid, high = out["off_above_batch_low"], out["off_above_batch"], out["off_above_batch_high"]
+    assert low < mid < high
+    assert f"between {low} and {high}" in out["verdict_text"] and "measure" in out["verdict_text"]
+
+
+def test_the_range_keys_are_there_when_nothing_fits_too(capsys):
+    assert main(["predict", "--json", "--target", "Llama 3.1 70B"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "does not fit" and out["off_above_batch_low"] is None and "off_above_batch_high" in out
