@@ -16,14 +16,8 @@ from specmodel import Efficiency, Scenario, SpecModelError, predict
 from specmodel.notes import severity_of
 from specmodel.plan.mix import WORTH_IT_GAIN, Plan, compare, pool_result
 from specmodel.plan.mix import report_json as mix_json
-from specmodel.plan.workloads import (
-    Workload,
-    example_workloads,
-    parse_workloads,
-    read_workloads,
-    workload_records,
-    workload_records_from_runs,
-)
+from specmodel.plan.workloads import (Workload, example_workloads, parse_workloads, read_workloads, workload_records,
+                                      workload_records_from_runs)
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.calibrate import calibrate
 from specmodel.show.figures.mix import comparison_bars

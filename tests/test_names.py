@@ -6,17 +6,8 @@ import csv
 import pytest
 
 from specmodel import SpecModelError
-from specmodel.model.presets import (
-    find_gpu,
-    find_method,
-    find_model,
-    match_gpu,
-    match_model,
-    parse_engine,
-    parse_hardware,
-    parse_method,
-    parse_model,
-)
+from specmodel.model.presets import (find_gpu, find_method, find_model, match_gpu, match_model, parse_engine,
+                                     parse_hardware, parse_method, parse_model)
 from tests.conftest import ROOT
 
 DEV = ROOT / "tests" / "fixtures" / "published_dev.csv"

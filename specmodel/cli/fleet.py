@@ -6,14 +6,8 @@ import argparse
 import os
 import sys
 
-from specmodel.cli.args import (
-    add_scenario_arguments,
-    efficiency_from_args,
-    engine_from_args,
-    gpu_and_tp,
-    method_and_draft,
-    number,
-)
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+                                method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.metrics import promapi, scrape
 from specmodel.metrics.schemas import SERVERS_IN_WORDS

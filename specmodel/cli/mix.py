@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from specmodel.cli.args import (
-    add_scenario_arguments,
-    efficiency_from_args,
-    engine_from_args,
-    gpu_and_tp,
-    method_and_draft,
-    number,
-)
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+                                method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import K_MAX
 from specmodel.model.presets import METHODS, find_model

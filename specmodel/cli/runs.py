@@ -12,14 +12,8 @@ import math
 import sys
 from pathlib import Path
 
-from specmodel.cli.args import (
-    add_scenario_arguments,
-    efficiency_from_args,
-    engine_from_args,
-    gpu_and_tp,
-    method_and_draft,
-    number,
-)
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+                                method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.limits import read_file
 from specmodel.model import presets

@@ -11,14 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from specmodel.cli.args import (
-    add_scenario_arguments,
-    efficiency_from_args,
-    engine_from_args,
-    gpu_and_tp,
-    method_and_draft,
-    number,
-)
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+                                method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.metrics import live, scrape
 from specmodel.model.scenario import Scenario

@@ -33,9 +33,10 @@ def _arm(a: Arm) -> dict:
 
 def _inputs(s: Scenario) -> dict:
     """The scenario's inputs as every answer repeats them."""
+    engine = find_engine(s.engine)
     return {"gpu": s.gpu, "target": s.target, "method": s.method,
             "draft": s.draft if s.method == "draft_model" else None, "context_len": s.context_len, "tp": s.tp,
-            "engine": find_engine(s.engine).name, "engine_version": find_engine(s.engine).version_text,
+            "engine": engine.name, "engine_version": engine.version_text,
             "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype,
             "kv_dtype": s.kv_dtype, "timings": "measured" if s.t_target_ms is not None else "hardware"}
 

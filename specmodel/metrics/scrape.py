@@ -35,17 +35,8 @@ import httpx
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
-from specmodel.metrics.fetch import (
-    DeadlinePassed,
-    DeadlineStream,
-    FetchFailed,
-    GetLimits,
-    Wording,
-    bounded_timeout,
-    capped_get,
-    deadline_passed,
-    total_deadline,
-)
+from specmodel.metrics.fetch import (DeadlinePassed, DeadlineStream, FetchFailed, GetLimits, Wording,
+                                     bounded_timeout, capped_get, deadline_passed, total_deadline)
 from specmodel.metrics.prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
 ALLOWED_HOSTS_ENV = "SPECMODEL_ALLOWED_HOSTS"

@@ -70,11 +70,23 @@ def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MA
     return None
 
 
-def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> list[list[int]]:
+def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> np.ndarray:
+    """Speedup for k in 0..k_max (rows; k = 0 is 1) at every batch in 1..max_batch (columns), NaN as
+    0: what k_schedule and off_above_range read (summarize computes it once for both)."""
+    grid = np.asarray(predict(s, k=np.arange(0, k_max + 1)[:, None],
+                              concurrency=np.arange(1, max_batch + 1)[None, :]).speedup, dtype=float)
+    grid = np.nan_to_num(grid, nan=0.0)
+    grid[0] = 1.0
+    return grid
+
+
+def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, grid: np.ndarray | None = None) -> list[list[int]]:
     """vLLM's `num_speculative_tokens_per_batch_size`: [[min_batch, max_batch, k], ...], the best k
-    for every batch size in 1..max_batch, merged into ranges (k = 0: speculation off)."""
-    batches = np.arange(1, max_batch + 1)
-    best, _ = best_k(s, k_max, concurrency=batches)
+    for every batch size in 1..max_batch, merged into ranges (k = 0: speculation off).
+    `grid`: schedule_grid(s, k_max, max_batch) when already computed."""
+    grid = schedule_grid(s, k_max, max_batch) if grid is None else grid
+    batches = np.arange(1, grid.shape[1] + 1)
+    best = smallest_best(grid, axis=0)
     ranges: list[list[int]] = []
     for b, kb in zip(batches.tolist(), best.tolist()):
         if ranges and ranges[-1][2] == kb:
@@ -178,7 +190,8 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     best = best_k(s, max(k_max, s.k))
     cross = crossover_concurrency(s)
     spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
-    schedule = k_schedule(s, max(k_max, s.k))
+    grid = schedule_grid(s, max(k_max, s.k), SCHEDULE_MAX_BATCH)
+    schedule = k_schedule(s, grid=grid)
     last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
     v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits, last_k)
     if not spec_fits:  # name the real cause for this method and the closest setting that fits
@@ -198,7 +211,7 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
         notes.append(info(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
                           "positions past it use a geometric tail fitted to the profile"))
     band = speedup_band(s, speedup=float(p.speedup))
-    between = off_above_range(s, max(k_max, s.k)) if s.k else None
+    between = off_above_range(s, grid=grid) if s.k else None
     summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between)
     if summary.uncertain:
         text = f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x"
@@ -213,14 +226,13 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
 SCHEDULE_MAX_BATCH = 512
 
 
-def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_MAX_BATCH):
+def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_MAX_BATCH,
+                    grid: np.ndarray | None = None):
     """(low, high): the batch above which speculation stops paying at its best k, at the band's low
     and high ends (BAND_RATIO); None for an end where it still pays at max_batch, 0 where it never
-    pays. The range a measurement has to settle."""
-    ks = np.arange(1, max(k_max, 1) + 1)
-    batches = np.arange(1, max_batch + 1)
-    grid = np.nan_to_num(np.asarray(predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup, dtype=float))
-    best = grid.max(axis=0)
+    pays. The range a measurement has to settle. `grid`: schedule_grid when already computed."""
+    grid = schedule_grid(s, max(k_max, 1), max_batch) if grid is None else grid
+    best = grid[1:].max(axis=0)
 
     def last_paying(ratio: float):
         losing = np.flatnonzero(best * ratio * (1.0 - K_TIE) <= 1.0)
@@ -270,7 +282,7 @@ def band_variants(s: Scenario) -> list[Scenario]:
     calibrated, and an engine named without a version run as its older behaviour where that differs
     (Engine.other_behaviour: SGLang before v0.5.11 runs EAGLE without its overlap scheduler)."""
     out = [replace(s, efficiency=Efficiency())] if s.efficiency != Efficiency() else []
-    older = find_engine(s.engine).other_behaviour(find_method(s.method).name) if s.k else None
+    older = find_engine(s.engine).other_behaviour(find_method(s.method).name)
     if older:
         out.append(replace(s, engine=older))
     return out

@@ -15,7 +15,6 @@ summarize() one by one. tests/test_grouped.py compares both paths on the sample 
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 
@@ -195,12 +194,12 @@ def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
 
 
 def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):
-    """decide.speedup_band per run: the run's speedup (and the default parameters' where the setup is
-    calibrated), widened by decide.BAND_RATIO."""
+    """decide.speedup_band per run: the run's speedup and its speedup in each of decide.band_variants (the
+    default parameters, an engine version that differs), widened by decide.BAND_RATIO."""
     values = [speedup]
-    for other in band_variants(replace(setup, k=1)):
+    for other in band_variants(setup):
         try:
-            r = _ratio(replace(other, k=setup.k), a0, ks, c_uniq)
+            r = _ratio(other, a0, ks, c_uniq)
             values.append(tokens * r[k.astype(int), c_idx])
         except SpecModelError:
             pass

@@ -22,14 +22,8 @@ from specmodel.model import acceptance, memory
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
 from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, max_sequences
 from specmodel.model.presets import find_gpu, find_method, find_model, stated_tp
-from specmodel.model.roofline import (
-    Efficiency,
-    Hardware,
-    PassShape,
-    bandwidth_scale_for_measured_time,
-    pass_time_ms,
-    unpacked_verify_reads,
-)
+from specmodel.model.roofline import (Efficiency, Hardware, PassShape, bandwidth_scale_for_measured_time,
+                                      pass_time_ms, unpacked_verify_reads)
 
 
 @dataclass(frozen=True)

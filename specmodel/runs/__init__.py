@@ -32,19 +32,8 @@ from specmodel.runs.csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
 from specmodel.runs.guidellm import SPEC_TOKENS_PER_CHUNK
 from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, read_run_file, read_runs, sample_files
 from specmodel.runs.names import context_from_text
-from specmodel.runs.records import (
-                                    COLUMNS,
-                                    FALLBACK_KINDS,
-                                    SEVERITY_ORDER,
-                                    Problem,
-                                    ProblemGroup,
-                                    RunDefaults,
-                                    RunRecord,
-                                    RunTable,
-                                    collapse_problems,
-                                    fallback_line,
-                                    group_problems,
-)
+from specmodel.runs.records import (COLUMNS, FALLBACK_KINDS, SEVERITY_ORDER, Problem, ProblemGroup, RunDefaults,
+                                    RunRecord, RunTable, collapse_problems, fallback_line, group_problems)
 from specmodel.runs.sniff import decode_text
 
 __all__ = [
