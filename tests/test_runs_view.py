@@ -78,3 +78,11 @@ def test_a_small_load_shows_no_progress():
     heard = []
     table, _ = runs_view.read_and_review(_many_runs(50), RunDefaults(), on_progress=lambda f, t: heard.append(t))
     assert len(table.rows) == 50 and heard == []
+
+
+def test_a_long_break_even_table_shows_its_verdicts_in_the_words_every_page_uses():
+    table = pd.DataFrame({"verdict": ["clears", "fails", None], "predicted_verdict": ["borderline", "clears", "fails"]})
+    shown = runs_view.in_words(table)
+    assert shown["verdict"].tolist()[:2] == ["pays off", "loses"] and pd.isna(shown["verdict"].iloc[2])
+    assert shown["predicted_verdict"].tolist() == ["borderline", "pays off", "loses"]
+    assert table["verdict"].tolist()[0] == "clears"  # the table itself keeps the codes the JSON carries

@@ -146,7 +146,7 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
         parts.append(f"turn speculation off at batch {concurrency}")
     elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
         verb = "lower" if best_k_value < k else "raise"
-        same = " as fast within 1%" if best_k_value < k and best_speed <= speedup * (1 + K_TIE) else ""
+        same = f", within 1% of k = {k}" if best_k_value < k and best_speed <= speedup * (1 + K_TIE) else ""
         parts.append(f"{verb} k to {best_k_value} ({best_speed:.2f}x{same})")
     elif k > 0:
         parts.append(f"keep k = {k}")
@@ -265,7 +265,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
         ms, per_seq = find_engine(older).serial_cpu(method)
         shown = older.replace(".99", ".x")
         return [info(f"{engine.label} version not given: predicted with the engine preset as it stands; at "
-                     f"{shown} the speculative step runs without the overlap scheduler that plain decoding keeps "
+                     f"{shown} the speculative step runs without the overlap (async) scheduler that plain decoding keeps "
                      f"and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step (the band spans "
                      f"both; a run file's engine column or --engine takes the version, e.g. "
                      f"'{older.replace('.99', '.0')}')")]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, verdict_words
 
 TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
 CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption
@@ -76,6 +76,15 @@ def group_line(g: ProblemGroup) -> str:
     count = f"{len(rows):,} rows" + (f", column '{g.column}'" if g.column else "")
     listed = ", ".join(map(str, rows[:8])) + (", …" if len(rows) > 8 else "")
     return f"{count}: {g.message} — {g.file}, rows {listed}"
+
+
+def in_words(table: pd.DataFrame) -> pd.DataFrame:
+    """A copy of a review table with its verdict codes ("clears") in the words shown ("pays off")."""
+    out = table.copy()
+    for column in ("verdict", "predicted_verdict", "measured_verdict"):
+        if column in out:
+            out[column] = out[column].map(verdict_words)
+    return out
 
 
 def verdict_counts(evaluated: pd.DataFrame) -> dict:
