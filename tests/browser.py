@@ -12,6 +12,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -78,6 +79,23 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
         "document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0", timeout=timeout_ms)
     page.wait_for_timeout(300)
+
+
+def open_from_sidebar(page, label: str, path: str, timeout_ms: int = 60_000) -> None:
+    """Click the sidebar link named `label` as a user would and wait until its page (URL ending in
+    `path`) has finished its first run. A click that lands while the previous page is still rerunning
+    can be dropped by the browser, so it is repeated until the URL changes."""
+    link = page.locator("[data-testid='stSidebarNavLink']", has_text=label)
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not urlsplit(page.url).path.rstrip("/").endswith(path):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"clicking {label!r} in the sidebar did not open {path} (still at {page.url})")
+        link.click(timeout=timeout_ms)
+        try:
+            page.wait_for_url(f"**{path}*", timeout=5_000)
+        except Exception:  # noqa: BLE001 - a Playwright TimeoutError: click again
+            pass
+    wait_for_app(page, timeout_ms)
 
 
 def wait_for_charts(page, timeout_ms: int = 30_000) -> None:

@@ -232,13 +232,13 @@ def test_page_without_url_explains_what_to_enter():
 
 @pytest.mark.browser
 def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_fleet, streamlit_server, browser_page):
-    from tests.browser import wait_for_app, wait_for_charts
+    from tests.browser import open_from_sidebar, wait_for_app, wait_for_charts
 
     page = browser_page
     page.goto(streamlit_server + "/")
     wait_for_app(page)
-    page.locator("[data-testid='stSidebarNavLink']", has_text="Fleet").click()
-    page.get_by_role("textbox", name="Window").fill(WINDOW)
+    open_from_sidebar(page, "Fleet", "/fleet")
+    page.get_by_role("textbox", name="Window").fill(WINDOW, timeout=60_000)
     page.get_by_role("textbox", name="Window").press("Enter")
     wait_for_app(page)
     page.get_by_role("textbox", name="Prometheus URL").fill(prom_fleet.url)
