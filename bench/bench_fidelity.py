@@ -42,6 +42,7 @@ from specmodel.runs.review import evaluate_runs, scenario_for_row
 
 DEV = EVIDENCE_DIR / "published_dev.csv"
 GRID = EVIDENCE_DIR / "h200_steptime.csv"
+MOE = EVIDENCE_DIR / "h200_moe_layer.csv"
 SETUP = ["source", "gpu", "target_model", "method", "draft_model", "k", "draft_depth", "workload", "engine",
          "context_len", "tp"]
 
@@ -154,6 +155,34 @@ def out_of_sample(rows: pd.DataFrame) -> list[tuple[str, int, float, float]]:
     return out
 
 
+def extrapolation(rows: pd.DataFrame, split: int = 8) -> list[tuple[str, int, float, float]]:
+    """Per sweep (one setup at two or more batch sizes ≤ split and some above): calibrate on the rows
+    ≤ split, predict the fall of speedup to the rows above from the lowest one. (label, rows above,
+    MAPE uncalibrated, MAPE calibrated)."""
+    out = []
+    keys = [c for c in SETUP if c in rows.columns]
+    for key, g in rows.groupby(keys, dropna=False, sort=True):
+        low, high = g[g["concurrency"] <= split], g[g["concurrency"] > split]
+        if low["concurrency"].nunique() < 2 or high.empty:
+            continue
+        try:
+            cal = calibrate(low)
+        except SpecModelError:
+            continue
+        first = low.sort_values("concurrency").iloc[0].to_dict()
+        first["alpha"] = first["alpha"] if first.get("alpha") == first.get("alpha") and first.get("alpha") is not None \
+            else 0.7
+        errors = []
+        for eff in (None, cal.efficiency):
+            s = scenario_for_row(first, eff)
+            p0 = float(predict(s).speedup)
+            e = [float(predict(s, concurrency=int(r["concurrency"])).speedup) / p0 * float(first["measured_speedup"])
+                 / float(r["measured_speedup"]) - 1 for r in high.to_dict("records")]
+            errors.append(float(np.mean(np.abs(e))) * 100)
+        out.append((f"{key[0]} {key[2]} {key[3]} k={key[5]}", len(high), errors[0], errors[1]))
+    return out
+
+
 def steptime_grid(eff: Efficiency | None = None, path: Path = GRID) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Errors on the H200 grid: linear layers by tokens, and whole layers (linear share + attention)."""
     eff = eff or Efficiency()
@@ -185,6 +214,30 @@ def steptime_grid(eff: Efficiency | None = None, path: Path = GRID) -> tuple[pd.
     return lin, pd.DataFrame(rows)
 
 
+def moe_layer(eff: Efficiency | None = None, path: Path = MOE) -> pd.DataFrame:
+    """The routed-MoE probe (bench/evidence/probe_moe_h200.py, random routing): the model's verify ÷
+    decode time of one MoE layer's experts at the same batch (q = 2, 4, 8 tokens per sequence against
+    1) beside the measured ratio. Random routing has no locality, so the model is evaluated with
+    independent draws for every token (draws = tokens), which is what the probe's router did."""
+    eff = eff or Efficiency()
+    grid = pd.read_csv(path)
+    hw = Hardware(find_gpu("H200"))
+    rows = []
+    for (name, b), g in grid.groupby(["shape", "batch"]):
+        first = g.iloc[0]
+        shape = PassShape(0.0, 0.0, 0.0, 0.0, layers=0, hidden=int(first.hidden), kv_heads=0,
+                          expert_bytes=3.0 * first.hidden * first.intermediate * 2, experts=int(first.experts),
+                          experts_per_token=int(first.picks), moe_layers=1)
+        decode = g[g["q"] == 1].iloc[0]
+        t1 = float(pass_time_ms(shape, hw, eff, float(b), 1, 0, include_fixed=False))
+        for r in g[g["q"] > 1].itertuples():
+            # independent draws for all b·q tokens: a batch of b·q one-token sequences
+            tq = float(pass_time_ms(shape, hw, eff, float(b * r.q), 1, 0, include_fixed=False))
+            rows.append({"shape": name, "batch": int(b), "q": int(r.q), "measured": r.ms / decode.ms,
+                         "predicted": tq / t1, "error": abs((tq / t1) / (r.ms / decode.ms) - 1)})
+    return pd.DataFrame(rows)
+
+
 def _line(label: str, ev: pd.DataFrame, shape: pd.DataFrame) -> str:
     own = ev[ev["own_acceptance"]]
     n_own, mape = _mape(own)
@@ -199,9 +252,10 @@ def _line(label: str, ev: pd.DataFrame, shape: pd.DataFrame) -> str:
 
 
 # The constants of the engine presets that were fitted to data (data/engines.json: the per-sequence
-# terms, fitted to SpecDecode-Bench's fall with batch) stand behind these two calibratable scales;
-# LOSO re-fits them without the source it predicts.
-LOSO_FIT = ("overhead_scale", "t_spec_overhead_ms")
+# terms, fitted to SpecDecode-Bench's fall with batch) stand behind these calibratable scales
+# (spec_seq_scale multiplies exactly those per-sequence terms); LOSO re-fits them without the
+# source it predicts, on its rows with acceptance and its sweeps' fall with batch.
+LOSO_FIT = ("overhead_scale", "t_spec_overhead_ms", "spec_seq_scale")
 
 
 def loso(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Efficiency]]:
@@ -274,7 +328,7 @@ def run():
         e = fitted[source]
         yield (_line(source, out_ev[out_ev["source"] == source],
                      out_shape[out_shape["source"] == source] if len(out_shape) else out_shape)
-               + f"   [fit without it: overhead_scale {e.overhead_scale:.2f}, t_spec_overhead_ms {e.t_spec_overhead_ms:.2f}]")
+               + "   [fit without it: " + ", ".join(f"{n} {getattr(e, n):.2f}" for n in LOSO_FIT) + "]")
     yield _line("ALL", out_ev, out_shape)
     n, cov = coverage(ev)
     res_in = log_residuals(ev)
@@ -288,6 +342,15 @@ def run():
     for source, n, before, after in out_of_sample(rows):
         yield f"out-of-sample calibration {source}: fit on batch ≤ 16, {n} rows above: MAPE {before:.1f}% → {after:.1f}%"
     lin, layers = steptime_grid()
+    for label, n, before, after in extrapolation(rows):
+        yield (f"calibrated on a sweep's batch ≤ 8, predicting its {n} rows above ({label}): MAPE {before:.1f}% "
+               f"uncalibrated → {after:.1f}% calibrated")
+    moe = moe_layer()
+    yield (f"H200 routed MoE layer (random routing, {moe['shape'].nunique()} expert shapes): verify ÷ decode time "
+           f"at the same batch, {len(moe)} points, mean error {moe['error'].mean() * 100:.1f}% "
+           f"(max {moe['error'].max() * 100:.1f}%); measured ratio at batch 1, q = 4: "
+           + ", ".join(f"{r.shape} {r.measured:.2f} (model {r.predicted:.2f})"
+                       for r in moe[(moe['batch'] == 1) & (moe['q'] == 4)].itertuples()))
     yield (f"H200 grid: linear layers {len(lin)} points, mean error {lin['error'].mean() * 100:.1f}% "
            f"(max {lin['error'].max() * 100:.1f}%); whole layers with attention {len(layers)} points, mean "
            f"{layers['error'].mean() * 100:.1f}% (max {layers['error'].max() * 100:.1f}%)")

@@ -142,3 +142,44 @@ def test_a_fit_that_would_leave_the_physical_range_ends_at_its_edge_and_says_so(
     cal = calibrate(synthetic_runs(true, noise=0.0), parameters=("overhead_scale",))
     assert cal.efficiency.overhead_scale == pytest.approx(PARAMETERS["overhead_scale"].physical_hi)
     assert cal.at_bound == ("overhead_scale",) and "edge of its physical range" in cal.message
+
+
+def _sweep(true: Efficiency, batches, with_alpha: bool) -> pd.DataFrame:
+    """One EAGLE setup on an H100 at several batch sizes, measured as the model with `true` predicts."""
+    rows = []
+    for conc in batches:
+        p = predict(Scenario(gpu="H100", target="Llama 3.1 8B", method="eagle", engine="sglang", alpha=0.7, k=3,
+                             concurrency=conc, efficiency=true))
+        rows.append(dict(file="sweep.csv", row=len(rows) + 2, workload="chat", concurrency=conc, k=3, method="eagle",
+                         alpha=0.7 if with_alpha else None, measured_speedup=float(p.speedup), tokens_per_step=None,
+                         survival=None, baseline_tok_s=None, spec_tok_s=None, gpu_preset="H100",
+                         target_preset="Llama 3.1 8B", draft_preset=None, engine="sglang", context_len=1024, tp=1))
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("with_alpha", [True, False])
+def test_a_sweeps_small_batches_pin_the_per_sequence_cost_that_decides_large_ones(with_alpha):
+    """Issue 20: calibrated on a sweep's batch ≤ 8, the model predicts its batch > 8 within 12%. The
+    sweep's engine pays 4× the preset's per-sequence cost (an older version's Python-side proposer);
+    uncalibrated the model misses the large batches by far more; a sweep that gives no acceptance
+    is fitted on its fall with batch alone."""
+    true = Efficiency(spec_seq_scale=4.0)
+    small, large = _sweep(true, (1, 2, 4, 8), with_alpha), _sweep(true, (16, 32, 64, 128), True)
+    cal = calibrate(small)
+    assert "spec_seq_scale" in cal.fitted
+    assert 1.0 < cal.efficiency.spec_seq_scale <= PARAMETERS["spec_seq_scale"].physical_hi
+    measured = large["measured_speedup"].to_numpy()
+
+    def mape(eff):
+        predicted = evaluate_runs(large, eff)["predicted_speedup"].to_numpy(dtype=float)
+        return float(np.mean(np.abs(predicted / measured - 1)))
+
+    assert mape(cal.efficiency) <= 0.12 and mape(None) > 0.15  # 6.7% / 2.3% against 23% when written
+
+
+def test_runs_at_one_batch_size_hold_the_per_sequence_cost_and_say_which_runs_would_pin_it(seed):
+    one_request = seed[seed["concurrency"] == 1]
+    assert len(one_request) >= 2
+    cal = calibrate(one_request)
+    assert "spec_seq_scale" in cal.held and "spec_seq_scale" not in cal.fitted
+    assert "every run is at one batch size" in cal.message and "a second, larger batch size" in cal.message

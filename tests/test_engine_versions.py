@@ -60,3 +60,15 @@ def test_predict_takes_the_version_on_the_command_line_and_reports_it(capsys):
 
 def test_a_version_in_a_text_is_bounded():
     assert parse_version("v" + "9" * 5000) is None and parse_version("x" * 10_000 + " 0.5.9") is None
+
+
+def test_n_gram_proposal_rate_follows_each_engines_convention():
+    """vLLM verifies drafts only for sequences whose n-gram matched and counts acceptance over those
+    steps (rate 0.4 by default); SGLang pads every sequence to k drafts every step and averages its
+    accept length over all of them (ngram_worker.py, v0.5.9), so no rate is applied on top."""
+    from specmodel.model.scenario import NGRAM_PROPOSAL_RATE, Scenario, predict, proposal_rate
+
+    vllm = Scenario(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="vllm", alpha=0.6, k=4, concurrency=32)
+    sglang = Scenario(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="sglang", alpha=0.6, k=4, concurrency=32)
+    assert proposal_rate(vllm) == NGRAM_PROPOSAL_RATE == 0.4 and proposal_rate(sglang) == 1.0
+    assert proposal_rate(Scenario(method="ngram", engine="sglang", proposal_rate=0.3)) == 0.3  # a measured rate wins

@@ -46,6 +46,10 @@ class Engine:
     tree_token_us: float = 0.0  # per sequence and per verified tree token beyond the depth
     version: tuple[int, ...] | None = None  # as named ("sglang 0.5.9"); None: not named
     overlap: dict | None = None  # data/engines.json `overlap`: versions from which the scheduler overlaps
+    # n-gram: True where every sequence verifies k drafts every step, matched or not (padded), so its
+    # acceptance length already averages over steps without a match; False where a sequence without
+    # a match verifies nothing and the acceptance length counts only steps with a proposal.
+    ngram_drafts_every_step: bool = False
 
     @property
     def version_text(self) -> str | None:
@@ -149,7 +153,8 @@ def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
     return Engine(key, e["label"], *(float(e[f]) for f in ("step_ms", "seq_us", "draft_pass_ms", "draft_seq_us",
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
-                  float(e.get("tree_token_us", 0.0)), version, e.get("overlap"))
+                  float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
+                  bool(e.get("ngram_drafts_every_step", False)))
 
 
 def named_engine(text) -> str | None:

@@ -31,6 +31,11 @@ PARAMETERS: dict[str, Param] = {
     "small_model_exponent": Param(0.0, 0.5, "", "bandwidth penalty of a small (draft) model", 0.0, 0.3),
     "kernel_us": Param(0.0, 50.0, "µs", "latency of one weight GEMM kernel beyond its bytes", 1.0, 10.0),
     "overhead_scale": Param(0.0, 5.0, "×", "engine overheads relative to the engine preset", 0.3, 3.0),
+    # Per-sequence cost of the speculative step: wide on purpose. The presets' 10-15 µs per sequence
+    # are fitted to one benchmark's engine versions; Python-side proposers and rejection samplers of
+    # other versions cost several times more per request (a fit that ends at an edge says so).
+    "spec_seq_scale": Param(0.0, 20.0, "×", "per-sequence cost of the speculative step relative to the engine preset",
+                            0.3, 10.0),
     "eta_kv": Param(0.2, 1.0, "", "achieved fraction of peak bandwidth reading the KV cache", 0.6, 0.98),
     "attn_floor_us": Param(0.0, 100.0, "µs", "latency floor of one attention layer", 5.0, 40.0),
     "smooth_p": Param(1.0, 10.0, "", "sharpness of the memory/compute transition", 2.0, 4.0),

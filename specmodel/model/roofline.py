@@ -42,9 +42,19 @@ DEFAULT_ALLREDUCE_LATENCY_US = 25.0
 DEFAULT_INTERCONNECT_GBPS = 32.0  # PCIe 4.0 x16, one direction: a GPU preset without a figure
 DEFAULT_SM_COUNT = 132
 # Share of a token's experts that the next token of the same sequence reuses beyond chance. Routing
-# analyses find consecutive tokens far more often on the same experts than uniform routing would
-# (Mixtral of Experts, arXiv:2401.04088, Section 5); 0.5 is taken here.
+# analyses find consecutive tokens more often on the same experts than uniform routing would
+# (Mixtral of Experts, arXiv:2401.04088, Section 5). Not measured here: the H200 probe routes at
+# random, which has none (and there the union of independent draws below matches the experts it
+# touched within 3%). 0.5 is an assumption, not a measurement.
 EXPERT_LOCALITY = 0.5
+# One routed MoE layer's expert FFNs on an H200 (bench/evidence/h200_moe_layer.csv, 2026-12-01,
+# torch._grouped_mm in a CUDA graph, three expert shapes, 1-2048 tokens): time = a fixed 43-75 µs
+# per layer (routing groups, the grouped GEMM's launch and tile scheduling, the activation) + the
+# touched experts' bytes at 3.15 TB/s, i.e. 0.73 of the bandwidth dense weight reads reach at
+# eta_bw 0.9 (mean error 1.6-2.5%). The fixed part is what keeps a verify pass, which touches up to
+# k + 1 times more experts, from costing k + 1 times a decode pass at small batch.
+MOE_LAYER_US = 55.0
+EXPERT_BW_SHARE = 0.73
 # Bandwidth one thread block of a verify (q > 1) attention kernel reaches reading its KV head without
 # split-KV: bench/evidence/h200_gqa_verify.csv, packed, batch 1, 8 KV heads: 311 GB/s at 4k
 # context and 343 GB/s at 16k, i.e. ~40 GB/s per block. Latency-bound, so taken as the same on
@@ -79,6 +89,11 @@ class Efficiency:
     eta_kv: float = 0.9  # achieved fraction of peak bandwidth reading the KV cache (H200: 0.90-0.94)
     attn_floor_us: float = 20.0  # latency floor of one attention layer (H200, CUDA graphs)
     overhead_scale: float = 1.0  # multiplies every engine overhead (data/engines.json)
+    # Multiplies, on top, the per-sequence CPU work a speculative step adds (the engine's
+    # spec_seq_us, draft_seq_us, ngram_seq_us, tree_token_us and the serial per-sequence CPU of a
+    # version without overlap): the term that makes speculation stop paying as the batch grows. Runs
+    # at two or more batch sizes pin it; runs at one batch size cannot (calibrate holds it then).
+    spec_seq_scale: float = 1.0
 
     def __post_init__(self):
         from specmodel.errors import SpecModelError
@@ -159,6 +174,7 @@ class PassShape:
     experts: int = 0  # routed experts per MoE layer (0: dense)
     experts_per_token: int = 0
     weight_dtype: str = "bf16"
+    moe_layers: int = 0  # routed MoE layers (each pays MOE_LAYER_US)
 
     @classmethod
     def of_model(cls, m: Model, weight_dtype: str | None = None, kv_dtype: str | None = None) -> "PassShape":
@@ -169,14 +185,14 @@ class PassShape:
         dense_params = m.matmul_params
         active = m.matmul_params
         top_k = int(getattr(m, "experts_per_token", 0) or 0)
+        moe_layers = int(getattr(m, "moe_layers", None) or m.layers)
         if experts > 0:
-            moe_layers = int(getattr(m, "moe_layers", None) or m.layers)
             routed_each = moe_layers * m.expert_params_per_layer
             dense_params = max(m.matmul_params - experts * routed_each, 0.0)
             active = dense_params + top_k * routed_each
         kv = memory.kv_bytes_per_token(m, kv_dtype or "bf16")
         return cls(dense_params * bpp, active, kv, _attn_width(m), m.layers, m.hidden, m.kv_heads,
-                   routed_each * bpp, experts, top_k, wd)
+                   routed_each * bpp, experts, top_k, wd, moe_layers if experts > 0 else 0)
 
     @classmethod
     def draft_head(cls, target: Model, method: str, weight_dtype: str | None = None,
@@ -198,7 +214,7 @@ class PassShape:
                      + target.hidden * target.experts + fusion + lm_head)
             top_k = int(target.experts_per_token)
             return cls(dense * bpp, dense + top_k * expert_each, kv, width, 1, target.hidden, target.kv_heads,
-                       expert_each * bpp, int(target.experts), top_k, wd)
+                       expert_each * bpp, int(target.experts), top_k, wd, 1)
         params = memory.head_layer_params(target, moe=False) + fusion + lm_head
         return cls(params * bpp, params, kv, width, 1, target.hidden, target.kv_heads, weight_dtype=wd)
 
@@ -227,17 +243,23 @@ def experts_touched(experts: int, top_k: int, tokens):
     return experts * (1.0 - (1.0 - top_k / experts) ** n)
 
 
+def expert_bytes_read(shape: PassShape, batch, query_tokens):
+    """Bytes of routed experts one pass reads: one copy of every expert its tokens route to.
+    Consecutive tokens of one sequence route alike: a verify pass's q tokens per sequence count as
+    1 + (q − 1)(1 − EXPERT_LOCALITY) independent draws; sequences are independent of each other."""
+    b = np.asarray(batch, dtype=float)
+    q = np.asarray(query_tokens, dtype=float)
+    draws = b * (1.0 + (q - 1.0) * (1.0 - EXPERT_LOCALITY))
+    return shape.expert_bytes * experts_touched(shape.experts, shape.experts_per_token, draws)
+
+
 def memory_and_compute(shape: PassShape, batch, query_tokens, context_len):
     """Bytes and FLOPs of one pass, as four arrays: weight bytes, linear FLOPs, KV bytes, attention FLOPs."""
     b = np.asarray(batch, dtype=float)
     q = np.asarray(query_tokens, dtype=float)
     ctx = np.asarray(context_len, dtype=float)
     tokens = b * q
-    # Consecutive tokens of one sequence route alike: a verify pass's q tokens per sequence count as
-    # 1 + (q − 1)(1 − EXPERT_LOCALITY) independent draws; sequences are independent of each other.
-    draws = b * (1.0 + (q - 1.0) * (1.0 - EXPERT_LOCALITY))
-    weight_bytes = shape.weight_bytes + shape.expert_bytes * experts_touched(shape.experts, shape.experts_per_token,
-                                                                             draws)
+    weight_bytes = shape.weight_bytes + expert_bytes_read(shape, b, q)
     weight_bytes = np.broadcast_to(weight_bytes, np.broadcast(b, q).shape).astype(float)
     linear_flops = 2.0 * shape.matmul_params * tokens
     kv_bytes = b * (ctx + q) * shape.kv_bytes_per_token
@@ -270,7 +292,10 @@ def pass_time_ms(shape: PassShape, hw: Hardware, eff: Efficiency, batch, query_t
     kv = kv * np.where(q > 1, verify_kv_reads, 1.0)
     p = eff.smooth_p
     kernels_s = (4 * shape.layers + 1) * eff.kernel_us * 1e-6 if shape.layers else eff.kernel_us * 1e-6
-    linear_s = smooth_max(w / bw_weights + kernels_s, f_lin / flops, p)
+    experts_b = np.broadcast_to(expert_bytes_read(shape, b, q), np.shape(w)) if shape.experts else 0.0
+    moe_s = shape.moe_layers * MOE_LAYER_US * 1e-6 if shape.experts else 0.0
+    reads_s = (w - experts_b) / bw_weights + experts_b / (bw_weights * EXPERT_BW_SHARE) + moe_s
+    linear_s = smooth_max(reads_s + kernels_s, f_lin / flops, p)
     attn_s = smooth_max(kv / bw_attn, f_attn / attn_flops_peak, p)
     layers = max(shape.layers, 1)
     floor_s = layers * eff.attn_floor_us * 1e-6 if shape.layers else 0.0

@@ -210,7 +210,7 @@ def compile_scenario(s: Scenario) -> _Compiled:
     measured = s.t_target_ms is not None
     target_bw_scale = 1.0
     step_overhead = _overhead(engine.step_ms, engine.seq_us, eff.overhead_scale, s.t_target_ms)
-    draft_overhead = _overhead(engine.draft_pass_ms, engine.draft_seq_us, eff.overhead_scale,
+    draft_overhead = _overhead(engine.draft_pass_ms, engine.draft_seq_us * eff.spec_seq_scale, eff.overhead_scale,
                                s.t_draft_ms if measured else None)
     if measured:
         overhead = sum(step_overhead)
@@ -243,7 +243,12 @@ def compile_scenario(s: Scenario) -> _Compiled:
                      ngram_ms, budget, extra.weights_bytes, extra.weights_per_k_bytes, extra.kv_bytes_per_token, engine,
                      draft_context, measured,
                      *_verify_reads(engine, hw, target_model, s), step_overhead,
-                     tuple(x * eff.overhead_scale for x in engine.serial_cpu(method.name)), draft_overhead)
+                     _serial_cpu(engine, method.name, eff), draft_overhead)
+
+
+def _serial_cpu(engine: Engine, method: str, eff: Efficiency) -> tuple[float, float]:
+    fixed, per_seq = engine.serial_cpu(method)
+    return fixed * eff.overhead_scale, per_seq * eff.overhead_scale * eff.spec_seq_scale
 
 
 def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float]:
@@ -267,7 +272,7 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
     b = np.asarray(batch, dtype=float)
     eng, eff = c.engine, s.efficiency
     if c.draft is None:
-        cpu = eng.ngram_seq_us * 1e-3 * b * eff.overhead_scale * (0.0 if c.measured else 1.0)
+        cpu = eng.ngram_seq_us * 1e-3 * b * eff.overhead_scale * eff.spec_seq_scale * (0.0 if c.measured else 1.0)
         return np.where(k > 0, k * c.ngram_ms_per_token + cpu, 0.0)
     if s.t_draft_ms == 0:
         return 0.0 * k * b
@@ -289,9 +294,14 @@ NGRAM_PROPOSAL_RATE = 0.4
 
 
 def proposal_rate(s: Scenario) -> float:
+    """Share of sequence-steps whose verify carries drafts: the scenario's own, else n-gram's default
+    where the engine verifies only matched sequences (vLLM), 1 where it pads every sequence to k
+    drafts every step (SGLang: Engine.ngram_drafts_every_step, with the file it comes from)."""
     if s.proposal_rate is not None:
         return float(s.proposal_rate)
-    return NGRAM_PROPOSAL_RATE if find_method(s.method).name == "ngram" else 1.0
+    if find_method(s.method).name != "ngram" or find_engine(s.engine).ngram_drafts_every_step:
+        return 1.0
+    return NGRAM_PROPOSAL_RATE
 
 
 def _step_overhead_ms(c: _Compiled, s: Scenario, batch):
@@ -305,10 +315,11 @@ def _spec_overhead_ms(c: _Compiled, s: Scenario, batch):
     measured timings of plain steps do not contain it). With measured timings the batch-1 part of
     the rest is inside the measured draft time: only growth is added."""
     b = np.asarray(batch, dtype=float)
+    per_seq = c.engine.spec_seq_us * 1e-3 * s.efficiency.spec_seq_scale
     if c.measured:
-        extra = c.engine.spec_seq_us * 1e-3 * (b - 1.0)
+        extra = per_seq * (b - 1.0)
     else:
-        extra = c.engine.spec_step_ms + c.engine.spec_seq_us * 1e-3 * b
+        extra = c.engine.spec_step_ms + per_seq * b
     serial = c.serial_cpu[1] * (b - 1.0) if c.measured else c.serial_cpu[0] + c.serial_cpu[1] * b
     return extra * s.efficiency.overhead_scale + serial + s.efficiency.t_spec_overhead_ms
 
@@ -381,7 +392,8 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
         if c.draft is not None and s.t_draft_ms:
             t_draft = t_draft - _draft_time_ms(c, s, one, kk, np.maximum(depth, 1)) + kk * float(s.t_draft_ms)
     extra_width = np.maximum(kk - depth, 0) if s.draft_depth is not None else 0 * kk
-    t_tree = np.where(extra_width > 0, (c.engine.tree_step_ms + c.engine.tree_token_us * 1e-3 * b_eval * extra_width)
+    t_tree = np.where(extra_width > 0, (c.engine.tree_step_ms
+                                        + c.engine.tree_token_us * 1e-3 * eff.spec_seq_scale * b_eval * extra_width)
                       * eff.overhead_scale, 0.0)
     t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
                       pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))

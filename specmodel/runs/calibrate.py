@@ -2,9 +2,15 @@
 
 Residuals: for every run with a measured speedup, the relative error of the predicted speedup;
 for every measured throughput (baseline or speculative), the log ratio of predicted to measured
-throughput. Every fitted parameter is bounded to its physical range (parameters.PARAMETERS: an
-efficiency is a fraction of peak reached by real kernels; engine overheads within ×0.3–×3 of the
-preset), so a fit never leaves it; one that ends at an edge says so. With fewer runs than parameters only as many
+throughput; for runs of one setup at several batch sizes that give no acceptance (a sweep), the log
+ratio of predicted to measured fall of speedup from the sweep's lowest batch (its shape, which barely
+depends on acceptance: predicted at α = SHAPE_ALPHA). The per-sequence cost of the speculative step
+(spec_seq_scale) is fitted only when the runs span two or more batch sizes: runs at one batch size
+cannot tell it from the fixed costs, so it is held there and the message says so.
+
+Every fitted parameter is bounded to its physical range (parameters.PARAMETERS: an efficiency is a
+fraction of peak reached by real kernels; engine overheads within ×0.3–×3 of the preset), so a fit
+never leaves it; one that ends at an edge says so. With fewer runs than parameters only as many
 parameters are fitted as there are runs: those the runs are most sensitive to, and the result
 says which were held at their starting values.
 """
@@ -26,7 +32,10 @@ from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.review import scenario_for_row
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
-DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale")
+DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
+               "spec_seq_scale")
+PER_SEQUENCE = "spec_seq_scale"  # needs runs at two or more batch sizes to be pinned
+SHAPE_ALPHA = 0.7  # acceptance a sweep without one is predicted at (its shape, not its level, is fitted)
 # Each fitted parameter is pulled gently towards its starting value, by this much relative error per
 # physical range of departure: a fit then explains the runs with the parameters whose plausible
 # range is wide (overheads) before dragging an efficiency far from what kernels reach.
@@ -87,6 +96,48 @@ def _usable(rows: pd.DataFrame) -> list[dict]:
         if any(m is not None for m in measured):
             out.append(r)
     return out
+
+
+def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
+    """Runs without an acceptance but with a measured speedup, grouped by setup (file, workload and
+    everything the scenario reads but the batch), where a setup ran at two or more batch sizes; each
+    group sorted by batch, its lowest first, at α = SHAPE_ALPHA."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows.to_dict("records"):
+        a = r.get("alpha")
+        if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None:
+            continue
+        r = {**r, "alpha": SHAPE_ALPHA}
+        try:
+            key = with_changes(scenario_for_row(r), concurrency=1)
+        except SpecModelError:
+            continue
+        groups.setdefault((key, str(r.get("file")), str(r.get("workload")), str(r.get("source"))), []).append(r)
+    out = []
+    for g in groups.values():
+        g = sorted(g, key=lambda r: float(r.get("concurrency") or 1))
+        if len({float(r.get("concurrency") or 1) for r in g}) >= 2:
+            lowest = float(g[0].get("concurrency") or 1)
+            out.append([r for i, r in enumerate(g) if i == 0 or float(r.get("concurrency") or 1) > lowest])
+    return out
+
+
+def _shape_errors(sweeps: list[list[dict]], eff: Efficiency) -> np.ndarray:
+    """log(predicted ÷ measured fall of speedup from each sweep's lowest batch), per row above it."""
+    out = []
+    for g in sweeps:
+        pred = _predict_rows(g, eff)
+        if pred[0] is None:
+            out.extend([np.nan] * (len(g) - 1))
+            continue
+        m0 = float(g[0]["measured_speedup"])
+        for r, p in zip(g[1:], pred[1:]):
+            out.append(np.nan if p is None else math.log((p[0] / pred[0][0]) / (float(r["measured_speedup"]) / m0)))
+    return np.array(out, dtype=float)
+
+
+def _batch_sizes(usable: list[dict], sweeps: list[list[dict]]) -> int:
+    return len({float(r.get("concurrency") or 1) for r in usable + [r for g in sweeps for r in g]})
 
 
 def _positive_or_none(x):
@@ -159,10 +210,19 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     """Fit Efficiency to the runs' measured speedups (and throughputs when use_throughput)."""
     start = start or Efficiency()
     usable = _usable(rows)
-    if not usable:
-        raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, so there is "
-                             "nothing to calibrate on; load runs with measurements")
+    sweeps = _sweeps(rows)
+    if not usable and not sweeps:
+        raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, and no setup "
+                             "ran at two or more batch sizes, so there is nothing to calibrate on; load runs "
+                             "with measurements")
     names = list(parameters or DEFAULT_FIT)
+    one_batch = PER_SEQUENCE in names and _batch_sizes(usable, sweeps) < 2
+    if one_batch:  # a per-sequence cost cannot be told from the fixed ones at one batch size
+        names.remove(PER_SEQUENCE)
+    if not names:
+        raise SpecModelError(f"every run is at one batch size, which cannot pin {PER_SEQUENCE} (the per-sequence "
+                             "cost of the speculative step); add runs at a second batch size")
+    n_residuals = len(usable) + sum(len(g) - 1 for g in sweeps)
     # Bounded to the physical range, not only reported outside it: a fit that would leave it ends at
     # its edge and says so (at_bound), instead of e.g. overhead_scale 1e-14 from three runs.
     lo = np.array([max(PARAMETERS[n].lo, PARAMETERS[n].physical_lo) for n in names])
@@ -177,11 +237,13 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
         return replace(start, **values)
 
     def residuals(x_unit, chosen):
-        speed, thr = _errors(usable, eff_at(x_unit, chosen), use_throughput)
+        eff = eff_at(x_unit, chosen)
+        speed, thr = _errors(usable, eff, use_throughput)
+        shape = _shape_errors(sweeps, eff)
         prior = [PRIOR_WEIGHT * (lo[names.index(n)] + u * (hi[names.index(n)] - lo[names.index(n)])
                                  - x_start[names.index(n)]) / (PARAMETERS[n].physical_hi - PARAMETERS[n].physical_lo)
                  for n, u in zip(chosen, x_unit)]
-        res = np.concatenate([np.nan_to_num(speed, nan=10.0), thr, prior])
+        res = np.concatenate([np.nan_to_num(speed, nan=10.0), thr, np.nan_to_num(shape, nan=2.0), prior])
         return res if res.size else np.zeros(1)
 
     def to_unit(chosen):
@@ -196,13 +258,13 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     # With at least as many runs as parameters, fit them all. With fewer, choose greedily: add the
     # parameter whose fit lowers the squared error most, until there are as many as runs or
     # nothing more helps (a parameter the runs do not depend on is never chosen).
-    if len(usable) >= len(names):
+    if n_residuals >= len(names):
         chosen = list(names)
         result, _ = fit(chosen)
     else:
         chosen, result = [], None
         cost = float(np.sum(residuals(np.zeros(0), []) ** 2))
-        while len(chosen) < len(usable):
+        while len(chosen) < n_residuals:
             trials = {n: fit(chosen + [n]) for n in names if n not in chosen}
             name = min(trials, key=lambda n: trials[n][1])
             if trials[name][1] > cost * (1 - MIN_IMPROVEMENT):
@@ -218,13 +280,25 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
         best, at_bound = start, ()
     speed1, thr1 = _errors(usable, best, use_throughput)
     before, after = _mape(speed0), _mape(speed1)
-    if after is not None and before is not None and after > before:  # never hand back a worse fit
-        best, speed1, thr1, after = start, speed0, thr0, before
-    parts = [f"fitted {', '.join(chosen) or 'nothing'} on {len(usable)} run(s)"]
+    shape0, shape1 = _mape(np.expm1(_shape_errors(sweeps, start))), _mape(np.expm1(_shape_errors(sweeps, best)))
+    worse = (after is not None and before is not None and after > before) if before is not None \
+        else (shape1 is not None and shape0 is not None and shape1 > shape0)
+    if worse:  # never hand back a worse fit
+        best, speed1, thr1, after, shape1 = start, speed0, thr0, before, shape0
+    runs = f"{len(usable)} run(s)" + (f" and {len(sweeps)} sweep(s) without acceptance" if sweeps else "")
+    parts = [f"fitted {', '.join(chosen) or 'nothing'} on {runs}"]
     if held:
-        why = (f"only {len(usable)} run(s) for {len(names)} parameters; these would lower the error least"
-               if len(chosen) == len(usable) else "fitting them would not lower the error on these runs")
+        what = "measurement(s)" if sweeps else "run(s)"
+        why = (f"only {n_residuals} {what} for {len(names)} parameters; these would lower the error least"
+               if len(chosen) == n_residuals else "fitting them would not lower the error on these runs")
         parts.append(f"held {', '.join(held)} at their starting values ({why})")
+    if one_batch:
+        parts.append(f"held {PER_SEQUENCE} (the per-sequence cost of the speculative step, which decides the batch "
+                     "above which speculation stops paying) at its starting value: every run is at one batch size, "
+                     "which cannot tell it from the fixed costs; runs at a second, larger batch size would pin it")
+        held = held + (PER_SEQUENCE,)
+    if shape0 is not None:
+        parts.append(f"fall of speedup with batch off by {shape0:.1f}% → {shape1:.1f}%")
     if at_bound:
         parts.append(f"{', '.join(at_bound)} ended at the edge of its physical range (the runs pull "
                      "further than real systems reach: a term the model lacks is probably being absorbed): read "
@@ -237,8 +311,9 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
                                for n in outside))
     if before is not None:
         parts.append(f"speedup error {before:.1f}% → {after:.1f}% (mean absolute percentage)")
-    return Calibration(best, start, tuple(chosen), held, len(usable), before, after, _thr_mape(thr0),
-                       _thr_mape(thr1), "; ".join(parts), at_bound, outside, _fitted_on(usable))
+    seen = usable + [r for g in sweeps for r in g]
+    return Calibration(best, start, tuple(chosen), held, len(seen), before, after, _thr_mape(thr0),
+                       _thr_mape(thr1), "; ".join(parts), at_bound, outside, _fitted_on(seen))
 
 
 def _fitted_on(rows: list[dict]) -> dict:

@@ -12,7 +12,8 @@ from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 
 # The order of the values in the `cal` link parameter (the last may be missing: an older link).
-CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale")
+CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
+              "spec_seq_scale")
 OLDEST_LINK_FIELDS = 4  # links written before small_model_exponent and overhead_scale joined
 
 
