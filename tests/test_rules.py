@@ -47,7 +47,8 @@ def test_promtool_accepts_the_rules(tmp_path, argv):
     assert cli.main(["rules", *argv, "--out", str(out)]) == 0
     check = promtool_check(out)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 35 rules found" in check.stdout  # 23 recording rules (11 of them α bisection steps), 11 copies under the old names, the alert
+    # 23 recording rules (11 of them α bisection steps), 11 copies under the old names, the alert
+    assert "SUCCESS: 35 rules found" in check.stdout
     assert rules.ALERT in out.read_text()
 
 
