@@ -251,3 +251,17 @@ def test_the_fleet_query_asks_prometheus_for_every_engines_series():
                  "trtllm_spec_decode_drafted_tokens_total", "trtllm:spec_decode_accepted_tokens_total",
                  "tgi_request_skipped_tokens_count", "tgi_batch_current_size"):
         assert name in q
+
+
+def test_every_engine_row_names_its_source_and_the_engines_doc_lists_it():
+    from pathlib import Path
+
+    from specmodel.metrics import schemas
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text()
+    for engine in schemas.ENGINES.values():
+        assert engine.source and engine.convention, engine.server
+        file_part = engine.source.split(" ")[0].rstrip(",")  # the source file, then where (commit or version)
+        version = engine.source.rsplit(" ", 1)[-1].strip("()")
+        assert file_part in doc and version in doc, (engine.server, file_part, version)
+        assert f"`{engine.server}`" in doc
