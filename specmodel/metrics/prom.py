@@ -27,8 +27,12 @@ Stable API (the Live page, the `scrape` command and the Fleet view build on exac
         says why. Raises SpecModelError only for impossible input (negative counts, window ≤ 0 s).
     wilson_interval(successes, trials, z=1.96) -> (lo, hi)
 
-Server kinds (`Snapshot.server`): "vllm-v1", "vllm-v0", "sglang". Conversions (DESIGN.md,
-"Acceptance numbers"):
+Server kinds (`Snapshot.server`): the engines of `specmodel.metrics.schemas` (its table says, per engine and
+from which source commit, what each series means). E needs no k and is always given where the counters (or
+the engine's gauge) allow; α, survival and the verdict need k (`LiveStats.needs_k` when it is missing).
+Accepted ÷ drafted comes from the draft-token counter where the engine has one (llama.cpp drafts vary in
+length: `mean_draft_length` = draft tokens ÷ drafts, `max_draft_length` = 1 + the largest position), else
+(E − 1)/k. Conversions (DESIGN.md, "Acceptance numbers"):
 
     vLLM V1   E = 1 + Δaccepted / Δdrafts,  p_{i+1} = Δaccepted_per_pos[i] / Δdrafts,
               k = 1 + largest `position` label.
@@ -204,11 +208,9 @@ def _bad_line(text: str) -> str:
     return "its samples could not be read"
 
 
-def _keep(server: str, labels: dict[str, str]) -> bool:
-    """Drop duplicate series: SGLang exports the same scheduler gauges from every TP/PP rank."""
-    if server == "sglang":
-        return labels.get("tp_rank", "0") == "0" and labels.get("pp_rank", "0") == "0"
-    return True
+def _keep(engine: engines.Engine, labels: dict[str, str]) -> bool:
+    """Drop duplicate series: an engine that exports the same series from every rank (SGLang: TP/PP) keeps rank 0."""
+    return all(labels.get(label, "0") == "0" for label in engine.rank_labels)
 
 
 def _by_position(samples, label: str) -> tuple[float, ...]:
@@ -261,7 +263,7 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     names = {s.name for s in samples}
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server
-    ours = [s for s in samples if s.name.startswith(prefix) and _keep(server, s.labels)]
+    ours = [s for s in samples if s.name.startswith(prefix) and _keep(engine, s.labels)]
 
     # model_name: list them; choose the requested one or the busiest.
     gen_name = prefix + engine.counters.get(engine.generation, "")

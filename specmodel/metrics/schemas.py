@@ -60,6 +60,7 @@ class Engine:
     counts_draft_tokens: bool = False  # a counter of proposed draft tokens: accepted ÷ drafted needs no k
     e_source: str = "accepted / drafts counters"  # what E is computed from (LiveStats.source)
     gauge_source: str = "engine gauge"  # the engine's own E gauge, where E comes from it
+    rank_labels: tuple[str, ...] = ()  # labels of ranks that each repeat the same series: only rank 0 is read
 
     def names(self, prefix: str | None = None) -> dict[str, str]:
         """Every full sample name this engine's statistics read -> how a window reduces it."""
@@ -118,7 +119,7 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                       "log window); counter form E = (Δgeneration tokens − Δrequests) ÷ Δspec_verify_calls; "
                       "k = spec_num_steps",
            e_source="(generation tokens − requests) / verify calls counters",
-           gauge_source="sglang:spec_accept_length gauge"),
+           gauge_source="sglang:spec_accept_length gauge", rank_labels=("tp_rank", "pp_rank")),
     Engine("llamacpp", "llama.cpp server", ("llamacpp:",), "counts",
            counters={**_VLLM_COUNTS, "generation_tokens": "tokens_predicted_total"},
            gauges={"running": ("requests_processing", "sum"), "waiting": ("requests_deferred", "sum"),
