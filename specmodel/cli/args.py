@@ -187,7 +187,9 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """The model the rules and dashboard judge against: hardware, models, k and a calibration file."""
     add_scenario_arguments(p)
     p.add_argument("--k", type=number(1, 16, whole=True), default=4,
-                   help="draft tokens per step your servers run (num_speculative_tokens); default 4")
+                   help="draft tokens per step (num_speculative_tokens) for servers whose metrics do not show it "
+                        "and that --instance does not name (each instance is judged at the k its counters show); "
+                        "default 4")
     p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
     p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")

@@ -15,6 +15,8 @@ per-position label), and the prefix in front of them says which engine it is:
 | TGI           | request_skipped_tokens (summary: _sum, _count), request_count        | `tgi_`                               |
 | vLLM V0       | spec_decode_efficiency, spec_decode_num_emitted_tokens_total          | `vllm:`                              |
 
+Each Engine below carries `source` (the engine's file and the commit its names and meanings were read at) and
+`convention` (what E and the per-position counts mean there); docs/engines.md lists them as a table.
 Sources (metric names as each engine's code writes them):
 - vLLM V1: vllm/v1/spec_decode/metrics.py (SpecDecodingProm).
 - llama.cpp server: tools/server `server_task_result_metrics::to_metrics()` (counters
