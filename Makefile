@@ -1,5 +1,6 @@
 # make run   - start the app (creates .venv and installs pinned requirements on first use)
-# make test  - install test dependencies (Python and Debian: chromium, prometheus), lint, and run every test
+# make test  - install test dependencies (Python; Debian: chromium, prometheus, nodejs/npm; npm: @grafana/schema), lint,
+#              and run every test
 # make test-fast - every test but the browser and Prometheus ones; make lint - ruff (pyproject.toml)
 # make bench - performance benchmarks (ratios measured in one run; not part of make test)
 # make fuzz  - long fuzz run of every reader, parser and the CLI (FUZZ_EXAMPLES inputs per target)
@@ -10,6 +11,8 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 PYTEST_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+GRAFANA_SCHEMA := tests/grafana/node_modules/.package-lock.json  # npm ci writes it
 
 .PHONY: run test test-fast lint bench fuzz system-deps clean
 
@@ -31,16 +34,21 @@ system-deps:
 	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	command -v prometheus >/dev/null || [ -x /usr/bin/prometheus ] || missing="$$missing prometheus"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-test: $(VENV)/.dev system-deps lint
+# Grafana's own dashboard schema and the TypeScript compiler that checks the dashboard against it (pinned).
+$(GRAFANA_SCHEMA): tests/grafana/package.json tests/grafana/package-lock.json
+	cd tests/grafana && npm ci --no-audit --no-fund --loglevel=error
+
+test: $(VENV)/.dev system-deps lint $(GRAFANA_SCHEMA)
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 # Everything but the real-browser and real-Prometheus tests: the quick loop while editing.
-test-fast: $(VENV)/.dev
+test-fast: $(VENV)/.dev $(GRAFANA_SCHEMA)
 	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PY) -m pytest -n 2 -m "not browser and not prometheus" $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
@@ -54,4 +62,4 @@ fuzz: $(VENV)/.dev
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m tests.fuzz
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis tests/grafana/node_modules

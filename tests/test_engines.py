@@ -141,19 +141,82 @@ def test_scrape_reads_each_engine_served_on_localhost(capsys, fixture, path, inc
         assert any("found at" in n and path in n for n in data["notes"])
 
 
-def test_scrape_of_tgi_needs_k_and_says_so_then_reads_e_with_it(capsys):
+def test_scrape_of_tgi_gives_e_without_k_and_says_alpha_needs_it_then_reads_alpha_with_it(capsys):
     inc = {"tgi_request_skipped_tokens_count": 1010, "tgi_request_skipped_tokens_sum": 1500,
            "tgi_request_count": 10, "tgi_request_generated_tokens_sum": 2510}
     with ReplayServer("tgi_specdecode_sample.txt", increments=inc) as srv:
-        code, _data, err = scrape_json(capsys, srv.url)
-        assert code == 2
-        assert "E = 2.500" in err and "--speculate" in err and "give k" in err
+        code, data, err = scrape_json(capsys, srv.url)
+        assert code == 0, err
+        # E = 1 + 1500 / (1010 - 10) = 2.5 needs no k; α, break-even and the verdict do, and say so.
+        assert data["tokens_per_step"] == pytest.approx(2.5) and data["spec_decode_acceptance_length"] == 2.5
+        assert (data["k"], data["alpha"], data["needs_k"], data["verdict"]) == (None, None, True, "unknown")
+        assert "need k" in data["verdict_text"] and "--k" in data["advice"]
+        assert cli.main(["scrape", srv.url, "--window", "0.3"]) == 0
+        text = capsys.readouterr().out
+        assert "tokens per step:  2.500" in text and "α needs k" in text
         code, data, err = scrape_json(capsys, srv.url, "--k", "4")
     assert code == 0, err
-    assert (data["server"], data["k"], data["k_source"]) == ("tgi", 4, "given")
+    assert (data["server"], data["k"], data["k_source"], data["needs_k"]) == ("tgi", 4, "given", False)
     assert data["tokens_per_step"] == pytest.approx(1 + 1500 / (1010 - 10))
-    assert data["per_position"] is None
+    assert data["per_position"] is None and data["alpha"] is not None
     assert any("per-position acceptance" in n for n in data["notes"])
+
+
+def test_spec_k_is_an_alias_of_k_that_says_it_is_deprecated(capsys):
+    inc = {"tgi_request_skipped_tokens_count": 1010, "tgi_request_skipped_tokens_sum": 1500, "tgi_request_count": 10}
+    with ReplayServer("tgi_specdecode_sample.txt", increments=inc) as srv:
+        code, data, err = scrape_json(capsys, srv.url, "--spec-k", "4")
+        assert code == 0, err
+        assert (data["k"], data["k_source"]) == (4, "given")
+        assert "--spec-k is deprecated: use --k" in err
+        code, _data, err = scrape_json(capsys, srv.url, "--spec-k", "4", "--k", "2")
+    assert code == 2 and "--k 2 and --spec-k 4 disagree" in err
+
+
+def test_llamacpp_variable_draft_lengths_give_accepted_over_drafted_and_both_draft_lengths(capsys):
+    # tests/fixtures/llamacpp_variable_draft_sample.txt (llama.cpp commit 17f5f8a), hand-computed in its header.
+    stats = lifetime(fixture_text("llamacpp_variable_draft_sample.txt"))
+    assert stats.tokens_per_step == pytest.approx(3.298)
+    assert stats.draft_acceptance_rate == pytest.approx(2298 / 5200)  # 0.442, not (E - 1) / 8 = 0.287
+    assert (stats.mean_draft_length, stats.max_draft_length, stats.k) == (pytest.approx(5.2), 8, 8)
+    assert any("draft length varies: 5.20" in n and "at most 8" in n for n in stats.notes)
+    inc = {"llamacpp:spec_decode_num_drafts_total": 100, "llamacpp:spec_decode_num_draft_tokens_total": 450,
+           "llamacpp:spec_decode_num_accepted_tokens_total": 180,
+           "llamacpp:spec_decode_num_accepted_tokens_per_pos_total": [70, 50, 30, 15, 8, 4, 2, 1]}
+    with ReplayServer("llamacpp_variable_draft_sample.txt", increments=inc) as srv:
+        code, data, err = scrape_json(capsys, srv.url)
+        assert code == 0, err
+        assert data["spec_decode_acceptance_length"] == pytest.approx(1 + 180 / 100)
+        assert data["spec_decode_acceptance_rate"] == pytest.approx(180 / 450)
+        assert data["draft_acceptance_rate"] == data["spec_decode_acceptance_rate"]
+        assert (data["mean_draft_length"], data["max_draft_length"]) == (pytest.approx(4.5), 8)
+        assert cli.main(["scrape", srv.url, "--window", "0.3"]) == 0
+    assert "draft length:     mean 4.50, max 8" in capsys.readouterr().out
+
+
+def test_tensorrt_llm_with_iteration_stats_only_reads_its_acceptance_length_gauge(capsys):
+    # tests/fixtures/trtllm_iteration_stats_sample.txt (TensorRT-LLM commit 050f80d): no per-position counters.
+    text = fixture_text("trtllm_iteration_stats_sample.txt")
+    snap = prom.parse_snapshot(text, at=0.0)
+    assert (snap.server, snap.spec_enabled, snap.k) == ("trtllm", True, None)
+    for there in ("spec_decode_num_draft_tokens_total", "spec_decode_num_accepted_tokens_total",
+                  "spec_decode_acceptance_length", "return_perf_metrics",
+                  "https://nvidia.github.io/TensorRT-LLM/latest/examples/prometheus_metrics.html"):
+        assert there in snap.k_source
+    stats = lifetime(text)
+    assert (stats.tokens_per_step, stats.alpha, stats.needs_k) == (2.5, None, True)
+    assert stats.draft_acceptance_rate == pytest.approx(5400 / 9000)
+    assert "acceptance_length gauge" in stats.source
+    with_k = lifetime(text, k=3)
+    assert with_k.measured and with_k.tokens_per_step == 2.5
+    inc = {"trtllm_spec_decode_num_draft_tokens_total": 300, "trtllm_spec_decode_num_accepted_tokens_total": 210}
+    with ReplayServer(text, increments=inc, path="/prometheus/metrics") as srv:
+        code, data, err = scrape_json(capsys, srv.base_url + "/metrics")
+        assert code == 0, err
+        assert (data["tokens_per_step"], data["needs_k"], data["spec_decode_acceptance_rate"]) == (2.5, True, 0.7)
+        code, data, err = scrape_json(capsys, srv.base_url + "/metrics", "--k", "3")
+    assert code == 0, err
+    assert data["verdict"] in ("pays off", "borderline", "loses") and data["alpha"] > 0.5
 
 
 def test_a_tensorrt_llm_server_answering_json_at_metrics_is_found_at_prometheus_metrics():
@@ -188,3 +251,17 @@ def test_the_fleet_query_asks_prometheus_for_every_engines_series():
                  "trtllm_spec_decode_drafted_tokens_total", "trtllm:spec_decode_accepted_tokens_total",
                  "tgi_request_skipped_tokens_count", "tgi_batch_current_size"):
         assert name in q
+
+
+def test_every_engine_row_names_its_source_and_the_engines_doc_lists_it():
+    from pathlib import Path
+
+    from specmodel.metrics import schemas
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text()
+    for engine in schemas.ENGINES.values():
+        assert engine.source and engine.convention, engine.server
+        file_part = engine.source.split(" ")[0].rstrip(",")  # the source file, then where (commit or version)
+        version = engine.source.rsplit(" ", 1)[-1].strip("()")
+        assert file_part in doc and version in doc, (engine.server, file_part, version)
+        assert f"`{engine.server}`" in doc

@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from specmodel import Scenario, cli, predict
+from specmodel.model import acceptance
+from specmodel.model.scenario import with_changes
 from specmodel.export import dashboard, rules
 from tests.prometheus_harness import FLEET, running_fleet
 
@@ -45,7 +47,8 @@ def test_promtool_accepts_the_rules(tmp_path, argv):
     assert cli.main(["rules", *argv, "--out", str(out)]) == 0
     check = promtool_check(out)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 12 rules found" in check.stdout  # 11 recording rules and the alert
+    # 23 recording rules (11 of them α bisection steps), 11 copies under the old names, the alert
+    assert "SUCCESS: 35 rules found" in check.stdout
     assert rules.ALERT in out.read_text()
 
 
@@ -202,3 +205,137 @@ def test_the_fleet_page_offers_the_rules_and_the_dashboard_for_download():
     bad = fleet_page(fleet_window="1 minute")
     assert not bad.exception and "'1 minute' is not a time window" in bad.error[0].value
     assert not bad.get("download_button")
+
+
+# --- promtool's own rule unit test: each instance held against its own k and load ----------------------
+
+UNIT_SCENARIO = Scenario(k=4)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft), fleet k = 4
+VLLM_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+# (job, instance, running requests, drafts, accepted per position 0..3 per minute): vLLM servers at k = 4
+VLLM_UNIT = {"losing": ("vllm", "vllm-a:8000", 8, 1000, (300, 120, 60, 20)),  # E = 1.50 at light load
+             "load": ("vllm", "vllm-b:8000", 128, 1000, (800, 550, 300, 150))}  # E = 2.80, but 128 running
+TGI_UNIT = ("tgi", "tgi-0:80", 16)  # --speculate 2: 1010 steps (10 of them prefill), 990 skipped tokens a minute
+
+
+def unit_series() -> list[dict]:
+    series = []
+    for job, inst, running, drafts, per_pos in VLLM_UNIT.values():
+        labels = f'job="{job}", instance="{inst}", model_name="{VLLM_MODEL}"'
+        series += [
+            {"series": f"vllm:spec_decode_num_drafts_total{{{labels}}}", "values": f"0+{drafts}x40"},
+            {"series": f"vllm:spec_decode_num_draft_tokens_total{{{labels}}}", "values": f"0+{4 * drafts}x40"},
+            {"series": f"vllm:spec_decode_num_accepted_tokens_total{{{labels}}}", "values": f"0+{sum(per_pos)}x40"},
+            {"series": f"vllm:num_requests_running{{{labels}}}", "values": f"{running}x40"},
+        ]
+        series += [{"series": f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{{labels}, position="{i}"}}',
+                    "values": f"0+{v}x40"} for i, v in enumerate(per_pos)]
+    job, inst, running = TGI_UNIT
+    labels = f'job="{job}", instance="{inst}"'
+    series += [
+        {"series": f"tgi_request_skipped_tokens_count{{{labels}}}", "values": "0+1010x40"},
+        {"series": f"tgi_request_skipped_tokens_sum{{{labels}}}", "values": "0+990x40"},
+        {"series": f"tgi_request_count{{{labels}}}", "values": "0+10x40"},
+        {"series": f"tgi_batch_current_size{{{labels}}}", "values": f"{running}x40"},
+    ]
+    return series
+
+
+def alpha_of(e: float, k: int) -> float:
+    return float(acceptance.alpha_from_tokens_per_step(e, k))
+
+
+def break_even_at(scenario: Scenario, batch: int) -> float:
+    step = next(s for s in rules.break_even_steps(scenario)
+                if (s.lo is None or batch > s.lo) and (s.hi is None or batch <= s.hi))
+    return float(rules._fmt(step.break_even))  # as the rule writes it
+
+
+def expected_alert(doc: dict, job: str, inst: str, e: float, running: int, k: int, model: str | None) -> dict:
+    annotations = next(r for r in doc["groups"][0]["rules"] if r.get("alert"))["annotations"]
+    be = break_even_at(with_changes(UNIT_SCENARIO, k=k), running)
+    labels = {"severity": "warning", "job": job, "instance": inst, **({"model_name": model} if model else {})}
+    return {"exp_labels": labels, "exp_annotations": {
+        "summary": (f"{inst} ({job}): speculative decoding below break-even, E = {e:.2f} tokens per step < "
+                    f"break-even {be:.2f} at {running:.2f} running requests, k = {k:.2f}"),
+        "description": annotations["description"], "model": annotations["model"]}}
+
+
+def promtool_unit(tmp_path, doc: dict, tests: list[dict]) -> subprocess.CompletedProcess:
+    (tmp_path / "rules.yml").write_text(rules.to_yaml(doc))
+    (tmp_path / "test.yml").write_text(json.dumps({"rule_files": ["rules.yml"], "evaluation_interval": "1m",
+                                                   "tests": tests}))  # JSON is YAML
+    if not shutil.which(PROMTOOL):
+        pytest.fail(f"{PROMTOOL} is missing: `make test` installs Debian's prometheus package, which ships promtool")
+    return subprocess.run([PROMTOOL, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_promtool_unit_test_holds_each_instance_against_its_own_k_and_load(tmp_path):
+    # The issue's numbers, from the model: TGI at --speculate 2 and 16 running pays (E 1.99 > 1.73) though
+    # it would lose against a k = 4 break-even (2.12); vLLM at E 1.50 loses at batch 8; E 2.80 loses at 128.
+    tgi_be, tgi_be_k4 = break_even_at(with_changes(UNIT_SCENARIO, k=2), 16), break_even_at(UNIT_SCENARIO, 16)
+    assert tgi_be == pytest.approx(1.73, abs=0.01) and tgi_be_k4 == pytest.approx(2.12, abs=0.01)
+    assert tgi_be < 1.99 < tgi_be_k4
+    assert 1.5 < break_even_at(UNIT_SCENARIO, 8) and break_even_at(UNIT_SCENARIO, 8) < 2.8 < break_even_at(UNIT_SCENARIO, 128)
+    instances = (rules.parse_instance("tgi-0:80=2"),)
+    doc = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m", instances=instances)
+    n = rules.names("5m")
+    vllm = {key: (job, inst) for key, (job, inst, *_rest) in VLLM_UNIT.items()}
+    tests = [{
+        "interval": "1m", "input_series": unit_series(),
+        "promql_expr_test": [
+            {"expr": n["k"], "eval_time": "20m", "exp_samples": [
+                {"labels": f'{n["k"]}{{job="tgi", instance="tgi-0:80"}}', "value": 2},
+                {"labels": f'{n["k"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}', "value": 4},
+                {"labels": f'{n["k"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}', "value": 4}]},
+            {"expr": n["break_even"], "eval_time": "20m", "exp_samples": [
+                {"labels": f'{n["break_even"]}{{job="tgi", instance="tgi-0:80"}}', "value": tgi_be},
+                {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}',
+                 "value": break_even_at(UNIT_SCENARIO, 8)},
+                {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}',
+                 "value": break_even_at(UNIT_SCENARIO, 128)}]},
+            {"expr": f'round(1000 * {n["tokens_per_step"]})', "eval_time": "20m", "exp_samples": [  # E · 1000
+                {"labels": '{job="tgi", instance="tgi-0:80"}', "value": 1990},
+                {"labels": f'{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}', "value": 1500},
+                {"labels": f'{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}', "value": 2800}]},
+            {"expr": f'round(100 * {n["alpha"]})', "eval_time": "20m", "exp_samples": [  # α at each one's own k
+                {"labels": '{job="tgi", instance="tgi-0:80"}', "value": round(100 * alpha_of(1.99, 2))},
+                {"labels": f'{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}',
+                 "value": round(100 * alpha_of(1.5, 4))},
+                {"labels": f'{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}',
+                 "value": round(100 * alpha_of(2.8, 4))}]},
+        ],
+        "alert_rule_test": [
+            {"alertname": rules.ALERT, "eval_time": "5m", "exp_alerts": []},  # pending: not yet 10 min below
+            {"alertname": rules.ALERT, "eval_time": "20m", "exp_alerts": [
+                expected_alert(doc, *vllm["losing"], 1.50, 8, 4, VLLM_MODEL),
+                expected_alert(doc, *vllm["load"], 2.80, 128, 4, VLLM_MODEL)]},  # TGI k = 2: silent
+        ],
+    }]
+    run = promtool_unit(tmp_path, doc, tests)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "SUCCESS" in run.stdout
+    # Without --instance, TGI (no k in its metrics) is held against the rules' k = 4 and alerted on: the
+    # single-k judgement the per-instance k replaces.
+    single = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m")
+    tests[0]["promql_expr_test"] = []
+    tests[0]["alert_rule_test"] = [{"alertname": rules.ALERT, "eval_time": "20m", "exp_alerts": [
+        expected_alert(single, "tgi", "tgi-0:80", 1.99, 16, 4, None),
+        expected_alert(single, *vllm["losing"], 1.50, 8, 4, VLLM_MODEL),
+        expected_alert(single, *vllm["load"], 2.80, 128, 4, VLLM_MODEL)]}]
+    run = promtool_unit(tmp_path, single, tests)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_old_rule_names_are_recorded_as_copies_of_the_new_ones():
+    doc = rules.rules_document(UNIT_SCENARIO, window="5m")
+    recorded = {r["record"]: r["expr"] for r in doc["groups"][0]["rules"] if "record" in r}
+    new, old = rules.names("5m"), rules.legacy_names("5m")
+    assert recorded["instance:spec_decode_tokens_per_step:ratio_rate5m"] == new["tokens_per_step"]
+    assert recorded["instance:spec_decode_break_even_tokens_per_step:5m"] == new["break_even"]
+    assert set(old.values()) <= set(recorded)
+    for name in new.values():  # level:metric:operations, the window inside the operation
+        level, metric, operations = name.split(":")
+        assert level and metric and operations and not operations[0].isdigit()
+    lean = rules.rules_document(UNIT_SCENARIO, window="5m", legacy=False)
+    assert not any(r.get("record", "").startswith("instance:spec_decode_tokens") for r in lean["groups"][0]["rules"])

@@ -88,7 +88,10 @@ def test_runs_cli_reads_a_per_request_json(capsys):
 
 def test_aiperf_export_gives_e_k_survival_and_concurrency():
     table = read_runs([FIXTURES / "aiperf_profile_export_aiperf.json"])
-    assert not table.errors and not table.warnings, [str(p) for p in table.problems]
+    assert not table.errors, [str(p) for p in table.problems]
+    # A speculative export alone: read, and said to lack the baseline export its measured speedup needs.
+    assert [p.message.split(":")[0] for p in table.warnings] == ["no baseline run found for this model, dataset and "
+                                                                 "concurrency"]
     row = table.rows.iloc[0]
     assert (row["concurrency"], row["k"]) == (16, 5)
     assert row["tokens_per_step"] == pytest.approx(1 + 56320 / 25600)
@@ -139,3 +142,54 @@ def test_guidellm_json_remark_states_the_formula_it_used():
     assert row["tokens_per_step"] == pytest.approx(2.66)
     assert "output_tokens_per_iteration" in row["remarks"] and "= 2.660" in row["remarks"]
     assert "(output tokens − 1) / (chunks − 1)" not in row["remarks"]
+
+
+# --- AIPerf layouts, older per-choice stats, guidellm's small concurrencies ----------------------------
+
+def test_aiperf_records_layout_without_speculation_is_a_baseline_paired_with_the_speculative_export():
+    # tests/fixtures/aiperf_records_layout_*.json: the layout of AIPerf's examples/artifacts/run1 (commit 7c31f57).
+    alone = read_runs([FIXTURES / "aiperf_records_layout_baseline.json"])
+    assert alone.rows.empty and not alone.errors
+    assert "a run without speculation" in str(alone.warnings[0]) and "concurrency 16" in str(alone.warnings[0])
+    table = read_runs([FIXTURES / "aiperf_records_layout_spec.json", FIXTURES / "aiperf_records_layout_baseline.json"])
+    assert not table.errors and not table.warnings, [str(p) for p in table.problems]
+    row = table.rows.iloc[0]
+    assert (row["concurrency"], row["k"]) == (16, 4)
+    assert row["tokens_per_step"] == pytest.approx(1 + 52000 / 24000)
+    assert row["measured_speedup"] == pytest.approx(1874.2 / 1402.5)
+    assert "baseline from aiperf_records_layout_baseline.json" in row["remarks"]
+
+
+@pytest.mark.parametrize("where", [("input_config", "loadgen"), ("user_config", "loadgen"), ("input_config",), ()])
+def test_aiperf_concurrency_is_found_wherever_the_export_keeps_it(where):
+    doc = json.loads((FIXTURES / "aiperf_records_layout_spec.json").read_text())
+    del doc["input_config"]["loadgen"]
+    cur = doc
+    for key in where:
+        cur = cur.setdefault(key, {})
+    cur["concurrency"] = 24
+    row = read_runs([("profile_export_aiperf.json", json.dumps(doc))]).rows.iloc[0]
+    assert row["concurrency"] == 24
+
+
+def test_aiperf_metrics_as_a_list_of_tagged_records_read_the_same():
+    doc = json.loads((FIXTURES / "aiperf_records_layout_spec.json").read_text())
+    doc["records"] = list(doc["records"].values())
+    row = read_runs([("profile_export_aiperf.json", json.dumps(doc))]).rows.iloc[0]
+    assert row["tokens_per_step"] == pytest.approx(1 + 52000 / 24000) and row["k"] == 4
+
+
+def test_older_per_choice_speculative_decoding_stats_are_pooled():
+    table = read_runs([FIXTURES / "vllm_per_choice_spec_stats.jsonl"])
+    assert not table.errors, [str(p) for p in table.errors]
+    row = table.rows.iloc[0]
+    assert row["tokens_per_step"] == pytest.approx(1 + 40 / 28) and row["k"] == 3
+
+
+def test_guidellm_small_measured_concurrency_is_printed_with_its_digits():
+    bench = json.loads(guidellm_spec_json())
+    level = bench["benchmarks"][0]
+    level["config"]["strategy"] = {"type_": "constant", "rate": 0.05}
+    level["metrics"]["request_concurrency"] = {"successful": {"mean": 0.0079}}
+    table = read_runs([("benchmarks.json", json.dumps(bench))], RunDefaults(k=3))
+    assert any("measured mean 0.0079 → 1" in str(p) for p in table.problems), [str(p) for p in table.problems]

@@ -76,7 +76,8 @@ def show_readouts(readouts, where=st) -> None:
 def sidebar_names(assumed: str) -> InputNames:
     """How the live verdict's notes name a page's inputs: the sidebar's target, and `assumed`
     for where the page takes the α and k it assumes for a server that measures none."""
-    return InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar", assumed=assumed)
+    return InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar", assumed=assumed,
+                      give_k="give k (the server's draft tokens per step) under Connection and model options")
 
 
 def column_config(columns: dict) -> dict:

@@ -187,10 +187,16 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """The model the rules and dashboard judge against: hardware, models, k and a calibration file."""
     add_scenario_arguments(p)
     p.add_argument("--k", type=number(1, 16, whole=True), default=4,
-                   help="draft tokens per step your servers run (num_speculative_tokens); default 4")
+                   help="draft tokens per step (num_speculative_tokens) for servers whose metrics do not show it "
+                        "and that --instance does not name (each instance is judged at the k its counters show); "
+                        "default 4")
     p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
     p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")
+    p.add_argument("--instance", action="append", default=[], metavar="INSTANCE=K[,TARGET]",
+                   help="judge this instance (its `instance` label) on its own k and, optionally, its own target "
+                        "model: needed where the server does not expose k (TGI's --speculate), e.g. tgi-0:80=2; "
+                        "repeat for more. Other instances use the k their counters show, else --k")
 
 
 def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
@@ -200,3 +206,10 @@ def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
     gpu, tp = gpu_and_tp(args)
     return Scenario(gpu=gpu, target=presets.find_model(args.target).name, method=method, draft=draft,
                     alpha=args.alpha, k=args.k, context_len=args.context_len, tp=tp, efficiency=eff).validated()
+
+
+def instances_from_args(args: argparse.Namespace) -> tuple:
+    """The --instance INSTANCE=K[,TARGET] of `rules` and `dashboard`, parsed (specmodel.export.rules)."""
+    from specmodel.export.rules import parse_instance
+
+    return tuple(parse_instance(text) for text in getattr(args, "instance", []) or [])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from specmodel.cli.args import add_model_arguments, rules_scenario_from_args
+from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
 from specmodel.export import dashboard
 from specmodel.export.outfile import write_atomically
 
@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title)
+    text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title,
+                                    instances=instances_from_args(args))
     if args.out:
         write_atomically(args.out, text)
     else:

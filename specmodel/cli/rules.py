@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from specmodel.cli.args import add_model_arguments, rules_scenario_from_args
+from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
 from specmodel.export import rules
 from specmodel.export.outfile import write_atomically
 
@@ -18,16 +18,20 @@ def add_parser(sub) -> None:
         description="Write a Prometheus rules file: recording rules for E, draft acceptance rate, α and per-position "
                     "acceptance per instance (vLLM, SGLang, llama.cpp, lmdeploy, TensorRT-LLM, TGI), and the alert "
                     f"{rules.ALERT}, which fires when measured E stays below the model's break-even E at the "
-                    "instance's current running requests. Check it with `promtool check rules FILE`.")
+                    "instance's current running requests, each instance at its own k (and model, with --instance). Check it "
+                    "with `promtool check rules FILE`.")
     add_model_arguments(p)
     p.add_argument("--for", dest="for_", default="10m", help="how long E must stay below break-even; default 10m")
     p.add_argument("--severity", default="warning", help="the alert's severity label; default warning")
     p.add_argument("--out", metavar="FILE", help="write the rules here (whole or not at all); default: stdout")
+    p.add_argument("--no-legacy-names", dest="legacy", action="store_false",
+                   help="leave out the copies recorded under the rules' old names (instance:…:5m; deprecated)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    text = rules.rules_yaml(rules_scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity)
+    text = rules.rules_yaml(rules_scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity,
+                            instances=instances_from_args(args), legacy=args.legacy)
     if args.out:
         write_atomically(args.out, text)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
@@ -19,6 +20,7 @@ from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
 
 TOKEN_ENV = "SPECMODEL_TOKEN"
+DEFAULT_K = 4  # the k a prediction assumes where the server runs no speculation and --k is not given
 
 
 def add_parser(sub) -> None:
@@ -33,11 +35,13 @@ def add_parser(sub) -> None:
                    help="seconds between the two scrapes; default 10")
     p.add_argument("--model-name", help="which model_name to read when the server serves several")
     p.add_argument("--k", type=number(1, 32, whole=True),
-                   help="draft tokens per step, when the server does not reveal it (vLLM V0, TGI's --speculate)")
+                   help="draft tokens per step on this server: needed where it does not reveal it (vLLM V0, TGI's "
+                        f"--speculate, SGLang without spec_num_steps); with speculation off, the k the prediction "
+                        f"assumes (default {DEFAULT_K})")
     p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="α for the prediction when speculation is off on the server; default 0.7")
-    p.add_argument("--spec-k", type=number(1, 32, whole=True), default=4,
-                   help="k for the prediction when speculation is off on the server; default 4")
+    p.add_argument("--spec-k", type=number(1, 32, whole=True), dest="spec_k",
+                   help="deprecated spelling of --k (kept as an alias; prints a note)")
     p.add_argument("--token-env", default=TOKEN_ENV,
                    help=f"environment variable holding a bearer token; default {TOKEN_ENV}")
     p.add_argument("--timeout", type=number(0.5, 600), default=20.0,
@@ -52,18 +56,25 @@ def run_scrape(args: argparse.Namespace) -> int:
 
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
+    k = args.k
+    if args.spec_k is not None:
+        print("note: --spec-k is deprecated: use --k (one flag for the server's draft tokens per step)",
+              file=sys.stderr)
+        if k is not None and k != args.spec_k:
+            raise SpecModelError(f"--k {k} and --spec-k {args.spec_k} disagree: give only --k")
+        k = args.spec_k
     base = Scenario(gpu=gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
-                    k=args.spec_k, context_len=args.context_len, tp=tp,
+                    k=k or DEFAULT_K, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
     token = os.environ.get(args.token_env) or None
     policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)
     with scrape.make_client(policy) as client:
         _first, last, stats = scrape.measure(client, args.url, args.window, token=token, policy=policy,
-                                            model_name=args.model_name, k=args.k)
-    if stats.spec_enabled and not stats.measured:
+                                            model_name=args.model_name, k=k)
+    if stats.spec_enabled and stats.tokens_per_step is None:
         raise SpecModelError(f"{scrape.display_url(args.url)}: " + (stats.notes[-1] if stats.notes else
                                                                     "acceptance is not measurable in this window"))
-    verdict = live.live_verdict(stats, base)
+    verdict = live.live_verdict(stats, base, live.InputNames(assumed="--alpha and --k"))
     out = live.result_dict(args.url, last, stats, verdict)
     if args.json:
         print_json(out)
@@ -71,11 +82,15 @@ def run_scrape(args: argparse.Namespace) -> int:
     print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, "
           f"k = {stats.k if stats.k else '-'} "
           f"({last.k_source}), window {stats.window_s:.1f} s")
-    if stats.measured:
+    if stats.tokens_per_step is not None:
         ci = stats.tokens_per_step_ci
         ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
-        print(f"  tokens per step:  {stats.tokens_per_step:.3f}{ci_text}, α {stats.alpha:.3f}, "
-              f"draft acceptance rate {stats.draft_acceptance_rate:.3f} [{stats.source}]")
+        alpha = f"α {stats.alpha:.3f}" if stats.alpha is not None else "α needs k"
+        rate = ("" if stats.draft_acceptance_rate is None else
+                f", draft acceptance rate {stats.draft_acceptance_rate:.3f}")
+        print(f"  tokens per step:  {stats.tokens_per_step:.3f}{ci_text}, {alpha}{rate} [{stats.source}]")
+        if stats.mean_draft_length is not None and stats.max_draft_length:
+            print(f"  draft length:     mean {stats.mean_draft_length:.2f}, max {stats.max_draft_length}")
         if stats.survival:
             print("  per position:     " + ", ".join(f"p{i + 1} {p:.3f}" for i, p in enumerate(stats.survival)))
     load = [f"running {stats.running:.1f}" if stats.running is not None else "running ?",

@@ -11,7 +11,9 @@ Format: https://grafana.com/docs/grafana/latest/dashboards/build-dashboards/view
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import asdict
 
 from specmodel.export import rules
 from specmodel.model.scenario import Scenario
@@ -32,26 +34,46 @@ def _panel(pid: int, title: str, kind: str, grid: tuple[int, int, int, int], tar
     panel = {"id": pid, "type": kind, "title": title, "description": description, "datasource": DATASOURCE,
              "gridPos": {"x": x, "y": y, "w": w, "h": h}, "targets": targets,
              "fieldConfig": {"defaults": {"unit": unit}, "overrides": []}, "options": {}}
-    if extra:
-        for key, value in extra.items():
-            panel[key] = {**panel.get(key, {}), **value} if isinstance(value, dict) else value
-    return panel
+    return _merged(panel, extra or {})
+
+
+def _merged(base: dict, extra: dict) -> dict:
+    """base with extra laid over it, nested dicts merged key by key (a unit survives added thresholds)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def _variable(name: str, label: str, query: str) -> dict:
     return {"name": name, "label": label, "type": "query", "datasource": DATASOURCE,
-            "query": {"query": query, "refId": f"{name}-query"}, "definition": query, "refresh": 2,
+            "query": {"query": query, "refId": f"{name}-query"}, "refresh": 2,
             "includeAll": True, "multi": True, "allValue": ".*", "current": {"text": "All", "value": "$__all"},
             "sort": 1, "hide": 0}
 
 
-def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None) -> dict:
-    """The dashboard for the rules of this scenario and window."""
+# E ÷ break-even: red below 100% (speculation loses at this load), green from 100%.
+RATIO_THRESHOLDS = {"mode": "absolute", "steps": [{"color": "red", "value": None}, {"color": "green", "value": 1}]}
+
+
+def uid_for(scenario: Scenario, window: str, title: str | None, instances=()) -> str:
+    """A uid derived from everything the dashboard is made from: two dashboards for different models,
+    windows or instances never overwrite each other in Grafana; the same inputs give the same uid."""
+    inputs = {"scenario": asdict(scenario.validated()), "window": window, "title": title,
+              "instances": [asdict(m) for m in instances]}
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    return f"specmodel-{digest[:16]}"  # Grafana allows 40 characters
+
+
+def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, instances=()) -> dict:
+    """The dashboard for the rules of this scenario, window and per-instance k (rules.InstanceModel)."""
     n = rules.names(window)
     sel = SELECTOR
     k = int(scenario.k)
-    model = f"{scenario.target} on {scenario.tp}x {scenario.gpu}, {scenario.method}, k = {k}"
-    below = (f'ALERTS{{alertname="{rules.ALERT}", alertstate="firing", job=~"$job", instance=~"$instance"}}')
+    given = "".join(f"; {m.instance} at k = {m.k}{' (' + m.target + ')' if m.target else ''}" for m in instances)
+    model = (f"{scenario.target} on {scenario.tp}x {scenario.gpu}, {scenario.method}, each instance at its own k "
+             f"(else k = {k}){given}")
+    below = (f'ALERTS{{alertname="{rules.ALERT}", alertstate=~"firing|pending", job=~"$job", instance=~"$instance"}}')
     panels = [
         _panel(1, "Tokens per verify step E vs break-even", "timeseries", (0, 0, 16, 9), [
             _target("A", f"{n['tokens_per_step']}{sel}", "{{instance}} {{model_name}} E"),
@@ -66,12 +88,21 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None) 
         _panel(2, "E ÷ break-even", "bargauge", (16, 0, 8, 9), [
             _target("A", f"{n['tokens_per_step']}{sel} / on (job, instance, model_name) {n['break_even']}{sel}",
                     "{{instance}} {{model_name}}"),
-        ], unit="percentunit", description="Above 100%: speculation pays at this load; below: it loses.",
-            extra={"options": {"orientation": "horizontal", "reduceOptions": {"calcs": ["lastNotNull"]}}}),
-        _panel(3, f"Per-token acceptance α (at k = {k})", "timeseries", (0, 9, 8, 8), [
+        ], unit="percentunit", description="Above 100% (green): speculation pays at this load; below (red): it loses.",
+            extra={"options": {"orientation": "horizontal", "displayMode": "gradient",
+                               "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+                   "fieldConfig": {"defaults": {"thresholds": RATIO_THRESHOLDS, "color": {"mode": "thresholds"},
+                                                "min": 0, "max": 2}}}),
+        _panel(3, "Per-token acceptance α (at each instance's k)", "timeseries", (0, 9, 8, 8), [
             _target("A", f"{n['alpha']}{sel}", "{{instance}} {{model_name}} α"),
-        ], description=f"The constant per-token acceptance giving the measured E at k = {k} (a lookup, ±0.01).",
-            extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}}}),
+            _target("B", f"{n['k']}{sel}", "{{instance}} {{model_name}} k"),
+        ], description="The constant per-token acceptance giving the measured E at the instance's own k (bisection, "
+                       "±0.001); k is the one the rules judge it on (--instance, else its counted draft positions, "
+                       f"else {k}).",
+            extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}, "overrides": [{
+                "matcher": {"id": "byRegexp", "options": ".* k"},
+                "properties": [{"id": "custom.axisPlacement", "value": "right"}, {"id": "min", "value": 0},
+                               {"id": "unit", "value": "none"}]}]}}),
         _panel(4, "Draft acceptance rate (accepted ÷ drafted, not α)", "timeseries", (8, 9, 8, 8), [
             _target("A", f"{n['draft_acceptance_rate']}{sel}", "{{instance}} {{model_name}}"),
         ], unit="percentunit", extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}}}),
@@ -86,19 +117,22 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None) 
             _target("A", f"{n['generation']}{sel}", "{{instance}} {{model_name}}"),
         ], unit="short"),
         _panel(8, f"Alert {rules.ALERT}", "state-timeline", (16, 17, 8, 8), [
-            _target("A", below, "{{instance}} {{model_name}}"),
-        ], description="Firing while E stays below break-even for the rule's `for:` duration."),
+            _target("A", below, "{{instance}} {{model_name}} {{alertstate}}"),
+        ], description="Pending while E is below break-even, firing once it has stayed there for the rule's `for:` "
+                       "duration.",
+            extra={"fieldConfig": {"defaults": {"mappings": [{"type": "value", "options": {
+                "1": {"text": "below break-even", "color": "red"}}}]}}}),
     ]
     templating = [
         {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
-         "current": {}, "hide": 0, "refresh": 1},
+         "hide": 0, "refresh": 1},
         _variable("job", "Job", f"label_values({n['drafts']}, job)"),
         _variable("instance", "Instance", f'label_values({n["drafts"]}{{job=~"$job"}}, instance)'),
         _variable("model", "Model", f'label_values({n["drafts"]}{{job=~"$job", instance=~"$instance"}}, model_name)'),
     ]
     return {
         "title": title or f"Speculative decoding vs break-even ({window})",
-        "uid": f"specmodel-spec-decode-{window}",
+        "uid": uid_for(scenario, window, title, instances),
         "description": f"Generated by `python -m specmodel dashboard` for {model}. Needs the rules of "
                        f"`python -m specmodel rules --window {window}` loaded into Prometheus.",
         "tags": ["speculative-decoding", "specmodel"],
@@ -110,8 +144,8 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None) 
     }
 
 
-def dashboard_json(scenario: Scenario, window: str = "5m", title: str | None = None) -> str:
-    return json.dumps(dashboard(scenario, window, title), indent=2, ensure_ascii=False) + "\n"
+def dashboard_json(scenario: Scenario, window: str = "5m", title: str | None = None, instances=()) -> str:
+    return json.dumps(dashboard(scenario, window, title, instances), indent=2, ensure_ascii=False) + "\n"
 
 
 def queries(doc: dict) -> list[str]:

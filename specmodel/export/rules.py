@@ -1,32 +1,48 @@
 """The verdict as Prometheus rules: recording rules for E, α and per-position acceptance per instance, and
-an alert when measured E stays below the model's break-even E at the instance's current load.
+an alert when an instance's measured E stays below its own break-even E (its own k and model) at its load.
 
     text = rules_yaml(scenario, window="5m")     # a rules file (YAML) for `rule_files:`
+    text = rules_yaml(scenario, instances=(parse_instance("tgi-0:80=2"),))   # TGI --speculate 2 there
 
-Recording rules (all `sum by (job, instance, model_name)`, from counters with `rate()`, so `*_created`
-samples never enter: they are other series):
+Names follow Prometheus' `level:metric:operations` convention
+(https://prometheus.io/docs/practices/rules/): the level is the labels the rule keeps
+(`job_instance_model_name`, all `sum by (job, instance, model_name)`), the operations what was done,
+newest first, the window inside the operation (`rate5m`). From counters with `rate()`, so `*_created`
+samples never enter (they are other series):
 
-    instance:spec_decode_drafts:rate<W>                 verify steps that carried drafts, per second
-    instance:spec_decode_accepted_tokens:rate<W>        accepted draft tokens per second
-    instance:spec_decode_draft_tokens:rate<W>           proposed draft tokens per second (where exposed)
-    instance:spec_decode_tokens_per_step:ratio_rate<W>  E = 1 + accepted / drafts
-    instance:spec_decode_draft_acceptance_rate:ratio_rate<W>   accepted / draft tokens (not α)
-    instance:spec_decode_acceptance_per_position:ratio_rate<W> p_{i+1} by `position` (0 = first draft token)
-    instance:spec_decode_k:ratio_rate<W>                draft tokens / drafts
-    instance:spec_decode_alpha:<W>                      per-token α giving E at the model's k (a lookup)
-    instance:num_requests_running:avg<W>                running requests averaged over the window
-    instance:generation_tokens:rate<W>                  generated tokens per second
-    instance:spec_decode_break_even_tokens_per_step:<W> the model's break-even E at that running count
+    job_instance_model_name:spec_decode_drafts:rate<W>                  verify steps that carried drafts, per second
+    job_instance_model_name:spec_decode_accepted_tokens:rate<W>         accepted draft tokens per second
+    job_instance_model_name:spec_decode_draft_tokens:rate<W>            proposed draft tokens per second (where counted)
+    job_instance_model_name:spec_decode_tokens_per_step:ratio_rate<W>   E = 1 + accepted / drafts (needs no k)
+    job_instance_model_name:spec_decode_draft_acceptance_rate:ratio_rate<W>   accepted / draft tokens (not α)
+    job_instance_model_name_position:spec_decode_acceptance_per_position:ratio_rate<W>   p_{i+1} by `position`
+    job_instance_model_name:spec_decode_mean_draft_length:ratio_rate<W> draft tokens / drafts (varies on llama.cpp)
+    instance:spec_decode_k:configured                                    k given per instance (--instance), if any
+    job_instance_model_name:spec_decode_k:count_rate<W>                 the instance's k: configured, else the number
+                                                                         of draft positions counted, else SGLang's
+                                                                         spec_num_steps, else the rules' --k
+    job_instance_model_name:num_requests_running:avg<W>                 running requests averaged over the window
+    job_instance_model_name:generation_tokens:rate<W>                   generated tokens per second
+    job_instance_model_name:spec_decode_alpha:lookup_ratio_rate<W>      per-token α giving E at the instance's k
+    job_instance_model_name:spec_decode_break_even_tokens_per_step:lookup_avg<W>
+                                                                         break-even E at the instance's k, model, load
+
+Each old name (`instance:spec_decode_drafts:rate5m`, ..., `instance:spec_decode_break_even_tokens_per_step:5m`;
+`instance:spec_decode_k:ratio_rate5m` was the mean draft length) is recorded too, as a copy of its new
+series, so dashboards and scripts reading them keep working: `legacy_names()`; deprecated.
 
 The break-even E is a step function over batch: `specmodel.model.scenario.predict` evaluated at a grid of
 batch sizes (1, 2, 3, 4, 6, 8, 12, ... 2048), each running count taking the value of the nearest grid
 point (geometric midpoints between them); neighbouring steps with the same value are merged. Where
 speculation cannot tie plain decoding with any acceptance (break-even above k + 1) the step holds
-k + 2, so the alert fires for any measured E.
+k + 2, so the alert fires for any measured E. One step function per (model, k): the rules' model at
+every k in DEFAULT_KS (and --k), each instance picking the one of its own k; an instance given with
+--instance INSTANCE=K[,TARGET] its own (k, target). The alert compares each instance with its own.
 
-Engines covered (the counter schemas of `specmodel.model.engines`): vLLM V1, llama.cpp, lmdeploy (vLLM's
+Engines covered (the counter schemas of `specmodel.metrics.schemas`): vLLM V1, llama.cpp, lmdeploy (vLLM's
 counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`), SGLang (verify calls) and
-TGI (skipped tokens). vLLM V0 exposes no usable counters and is not covered.
+TGI (skipped tokens; k is its --speculate, not exposed: give it with --instance). vLLM V0 exposes no
+usable counters and is not covered.
 """
 
 from __future__ import annotations
@@ -38,17 +54,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import clean_name
 from specmodel.metrics import promapi
-from specmodel.model import acceptance
+from specmodel.model import presets
 from specmodel.model.decide import off_above, summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 ALERT = "SpeculativeDecodingBelowBreakEven"
 GROUP = "specmodel-speculative-decoding"
 BY = "job, instance, model_name"
+LEVEL = "job_instance_model_name"
 BATCH_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 768, 1024,
               1536, 2048)
-ALPHA_STEP = 0.02
+DEFAULT_KS = tuple(range(1, 9))  # the k values an instance's own k is looked up among (plus --k and --instance)
 
 _COUNTS = "(vllm|llamacpp|lmdeploy)"
 _TRT = "trtllm[_:]"
@@ -61,24 +79,89 @@ GENERATION_SERIES = ("vllm:generation_tokens_total|sglang:generation_tokens_tota
 
 
 _NAMES = {
+    "drafts": "{L}:spec_decode_drafts:rate{w}",
+    "accepted": "{L}:spec_decode_accepted_tokens:rate{w}",
+    "draft_tokens": "{L}:spec_decode_draft_tokens:rate{w}",
+    "tokens_per_step": "{L}:spec_decode_tokens_per_step:ratio_rate{w}",
+    "draft_acceptance_rate": "{L}:spec_decode_draft_acceptance_rate:ratio_rate{w}",
+    "per_position": "{L}_position:spec_decode_acceptance_per_position:ratio_rate{w}",
+    "mean_draft_length": "{L}:spec_decode_mean_draft_length:ratio_rate{w}",
+    "running": "{L}:num_requests_running:avg{w}",
+    "generation": "{L}:generation_tokens:rate{w}",
+    "k_configured": "instance:spec_decode_k:configured",
+    "k": "{L}:spec_decode_k:count_rate{w}",
+    # A helper the break-even lookup reads: 100000 · profile + running requests (profile: the instance's k, or
+    # 100 + the index of its --instance (k, target)), so each lookup term is one cheap comparison.
+    "profile_running": "{L}:spec_decode_profile_running:encoded_avg{w}",
+    "alpha": "{L}:spec_decode_alpha:bisect_ratio_rate{w}",
+    "break_even": "{L}:spec_decode_break_even_tokens_per_step:lookup_avg{w}",
+}
+# The names before the convention (the window where the operation goes, level `instance`): recorded as copies.
+_LEGACY = {
     "drafts": "instance:spec_decode_drafts:rate{w}",
     "accepted": "instance:spec_decode_accepted_tokens:rate{w}",
     "draft_tokens": "instance:spec_decode_draft_tokens:rate{w}",
     "tokens_per_step": "instance:spec_decode_tokens_per_step:ratio_rate{w}",
     "draft_acceptance_rate": "instance:spec_decode_draft_acceptance_rate:ratio_rate{w}",
     "per_position": "instance:spec_decode_acceptance_per_position:ratio_rate{w}",
-    "k": "instance:spec_decode_k:ratio_rate{w}",
-    "alpha": "instance:spec_decode_alpha:{w}",
+    "mean_draft_length": "instance:spec_decode_k:ratio_rate{w}",  # it recorded draft tokens / drafts
     "running": "instance:num_requests_running:avg{w}",
     "generation": "instance:generation_tokens:rate{w}",
+    "alpha": "instance:spec_decode_alpha:{w}",
     "break_even": "instance:spec_decode_break_even_tokens_per_step:{w}",
 }
 
 
 def names(window: str) -> dict[str, str]:
-    """Recorded series names for a window ("5m" -> instance:spec_decode_drafts:rate5m, ...)."""
+    """Recorded series names for a window ("5m" -> job_instance_model_name:spec_decode_drafts:rate5m, ...)."""
     promapi.parse_duration(window)
-    return {key: value.format(w=window) for key, value in _NAMES.items()}
+    return {key: value.format(L=LEVEL, w=window) for key, value in _NAMES.items()}
+
+
+def legacy_names(window: str) -> dict[str, str]:
+    """The names the rules had before they followed the convention, still recorded (deprecated)."""
+    promapi.parse_duration(window)
+    return {key: value.format(w=window) for key, value in _LEGACY.items()}
+
+
+@dataclass(frozen=True)
+class InstanceModel:
+    """One instance judged on its own k (and target model), as `--instance INSTANCE=K[,TARGET]` gives it."""
+
+    instance: str  # the `instance` label, e.g. "tgi-0:80"
+    k: int
+    target: str | None = None  # a preset name; None: the rules' own target
+
+    @property
+    def profile(self) -> str:
+        """The label naming this (k, target) pair in instance:spec_decode_k:configured."""
+        return f"k{self.k}" + (f" {self.target}" if self.target else "")
+
+
+def parse_instance(text: str) -> InstanceModel:
+    """`INSTANCE=K` or `INSTANCE=K,TARGET` ("tgi-0:80=2", "10.0.0.7:8000=3,Llama 3.1 70B").
+
+    >>> parse_instance("tgi-0:80=2,Llama 3.1 8B")
+    InstanceModel(instance='tgi-0:80', k=2, target='Llama 3.1 8B')
+    """
+    raw = str(text or "")
+    instance, sep, rest = raw.partition("=")
+    k_text, _, target = rest.partition(",")
+    instance, k_text, target = instance.strip(), k_text.strip(), target.strip()
+    shown = clean_name(raw, 120)[0]
+    if not sep or not instance or not k_text:
+        raise SpecModelError(f"--instance '{shown}' should be INSTANCE=K or INSTANCE=K,TARGET "
+                             "(the instance label as Prometheus shows it, e.g. tgi-0:80=2)")
+    if any(c in instance for c in '"\\{}\n'):
+        raise SpecModelError(f"--instance '{shown}': the instance label may not contain quotes, braces or "
+                             "backslashes")
+    try:
+        k = int(k_text)
+    except ValueError:
+        raise SpecModelError(f"--instance '{shown}': k '{clean_name(k_text, 20)[0]}' is not a whole number") from None
+    if not 1 <= k <= 16:
+        raise SpecModelError(f"--instance '{shown}': k must be 1 to 16 (draft tokens per step), got {k}")
+    return InstanceModel(instance, k, presets.find_model(target).name if target else None)
 
 
 def _sum(expr: str, by: str = BY) -> str:
@@ -89,8 +172,9 @@ def _rate(selector: str, w: str) -> str:
     return f"rate({selector}[{w}])"
 
 
-def recording_expressions(window: str) -> dict[str, str]:
-    """PromQL of every recording rule except break-even and α (which need the model)."""
+def recording_expressions(window: str, default_k: int = 4, instances=()) -> dict[str, str]:
+    """PromQL of every recording rule except break-even and α (which need the model), in evaluation
+    order: a rule reads only the ones before it (Prometheus evaluates a group's rules in order)."""
     n = names(window)
     w = window
     drafts = " or ".join([
@@ -114,22 +198,42 @@ def recording_expressions(window: str) -> dict[str, str]:
         _sum(_rate(f'{{__name__=~"{_TRT}spec_decode_drafted_tokens_total"}}', w)),
     ])
     by_pos = f"{BY}, position"
+    counts_per_pos = _rate(f'{{__name__=~"{_COUNTS}:spec_decode_num_accepted_tokens_per_pos_total"}}', w)
     trt_accepted = _rate(f'{{__name__=~"{_TRT}spec_decode_accepted_tokens_total"}}', w)
+    trt_drafted = _rate(f'{{__name__=~"{_TRT}spec_decode_drafted_tokens_total"}}', w)
     per_position = (
-        "(" + _sum(_rate(f'{{__name__=~"{_COUNTS}:spec_decode_num_accepted_tokens_per_pos_total"}}', w), by_pos)
+        "(" + _sum(counts_per_pos, by_pos)
         + " or " + _sum(f'label_replace({trt_accepted}, "position", "$1", "token_position", "(.*)")', by_pos)
         + f") / on ({BY}) group_left {n['drafts']}")
-    return {
+    # The instance's k: given with --instance, else the draft positions it counts (vLLM's counters make one
+    # series per position up to num_speculative_tokens; TensorRT-LLM one per token_position drafted), else
+    # SGLang's spec_num_steps, else the rules' --k (TGI: not exposed).
+    k_parts = []
+    if instances:
+        k_parts.append(f"({n['running']} * 0 + on (instance) group_left () max by (instance) ({n['k_configured']}))")
+    k_parts += [
+        f"count by ({BY}) ({_sum(counts_per_pos, by_pos)})",
+        f"count by ({BY}) ({_sum(trt_drafted, BY + ', token_position')})",
+        f"max by ({BY}) (sglang:spec_num_steps{{{_SGL_RANK}}})",
+        f"({n['running']} * 0 + {int(default_k)})",
+    ]
+    out = {
         n["drafts"]: drafts,
         n["accepted"]: accepted,
         n["draft_tokens"]: draft_tokens,
         n["tokens_per_step"]: f"1 + {n['accepted']} / {n['drafts']}",
         n["draft_acceptance_rate"]: f"{n['accepted']} / {n['draft_tokens']}",
         n["per_position"]: per_position,
-        n["k"]: f"{n['draft_tokens']} / {n['drafts']}",
+        n["mean_draft_length"]: f"{n['draft_tokens']} / {n['drafts']}",
         n["running"]: _sum(f'avg_over_time({{__name__=~"{RUNNING_SERIES}", {_SGL_RANK}}}[{w}])'),
         n["generation"]: _sum(_rate(f'{{__name__=~"{GENERATION_SERIES}", {_SGL_RANK}}}', w)),
     }
+    if instances:
+        out[n["k_configured"]] = " or ".join(
+            f'label_replace(label_replace(vector({m.k}), "instance", "{m.instance}", "", ""), '
+            f'"profile", "{m.profile}", "", "")' for m in instances)
+    out[n["k"]] = "\nor ".join(k_parts)
+    return out
 
 
 @dataclass(frozen=True)
@@ -183,17 +287,78 @@ def break_even_expression(steps: list[Step], running: str) -> str:
     return "\n  or ".join(parts)
 
 
-def alpha_expression(k: int, tokens_per_step: str) -> str:
-    """α for the measured E at the model's k, as a lookup over α in steps of ALPHA_STEP (±0.01)."""
-    alphas = np.round(np.arange(0.0, 1.0 + 1e-9, ALPHA_STEP), 4)
-    es = [float(acceptance.tokens_per_step(float(a), k)) for a in alphas]
+PROFILE_SCALE = 100000  # running requests stay below it
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One (model, k) the break-even is computed for, and the code its instances carry."""
+
+    scenario: Scenario
+    code: int  # the instance's k (the rules' own model), or 100 + i for the i-th --instance (k, target)
+    label: str | None = None  # the `profile` label of instance:spec_decode_k:configured (configured ones)
+
+
+def profiles(scenario: Scenario, instances=()) -> list[Profile]:
+    """The configured instances' own (k, target), then the rules' model at every k an instance may run."""
+    s = scenario.validated()
+    out = []
+    seen = {}
+    for m in instances:
+        seen.setdefault(m.profile, m)
+    for i, (label, m) in enumerate(seen.items()):
+        try:
+            own = with_changes(s, k=m.k, target=m.target or s.target).validated()
+            break_even_steps(own)
+        except SpecModelError as exc:
+            raise SpecModelError(f"--instance {m.instance}={m.k}{',' + m.target if m.target else ''}: {exc}") from None
+        out.append(Profile(own, 100 + i, label))
+    for k in sorted(set(DEFAULT_KS) | {int(s.k)}):
+        out.append(Profile(with_changes(s, k=k), k))
+    return out
+
+
+def profile_running_expression(window: str, chosen: list[Profile]) -> str:
+    """100000 · profile + running requests, per instance (configured instances first: `or` keeps them)."""
+    n = names(window)
+    parts = [f"({n['running']} + on (instance) group_left () "
+             f"(0 * max by (instance) ({n['k_configured']}{{profile=\"{p.label}\"}}) + {p.code * PROFILE_SCALE}))"
+             for p in chosen if p.label is not None]
+    parts.append(f"({n['running']} + {PROFILE_SCALE} * {n['k']})")
+    return "\nor ".join(parts)
+
+
+def encoded_break_even_expression(chosen: list[Profile], encoded: str) -> str:
+    """Every profile's break-even steps as comparisons on the encoded (profile, running) series."""
     parts = []
-    for i, a in enumerate(alphas):
-        lo = (es[i - 1] + es[i]) / 2 if i > 0 else None
-        hi = (es[i] + es[i + 1]) / 2 if i + 1 < len(es) else None
-        cond = tokens_per_step + (f" > {_fmt(lo)}" if lo is not None else "") + (f" <= {_fmt(hi)}" if hi is not None else "")
-        parts.append(f"({cond}) * 0 + {_fmt(float(a))}")
-    return " or ".join(parts)
+    for p in chosen:
+        base = p.code * PROFILE_SCALE
+        for st in break_even_steps(p.scenario):
+            lo = base - 0.5 if st.lo is None else base + st.lo
+            hi = base + PROFILE_SCALE - 1 if st.hi is None else base + st.hi
+            parts.append(f"({encoded} > {_fmt_exact(lo)} <= {_fmt_exact(hi)}) * 0 + {_fmt(st.break_even)}")
+    return "\n  or ".join(parts)
+
+
+ALPHA_BISECTIONS = 10  # α to ±0.0005
+
+
+def alpha_rules(window: str) -> list[dict]:
+    """α for each instance's measured E at its own k: bisection on E(α) = 1 + α + … + α^k, one recorded step
+    per halving (any k, no table), from α = 0.5; the last step is the α series."""
+    n = names(window)
+    e, k = n["tokens_per_step"], n["k"]
+    step_names = [n["alpha"].replace(":bisect_", f":bisect{j}_") for j in range(ALPHA_BISECTIONS)] + [n["alpha"]]
+    out = [{"record": step_names[0], "expr": f"{k} * 0 + 0.5"}]
+    for j in range(1, ALPHA_BISECTIONS + 1):
+        a = step_names[j - 1]
+        out.append({"record": step_names[j], "expr": (
+            f"{a} + {0.5 ** (j + 1):g} * (2 * ({e} > bool ((1 - {a} ^ ({k} + 1)) / (1 - {a}))) - 1)")})
+    return out
+
+
+def _fmt_exact(x: float) -> str:
+    return f"{x:.10g}"  # an encoded bound keeps the 6 significant digits of its part
 
 
 def advice(scenario: Scenario) -> str:
@@ -223,8 +388,10 @@ def _q(expr: str) -> str:
 
 
 def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
-                   severity: str = "warning") -> dict:
-    """The rules file as a dict (one group). Raises SpecModelError for a model that does not fit."""
+                   severity: str = "warning", instances=(), legacy: bool = True) -> dict:
+    """The rules file as a dict (one group). Raises SpecModelError for a model that does not fit.
+    `instances`: InstanceModel per instance judged on its own k (and target); `legacy`: also record the
+    names from before the naming convention (copies of the new series)."""
     promapi.parse_duration(window)
     if str(for_).strip() not in ("0", "0s"):
         promapi.parse_duration(for_)  # raises with a message naming the value
@@ -234,12 +401,22 @@ def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
         raise SpecModelError(f"{s.target} with its draft ({s.method}{', ' + s.draft if s.draft else ''}) does not fit "
                              f"on {s.tp}x {s.gpu} even at batch 1: no break-even to alert on; choose a larger GPU, "
                              "more tensor parallelism or a smaller model")
+    instances = tuple(instances)
+    dupes = sorted({m.instance for m in instances if sum(o.instance == m.instance for o in instances) > 1})
+    if dupes:
+        raise SpecModelError(f"--instance names {', '.join(dupes)} more than once: give each instance once")
     n = names(window)
-    steps = break_even_steps(s)
-    rules = [{"record": name, "expr": expr} for name, expr in recording_expressions(window).items()]
-    rules.append({"record": n["alpha"], "expr": alpha_expression(int(s.k), n["tokens_per_step"])})
-    rules.append({"record": n["break_even"], "expr": break_even_expression(steps, n["running"])})
+    rules = [{"record": name, "expr": expr}
+             for name, expr in recording_expressions(window, int(s.k), instances).items()]
+    chosen = profiles(s, instances)
+    rules.append({"record": n["profile_running"], "expr": profile_running_expression(window, chosen)})
+    rules += alpha_rules(window)
+    rules.append({"record": n["break_even"], "expr": encoded_break_even_expression(chosen, n["profile_running"])})
+    if legacy:
+        old = legacy_names(window)
+        rules += [{"record": old[key], "expr": n[key]} for key in _LEGACY]
     sel = "{job='%s',instance='%s',model_name='%s'}"
+    given = "; ".join(f"{m.instance}: k = {m.k}{', ' + m.target if m.target else ''}" for m in instances)
     rules.append({
         "alert": ALERT,
         "expr": (f"{n['tokens_per_step']}\n  < on ({BY}) {n['break_even']}\n"
@@ -249,13 +426,15 @@ def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
         "annotations": {
             "summary": ("{{ $labels.instance }} ({{ $labels.job }}): speculative decoding below break-even, "
                         "E = {{ $value | printf \"%.2f\" }} tokens per step < break-even "
-                        + _q(n["break_even"] + sel) + " at " + _q(n["running"] + sel) + " running requests"),
+                        + _q(n["break_even"] + sel) + " at " + _q(n["running"] + sel) + " running requests, k = "
+                        + _q(n["k"] + sel)),
             "description": (f"Measured over {window}: E (tokens per verify step) is below the E at which "
-                            f"speculation ties plain decoding at this load, so speculation slows this server down. "
-                            + advice(s) + "."),
+                            f"speculation ties plain decoding at this instance's load and k, so speculation slows "
+                            f"this server down. " + advice(s) + "."),
             "model": (f"{s.target} on {s.tp}x {s.gpu}, {s.method}"
-                      f"{' with ' + s.draft if s.method == 'draft_model' and s.draft else ''}, k = {s.k}, "
-                      f"context {s.context_len} tokens"),
+                      f"{' with ' + s.draft if s.method == 'draft_model' and s.draft else ''}, each instance at its "
+                      f"own k (counted draft positions, else k = {s.k}), context {s.context_len} tokens"
+                      + (f"; given per instance: {given}" if given else "")),
         },
     })
     return {"groups": [{"name": GROUP, "rules": rules}]}
@@ -296,5 +475,6 @@ def to_yaml(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rules_yaml(scenario: Scenario, window: str = "5m", for_: str = "10m", severity: str = "warning") -> str:
-    return to_yaml(rules_document(scenario, window, for_, severity))
+def rules_yaml(scenario: Scenario, window: str = "5m", for_: str = "10m", severity: str = "warning",
+               instances=(), legacy: bool = True) -> str:
+    return to_yaml(rules_document(scenario, window, for_, severity, instances, legacy))

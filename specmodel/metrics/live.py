@@ -37,6 +37,7 @@ class InputNames:
     target: str = "--target"  # "the server serves A but --target is B"
     choose_target: str = "give --target {model}"  # what to do about it, {model} the served model
     assumed: str = "--alpha and --spec-k"  # where the assumed α and k come from
+    give_k: str = "give --k N (the server's draft tokens per step)"  # where to give a k the server hides
 
 
 COMMAND_LINE = InputNames()
@@ -130,6 +131,11 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
     elif stats.running < 0.5:
         notes.append(info("no requests were running in the window: the operating point is placed at batch 1"))
 
+    if stats.needs_k:
+        text = (f"E = {stats.tokens_per_step:.3f} tokens per step measured at batch {b}; α, break-even and the "
+                "verdict need k (draft tokens per step), which this server does not expose")
+        return LiveVerdict("unknown", text, names.give_k, b, None, None, None, (), None, None, None, s, False,
+                           tuple(notes))
     if not stats.measured:
         if s.k == 0:
             raise SpecModelError("the base scenario has k = 0: choose k ≥ 1 to see what speculation would do")
@@ -297,6 +303,11 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "conditional_acceptance": st["conditional"],
         "draft_acceptance_rate": st["draft_acceptance_rate"],
         "draft_acceptance_rate_ci": st["draft_acceptance_rate_ci"],
+        # vLLM's own names for the same two numbers (vllm/v1/spec_decode/metrics.py): E and accepted ÷ drafted.
+        "spec_decode_acceptance_length": st["tokens_per_step"],
+        "spec_decode_acceptance_rate": st["draft_acceptance_rate"],
+        "mean_draft_length": st["mean_draft_length"], "max_draft_length": st["max_draft_length"],
+        "needs_k": stats.needs_k,
         "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
         "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
         "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],

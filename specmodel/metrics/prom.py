@@ -27,8 +27,12 @@ Stable API (the Live page, the `scrape` command and the Fleet view build on exac
         says why. Raises SpecModelError only for impossible input (negative counts, window ≤ 0 s).
     wilson_interval(successes, trials, z=1.96) -> (lo, hi)
 
-Server kinds (`Snapshot.server`): "vllm-v1", "vllm-v0", "sglang". Conversions (DESIGN.md,
-"Acceptance numbers"):
+Server kinds (`Snapshot.server`): the engines of `specmodel.metrics.schemas` (its table says, per engine and
+from which source commit, what each series means). E needs no k and is always given where the counters (or
+the engine's gauge) allow; α, survival and the verdict need k (`LiveStats.needs_k` when it is missing).
+Accepted ÷ drafted comes from the draft-token counter where the engine has one (llama.cpp drafts vary in
+length: `mean_draft_length` = draft tokens ÷ drafts, `max_draft_length` = 1 + the largest position), else
+(E − 1)/k. Conversions (DESIGN.md, "Acceptance numbers"):
 
     vLLM V1   E = 1 + Δaccepted / Δdrafts,  p_{i+1} = Δaccepted_per_pos[i] / Δdrafts,
               k = 1 + largest `position` label.
@@ -137,7 +141,7 @@ class LiveStats:
     survival: tuple[float, ...] | None  # p_i = P(at least i drafts accepted), i = 1..k
     survival_ci: tuple[tuple[float, float], ...] | None
     conditional: tuple[float, ...] | None  # P(position i accepted | i − 1 accepted)
-    draft_acceptance_rate: float | None  # accepted / draft tokens: (E − 1) / k, not α
+    draft_acceptance_rate: float | None  # accepted ÷ drafted tokens (from the draft-token counter), not α
     draft_acceptance_rate_ci: tuple[float, float] | None
     drafts: float | None  # drafts in the window (the sample size behind the intervals)
     generation_tokens: float | None
@@ -150,15 +154,23 @@ class LiveStats:
     kv_capacity_tokens: int | None  # num_gpu_blocks · block_size
     source: str  # which numbers E came from
     notes: tuple[str, ...] = ()
+    mean_draft_length: float | None = None  # draft tokens ÷ drafts (where the engine counts draft tokens)
+    max_draft_length: int | None = None  # the longest draft: 1 + the largest position label, else k
 
     @property
     def measured(self) -> bool:
-        """True when this window gives a tokens-per-step figure."""
-        return self.tokens_per_step is not None
+        """True when this window's acceptance can be placed on the model: E measured and k known (α)."""
+        return self.tokens_per_step is not None and self.alpha is not None
+
+    @property
+    def needs_k(self) -> bool:
+        """E is measured but k is not known: α, break-even and the verdict wait for k."""
+        return self.tokens_per_step is not None and self.k is None
 
     def to_dict(self) -> dict:
         out = asdict(self)
         out["measured"] = self.measured
+        out["needs_k"] = self.needs_k
         return json_safe(out)
 
 
@@ -196,11 +208,9 @@ def _bad_line(text: str) -> str:
     return "its samples could not be read"
 
 
-def _keep(server: str, labels: dict[str, str]) -> bool:
-    """Drop duplicate series: SGLang exports the same scheduler gauges from every TP/PP rank."""
-    if server == "sglang":
-        return labels.get("tp_rank", "0") == "0" and labels.get("pp_rank", "0") == "0"
-    return True
+def _keep(engine: engines.Engine, labels: dict[str, str]) -> bool:
+    """Drop duplicate series: an engine that exports the same series from every rank (SGLang: TP/PP) keeps rank 0."""
+    return all(labels.get(label, "0") == "0" for label in engine.rank_labels)
 
 
 def _by_position(samples, label: str) -> tuple[float, ...]:
@@ -253,7 +263,7 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     names = {s.name for s in samples}
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server
-    ours = [s for s in samples if s.name.startswith(prefix) and _keep(server, s.labels)]
+    ours = [s for s in samples if s.name.startswith(prefix) and _keep(engine, s.labels)]
 
     # model_name: list them; choose the requested one or the busiest.
     gen_name = prefix + engine.counters.get(engine.generation, "")
@@ -338,9 +348,21 @@ def _trtllm_counters(counters: dict, accepted_by_pos: tuple, by_name: dict, pref
     return out, ()
 
 
+def _trtllm_without_positions(counters: dict, gauges: dict) -> str:
+    """Why k is unknown on a TensorRT-LLM exposition without per-position counters, naming what it has."""
+    there = [name for name, present in (
+        ("spec_decode_num_draft_tokens_total", "draft_tokens" in counters),
+        ("spec_decode_num_accepted_tokens_total", "accepted" in counters),
+        ("the spec_decode_acceptance_length gauge", "accept_length" in gauges)) if present]
+    return ("unknown: this TensorRT-LLM exposition has " + (", ".join(there) or "no speculative-decoding series")
+            + " (iteration stats) but no spec_decode_drafted_tokens_total{token_position}, which trtllm-serve writes "
+            f"only with return_perf_metrics: true; give k (see {engines.TRTLLM_DOC})")
+
+
 def _spec_enabled(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> bool:
     if engine.schema in ("counts", "trtllm"):
-        return any(name in counters for name in ("drafts", "draft_tokens")) or bool(per_position)
+        return (any(name in counters for name in ("drafts", "draft_tokens")) or bool(per_position)
+                or "accept_length" in gauges)
     if engine.schema == "vllm-v0":
         return "efficiency" in gauges or "draft_tokens" in counters
     if engine.schema == "tgi":
@@ -357,7 +379,7 @@ def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges
         if drafts > 0 and tokens > 0:
             return max(1, round(tokens / drafts)), "draft tokens / drafts"
         if engine.schema == "trtllm":
-            return None, "unknown: this TensorRT-LLM build exposes no per-position counters; give k"
+            return None, _trtllm_without_positions(counters, gauges)
         return None, "unknown until drafts are made"
     if engine.schema == "tgi":
         return None, engine.k_hint
@@ -423,8 +445,10 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
     schema = engines.schema_of(b.server)
     if schema in ("counts", "trtllm"):
         drafts, draft_tokens, accepted = inc.get("drafts"), inc.get("draft_tokens"), inc.get("accepted")
-        if drafts is None and draft_tokens is not None and k:  # TensorRT-LLM builds without per-position counters
-            drafts = draft_tokens / k
+        if drafts is None:  # TensorRT-LLM without per-position counters: its acceptance-length gauge, else k
+            gauge_e = b.gauges.get("accept_length")
+            if gauge_e is None and draft_tokens is not None and k:
+                drafts = draft_tokens / k
     elif schema == "vllm-v0":
         eff = b.gauges.get("efficiency")
         if eff is not None and k is not None:
@@ -508,12 +532,8 @@ def _check_count(name: str, value: float | None) -> None:
         raise SpecModelError(f"{name} in the window must be a count ≥ 0, got {value}")
 
 
-_SOURCES = {  # where E came from, by counter schema
-    "counts": "accepted / drafts counters",
-    "trtllm": "accepted per token_position / drafted at position 0 counters",
-    "sglang": "(generation tokens − requests) / verify calls counters",
-    "tgi": "tgi_request_skipped_tokens: 1 + sum / (count − tgi_request_count)",
-}
+def _why_k(w: SpecWindow) -> str:
+    return (w.k_source or "not exposed").removeprefix("unknown: ")
 
 
 def stats_from_window(w: SpecWindow) -> LiveStats:
@@ -530,9 +550,12 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
                              "counts from zero after the restart (as Prometheus rate() does); check the server's "
                              "uptime if that was unexpected"))
     k = None if w.k is None else acceptance.check_k(w.k)  # k = 0 or a fraction: refused, not divided by
-    e = e_ci = rate = rate_ci = None
+    engine = engines.engine_of(w.server)
+    e = e_ci = rate = rate_ci = mean_len = None
     survival = survival_ci = conditional = None
+    max_len = len(w.per_position) if w.per_position else k
     source = "none"
+    drafted = w.draft_tokens if engine.counts_draft_tokens else None  # counted, not drafts · k
     if not w.spec_enabled:
         notes.append(warning("speculative decoding is off on this server (no speculative-decoding metrics): "
                              "load and throughput are measured, the model predicts what speculation would do"))
@@ -540,48 +563,65 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         if w.drafts <= 0:
             notes.append(warning(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
                                  "unknown: the server is idle or decoding nothing; send traffic or widen the window"))
-        elif k is None:
-            e_k_free = 1.0 + w.accepted / w.drafts
-            notes.append(info(f"k (draft tokens per step) is unknown ({w.k_source or 'not exposed'}), so the measured "
-                              f"E = {e_k_free:.3f} tokens per step cannot be placed on the model: give k"))
         else:
             n = w.drafts
-            e = 1.0 + w.accepted / n
-            if e > k + 1 + 1e-6:
-                raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {k} "
+            e = 1.0 + w.accepted / n  # needs no k (vLLM's mean acceptance length, bonus token in)
+            source = engine.e_source
+            if drafted is not None and drafted > 0:
+                mean_len = drafted / n
+                rate = min(w.accepted / drafted, 1.0)
+            elif k is not None:
+                mean_len = float(k)
+                rate = (e - 1.0) / k
+            longest = max_len if max_len is not None else None
+            if longest is not None and e > longest + 1 + 1e-6:
+                raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {longest} "
                                      "per draft: the counters do not belong together")
-            e = min(e, k + 1.0)
-            rate = (e - 1.0) / k
-            # Tokens within one draft are correlated, so count each draft as one trial: conservative.
-            rate_ci = wilson_interval(rate * n, n)
-            e_ci = (1.0 + k * rate_ci[0], 1.0 + k * rate_ci[1])
-            source = _SOURCES.get(engines.schema_of(w.server), "accepted / drafts counters")
-            if w.per_position and len(w.per_position) == k:
+            if longest is not None:
+                e = min(e, longest + 1.0)
+            if rate is not None:
+                # Tokens within one draft are correlated, so count each draft as one trial: conservative.
+                rate_ci = wilson_interval(rate * n, n)
+                e_ci = (1.0 + mean_len * rate_ci[0], 1.0 + mean_len * rate_ci[1])
+            if k is not None and w.per_position and len(w.per_position) == k:
                 p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
                 p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
                 survival = tuple(float(x) for x in p)
                 survival_ci = tuple(wilson_interval(x * n, n) for x in p)
                 conditional = tuple(float(x) for x in acceptance.conditional_acceptance(p))
-    elif w.gauge_tokens_per_step is not None and k is not None:
-        e = min(max(float(w.gauge_tokens_per_step), 1.0), k + 1.0)
-        rate = (e - 1.0) / k
-        source = {"vllm-v0": "vllm:spec_decode_efficiency gauge · (k + 1)",
-                  "sglang": "sglang:spec_accept_length gauge"}.get(w.server, "engine gauge")
+            if k is None:
+                notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
+                                  "tokens per step is measured, but α, break-even and the verdict need k: give k"))
+            elif mean_len is not None and max_len and mean_len < max_len - 0.05:
+                notes.append(info(f"the draft length varies: {mean_len:.2f} draft tokens per step on average, at most "
+                                  f"{max_len}; accepted ÷ drafted is {rate:.3f}, and α is the per-token acceptance "
+                                  f"giving E at k = {k}"))
+    elif w.gauge_tokens_per_step is not None:
+        e = max(float(w.gauge_tokens_per_step), 1.0)
+        if k is not None:
+            e = min(e, k + 1.0)
+        source = engine.gauge_source
+        if drafted is not None and drafted > 0 and w.accepted is not None:
+            rate = min(w.accepted / drafted, 1.0)
+        elif k is not None:
+            rate = (e - 1.0) / k
         notes.append(info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
                           "size, so no confidence interval"))
+        if k is None:
+            notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
+                              "tokens per step is measured, but α, break-even and the verdict need k: give k"))
     elif k is None:
         notes.append(info("k (draft tokens per step) is unknown for this server, so acceptance cannot be "
                           f"computed: give k ({w.k_source or 'not exposed'})"))
     else:
         notes.append(info("the server exposes speculative-decoding metrics but none that give acceptance "
                           "in this window"))
-    engine = engines.ENGINES.get(w.server)
-    if w.spec_enabled and engine is not None:
+    if w.spec_enabled and w.server in engines.ENGINES:
         # Before the window's own notes: the last note is the one a caller shows when E is missing.
         unknown_k = [engine.k_unknown] if k is None and engine.k_unknown else []
         notes[0:0] = [info(n) for n in (*unknown_k, *engine.cannot_know)]
     alpha = alpha_ci = None
-    if e is not None:
+    if e is not None and k is not None:
         alpha = float(acceptance.alpha_from_tokens_per_step(e, k))
         if e_ci is not None:
             alpha_ci = tuple(float(acceptance.alpha_from_tokens_per_step(x, k)) for x in e_ci)
@@ -595,7 +635,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         draft_acceptance_rate_ci=rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
         generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
-        source=source, notes=tuple(notes))
+        source=source, notes=tuple(notes), mean_draft_length=mean_len, max_draft_length=max_len)
 
 
 def json_safe(obj):

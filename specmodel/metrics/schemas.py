@@ -15,6 +15,8 @@ per-position label), and the prefix in front of them says which engine it is:
 | TGI           | request_skipped_tokens (summary: _sum, _count), request_count        | `tgi_`                               |
 | vLLM V0       | spec_decode_efficiency, spec_decode_num_emitted_tokens_total          | `vllm:`                              |
 
+Each Engine below carries `source` (the engine's file and the commit its names and meanings were read at) and
+`convention` (what E and the per-position counts mean there); docs/engines.md lists them as a table.
 Sources (metric names as each engine's code writes them):
 - vLLM V1: vllm/v1/spec_decode/metrics.py (SpecDecodingProm).
 - llama.cpp server: tools/server `server_task_result_metrics::to_metrics()` (counters
@@ -55,6 +57,12 @@ class Engine:
     k_hint: str = ""  # where k comes from when the engine does not expose it
     cannot_know: tuple[str, ...] = ()  # what this engine's metrics do not reveal, in words
     k_unknown: str = ""  # said (before cannot_know) only while k is not known from elsewhere
+    source: str = ""  # the engine's file and commit/version the names and meanings come from
+    convention: str = ""  # what E and the per-position counts mean there, in words
+    counts_draft_tokens: bool = False  # a counter of proposed draft tokens: accepted ÷ drafted needs no k
+    e_source: str = "accepted / drafts counters"  # what E is computed from (LiveStats.source)
+    gauge_source: str = "engine gauge"  # the engine's own E gauge, where E comes from it
+    rank_labels: tuple[str, ...] = ()  # labels of ranks that each repeat the same series: only rank 0 is read
 
     def names(self, prefix: str | None = None) -> dict[str, str]:
         """Every full sample name this engine's statistics read -> how a window reduces it."""
@@ -80,7 +88,11 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
            counters={**_VLLM_COUNTS, "generation_tokens": "generation_tokens_total"},
            gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
                    "kv_usage": ("kv_cache_usage_perc", "mean")},
-           per_position=_PER_POS),
+           per_position=_PER_POS, counts_draft_tokens=True,
+           source="vllm/v1/spec_decode/metrics.py (SpecDecodingProm), vllm-project/vllm commit 016a858",
+           convention="E = 1 + accepted ÷ drafts (bonus token in); per_pos[i] ÷ drafts = P(≥ i+1 accepted) "
+                      "(survival); accepted ÷ draft tokens = vLLM's draft acceptance rate; k = number of "
+                      "position labels (one per num_speculative_tokens)"),
     Engine("vllm-v0", "vLLM (V0 engine)", ("vllm:",), "vllm-v0",
            # Kept for k inference only: V0 over-counts them (cumulative totals added every interval).
            counters={"draft_tokens": "spec_decode_num_draft_tokens_total",
@@ -91,7 +103,11 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                    "kv_usage": ("gpu_cache_usage_perc", "mean"),
                    "efficiency": ("spec_decode_efficiency", "mean"),
                    "draft_acceptance_rate": ("spec_decode_draft_acceptance_rate", "mean")},
-           k_hint="unknown: give k (vLLM V0 does not expose it)"),
+           k_hint="unknown: give k (vLLM V0 does not expose it)",
+           source="vllm/spec_decode/metrics.py + vllm/engine/metrics.py, vLLM 0.6 to 0.9 (V0 engine)",
+           convention="spec_decode_efficiency = E ÷ (k + 1) over the last interval (a gauge); its counters add "
+                      "cumulative totals every interval, so only their ratio is used (for k)",
+           gauge_source="vllm:spec_decode_efficiency gauge · (k + 1)"),
     Engine("sglang", "SGLang", ("sglang:",), "sglang",
            counters={"verify_calls": "spec_verify_calls_total", "requests": "num_requests_total",
                      "generation_tokens": "generation_tokens_total"},
@@ -99,25 +115,47 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                    "kv_usage": ("token_usage", "mean"), "accept_length": ("spec_accept_length", "mean"),
                    "draft_acceptance_rate": ("spec_accept_rate", "mean"), "num_steps": ("spec_num_steps", "mean"),
                    "gen_throughput": ("gen_throughput", "sum")},
-           k_hint="unknown (no sglang:spec_num_steps)"),
+           k_hint="unknown (no sglang:spec_num_steps)",
+           source="python/sglang/srt/metrics/collector.py (SchedulerMetricsCollector), sgl-project/sglang commit 93d0487",
+           convention="spec_accept_length = accepted drafts + bonus token per verify (a gauge over the last "
+                      "log window); counter form E = (Δgeneration tokens − Δrequests) ÷ Δspec_verify_calls; "
+                      "k = spec_num_steps",
+           e_source="(generation tokens − requests) / verify calls counters",
+           gauge_source="sglang:spec_accept_length gauge", rank_labels=("tp_rank", "pp_rank")),
     Engine("llamacpp", "llama.cpp server", ("llamacpp:",), "counts",
            counters={**_VLLM_COUNTS, "generation_tokens": "tokens_predicted_total"},
            gauges={"running": ("requests_processing", "sum"), "waiting": ("requests_deferred", "sum"),
                    "kv_usage": ("kv_cache_usage_ratio", "mean")},
-           per_position=_PER_POS),
+           per_position=_PER_POS, counts_draft_tokens=True,
+           source="tools/server/server-task.cpp server_task_result_metrics, ggml-org/llama.cpp commit 17f5f8a",
+           convention="vLLM's counters; the draft length varies per step (--draft-min/--draft-max, a draft "
+                      "stops early below --draft-p-min), so accepted ÷ drafted comes from the draft-token "
+                      "counter, the mean draft length is draft tokens ÷ drafts and the longest is 1 + the "
+                      "largest position label"),
     Engine("lmdeploy", "lmdeploy", ("lmdeploy:",), "counts",
            counters={**_VLLM_COUNTS, "generation_tokens": "generation_tokens_total"},
            gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
                    "kv_usage": ("gpu_cache_usage_perc", "mean")},
-           per_position=_PER_POS),
+           per_position=_PER_POS, counts_draft_tokens=True,
+           source="lmdeploy/metrics/loggers.py, InternLM/lmdeploy commit 1263d5c",
+           convention="vLLM's counters and meanings (survival per position, bonus token in E)"),
     Engine("trtllm", "TensorRT-LLM", ("trtllm_", "trtllm:"), "trtllm",
            counters={"draft_tokens_total": "spec_decode_num_draft_tokens_total",
                      "accepted_total": "spec_decode_num_accepted_tokens_total",
                      "generation_tokens": "generation_tokens_total"},
            gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
-                   "kv_usage": ("kv_cache_utilization", "mean")},
+                   "kv_usage": ("kv_cache_utilization", "mean"),
+                   "accept_length": ("spec_decode_acceptance_length", "mean")},
            per_position=("spec_decode_accepted_tokens_total", "token_position"),
-           drafted_per_position=("spec_decode_drafted_tokens_total", "token_position")),
+           drafted_per_position=("spec_decode_drafted_tokens_total", "token_position"),
+           counts_draft_tokens=True,
+           source="tensorrt_llm/metrics/collector.py (MetricsCollector), NVIDIA/TensorRT-LLM commit 050f80d",
+           convention="per request (return_perf_metrics: true): drafted and accepted tokens per token_position, "
+                      "so drafts = drafted[0] and accepted[i] ÷ drafts is survival; per iteration "
+                      "(enable_iter_perf_stats: true): num_draft_tokens / num_accepted_tokens counters and the "
+                      "gauge spec_decode_acceptance_length (the last iteration's accepted length, bonus token in)",
+           e_source="accepted per token_position / drafted at position 0 counters",
+           gauge_source="trtllm_spec_decode_acceptance_length gauge (the last iteration's)"),
     Engine("tgi", "Hugging Face TGI", ("tgi_",), "tgi",
            counters={"steps": "request_skipped_tokens_count", "accepted": "request_skipped_tokens_sum",
                      "requests": "request_count", "generation_tokens": "request_generated_tokens_sum"},
@@ -127,7 +165,12 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
            cannot_know=("per-position acceptance: TGI records only how many extra tokens each step kept "
                         "(tgi_request_skipped_tokens), so k' < k assumes a constant per-token α",
                         "generation steps are counted per request including each request's first (prefill) "
-                        "step, so E = 1 + Δsum / (Δcount − Δtgi_request_count)")),
+                        "step, so E = 1 + Δsum / (Δcount − Δtgi_request_count)"),
+           source="backends/v3/src/backend.rs + docs/source/reference/metrics.md, huggingface/"
+                  "text-generation-inference commit db931fc",
+           convention="tgi_request_skipped_tokens observes n − 1 per generation step of each request (n tokens "
+                      "out of the step), its first (prefill) step included; k is --speculate N, not exposed",
+           e_source="tgi_request_skipped_tokens: 1 + sum / (count − tgi_request_count)"),
 )}
 SERVERS = tuple(ENGINES)
 # The servers whose /metrics the Live and Fleet statistics read, for messages and help texts.
@@ -148,9 +191,12 @@ _FAMILIES = {"vllm:": "vllm", "sglang:": "sglang", "llamacpp:": "llamacpp", "lmd
 _FAMILY_LABEL = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "lmdeploy": "lmdeploy",
                  "trtllm": "TensorRT-LLM", "tgi": "TGI"}
 
+TRTLLM_DOC = "https://nvidia.github.io/TensorRT-LLM/latest/examples/prometheus_metrics.html"
+
 LOOKED_FOR = ("vllm:spec_decode_num_drafts_total (vLLM V1; the same counters as llamacpp:… for llama.cpp and "
               "lmdeploy:… for lmdeploy), trtllm_spec_decode_drafted_tokens_total{token_position} (TensorRT-LLM, "
-              "also trtllm:…; trtllm-serve serves them at /prometheus/metrics), sglang:spec_verify_calls_total "
+              "also trtllm:…; or, per iteration only, trtllm_spec_decode_num_draft_tokens_total; trtllm-serve serves them at "
+              "/prometheus/metrics), sglang:spec_verify_calls_total "
               "or sglang:spec_accept_length (SGLang), tgi_request_skipped_tokens (TGI), "
               "vllm:spec_decode_efficiency (vLLM V0), or any vllm:, sglang:, llamacpp:, lmdeploy:, trtllm_ or "
               "tgi_ series (speculation off)")
@@ -162,7 +208,16 @@ def generic(prefix: str) -> Engine:
     base = ENGINES["vllm-v1"]
     return Engine(f"other:{name}", f"'{name}' (vLLM's counter schema)", (prefix,), "counts",
                   counters=dict(_VLLM_COUNTS), gauges={g: base.gauges[g] for g in ("running", "waiting")},
-                  per_position=_PER_POS)
+                  per_position=_PER_POS, counts_draft_tokens=True,
+                  source="vLLM's counter schema (vllm/v1/spec_decode/metrics.py) under another prefix",
+                  convention=ENGINES["vllm-v1"].convention)
+
+
+def engine_of(server: str) -> Engine:
+    """The Engine of a server id (one known only by its vLLM-schema prefix: that schema's engine)."""
+    if server in ENGINES:
+        return ENGINES[server]
+    return generic(str(server).removeprefix("other:") + ":")
 
 
 def schema_of(server: str) -> str:
@@ -243,8 +298,8 @@ def detect(names: set[str], labels_have_engine: bool = False) -> tuple[Engine, s
         return ENGINES["trtllm"], prefix
     raise SpecModelError(
         f"no inference-server metrics in this response ({len(names)} metric names): looked for {LOOKED_FOR}. "
-        "Point the URL at the inference server's own metrics endpoint (for TensorRT-LLM: /prometheus/metrics, "
-        "with return_perf_metrics on), not at another exporter")
+        "Point the URL at the inference server's own metrics endpoint (for TensorRT-LLM's trtllm-serve: "
+        f"/prometheus/metrics; see {TRTLLM_DOC}), not at another exporter")
 
 
 def catalogue() -> dict[str, str]:

@@ -197,7 +197,7 @@ def level_record(level: Level, problems: list) -> RunRecord | None:
     if conc is None and level.measured_concurrency:
         conc = max(1, round(level.measured_concurrency))
         problems.append(Problem(level.file, level.row, level.strategy_header, f"a rate-paced run (rate {rate}); "
-                                f"concurrency taken as the measured mean {level.measured_concurrency:.1f} → {conc}",
+                                f"concurrency taken as the measured mean {level.measured_concurrency:.3g} → {conc}",
                                 "warning"))
     if throughput is None or throughput <= 0:
         problems.append(Problem(level.file, level.row, level.throughput_column, f"{shown(level.throughput)} is not a "

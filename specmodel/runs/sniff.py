@@ -96,6 +96,8 @@ def read_json(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
                              "the file `vllm bench serve --save-result` or guidellm writes") from None
     if isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list):
         return read_guidellm_json(name, doc)
+    if spec_json.is_aiperf_summary(doc):
+        return spec_json.read_aiperf_summary(name, doc)
     if isinstance(doc, dict) and "output_throughput" in doc:
         return read_vllm_bench(name, doc)
     if isinstance(doc, list) and doc and all(isinstance(d, dict) and "output_throughput" in d for d in doc):
@@ -103,5 +105,5 @@ def read_json(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
     shape = f"a list of {len(doc)} items" if isinstance(doc, list) else (
         f"an object with keys {', '.join(list(doc)[:6])}" if isinstance(doc, dict) else type(doc).__name__)
     raise SpecModelError(f"JSON of an unknown shape ({shape}); expected `vllm bench serve --save-result` output "
-                         "(an object with output_throughput, max_concurrency, ...) or guidellm's benchmarks.json "
-                         "(an object with a 'benchmarks' list)")
+                         "(an object with output_throughput, max_concurrency, ...), guidellm's benchmarks.json "
+                         "(an object with a 'benchmarks' list) or AIPerf's profile_export_aiperf.json")

@@ -29,10 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel.runs.cells import model_key
 from specmodel.runs.records import Problem, RunRecord
 
-_MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"',
+_MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"', '"speculative_decoding_stats"',
             '"pooled_spec_decode_acceptance_histogram"', '"total_spec_decode_steps"')
+# Per-request count names: today's (vLLM --per-request-spec-decode-metrics, AIPerf's records) first, then the
+# older per-choice `speculative_decoding_stats` spellings.
+_STEPS = ("num_spec_steps", "num_drafts", "num_verify_steps", "num_spec_decode_steps")
+_ACCEPTED = ("num_accepted_draft_tokens", "num_accepted_tokens")
+_DRAFTED = ("num_draft_tokens", "num_drafted_tokens")
 
 
 def looks_like_spec_json(text: str) -> bool:
@@ -80,17 +86,30 @@ def _metric_avg(doc: dict, tag: str):
     return _num(value)
 
 
-def _per_request(d) -> dict | None:
-    """The per-request acceptance record in one response / trace line, if any."""
+def _per_request(d) -> list[dict]:
+    """The per-request acceptance records in one response / trace line: vLLM's `metrics.speculative_decoding`,
+    AIPerf's `spec_decode_acceptance`, or one `speculative_decoding_stats` per choice (older responses)."""
     if not isinstance(d, dict):
-        return None
-    for path in (("metrics", "speculative_decoding"), ("spec_decode_acceptance",), ("speculative_decoding",)):
+        return []
+    for path in (("metrics", "speculative_decoding"), ("spec_decode_acceptance",), ("speculative_decoding",),
+                 ("speculative_decoding_stats",)):
         cur = d
         for key in path:
             cur = cur.get(key) if isinstance(cur, dict) else None
         if isinstance(cur, dict):
-            return cur
-    return d if "num_spec_steps" in d else None
+            return [cur]
+    choices = d.get("choices")
+    if isinstance(choices, list):
+        found = [c.get(key) for c in choices if isinstance(c, dict)
+                 for key in ("speculative_decoding_stats", "speculative_decoding") if isinstance(c.get(key), dict)]
+        if found:
+            return found
+    return [d] if any(key in d for key in _STEPS[:1]) else []
+
+
+def _first(rec: dict, names: tuple[str, ...]):
+    """The first of `names` the record has, as a number (None: none of them, or not a number)."""
+    return next((_num(rec[n]) for n in names if n in rec), None)
 
 
 def _histogram(raw) -> dict[int, float] | None:
@@ -151,22 +170,19 @@ def _pool(name: str, docs: list, problems: list) -> _Pooled:
     """The counts of every response with at least one verify step; a response with bad counts is a problem."""
     pooled = _Pooled()
     for where, d in docs:
-        rec = _per_request(d)
-        if rec is None:
-            continue
-        s, a, t = (_num(rec.get("num_spec_steps")), _num(rec.get("num_accepted_draft_tokens")),
-                   _num(rec.get("num_draft_tokens")))
-        if s is None or a is None or s < 0 or a < 0 or (t is not None and t < 0):
-            problems.append(Problem(name, where, "num_spec_steps", "needs num_spec_steps and num_accepted_draft_tokens "
-                                    "as counts ≥ 0; this response was left out"))
-            continue
-        if s == 0:
-            continue  # a request that finished before any verify step
-        if a > s * 64:
-            problems.append(Problem(name, where, "num_accepted_draft_tokens", f"{a:g} accepted drafts in {s:g} "
-                                    "steps is not possible; this response was left out"))
-            continue
-        pooled.add(rec, d, s, a, t)
+        for rec in _per_request(d):
+            s, a, t = _first(rec, _STEPS), _first(rec, _ACCEPTED), _first(rec, _DRAFTED)
+            if s is None or a is None or s < 0 or a < 0 or (t is not None and t < 0):
+                problems.append(Problem(name, where, "num_spec_steps", "needs num_spec_steps and "
+                                        "num_accepted_draft_tokens as counts ≥ 0; this response was left out"))
+                continue
+            if s == 0:
+                continue  # a request that finished before any verify step
+            if a > s * 64:
+                problems.append(Problem(name, where, "num_accepted_draft_tokens", f"{a:g} accepted drafts in {s:g} "
+                                        "steps is not possible; this response was left out"))
+                continue
+            pooled.add(rec, d, s, a, t)
     if not pooled.used:
         raise SpecModelError("no response in this file carries speculative-decoding metrics with at least one verify "
                              "step: start vLLM with --per-request-spec-decode-metrics summary (or detailed) and save "
@@ -177,9 +193,8 @@ def _pool(name: str, docs: list, problems: list) -> _Pooled:
 def read(name: str, text: str, defaults) -> tuple[list, list]:
     """Records and problems for one file (see the module docstring)."""
     docs = _documents(text)
-    if len(docs) == 1 and isinstance(docs[0][1], dict) and (
-            "pooled_spec_decode_acceptance_histogram" in docs[0][1] or "total_spec_decode_steps" in docs[0][1]):
-        return _read_aiperf_summary(name, docs[0][1])
+    if len(docs) == 1 and is_aiperf_summary(docs[0][1]):
+        return read_aiperf_summary(name, docs[0][1])
     problems: list = []
     p = _pool(name, docs, problems)
     values = {"workload": Path(name).stem, "drafts": p.steps, "accepted_tokens": p.accepted,
@@ -208,12 +223,88 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
     return [RunRecord(name, None, "vLLM per-request spec-decode JSON", values, headers)], problems
 
 
-def _read_aiperf_summary(name: str, doc: dict) -> tuple[list, list]:
+# AIPerf's profile_export_aiperf.json, in the layouts github.com/ai-dynamo/aiperf has committed: metrics under
+# "records" keyed by tag (examples/artifacts/run1/profile_export_aiperf.json, commit 7c31f57), metrics at the top
+# level keyed by tag (docs/metrics-reference.md, 0.1x), and "records" as a list of {"tag": ...} entries.
+_AIPERF_TAGS = ("output_token_throughput", "request_throughput", "request_count", "total_spec_decode_steps",
+                "pooled_spec_decode_acceptance_histogram")
+# Where the run's concurrency sits: the input config's load generator (every committed layout), the user
+# config's, and a top-level copy.
+_AIPERF_CONCURRENCY = (("input_config", "loadgen", "concurrency"), ("user_config", "loadgen", "concurrency"),
+                       ("input_config", "concurrency"), ("loadgen", "concurrency"), ("concurrency",))
+
+
+def _aiperf_metrics(doc: dict) -> dict:
+    """tag -> its statistics (a dict with avg, ...) or value, whichever layout the export has."""
+    records = doc.get("records")
+    if isinstance(records, dict):
+        return {**doc, **records}
+    if isinstance(records, list):
+        return {**doc, **{r["tag"]: r for r in records if isinstance(r, dict) and isinstance(r.get("tag"), str)}}
+    return doc
+
+
+def is_aiperf_summary(doc) -> bool:
+    """Whether a JSON document is AIPerf's aggregated export (with or without speculative-decoding metrics)."""
+    if not isinstance(doc, dict):
+        return False
+    metrics = _aiperf_metrics(doc)
+    has_tag = any(tag in metrics for tag in _AIPERF_TAGS)
+    return has_tag and ("input_config" in doc or "records" in doc or "aiperf_version" in doc
+                        or "total_spec_decode_steps" in doc or "pooled_spec_decode_acceptance_histogram" in doc)
+
+
+def _aiperf_concurrency(doc: dict) -> tuple[float | None, str]:
+    for path in _AIPERF_CONCURRENCY:
+        cur = doc
+        for key in path:
+            cur = cur.get(key) if isinstance(cur, dict) else None
+        value = _num(cur)
+        if value is not None and value >= 1:
+            return value, ".".join(path)
+    return None, ".".join(_AIPERF_CONCURRENCY[0])
+
+
+def read_aiperf_summary(name: str, doc: dict) -> tuple[list, list]:
+    """One AIPerf export: the speculative arm when it carries spec-decode totals, else a baseline run (its
+    output token throughput at its concurrency), paired with a speculative run of the same model and load."""
+    metrics = _aiperf_metrics(doc)
+    if "total_spec_decode_steps" in metrics or "pooled_spec_decode_acceptance_histogram" in metrics:
+        return _read_aiperf_summary(name, metrics, doc)
     problems = []
-    steps = _metric_avg(doc, "total_spec_decode_steps")
-    accepted = _metric_avg(doc, "total_accepted_draft_tokens")
-    drafted = _metric_avg(doc, "total_draft_tokens")
-    hist = _histogram(doc.get("pooled_spec_decode_acceptance_histogram"))
+    throughput = _metric_avg(metrics, "output_token_throughput")
+    if not throughput or throughput <= 0:
+        raise SpecModelError("AIPerf export without output_token_throughput and without spec-decode totals: "
+                             "nothing to compare; give the export of a finished run")
+    values = {"workload": Path(name).stem, "baseline_tok_s": throughput,
+              "notes": "AIPerf profile_export_aiperf.json, no speculative decoding"}
+    conc, where = _aiperf_concurrency(doc)
+    headers = {"baseline_tok_s": "output_token_throughput", "concurrency": where}
+    model = _aiperf_model(doc)
+    if model:
+        values["target_model"] = model
+    if conc:
+        values["concurrency"] = conc
+    else:
+        values["concurrency"] = 1
+        problems.append(Problem(name, None, where, "not in the export: judged at batch 1", "warning"))
+    key = (model_key(model), "", values["concurrency"])
+    return [RunRecord(name, None, "AIPerf export", values, headers, "baseline", key)], problems
+
+
+def _aiperf_model(doc: dict) -> str | None:
+    config = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
+    endpoint = config.get("endpoint") if isinstance(config.get("endpoint"), dict) else {}
+    models = endpoint.get("model_names")
+    return models[0] if isinstance(models, list) and models and isinstance(models[0], str) else None
+
+
+def _read_aiperf_summary(name: str, metrics: dict, doc: dict) -> tuple[list, list]:
+    problems = []
+    steps = _metric_avg(metrics, "total_spec_decode_steps")
+    accepted = _metric_avg(metrics, "total_accepted_draft_tokens")
+    drafted = _metric_avg(metrics, "total_draft_tokens")
+    hist = _histogram(metrics.get("pooled_spec_decode_acceptance_histogram"))
     if not steps and hist:
         steps = sum(hist.values())
         accepted = sum(j * n for j, n in hist.items()) if accepted is None else accepted
@@ -222,29 +313,26 @@ def _read_aiperf_summary(name: str, doc: dict) -> tuple[list, list]:
                              "pooled_spec_decode_acceptance_histogram): the run carried no spec-decode stats")
     values = {"workload": Path(name).stem, "drafts": steps, "accepted_tokens": accepted,
               "notes": "AIPerf profile_export_aiperf.json, spec-decode totals"}
+    conc, where = _aiperf_concurrency(doc)
     headers = {"drafts": "total_spec_decode_steps", "accepted_tokens": "total_accepted_draft_tokens",
                "draft_tokens": "total_draft_tokens", "survival": "pooled_spec_decode_acceptance_histogram",
-               "concurrency": "input_config.loadgen.concurrency", "spec_tok_s": "output_token_throughput"}
+               "concurrency": where, "spec_tok_s": "output_token_throughput"}
     if drafted:
         values["draft_tokens"] = drafted
     k = round(drafted / steps) if drafted else (max(hist) if hist else None)
     if hist and k:
         total = sum(hist.values())
         values["survival"] = [sum(n for j, n in hist.items() if j >= i) / total for i in range(1, k + 1)]
-    config = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
-    loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
-    conc = _num(loadgen.get("concurrency"))
-    if conc and conc >= 1:
+    if conc:
         values["concurrency"] = conc
     else:
         values["concurrency"] = 1
-        problems.append(Problem(name, None, "input_config.loadgen.concurrency", "not in the export: judged at batch 1",
-                                "warning"))
-    endpoint = config.get("endpoint") if isinstance(config.get("endpoint"), dict) else {}
-    models = endpoint.get("model_names")
-    if isinstance(models, list) and models and isinstance(models[0], str):
-        values["target_model"] = models[0]
-    throughput = _metric_avg(doc, "output_token_throughput")
+        problems.append(Problem(name, None, where, "not in the export: judged at batch 1", "warning"))
+    model = _aiperf_model(doc)
+    if model:
+        values["target_model"] = model
+    throughput = _metric_avg(metrics, "output_token_throughput")
     if throughput and throughput > 0:
         values["spec_tok_s"] = throughput
-    return [RunRecord(name, None, "AIPerf spec-decode export", values, headers)], problems
+    key = (model_key(model), "", values["concurrency"])
+    return [RunRecord(name, None, "AIPerf spec-decode export", values, headers, "spec", key)], problems

@@ -73,22 +73,23 @@ def whatif_arms_line(summary: Summary) -> str:
 def live_readouts(stats: LiveStats) -> list[Readout]:
     """E, α and draft acceptance rate (with 95 % intervals where measured), load, throughput, KV use."""
     d = stats.to_dict()
-    if stats.measured:
-        ci, aci = d["tokens_per_step_ci"], d["alpha_ci"]
-        acceptance = [
-            Readout("Tokens per step E", f"{stats.tokens_per_step:.2f}",
-                    help="Tokens per verify step, bonus included."
-                         + (f" 95% interval {ci[0]:.2f}–{ci[1]:.2f}." if ci else ""),
-                    caption=f"95%: {ci[0]:.2f}–{ci[1]:.2f}" if ci else None),
-            Readout("α (per token)", f"{stats.alpha:.3f}",
-                    help="The constant per-token acceptance that gives this E at this k.",
-                    caption=f"95%: {aci[0]:.3f}–{aci[1]:.3f}" if aci else None),
-            Readout("Accepted ÷ drafted", f"{stats.draft_acceptance_rate:.3f}",
-                    help="What vLLM calls the draft acceptance rate: accepted ÷ drafted tokens = (E − 1) / k. Not "
-                         "α: lower than α for the same drafts."),
-        ]
-    else:
-        acceptance = [Readout(label, "—") for label in ("Tokens per step E", "α (per token)", "Accepted ÷ drafted")]
+    ci, aci = d["tokens_per_step_ci"], d["alpha_ci"]
+    e_text = "—" if stats.tokens_per_step is None else f"{stats.tokens_per_step:.2f}"
+    acceptance = [
+        Readout("Tokens per step E", e_text,
+                help="Tokens per verify step, bonus included (needs no k)."
+                     + (f" 95% interval {ci[0]:.2f}–{ci[1]:.2f}." if ci else ""),
+                caption=f"95%: {ci[0]:.2f}–{ci[1]:.2f}" if ci else None),
+        Readout("α (per token)", "—" if stats.alpha is None else f"{stats.alpha:.3f}",
+                help="The constant per-token acceptance that gives this E at this k.",
+                caption=(f"95%: {aci[0]:.3f}–{aci[1]:.3f}" if aci else
+                         "needs k" if stats.needs_k else None)),
+        Readout("Accepted ÷ drafted", fmt(stats.draft_acceptance_rate, ".3f"),
+                help="What vLLM calls the draft acceptance rate: accepted ÷ drafted tokens, from the engine's "
+                     "draft-token counter ((E − 1) / k where it has none). Not α: lower than α for the same drafts."
+                     + (f" Mean draft length {stats.mean_draft_length:.2f} of at most {stats.max_draft_length}."
+                        if stats.mean_draft_length is not None and stats.max_draft_length else "")),
+    ]
     running = ("—" if stats.running is None else f"{stats.running:.3g} / {stats.waiting:.3g}"
                if stats.waiting is not None else f"{stats.running:.3g}")  # window means: "101 / 0" fits its box
     return acceptance + [
