@@ -66,9 +66,34 @@ def test_n_gram_proposal_rate_follows_each_engines_convention():
     """vLLM verifies drafts only for sequences whose n-gram matched and counts acceptance over those
     steps (rate 0.4 by default); SGLang pads every sequence to k drafts every step and averages its
     accept length over all of them (ngram_worker.py, v0.5.9), so no rate is applied on top."""
-    from specmodel.model.scenario import NGRAM_PROPOSAL_RATE, Scenario, predict, proposal_rate
+    from specmodel.model.scenario import NGRAM_PROPOSAL_RATE, Scenario, proposal_rate
 
     vllm = Scenario(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="vllm", alpha=0.6, k=4, concurrency=32)
     sglang = Scenario(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="sglang", alpha=0.6, k=4, concurrency=32)
     assert proposal_rate(vllm) == NGRAM_PROPOSAL_RATE == 0.4 and proposal_rate(sglang) == 1.0
     assert proposal_rate(Scenario(method="ngram", engine="sglang", proposal_rate=0.3)) == 0.3  # a measured rate wins
+
+
+def test_the_sidebar_takes_the_engine_version_as_people_write_it():
+    """What-if with SGLang and EAGLE-3: without a version the page says the band spans the versions;
+    with "v0.5.9" (overlap scheduler off for speculation) it prices the serial CPU work instead."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    def page(version=None):
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=90)
+        at.session_state["engine"], at.session_state["method"] = "sglang", "eagle3"
+        if version is not None:
+            at.session_state["engine_version"] = version
+        at.run()
+        assert not at.exception
+        return at, " ".join(e.value for e in at.info)
+
+    _, shown = page()
+    assert "SGLang version not given" in shown and "sidebar's Engine version" in shown
+    at, shown = page("v0.5.9")
+    assert at.sidebar.text_input(key="engine_version").value == "v0.5.9"
+    assert "version not given" not in shown and "SGLang 0.5.9 overlaps plain decoding's CPU work" in shown
+    at, _ = page("latest")
+    assert any("is not a version number" in w.value for w in at.sidebar.warning)

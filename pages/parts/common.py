@@ -11,11 +11,12 @@ import dataclasses
 import streamlit as st
 
 from pages.parts.calibration import calibration, keep_calibration_in_link, set_calibration
+from pages.parts.engine import engine_inputs
 from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
 from pages.parts.text import no_links
 from specmodel import Efficiency, Scenario
 from specmodel.model import presets
-from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine
+from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine, with_version
 from specmodel.show import links
 
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024,
@@ -70,10 +71,7 @@ def render_sidebar() -> None:
         default_draft = presets.find_model(target).default_draft or models[0]
         sb.selectbox("Draft model", models, index=_start("draft", models, default_draft), key="draft",
                      bind="query-params")
-    sb.selectbox("Serving engine", engine_names(), key="engine", bind="query-params",
-                 index=_start("engine", engine_names()), format_func=lambda e: find_engine(e).label,
-                 help="Each engine's own cost per step, per draft pass and per sequence (scheduling, launches, "
-                      "sampling), with its source; 'No engine overhead' is kernels only.")
+    engine_inputs(sb, _start("engine", engine_names()))
     sb.select_slider("Mean context length (tokens in the KV cache)", CONTEXT_CHOICES, value=DEFAULTS["ctx"],
                      key="ctx", bind="query-params",
                      help="Longer contexts fill memory (fewer sequences fit) and make every step read more KV cache.")
@@ -133,12 +131,11 @@ def base_scenario(**changes) -> Scenario:
     ss = st.session_state
     method = ss.get("method", DEFAULTS["method"])
     target = ss.get("target", DEFAULTS["target"])
-    draft = None
-    if method == "draft_model":
-        draft = ss.get("draft") or presets.find_model(target).default_draft
+    draft = (ss.get("draft") or presets.find_model(target).default_draft) if method == "draft_model" else None
+    engine = with_version(ss.get("engine", DEFAULTS["engine"]), ss.get("engine_version"))
     s = Scenario(gpu=ss.get("gpu", DEFAULTS["gpu"]), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
                  method=method, draft=draft, context_len=int(ss.get("ctx", DEFAULTS["ctx"])),
-                 efficiency=calibration() or Efficiency(), engine=ss.get("engine", DEFAULTS["engine"]))
+                 efficiency=calibration() or Efficiency(), engine=engine)
     return dataclasses.replace(s, **changes)
 
 

@@ -267,7 +267,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
         return [info(f"{engine.label} version not given: predicted with the engine preset as it stands; at "
                      f"{shown} the speculative step runs without the overlap (async) scheduler that plain decoding keeps "
                      f"and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step (the band spans "
-                     f"both; a run file's engine column or --engine takes the version, e.g. "
+                     f"both; the sidebar's Engine version, a run file's engine column or --engine takes it, e.g. "
                      f"'{older.replace('.99', '.0')}')")]
     ms, per_seq = engine.serial_cpu(method)
     if ms or per_seq:

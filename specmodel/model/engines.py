@@ -157,6 +157,13 @@ def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
                   bool(e.get("ngram_drafts_every_step", False)))
 
 
+def with_version(engine: str, version_text) -> str:
+    """An engine key and a version as a user typed it ("v0.5.9") as one engine text ("sglang 0.5.9");
+    the engine alone where the text holds no version."""
+    version = parse_version(version_text or "")
+    return f"{engine} {'.'.join(map(str, version))}" if version else engine
+
+
 def named_engine(text) -> str | None:
     """The engine a text names, with its version where the text gives one ("SGLang v0.5.9" ->
     "sglang 0.5.9", "vLLM V1" -> "vllm"); None when no engine is named."""
