@@ -17,8 +17,9 @@ def test_vllm_gets_its_speculative_config_with_the_per_batch_schedule():
     assert advice.language == "json"
     assert json.loads(advice.code) == {"method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct",
                                        "num_speculative_tokens": 3,
-                                       # off from 51: above it k = 3 gains under 1% (decide.K_TIE)
-                                       "num_speculative_tokens_per_batch_size": [[1, 50, 3], [51, 512, 0]]}
+                                       # off from 56: plain decoding beats k = 3 there by more than 2%
+                                       # (decide.SWITCH_GAIN; k = 3 is within noise of plain at 51-55)
+                                       "num_speculative_tokens_per_batch_size": [[1, 55, 3], [56, 512, 0]]}
 
 
 def test_sglang_gets_launch_flags_for_a_chain_of_the_best_k():

@@ -21,12 +21,25 @@ def add_parser(sub) -> None:
     add_scenario_arguments(p)
     add_acceptance_and_timing_arguments(p)
     p.add_argument("--concurrency", type=number(1, 65_536, whole=True), default=1, help="concurrent sequences")
+    p.add_argument("--dp", type=number(1, 1024, whole=True), default=1,
+                   help="data-parallel replicas the deployment runs (vLLM and SGLang drop per-batch k under DP); default 1")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_predict)
 
     q = sub.add_parser("presets", help="list GPU, model and method presets with their sources")
     q.add_argument("--json", action="store_true")
     q.set_defaults(run=run_presets)
+
+
+def crossover_words(cross: int | None, k: int) -> str:
+    """The crossover of the k set here in words (never "loses above batch 0")."""
+    if k == 0:
+        return "none (speculation is off)"
+    if cross is None:
+        return f"k = {k} never loses up to batch 4096"
+    if cross == 0:
+        return f"k = {k} loses already at batch 1"
+    return f"k = {k} loses above batch {cross}"
 
 
 def _f(value, spec: str = ".2f", none: str = "n/a") -> str:
@@ -44,7 +57,7 @@ def run_predict(args: argparse.Namespace) -> int:
             raise
         print_json(does_not_fit_dict(scenario, exc))
         return 0
-    out = prediction_dict(summary)
+    out = prediction_dict(summary, dp=args.dp)
     advice = deploy_advice(summary)
     if args.json:
         print_json(out)
@@ -67,7 +80,9 @@ def run_predict(args: argparse.Namespace) -> int:
           f"fits {spec['max_concurrency']} sequences")
     cross = out["crossover_concurrency"]
     print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x); crossover: "
-          + ("none up to 4096" if cross is None else f"loses above batch {cross}"))
+          + crossover_words(cross, s.k))
+    if out["threshold_text"]:
+        print(f"                    {out['threshold_text']}")
     if s.engine == "vllm":
         print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     else:

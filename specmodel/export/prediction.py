@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from specmodel.errors import DoesNotFit
-from specmodel.export.deploy import deploy_advice, vllm_speculative_config
+from specmodel.export.deploy import deploy_advice, deploy_by_engine, vllm_speculative_config
 from specmodel.model.decide import Summary, off_above
 from specmodel.model.engines import find_engine
 from specmodel.model.scenario import Arm, Scenario
@@ -41,9 +41,10 @@ def _inputs(s: Scenario) -> dict:
             "kv_dtype": s.kv_dtype, "timings": "measured" if s.t_target_ms is not None else "hardware"}
 
 
-def prediction_dict(summary: Summary, with_deploy: bool = True) -> dict:
+def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> dict:
     """`predict --json` for a scenario that fits. `with_deploy`: include the engine's deploy advice
-    (the key 'deploy'); pages that show it themselves skip the work."""
+    (the keys 'deploy' and 'deploy_by_engine'); pages that show it themselves skip the work.
+    `dp`: data-parallel replicas the deployment runs (its traps differ)."""
     p, s = summary.prediction, summary.scenario
     band = summary.band
     out = {
@@ -59,6 +60,7 @@ def prediction_dict(summary: Summary, with_deploy: bool = True) -> dict:
         "crossover_concurrency": summary.crossover_concurrency,
         "num_speculative_tokens_per_batch_size": summary.schedule,
         "off_above_batch": off_above(summary.schedule),
+        "threshold_text": summary.threshold_text,
         "off_above_batch_low": summary.off_above_range[0] if summary.off_above_range else None,
         "off_above_batch_high": summary.off_above_range[1] if summary.off_above_range else None,
         "plain": _arm(p.plain), "spec": _arm(p.spec),
@@ -66,6 +68,9 @@ def prediction_dict(summary: Summary, with_deploy: bool = True) -> dict:
         "notes": list(summary.notes),
     }
     out["deploy"] = deploy_advice(summary).to_dict() if with_deploy else None
+    by_engine, why = deploy_by_engine(summary, dp) if with_deploy else (None, {})
+    out["deploy_by_engine"] = by_engine
+    out["deploy_by_engine_unavailable"] = why
     return out
 
 
@@ -80,7 +85,9 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "advice": exc.closest, "speedup_low": None, "speedup_high": None, "uncertain": False,
         "break_even_tokens_per_step": None, "break_even_alpha": None, "best_k": None,
         "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
-        "off_above_batch": None, "off_above_batch_low": None, "off_above_batch_high": None,
+        "off_above_batch": None, "off_above_batch_low": None, "off_above_batch_high": None, "threshold_text": None,
         "plain": dict(arm), "spec": dict(arm), "vllm_speculative_config": None,
-        "notes": [], "deploy": None, "does_not_fit": exc.to_dict(),
+        "notes": [], "deploy": None, "deploy_by_engine": None,
+        "deploy_by_engine_unavailable": {e: "not even one sequence fits" for e in ("vllm", "sglang", "trtllm")},
+        "does_not_fit": exc.to_dict(),
     }

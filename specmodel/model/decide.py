@@ -4,7 +4,7 @@ reviewer reads off one scenario."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -80,20 +80,77 @@ def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> np.n
     return grid
 
 
+# A schedule switches k (between two k, or from off back on, or to off) only where the other k beats
+# the one in use by more than this: run-to-run noise of a serving benchmark is about 2%, and every
+# switch has a price the model does not see (vLLM re-pads to another CUDA graph; k flipping 2 <-> 0 around
+# a threshold thrashes graphs). The per-batch best k without it is `best_k_per_batch` (an upper bound).
+SWITCH_GAIN = 0.02
+
+
+def best_k_per_batch(grid: np.ndarray) -> np.ndarray:
+    """The best k at every batch of a schedule_grid (smallest within K_TIE of the fastest): what an
+    engine that re-chose k every step for free could reach (an upper bound, not a schedule to deploy)."""
+    return smallest_best(grid, axis=0)
+
+
+def ks_in_use(grid: np.ndarray) -> np.ndarray:
+    """The k a schedule runs at every batch of a speedup grid (k rows 0..K, batch columns 1..B; any
+    leading axes are separate grids): the best k of batch 1, kept until another k beats it by more
+    than SWITCH_GAIN. One rule for k_schedule and the grouped runs (model/grouped.py)."""
+    g = np.asarray(grid, dtype=float)
+    best = smallest_best(g, axis=-2)
+    lead = g.shape[:-2]
+    flat = g.reshape((-1,) + g.shape[-2:])
+    best = best.reshape(flat.shape[0], flat.shape[-1])
+    rows = np.arange(flat.shape[0])
+    out = np.empty_like(best)
+    current = best[:, 0].copy()
+    for i in range(flat.shape[-1]):
+        cand = best[:, i]
+        switch = (cand != current) & (flat[rows, cand, i] > flat[rows, current, i] * (1.0 + SWITCH_GAIN))
+        current = np.where(switch, cand, current)
+        out[:, i] = current
+    return out.reshape(lead + (flat.shape[-1],))
+
+
 def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, grid: np.ndarray | None = None) -> list[list[int]]:
-    """vLLM's `num_speculative_tokens_per_batch_size`: [[min_batch, max_batch, k], ...], the best k
-    for every batch size in 1..max_batch, merged into ranges (k = 0: speculation off).
-    `grid`: schedule_grid(s, k_max, max_batch) when already computed."""
+    """vLLM's `num_speculative_tokens_per_batch_size`: [[min_batch, max_batch, k], ...] for batch sizes
+    1..max_batch (inclusive ranges from 1; k = 0: speculation off). It starts at the best k of batch 1
+    and keeps the k in use until another k beats it by more than SWITCH_GAIN (ks_in_use), so it never
+    switches k for a gain inside run-to-run noise. `grid`: schedule_grid(s, k_max, max_batch) when
+    already computed."""
     grid = schedule_grid(s, k_max, max_batch) if grid is None else grid
-    batches = np.arange(1, grid.shape[1] + 1)
-    best = smallest_best(grid, axis=0)
+    return ranges_of(ks_in_use(grid))
+
+
+def ranges_of(ks) -> list[list[int]]:
+    """[[min_batch, max_batch, k], ...] from the k at every batch 1..B."""
     ranges: list[list[int]] = []
-    for b, kb in zip(batches.tolist(), best.tolist()):
+    for b, kb in enumerate(np.asarray(ks).tolist(), start=1):
         if ranges and ranges[-1][2] == kb:
             ranges[-1][1] = b
         else:
-            ranges.append([b, b, kb])
+            ranges.append([b, b, int(kb)])
     return ranges
+
+
+def k_at(schedule: list[list[int]], batch: int) -> int | None:
+    """The schedule's k at a batch size (None beyond its last range)."""
+    for lo, hi, k in schedule:
+        if lo <= batch <= hi:
+            return int(k)
+    return None
+
+
+def small_flips(grid: np.ndarray) -> int:
+    """How often the per-batch best k changes for a gain of at most SWITCH_GAIN over the k before it:
+    the switches an engine that chases the best k would make for nothing (k_schedule makes none)."""
+    best = best_k_per_batch(grid)
+    n = 0
+    for i in range(1, grid.shape[1]):
+        if best[i] != best[i - 1] and grid[best[i], i] <= grid[best[i - 1], i] * (1.0 + SWITCH_GAIN):
+            n += 1
+    return n
 
 
 # A verdict's label -> how its headline reads (specmodel.notes.TONES); any other label is "neutral".
@@ -172,6 +229,18 @@ class Summary:
     notes: tuple[str, ...]
     band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
     off_above_range: tuple[int | None, int | None] | None = None  # off_above_batch_low/high (off_above_range)
+    grid: np.ndarray | None = field(default=None, compare=False, repr=False)  # schedule_grid the schedule came from
+
+    @property
+    def off_above(self) -> int | None:
+        """The batch above which the schedule turns speculation off (off_above of the schedule)."""
+        return off_above(self.schedule)
+
+    @property
+    def threshold_text(self) -> str | None:
+        """Why the crossover (the k set here) and the off threshold (the schedule's k) are two numbers,
+        in words; None where only one of them exists or they agree."""
+        return threshold_words(self.scenario.k, self.crossover_concurrency, self.schedule)
 
     @property
     def uncertain(self) -> bool:
@@ -187,11 +256,11 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     ('pays off', 'pays off: 1.70x')
     """
     p = predict(s)
-    best = best_k(s, max(k_max, s.k))
     cross = crossover_concurrency(s)
     spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
     grid = schedule_grid(s, max(k_max, s.k), SCHEDULE_MAX_BATCH)
     schedule = k_schedule(s, grid=grid)
+    best = decided_k(s, schedule, grid, max(k_max, s.k))
     last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
     v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits, last_k)
     if not spec_fits:  # name the real cause for this method and the closest setting that fits
@@ -212,7 +281,7 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
                           "positions past it use a geometric tail fitted to the profile"))
     band = speedup_band(s, speedup=float(p.speedup))
     between = off_above_range(s, grid=grid) if s.k else None
-    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between)
+    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between, grid)
     if summary.uncertain:
         text = f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x"
         if between and between != (None, None):
@@ -224,6 +293,34 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
 
 
 SCHEDULE_MAX_BATCH = 512
+
+
+def decided_k(s: Scenario, schedule: list[list[int]], grid: np.ndarray, k_max: int = K_MAX) -> tuple[int, float]:
+    """(k, its speedup) the decision runs at the scenario's concurrency: the schedule's k there (so the
+    advice, the schedule and every engine's config name one k), best_k beyond the schedule's range."""
+    k = k_at(schedule, int(s.concurrency))
+    if k is None:
+        return best_k(s, k_max)
+    return k, float(grid[k, int(s.concurrency) - 1])
+
+
+def threshold_words(k: int, crossover: int | None, schedule: list[list[int]]) -> str | None:
+    """The crossover (where the k set here stops paying) beside the schedule's off threshold, in words."""
+    off = off_above(schedule)
+    if not k or off is None or crossover is None or off == crossover:
+        return None
+    off_k = schedule[-2][2] if len(schedule) >= 2 else None
+    cross = ("from batch 1" if crossover == 0 else f"above batch {crossover}")
+    if off_k == k:
+        why = (f"between the two, k = {k} is within {SWITCH_GAIN:.0%} of plain decoding (run-to-run noise), "
+               "so the schedule does not switch for it")
+    else:
+        why = (f"the schedule runs k = {off_k} there, which keeps within {SWITCH_GAIN:.0%} of plain decoding up to "
+               f"batch {off}")
+    if off == 0:
+        return f"k = {k} loses {cross}; the schedule keeps speculation off at every batch"
+    return (f"k = {k} (the k set here) loses {cross} (the crossover); the schedule turns speculation off above "
+            f"batch {off}: {why}")
 
 
 def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_MAX_BATCH,

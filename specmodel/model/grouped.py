@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import (K_MAX, K_TIE, MAX_CROSSOVER_BATCH, band_around, band_variants, off_above,
-                                    smallest_best, summarize, verdict)
+from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, band_around, band_variants, ks_in_use, off_above,
+                                    ranges_of, smallest_best, summarize, verdict)
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
@@ -126,10 +126,19 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     grid[:, 0] = 1.0
     best = smallest_best(grid, axis=1)
     best_speed = grid[np.arange(n), best]
-
-    # crossover (as scenario.crossover_concurrency): the last batch before the first losing one in 1..4096
     batches = np.arange(1, MAX_CROSSOVER_BATCH + 1)
     r_full = _ratio(setup, a0, ks, batches)
+    # the schedule per distinct α (decide.ks_in_use, as k_schedule): its off threshold, the k just below
+    # it, and the k it runs at each run's concurrency up to 512 (decide.decided_k)
+    off_u, in_use = _schedules(t_grid, r_full[:, :SCHEDULE_BATCHES])
+    off = [off_u[u] for u in u_idx]
+    inside = conc <= SCHEDULE_BATCHES
+    if in_use is not None and inside.any():
+        rows = np.flatnonzero(inside)
+        best[rows] = in_use[u_idx[rows], conc[rows].astype(int) - 1]
+        best_speed = grid[np.arange(n), best]
+
+    # crossover (as scenario.crossover_concurrency): the last batch before the first losing one in 1..4096
     crossover: list = [None] * n
     for kv in np.unique(k):
         if kv == 0:
@@ -142,9 +151,6 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
         for r, f in zip(rows, first_losing):
             crossover[r] = None if f >= len(batches) else int(f)
 
-    # the batch above which the best k is 0 for good (scenario.off_above of k_schedule), per distinct α
-    off_u = _off_above(t_grid, r_full[:, :SCHEDULE_BATCHES])
-    off = [off_u[u] for u in u_idx]
 
     band_low, band_high = _band(setup, a0, ks, c_uniq, c_idx, k, speedup, tokens)
 
@@ -168,29 +174,25 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
             "error": [None] * n}
 
 
-def _off_above(t_grid: np.ndarray, r_sched: np.ndarray) -> list:
-    """Per row of t_grid (one α): (None, None) when the best k at batch 512 is above 0, else the last
-    batch in 1..512 whose best k is above 0 (0 when none) and that best k (as k_schedule has it)."""
+def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
+    """Per row of t_grid (one α): (off_above of its schedule, the schedule's k just below it), and the
+    k the schedule runs at every batch 1..512 (rows × batches; None without any k > 0)."""
     k_count = t_grid.shape[1] - 1
     if k_count == 0:
-        return [(0, None)] * t_grid.shape[0]
-    chunk = max(1, _CHUNK_ELEMENTS // (k_count * r_sched.shape[1]))
+        return [(0, None)] * t_grid.shape[0], None
+    chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * r_sched.shape[1]))
     out: list = []
+    in_use = np.empty((t_grid.shape[0], r_sched.shape[1]), dtype=int)
     for start in range(0, t_grid.shape[0], chunk):
-        t = t_grid[start:start + chunk, 1:]
-        s = np.nan_to_num(t[:, :, None] * r_sched[None, 1:, :], nan=0.0)
-        on = s.max(axis=1) * (1.0 - K_TIE) > 1.0 + 1e-12  # some k > 0 beats k = 0 (speedup 1) by more than K_TIE
-        last_on = np.where(on.any(axis=1), on.shape[1] - np.argmax(on[:, ::-1], axis=1), 0)
-        for row, (o, b) in enumerate(zip(on, last_on)):
-            if o[-1]:
-                out.append((None, None))
-                continue
-            k_there = None
-            if b > 0:  # the schedule's best k at the last batch where speculation still pays
-                col = s[row, :, b - 1]
-                k_there = int(smallest_best(col, axis=0)) + 1
-            out.append((int(b), k_there))
-    return out
+        g = np.nan_to_num(t_grid[start:start + chunk, :, None] * r_sched[None, :, :], nan=0.0)
+        g[:, 0, :] = 1.0
+        ks_used = ks_in_use(g)
+        in_use[start:start + chunk] = ks_used
+        for row in ks_used:
+            schedule = ranges_of(row)
+            last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
+            out.append((off_above(schedule), last_k))
+    return out, in_use
 
 
 def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):
