@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from specmodel.cli import capacity, dashboard, fleet, mix, predict, rules, runs, scrape
+from specmodel.cli import capacity, dashboard, fleet, mix, plan, predict, rules, runs, scrape
 from specmodel.errors import SpecModelError
 
 # Modules that each contribute one subcommand (see specmodel/cli/predict.py for the shape).
-COMMAND_MODULES = (predict, scrape, fleet, mix, runs, rules, dashboard, capacity)
+COMMAND_MODULES = (predict, plan, scrape, fleet, mix, runs, rules, dashboard, capacity)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,84 @@
+"""`plan` command: the fewest benchmark runs that pin what the model cannot know for one scenario,
+as ready commands for the engine's benchmark; with --results, the band before and after calibrating.
+
+    python -m specmodel plan [predict's scenario flags] [--bench vllm|sglang|guidellm] [--results FILE...] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("plan", help="the few benchmark runs that pin the model's unknowns, as ready commands",
+                       description="Plan the fewest plain and speculative benchmark runs that separate a server's "
+                                   "fixed from its per-sequence step costs and bracket where speculation stops "
+                                   "paying, for the scenario predict takes (same flags). --results FILE... reads "
+                                   "their results back, calibrates and prints the band before and after.")
+    add_scenario_arguments(p)
+    add_acceptance_and_timing_arguments(p)
+    p.add_argument("--concurrency", type=number(1, 65_536, whole=True), default=1, help="concurrent sequences")
+    p.add_argument("--bench", choices=("vllm", "sglang", "guidellm"), default=None,
+                   help="benchmark client; default the engine's own (vllm bench serve, sglang.bench_serving), "
+                        "guidellm for TensorRT-LLM")
+    p.add_argument("--results", nargs="+", metavar="FILE", help="the plan's result files: calibrate on them and "
+                                                                 "print the band before and after")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run_plan)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from specmodel.cli.output import print_json
+    from specmodel.model.decide import summarize
+    from specmodel.plan.measure import measurement_plan
+
+    scenario = scenario_from_args(args)
+    summary = summarize(scenario, k_max=args.k_max)
+    plan = measurement_plan(summary, args.bench)
+    out = plan.to_dict()
+    out["off_above_batch_low"], out["off_above_batch_high"] = summary.off_above_range or (None, None)
+    out["off_above_batch"] = summary.off_above
+    if args.results:
+        out["calibrated"] = _calibrated(scenario, args.results)
+    if args.json:
+        print_json(out)
+        return 0
+    hours = out["total_minutes"]
+    print(f"Measurement plan for {scenario.target} on {scenario.gpu} ({out['engine']}, {scenario.method}, k = "
+          f"{plan.k}): {len(plan.runs)} runs, about {hours:g} min with two server starts")
+    print(f"  plain server:       {plan.servers['plain']}")
+    print(f"  speculative server: {plan.servers['speculative']}")
+    for r in plan.runs:
+        print(f"  - batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} "
+              f"(~{r.seconds / 60:.1f} min): {r.why}")
+        print(f"    {r.command}")
+    for note in plan.notes:
+        print(f"  note: {note}")
+    if "calibrated" in out:
+        c = out["calibrated"]
+        print(f"  band before: {c['before'][0]:.2f}x to {c['before'][1]:.2f}x (width {c['width_before']:.2f}); "
+              f"after calibrating on the results: {c['after'][0]:.2f}x to {c['after'][1]:.2f}x "
+              f"(width {c['width_after']:.2f}, engine {c['engine_after']})")
+        print(f"  calibration: {c['calibration']['message']}")
+    return 0
+
+
+def _calibrated(scenario, files: list[str]) -> dict:
+    from specmodel.errors import SpecModelError
+    from specmodel.limits import read_file
+    from specmodel.plan.measure import calibrated_band
+    from specmodel.runs.load import read_runs
+    from specmodel.runs.records import RunDefaults
+
+    defaults = RunDefaults(gpu=scenario.gpu, target=scenario.target, method=scenario.method, draft=scenario.draft,
+                           tp=scenario.tp, context_len=scenario.context_len, k=scenario.k or None)
+    table = read_runs([(Path(f).name, read_file(f)) for f in files], defaults)
+    for p in table.problems:
+        sys.stderr.write(f"{p.severity}: {p.file}" + (f" row {p.row}" if p.row else "") + f": {p.message}\n")
+    if table.rows.empty:
+        raise SpecModelError("no run could be read from the --results files; see the lines above")
+    return calibrated_band(scenario, table.rows)

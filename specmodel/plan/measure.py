@@ -1,0 +1,290 @@
+"""The measurement plan: the fewest benchmark runs that pin what the model cannot know about a given
+server (its fixed per-step cost, its per-sequence cost, and where speculation stops paying), each as
+a ready command for the engine's own benchmark, and what uploading their results does to the band.
+
+Which runs, and why:
+- batch 1, plain and speculative: the fixed cost of a step (weights read once, kernel launches, the
+  engine's CPU work per step) and the draft's cost, where per-sequence costs are smallest;
+- the two ends of the range where the model places the off threshold (`off_above_batch_low/high`,
+  the band's two ends), plain and speculative: they bracket the crossover, and the upper one, far
+  from batch 1, separates per-sequence cost (KV reads, per-sequence CPU work) from fixed cost.
+A range that collapses (the model is sure) is bracketed at half and twice the threshold instead.
+
+Synthetic acceptance (so the fit sees step cost apart from acceptance), read from each engine's source:
+- vLLM: `--speculative-config` keys `rejection_sample_method: "synthetic"` with
+  `synthetic_acceptance_length` (mean tokens per step, bonus included, in [1, k + 1]) from v0.20.0
+  (vllm/config/speculative.py; absent in v0.19.0);
+- SGLang: environment `SGLANG_SIMULATE_ACC_LEN` (accepted length per step, bonus included; clamped to
+  [1, steps + 1]) from v0.5.3 (python/sglang/srt/environ.py; `SIMULATE_ACC_LEN` in
+  speculative/eagle_utils.py in v0.4.6-v0.5.1);
+- TensorRT-LLM: none found; acceptance is what the prompts give.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, replace
+
+from specmodel.errors import SpecModelError
+from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, speedup_band
+from specmodel.model.engines import engine_text, find_engine
+from specmodel.model.presets import find_method, find_model
+from specmodel.model.scenario import Scenario, predict
+
+BENCHES = ("vllm", "sglang", "guidellm")
+BENCH_OF_ENGINE = {"vllm": "vllm", "sglang": "sglang"}  # others: guidellm (any OpenAI-compatible server)
+OUTPUT_LEN = 256  # output tokens per request: long enough that decoding dominates the run
+SERVER_START_S = 180  # loading weights, compiling, capturing CUDA graphs: per server the plan starts
+MIN_PROMPTS = 16
+PROMPTS_PER_SLOT = 8  # requests per concurrent slot: the batch stays full through most of the run
+SYNTHETIC = {
+    "vllm": {"setting": '--speculative-config keys "rejection_sample_method": "synthetic", '
+                        '"synthetic_acceptance_length": E', "since": "vLLM 0.20.0",
+             "source": "vllm/config/speculative.py (release wheels; absent in 0.19.0)"},
+    "sglang": {"setting": "environment SGLANG_SIMULATE_ACC_LEN=E", "since": "SGLang 0.5.3",
+               "source": "python/sglang/srt/environ.py (SIMULATE_ACC_LEN in speculative/eagle_utils.py before)"},
+}
+VLLM_METHOD = {"draft_model": "draft_model", "ngram": "ngram", "eagle": "eagle", "eagle3": "eagle3", "mtp": "mtp",
+               "medusa": "medusa"}
+SGLANG_ALGO = {"eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "EAGLE", "draft_model": "STANDALONE", "ngram": "NGRAM"}
+TRT_TYPE = {"draft_model": "DraftTarget", "ngram": "NGram", "eagle": "Eagle3", "eagle3": "Eagle3", "mtp": "MTP"}
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    concurrency: int
+    speculative: bool
+    command: str  # the benchmark client's command line
+    server: str  # the server it runs against
+    why: str
+    num_prompts: int
+    seconds: float  # predicted length of the run alone
+
+    def to_dict(self) -> dict:
+        return {"concurrency": self.concurrency, "speculative": self.speculative, "command": self.command,
+                "server": self.server, "why": self.why, "num_prompts": self.num_prompts,
+                "seconds": round(self.seconds, 1)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    engine: str
+    bench: str
+    k: int
+    acceptance_length: float  # E the speculative server is told to accept (synthetic), or expects
+    runs: tuple[PlannedRun, ...]
+    servers: dict  # "plain" / "speculative" -> the server command
+    synthetic: dict | None  # the engine's synthetic-acceptance setting: setting, since, source
+    total_seconds: float
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {"engine": self.engine, "bench": self.bench, "k": self.k,
+                "acceptance_length": round(self.acceptance_length, 3),
+                "runs": [r.to_dict() for r in self.runs], "servers": self.servers, "synthetic_acceptance": self.synthetic,
+                "total_seconds": round(self.total_seconds), "total_minutes": round(self.total_seconds / 60, 1),
+                "notes": list(self.notes)}
+
+
+def plan_concurrencies(summary: Summary) -> list[tuple[int, str]]:
+    """(concurrency, why) for the plan: batch 1 and the two ends of the off-threshold range (or half
+    and twice the threshold when the range is one batch), capped where the speculative arm still fits."""
+    s = summary.scenario
+    cap = int(min(SCHEDULE_MAX_BATCH, max(1, summary.prediction.spec.max_concurrency)))
+    lo, hi = summary.off_above_range or (None, None)
+    off = summary.off_above
+    points = [(1, "batch 1: the fixed cost of a step (weights read once, kernel launches, the engine's CPU work) "
+                  "and the draft's, where per-sequence costs are smallest")]
+    if lo is not None and hi is not None and lo != hi or (lo is None) != (hi is None):
+        low = max(2, lo or 1)
+        high = hi if hi is not None else cap
+        points.append((low, f"batch {low}: where speculation stops paying at the band's low end "
+                            f"(off_above_batch_low {lo}); brackets the threshold from below"))
+        points.append((high, f"batch {high}: where it stops paying at the band's high end "
+                             f"(off_above_batch_high {'above 512' if hi is None else hi}); far from batch 1, "
+                             "it separates the per-sequence cost (KV reads, per-sequence CPU work) from the fixed one"))
+    else:
+        t = off if off is not None else (summary.crossover_concurrency if s.k else None)
+        if t is None or t >= cap:
+            points.append((max(2, cap // 8), f"batch {max(2, cap // 8)}: a mid batch, where both costs count"))
+            points.append((cap, f"batch {cap}: the largest batch the speculative arm fits (up to 512); it "
+                                "separates the per-sequence cost from the fixed one"))
+        else:
+            t = max(t, 1)
+            points.append((max(2, t // 2), f"batch {max(2, t // 2)}: half the predicted off threshold "
+                                           f"(batch {t}); speculation should still pay here"))
+            points.append((min(cap, 2 * t), f"batch {min(cap, 2 * t)}: twice the threshold; it should lose "
+                                            "here, and far from batch 1 it separates per-sequence from fixed cost"))
+    out, seen = [], set()
+    for wanted, why in points:
+        c = int(min(cap, max(1, wanted)))
+        if c != wanted:
+            why += f" (run at batch {c}: the most sequences the speculative arm fits)"
+        if c not in seen:
+            seen.add(c)
+            out.append((c, why))
+    return sorted(out)
+
+
+def input_len(s: Scenario) -> int:
+    """Prompt tokens that give the scenario's mean context (prompt + half the output, as the run
+    readers compute context_len)."""
+    return max(16, int(s.context_len - OUTPUT_LEN / 2))
+
+
+def _spec_k(summary: Summary) -> int:
+    return int(summary.scenario.k or summary.best_k or 4)
+
+
+def _servers(s: Scenario, engine: str, k: int, accept_len: float) -> dict:
+    target = find_model(s.target).hf_id
+    draft = find_model(s.draft).hf_id if s.method == "draft_model" and s.draft else (
+        "YOUR_EAGLE_DRAFT" if s.method in ("eagle", "eagle3") else "YOUR_MEDUSA_HEADS" if s.method == "medusa" else None)
+    e = round(accept_len, 2)
+    if engine == "vllm":
+        if s.method not in VLLM_METHOD:
+            raise SpecModelError(f"vLLM has no speculative method for '{s.method}': plan for another engine")
+        cfg = {"method": VLLM_METHOD[s.method], **({"model": draft} if draft else {}), "num_speculative_tokens": k,
+               "rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
+        tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
+        base = ["vllm", "serve", target, *tp, "--port", "8000"]
+        return {"plain": shlex.join(base),
+                "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
+    if engine == "sglang":
+        if s.method not in SGLANG_ALGO:
+            raise SpecModelError(f"SGLang has no speculative algorithm for '{s.method}': plan for another engine")
+        tp = ["--tp-size", str(s.tp)] if s.tp > 1 else []
+        base = ["python", "-m", "sglang.launch_server", "--model-path", target, *tp, "--port", "30000"]
+        flags = ["--speculative-algorithm", SGLANG_ALGO[s.method]] + (
+            ["--speculative-draft-model-path", draft] if draft else []) + (
+            ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method != "ngram" else []) + [
+            "--speculative-num-draft-tokens", str(k + 1)]
+        return {"plain": shlex.join(base), "speculative": f"SGLANG_SIMULATE_ACC_LEN={e} " + shlex.join(base + flags)}
+    if s.method not in TRT_TYPE:
+        raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
+    tp = ["--tp_size", str(s.tp)] if s.tp > 1 else []
+    yaml = (f"speculative_config:\n  decoding_type: {TRT_TYPE[s.method]}\n  max_draft_len: {k}\n"
+            + (f"  speculative_model: {draft}\n" if draft else "")
+            + (f"  num_nextn_predict_layers: {k}\n" if s.method == "mtp" else ""))
+    base = ["trtllm-serve", target, *tp, "--port", "8000"]
+    return {"plain": shlex.join(base),
+            "speculative": f"printf '%s' {shlex.quote(yaml)} > spec.yaml && "
+                           + shlex.join(base + ["--extra_llm_api_options", "spec.yaml"])}
+
+
+def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, k: int, label: str) -> str:
+    target = find_model(s.target).hf_id
+    in_len = input_len(s)
+    out_file = f"{label}.json"
+    if bench == "vllm":
+        meta = [f"gpu={s.gpu}", f"tp={s.tp}", f"label={label}"]
+        if spec:
+            meta.append(f"method={s.method}")
+            if s.method == "draft_model" and s.draft:
+                meta.append(f"draft_model={s.draft}")
+        return shlex.join(["vllm", "bench", "serve", "--backend", "vllm", "--model", target,
+                           "--base-url", "http://localhost:8000", "--dataset-name", "random",
+                           "--random-input-len", str(in_len), "--random-output-len", str(OUTPUT_LEN), "--ignore-eos",
+                           "--num-prompts", str(n), "--max-concurrency", str(c), "--request-rate", "inf",
+                           "--save-result", "--result-dir", "results", "--result-filename", out_file,
+                           "--metadata", *meta])
+    if bench == "sglang":
+        return shlex.join(["python", "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1",
+                           "--port", "30000", "--model", target, "--dataset-name", "random",
+                           "--random-input-len", str(in_len), "--random-output-len", str(OUTPUT_LEN),
+                           "--random-range-ratio", "1", "--num-prompts", str(n), "--max-concurrency", str(c),
+                           "--output-file", f"results/{label}.jsonl"])
+    return shlex.join(["guidellm", "benchmark", "--target", "http://localhost:8000", "--rate-type", "concurrent",
+                       "--rate", str(c), "--max-requests", str(n),
+                       "--data", f"prompt_tokens={in_len},output_tokens={OUTPUT_LEN}",
+                       "--output-path", f"results/{out_file}"])
+
+
+def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
+    """The plan for the summary's scenario on its engine: runs, servers, the synthetic-acceptance
+    setting where the engine has one, and how long it takes (predicted throughput, plus server starts)."""
+    s = summary.scenario
+    engine = find_engine(s.engine).name
+    if engine not in ("vllm", "sglang", "trtllm"):
+        raise SpecModelError(f"no benchmark plan for engine '{engine}': choose vllm, sglang or trtllm")
+    bench = bench or BENCH_OF_ENGINE.get(engine, "guidellm")
+    if bench not in BENCHES:
+        raise SpecModelError(f"unknown benchmark '{bench}'; one of {', '.join(BENCHES)}")
+    k = _spec_k(summary)
+    accept = float(predict(replace(s, k=k)).tokens_per_step)
+    servers = _servers(s, engine, k, accept)
+    runs = []
+    for c, why in plan_concurrencies(summary):
+        p = predict(replace(s, k=k), concurrency=c)
+        n = max(MIN_PROMPTS, PROMPTS_PER_SLOT * c)
+        for spec in (False, True):
+            arm = p.spec if spec else p.plain
+            label = f"{'spec' if spec else 'plain'}_c{c}"
+            seconds = n * OUTPUT_LEN / max(float(arm.throughput_tok_s), 1e-9)
+            words = (f"{why}; speculative (k = {k}" + (f", acceptance fixed at E = {accept:.2f}" if engine in SYNTHETIC
+                                                       else "") + ")") if spec else f"{why}; plain decoding"
+            runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, k, label),
+                                   servers["speculative" if spec else "plain"], words, n, seconds))
+    notes = [f"run the plain runs against `{servers['plain']}`, then the speculative ones against the speculative "
+             "server; upload every result file (Past runs, or `python -m specmodel runs results/* --calibrate`, or "
+             "`plan ... --results results/*`) to calibrate"]
+    if engine in SYNTHETIC:
+        notes.append(f"synthetic acceptance: {SYNTHETIC[engine]['setting']} ({SYNTHETIC[engine]['since']} and later, "
+                     f"{SYNTHETIC[engine]['source']}); E = {accept:.2f} is the model's tokens per step at k = {k}; "
+                     "with older releases drop it and the acceptance is whatever the prompts give")
+    else:
+        notes.append("TensorRT-LLM has no synthetic-acceptance setting that we found: the acceptance is what the "
+                     "prompts give, so use prompts like production's")
+    if bench == "sglang":
+        notes.append("sglang.bench_serving's result has no spec-decode counters: give the acceptance (k and "
+                     "tokens_per_step or alpha) in a CSV row beside it, or run `vllm bench serve --backend openai` "
+                     "against the SGLang server")
+    if bench == "guidellm":
+        notes.append("guidellm records no k or acceptance: pass `--k` to `runs` and give tokens_per_step in a CSV row")
+    if find_method(s.method).name == "ngram":
+        notes.append("n-gram proposes only on a match: synthetic acceptance fixes what is accepted, not how often "
+                     "it proposes (--proposal-rate)")
+    total = sum(r.seconds for r in runs) + 2 * SERVER_START_S
+    return Plan(engine_text(find_engine(s.engine)), bench, k, accept, tuple(runs), servers,
+                SYNTHETIC.get(engine), total, tuple(notes))
+
+
+def calibrated_band(s: Scenario, rows) -> dict:
+    """What uploading the plan's results does: calibrate on them (runs.calibrate) under each engine
+    behaviour the scenario leaves open (the engine as it stands, and the older release that pays CPU
+    work in series where its version is not given), keep the one the runs fit best, and give the band
+    at the scenario before and after. Keys: before, after ([low, high]), width_before, width_after,
+    engine_after, calibration (Calibration.to_dict), narrower."""
+    from specmodel.runs.calibrate import calibrate
+
+    engine = find_engine(s.engine)
+    older = engine.other_behaviour(find_method(s.method).name)
+    candidates = [engine_text(engine)] + ([older] if older else [])
+    fits = []
+    for name in candidates:
+        r = rows.copy()
+        if "engine" not in r.columns:
+            r["engine"] = name
+        else:
+            r["engine"] = r["engine"].where(r["engine"].notna() & (r["engine"] != ""), name)
+        try:
+            cal = calibrate(r, s.efficiency)
+        except SpecModelError:
+            continue
+        err = cal.mape_after_pct if cal.mape_after_pct is not None else float("inf")
+        fits.append((err + (cal.throughput_mape_after_pct or 0.0), name, cal))
+    if not fits:
+        raise SpecModelError("none of the runs has both an acceptance and a measured throughput: nothing to "
+                             "calibrate on (load the plan's plain and speculative result files together)")
+    _err, name, cal = min(fits, key=lambda t: t[0])
+    before = speedup_band(s)
+    after_s = replace(s, efficiency=cal.efficiency, engine=name)
+    after = speedup_band(after_s)
+    width = lambda b: float(b[1] - b[0])  # noqa: E731
+    return {"before": [round(before[0], 4), round(before[1], 4)], "after": [round(after[0], 4), round(after[1], 4)],
+            "width_before": round(width(before), 4), "width_after": round(width(after), 4),
+            "speedup_before": round(float(predict(s).speedup), 4),
+            "speedup_after": round(float(predict(after_s).speedup), 4),
+            "engine_after": name, "engines_tried": candidates, "narrower": width(after) < width(before),
+            "calibration": cal.to_dict()}

@@ -1,0 +1,106 @@
+"""`python -m specmodel plan`: the fewest runs that pin the model's unknowns, as commands for the engine's
+own benchmark; the project's fixture results of such runs calibrate and narrow the band."""
+
+import json
+import shlex
+
+import pytest
+
+from specmodel import Scenario, summarize
+from specmodel.plan.measure import measurement_plan
+from tests.cli_runner import run_cli
+from tests.conftest import ROOT
+
+FIXTURES = sorted((ROOT / "tests" / "fixtures" / "plan_runs").glob("*.json"))
+SEED = ["--gpu", "L40S", "--target", "Llama 3.1 8B", "--draft", "Llama 3.2 1B", "--alpha", "0.7", "--k", "4"]
+
+
+def plan_json(*args):
+    r = run_cli("plan", *args, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_vllm_plan_is_plain_and_speculative_pairs_of_vllm_bench_serve_bracketing_the_off_threshold():
+    out = plan_json(*SEED, "--engine", "vllm")
+    assert out["engine"] == "vllm" and out["bench"] == "vllm"
+    runs = out["runs"]
+    concs = sorted({r["concurrency"] for r in runs})
+    assert len(runs) == 2 * len(concs) <= 6  # a plain and a speculative run at each batch, three batches at most
+    assert concs[0] == 1  # fixed costs
+    low, high = out["off_above_batch_low"], out["off_above_batch_high"]
+    fits = json.loads(run_cli("predict", *SEED, "--json").stdout)["spec"]["max_concurrency"]
+    assert concs[1] == max(low, 2)  # the band's low end of the off threshold ...
+    assert concs[-1] == min(high or 512, fits, 512)  # ... and its high end, where the speculative arm still fits
+    for r in runs:
+        argv = shlex.split(r["command"])
+        assert argv[:3] == ["vllm", "bench", "serve"]
+        assert argv[argv.index("--max-concurrency") + 1] == str(r["concurrency"])
+        assert r["why"]
+        server = shlex.split(r["server"])
+        assert server[:2] == ["vllm", "serve"]
+        if r["speculative"]:
+            config = json.loads(server[server.index("--speculative-config") + 1])
+            assert config["rejection_sample_method"] == "synthetic"
+            assert 1 <= config["synthetic_acceptance_length"] <= config["num_speculative_tokens"] + 1
+        else:
+            assert "--speculative-config" not in server
+    assert out["total_seconds"] >= sum(r["seconds"] for r in runs)  # the runs plus two server starts
+    assert out["synthetic_acceptance"]["since"] == "vLLM 0.20.0"
+
+
+def test_sglang_plan_uses_bench_serving_and_simulated_acceptance():
+    out = plan_json("--method", "eagle3", "--alpha", "0.7", "--engine", "SGLang v0.5.14")
+    spec = [r for r in out["runs"] if r["speculative"]]
+    assert spec and all(shlex.split(r["command"])[:3] == ["python", "-m", "sglang.bench_serving"] for r in out["runs"])
+    assert all(r["server"].startswith("SGLANG_SIMULATE_ACC_LEN=") for r in spec)
+    assert "--speculative-algorithm EAGLE3" in spec[0]["server"]
+
+
+def test_trtllm_plan_uses_guidellm_at_a_concurrent_rate():
+    out = plan_json(*SEED, "--engine", "TensorRT-LLM")
+    assert out["bench"] == "guidellm" and out["synthetic_acceptance"] is None
+    for r in out["runs"]:
+        argv = shlex.split(r["command"])
+        assert argv[:2] == ["guidellm", "benchmark"]
+        assert argv[argv.index("--rate-type") + 1] == "concurrent"
+        assert argv[argv.index("--rate") + 1] == str(r["concurrency"])
+    assert "trtllm-serve" in out["servers"]["speculative"] and "decoding_type: DraftTarget" in out["servers"]["speculative"]
+
+
+def test_the_fixture_files_are_the_plans_runs_in_vllm_bench_serve_format():
+    plan = measurement_plan(summarize(Scenario(gpu="L40S", target="Llama 3.1 8B", method="draft_model",
+                                               draft="Llama 3.2 1B", alpha=0.7, k=4)))
+    assert {f.stem for f in FIXTURES} == {f"{'spec' if r.speculative else 'plain'}_c{r.concurrency}" for r in plan.runs}
+    reference = json.loads((ROOT.parent / "shared" / "reference" / "vllm_bench_serve_sample.json").read_text()) \
+        if (ROOT.parent / "shared").exists() else None
+    for f in FIXTURES:
+        d = json.loads(f.read_text())
+        assert d["max_concurrency"] > 0 and d["output_throughput"] > 0 and d["completed"] == d["num_prompts"]
+        if reference:  # every scalar key the real client writes (the per-request lists are optional)
+            missing = {k for k, v in reference.items() if not isinstance(v, list) and not k.startswith("spec_")} - set(d)
+            assert missing <= {"note"}, missing
+
+
+def test_uploading_the_plans_results_calibrates_and_narrows_the_band():
+    out = plan_json(*SEED, "--engine", "vllm", "--results", *map(str, FIXTURES))
+    c = out["calibrated"]
+    assert c["calibration"]["rows_used"] == 3  # three plain + speculative pairs
+    assert c["engine_after"] == "vllm 0.14.0"  # the runs tell which release's scheduler the server has
+    assert c["narrower"] and c["width_after"] < c["width_before"]
+    assert c["calibration"]["error_after"]["speedup_mape_pct"] < c["calibration"]["error_before"]["speedup_mape_pct"]
+    text = run_cli("plan", *SEED, "--engine", "vllm", "--results", *map(str, FIXTURES))
+    assert "band before:" in text.stdout and "after calibrating on the results" in text.stdout
+
+
+def test_runs_reads_the_fixture_files_without_a_problem():
+    r = run_cli("runs", *map(str, FIXTURES), "--json")
+    assert r.returncode == 0
+    out = json.loads(r.stdout)
+    assert len(out["rows"]) == 3 and not [p for p in out["problems"] if p["severity"] == "error"]
+
+
+@pytest.mark.parametrize("engine", ["xla"])
+def test_an_engine_without_a_benchmark_is_refused_in_one_line(engine):
+    r = run_cli("plan", "--engine", engine)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "choose vllm, sglang or trtllm" in r.stderr
