@@ -7,6 +7,7 @@ import streamlit as st
 from pages.parts.calibration import calibration, calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.display import chart, column_config, show_error
+from pages.parts.plan_section import plan_section
 from pages.parts.run_files import kept_uploads, paired_by_hand, with_sample
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
 from pages.parts.text import no_links, plain
@@ -39,6 +40,7 @@ with top_right:
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
     st.info("Upload one or more run files, or pick a sample above.")
+    plan_section(scenario=base_scenario())
     st.stop()
 pairs = paired_by_hand(files)
 
@@ -129,6 +131,7 @@ st.dataframe(rows_shown, key="runs_table", hide_index=True, column_order=list(ru
 st.caption(note or "")
 
 calibration_panel(table.rows, efficiency)
+plan_section(scenario=s, rows=table.rows, key="runs_plan")
 
 
 def report_html(result, problems, cal_dict, shown) -> str:

@@ -5,6 +5,7 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
+from pages.parts.plan_section import plan_section
 from specmodel import SpecModelError, summarize
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
@@ -109,6 +110,10 @@ if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
 if advice.note:
     st.caption(advice.note)
+if summary.threshold_text:
+    st.caption(summary.threshold_text[0].upper() + summary.threshold_text[1:] + ".")
+chart(figures.deploy_options(summary), "fig_deploy_options")
+plan_section(summary)
 
 with st.expander("How the model computes this"):
     st.markdown(

@@ -29,3 +29,29 @@ def test_crossover_is_marked_when_speculation_loses_under_load():
     fig = figures.speedup_vs_concurrency(Scenario(gpu="H100 SXM", alpha=0.7, k=4))
     names = [t.name for t in fig.data]
     assert any(n.startswith("crossover: batch") for n in names)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=["default", "h100-busy", "ngram-profile", "off"])
+def test_the_deploy_options_chart_is_labelled_and_orders_off_fixed_schedule_and_upper_bound(scenario):
+    import numpy as np
+
+    from specmodel import summarize
+    from specmodel.model.decide import SWITCH_GAIN, K_TIE
+
+    summary = summarize(scenario)
+    checked = go.Figure(figures.deploy_options(summary).to_dict())
+    assert checked.layout.title.text and "tokens/s" in checked.layout.yaxis.title.text
+    assert "batch size" in checked.layout.xaxis.title.text
+    names = [t.name for t in checked.data]
+    assert names[0].startswith("off") and names[1].startswith("fixed k =") and names[2].startswith("schedule")
+    assert names[3] == "per-batch best k (upper bound)"
+    rows = figures.deploy_option_rows(summary)
+    # the upper bound is the best of the four at every batch (within K_TIE, its tie rule) ...
+    best_other = np.maximum.reduce([rows["off"], rows["fixed"], rows["schedule"]])
+    assert np.all(rows["upper"] >= best_other * (1 - K_TIE) - 1e-9)
+    # ... the schedule never falls more than the noise below plain decoding ...
+    assert np.all(rows["schedule"] >= rows["off"] / (1 + SWITCH_GAIN) - 1e-9)
+    # ... and at the scenario's batch the fixed k is the one the schedule runs (one decision)
+    at = list(rows["batch"]).index(scenario.concurrency) if scenario.concurrency in rows["batch"] else None
+    if at is not None and summary.best_k:
+        assert rows["schedule_k"][at] == rows["fixed_k"] == summary.best_k

@@ -13,7 +13,8 @@ from functools import lru_cache
 import numpy as np
 import plotly.graph_objects as go
 
-from specmodel.model.decide import K_MAX, best_k, crossover_concurrency
+from specmodel.model.decide import (K_MAX, Summary, best_k, best_k_per_batch, crossover_concurrency, ks_in_use,
+                                    schedule_grid, smallest_best)
 from specmodel.model.scenario import Prediction, Scenario, predict
 
 ALPHAS = np.linspace(0.0, 1.0, 101)
@@ -165,3 +166,49 @@ def best_k_by_batch(s: Scenario) -> go.Figure:
     return figure(traces, "Best k by batch size (0 = turn speculation off)",
                   "concurrent sequences (batch size, log scale)", "best k (draft tokens per step)",
                   xaxis=dict(type="log"), yaxis=dict(dtick=1, range=[-0.3, K_MAX + 0.3]))
+
+
+def deploy_options(summary: Summary) -> go.Figure:
+    """Throughput at each batch for the four ways to deploy: speculation off, the best fixed k (one k
+    at every batch: SGLang without adaptive steps, vLLM before 0.24), the schedule (vLLM's per-batch
+    table, TensorRT-LLM's draft_len_schedule) and the per-batch best k (an upper bound that an
+    adaptive engine could reach if switching cost nothing), from the summary's own grid."""
+    rows = deploy_option_rows(summary)
+    b = rows["batch"]
+    traces = [
+        line(b, rows["off"], "off (plain decoding)", "batch %{x}<br>%{y:,.0f} tok/s<extra>off</extra>",
+             line=dict(color="#8c8c8c", width=2, dash="dash")),
+        line(b, rows["fixed"], f"fixed k = {rows['fixed_k']} at every batch",
+             f"batch %{{x}}<br>%{{y:,.0f}} tok/s<extra>k = {rows['fixed_k']}</extra>", line=dict(color="#d62728", width=2)),
+        line(b, rows["schedule"], "schedule (k per batch range, 0 = off)",
+             "batch %{x}<br>k = %{customdata}<br>%{y:,.0f} tok/s<extra>schedule</extra>",
+             line=dict(color="#1f77b4", width=3.5), customdata=rows["schedule_k"]),
+        line(b, rows["upper"], "per-batch best k (upper bound)",
+             "batch %{x}<br>k = %{customdata}<br>%{y:,.0f} tok/s<extra>upper bound</extra>",
+             line=dict(color="#2ca02c", width=2, dash="dot"), customdata=rows["upper_k"]),
+    ]
+    return figure(traces, "Off, fixed k, schedule or per-batch best: throughput by batch",
+                  "concurrent sequences (batch size, log scale)", "output throughput (tokens/s, all sequences)",
+                  xaxis=dict(type="log"), legend=dict(orientation="h", y=-0.25), height=420)
+
+
+def deploy_option_rows(summary: Summary) -> dict:
+    """The numbers deploy_options draws, at batches 1..512 (log-spaced): throughput of each option in
+    tokens/s, the k each runs, and the fixed k (the decision's k at the scenario's concurrency, or the
+    best k > 0 there where the decision is off)."""
+    s = summary.scenario
+    grid = summary.grid if summary.grid is not None else schedule_grid(s)
+    batches = BATCHES[BATCHES <= grid.shape[1]]
+    k_max = grid.shape[0] - 1
+    p = predict(s, k=np.arange(1, k_max + 1)[:, None], concurrency=batches[None, :])
+    plain = np.asarray(predict(s, k=1, concurrency=batches).plain.throughput_tok_s, dtype=float)
+    spec = np.nan_to_num(np.asarray(p.spec.throughput_tok_s, dtype=float), nan=0.0)
+    through = np.vstack([plain[None, :], spec])  # row k: throughput with k (k = 0: plain)
+    conc = min(int(s.concurrency), grid.shape[1]) - 1
+    # the decision's k here (the schedule's k at this batch); where that is 0, the best k > 0 here
+    fixed_k = int(summary.best_k) or int(smallest_best(grid[1:, conc], axis=0)) + 1
+    in_use = ks_in_use(grid)[batches - 1]
+    upper = best_k_per_batch(grid)[batches - 1]
+    cols = np.arange(len(batches))
+    return {"batch": batches, "off": plain, "fixed_k": fixed_k, "fixed": through[fixed_k],
+            "schedule_k": in_use, "schedule": through[in_use, cols], "upper_k": upper, "upper": through[upper, cols]}

@@ -1,0 +1,58 @@
+"""The measurement plan on What-if and Past runs (specmodel.plan.measure): the few runs that pin what
+the model cannot know, as commands for the sidebar engine's benchmark; on Past runs, the band before
+and after calibrating on the uploaded runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from pages.parts.display import show_error
+from specmodel import Efficiency, SpecModelError, summarize
+from specmodel.plan.measure import calibrated_band, measurement_plan
+
+
+def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> None:
+    """The plan for a summary (or the scenario's); with `rows`, a button that calibrates on them and
+    shows the band before and after."""
+    st.subheader("Measure what the model cannot know")
+    try:
+        summary = summary if summary is not None else summarize(scenario)
+        plan = measurement_plan(summary)
+    except SpecModelError as exc:
+        show_error(exc)
+        return
+    st.caption(f"{len(plan.runs)} runs on {plan.engine} with `{plan.bench}` (about {plan.total_seconds / 60:.0f} "
+               "min with two server starts): batch 1 pins the fixed cost of a step, the ends of the range where the "
+               "model places the off threshold bracket it and separate the per-sequence cost. Upload the results "
+               "on Past runs to calibrate.")
+    with st.expander("The runs, as commands", expanded=False):
+        st.markdown("**Plain server**")
+        st.code(plan.servers["plain"], language="bash", wrap_lines=True)
+        st.markdown("**Speculative server**")
+        st.code(plan.servers["speculative"], language="bash", wrap_lines=True)
+        for r in plan.runs:
+            st.markdown(f"**Batch {r.concurrency}, {'speculative' if r.speculative else 'plain'}** "
+                        f"(~{r.seconds / 60:.1f} min): {r.why}")
+            st.code(r.command, language="bash", wrap_lines=True)
+        for note in plan.notes:
+            st.caption(note)
+    if rows is None:
+        return
+    if st.button("Band before and after calibrating on these runs", key=f"{key}_band"):
+        try:
+            with st.spinner("Fitting …"):
+                uncalibrated = replace(summary.scenario, efficiency=Efficiency())  # "before": the model as shipped
+                st.session_state[f"{key}_band_result"] = calibrated_band(uncalibrated, rows)
+        except SpecModelError as exc:
+            show_error(exc)
+    result = st.session_state.get(f"{key}_band_result")
+    if result:
+        b1, b2 = st.columns(2)
+        b1.metric("Band before", f"{result['before'][0]:.2f}x – {result['before'][1]:.2f}x",
+                  help="80% interval of the speedup at the sidebar's scenario, uncalibrated")
+        b2.metric("Band after", f"{result['after'][0]:.2f}x – {result['after'][1]:.2f}x",
+                  delta=f"{result['width_after'] - result['width_before']:+.2f} width", delta_color="inverse",
+                  help=f"calibrated on these runs; the runs fit {result['engine_after']} best")
+        st.caption(result["calibration"]["message"])

@@ -1,0 +1,45 @@
+"""The measurement plan and the deploy options on the pages (AppTest): What-if shows the four-way
+throughput chart and the plan; Past runs shows the plan, and with the plan's results uploaded, the
+band before and after calibrating on them."""
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+PLAN_RUNS = sorted((ROOT / "tests" / "fixtures" / "plan_runs").glob("*.json"))
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    return at.switch_page(page).run()
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_whatif_compares_off_fixed_k_schedule_and_upper_bound_and_gives_the_plan():
+    at = open_page("pages/whatif.py")
+    assert not at.exception
+    assert "Off, fixed k, schedule or per-batch best: throughput by batch" in chart_titles(at)
+    assert "Measure what the model cannot know" in [h.value for h in at.subheader]
+    code = [c.value for c in at.code]
+    assert any(c.startswith("vllm bench serve") and "--max-concurrency 1 " in c for c in code)
+    assert any("synthetic_acceptance_length" in c for c in code)
+
+
+def test_past_runs_calibrates_on_the_plans_results_and_shows_the_band_narrowing():
+    at = open_page("pages/past-runs.py")
+    assert "Measure what the model cannot know" in [h.value for h in at.subheader]  # before any upload
+    at.file_uploader(key="run_files").set_value([(f.name, f.read_bytes(), "application/json") for f in PLAN_RUNS]).run()
+    assert not at.exception
+    at.button(key="runs_plan_band").click().run()
+    assert not at.exception
+    metrics = {m.label: m for m in at.metric}
+    before, after = metrics["Band before"].value, metrics["Band after"].value
+    width = lambda text: float(text.split("–")[1].strip(" x")) - float(text.split("–")[0].strip(" x"))  # noqa: E731
+    assert width(after) < width(before)
