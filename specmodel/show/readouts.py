@@ -52,9 +52,11 @@ def whatif_readouts(summary: Summary) -> list[Readout]:
         Readout("Break-even α", "unreachable" if bea is None and k else fmt(bea, ".2f"),
                 help="The α at which speculation with this k just matches plain decoding here."),
         Readout("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",
-                help="The k in 0..8 with the highest throughput at this concurrency (0 = turn speculation off)."),
+                help="The k the deploy schedule runs at this concurrency (0 = turn speculation off): the fastest k of batch 1, "
+                     "switched only where another k gains more than 2% (run-to-run noise); the same k as the config."),
         Readout("Crossover batch", "none ≤ 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
-                help="Largest batch up to which this k never loses; above it, turn speculation off."),
+                help="Largest batch up to which the k set here never loses. The schedule's off threshold (What to deploy) "
+                     "can differ: it is where plain decoding beats the schedule's own k by more than 2%."),
     ]
 
 
