@@ -5,6 +5,7 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
+from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
 from specmodel import SpecModelError, summarize
 from specmodel.errors import DoesNotFit
@@ -112,6 +113,8 @@ if advice.note:
     st.caption(advice.note)
 if summary.threshold_text:
     st.caption(summary.threshold_text[0].upper() + summary.threshold_text[1:] + ".")
+with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms"):
+    deploy_tabs(summary)
 chart(figures.deploy_options(summary), "fig_deploy_options")
 plan_section(summary)
 

@@ -43,3 +43,11 @@ def test_past_runs_calibrates_on_the_plans_results_and_shows_the_band_narrowing(
     before, after = metrics["Band before"].value, metrics["Band after"].value
     width = lambda text: float(text.split("–")[1].strip(" x")) - float(text.split("–")[0].strip(" x"))  # noqa: E731
     assert width(after) < width(before)
+
+
+def test_whatif_gives_every_engine_its_own_command():
+    at = open_page("pages/whatif.py")
+    code = [c.value for c in at.code]
+    assert any(c.startswith("vllm serve ") and "--speculative-config" in c for c in code)
+    assert any(c.startswith("python -m sglang.launch_server") for c in code)
+    assert any("trtllm-serve" in c for c in code) and any(c.startswith("speculative_config:") for c in code)

@@ -23,16 +23,17 @@ def banner(at: AppTest) -> str:
     return texts[0]
 
 
-def test_page_runs_clean_with_verdict_metrics_and_four_charts():
+def test_page_runs_clean_with_verdict_metrics_and_five_charts():
     at = run()
     assert not at.exception
     assert "Pays off" in banner(at)
     labels = [m.label for m in at.metric]
     assert labels[:5] == ["Speedup", "Tokens per step E", "Break-even α", "Best k here", "Crossover batch"]
     charts = at.get("plotly_chart")
-    assert len(charts) == 4
+    assert len(charts) == 5
     titles = " ".join(json.loads(c.proto.spec)["layout"]["title"]["text"] for c in charts)
-    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "Best k by batch size"):
+    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "Best k by batch size",
+                  "Off, fixed k, schedule or per-batch best"):
         assert title in titles
 
 

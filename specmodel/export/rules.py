@@ -376,7 +376,7 @@ def advice(scenario: Scenario) -> str:
         where = f"The model ({model}) expects k = {scenario.k} to pay up to batch {cross}"
     steps = f"; per batch size use num_speculative_tokens_per_batch_size {json.dumps(summary.schedule)}"
     if off is not None:
-        steps += f" (off above batch {off})"
+        steps += " (off at every batch)" if off == 0 else f" (off above batch {off})"
     return (f"{where}{steps}; or lower k, or turn speculation off while load stays this high, or check why "
             "acceptance dropped (temperature, prompts, draft model)")
 

@@ -1,0 +1,35 @@
+"""What to deploy in each engine's own terms (specmodel.export.deploy.deploy_by_engine), as tabs: the
+command, the config, the first release of each key and the traps that apply."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from specmodel.export.deploy import deploy_by_engine
+
+LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+
+def deploy_tabs(summary) -> None:
+    """One tab per engine; an engine that cannot run the method says why."""
+    by_engine, why = deploy_by_engine(summary)
+    for tab, engine in zip(st.tabs([LABELS[e] for e in LABELS]), LABELS):
+        with tab:
+            entry = by_engine[engine]
+            if entry is None:
+                st.info(f"{LABELS[engine]}: {why[engine]}.")
+                continue
+            st.code(entry["command"], language="bash", wrap_lines=True)
+            if entry.get("yaml"):
+                st.code(entry["yaml"], language="yaml")
+            elif entry["config"] is not None:
+                st.code(json.dumps(entry["config"], indent=1), language="json")
+            if entry["min_version"]:
+                st.caption("First release that accepts each key: " + ", ".join(
+                    f"`{k}` {v}" for k, v in entry["min_version"].items()) + ".")
+            for warning in entry["warnings"]:
+                st.caption(f"⚠ {warning}")
+            if entry.get("note"):
+                st.caption(entry["note"])
