@@ -28,7 +28,7 @@ def test_whatif_compares_off_fixed_k_schedule_and_upper_bound_and_gives_the_plan
     assert "Off, fixed k, schedule or per-batch best: throughput by batch" in chart_titles(at)
     assert "Measure what the model cannot know" in [h.value for h in at.subheader]
     code = [c.value for c in at.code]
-    assert any(c.startswith("vllm bench serve") and "--max-concurrency 1 " in c for c in code)
+    assert any("\nvllm bench serve " in c and "--max-concurrency 1 " in c for c in code)
     assert any("synthetic_acceptance_length" in c for c in code)
 
 

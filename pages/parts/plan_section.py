@@ -28,14 +28,10 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
                "model places the off threshold bracket it and separate the per-sequence cost. Upload the results "
                "on Past runs to calibrate.")
     with st.expander("The runs, as commands", expanded=False):
-        st.markdown("**Plain server**")
-        st.code(plan.servers["plain"], language="bash", wrap_lines=True)
-        st.markdown("**Speculative server**")
-        st.code(plan.servers["speculative"], language="bash", wrap_lines=True)
-        for r in plan.runs:
-            st.markdown(f"**Batch {r.concurrency}, {'speculative' if r.speculative else 'plain'}** "
-                        f"(~{r.seconds / 60:.1f} min): {r.why}")
-            st.code(r.command, language="bash", wrap_lines=True)
+        script = [f"# plain server\n{plan.servers['plain']}", f"# speculative server\n{plan.servers['speculative']}"]
+        script += [f"# batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} (~{r.seconds / 60:.1f} min): "
+                   f"{r.why}\n{r.command}" for r in plan.runs]
+        st.code("\n\n".join(script), language="bash", wrap_lines=True)
         for note in plan.notes:
             st.caption(note)
     if rows is None:
