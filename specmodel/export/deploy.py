@@ -15,11 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specmodel.model.decide import Summary, off_above
+from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
+from specmodel.model.dialects import draft_path as _draft_path
 from specmodel.model.presets import find_model
 
-# The model's method -> SGLang's --speculative-algorithm (MTP heads run through SGLang's EAGLE path).
-SGLANG_ALGORITHM = {"eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "EAGLE", "draft_model": "STANDALONE",
-                    "ngram": "NGRAM"}
 
 
 def vllm_speculative_config(summary: Summary) -> dict | None:
@@ -77,7 +76,7 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         if s.method == "draft_model" and s.draft:
             flags.append(f"--speculative-draft-model-path {find_model(s.draft).hf_id}")
         elif s.method in ("eagle", "eagle3"):
-            flags.append("--speculative-draft-model-path YOUR_EAGLE_DRAFT")
+            flags.append(f"--speculative-draft-model-path {_draft_path(s)}")
         if s.method != "ngram":
             flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
         flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
@@ -136,28 +135,12 @@ def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) ->
 
 VLLM_MIN_VERSION = {"method": "0.8.5", "model": "0.8.5", "num_speculative_tokens": "0.8.5",
                     "num_speculative_tokens_per_batch_size": "0.24.0"}
-VLLM_METHODS = ("draft_model", "ngram", "eagle", "eagle3", "mtp", "medusa")  # --speculative-config method values
 VLLM_DP_FALLBACK = "0.26.0"  # from here DP > 1 drops the per-batch table for static k (older: no guard)
 VLLM_DYNAMIC_METHODS = ("ngram", "eagle", "eagle3", "mtp", "draft_model")  # keep the table on the V1 runner
 SGLANG_MIN_VERSION = {"--speculative-algorithm": "0.4.6", "--speculative-adaptive": "0.5.11",
                       "--speculative-adaptive-config (per batch size keys)": "0.5.13",
                       "candidate_steps 0 (off)": "0.5.14"}
 SGLANG_ADAPTIVE_METHODS = ("eagle", "eagle3", "mtp")  # run through SGLang's EAGLE/EAGLE3 worker
-TRTLLM_DECODING_TYPE = {"draft_model": "DraftTarget", "ngram": "NGram", "eagle": "Eagle3", "eagle3": "Eagle3",
-                        "mtp": "MTP"}
-DRAFT_PLACEHOLDER = "YOUR_EAGLE_DRAFT"
-
-
-def _draft_path(s) -> str | None:
-    """The draft the engine loads: the draft model's Hugging Face id, a placeholder for an EAGLE or
-    Medusa head (trained for the target; the presets do not name one), None for n-gram and MTP."""
-    if s.method == "draft_model" and s.draft:
-        return find_model(s.draft).hf_id
-    if s.method in ("eagle", "eagle3"):
-        return DRAFT_PLACEHOLDER
-    if s.method == "medusa":
-        return "YOUR_MEDUSA_HEADS"
-    return None
 
 
 def _max_k(summary: Summary) -> int:

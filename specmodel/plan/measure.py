@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, speedup_band
+from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
 from specmodel.model.engines import engine_text, find_engine
 from specmodel.model.presets import find_method, find_model
 from specmodel.model.scenario import Scenario, predict
@@ -45,10 +46,6 @@ SYNTHETIC = {
     "sglang": {"setting": "environment SGLANG_SIMULATE_ACC_LEN=E", "since": "SGLang 0.5.3",
                "source": "python/sglang/srt/environ.py (SIMULATE_ACC_LEN in speculative/eagle_utils.py before)"},
 }
-VLLM_METHOD = {"draft_model": "draft_model", "ngram": "ngram", "eagle": "eagle", "eagle3": "eagle3", "mtp": "mtp",
-               "medusa": "medusa"}
-SGLANG_ALGO = {"eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "EAGLE", "draft_model": "STANDALONE", "ngram": "NGRAM"}
-TRT_TYPE = {"draft_model": "DraftTarget", "ngram": "NGram", "eagle": "Eagle3", "eagle3": "Eagle3", "mtp": "MTP"}
 
 
 @dataclass(frozen=True)
@@ -139,32 +136,31 @@ def _spec_k(summary: Summary) -> int:
 
 def _servers(s: Scenario, engine: str, k: int, accept_len: float) -> dict:
     target = find_model(s.target).hf_id
-    draft = find_model(s.draft).hf_id if s.method == "draft_model" and s.draft else (
-        "YOUR_EAGLE_DRAFT" if s.method in ("eagle", "eagle3") else "YOUR_MEDUSA_HEADS" if s.method == "medusa" else None)
+    draft = draft_path(s)
     e = round(accept_len, 2)
     if engine == "vllm":
-        if s.method not in VLLM_METHOD:
+        if s.method not in VLLM_METHODS:
             raise SpecModelError(f"vLLM has no speculative method for '{s.method}': plan for another engine")
-        cfg = {"method": VLLM_METHOD[s.method], **({"model": draft} if draft else {}), "num_speculative_tokens": k,
+        cfg = {"method": s.method, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
                "rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
         tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
         base = ["vllm", "serve", target, *tp, "--port", "8000"]
         return {"plain": shlex.join(base),
                 "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
     if engine == "sglang":
-        if s.method not in SGLANG_ALGO:
+        if s.method not in SGLANG_ALGORITHM:
             raise SpecModelError(f"SGLang has no speculative algorithm for '{s.method}': plan for another engine")
         tp = ["--tp-size", str(s.tp)] if s.tp > 1 else []
         base = ["python", "-m", "sglang.launch_server", "--model-path", target, *tp, "--port", "30000"]
-        flags = ["--speculative-algorithm", SGLANG_ALGO[s.method]] + (
+        flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method]] + (
             ["--speculative-draft-model-path", draft] if draft else []) + (
             ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method != "ngram" else []) + [
             "--speculative-num-draft-tokens", str(k + 1)]
         return {"plain": shlex.join(base), "speculative": f"SGLANG_SIMULATE_ACC_LEN={e} " + shlex.join(base + flags)}
-    if s.method not in TRT_TYPE:
+    if s.method not in TRTLLM_DECODING_TYPE:
         raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
     tp = ["--tp_size", str(s.tp)] if s.tp > 1 else []
-    yaml = (f"speculative_config:\n  decoding_type: {TRT_TYPE[s.method]}\n  max_draft_len: {k}\n"
+    yaml = (f"speculative_config:\n  decoding_type: {TRTLLM_DECODING_TYPE[s.method]}\n  max_draft_len: {k}\n"
             + (f"  speculative_model: {draft}\n" if draft else "")
             + (f"  num_nextn_predict_layers: {k}\n" if s.method == "mtp" else ""))
     base = ["trtllm-serve", target, *tp, "--port", "8000"]
