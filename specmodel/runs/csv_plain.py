@@ -8,6 +8,7 @@ The header row is the first non-blank line; a column for the acceptance at each 
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import re
 from dataclasses import dataclass
@@ -73,6 +74,30 @@ _REFERENCE_FIELDS = {"source", "notes"}  # a second column for these is kept for
 _POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?(\d+)$")
 ALIAS_INDEX = {alias: canon for canon, names in ALIASES.items() for alias in names}
 
+# Throughput headers as people write them: a throughput word with a speculative or a baseline word, in
+# either order ("tok_s_spec", "sd_throughput", "tokens_per_s_nospec", "plain_throughput").
+_THROUGHPUT = re.compile(r"(?:^|_)(?:tok_s|tok_per_s|tokens_s|tokens_per_s|tokens_per_sec|tok_sec|tps|throughput)(?:_|$)")
+_BASE_WORD = re.compile(r"(?:^|_)(?:base|baseline|plain|nospec|no_spec|non_spec|without_spec|vanilla)(?:_|$)")
+_SPEC_WORD = re.compile(r"(?:^|_)(?:spec|speculative|sd|with_spec)(?:_|$)")
+_CLOSE_CUTOFF = 0.8  # difflib ratio above which an unknown header is read as the known one it resembles
+
+
+def throughput_column(key: str) -> str | None:
+    """`baseline_tok_s` or `spec_tok_s` for a normalised header naming a throughput with a baseline or a
+    speculative word in either order; None otherwise. A baseline word wins ("no_spec" holds "spec")."""
+    if not _THROUGHPUT.search(key):
+        return None
+    if _BASE_WORD.search(key):
+        return "baseline_tok_s"
+    return "spec_tok_s" if _SPEC_WORD.search(key) else None
+
+
+def close_column(key: str) -> tuple[str, str] | None:
+    """(canonical column, the known spelling it resembles) for an unknown header a typo away from a
+    known one ("concurency", "spec_toks"); None when nothing is close."""
+    match = difflib.get_close_matches(key, list(ALIAS_INDEX), n=1, cutoff=_CLOSE_CUTOFF)
+    return (ALIAS_INDEX[match[0]], match[0]) if match else None
+
 
 def norm_header(h: str) -> str:
     h = re.sub(r"\(.*?\)|\[.*?\]", "", str(h)).strip().lower()
@@ -115,8 +140,17 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
     for i, raw in enumerate(header):
         h = raw.strip()
         key = norm_header(h)
-        canon = ALIAS_INDEX.get(key)
+        canon = ALIAS_INDEX.get(key) or throughput_column(key)
         pos = _POSITION_HEADER.match(key)
+        close = None if canon or pos or key in IGNORED_COLUMNS else close_column(key)
+        if close is not None and ("column", close[0]) not in seen and close[0] not in _later_columns(header, i):
+            canon = close[0]
+            problems.append(Problem(name, None, h, f"not a column this reader knows; did you mean `{close[1]}`? "
+                                    f"read as `{canon}` (rename the column to silence this)", "warning"))
+        elif close is not None:
+            problems.append(Problem(name, None, h, f"not a column this reader knows; did you mean `{close[1]}`? "
+                                    f"ignored: another column already gives `{close[0]}`", "warning"))
+            continue
         if key in IGNORED_COLUMNS or (canon in _REFERENCE_FIELDS and ("column", canon) in seen):
             kept.append(i)
             continue
@@ -135,6 +169,16 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
         elif h:
             problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
                                                    "aliases are listed in docs/formats.md)", "warning"))
+    return _finish_columns(name, header, headers, positions, problems, kept)
+
+
+def _later_columns(header: list[str], i: int) -> set[str]:
+    """Canonical columns named exactly by headers after column i (a close name never takes their place)."""
+    keys = (norm_header(h) for h in header[i + 1:])
+    return {c for c in (ALIAS_INDEX.get(k) or throughput_column(k) for k in keys) if c}
+
+
+def _finish_columns(name, header, headers, positions, problems, kept):
     if kept:
         problems.insert(0, Problem(name, None, None, "columns kept for reference and not read: "
                                    + ", ".join(header[i].strip() for i in kept)

@@ -339,11 +339,27 @@ def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
     return lines
 
 
+def _no_comparison_headline(table: pd.DataFrame | None) -> str:
+    """The headline when no run has both speedups, counted from the verdict records the rows show."""
+    basis = table["verdict_basis"] if table is not None and "verdict_basis" in table else pd.Series(dtype=object)
+    measured = int((basis == MEASURED).sum())
+    predicted = int(basis.notna().sum()) - measured
+    head = "No run has both a measured and a predicted speedup, so the model's accuracy is not checked here"
+    if measured and not predicted:
+        return f"{head}: every verdict here is from the measurement (measured)."
+    if predicted and not measured:
+        return f"{head}: every verdict here is the model's (predicted)."
+    if measured:
+        return (f"{head}: {measured:,} verdict{'s' if measured != 1 else ''} from the measurement (measured), "
+                f"{predicted:,} the model's (predicted).")
+    return f"{head}."
+
+
 def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
     """How far the model was off, in one sentence: its verdict against the measured one."""
     n = summary.get("rows_compared") or 0
     if not n:
-        return "No run has both a measured and a predicted speedup: every verdict here is the model's (predicted)."
+        return _no_comparison_headline(table)
     off = summary.get("model_disagreements", n - summary.get("verdicts_agreeing", 0))
     if not off:
         return f"The model's verdict agrees with the measured one on all {n:,} run{'s' if n != 1 else ''} with both."
