@@ -114,16 +114,16 @@ def test_workload_names_are_shown_as_text_not_markdown():
 
 
 def test_a_link_carries_all_five_calibrated_parameters_and_old_four_value_links_still_work():
-    at = open_page({"cal": "0.7,0.4,1.5,0.5,0.1", "sample": "Seed runs"})
+    at = open_page({"cal": "0.7,0.5,1.5,0.5,0.1", "sample": "Seed runs"})
     assert not at.exception
     eff = at.session_state["calibration"]
     assert (eff.eta_bw, eff.eta_flops, eff.t_fixed_ms, eff.t_spec_overhead_ms, eff.small_model_exponent) == \
-        (0.7, 0.4, 1.5, 0.5, 0.1)
-    at = open_page({"cal": "0.7,0.4,1.5,0.5"})
+        (0.7, 0.5, 1.5, 0.5, 0.1)
+    at = open_page({"cal": "0.7,0.5,1.5,0.5"})
     assert at.session_state["calibration"].small_model_exponent == 0.0  # the default
-    at = open_page({"cal": "0.7,0.4,1.5,0.5,0.1,1.4"})  # six values: engine overheads scaled ×1.4
+    at = open_page({"cal": "0.7,0.5,1.5,0.5,0.1,1.4"})  # six values: engine overheads scaled ×1.4
     assert at.session_state["calibration"].overhead_scale == 1.4
-    at = open_page({"cal": "0.7,0.4,1.5,0.5,7"})
+    at = open_page({"cal": "0.7,0.5,1.5,0.5,7"})
     assert "calibration" not in at.session_state and "cal" not in at.query_params
 
 

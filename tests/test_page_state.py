@@ -10,7 +10,7 @@ from specmodel.show import links
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
-CAL = "0.7,0.4,1.5,0.5,0.1"
+CAL = "0.7,0.5,1.5,0.5,0.1"
 
 
 def app(query: dict | None = None) -> AppTest:
@@ -50,7 +50,7 @@ def test_the_copy_link_box_holds_the_page_link_with_its_inputs_and_calibration()
     full = links.efficiency_to_link(links.efficiency_from_link(CAL)).replace(",", "%2C")
     assert any(c.startswith("http://") and f"cal={full}" in c and "gpu=H100+SXM" in c for c in codes), codes
     assert links.view_link("http://h:1/past-runs", {"cal": CAL, "sample": ""}) == \
-        "http://h:1/past-runs?cal=0.7%2C0.4%2C1.5%2C0.5%2C0.1"
+        "http://h:1/past-runs?cal=0.7%2C0.5%2C1.5%2C0.5%2C0.1"
     assert links.view_link(None, {}) == "http://localhost:8501/"
 
 

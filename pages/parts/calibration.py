@@ -7,6 +7,7 @@ import streamlit as st
 
 from specmodel import Efficiency, SpecModelError
 from specmodel.show import links
+from specmodel.show.readouts import calibration_line
 
 
 def keep_calibration_in_link(eff: Efficiency | None) -> None:
@@ -25,9 +26,7 @@ def calibration_badge() -> None:
     eff = calibration()
     if eff is not None:
         st.badge("calibrated", color="green",
-                 help=f"Model parameters fitted to your runs: η_bw {eff.eta_bw:.2f}, η_flops {eff.eta_flops:.2f}, "
-                      f"fixed {eff.t_fixed_ms:.2f} ms, spec overhead {eff.t_spec_overhead_ms:.2f} ms (the link "
-                      "carries them as `cal`).")
+                 help=f"Model parameters calibrated: {calibration_line(eff)} (the link carries every one as `cal`).")
     else:
         st.badge("uncalibrated", color="gray",
                  help="Model parameters at their defaults: not fitted to any runs. Calibrate on the Past runs page.")

@@ -18,6 +18,7 @@ from specmodel import Efficiency, Scenario
 from specmodel.model import presets
 from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine, with_version
 from specmodel.show import links
+from specmodel.show.readouts import calibration_line
 
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024,
             "engine": DEFAULT_ENGINE}
@@ -81,9 +82,7 @@ def render_sidebar() -> None:
     keep_calibration_in_link(eff)
     restore_tables()
     if eff is not None:
-        sb.success("Calibrated on your runs: "
-                   f"η_bw {eff.eta_bw:.2f}, η_flops {eff.eta_flops:.2f}, "
-                   f"fixed {eff.t_fixed_ms:.2f} ms, spec overhead {eff.t_spec_overhead_ms:.2f} ms")
+        sb.success(f"Calibrated: {calibration_line(eff)}")
         if sb.button("Use uncalibrated defaults", key="reset_calibration"):
             set_calibration(None)
             st.rerun()

@@ -10,9 +10,10 @@ import streamlit as st
 from pages.parts.calibration import set_calibration
 from pages.parts.display import show_error
 from specmodel import Efficiency, SpecModelError
-from specmodel.model.calibration_file import calibration_from_json
+from specmodel.model.calibration_file import calibration_from_json, require_physical
 from specmodel.runs.calibrate import calibrate
 from specmodel.show import runs_view as runs_view
+from specmodel.show.readouts import calibration_rows
 
 
 def calibration_panel(rows, efficiency: Efficiency | None) -> None:
@@ -20,7 +21,8 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
     before and after, offer the calibration file, and apply a saved one."""
     st.subheader("Calibration")
     st.caption("Fit the model's free parameters (bandwidth and compute efficiency, fixed and speculation overheads, "
-               "the draft's bandwidth penalty; each bounded to a physical range) to these runs by least squares. The "
+               "the draft's bandwidth penalty, the engine overhead scale; each bounded to a physical range, shown beside "
+               "it below) to these runs by least squares. The "
                "fitted values apply on every page for the rest of the session, and travel in the page link (`cal`).")
     fit_rows, fit_note = runs_view.calibration_rows(rows)
     st.caption(f"Large file: {fit_note}." if fit_note else "")
@@ -30,6 +32,7 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
         try:
             with st.spinner("Fitting …"):
                 fitted = calibrate(fit_rows)
+                require_physical(fitted.efficiency, "the fit")  # bounded by calibrate; never applied if not
         except SpecModelError as exc:
             with box:
                 show_error(exc)
@@ -40,8 +43,7 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
             st.rerun()
     cal = fitted_calibration(efficiency)
     if cal:
-        for col, (name, value) in zip(box.columns(len(cal["parameters"])), cal["parameters"].items()):
-            col.metric(name, f"{value:.3g}", help="fitted" if name in cal["fitted"] else "held at its starting value")
+        box.dataframe(calibration_rows(efficiency, cal["fitted"], cal["held"]), hide_index=True, width="stretch")
         before, after = cal["error_before"]["speedup_mape_pct"], cal["error_after"]["speedup_mape_pct"]
         if before is not None:
             box.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")

@@ -40,6 +40,20 @@ def outside_physical(eff: Efficiency, names=None) -> tuple[str, ...]:
                  if not PARAMETERS[n].physical_lo <= getattr(eff, n) <= PARAMETERS[n].physical_hi)
 
 
+def require_physical(eff: Efficiency, where: str) -> Efficiency:
+    """eff unchanged when every parameter lies in the range real systems reach; SpecModelError naming
+    `where`, each parameter outside, its value and its range otherwise: such a calibration is never
+    applied (a fit absorbing a term the model lacks, or a hand-edited file)."""
+    outside = outside_physical(eff)
+    if outside:
+        shown = "; ".join(f"{n} = {getattr(eff, n):.3g} outside {PARAMETERS[n].physical_lo:g}–"
+                          f"{PARAMETERS[n].physical_hi:g}{' ' + PARAMETERS[n].unit if PARAMETERS[n].unit else ''} "
+                          f"({PARAMETERS[n].words})" for n in outside)
+        raise SpecModelError(f"{where}: not applied, {shown}; calibrate again on runs closer to your setup "
+                             "or correct the value")
+    return eff
+
+
 CALIBRATION_FORMAT = "specmodel-calibration"
 CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined the parameters
 
@@ -76,7 +90,8 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
         # the JSON of `runs --calibrate --json`: its calibration object's parameters
         params = doc["calibration"].get("parameters")
         if isinstance(params, dict):
-            return check_parameters(params, f"{where}, field 'calibration.parameters'"), doc
+            checked = check_parameters(params, f"{where}, field 'calibration.parameters'")
+            return require_physical(checked, f"{where}, field 'calibration.parameters'"), doc
     if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
         raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
                              f"'{CALIBRATION_FORMAT}')")
@@ -87,7 +102,7 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
     params = doc.get("parameters")
     if not isinstance(params, dict):
         raise SpecModelError(f"{where}: field 'parameters' must be an object of parameter -> number")
-    return check_parameters(params, f"{where}, field 'parameters'"), doc
+    return require_physical(check_parameters(params, f"{where}, field 'parameters'"), f"{where}, field 'parameters'"), doc
 
 
 def load_calibration(path: str) -> tuple[Efficiency, dict]:

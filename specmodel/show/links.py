@@ -8,12 +8,15 @@ import math
 from urllib.parse import urlencode
 
 from specmodel.errors import SpecModelError
+from specmodel.model.calibration_file import require_physical
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 
 # The order of the values in the `cal` link parameter (the last may be missing: an older link).
+# Every model parameter, the oldest first: a link written before a field joined still reads (the rest
+# at their defaults), and a link carries the whole calibration its numbers were computed with.
 CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
-              "spec_seq_scale")
+              "spec_seq_scale", "kernel_us", "eta_kv", "attn_floor_us", "smooth_p")
 OLDEST_LINK_FIELDS = 4  # links written before small_model_exponent and overhead_scale joined
 
 
@@ -35,7 +38,7 @@ def efficiency_from_link(raw: str) -> Efficiency:
             raise SpecModelError(f"the link's calibration value for {name} ({words}) is outside its range "
                                  f"[{lo:g}, {hi:g}]{' ' + unit if unit else ''}")
         values[name] = value
-    return Efficiency(**values)
+    return require_physical(Efficiency(**values), "the link's calibration")
 
 
 def efficiency_to_link(eff: Efficiency) -> str:
