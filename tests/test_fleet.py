@@ -9,6 +9,7 @@ jitter by milliseconds.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -17,7 +18,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from specmodel import Scenario, SpecModelError, cli
-from specmodel.metrics import fleet, promapi
+from specmodel.metrics import fleet, live, promapi
+from specmodel.show import readouts
 from specmodel.model import acceptance
 from tests.prometheus_harness import FLEET, running_fleet
 
@@ -87,6 +89,10 @@ def test_every_replayed_instance_has_the_statistics_its_counters_imply(report, p
     assert (v0.server, v0.k, v0.model_name) == ("vllm-v0", 4, "meta-llama/Llama-3.1-70B-Instruct")
     assert v0.tokens_per_step == pytest.approx(0.6826666666666666 * 5, rel=1e-9)  # efficiency gauge · (k + 1)
     assert v0.running == 24
+    # The 70B instance is predicted on its own model (from its model_name label), not the sidebar's 8B.
+    assert rows["v0"].verdict.scenario.target == "Llama 3.1 70B"
+    assert rows["v0"].predicted_on.startswith("Llama 3.1 70B + Llama 3.2 1B, TP 4")
+    assert rows["v1-good"].predicted_on == "Llama 3.1 8B + Llama 3.2 1B"
 
     sg = rows["sglang"].stats
     e_sg = ((inc("sglang", "sglang:generation_tokens_total") - inc("sglang", "sglang:num_requests_total"))
@@ -194,6 +200,7 @@ def test_page_lists_instances_and_calls_out_the_losing_one(prom_fleet):
     table = at.dataframe[0].value
     assert len(table) == len(FLEET) and set(table["instance"]) == set(prom_fleet.targets.values())
     assert table.set_index("instance").loc[prom_fleet.targets["v1-good"], "verdict"] == "pays off"
+    assert table.set_index("instance").loc[prom_fleet.targets["v0"], "predicted_on"].startswith("Llama 3.1 70B")
 
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert titles == ["Where each instance runs: predicted speedup at its own concurrency",
@@ -253,3 +260,13 @@ def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_
     wait_for_charts(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() == 2
     assert "prom_url=" in page.url and "fleet_window=4s" in page.url
+
+
+def test_an_instance_whose_model_has_no_preset_is_unknown_model_and_never_counted_as_paying_off(report, prom_fleet):
+    good = by_key(report, prom_fleet)["v1-good"]
+    renamed = dataclasses.replace(good.stats, model_name="acme/secret-model-v3")
+    verdict, predicted_on = fleet.judge_instance(renamed, Scenario(), live.COMMAND_LINE)
+    assert (verdict.label, predicted_on, verdict.speedup) == ("unknown model", "unknown model", None)
+    assert "'acme/secret-model-v3' is not a model this tool has a preset for" in verdict.text
+    one = dataclasses.replace(good, stats=renamed, verdict=verdict, predicted_on=predicted_on)
+    assert not one.loses and readouts.fleet_counts([one.to_dict()["verdict"]]) == "1 unknown model"

@@ -26,11 +26,14 @@ from prometheus_client.samples import Sample
 from specmodel.errors import SpecModelError
 from specmodel.metrics import live, prom, promapi
 from specmodel.metrics import schemas as engines
-from specmodel.model.scenario import Scenario
+from specmodel.model import memory, presets
+from specmodel.model.scenario import Scenario, with_changes
 
 SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
 BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what snapshot_from_samples still needs
 CACHE_INFO = "vllm:cache_config_info"
+UNKNOWN_MODEL = "unknown model"  # the verdict of an instance whose model has no preset: not predicted
+TARGET_MODEL_LABELS = ("model_name", "model", "served_model_name", "model_id")  # target labels naming the model
 HISTORY_POINTS = 60  # points per instance in the E / concurrency chart
 
 
@@ -104,6 +107,65 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
     return out
 
 
+def instance_scenario(model_name: str | None, base: Scenario) -> tuple[Scenario | None, str]:
+    """(the scenario an instance is predicted on, what it is predicted on in words): its own model's
+    preset (with that preset's usual draft when it is not the sidebar's target), the sidebar's when
+    the instance names no model, None ("unknown model") when the name has no preset."""
+    pair = f"{base.target} + {base.draft}" if base.method == "draft_model" else base.target
+    if not model_name:
+        return base, f"{pair} (no model label: the sidebar's)"
+    found = presets.parse_model(model_name).model
+    if found is None:
+        return None, UNKNOWN_MODEL
+    if found.name == base.target:
+        return base, pair
+    draft = found.default_draft or base.draft
+    own = with_changes(base, target=found.name, draft=draft)
+    said = f"{found.name} + {draft}" if base.method == "draft_model" else found.name
+    tp = _tp_that_fits(own)
+    if tp != own.tp:  # the instance's GPU count is not in its metrics: the fewest GPUs that hold its model
+        own = with_changes(own, tp=tp)
+        said += f", TP {tp} (the fewest {base.gpu} that hold it)"
+    return own, said
+
+
+def _tp_that_fits(s: Scenario) -> int:
+    """The scenario's TP, or the smallest larger one on which its target and speculation fit."""
+    for tp in (t for t in memory.TP_CHOICES if t >= s.tp):
+        if memory.target_does_not_fit(s.gpu, tp, s.target, s.context_len) is None and \
+                memory.speculation_does_not_fit(s.gpu, tp, s.target, s.context_len, s.method, s.k, s.draft) is None:
+            return tp
+    return s.tp
+
+
+def _unknown_model_verdict(verdict: live.LiveVerdict, model_name: str) -> live.LiveVerdict:
+    """An instance whose model has no preset: measured figures kept, no prediction, never counted as
+    paying off or losing."""
+    text = (f"'{model_name}' is not a model this tool has a preset for, so no speedup is predicted; its measured "
+            "E and α are shown as measured")
+    return dataclasses.replace(verdict, label=UNKNOWN_MODEL, text=text, advice="", speedup=None, speedup_range=None,
+                               best_k=None, best_k_speedup=None, crossover_concurrency=None, k_options=(),
+                               notes=tuple(n for n in verdict.notes if "has no preset" not in n))
+
+
+def judge_instance(stats: prom.LiveStats, base: Scenario, names: live.InputNames) -> tuple[live.LiveVerdict, str]:
+    """The instance's verdict on its own model, and what it was predicted on."""
+    scenario, predicted_on = instance_scenario(stats.model_name, base)
+    if scenario is None:
+        return _unknown_model_verdict(live.live_verdict(stats, base, names), stats.model_name), predicted_on
+    return live.live_verdict(stats, scenario, names), predicted_on
+
+
+def _target_models(client, server) -> dict[tuple[str, str], str]:
+    """(job, instance) -> the model a scrape target's labels name (relabelled `model`, `model_name`, …)."""
+    out = {}
+    for t in promapi.targets(client, server):
+        name = next((t["labels"][k] for k in TARGET_MODEL_LABELS if t["labels"].get(k)), None)
+        if name:
+            out[(t["job"], t["instance"])] = name
+    return out
+
+
 @dataclass(frozen=True)
 class Instance:
     """One served model on one scrape target, over one window, held against the model."""
@@ -115,6 +177,7 @@ class Instance:
     stats: prom.LiveStats
     verdict: live.LiveVerdict  # the model at this instance's concurrency, as on the Live page
     last_error: str = ""
+    predicted_on: str = ""  # the target (and draft) the verdict was computed for, or "unknown model"
 
     @property
     def model_name(self) -> str | None:
@@ -125,11 +188,12 @@ class Instance:
         return self.verdict.measured and self.verdict.label == "loses"
 
     def to_dict(self) -> dict:
-        """The `scrape` command's keys, plus instance, job, up, predicted_speedup and last_error."""
+        """The `scrape` command's keys, plus instance, job, up, predicted_speedup, predicted_on and last_error."""
         out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict)
         del out["url"]
         return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
-                **out, "predicted_speedup": out["speedup"], "last_error": self.last_error or None}
+                **out, "predicted_speedup": out["speedup"], "predicted_on": self.predicted_on,
+                "last_error": self.last_error or None}
 
 
 @dataclass(frozen=True)
@@ -220,6 +284,9 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
     by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
     instances, problems = [], []
+    unnamed = any(not any(l.get("model_name") for l, _ in rows if l[SERIES_LABEL] != "up")
+                  for rows in by_target.values())
+    target_models = _target_models(client, server) if unnamed else {}  # only asked when a series names none
     for (job, inst), rows in sorted(by_target.items()):
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
         up = None if not up_values else bool(up_values[0] > 0)
@@ -227,7 +294,10 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
             found = []
             for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
                 stats = prom.stats_from_window(w)
-                found.append(Instance(job, inst, up, snap, stats, live.live_verdict(stats, base, names)))
+                if not stats.model_name and (job, inst) in target_models:
+                    stats = dataclasses.replace(stats, model_name=target_models[(job, inst)])
+                verdict, predicted_on = judge_instance(stats, base, names)
+                found.append(Instance(job, inst, up, snap, stats, verdict, predicted_on=predicted_on))
         except SpecModelError as exc:
             problems.append({"job": job, "instance": inst, "reason": str(exc)})
             continue

@@ -183,7 +183,8 @@ def query_range(client: httpx.Client, server: PromServer, promql: str, start_s: 
 
 
 def targets(client: httpx.Client, server: PromServer) -> list[dict]:
-    """The active scrape targets with job, instance, health ("up", "down", "unknown") and last error."""
+    """The active scrape targets with job, instance, health ("up", "down", "unknown"), last error and
+    all their labels (a relabelled `model` label names what the target serves)."""
     data = _call(client, server, "/api/v1/targets", {"state": "active"}, None)
     out = []
     try:
@@ -191,7 +192,7 @@ def targets(client: httpx.Client, server: PromServer) -> list[dict]:
             labels = _labels(t.get("labels", {}))
             out.append({"job": labels.get("job", ""), "instance": labels.get("instance", ""),
                         "health": str(t.get("health", "unknown")), "last_error": str(t.get("lastError") or ""),
-                        "scrape_url": display_url(t.get("scrapeUrl", ""))})
+                        "scrape_url": display_url(t.get("scrapeUrl", "")), "labels": labels})
     except _SHAPE_ERRORS:
         raise _malformed(server, "the targets list") from None
     return out

@@ -152,6 +152,9 @@ def capacity_readouts(result: CapacityPlan) -> list[Readout]:
 FLEET_COLUMNS = {
     "instance": ("Instance", None, None), "job": ("Job", None, None), "model_name": ("Model", None, None),
     "verdict": ("Verdict", None, None),
+    "predicted_on": ("Predicted on", None, "The target (+ draft) the model used for this instance: its own model "
+                     "from the model_name label or its scrape target's labels; 'unknown model' when it has no preset "
+                     "(not predicted, not counted as paying off)."),
     "predicted_speedup": ("Predicted speedup", "%.2fx", "The model's speedup at this instance's concurrency."),
     "tokens_per_step": ("E (tokens/step)", "%.2f", "Tokens per verify step, bonus token included."),
     "alpha": ("α", "%.2f", "Per-token acceptance giving that E at k."), "k": ("k", None, None),
