@@ -136,7 +136,8 @@ plan_section(scenario=s, rows=table.rows, key="runs_plan")
 
 def report_html(result, problems, cal_dict, shown) -> str:
     figures = [predicted_vs_measured(shown), break_even_chart(shown)]
-    return html_report(result.evaluated, result.table, result.summary, figures, problems, cal_dict)
+    return html_report(result.evaluated, result.table, result.summary, figures, problems, cal_dict,
+                       efficiency=efficiency)
 
 
 st.subheader("Export")

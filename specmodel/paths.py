@@ -8,3 +8,18 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = CHECKOUT / "sample_runs"
 EVIDENCE_DIR = CHECKOUT / "bench" / "evidence"
+
+
+def tool_version() -> str:
+    """specmodel's version: the installed package's, else the checkout's pyproject.toml (`make run`)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("specmodel")
+    except metadata.PackageNotFoundError:
+        import tomllib
+
+        try:
+            return tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]["version"]
+        except (OSError, KeyError, ValueError):
+            return "unknown"

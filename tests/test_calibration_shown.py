@@ -8,10 +8,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from specmodel import Efficiency, SpecModelError
-from specmodel.model.calibration_file import calibration_from_json
+from specmodel.model.calibration_file import calibration_from_json, calibration_line, parameter_rows
 from specmodel.model.parameters import PARAMETERS
 from specmodel.show import links
-from specmodel.show.readouts import calibration_line, calibration_rows
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -19,7 +18,7 @@ APP = str(ROOT / "app.py")
 
 def test_the_table_has_every_parameter_by_its_whole_name_with_its_range():
     eff = Efficiency(eta_bw=0.82, overhead_scale=0.45)
-    rows = calibration_rows(eff, fitted=("eta_bw", "overhead_scale"), held=("t_fixed_ms",))
+    rows = parameter_rows(eff, fitted=("eta_bw", "overhead_scale"), held=("t_fixed_ms",))
     assert [r["parameter"] for r in rows] == list(PARAMETERS)
     by_name = {r["parameter"]: r for r in rows}
     assert by_name["overhead_scale"] == {"parameter": "overhead_scale", "value": "0.45×", "physical range": "0.3–3×",

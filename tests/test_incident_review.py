@@ -56,3 +56,33 @@ def test_with_throughputs_and_no_alpha_the_banner_says_measured_as_the_rows_do()
     assert result.table["verdict_basis"].tolist() == ["measured speedup"] * 3
     headline = model_headline(result.summary, result.table)
     assert "(measured)" in headline and "(predicted)" not in headline
+
+
+def _report_text(html_text: str) -> str:
+    import re
+
+    body = html_text.split("plotly.js", 1)[0] + html_text.rsplit("Runs as read", 1)[-1]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body.replace("\u00ad", "").replace("\u200b", "")))
+
+
+def test_the_html_report_names_what_it_predicted_on_and_its_columns_say_what_they_hold(tmp_path, capsys):
+    from specmodel import cli
+
+    out = tmp_path / "r.html"
+    assert cli.main(["runs", str(INCIDENT), "--html", str(out), "--engine", "vllm"]) == 0
+    text = _report_text(out.read_text())
+    for part in ("target Llama 3.1 8B", "draft Llama 3.2 1B", "GPU L40S", "TP 1", "engine vllm",
+                 "calibration uncalibrated", "specmodel 0.1.0"):
+        assert part in text, part
+    assert " margin " not in text  # no column called plain "margin"
+    assert "measured speedup − 1" in text and "E ÷ break-even E − 1" in text
+    assert "extraction 1 4 pays off measured speedup 1.83 +83%" in text
+    assert "mixed 32 4 loses measured speedup 0.85 -15%" in text
+
+
+def test_a_calibrated_report_says_so_with_every_changed_parameter(tmp_path, capsys):
+    from specmodel import cli
+
+    out = tmp_path / "r.html"
+    assert cli.main(["runs", str(INCIDENT), "--html", str(out), "--overhead-scale", "0.5"]) == 0
+    assert "calibration calibrated: overhead_scale 0.5× (range 0.3–3×)" in _report_text(out.read_text())

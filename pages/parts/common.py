@@ -18,7 +18,7 @@ from specmodel import Efficiency, Scenario
 from specmodel.model import presets
 from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine, with_version
 from specmodel.show import links
-from specmodel.show.readouts import calibration_line
+from specmodel.model.calibration_file import calibration_line
 
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024,
             "engine": DEFAULT_ENGINE}

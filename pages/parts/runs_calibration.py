@@ -10,10 +10,9 @@ import streamlit as st
 from pages.parts.calibration import set_calibration
 from pages.parts.display import show_error
 from specmodel import Efficiency, SpecModelError
-from specmodel.model.calibration_file import calibration_from_json, require_physical
+from specmodel.model.calibration_file import calibration_from_json, parameter_rows, require_physical
 from specmodel.runs.calibrate import calibrate
 from specmodel.show import runs_view as runs_view
-from specmodel.show.readouts import calibration_rows
 
 
 def calibration_panel(rows, efficiency: Efficiency | None) -> None:
@@ -43,7 +42,7 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
             st.rerun()
     cal = fitted_calibration(efficiency)
     if cal:
-        box.dataframe(calibration_rows(efficiency, cal["fitted"], cal["held"]), hide_index=True, width="stretch")
+        box.dataframe(parameter_rows(efficiency, cal["fitted"], cal["held"]), hide_index=True, width="stretch")
         before, after = cal["error_before"]["speedup_mape_pct"], cal["error_after"]["speedup_mape_pct"]
         if before is not None:
             box.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")

@@ -17,6 +17,7 @@ from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, en
 from specmodel.errors import SpecModelError
 from specmodel.limits import read_file
 from specmodel.model import presets
+from specmodel.model.roofline import Efficiency
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
             "verdict_words",
@@ -146,7 +147,8 @@ def run_runs(args: argparse.Namespace) -> int:
         _write(args.html, html_report(
             result.evaluated, result.table, result.summary,
             [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], table.problems,
-            calibration.to_dict() if calibration else None))
+            calibration.to_dict() if calibration else None,
+            efficiency=None if efficiency == Efficiency() else efficiency))
     if args.json:
         summary = {k: _clean(v) for k, v in result.summary.items()}
         summary["fallbacks"] = table.fallbacks

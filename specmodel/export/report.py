@@ -14,6 +14,10 @@ from datetime import datetime, timezone
 import pandas as pd
 import plotly.graph_objects as go
 
+from specmodel.model.calibration_file import calibration_line
+from specmodel.model.engines import DEFAULT_ENGINE, find_engine
+from specmodel.model.roofline import Efficiency
+from specmodel.paths import tool_version
 from specmodel.runs.review import TABLE_COLUMNS, verdict_words
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -107,10 +111,13 @@ def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
+# Each heading says what its column holds: the verdict's basis (measured speedup or predicted), and
+# the two margins apart (a measured speedup over 1×, a measured E over the break-even E).
 _REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
-                   "tokens_per_step": "tokens/step", "break_even_tokens_per_step": "break-even tokens/step",
-                   "margin_pct": "margin", "measured_speedup": "measured ×", "predicted_speedup": "predicted ×",
-                   "advice": "advice", "file": "file", "row": "row"}
+                   "verdict_basis": "verdict from", "measured_speedup": "measured speedup ×",
+                   "speedup_margin": "measured speedup − 1", "predicted_speedup": "predicted speedup ×",
+                   "tokens_per_step": "tokens/step E", "break_even_tokens_per_step": "break-even E",
+                   "e_margin": "E ÷ break-even E − 1", "advice": "advice", "file": "file", "row": "row"}
 
 
 def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
@@ -122,9 +129,36 @@ def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
 
 
 def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
-    shown = table.reindex(columns=list(_REPORT_COLUMNS)).copy()
-    shown["margin_pct"] = shown["margin_pct"].map(lambda m: "" if pd.isna(m) else f"{m:+.0%}")
-    return shown.rename(columns=_REPORT_COLUMNS)
+    shown = table.reindex(columns=TABLE_COLUMNS).copy()
+    pct = lambda m: "" if pd.isna(m) else f"{m:+.0%}"  # noqa: E731
+    shown["speedup_margin"] = (pd.to_numeric(shown["measured_speedup"], errors="coerce") - 1).map(pct)
+    e = pd.to_numeric(shown["tokens_per_step"], errors="coerce")
+    be = pd.to_numeric(shown["break_even_tokens_per_step"], errors="coerce")
+    shown["e_margin"] = (e / be.where(be > 0) - 1).map(pct)
+    return shown.reindex(columns=list(_REPORT_COLUMNS)).rename(columns=_REPORT_COLUMNS)
+
+
+def _distinct(evaluated: pd.DataFrame, column: str) -> str:
+    """The values of a column across the runs, "—" when none names one."""
+    if column not in evaluated:
+        return "—"
+    values = [str(v) for v in dict.fromkeys(evaluated[column].tolist())
+              if v is not None and not (isinstance(v, float) and math.isnan(v)) and str(v).strip()]
+    return ", ".join(values[:6]) + (f" (+{len(values) - 6} more)" if len(values) > 6 else "") if values else "—"
+
+
+def setup_lines(evaluated: pd.DataFrame, efficiency: Efficiency | None) -> list[tuple[str, str]]:
+    """(what, value) for the report's header: target, draft, GPU, TP, engine (as each run was
+    predicted), the calibration state and the tool's version."""
+    engine = _distinct(evaluated, "engine")
+    return [("target", _distinct(evaluated, "target_preset")), ("draft", _distinct(evaluated, "draft_preset")),
+            ("method", _distinct(evaluated, "method")), ("GPU", _distinct(evaluated, "gpu_preset")),
+            ("TP", _distinct(evaluated, "tp")),
+            ("engine", engine if engine != "—" else f"not named by the runs: predicted with "
+             f"{find_engine(DEFAULT_ENGINE).label}'s overheads"),
+            ("calibration", f"calibrated: {calibration_line(efficiency)}" if efficiency is not None
+             else "uncalibrated (the model's default parameters)"),
+            ("specmodel", tool_version())]
 
 
 _STYLE = """
@@ -139,12 +173,18 @@ th{background:#f6f8fa;overflow-wrap:break-word}td.num{text-align:right}td.short{
 
 def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, figures: list[go.Figure],
                 problems: list | None = None, calibration: dict | None = None,
-                title: str = "Speculative decoding: past runs") -> str:
-    """One HTML file with everything inline (plotly.js included): opens offline, mails as is."""
+                title: str = "Speculative decoding: past runs", efficiency: Efficiency | None = None) -> str:
+    """One HTML file with everything inline (plotly.js included): opens offline, mails as is. Its head
+    names what the runs were predicted on and the calibration (`efficiency`: the applied one, None
+    when uncalibrated; the fit's `calibration` dict adds its errors)."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_STYLE}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1><p class='muted'>Generated {stamp} by specmodel.</p>"]
+             f"<h1>{html.escape(title)}</h1><p class='muted'>Generated {stamp} by specmodel "
+             f"{html.escape(tool_version())}.</p>"]
+    parts.append("<table class='setup'><tbody>" + "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in setup_lines(evaluated, efficiency))
+        + "</tbody></table>")
     n = summary.get("rows_compared", 0)
     if n:
         parts.append(f"<p>{n} run(s) with both a measured and a predicted speedup: mean absolute percentage error "

@@ -18,8 +18,6 @@ from specmodel.metrics.fleet import FleetReport
 from specmodel.metrics.live import LiveVerdict
 from specmodel.metrics.prom import LiveStats, Snapshot
 from specmodel.model.decide import Summary
-from specmodel.model.parameters import PARAMETERS
-from specmodel.model.roofline import Efficiency
 from specmodel.plan.capacity import CapacityPlan
 
 
@@ -189,44 +187,3 @@ def fleet_counts(verdicts) -> str:
         counts[v] = counts.get(v, 0) + 1
     return ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
 
-
-def _with_unit(value: float, unit: str) -> str:
-    text = f"{value:.3g}"
-    return f"{text}{unit}" if unit == "×" else (f"{text} {unit}" if unit else text)
-
-
-def parameter_range(name: str) -> str:
-    """A parameter's physical range as shown: "0.3–3×", "0–3 ms"."""
-    p = PARAMETERS[name]
-    unit = "×" if p.unit == "×" else (f" {p.unit}" if p.unit else "")
-    return f"{p.physical_lo:g}–{p.physical_hi:g}{unit}"
-
-
-def calibration_rows(eff: Efficiency, fitted=(), held=()) -> list[dict]:
-    """Every model parameter of a calibration, one row each, names whole: its value, its physical range,
-    what it means and whether it was fitted, held at its starting value or left at its default (a
-    calibration with a value outside its range is never applied: calibration_file.require_physical)."""
-    default = Efficiency()
-    rows = []
-    for name, p in PARAMETERS.items():
-        value = getattr(eff, name)
-        status = ("fitted" if name in fitted else "held at its starting value" if name in held
-                  else "default" if value == getattr(default, name) else "from the calibration")
-        rows.append({"parameter": name, "value": _with_unit(value, p.unit), "physical range": parameter_range(name),
-                     "status": status,
-                     "means": p.words})
-    return rows
-
-
-def calibration_line(eff: Efficiency) -> str:
-    """The whole calibration in one line: every parameter away from its default with its range, and
-    how many are at their defaults (the sidebar and the badges show this, never a subset)."""
-    default = Efficiency()
-    changed = [n for n in PARAMETERS if getattr(eff, n) != getattr(default, n)]
-    shown = [f"{n} {_with_unit(getattr(eff, n), PARAMETERS[n].unit)} (range {parameter_range(n)})" for n in changed]
-    rest = len(PARAMETERS) - len(changed)
-    tail = (f"the other {rest} parameter{'s' if rest != 1 else ''} at {'their' if rest != 1 else 'its'} default"
-            + ("s" if rest != 1 else "")) if rest else ""
-    if not shown:
-        return "every parameter at its default"
-    return "; ".join(shown + ([tail] if tail else []))
