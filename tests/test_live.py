@@ -200,3 +200,27 @@ def test_scrape_command_as_a_process_and_its_argument_errors():
     bad = subprocess.run([sys.executable, "-m", "specmodel", "scrape", "http://127.0.0.1:9/metrics", "--window", "0"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--window" in bad.stderr
+
+
+def _snapshots_with_running(running_levels):
+    """Snapshots of the recorded vLLM V1 page 10 s apart, counters advancing alike, the running gauge as given."""
+    base = prom.parse_snapshot((ROOT / "tests/fixtures/vllm_v1_specdecode_sample.txt").read_text(), at=0.0)
+    return [dataclasses.replace(base, at=10.0 * i, counters={n: v * (1 + i) for n, v in base.counters.items()},
+                                per_position=tuple(v * (1 + i) for v in base.per_position),
+                                gauges={**base.gauges, "running": float(r)})
+            for i, r in enumerate(running_levels)]
+
+
+def test_a_0_to_32_jump_is_judged_at_the_window_end_and_says_load_changed():
+    stats = prom.stats_from_window(prom.window_over(_snapshots_with_running([0, 0, 32])))
+    assert stats.running == pytest.approx(8.0)  # the mean over the window: no operating point the server ran at
+    assert (stats.running_end, stats.running_low, stats.running_high) == (32.0, 0.0, 32.0)
+    v = live.live_verdict(stats, Scenario())
+    assert v.concurrency == 32 and f"at batch 32, measured E = {stats.tokens_per_step:.2f}" in v.text
+    [note] = [n for n in v.notes if "load changed" in n]
+    assert severity_of(note) == "warning" and "from 0 to 32" in note and "judged at the window's end, batch 32" in note
+
+
+def test_a_steady_load_has_no_load_change_note():
+    v = live.live_verdict(prom.stats_from_window(prom.window_over(_snapshots_with_running([31, 32, 32]))), Scenario())
+    assert v.concurrency == 32 and not [n for n in v.notes if "load changed" in n]

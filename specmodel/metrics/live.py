@@ -24,7 +24,7 @@ from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
 from specmodel.model.decide import summarize, tone_of
 from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.notes import info, warnings_in
+from specmodel.notes import info, warning, warnings_in
 
 HISTORY_CAP = 360  # points kept per session for the rolling chart
 
@@ -87,9 +87,16 @@ class LiveVerdict:
         })
 
 
+# Load "changed within the window" when its scrapes' running requests differ by this many requests and
+# by this fraction of the highest: then the window's mean is no operating point the server ran at.
+LOAD_CHANGE_REQUESTS = 2
+LOAD_CHANGE_FRACTION = 0.25
+
+
 def measured_concurrency(stats: LiveStats) -> int:
-    """Running requests in the window, rounded, at least 1 (an idle server is placed at batch 1)."""
-    running = stats.running
+    """Running requests at the end of the window (the operating point the server is at now; the
+    window's mean when the end is not known), rounded, at least 1 (an idle server is placed at batch 1)."""
+    running = stats.running_end if stats.running_end is not None else stats.running
     if running is None or not math.isfinite(running):
         return 1
     return max(1, int(round(running)))
@@ -104,6 +111,19 @@ def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
         return with_changes(base, k=stats.k, survival=tuple(stats.survival), alpha=float(stats.alpha),
                             concurrency=b)
     return with_changes(base, k=stats.k, survival=None, alpha=float(stats.alpha), concurrency=b)
+
+
+def load_change_note(stats: LiveStats) -> str | None:
+    """A note when running requests moved within the window (a 0 → 32 jump): the verdict is at the
+    window's end, and acceptance over the window mixes both loads."""
+    low, high, end = stats.running_low, stats.running_high, stats.running_end
+    if low is None or high is None or end is None:
+        return None
+    if high - low < LOAD_CHANGE_REQUESTS or high - low < LOAD_CHANGE_FRACTION * high:
+        return None
+    return warning(f"load changed within the window: running requests went from {low:.3g} to {high:.3g} "
+                   f"(mean {stats.running:.3g}); judged at the window's end, batch {max(1, round(end))}; E and α "
+                   "mix both loads, so read them again once a window has run at the new load")
 
 
 def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
@@ -125,7 +145,7 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
     the inputs as `names` says (the command line's flags by default)."""
     s = live_scenario(stats, base)
     b = s.concurrency
-    notes = [n for n in (_model_note(stats, base, names),) if n]
+    notes = [n for n in (load_change_note(stats), _model_note(stats, base, names)) if n]
     if stats.running is None:
         notes.append(info("the server reports no running-requests gauge: placed at batch 1"))
     elif stats.running < 0.5:
@@ -310,6 +330,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "needs_k": stats.needs_k,
         "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
         "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
+        "running_end": st["running_end"], "running_low": st["running_low"], "running_high": st["running_high"],
         "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
         "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
         "kv_capacity_tokens": st["kv_capacity_tokens"],

@@ -123,6 +123,9 @@ class SpecWindow:
     block_size: int | None = None
     counter_reset: bool = False  # a counter went down inside the window (server restarted)
     k_source: str = ""
+    running_end: float | None = None  # the running-requests gauge at the window's last scrape
+    running_low: float | None = None  # its lowest and highest reading at the window's scrapes
+    running_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,9 @@ class LiveStats:
     notes: tuple[str, ...] = ()
     mean_draft_length: float | None = None  # draft tokens ÷ drafts (where the engine counts draft tokens)
     max_draft_length: int | None = None  # the longest draft: 1 + the largest position label, else k
+    running_end: float | None = None  # running requests at the window's last scrape (the operating point)
+    running_low: float | None = None  # lowest and highest reading at the window's scrapes
+    running_high: float | None = None
 
     @property
     def measured(self) -> bool:
@@ -475,7 +481,14 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         waiting=_mean(a.gauges.get("waiting"), b.gauges.get("waiting")),
         kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
-        num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source)
+        num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
+        running_end=b.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]))
+
+
+def _extremes(values) -> dict:
+    """running_low and running_high of the readings that exist (None when none does)."""
+    seen = [v for v in values if v is not None]
+    return {"running_low": min(seen) if seen else None, "running_high": max(seen) if seen else None}
 
 
 def window_over(snapshots) -> SpecWindow:
@@ -507,7 +520,8 @@ def window_over(snapshots) -> SpecWindow:
         running=mean("running"), waiting=mean("waiting"), kv_usage=mean("kv_usage"),
         gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
         num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
-        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source)
+        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
+        **_extremes([v for p in parts for v in (p.running_low, p.running_high)]))
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -635,7 +649,8 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         draft_acceptance_rate_ci=rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
         generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
-        source=source, notes=tuple(notes), mean_draft_length=mean_len, max_draft_length=max_len)
+        source=source, notes=tuple(notes), mean_draft_length=mean_len, max_draft_length=max_len,
+        running_end=w.running_end, running_low=w.running_low, running_high=w.running_high)
 
 
 def json_safe(obj):

@@ -94,8 +94,12 @@ def live_readouts(stats: LiveStats) -> list[Readout]:
     ]
     running = ("—" if stats.running is None else f"{stats.running:.3g} / {stats.waiting:.3g}"
                if stats.waiting is not None else f"{stats.running:.3g}")  # window means: "101 / 0" fits its box
+    end = stats.running_end
+    moved = end is not None and stats.running is not None and round(end) != round(stats.running)
     return acceptance + [
-        Readout("Running / waiting", running),
+        Readout("Running / waiting", running, help="Window means. The verdict is judged at the running requests of "
+                "the window's last scrape" + (f" ({end:.3g})." if end is not None else "."),
+                caption=f"now {end:.3g} running (verdict's batch)" if moved else None),
         Readout("Generated tokens/s", fmt(stats.generation_tok_s, ",.0f")),
         Readout("KV cache used", fmt(stats.kv_usage, ".0%"),
                 help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
