@@ -28,7 +28,7 @@ started = time.perf_counter()
 page, outcome = None, "ok"
 try:
     page = st.navigation(PAGES)
-    render_sidebar()
+    render_sidebar(page.url_path)
     page.run()
 except BaseException as exc:  # st.stop() and st.rerun() end a run by raising; so does an interrupted rerun
     outcome = type(exc).__name__

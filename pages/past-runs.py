@@ -8,7 +8,7 @@ from pages.parts.calibration import calibration, calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
-from pages.parts.run_files import kept_uploads, paired_by_hand, with_sample
+from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
@@ -39,7 +39,7 @@ with top_right:
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
-    st.info("Upload one or more run files, or pick a sample above.")
+    st.info(no_runs_message(calibration() is not None))
     plan_section(scenario=base_scenario())
     st.stop()
 pairs = paired_by_hand(files)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from pages.parts.calibration import calibration, keep_calibration_in_link, set_calibration
 from pages.parts.engine import engine_inputs
+from pages.parts.share import link_popover
 from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
 from pages.parts.text import no_links
 from specmodel import Efficiency, Scenario
@@ -51,7 +52,7 @@ def _start(key: str, options: list, default=None) -> int:
     return 0 if key in st.session_state else options.index(default or DEFAULTS[key])
 
 
-def render_sidebar() -> None:
+def render_sidebar(page_path: str = "") -> None:
     """Draw the shared sidebar; its values land in st.session_state under the keys below."""
     sb = st.sidebar
     problems, read = _read_link_choices()
@@ -93,10 +94,7 @@ def render_sidebar() -> None:
     note = st.session_state.pop("calibration_note", None)
     if note:
         sb.warning(no_links(note))
-    with sb.popover("Copy link to this view", width="stretch"):
-        st.caption("This link opens this page with these inputs" + (" and this calibration" if eff else "")
-                   + ". Copy it with the icon at the right of the box.")
-        st.code(links.view_link(st.context.url, st.query_params.to_dict()), language=None, wrap_lines=True)
+    link_popover(sb, eff is not None, page_path)
 
 
 # Tables a page edits with st.data_editor, whose edits would otherwise be lost on a page switch (the

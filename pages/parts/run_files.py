@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.parts.display import show_error
+from pages.parts.share import UPLOADS
 from pages.parts.text import plain
 from specmodel import SpecModelError
 from specmodel.runs import sample_files
 
-UPLOADS = "runs_uploads"  # (name, bytes) of the files uploaded in this session: kept across pages
 
 
 def kept_uploads(uploads, returning: bool) -> list[tuple[str, bytes]]:
@@ -31,6 +31,15 @@ def kept_uploads(uploads, returning: bool) -> list[tuple[str, bytes]]:
             st.session_state.pop(UPLOADS, None)
             st.rerun()
     return files
+
+
+def no_runs_message(calibrated: bool) -> str:
+    """What the page says with no files: with a calibration (a shared link), that its runs are not here."""
+    if calibrated:
+        return ("This view's calibration came with the link (the sidebar lists it), but the runs it was fitted on "
+                "did not: a link cannot carry uploaded files. Ask whoever sent it for the report (HTML) or the "
+                "runs, or upload your own run files or pick a sample above.")
+    return "Upload one or more run files, or pick a sample above."
 
 
 def with_sample(files: list, sample: str | None) -> list:
