@@ -7,17 +7,16 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario, remember_table
 from pages.parts.display import chart, show_error, show_notes, tone_box
+from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY
 from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.plan import mix
 from specmodel.plan.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 from specmodel.show.figures import mix as figures_mix
 
-EDITOR_KEY = "mix_editor"
-TABLE_KEY = "mix_table"  # the table the editor starts from (the example, or the Past runs workloads)
-# Where the Past runs page leaves its canonical run table (specmodel.runs columns: workload, concurrency,
-# alpha, temperature, notes, ...) for other pages; absent until runs are loaded there.
-RUNS_KEY = "runs_rows"
+# The table the editor starts from (the example, the Past runs workloads, or What-if's), its editor, and
+# where Past runs leaves its canonical run table for other pages: pages/parts/mixed.py.
+EDITOR_KEY, TABLE_KEY = MIX_EDITOR, MIX_TABLE
 
 st.title("Traffic mix: one pool, or split by traffic shape?")
 st.caption("One server applies one speculation method and one k to every sequence, so a low-acceptance "
@@ -43,6 +42,8 @@ elif runs_col.button("Fill from Past runs", key="mix_from_runs",
     st.session_state.pop(EDITOR_KEY, None)
     st.rerun()
 
+if st.session_state.pop("mix_sent_from_whatif", False):
+    st.info("Opened from What-if with its k and concurrency; edit the workloads to your traffic.")
 st.subheader("Workloads")
 edited = st.data_editor(
     st.session_state[TABLE_KEY], key=EDITOR_KEY, num_rows="dynamic", width="stretch", hide_index=True,

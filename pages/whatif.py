@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
+from pages.parts.mixed import mixed_traffic_path
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
@@ -65,10 +66,11 @@ with right:
     st.select_slider("Concurrent sequences on a log scale", concurrency_stops(concurrency), key="conc_slider",
                      label_visibility="collapsed", on_change=_follow_slider)
     if timings == "measured":
-        t_target = st.slider("Target step at batch 1 (ms)", 1.0, 200.0, 19.0, 0.5, key="t_target",
-                             bind="query-params")
-        t_draft = st.slider("Draft cost per draft token at batch 1 (ms)", 0.0, 50.0, 3.0, 0.1, key="t_draft",
-                            bind="query-params")
+        steps = st.columns(2)  # typed, to the hundredth of a millisecond: measured times are not half-ms steps
+        t_target = steps[0].number_input("Target step at batch 1 (ms)", 1.0, 200.0, 19.0, 0.1, format="%.2f",
+                                         key="t_target", bind="query-params")
+        t_draft = steps[1].number_input("Draft cost per draft token at batch 1 (ms)", 0.0, 50.0, 3.0, 0.1,
+                                        format="%.2f", key="t_draft", bind="query-params")
     else:
         t_target = t_draft = None
 
@@ -95,6 +97,7 @@ with answer:
     show_notes(summary.notes, info="info")
 show_readouts(readouts.whatif_readouts(summary))
 st.caption(readouts.whatif_arms_line(summary))
+mixed_traffic_path(alpha, k, concurrency)
 
 c1, c2 = st.columns(2)
 with c1:

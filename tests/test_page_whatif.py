@@ -59,7 +59,7 @@ def test_url_parameters_set_the_widgets():
     assert at.selectbox(key="target").value == "Qwen3 8B"
     assert at.selectbox(key="draft").value == "Qwen3 0.6B"
     assert at.radio(key="timings").value == "measured"
-    assert at.slider(key="t_target").value == 25.0
+    assert at.number_input(key="t_target").value == 25.0
     assert at.select_slider(key="ctx").value == 4096
     assert not at.exception
 

@@ -296,6 +296,20 @@ def workload_records_from_runs(runs: "pd.DataFrame") -> list[dict]:
     return rows
 
 
+def mixed_from_whatif(alpha: float, runs: "pd.DataFrame | None" = None) -> tuple[list[dict], str]:
+    """Traffic mix rows for What-if's "my traffic is mixed": the workloads of the runs loaded on Past
+    runs when they carry α; else What-if's α as one workload beside the example's lower-acceptance chat
+    traffic (α 0.4 at temperature 0.8), half the sequences each; and a line saying where the rows came from."""
+    from_runs = workload_records_from_runs(runs) if runs is not None else []
+    if len(from_runs) >= 2 and all(r["alpha"] is not None for r in from_runs):
+        return from_runs, "the workloads of the runs loaded on Past runs"
+    chat = next(w for w in example_workloads() if w.label == "chat")
+    rows = [{"label": "this traffic (What-if α)", "share": 0.5, "alpha": round(float(alpha), 4), "survival": "",
+             "alpha_ngram": None, "temperature": None, "notes": "the α set on What-if"},
+            {**workload_records((chat,))[0], "label": "chat at temperature 0.8 (example)",
+             "notes": "an example second workload: replace its α and share with yours"}]
+    return rows, "What-if's α and an example chat workload to replace with yours"
+
 
 @lru_cache(maxsize=1)
 def example_workloads() -> tuple[Workload, ...]:
