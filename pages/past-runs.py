@@ -86,8 +86,8 @@ headline = model_headline(summary, result.table)
 counts = runs_view.verdict_counts(result.evaluated)
 m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")
 m1.metric("Runs loaded", f"{len(table.rows):,}")
-m2.metric("Speedup error (MAPE)", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
-          help="Mean absolute percentage error of predicted vs measured speedup, over runs that have both.")
+m2.metric("Model error", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
+          help="Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both.")
 m3.metric("Verdicts agree", "–" if not summary["rows_compared"] else
           f"{runs_view.compact(summary['verdicts_agreeing'])} of {runs_view.compact(summary['rows_compared'])}",
           help="The model's verdict and the measured one are the same (±5% counts as borderline).")
@@ -98,10 +98,11 @@ with m5:
     calibration_badge()
 
 LABELS = {"clears": ":green[**pays off**]", "borderline": ":orange[**borderline**]", "fails": ":red[**loses**]"}
-left, right = st.columns([3, 2])
+compared = bool(summary["rows_compared"])  # no empty chart: without runs having both speedups, none is drawn
+left, right = st.columns([3, 2]) if compared else (st.container(), st.container())
 with left:
     shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
-    chart(predicted_vs_measured(shown), "runs_scatter")
+    chart(predicted_vs_measured(shown), "runs_scatter") if compared else None
     st.caption(note or "")
 with right:
     table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
@@ -122,12 +123,14 @@ lines = verdict_lines(result.table)
 with st.container(height=260 if len(lines) > 8 else "content", border=False):
     st.markdown("  \n".join(f"{LABELS[label]}: {plain(sentence)}"  # workload names are user text
                             for label, sentence in lines))
-chart(break_even_chart(shown), "runs_break_even")
+chart(break_even_chart(shown), "runs_break_even") if shown["break_even_tokens_per_step"].notna().any() else \
+    st.caption("No break-even chart: no run has both a measured tokens per step and a break-even (runs with only "
+               "throughputs are judged by their measured speedup).")
 
 st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")
-st.dataframe(rows_shown, key="runs_table", hide_index=True, column_order=list(runs_view.RUNS_COLUMNS),
-             column_config=column_config(runs_view.RUNS_COLUMNS))
+cells, cell_columns = runs_view.as_cells(rows_shown, runs_view.RUNS_COLUMNS)  # no "None" in an empty cell
+st.dataframe(cells, key="runs_table", hide_index=True, column_config=column_config(cell_columns))
 st.caption(note or "")
 
 calibration_panel(table.rows, efficiency)

@@ -3,6 +3,7 @@ disagreement shown (and the command line agrees); uploaded runs survive a visit 
 calibration follows the sidebar into What-if's URL and badge; 200,000 runs load with progress."""
 
 import json
+import re
 
 import pytest
 
@@ -90,7 +91,7 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     wait_for_app(page)
     assert visible(main_area.get_by_text("calibrated", exact=True))  # the What-if verdict's badge
     assert not visible(main_area.get_by_text("uncalibrated", exact=True))
-    assert page.locator("[data-testid='stSidebar']").get_by_text("Calibrated on your runs").is_visible()
+    assert page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"^Calibrated: eta_bw")).is_visible()
     # the copy-link box holds the full link with the calibration
     page.get_by_text("Copy link to this view").click()
     code = page.locator("[data-testid='stCode']").filter(has_text="cal=").first

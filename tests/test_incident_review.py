@@ -86,3 +86,13 @@ def test_a_calibrated_report_says_so_with_every_changed_parameter(tmp_path, caps
     out = tmp_path / "r.html"
     assert cli.main(["runs", str(INCIDENT), "--html", str(out), "--overhead-scale", "0.5"]) == 0
     assert "calibration calibrated: overhead_scale 0.5× (range 0.3–3×)" in _report_text(out.read_text())
+
+
+def test_the_runs_table_cells_never_show_none():
+    from specmodel.show import runs_view
+
+    rows = read_runs([INCIDENT]).rows
+    cells, columns = runs_view.as_cells(rows, runs_view.RUNS_COLUMNS)
+    assert cells["alpha"].tolist() == ["", "", ""] and cells["measured_speedup"].tolist() == ["1.83", "0.98", "0.85"]
+    assert not cells.isin(["None", "nan", "NaN"]).any().any()
+    assert all(fmt is None for _head, fmt, *_ in columns.values())  # formats applied in the text already

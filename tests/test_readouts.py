@@ -18,7 +18,7 @@ def test_whatif_figures_show_the_seed_numbers():
     r = shown(readouts.whatif_readouts(summarize(SEED)))
     assert r["Speedup"].value == "1.70x"
     assert r["Tokens per step E"].value == "2.77"
-    assert r["Tokens per step E"].delta == "+1.14 vs break-even 1.63"
+    assert r["Tokens per step E"].delta == "+1.14 vs 1.63"  # short enough for its box at 1280 wide
     assert r["Best k here"].value.endswith("x)") and r["Crossover batch"].value not in ("", "—")
     line = readouts.whatif_arms_line(summarize(SEED))
     assert line.startswith("Plain: ") and "Speculative: " in line and "inter-token latency" in line

@@ -47,8 +47,10 @@ def whatif_readouts(summary: Summary) -> list[Readout]:
         Readout("Speedup", "n/a" if out["speedup"] is None else f"{out['speedup']:.2f}x",
                 help="Speculative ÷ plain throughput at this concurrency."),
         Readout("Tokens per step E", fmt(tps, ".2f"),
-                delta=f"{tps - be:+.2f} vs break-even {be:.2f}" if be is not None and tps is not None and k else None,
-                help="Tokens emitted per verify step, bonus token included (vLLM's mean acceptance length)."),
+                delta=f"{tps - be:+.2f} vs {be:.2f}" if be is not None and tps is not None and k else None,
+                help="Tokens emitted per verify step, bonus token included (vLLM's mean acceptance length). "
+                     "Under it: E minus the break-even E at this concurrency (\"+0.98 vs 1.79\": 0.98 above "
+                     "break-even 1.79)."),
         Readout("Break-even α", "unreachable" if bea is None and k else fmt(bea, ".2f"),
                 help="The α at which speculation with this k just matches plain decoding here."),
         Readout("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",

@@ -109,6 +109,25 @@ def shown_rows(frame: pd.DataFrame, limit: int, what: str, spread: bool = False)
                                "of them.")
 
 
+def as_cells(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:
+    """A table as the text of its cells, for a grid that would print a missing value as "None": numbers in
+    their column's format, a missing value as an empty cell; and the columns with their formats dropped
+    (applied already)."""
+    out = frame.reindex(columns=[c for c in columns if c in frame.columns]).copy()
+
+    def text(value, fmt):
+        if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+            return ""
+        if fmt and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            return fmt % value
+        return str(value)
+
+    for c in out.columns:
+        fmt = columns[c][1]
+        out[c] = [text(v, fmt) for v in out[c].tolist()]
+    return out, {c: (head, None, *rest) for c, (head, _fmt, *rest) in columns.items()}
+
+
 def calibration_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     """The runs a calibration fits on: all of them up to CALIBRATION_RUNS, else an even sample
     (least squares predicts every run at every step), and a note saying so."""

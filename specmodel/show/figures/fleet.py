@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from specmodel.show.figures.whatif import BREAK_EVEN_STYLE
+from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
 
 VERDICT_COLOURS = {"pays off": "#2ca02c", "borderline": "#ff7f0e", "loses": "#d62728", "off": "#7f7f7f",
                    "unknown": "#bcbd22"}
@@ -62,7 +62,7 @@ def operating_points(table: pd.DataFrame) -> go.Figure:
             hovertemplate="%{text}<br>job %{customdata[0]}<br>running %{x}<br>E = %{customdata[1]}"
                           "<br>predicted %{y:.2f}x<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=1.0, line=BREAK_EVEN_STYLE, annotation_text="break-even (1.0x)", annotation_position="bottom right")
-    fig.update_xaxes(type="log", title_text="running requests (sequences, log scale)")
+    fig.update_xaxes(**LOG_BATCH_AXIS, title_text="running requests (sequences, log scale)")
     fig.update_yaxes(title_text="predicted speedup over plain decoding (×)")
     return _style(fig, "Where each instance runs: predicted speedup at its own concurrency",
                   legend_title_text="verdict")

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from specmodel.metrics.live import LiveVerdict
 from specmodel.metrics.prom import LiveStats
 from specmodel.model.scenario import predict
-from specmodel.show.figures.whatif import BREAK_EVEN_STYLE
+from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
 
 MAX_BATCH = 4096  # the model's crossover search reaches this far; the x axis never goes further
 # Tick spacings a clock axis may use, in seconds: the smallest that keeps at most MAX_TIME_TICKS labels.
@@ -153,7 +153,7 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
                                  hovertemplate="batch %{x} (running requests)<br>speedup %{y:.2f}x"
                                                "<extra>right now</extra>"))
     # A log axis's range is given in log10 units: batch 1 to the curve's last batch.
-    fig.update_xaxes(type="log", range=[0.0, float(np.log10(top_batch))])
+    fig.update_xaxes(**LOG_BATCH_AXIS, range=[0.0, float(np.log10(top_batch))])
     fig.update_yaxes(range=[y_bottom, y_top])
     return _layout(fig, f"Operating point on the model: {s.target} on {s.gpu}",
                    "concurrent requests (running, log scale)", "speedup over plain decoding (×)")

@@ -23,6 +23,11 @@ KS = np.arange(1, K_MAX + 1)
 # Colours readable on the light and the dark theme alike (the page follows the viewer's preference):
 # mid grey lines, and a dark marker with a white rim.
 BREAK_EVEN_STYLE = dict(color="#8c8c8c", dash="dash", width=1.5)
+# A batch-size log axis labelled at the powers of two a reader sets (1, 2, 4 … 4096), never plotly's
+# minor "2 5" labels between decades ("10 2 5 100" read as numbers of their own).
+_POWERS_OF_TWO = [2 ** i for i in range(13)]
+LOG_BATCH_AXIS = dict(type="log", tickvals=_POWERS_OF_TWO, ticktext=[f"{v:,}" for v in _POWERS_OF_TWO],
+                      minor=dict(showgrid=False, ticks=""))
 SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(width=2, color="#ffffff"))
 # Diverging: red where speculation loses, white at break-even, blue where it wins.
 LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#f7f7f7"], [0.75, "#4393c3"], [1.0, "#053061"]]
@@ -127,7 +132,7 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
     traces.append(marker(s.concurrency, here.speedup, "this scenario",
                          "batch %{x}<br>speedup = %{y:.2f}x<extra>this scenario</extra>"))
     return figure(traces, "Speedup vs concurrency", "concurrent sequences (batch size, log scale)",
-                  "speedup over plain decoding (×)", xaxis=dict(type="log"))
+                  "speedup over plain decoding (×)", xaxis=LOG_BATCH_AXIS)
 
 
 def alpha_k_heatmap(s: Scenario) -> go.Figure:
@@ -165,7 +170,7 @@ def best_k_by_batch(s: Scenario) -> go.Figure:
     ]
     return figure(traces, "Best k by batch size (0 = turn speculation off)",
                   "concurrent sequences (batch size, log scale)", "best k (draft tokens per step)",
-                  xaxis=dict(type="log"), yaxis=dict(dtick=1, range=[-0.3, K_MAX + 0.3]))
+                  xaxis=LOG_BATCH_AXIS, yaxis=dict(dtick=1, range=[-0.3, K_MAX + 0.3]))
 
 
 def deploy_options(summary: Summary) -> go.Figure:
@@ -189,7 +194,7 @@ def deploy_options(summary: Summary) -> go.Figure:
     ]
     return figure(traces, "Off, fixed k, schedule or per-batch best: throughput by batch",
                   "concurrent sequences (batch size, log scale)", "output throughput (tokens/s, all sequences)",
-                  xaxis=dict(type="log"), legend=dict(orientation="h", y=-0.25), height=420)
+                  xaxis=LOG_BATCH_AXIS, legend=dict(orientation="h", y=-0.25), height=420)
 
 
 def deploy_option_rows(summary: Summary) -> dict:
