@@ -102,30 +102,30 @@ compared = bool(summary["rows_compared"])  # no empty chart: without runs having
 left, right = st.columns([3, 2]) if compared else (st.container(), st.container())
 with left:
     shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
-    chart(predicted_vs_measured(shown), "runs_scatter") if compared else None
+    if compared:
+        chart(predicted_vs_measured(shown), "runs_scatter")
     st.caption(note or "")
 with right:
     table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
     verdicts = ["verdict", "predicted_verdict", "measured_verdict"]  # shown in words, kept as codes
     styled = table_shown.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600" if v in VERDICT_COLOURS
-                                   else "", subset=verdicts[:2]).format(verdict_words, subset=verdicts, na_rep="") \
+                                   else "", subset=verdicts[:2]).format(na_rep="", precision=2) \
+        .format(verdict_words, subset=verdicts, na_rep="") \
         if len(table_shown) <= 1000 else runs_view.in_words(table_shown)  # styling a long table costs seconds
     st.dataframe(styled, key="break_even_table", hide_index=True, height=440 if len(table_shown) > 10 else "auto",
-                 column_order=list(runs_view.BREAK_EVEN_COLUMNS),
-                 column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
+                 column_order=list(runs_view.BREAK_EVEN_COLUMNS), column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
     st.caption(note or "")
 
 st.subheader("Verdicts per workload")
-st.caption("Measured: the run's measured speedup against 1 ± 5%. Predicted: runs with only an acceptance, judged by "
-           "their tokens per step against the model's break-even there. Where the model's own verdict differs from "
-           "the measured one, the line says so.")
+st.caption(runs_view.VERDICT_LINES_CAPTION)
 lines = verdict_lines(result.table)
 with st.container(height=260 if len(lines) > 8 else "content", border=False):
     st.markdown("  \n".join(f"{LABELS[label]}: {plain(sentence)}"  # workload names are user text
                             for label, sentence in lines))
-chart(break_even_chart(shown), "runs_break_even") if shown["break_even_tokens_per_step"].notna().any() else \
-    st.caption("No break-even chart: no run has both a measured tokens per step and a break-even (runs with only "
-               "throughputs are judged by their measured speedup).")
+if shown["break_even_tokens_per_step"].notna().any():
+    chart(break_even_chart(shown), "runs_break_even")
+else:
+    st.caption(runs_view.NO_BREAK_EVEN_CHART)
 
 st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")

@@ -63,3 +63,26 @@ def test_a_calibrated_link_without_runs_says_the_runs_did_not_come_with_it():
     at = _past_runs({"cal": "0.82,0.6,0.3,0.2,0,0.45"})
     assert any("the runs it was fitted on did not: a link cannot carry uploaded files" in i.value for i in at.info)
     assert "calibration" in at.session_state  # the calibration itself came
+
+
+def test_two_uploads_with_one_name_get_distinct_names():
+    from pages.parts.run_files import distinct_names
+
+    assert [n for n, _ in distinct_names([("results.json", b"a"), ("results.json", b"b"), ("x.csv", b"c")])] == \
+        ["results.json", "results.json (2)", "x.csv"]
+
+
+def test_the_baseline_file_gets_no_baseline_selector_of_its_own():
+    def script():
+        import streamlit as st
+
+        from pages.parts.run_files import paired_by_hand
+
+        st.session_state["pairs"] = paired_by_hand([("spec.json", b""), ("base.json", b"")])
+
+    at = AppTest.from_function(script, default_timeout=30).run()
+    assert [s.label for s in at.selectbox] == ["Baseline for spec.json", "Baseline for base.json"]
+    at.selectbox(key="pair_spec.json").set_value("base.json").run()
+    assert [s.label for s in at.selectbox] == ["Baseline for spec.json"]
+    assert any("base.json: the baseline of spec.json" in c.value for c in at.caption)
+    assert at.session_state["pairs"] == {"spec.json": "base.json"}

@@ -17,7 +17,7 @@ def kept_uploads(uploads, returning: bool) -> list[tuple[str, bytes]]:
     """The session's run files: the uploader's when it holds some, else those uploaded earlier in the
     session (with a note and a Clear button), unless the user emptied the uploader on this page."""
     if uploads:
-        st.session_state[UPLOADS] = [(u.name, u.getvalue()) for u in uploads]
+        st.session_state[UPLOADS] = distinct_names([(u.name, u.getvalue()) for u in uploads])
     elif not returning and st.session_state.get("runs_uploader_had_files"):
         st.session_state.pop(UPLOADS, None)  # the user removed them from the uploader
     st.session_state["runs_uploader_had_files"] = bool(uploads)
@@ -53,6 +53,17 @@ def with_sample(files: list, sample: str | None) -> list:
         return files
 
 
+def distinct_names(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """Files with a name each: a name uploaded twice (results.json from two folders) gets " (2)", " (3)"…,
+    so their rows, problems and pairing never read as one file's."""
+    seen: dict[str, int] = {}
+    out = []
+    for name, data in files:
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name if seen[name] == 1 else f"{name} ({seen[name]})", data))
+    return out
+
+
 def paired_by_hand(files: list) -> dict[str, str]:
     """{speculative file: its baseline file} as chosen in an expander (with two files or more)."""
     pairs = {}
@@ -60,7 +71,12 @@ def paired_by_hand(files: list) -> dict[str, str]:
     if len(files) > 1:
         with pairing.expander("Pair a speculative run with its baseline by hand"):
             names = [name for name, _ in files]
+            baselines = {st.session_state.get(f"pair_{n}"): n for n in names}  # chosen as another file's baseline
             for name in names:
+                if name in baselines and st.session_state.get(f"pair_{name}") in (None, "automatic"):
+                    # no baseline selector for a file that is itself the baseline
+                    st.caption(f"{plain(name)}: the baseline of {plain(baselines[name])}")
+                    continue
                 choice = st.selectbox(f"Baseline for {name}", ["automatic", *[n for n in names if n != name]],
                                       key=f"pair_{name}", persist_state="session")
                 if choice != "automatic":

@@ -109,6 +109,13 @@ def shown_rows(frame: pd.DataFrame, limit: int, what: str, spread: bool = False)
                                "of them.")
 
 
+VERDICT_LINES_CAPTION = ("Measured: the run's measured speedup against 1 ± 5%. Predicted: runs with only an "
+                         "acceptance, judged by their tokens per step against the model's break-even there. Where the "
+                         "model's own verdict differs from the measured one, the line says so.")
+NO_BREAK_EVEN_CHART = ("No break-even chart: no run has both a measured tokens per step and a break-even (runs with "
+                       "only throughputs are judged by their measured speedup).")
+
+
 def as_cells(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:
     """A table as the text of its cells, for a grid that would print a missing value as "None": numbers in
     their column's format, a missing value as an empty cell; and the columns with their formats dropped
