@@ -92,8 +92,7 @@ m3.metric("Verdicts agree", "–" if not summary["rows_compared"] else
           f"{runs_view.compact(summary['verdicts_agreeing'])} of {runs_view.compact(summary['rows_compared'])}",
           help="The model's verdict and the measured one are the same (±5% counts as borderline).")
 m4.metric("Pay off · borderline · lose", " · ".join(runs_view.compact(counts[v]) for v in ("clears", "borderline", "fails")),
-          help=f"{counts['measured']:,} verdicts from a measured speedup, {counts['predicted']:,} predicted (runs with "
-               "only an acceptance).")
+          help=f"{counts['measured']:,} verdicts from a measured speedup, {counts['predicted']:,} predicted.")
 with m5:
     calibration_badge()
 
@@ -113,7 +112,8 @@ with right:
         .format(verdict_words, subset=verdicts, na_rep="") \
         if len(table_shown) <= 1000 else runs_view.in_words(table_shown)  # styling a long table costs seconds
     st.dataframe(styled, key="break_even_table", hide_index=True, height=440 if len(table_shown) > 10 else "auto",
-                 column_order=list(runs_view.BREAK_EVEN_COLUMNS), column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
+                 column_order=runs_view.filled_columns(table_shown, runs_view.BREAK_EVEN_COLUMNS),
+                 column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
     st.caption(note or "")
 
 st.subheader("Verdicts per workload")

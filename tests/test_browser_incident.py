@@ -62,8 +62,10 @@ def main_text(page) -> str:
 def no_cut_labels(page) -> list[str]:
     """Widget and metric labels wider than their box (cut off with an ellipsis at this width)."""
     return page.evaluate("""() => [...document.querySelectorAll(
-        "[data-testid='stMetricLabel'] p, [data-testid='stWidgetLabel'] p")]
-        .filter(e => e.scrollWidth > e.clientWidth + 1 && e.offsetParent !== null).map(e => e.innerText)""")
+        "[data-testid='stMetricLabel'], [data-testid='stMetricLabel'] *, [data-testid='stWidgetLabel'], "
+        + "[data-testid='stWidgetLabel'] *, [data-testid='stMetricDelta'], [data-testid='stMetricDelta'] *")]
+        .filter(e => e.scrollWidth > e.clientWidth + 1 && e.offsetParent !== null && e.innerText.trim())
+        .map(e => e.innerText)""")
 
 
 def alerts(page) -> list[str]:
@@ -162,7 +164,8 @@ def test_traffic_mix_answers_the_mixed_32_with_one_alpha_per_workload(streamlit_
     wait_for_charts(page)
     text = main_text(page)
     assert "extraction" in text and "chat" in text
-    assert re.search(r"One pool with speculation on \(draft_model k=4\) (loses|gains) \d+%", text), text[:2000]
+    # 5: the incident's ~32 mixed requests on one 48 GB GPU: one pool with k = 4 loses 9% (measured: 15%).
+    assert re.search(r"One pool with speculation on \(draft_model k=4\) loses 9%", text), text[:2000]
     assert not no_cut_labels(page), no_cut_labels(page)
     no_duplicate_alerts(page)
     shoot(page, "mix")

@@ -66,11 +66,15 @@ def show_notes(notes, where=st, info: str = "caption", heading: str | None = Non
 
 
 def show_readouts(readouts, where=st) -> None:
-    """A row of metric boxes, one per specmodel.show.readouts.Readout, each with its caption below."""
-    for col, r in zip(where.columns(len(readouts)), readouts):
-        col.metric(r.label, r.value, delta=r.delta, help=r.help)
-        if r.caption:
-            col.caption(r.caption)
+    """Metric boxes, one per specmodel.show.readouts.Readout, each with its caption below: one row of up
+    to five, else two rows (six boxes in a row cut their labels at 1280 wide)."""
+    per_row = len(readouts) if len(readouts) <= 5 else -(-len(readouts) // 2)
+    for start in range(0, len(readouts), per_row):
+        row = readouts[start:start + per_row]
+        for col, r in zip(where.columns(per_row), row):
+            col.metric(r.label, r.value, delta=r.delta, help=r.help)
+            if r.caption:
+                col.caption(r.caption)
 
 
 def sidebar_names(assumed: str) -> InputNames:

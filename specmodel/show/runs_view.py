@@ -116,6 +116,13 @@ NO_BREAK_EVEN_CHART = ("No break-even chart: no run has both a measured tokens p
                        "only throughputs are judged by their measured speedup).")
 
 
+def filled_columns(frame: pd.DataFrame, columns: dict) -> list[str]:
+    """The columns to show: those with at least one value (an all-empty column would print "None" in
+    every cell and push the ones that matter off-screen)."""
+    return [c for c in columns if c in frame.columns and frame[c].map(lambda v: v is not None and v == v
+                                                                      and v != "").any()]
+
+
 def as_cells(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:
     """A table as the text of its cells, for a grid that would print a missing value as "None": numbers in
     their column's format, a missing value as an empty cell; and the columns with their formats dropped
