@@ -31,7 +31,7 @@ def test_the_one_line_names_every_parameter_away_from_its_default_and_counts_the
     line = calibration_line(Efficiency(eta_bw=0.82, eta_flops=0.6, t_fixed_ms=0.3, t_spec_overhead_ms=0.2,
                                        overhead_scale=0.45))
     for part in ("eta_bw 0.82 (range 0.6–0.95)", "eta_flops 0.6", "t_fixed_ms 0.3 ms", "t_spec_overhead_ms 0.2 ms",
-                 "overhead_scale 0.45× (range 0.3–3×)", "the other 5 parameters at their defaults"):
+                 "overhead_scale 0.45× (range 0.3–3×)", f"the other {len(PARAMETERS) - 5} parameters at their defaults"):
         assert part in line, (part, line)
 
 
