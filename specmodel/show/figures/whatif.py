@@ -23,14 +23,16 @@ KS = np.arange(1, K_MAX + 1)
 # Colours readable on the light and the dark theme alike (the page follows the viewer's preference):
 # mid grey lines, and a dark marker with a white rim.
 BREAK_EVEN_STYLE = dict(color="#8c8c8c", dash="dash", width=1.5)
-# A batch-size log axis labelled at the powers of two a reader sets (1, 2, 4 … 4096), never plotly's
+# A batch-size log axis labelled at the powers of two a reader sets (1, 4, 16 … 4096), never plotly's
 # minor "2 5" labels between decades ("10 2 5 100" read as numbers of their own).
-_POWERS_OF_TWO = [2 ** i for i in range(13)]
+# Every other power of two: all thirteen crowd a half-width chart at 1280 wide into slanted labels.
+_POWERS_OF_TWO = [4 ** i for i in range(7)]  # 1, 4, 16 … 4096
 LOG_BATCH_AXIS = dict(type="log", tickvals=_POWERS_OF_TWO, ticktext=[f"{v:,}" for v in _POWERS_OF_TWO],
                       minor=dict(showgrid=False, ticks=""))
 SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(width=2, color="#ffffff"))
-# Diverging: red where speculation loses, white at break-even, blue where it wins.
-LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#f7f7f7"], [0.75, "#4393c3"], [1.0, "#053061"]]
+# Diverging: red where speculation loses, light grey at break-even (white read as a blank row on the dark
+# theme: k = 0 is break-even everywhere), blue where it wins.
+LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#c9c9c9"], [0.75, "#4393c3"], [1.0, "#053061"]]
 
 
 def figure(traces: list[dict], title: str, x: str, y: str, **layout) -> go.Figure:
@@ -136,7 +138,7 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
 
 
 def alpha_k_heatmap(s: Scenario) -> go.Figure:
-    """Speedup over α × k at the scenario's concurrency; red loses, blue wins, white is break-even."""
+    """Speedup over α × k at the scenario's concurrency; red loses, blue wins, grey is break-even."""
     ks = np.arange(0, K_MAX + 1)
     grid = _alpha_k_grid(s)
     # Colour by log2(speedup) so 0.5x and 2x are equally strong; the colour bar is labelled in ×.
