@@ -93,8 +93,9 @@ def test_a_link_with_an_invalid_number_says_so_and_uses_the_default(query, key):
 
 
 def test_calibration_from_the_link_applies():
-    cal = Efficiency(eta_bw=0.5, eta_flops=0.2, t_fixed_ms=1.0, t_spec_overhead_ms=0.5, small_model_exponent=0.18)
-    at = open_page({"cal": "0.5,0.2,1,0.5,0.18", "cap_users": "200", "cap_tok_s": "20"})
+    # every value inside its physical range (a link outside it is refused: tests/test_calibration_shown.py)
+    cal = Efficiency(eta_bw=0.6, eta_flops=0.45, t_fixed_ms=3.0, t_spec_overhead_ms=0.5, small_model_exponent=0.18)
+    at = open_page({"cal": "0.6,0.45,3,0.5,0.18", "cap_users": "200", "cap_tok_s": "20"})
     assert not at.exception
     expected = plan(Scenario(efficiency=cal), Load(users=200), Target(min_user_tok_s=20.0))
     default = plan(Scenario(), Load(users=200), Target(min_user_tok_s=20.0))

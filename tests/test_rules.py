@@ -62,7 +62,7 @@ def test_the_step_function_holds_the_models_break_even_at_each_batch():
 
 def test_a_calibration_file_changes_the_break_even(tmp_path):
     cal = tmp_path / "cal.json"
-    cal.write_text(json.dumps({"rows": [], "calibration": {"parameters": {"eta_flops": 0.2, "t_spec_overhead_ms": 3}}}))
+    cal.write_text(json.dumps({"rows": [], "calibration": {"parameters": {"eta_flops": 0.45, "t_spec_overhead_ms": 3}}}))
     out = tmp_path / "cal.yml"
     assert cli.main(["rules", "--k", "3", "--calibration", str(cal), "--out", str(out)]) == 0
     plain = rules.rules_yaml(SCENARIO)
