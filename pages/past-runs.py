@@ -15,9 +15,9 @@ from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
-from specmodel.runs.review import model_headline, verdict_lines, verdict_words
+from specmodel.runs.review import model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
-from specmodel.show.figures.runs import VERDICT_COLOURS, break_even_chart, predicted_vs_measured
+from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
 LOADED = "runs_loaded"  # (load key, RunTable, Review) of the last load: kept across pages and reruns
 
@@ -106,12 +106,8 @@ with left:
     st.caption(note or "")
 with right:
     table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
-    verdicts = ["verdict", "predicted_verdict", "measured_verdict"]  # shown in words, kept as codes
-    styled = table_shown.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600" if v in VERDICT_COLOURS
-                                   else "", subset=verdicts[:2]).format(na_rep="", precision=2) \
-        .format(verdict_words, subset=verdicts, na_rep="") \
-        if len(table_shown) <= 1000 else runs_view.in_words(table_shown)  # styling a long table costs seconds
-    st.dataframe(styled, key="break_even_table", hide_index=True, height=440 if len(table_shown) > 10 else "auto",
+    st.dataframe(runs_view.break_even_display(table_shown), key="break_even_table", hide_index=True,
+                 height=440 if len(table_shown) > 10 else "auto",
                  column_order=runs_view.filled_columns(table_shown, runs_view.BREAK_EVEN_COLUMNS),
                  column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
     st.caption(note or "")

@@ -78,6 +78,23 @@ def group_line(g: ProblemGroup) -> str:
     return f"{count}: {g.message} — {g.file}, rows {listed}"
 
 
+STYLED_ROWS = 1000  # styling a longer table costs seconds: it is shown in words, uncoloured
+
+
+def break_even_display(table: pd.DataFrame):
+    """The break-even table as shown: verdicts in words and coloured, an empty cell where a value is
+    missing (never "None"); a long table in words only."""
+    from specmodel.show.figures.runs import VERDICT_COLOURS
+
+    if len(table) > STYLED_ROWS:
+        return in_words(table)
+    verdicts = ["verdict", "predicted_verdict", "measured_verdict"]  # shown in words, kept as codes
+    return (table.style.map(lambda v: f"color: {VERDICT_COLOURS[v]}; font-weight: 600" if v in VERDICT_COLOURS
+                            else "", subset=[c for c in verdicts[:2] if c in table])
+            .format(na_rep="", precision=2).format(verdict_words, subset=[c for c in verdicts if c in table],
+                                                   na_rep=""))
+
+
 def in_words(table: pd.DataFrame) -> pd.DataFrame:
     """A copy of a review table with its verdict codes ("clears") in the words shown ("pays off")."""
     out = table.copy()
