@@ -81,7 +81,7 @@ def no_duplicate_alerts(page) -> None:
 def test_whatif_one_request_pays_off_and_mixed_traffic_is_sent_to_traffic_mix(streamlit_server, page):
     page.goto(f"{streamlit_server}/?{SIDEBAR}&k=4&alpha=0.7&conc=1")
     wait_for_app(page)
-    wait_for_charts(page)
+    wait_for_charts(page, 90_000)
     verdict = alerts(page)[0]
     assert verdict.startswith("Pays off"), verdict
     assert not no_cut_labels(page), no_cut_labels(page)
@@ -96,7 +96,7 @@ def test_whatif_one_request_pays_off_and_mixed_traffic_is_sent_to_traffic_mix(st
     page.wait_for_url(re.compile(r"/mix"))
     wait_for_app(page)
     page.get_by_text("Opened from What-if with its k and concurrency").wait_for()
-    wait_for_charts(page)
+    wait_for_charts(page, 90_000)
     text = main_text(page)
     assert "this traffic (What-if α)" in text and "chat at temperature 0.8 (example)" in text
     assert "draft_model k=4" in text  # What-if's k came along
@@ -138,7 +138,7 @@ def test_live_recorded_server_judges_the_operating_point(streamlit_server, page)
     verdict = page.get_by_text(re.compile(r"Right now: "))
     verdict.wait_for()
     wait_for_app(page)
-    wait_for_charts(page)
+    wait_for_charts(page, 90_000)
     assert re.search(r"at batch \d+, measured E = [\d.]+ tokens per step with k = \d", verdict.inner_text())
     assert not no_cut_labels(page), no_cut_labels(page)
     no_duplicate_alerts(page)
@@ -152,7 +152,7 @@ def test_fleet_recorded_prometheus_predicts_each_instance_on_its_own_model(strea
     page.get_by_role("button", name="Try it with a recorded server").click()
     page.get_by_text(re.compile(r"instance\(s\) at the recorded Prometheus")).wait_for()
     wait_for_app(page)
-    wait_for_charts(page)
+    wait_for_charts(page, 90_000)
     assert not no_cut_labels(page), no_cut_labels(page)
     no_duplicate_alerts(page)
     shoot(page, "fleet")
@@ -161,7 +161,7 @@ def test_fleet_recorded_prometheus_predicts_each_instance_on_its_own_model(strea
 def test_traffic_mix_answers_the_mixed_32_with_one_alpha_per_workload(streamlit_server, page):
     page.goto(f"{streamlit_server}/mix?{SIDEBAR}&mix_conc=32&mix_k=4&mix_gpus=1")
     wait_for_app(page)
-    wait_for_charts(page)
+    wait_for_charts(page, 90_000)
     text = main_text(page)
     assert "extraction" in text and "chat" in text
     # 5: the incident's ~32 mixed requests on one 48 GB GPU: one pool with k = 4 loses 9% (measured: 15%).
@@ -174,7 +174,7 @@ def test_traffic_mix_answers_the_mixed_32_with_one_alpha_per_workload(streamlit_
 def test_capacity_for_the_incident_pair(streamlit_server, page):
     page.goto(f"{streamlit_server}/capacity?{SIDEBAR}")
     wait_for_app(page)
-    wait_for_charts(page)
+    wait_for_charts(page, 90_000)
     assert "Capacity" in page.locator("h1").first.inner_text()
     assert not no_cut_labels(page), no_cut_labels(page)
     no_duplicate_alerts(page)
