@@ -9,6 +9,7 @@ import streamlit as st
 
 from pages.parts.calibration import set_calibration
 from pages.parts.display import show_error
+from pages.parts.text import plain
 from specmodel import Efficiency, SpecModelError
 from specmodel.model.calibration_file import calibration_from_json, parameter_rows, require_physical
 from specmodel.runs.calibrate import calibrate
@@ -36,10 +37,12 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
             with box:
                 show_error(exc)
         else:
-            st.session_state["runs_calibration"] = fitted.to_dict()
-            st.session_state["runs_calibration_file"] = json.dumps(fitted.to_file(), indent=2)
-            set_calibration(fitted.efficiency)
-            st.rerun()
+            if fitted.fitted:
+                st.session_state["runs_calibration"] = fitted.to_dict()
+                st.session_state["runs_calibration_file"] = json.dumps(fitted.to_file(), indent=2)
+                set_calibration(fitted.efficiency)
+                st.rerun()
+            box.info(plain(fitted.message))  # nothing would improve: the defaults stay, said as such
     cal = fitted_calibration(efficiency)
     if cal:
         box.dataframe(parameter_rows(efficiency, cal["fitted"], cal["held"]), hide_index=True, width="stretch")

@@ -136,6 +136,10 @@ def _shape_errors(sweeps: list[list[dict]], eff: Efficiency) -> np.ndarray:
     return np.array(out, dtype=float)
 
 
+def _squared(*residuals) -> float:
+    return float(sum(np.nansum(np.square(np.asarray(r, dtype=float))) for r in residuals))
+
+
 def _batch_sizes(usable: list[dict], sweeps: list[list[dict]]) -> int:
     return len({float(r.get("concurrency") or 1) for r in usable + [r for g in sweeps for r in g]})
 
@@ -275,19 +279,28 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     speed0, thr0 = _errors(usable, start, use_throughput)
     if chosen:
         best = eff_at(result.x, chosen)
-        at_bound = tuple(n for n, u in zip(chosen, result.x) if u < 1e-4 or u > 1 - 1e-4)
+        # at an edge it was pulled to (one that starts at its edge, as t_fixed_ms = 0 does, and stays is not)
+        at_bound = tuple(n for n, u in zip(chosen, result.x) if (u < 1e-4 or u > 1 - 1e-4)
+                         and abs(getattr(best, n) - x_start[names.index(n)]) > 1e-6 * (hi - lo)[names.index(n)])
     else:
         best, at_bound = start, ()
     speed1, thr1 = _errors(usable, best, use_throughput)
     before, after = _mape(speed0), _mape(speed1)
     shape0, shape1 = _mape(np.expm1(_shape_errors(sweeps, start))), _mape(np.expm1(_shape_errors(sweeps, best)))
-    worse = (after is not None and before is not None and after > before) if before is not None \
-        else (shape1 is not None and shape0 is not None and shape1 > shape0)
-    if worse:  # never hand back a worse fit
-        best, speed1, thr1, after, shape1 = start, speed0, thr0, before, shape0
+    # Judged by what was fitted (speedups, throughputs and sweeps' fall with batch together), so a fit
+    # that brings the throughputs in at an unchanged speedup error is kept.
+    score0 = _squared(speed0, thr0, _shape_errors(sweeps, start))
+    worse = _squared(speed1, thr1, _shape_errors(sweeps, best)) > score0 * (1 - 1e-6)
     runs = f"{len(usable)} run(s)" + (f" and {len(sweeps)} sweep(s) without acceptance" if sweeps else "")
-    parts = [f"fitted {', '.join(chosen) or 'nothing'} on {runs}"]
-    if held:
+    if worse:  # never hand back a worse fit: say so, and that nothing was changed
+        tried = ", ".join(chosen)
+        best, speed1, thr1, after, shape1 = start, speed0, thr0, before, shape0
+        chosen, held, at_bound = [], tuple(names), ()
+        parts = [f"kept every parameter at its starting value: fitting {tried} on {runs} would have made the "
+                 "error on them worse"]
+    else:
+        parts = [f"fitted {', '.join(chosen) or 'nothing'} on {runs}"]
+    if held and chosen:
         what = "measurement(s)" if sweeps else "run(s)"
         why = (f"only {n_residuals} {what} for {len(names)} parameters; these would lower the error least"
                if len(chosen) == n_residuals else "fitting them would not lower the error on these runs")
