@@ -15,7 +15,7 @@ from pages.parts.engine import engine_inputs
 from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
 from pages.parts.text import no_links
 from specmodel import Efficiency, Scenario
-from specmodel.model import presets
+from specmodel.model import presets, spec_defaults
 from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine, with_version
 from specmodel.show import links
 
@@ -64,7 +64,7 @@ def render_sidebar() -> None:
     target = sb.selectbox("Target model", models, index=_start("target", models), key="target",
                           bind="query-params")
     sb.selectbox("Speculation method", presets.METHODS, key="method", bind="query-params",
-                 format_func=lambda m: presets.find_method(m).label,
+                 format_func=lambda m: presets.find_method(m).label, on_change=method_changed,
                  help="Draft cost and memory per method: a draft model runs its own forward passes; "
                       "n-gram lookup costs no GPU time; EAGLE/MTP run one extra layer; Medusa one pass of heads.")
     if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":
@@ -124,6 +124,22 @@ def restore_tables() -> None:
         del ss[f"{table_key}__kept"]
         if base is not None and ss.get(table_key) is base and edited is not None:
             ss[table_key] = edited
+
+
+def method_changed() -> None:
+    """A new method brings its own default acceptance (model.spec_defaults, with its source) to the
+    What-if page's α, instead of keeping the previous method's; a method without one keeps α."""
+    method = st.session_state.get("method", DEFAULTS["method"])
+    label = presets.find_method(method).label
+    found = spec_defaults.method_default_acceptance(method)
+    if found is None:
+        st.session_state["alpha_from"] = (f"{label} has no published default acceptance in the table: α kept.",
+                                          st.session_state.get("alpha"))
+        return
+    alpha = round(found.alpha, 2)
+    st.session_state["alpha"] = alpha
+    st.session_state["alpha_from"] = (f"α {alpha:.2f}: {label}'s default acceptance, from {found.label} "
+                                      f"({found.source}). Move the slider to your own.", alpha)
 
 
 def base_scenario(**changes) -> Scenario:
