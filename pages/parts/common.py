@@ -13,9 +13,10 @@ import streamlit as st
 from pages.parts.calibration import calibration, keep_calibration_in_link, set_calibration
 from pages.parts.engine import engine_inputs
 from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
+from pages.parts.method_alpha import method_changed
 from pages.parts.text import no_links
 from specmodel import Efficiency, Scenario
-from specmodel.model import presets, spec_defaults
+from specmodel.model import presets
 from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine, with_version
 from specmodel.show import links
 
@@ -124,22 +125,6 @@ def restore_tables() -> None:
         del ss[f"{table_key}__kept"]
         if base is not None and ss.get(table_key) is base and edited is not None:
             ss[table_key] = edited
-
-
-def method_changed() -> None:
-    """A new method brings its own default acceptance (model.spec_defaults, with its source) to the
-    What-if page's α, instead of keeping the previous method's; a method without one keeps α."""
-    method = st.session_state.get("method", DEFAULTS["method"])
-    label = presets.find_method(method).label
-    found = spec_defaults.method_default_acceptance(method)
-    if found is None:
-        st.session_state["alpha_from"] = (f"{label} has no published default acceptance in the table: α kept.",
-                                          st.session_state.get("alpha"))
-        return
-    alpha = round(found.alpha, 2)
-    st.session_state["alpha"] = alpha
-    st.session_state["alpha_from"] = (f"α {alpha:.2f}: {label}'s default acceptance, from {found.label} "
-                                      f"({found.source}). Move the slider to your own.", alpha)
 
 
 def base_scenario(**changes) -> Scenario:
