@@ -588,7 +588,7 @@ def parse_method(text) -> MethodMatch:
     parallel = False
     if key in _raw()["methods"] or key in _METHOD_KEYS:
         method = _METHOD_KEYS.get(key, key)
-    elif re.search(r"p[\s_-]?eagle|parallel[\s_-]*(?:draft|eagle)", low):
+    elif re.search(r"(?<![a-z])p[\s_-]?eagle|parallel[\s_-]*(?:draft|eagle)", low):
         method, parallel = "eagle3", True  # P-EAGLE: an EAGLE-3 head drafting all k positions in one pass
         notes.append("parallel drafting (P-EAGLE): one draft pass for all k tokens (vLLM blog "
                      "2026-03-13, P-EAGLE)")

@@ -179,7 +179,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     metric = speedup_metric(" ".join(str(v.get(key) or "") for key in ("_context", "notes")))
     if conc is None and rate is not None and output_len is None and not errors:
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
-                                f"a request rate ({rate:g}/s) without a concurrency needs the output length to "
+                                "a request rate without a concurrency needs the output length to "
                                 "find the concurrency it makes (Little's law): give 'OSL N' in the workload, or a "
                                 "concurrency", "no_concurrency"))
     if errors:
