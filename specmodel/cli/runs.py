@@ -25,7 +25,7 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
-            "parallel_draft"]
+            "parallel_draft", "alpha_assumed"]
 # How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 

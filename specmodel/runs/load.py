@@ -26,7 +26,7 @@ PROGRESS_EVERY = 5000
 # NaN where unknown (draft_depth: NaN = a chain, depth k)
 _NUMERIC = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
             "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp", "draft_depth",
-            "branching", "ep", "draft_kv_budget"]
+            "branching", "ep", "draft_kv_budget", "alpha_assumed"]
 
 
 def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None,
@@ -169,7 +169,8 @@ def _fill_missing_alpha(rows: list[dict]) -> None:
                                                           "its source to take it from and no published figure for "
                                                           f"{row['method']}: not predicted"]))
                 continue
-            row["alpha"] = published.alpha
+            # kept apart from "alpha" (the row's own or its source's): fits (calibrate) never see it
+            row["alpha_assumed"] = published.alpha
             row["acceptance_from"] = f"filled from a published figure: {published.label}"
             said = published.remark()
         row["assumed"] = ", ".join(filter(None, [row.get("assumed"), "acceptance"]))
@@ -182,7 +183,7 @@ def _fill_rate_concurrency(rows: list[dict]) -> None:
     for row in rows:
         if not row.get("rate_driven"):
             continue
-        if np.isnan(row["alpha"]):
+        if np.isnan(row["alpha"]) and np.isnan(row.get("alpha_assumed", np.nan)):
             row["concurrency"] = None
             continue
         try:

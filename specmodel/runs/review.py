@@ -30,7 +30,7 @@ from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.load import paused_gc
 from specmodel.runs.records import ASSUMED_KINDS
-from specmodel.runs.row_scenario import rate_prediction, scenario_for_row
+from specmodel.runs.row_scenario import rate_prediction, row_alpha, scenario_for_row
 
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
 # every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
@@ -153,6 +153,8 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     n = len(rows)
     res: dict[str, np.ndarray] = {c: np.full(n, None, dtype=object) for c in RESULT_COLUMNS}
     alpha = rows["alpha"].to_numpy(dtype=float)
+    if "alpha_assumed" in rows.columns:  # a published figure where the row and its source have none
+        alpha = np.where(np.isfinite(alpha), alpha, pd.to_numeric(rows["alpha_assumed"], errors="coerce").to_numpy(float))
     k = rows["k"].to_numpy(dtype=float)
     conc = rows["concurrency"].to_numpy(dtype=float)
     predictable = np.isfinite(alpha)
@@ -216,7 +218,7 @@ def _widen_assumed(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Effici
             s = scenario_for_row(row, efficiency)
             if s.survival is not None:
                 s = with_changes(s, survival=None)
-            lo_a, hi_a = spec_defaults.alpha_range(float(row["alpha"]))
+            lo_a, hi_a = spec_defaults.alpha_range(row_alpha(row))
             ends = np.asarray(predict(s, alpha=np.array([lo_a, hi_a])).speedup, dtype=float)
         except (SpecModelError, TypeError, ValueError):
             continue
@@ -286,8 +288,8 @@ def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
             refused.setdefault(f"{p.file}\0{p.row}", p.reason or "invalid")
     predicted = evaluated["predicted_speedup"].notna() if len(evaluated) else pd.Series([], dtype=bool)
     for r in evaluated[~predicted].to_dict("records") if len(evaluated) else []:
-        alpha = r.get("alpha")
-        no_alpha = alpha is None or (isinstance(alpha, float) and math.isnan(alpha))
+        alpha = row_alpha(r)
+        no_alpha = math.isnan(alpha)
         refused.setdefault(f"{r['file']}\0{r['row']}", "no_acceptance" if no_alpha else "model")
     by_reason: dict[str, int] = {}
     for reason in refused.values():

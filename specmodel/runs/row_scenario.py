@@ -21,7 +21,7 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
     return Scenario(
         gpu=row["gpu_preset"], target=row["target_preset"], method=method,
         draft=row["draft_preset"] if method == "draft_model" else None,
-        alpha=float(row["alpha"]), survival=survival, k=int(row["k"]), concurrency=int(row["concurrency"]),
+        alpha=row_alpha(row), survival=survival, k=int(row["k"]), concurrency=int(row["concurrency"]),
         context_len=int(row["context_len"]), t_target_ms=float_or_none(row.get("t_target_ms")),
         t_draft_ms=float_or_none(row.get("t_draft_ms")), tp=int(float_or_none(row.get("tp")) or 1),
         efficiency=efficiency or Efficiency(), engine=text_or_none(row.get("engine")) or DEFAULT_ENGINE,
@@ -29,6 +29,13 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
         draft_kv_budget=whole_or_none(row.get("draft_kv_budget")), weight_dtype=text_or_none(row.get("weight_dtype")),
         kv_dtype=text_or_none(row.get("kv_dtype")) or "bf16", proposal_rate=float_or_none(row.get("proposal_rate")),
         parallel_draft=bool(row.get("parallel_draft")) and row.get("parallel_draft") == row.get("parallel_draft"))
+
+
+def row_alpha(row) -> float:
+    """The α a row is predicted with: its own (or its source's), else the published figure assumed for it."""
+    own = float_or_none(row.get("alpha"))
+    return own if own is not None else float(row.get("alpha_assumed") if row.get("alpha_assumed") is not None
+                                             else float("nan"))
 
 
 def rate_prediction(row, efficiency: Efficiency | None = None):

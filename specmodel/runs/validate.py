@@ -226,6 +226,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
         "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
         "assumed": ", ".join(assumed), "parallel_draft": names.parallel, "input_len": input_len,
         "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
+        "alpha_assumed": np.nan,
         "_fallbacks": dict(names.fallbacks),
         "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
     }
