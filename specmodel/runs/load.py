@@ -150,7 +150,7 @@ def _fill_missing_alpha(rows: list[dict]) -> None:
             peers.setdefault(_peer_key(r), []).append(r["alpha"])
     means: dict[tuple, float] = {}
     for row in rows:
-        if not np.isnan(row["alpha"]):
+        if not np.isnan(row["alpha"]) or not np.isnan(row.get("alpha_assumed", np.nan)):
             continue
         group = _peer_key(row)
         found = peers.get(group)

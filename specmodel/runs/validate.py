@@ -227,6 +227,10 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
         "assumed": ", ".join(assumed), "parallel_draft": names.parallel, "input_len": input_len,
         "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
         "alpha_assumed": np.nan,
+    }
+    if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
+        row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
+    row |= {
         "_fallbacks": dict(names.fallbacks),
         "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
     }
