@@ -47,7 +47,8 @@ pairs = paired_by_hand(files)
 s = base_scenario()
 defaults = RunDefaults(gpu=s.gpu, target=s.target, method=s.method, draft=s.draft, tp=s.tp,
                        context_len=s.context_len, k=int(k_default),
-                       said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"))
+                       said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
+                       explicit=frozenset(FALLBACK_KINDS))  # the sidebar's choices are the user's, always shown
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)

@@ -5,6 +5,7 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.mixed import mixed_traffic_path
+from pages.parts.text import no_links
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
@@ -52,6 +53,9 @@ with left:
     alpha = st.slider("Acceptance α (per draft token)", 0.0, 1.0, 0.70, 0.01, key="alpha", bind="query-params",
                       help="Probability that the target accepts each draft token. Not vLLM's 'draft acceptance "
                            "rate' (accepted ÷ drafted), which is lower for the same drafts.")
+    said, for_alpha = st.session_state.get("alpha_from") or (None, None)
+    if said and for_alpha == alpha:  # the method's own default, until the slider moves
+        st.caption(no_links(said))
     profile_text = st.text_input("…or a measured per-position acceptance profile (optional)", key="profile",
                                  bind="query-params", placeholder="e.g. 0.80, 0.56, 0.35",
                                  help="p_i = fraction of drafts with at least i tokens accepted (vLLM's per-position "

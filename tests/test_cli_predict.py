@@ -54,7 +54,7 @@ def test_presets_lists_every_gpu_and_model():
                  "Qwen2.5 0.5B", "Qwen3 8B", "Qwen3 0.6B"):
         assert name in r.stdout
     data = json.loads(cli("presets", "--json").stdout)
-    assert all(g["source"].startswith(("NVIDIA", "AMD", "AWS", "Google")) for g in data["gpus"])
+    assert all(g["source"].startswith(("NVIDIA", "AMD", "AWS", "Google", "Intel")) for g in data["gpus"])
     assert all("huggingface.co" in m["source"] or "arxiv.org" in m["source"] for m in data["models"])
 
 

@@ -35,15 +35,22 @@ def test_a_fallback_is_named_by_the_flag_that_gave_it_not_by_the_page(capsys, tm
     runs = tmp_path / "runs.csv"
     runs.write_text("workload,concurrency,k,alpha,speedup,gpu,target_model,method\n"
                     "chat,4,4,0.7,1.3,Z9000,Mystery-70B,telepathy\nqa,8,4,0.6,1.1,,Llama 3.1 8B,draft_model\n")
-    code, out, err = run(capsys, runs, "--gpu", "H100 SXM")
+    code, out, err = run(capsys, runs, "--gpu", "H100 SXM", "--target", "Llama 3.1 8B", "--method", "draft_model")
     assert code == 0 and "sidebar" not in out + err
     assert "predicted on a fallback preset (--gpu, --target) because a name was not recognised" in out
     assert "GPU 'Z9000' is not a preset (not recognised): predicted with H100 SXM (--gpu)" in err
     assert "model 'Mystery-70B' is not a preset" in err and "(--target)" in err
     assert "method 'telepathy' is unknown: predicted as draft_model (--method)" in err
-    code, out, _ = run(capsys, runs, "--json")
-    remarks = {r["workload"]: r["remarks"] for r in json.loads(out)["rows"]}
-    assert "no GPU named: L40S (--gpu)" in remarks["qa"]
+    # only --gpu and --draft given: the unknown target and method refuse that row, naming the nearest presets
+    code, out, err = run(capsys, runs, "--gpu", "H100 SXM", "--draft", "Llama 3.2 1B", "--json")
+    doc = json.loads(out)
+    assert [r["workload"] for r in doc["rows"]] == ["qa"] and "no GPU named: H100 SXM (--gpu)" in doc["rows"][0]["remarks"]
+    assert "target 'Mystery-70B' is no preset" in err and "method 'telepathy' is no speculation method" in err
+    assert doc["summary"]["refused_by_reason"] == {"method_unknown": 1}  # each row once, its first reason
+    # nothing given: the other row is refused too (no GPU in its GPU cell, no draft named for a draft-model run)
+    code, out, err = run(capsys, runs)
+    assert code == 2 and "no GPU in this row's GPU column; give --gpu NAME" in err
+    assert "'draft_model' names no draft model; give --draft NAME" in err
 
 
 def test_unreadable_rows_go_to_stderr_with_file_and_row_and_good_rows_still_print(capsys, tmp_path):
@@ -96,7 +103,8 @@ def test_k_flag_reads_guidellm_and_pair_flag_fixes_a_pairing(capsys, tmp_path):
     base["max_concurrency"] = 64
     (tmp_path / "base.json").write_text(json.dumps(base))
     spec = FIXTURES / "vllm_bench_serve_sample.json"
-    code, out, _ = run(capsys, spec, tmp_path / "base.json", "--json", "--pair", f"{spec.name}=base.json")
+    code, out, _ = run(capsys, spec, tmp_path / "base.json", "--json", "--pair", f"{spec.name}=base.json",
+                       "--gpu", "H100 SXM")  # the sample says "gpu": "simulated"
     assert json.loads(out)["rows"][0]["measured_speedup"] == pytest.approx(1.538, abs=1e-3)
 
 

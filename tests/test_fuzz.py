@@ -52,7 +52,7 @@ def _with(doc: dict, **changes) -> bytes:
     ("tiny.json", _with(VLLM_JSON, completed=-7.585141558910223e-307), 1, None),  # lengths overflow to inf (make fuzz)
 ])
 def test_run_files_that_escaped_now_load_or_name_their_problem(name, data, rows, error_column):
-    table = read_runs([(name, data)])
+    table = read_runs([(name, data)], RunDefaults(explicit=frozenset({"gpu"})))  # the vLLM sample's gpu: "simulated"
     assert len(table.rows) == rows
     assert all(p.file == name for p in table.problems)  # every problem names the file
     errors = [p for p in table.problems if p.severity == "error"]

@@ -124,3 +124,21 @@ def test_concurrency_is_a_number_box_and_a_log_scale_slider_kept_in_step():
     at.number_input(key="conc").set_value(2000).run()  # beyond the slider's 512
     assert not at.exception and at.select_slider(key="conc_slider").options[-1] == "2000"
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
+
+
+def test_switching_the_method_brings_its_own_default_acceptance_with_its_source():
+    at = run()
+    assert at.slider(key="alpha").value == pytest.approx(0.70)
+    at.selectbox(key="method").set_value("ngram").run()
+    assert not at.exception
+    # Spec-Bench's PLD on Vicuna-7B: 1.74 accepted tokens per step at 10 candidates -> α 0.43
+    assert at.slider(key="alpha").value == pytest.approx(0.43)
+    caption = " ".join(c.value for c in at.caption)
+    assert "N-gram (prompt lookup)'s default acceptance" in caption and "Spec-Bench" in caption
+    at.slider(key="alpha").set_value(0.6).run()  # the user's own α: the caption goes
+    assert "default acceptance" not in " ".join(c.value for c in at.caption)
+    # (AppTest drops app.py's sidebar after a sidebar change: a fresh run for the next switch)
+    at = run({"alpha": "0.55"})
+    at.selectbox(key="method").set_value("medusa").run()  # no published default: α stays
+    assert at.slider(key="alpha").value == pytest.approx(0.55)
+    assert "no published default acceptance" in " ".join(c.value for c in at.caption)

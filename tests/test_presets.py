@@ -10,7 +10,7 @@ import pytest
 
 from specmodel.model import presets
 from specmodel.model.memory import DTYPES, kv_bytes_per_token
-from specmodel.model.presets import find_gpu, find_method, find_model, gpu_names, model_names
+from specmodel.model.presets import find_gpu, find_method, find_model, gpu_names, model_names, parse_hardware
 from tests.conftest import ROOT
 
 URL = re.compile(r"https?://\S+")
@@ -77,10 +77,29 @@ def test_h100_sxm_matches_its_datasheet():
         (3350, 80, "NVLink 4", 450, "NVIDIA")
 
 
+@pytest.mark.parametrize("text, gpu, tp, ep", [
+    ("8×B300 TP8 + EP", "B300", 8, 8), ("GB300 NVL72", "GB300", None, None), ("8x H800 (TP=8)", "H800", 8, None),
+    ("Intel Gaudi 3", "Gaudi 3", None, None), ("Gaudi2", "Gaudi 2", None, None), ("1x Tesla T4", "T4", 1, None)])
+def test_todays_gpus_read_as_people_write_them(text, gpu, tp, ep):
+    m = parse_hardware(text)
+    assert (m.gpu.name, m.tp, m.ep) == (gpu, tp, ep)
+
+
+def test_b300_matches_its_datasheet():
+    g = find_gpu("B300")  # HGX B300 per GPU: 288 GB at 8 TB/s, dense FP4 13.5 PFLOPS
+    assert (g.memory_GB, g.bandwidth_GBps, g.dense_fp4_TFLOPS, g.dense_bf16_TFLOPS) == (288, 8000, 13500, 2250)
+
+
 def test_mi355x_matches_its_datasheet():
     g = find_gpu("MI355X")
     assert (g.dense_bf16_TFLOPS, g.dense_fp8_TFLOPS, g.dense_fp4_TFLOPS) == (2516.6, 5033.2, 10066.3)
     assert (g.bandwidth_GBps, g.memory_GB, g.interconnect, g.vendor) == (8000, 288, "Infinity Fabric", "AMD")
+
+
+# Parts whose datasheets give other ratios (FP8 / BF16, FP4 / FP8): Blackwell Ultra's FP4 units run at
+# three times FP8 (HGX B300: 108 PFLOPS dense FP4 vs 36 FP8 per 8 GPUs; GB300 NVL72: 1,080 vs 360);
+# Gaudi 3's MME runs FP8 at the BF16 rate (1,835 TFLOPS both).
+OTHER_RATIOS = {"B300": (2, 3), "GB300": (2, 3), "Gaudi 3": (1, 2)}
 
 
 @pytest.mark.parametrize("name", gpu_names())
@@ -89,11 +108,12 @@ def test_lower_precision_doubles_dense_throughput(name):
     datasheets' own rounding: the L40S sheet gives 362.05 BF16 and 733 FP8); a GPU without the units
     says None."""
     g = find_gpu(name)
+    fp8, fp4 = OTHER_RATIOS.get(name, (2, 2))
     if g.dense_fp8_TFLOPS is not None:
-        assert g.dense_fp8_TFLOPS == pytest.approx(2 * g.dense_bf16_TFLOPS, rel=0.015)
+        assert g.dense_fp8_TFLOPS == pytest.approx(fp8 * g.dense_bf16_TFLOPS, rel=0.015)
     if g.dense_fp4_TFLOPS is not None:
         assert g.dense_fp8_TFLOPS is not None
-        assert g.dense_fp4_TFLOPS == pytest.approx(2 * g.dense_fp8_TFLOPS, rel=0.01)
+        assert g.dense_fp4_TFLOPS == pytest.approx(fp4 * g.dense_fp8_TFLOPS, rel=0.01)
     assert g.interconnect and g.interconnect_GBps > 0 and g.vendor
 
 

@@ -38,8 +38,21 @@ def test_seed_runs_read_with_gpu_matched_by_numbers_and_mixed_row_borrowing_alph
     assert not table.errors
 
 
-def test_vllm_bench_serve_pair_becomes_one_row_with_measured_speedup():
+# The vLLM bench samples say "gpu": "simulated": no preset, so their rows need a GPU chosen by the user
+# (the page's sidebar, --gpu), as here; without one they are refused (test below).
+CHOSEN_GPU = RunDefaults(explicit=frozenset({"gpu"}))
+
+
+def test_a_gpu_that_is_no_preset_refuses_the_row_unless_one_is_chosen():
     table = read_runs([FIXTURES / "vllm_bench_serve_sample.json", FIXTURES / "vllm_bench_serve_baseline_sample.json"])
+    assert table.rows.empty
+    err = table.errors[0]
+    assert err.reason == "gpu_unknown" and "GPU 'simulated'" in err.message and "give --gpu NAME" in err.message
+
+
+def test_vllm_bench_serve_pair_becomes_one_row_with_measured_speedup():
+    table = read_runs([FIXTURES / "vllm_bench_serve_sample.json", FIXTURES / "vllm_bench_serve_baseline_sample.json"],
+                      CHOSEN_GPU)
     assert len(table.rows) == 1
     r = table.rows.iloc[0]
     assert r["measured_speedup"] == pytest.approx(3667.868 / 2384.908, rel=1e-4)
@@ -53,7 +66,7 @@ def test_vllm_bench_serve_pair_becomes_one_row_with_measured_speedup():
 
 
 def test_speculative_run_without_its_baseline_loads_with_a_warning():
-    table = read_runs([FIXTURES / "vllm_bench_serve_sample.json"])
+    table = read_runs([FIXTURES / "vllm_bench_serve_sample.json"], CHOSEN_GPU)
     assert len(table.rows) == 1 and table.rows.iloc[0]["measured_speedup"] != table.rows.iloc[0]["measured_speedup"]
     assert any("no baseline run found" in str(p) for p in table.warnings)
 
@@ -63,8 +76,8 @@ def test_user_can_fix_a_pairing_the_automatic_match_misses():
     base = json.loads((FIXTURES / "vllm_bench_serve_baseline_sample.json").read_text())
     base["max_concurrency"] = 64  # a different concurrency: no automatic pair
     files = [("spec.json", spec), ("base.json", json.dumps(base).encode())]
-    assert read_runs(files).rows["measured_speedup"].isna().all()
-    paired = read_runs(files, pairs={"spec.json": "base.json"})
+    assert read_runs(files, CHOSEN_GPU).rows["measured_speedup"].isna().all()
+    paired = read_runs(files, CHOSEN_GPU, pairs={"spec.json": "base.json"})
     assert paired.rows.iloc[0]["measured_speedup"] == pytest.approx(1.538, abs=1e-3)
 
 
@@ -93,7 +106,7 @@ def test_guidellm_json_baseline_pairs_with_the_csv_sweep_and_a_bad_cell_is_locat
 
 @pytest.mark.parametrize("label", list(SAMPLES))
 def test_every_sample_reads_without_errors(label):
-    table = read_runs(sample_files(label), RunDefaults(k=3))
+    table = read_runs(sample_files(label), RunDefaults(k=3, explicit=frozenset({"gpu"})))  # as the page reads them
     assert not table.errors, [str(p) for p in table.errors]
     assert len(table.rows) >= 1
 
@@ -136,7 +149,7 @@ def test_per_position_columns_p1_p2_are_a_survival_profile():
 
 def test_unknown_gpu_and_model_fall_back_to_the_sidebar_choice_and_say_so():
     table = read(HEADER + ",gpu,target_model\nw,1,4,0.7,40,60,TPU v9,Mystery-70B\n", gpu="H100 SXM",
-                 target="Qwen3 8B")
+                 target="Qwen3 8B", explicit=frozenset({"gpu", "target"}))
     r = table.rows.iloc[0]
     assert r["gpu_preset"] == "H100 SXM" and r["target_preset"] == "Qwen3 8B"
     assert "GPU 'TPU v9' is not a preset" in r["remarks"] and "model 'Mystery-70B' is not a preset" in r["remarks"]
@@ -145,9 +158,10 @@ def test_unknown_gpu_and_model_fall_back_to_the_sidebar_choice_and_say_so():
 
 def test_a_fallback_is_named_as_the_caller_says_else_as_the_default():
     text = HEADER + ",gpu,target_model\nw,1,4,0.7,40,60,TPU v9,Mystery-70B\n"
-    plain = read(text).rows.iloc[0]["remarks"]
+    chosen = frozenset({"gpu", "target"})
+    plain = read(text, explicit=chosen).rows.iloc[0]["remarks"]
     assert "predicted with L40S (the default GPU)" in plain and "(the default target)" in plain
-    named = read(text, said_as={"gpu": "the GPU box"}).rows.iloc[0]["remarks"]
+    named = read(text, said_as={"gpu": "the GPU box"}, explicit=chosen).rows.iloc[0]["remarks"]
     assert "predicted with L40S (the GPU box)" in named and "(the default target)" in named
 
 

@@ -46,10 +46,14 @@ def test_the_load_key_changes_with_files_settings_pairs_and_calibration():
 def test_the_problems_label_counts_rows_not_loaded_warnings_and_fallbacks():
     table = read_runs([FIXTURES / "published_dev.csv"])
     label = runs_view.problems_label(table)
-    errors = sum(1 for p in table.problems if p.severity == "error")
+    errors = len({p.row for p in table.problems if p.severity == "error"})  # rows, not problems
     warnings = sum(1 for p in table.problems if p.severity == "warning")
+    assert errors == 63  # the development set's refused rows (Chinchilla's three each for two reasons)
     assert label.startswith(f"Problems in the input: {errors} rows not loaded, {warnings} warnings (")
-    assert label.endswith(f"{table.fallbacks['rows']} rows predicted on a fallback preset")
+    assert table.fallbacks["rows"] == 0 and "fallback" not in label  # nothing predicted on a preset it does not name
+    fallen = read_runs([("f.csv", b"workload,concurrency,k,alpha,speedup,gpu\nw,1,4,0.7,1.5,Z9000\n")],
+                       RunDefaults(explicit=frozenset({"gpu"})))
+    assert runs_view.problems_label(fallen).endswith("1 row predicted on a fallback preset")
     lines = runs_view.problem_lines(table)
     severities = [s for s, _ in lines]
     assert severities == sorted(severities, key=["error", "warning", "info"].index)  # errors first

@@ -14,6 +14,7 @@ from pages.parts.calibration import calibration, keep_calibration_in_link, set_c
 from pages.parts.engine import engine_inputs
 from pages.parts.share import link_popover
 from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
+from pages.parts.method_alpha import method_changed
 from pages.parts.text import no_links
 from specmodel import Efficiency, Scenario
 from specmodel.model import presets
@@ -66,7 +67,7 @@ def render_sidebar(page_path: str = "") -> None:
     target = sb.selectbox("Target model", models, index=_start("target", models), key="target",
                           bind="query-params")
     sb.selectbox("Speculation method", presets.METHODS, key="method", bind="query-params",
-                 format_func=lambda m: presets.find_method(m).label,
+                 format_func=lambda m: presets.find_method(m).label, on_change=method_changed,
                  help="Draft cost and memory per method: a draft model runs its own forward passes; "
                       "n-gram lookup costs no GPU time; EAGLE/MTP run one extra layer; Medusa one pass of heads.")
     if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":

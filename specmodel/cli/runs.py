@@ -25,7 +25,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
-            "verdict_basis", "model_agrees", "disagreement"]
+            "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
+            "parallel_draft", "alpha_assumed"]
 # How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 
@@ -38,6 +39,8 @@ def add_parser(sub) -> None:
                                    "name a known preset.")
     p.add_argument("files", nargs="+", metavar="FILE", help="run files")
     add_scenario_arguments(p)
+    # no default GPU or target here: a row naming none that matches is refused unless one is given
+    p.set_defaults(gpu=None, target=None)
     p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
@@ -82,13 +85,16 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.model.calibration_file import save_calibration
     from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
     from specmodel.runs.calibrate import calibrate
-    from specmodel.runs.review import model_headline, review
+    from specmodel.runs.review import model_headline, prediction_counts, review
 
+    explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method") if getattr(args, kind, None))
+    args.gpu = args.gpu or "L40S"
+    args.target = args.target or "Llama 3.1 8B"
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
     defaults = RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
                            method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
-                           said_as=SAID_AS)
+                           said_as=SAID_AS, explicit=explicit)
     files = []
     unreadable = []
     for name in args.files:
@@ -153,9 +159,10 @@ def run_runs(args: argparse.Namespace) -> int:
         summary = {k: _clean(v) for k, v in result.summary.items()}
         summary["fallbacks"] = table.fallbacks
         summary["headline"] = model_headline(result.summary, result.table)
+        summary.update(prediction_counts(table.problems, result.evaluated))
         out = {"rows": rows, "summary": summary,
                "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
-                             "message": p.message} for p in table.problems]}
+                             "message": p.message, "reason": p.reason} for p in table.problems]}
         if calibration:
             out["calibration"] = calibration.to_dict()
         print_json(out)

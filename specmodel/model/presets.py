@@ -282,6 +282,7 @@ class MethodMatch:
     draft_depth: int | None  # sequential draft passes of a tree (or a stated chain depth)
     branching: int | None  # children per tree node (EAGLE topk)
     note: str
+    parallel: bool = False  # one draft pass proposes all k tokens (P-EAGLE, PARD, block-diffusion drafters)
 
 
 def _tokens(text: str) -> list[str]:
@@ -386,6 +387,38 @@ def parse_hardware(text) -> HardwareMatch:
     if ep is not None and ep_m:
         parts.append(f"EP {ep} (stated)")
     return HardwareMatch(gpu, count, tp, ep, "; ".join(parts + notes))
+
+
+_GPU_ALTERNATIVES = re.compile(r";|\|| or | vs\.? | versus |, per |\bper another\b", re.I)
+
+
+def gpus_named(text) -> list[str]:
+    """Every GPU preset a hardware text names in its separate parts ("RTX 3090 per one version; A100
+    per another" -> ['RTX 3090', 'A100 80GB']): two or more mean the text does not say which one ran."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    found: list[str] = []
+    for part in _GPU_ALTERNATIVES.split(text):
+        gpu = parse_hardware(part).gpu if part.strip() else None
+        if gpu is not None and gpu.name not in found:
+            found.append(gpu.name)
+    return found
+
+
+def nearest_presets(kind: str, text, n: int = 3) -> list[str]:
+    """The presets whose names or aliases share the most tokens with a text that matched none
+    (kind "gpus" or "models"), best first: what a refusal suggests."""
+    want = set(_tokens(str(text or ""))) - _GPU_NOISE - _SUFFIX_WORDS
+    scored = []
+    for name, entry in _raw()[kind].items():
+        best = 0.0
+        for alias in [name, *entry.get("aliases", []), *entry.get("derivatives", [])]:
+            toks = set(_tokens(re.sub(r"^[\w.-]+/", "", alias))) - _GPU_NOISE - _SUFFIX_WORDS
+            if toks:
+                best = max(best, len(want & toks) / len(toks | want))
+        if best > 0:
+            scored.append((-best, name))
+    return [name for _, name in sorted(scored)[:n]]
 
 
 def stated_tp(text) -> int | None:
@@ -552,8 +585,22 @@ def parse_method(text) -> MethodMatch:
     notes = []
     key = low.replace("-", "_").replace(" ", "_")
     method = None
+    parallel = False
     if key in _raw()["methods"] or key in _METHOD_KEYS:
         method = _METHOD_KEYS.get(key, key)
+    elif re.search(r"(?<![a-z])p[\s_-]?eagle|parallel[\s_-]*(?:draft|eagle)", low):
+        method, parallel = "eagle3", True  # P-EAGLE: an EAGLE-3 head drafting all k positions in one pass
+        notes.append("parallel drafting (P-EAGLE): one draft pass for all k tokens (vLLM blog "
+                     "2026-03-13, P-EAGLE)")
+    elif re.search(r"\bpard\b", low):
+        method, parallel = "draft_model", True
+        notes.append("PARD (parallel draft model, arXiv:2504.18583): one draft-model pass for all k tokens")
+    elif re.search(r"d[\s_-]?flash|d[\s_-]?spark|block[\s_-]*diffusion", low):
+        method, parallel = "eagle3", True
+        notes.append("block-diffusion drafter (DFlash, z-lab: Block Diffusion for Flash Speculative Decoding; "
+                     "DSpark): one pass drafts a block of k "
+                     "tokens from the target's features, costed as one EAGLE-3-sized head pass (its extra "
+                     "layers are not)")
     elif re.search(r"self[\s_-]*spec|magicdec", low) or (
             re.search(r"streamingllm|sparse[\s_-]*kv", low) and not re.search(r"draft\s+model", low)):
         method = "self_spec"
@@ -577,7 +624,11 @@ def parse_method(text) -> MethodMatch:
         method = "ngram"
         notes.append("Lookahead decoding drafts from an n-gram pool built by Jacobi iterations: no draft model, "
                      "costed as n-gram (its extra lookahead branches in the verify pass are not)")
-    elif re.search(r"n[\s_-]?gram|prompt[\s_-]*lookup|\bpld\b|suffix[\s_-]*decod", low):
+    elif re.search(r"suffix[\s_-]*(?:decod|tree|spec)", low):
+        method = "ngram"
+        notes.append("suffix decoding (arXiv:2411.04975; vLLM/Arctic Inference): a CPU suffix-tree proposer with "
+                     "a depth chosen per step, costed as n-gram (no GPU draft work); k is its largest depth")
+    elif re.search(r"n[\s_-]?gram|prompt[\s_-]*lookup|\bpld\b", low):
         method = "ngram"
     elif re.search(r"draft|\bsps\b|speculative\s+sampling|assisted", low):
         method = "draft_model"
@@ -619,4 +670,6 @@ def parse_method(text) -> MethodMatch:
     else:
         shape = ", ".join(f"{n} {v}" for n, v in (("k", k), ("depth", depth), ("branching", branching)) if v is not None)
         note = f"'{raw}' -> {method}" + (f" ({shape})" if shape else "") + ("; " + "; ".join(notes) if notes else "")
-    return MethodMatch(method, draft, k, depth, branching, note)
+    if method == "mtp" and k and k > 1:
+        note += "; the MTP layer applied k times in a chain (one pass per draft token)"
+    return MethodMatch(method, draft, k, depth, branching, note, parallel)

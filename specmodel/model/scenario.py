@@ -50,6 +50,7 @@ class Scenario:
     weight_dtype: str | None = None  # target (and head) weights: bf16, fp8, fp4, int4; None: the preset's
     kv_dtype: str = "bf16"  # KV cache dtype: bf16 or fp8
     proposal_rate: float | None = None  # share of sequence-steps with a proposal; None: the method's default
+    parallel_draft: bool = False  # one draft pass proposes all k tokens (P-EAGLE, PARD, DFlash): a chain in one pass
 
     def __post_init__(self):
         # A GPU written with a count or a TP ("8x H100 (TP=8)") sets tp, as the CLI's --gpu does;
@@ -280,6 +281,10 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
     if c.draft_passes == "one":  # Medusa: k heads read in one pass, one fixed overhead
         per_head = pass_time_ms(c.draft, c.hw, eff, b, 1, c.draft_context, c.draft_bw_scale, include_fixed=False)
         return np.where(k > 0, k * per_head + eff.t_fixed_ms + per_pass_overhead, 0.0)
+    if s.parallel_draft:  # one pass over the accepted token and k mask positions per sequence
+        one_pass = pass_time_ms(c.draft, c.hw, eff, b, k + 1, c.draft_context, c.draft_bw_scale,
+                                verify_kv_reads=c.draft_verify_kv_reads)
+        return np.where(k > 0, one_pass + per_pass_overhead, 0.0)
     first = pass_time_ms(c.draft, c.hw, eff, b, depth + 1, c.draft_context, c.draft_bw_scale,
                          verify_kv_reads=c.draft_verify_kv_reads)
     rest = pass_time_ms(c.draft, c.hw, eff, b, float(s.branching), c.draft_context, c.draft_bw_scale)

@@ -13,8 +13,11 @@ import pandas as pd
 
 from specmodel import limits
 from specmodel.errors import SpecModelError
+from specmodel.model import spec_defaults
+from specmodel.model.presets import find_model
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.pairing import pair_arms
+from specmodel.runs.row_scenario import rate_prediction
 from specmodel.runs.records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
 from specmodel.runs.sniff import name_and_bytes, read_one
 from specmodel.runs.validate import validate
@@ -23,7 +26,7 @@ PROGRESS_EVERY = 5000
 # NaN where unknown (draft_depth: NaN = a chain, depth k)
 _NUMERIC = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
             "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp", "draft_depth",
-            "branching", "ep", "draft_kv_budget"]
+            "branching", "ep", "draft_kv_budget", "alpha_assumed"]
 
 
 def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None,
@@ -77,6 +80,7 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
         progress(total, total)
     _fill_missing_alpha(rows)
     _fill_same_tree(rows)
+    _fill_rate_concurrency(rows)
     fallbacks = _count_fallbacks(rows)
     frame = pd.DataFrame({c: [r[c] for r in rows] for c in COLUMNS}, columns=COLUMNS)
     frame[_NUMERIC] = frame[_NUMERIC].apply(pd.to_numeric, errors="coerce")
@@ -133,17 +137,22 @@ def _fill_same_tree(rows: list[dict]) -> None:
 
 
 def _fill_missing_alpha(rows: list[dict]) -> None:
-    """A row with a measured speedup but no acceptance (a mixed workload) is predicted with the mean
-    α of the rows of the same file, target and draft that do have one, and says so."""
+    """A row with a measured speedup but no acceptance is predicted with, in this order and saying so
+    (its "assumed" column gains "acceptance", which widens its band):
+    - the mean α of the rows of the same file, source, target and draft that have one (another
+      dataset of the same source's same setup);
+    - else the published figure for its method nearest to it (model.spec_defaults: same model family
+      and dataset preferred), never another source's row;
+    - else nothing: not predicted."""
     peers: dict[tuple, list[float]] = {}
     for r in rows:
         if not np.isnan(r["alpha"]):
-            peers.setdefault((r["file"], r["target_preset"], r["draft_preset"]), []).append(r["alpha"])
+            peers.setdefault(_peer_key(r), []).append(r["alpha"])
     means: dict[tuple, float] = {}
     for row in rows:
-        if not np.isnan(row["alpha"]):
+        if not np.isnan(row["alpha"]) or not np.isnan(row.get("alpha_assumed", np.nan)):
             continue
-        group = (row["file"], row["target_preset"], row["draft_preset"])
+        group = _peer_key(row)
         found = peers.get(group)
         if found:
             if group not in means:
@@ -151,12 +160,51 @@ def _fill_missing_alpha(rows: list[dict]) -> None:
             alpha = means[group]
             row["alpha"] = alpha
             row["acceptance_from"] = "mean α of the file's other rows"
-            row["remarks"] = "; ".join(filter(None, [row["remarks"], f"no acceptance in this row: predicted with "
-                                                      f"α = {alpha:.2f}, the mean of the {len(found)} other rows "
-                                                      "of this file with this target and draft"]))
+            said = (f"assumed acceptance: α = {alpha:.2f}, the mean of the {len(found)} other rows of this file "
+                    f"{'and source ' if row.get('source') else ''}with this target and draft")
         else:
-            row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row and no other row "
-                                                      "to borrow it from: not predicted"]))
+            published = _published(row)
+            if published is None:
+                row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row, no other row of "
+                                                          "its source to take it from and no published figure for "
+                                                          f"{row['method']}: not predicted"]))
+                continue
+            # kept apart from "alpha" (the row's own or its source's): fits (calibrate) never see it
+            row["alpha_assumed"] = published.alpha
+            row["acceptance_from"] = f"filled from a published figure: {published.label}"
+            said = published.remark()
+        row["assumed"] = ", ".join(filter(None, [row.get("assumed"), "acceptance"]))
+        row["remarks"] = "; ".join(filter(None, [row["remarks"], said]))
+
+
+def _fill_rate_concurrency(rows: list[dict]) -> None:
+    """A row given as a request rate (and an output length) runs at the concurrency Little's law
+    gives its speculative arm (model.rate); review predicts its latency ratio with both arms'."""
+    for row in rows:
+        if not row.get("rate_driven"):
+            continue
+        if np.isnan(row["alpha"]) and np.isnan(row.get("alpha_assumed", np.nan)):
+            row["concurrency"] = None
+            continue
+        try:
+            found = rate_prediction(row)
+        except (SpecModelError, TypeError, ValueError) as exc:
+            row["remarks"] = "; ".join(filter(None, [row["remarks"], f"request rate not converted: {exc}"]))
+            continue
+        row["concurrency"] = max(1, round(found.spec.concurrency))
+        row["remarks"] = "; ".join(filter(None, [row["remarks"], found.remark()]))
+
+
+def _peer_key(row: dict) -> tuple:
+    return (row["file"], row.get("source"), row["target_preset"], row["draft_preset"], row["method"])
+
+
+def _published(row: dict):
+    try:
+        family = find_model(row["target_preset"]).family
+    except SpecModelError:
+        family = None
+    return spec_defaults.assumed_acceptance(row["method"], family, row.get("workload") or "", row.get("context_len"))
 
 
 # --- samples shipped with the app -----------------------------------------------------------------

@@ -58,6 +58,8 @@ class Names:
     method_branching: int | None
     fallbacks: tuple  # (kind, name as written) for presets that fell back
     remarks: tuple
+    refused: tuple = ()  # ((reason, message), ...): names that match nothing or two things, no choice given
+    parallel: bool = False  # the method drafts all k tokens in one pass
 
 
 
@@ -81,13 +83,18 @@ def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaul
     method_text = v.get("method")
     parsed_method = parse_method(method_text) if method_text not in (None, "") else None
     fallbacks = {"gpu": None, "target": None, "draft": None}
+    refused: list[tuple[str, str]] = []
     method = _method(method_text, parsed_method, defaults, remarks)
+    if parsed_method is not None and parsed_method.method is None and "method" not in defaults.explicit:
+        refused.append(("method_unknown", f"method '{method_text}' is no speculation method this model knows "
+                        f"({', '.join(presets.METHODS)}); give --method to predict it as one"))
     gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks)
     target_text, target, target_match = _preset("model", v.get("target_model"), defaults.target,
                                                 defaults.named("target"), remarks, "target")
     if target_text is not None and (target_match is None or target_match.model is None):
         fallbacks["target"] = target_text
     method, draft_text, draft = _draft(v, method, parsed_method, target, defaults, remarks, fallbacks)
+    _refusals(v, rec, gpu_text, fallbacks, method, parsed_method, draft, defaults, refused)
     if gpu_text is None:
         remarks.append(f"no GPU named: {gpu} ({defaults.named('gpu')})")
     tp, ep, context = _settings(v, hw, tp, ep, context, defaults, remarks)
@@ -98,7 +105,41 @@ def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaul
     return Names(tuple(cleaned), tuple(changed), method, gpu_text, gpu, target_text, target, draft_text, draft, tp,
                  ep, context, weight_dtype, engine, parsed_method.draft_depth if parsed_method else None,
                  parsed_method.branching if parsed_method else None,
-                 tuple((kind, name) for kind, name in fallbacks.items() if name is not None), tuple(remarks))
+                 tuple((kind, name) for kind, name in fallbacks.items() if name is not None), tuple(remarks),
+                 tuple(refused), bool(parsed_method.parallel) if parsed_method else False)
+
+
+def _nearest(kind: str, text) -> str:
+    near = presets.nearest_presets(kind, text)
+    return f"nearest presets: {', '.join(near)}" if near else "no preset is near (see `python -m specmodel presets`)"
+
+
+def _refusals(v: dict, rec: RunRecord, gpu_text, fallbacks: dict, method: str, parsed_method, draft,
+              defaults: RunDefaults, refused: list) -> None:
+    """A name that matches no preset or two, or a draft-model run naming no draft, refuses the row
+    unless the user chose that kind explicitly (RunDefaults.explicit): no silent fallback."""
+    if "gpu" not in defaults.explicit:
+        named = presets.gpus_named(gpu_text) if gpu_text else []
+        if len(named) > 1:
+            refused.append(("gpu_ambiguous", f"GPU '{gpu_text}' names {' and '.join(named)}: which one ran is not "
+                            "said; give --gpu NAME (or fix the cell) to predict it"))
+        elif fallbacks.get("gpu") == "(empty)":
+            refused.append(("gpu_missing", "no GPU in this row's GPU column; give --gpu NAME to predict it"))
+        elif fallbacks.get("gpu"):
+            why = "says the GPU is not stated" if re.search(r"not\s+stated|unknown", str(gpu_text), re.I) else \
+                f"is no preset; {_nearest('gpus', gpu_text)}"
+            refused.append(("gpu_unknown", f"GPU '{gpu_text}' {why}; give --gpu NAME to predict it on one"))
+    if fallbacks.get("target") and "target" not in defaults.explicit:
+        refused.append(("target_unknown", f"target '{fallbacks['target']}' is no preset nor a known derivative of "
+                        f"one; {_nearest('models', fallbacks['target'])}; give --target NAME to predict it as one"))
+    if method == "draft_model" or (parsed_method is not None and parsed_method.method == "draft_model"):
+        if fallbacks.get("draft") and "draft" not in defaults.explicit:
+            refused.append(("draft_unknown", f"draft '{fallbacks['draft']}' is no preset; "
+                            f"{_nearest('models', fallbacks['draft'])}; give --draft NAME to predict it with one"))
+        elif parsed_method is not None and parsed_method.method == "draft_model" and not v.get("draft_model") \
+                and not parsed_method.draft_model and "draft" not in defaults.explicit:
+            refused.append(("draft_missing", f"'{v.get('method')}' names no draft model; give --draft NAME to "
+                            f"predict it with one{f' (the default for this target is {draft})' if draft else ''}"))
 
 
 def _clean(v: dict) -> tuple[list, list]:
@@ -236,23 +277,46 @@ def _tokens_count(number: str, kilo: str) -> int:
 
 def context_from_text(text) -> int | None:
     """Tokens in the KV cache per sequence, from a workload description: "prefill 32000 tokens" ->
-    32000; "ISL/OSL=1K/2K" or "1K in / 1K out" -> input + half the output (K = 1024); ">4k tokens
-    context" -> 4096. None when the text says nothing of the kind."""
+    32000; "ISL/OSL=1K/2K", "ISL 3200 / OSL 800", "16K input / 1K output" or "1K in / 1K out" ->
+    input + half the output (K = 1024); ">4k tokens context" -> 4096. None when the text says
+    nothing of the kind."""
     return _context_from_str(text) if isinstance(text, str) else None
+
+
+def lengths_from_text(text) -> tuple[int | None, int | None]:
+    """(input tokens, output tokens) a workload text states ("ISL 3200 / OSL 800", "16K input / 1K
+    output", "ISL/OSL=1K/2K", "1K in / 1K out", "input 3200, output 800"); None for what it does not."""
+    return _lengths_from_str(text) if isinstance(text, str) else (None, None)
+
+
+_N = r"(\d+(?:\.\d+)?)\s*(k?)"
+
+
+@lru_cache(maxsize=4096)
+def _lengths_from_str(text: str) -> tuple[int | None, int | None]:
+    low = text.lower()
+    n = _N
+    m = re.search(r"isl\s*/\s*osl\s*[=:]?\s*" + n + r"\s*/\s*" + n, low) or \
+        re.search(n + r"\s*(?:tokens?\s+)?(?:in|input)\s*[/,;]\s*" + n + r"\s*(?:tokens?\s+)?(?:out|output)\b", low)
+    if m:
+        return _tokens_count(m.group(1), m.group(2)), _tokens_count(m.group(3), m.group(4))
+    isl = re.search(r"\b(?:isl|input(?:\s+len(?:gth)?)?|prompt(?:\s+len(?:gth)?)?)\s*[=:]?\s*" + n + r"\b", low)
+    osl = re.search(r"\b(?:osl|output(?:\s+len(?:gth)?)?|max[_\s-]*tokens)\s*[=:]?\s*" + n + r"\b", low)
+    return (_tokens_count(isl.group(1), isl.group(2)) if isl else None,
+            _tokens_count(osl.group(1), osl.group(2)) if osl else None)
 
 
 @lru_cache(maxsize=4096)
 def _context_from_str(text: str) -> int | None:
     low = text.lower()
-    n = r"(\d+(?:\.\d+)?)\s*(k?)"
+    n = _N
     m = re.search(r"prefill(?:\s+length)?\s*(?:of\s*|=\s*)?" + n + r"\s*tokens?", low) or \
         re.search(n + r"\s*(?:tokens?\s+)?prefill", low)
     if m:
         return _tokens_count(m.group(1), m.group(2))
-    m = re.search(r"isl\s*/\s*osl\s*[=:]?\s*" + n + r"\s*/\s*" + n, low) or \
-        re.search(n + r"\s*(?:tokens?\s+)?in\s*/\s*" + n + r"\s*(?:tokens?\s+)?out", low)
-    if m:
-        return _tokens_count(m.group(1), m.group(2)) + _tokens_count(m.group(3), m.group(4)) // 2
+    isl, osl = _lengths_from_str(text)
+    if isl is not None and osl is not None:
+        return isl + osl // 2
     m = re.search(r">?\s*" + n + r"\s*tokens?\s+(?:of\s+)?context", low)
     if m:
         return _tokens_count(m.group(1), m.group(2))
@@ -269,6 +333,9 @@ def _dtype_cell(rec: RunRecord, remarks: list[str]) -> str | None:
     return dtype
 
 
+_HF_ID = re.compile(r"\b[\w.-]+/[\w.-]*[a-z][\w.-]*", re.I)
+
+
 def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
     """The serving engine: the engine column, else the first one named in the method, notes or
     reference columns ("vLLM V1", "in SGLang", "TensorRT-LLM")."""
@@ -279,7 +346,9 @@ def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
             remarks.append(f"engine '{raw}' is not one of {', '.join(presets.ENGINES)}: left empty")
         return engine
     for key, where in (("method", "the method"), ("notes", "the notes"), ("_context", "the reference columns")):
-        engine = parse_engine(str(rec.values.get(key) or ""))
+        # a checkpoint id ("lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B") names who trained a draft, not the
+        # engine that ran it: such ids are left out of the search
+        engine = parse_engine(_HF_ID.sub(" ", str(rec.values.get(key) or "")))
         if engine is not None:
             remarks.append(f"engine {engine} named in {where}")
             return engine

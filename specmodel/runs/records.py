@@ -21,7 +21,25 @@ COLUMNS = [
     "measured_speedup", "gpu", "gpu_preset", "target_model", "target_preset", "draft_model",
     "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "engine", "draft_depth", "branching", "ep",
     "weight_dtype", "draft_kv_budget", "source", "notes", "remarks",
+    "assumed", "parallel_draft", "input_len", "output_len", "speedup_metric", "rate_driven",
+    "alpha_assumed",
 ]
+# What a row may have assumed ("assumed" column: these words, comma-separated): a k from the method's
+# documented default, an acceptance from the published table (model.spec_defaults), a context length
+# the row does not state.
+ASSUMED_KINDS = ("k", "acceptance", "context")
+
+# Why a row is not predicted: the code (Problem.reason, the summary's "refused") and what it means.
+REFUSAL_REASONS = {
+    "gpu_unknown": "a GPU that is no preset", "gpu_ambiguous": "a GPU text naming two GPUs",
+    "gpu_missing": "no GPU in a file with a GPU column", "target_unknown": "a target model that is no preset",
+    "draft_unknown": "a draft model that is no preset", "draft_missing": "a draft-model run naming no draft",
+    "method_unknown": "no known speculation method", "no_k": "no k and no documented default",
+    "no_acceptance": "no acceptance and no published figure for the method",
+    "no_concurrency": "neither a concurrency nor a request rate with an output length",
+    "metric": "a speedup of a quantity the model does not predict", "lossy": "a lossy (relaxed) acceptance",
+    "invalid": "a value out of range or unreadable",
+}
 
 # The settings a row may fall back to, and how a message names each when the caller does not say.
 FALLBACK_KINDS = {"gpu": "the default GPU", "target": "the default target", "draft": "the default draft",
@@ -37,6 +55,7 @@ class Problem:
     column: str | None
     message: str  # what was wrong and what is expected
     severity: str = "error"  # "error": the row was not loaded; "warning": loaded with a fallback
+    reason: str | None = None  # why a row was refused, a short code counted in the summary (REFUSAL_REASONS)
 
     def where(self) -> str:
         parts = [self.file]
@@ -66,6 +85,9 @@ class RunDefaults:
     context_len: int = 1024
     k: int | None = None  # for files that do not record k (guidellm)
     said_as: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # the kinds (FALLBACK_KINDS) the user chose explicitly: a row naming a GPU, model or method that
+    # is no preset (or two) is predicted with the choice; for any other kind such a row is refused
+    explicit: frozenset = frozenset()
 
     def named(self, kind: str) -> str:
         """How a message names the fallback of one kind: "--gpu", "the default GPU", ..."""

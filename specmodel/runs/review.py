@@ -23,12 +23,14 @@ import numpy as np
 import pandas as pd
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import BORDERLINE
-from specmodel.model.engines import DEFAULT_ENGINE
+from specmodel.model import spec_defaults
+from specmodel.model.decide import BORDERLINE, band_around
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.load import paused_gc
+from specmodel.runs.records import ASSUMED_KINDS
+from specmodel.runs.row_scenario import rate_prediction, row_alpha, scenario_for_row
 
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
 # every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
@@ -64,7 +66,7 @@ _NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_eve
 # Every column scenario_for_row reads except α, k and concurrency: rows equal on these share a setup.
 _SETUP_COLUMNS = ["gpu_preset", "target_preset", "method", "draft_preset", "survival", "context_len", "t_target_ms",
                   "t_draft_ms", "tp", "engine", "draft_depth", "branching", "draft_kv_budget", "weight_dtype",
-                  "kv_dtype", "proposal_rate"]
+                  "kv_dtype", "proposal_rate", "parallel_draft"]
 
 Progress = Callable[[int, int], None]  # (rows done, rows in all)
 # result column <- grouped.summarize_many field
@@ -73,40 +75,6 @@ _FROM_SUMMARY = {"predicted_speedup": "speedup", "predicted_tokens_per_step": "t
                  "best_k": "best_k", "crossover_concurrency": "crossover", "predicted_baseline_tok_s": "plain_tok_s",
                  "predicted_spec_tok_s": "spec_tok_s", "speedup_low": "speedup_low", "speedup_high": "speedup_high",
                  "uncertain": "uncertain", "advice": "advice"}
-
-
-def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
-    """The Scenario a loaded run describes (its presets, k, α or survival, concurrency, timings)."""
-    survival = row.get("survival")
-    survival = tuple(survival) if isinstance(survival, (tuple, list)) and len(survival) else None
-    method = row["method"]
-    return Scenario(
-        gpu=row["gpu_preset"], target=row["target_preset"], method=method,
-        draft=row["draft_preset"] if method == "draft_model" else None,
-        alpha=float(row["alpha"]), survival=survival, k=int(row["k"]), concurrency=int(row["concurrency"]),
-        context_len=int(row["context_len"]), t_target_ms=_float_or_none(row.get("t_target_ms")),
-        t_draft_ms=_float_or_none(row.get("t_draft_ms")), tp=int(_float_or_none(row.get("tp")) or 1),
-        efficiency=efficiency or Efficiency(), engine=_text(row.get("engine")) or DEFAULT_ENGINE,
-        draft_depth=_whole(row.get("draft_depth")), branching=_whole(row.get("branching")) or 1,
-        draft_kv_budget=_whole(row.get("draft_kv_budget")), weight_dtype=_text(row.get("weight_dtype")),
-        kv_dtype=_text(row.get("kv_dtype")) or "bf16", proposal_rate=_float_or_none(row.get("proposal_rate")))
-
-
-def _text(x) -> str | None:
-    return x if isinstance(x, str) and x.strip() else None
-
-
-def _whole(x) -> int | None:
-    x = _float_or_none(x)
-    return None if x is None else int(x)
-
-
-def _float_or_none(x):
-    """A table cell as a number; None when it is empty, text, NA or NaN."""
-    if x is None or isinstance(x, str) or x is pd.NA:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else x
 
 
 def _label(ratio: float) -> str:
@@ -185,6 +153,8 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     n = len(rows)
     res: dict[str, np.ndarray] = {c: np.full(n, None, dtype=object) for c in RESULT_COLUMNS}
     alpha = rows["alpha"].to_numpy(dtype=float)
+    if "alpha_assumed" in rows.columns:  # a published figure where the row and its source have none
+        alpha = np.where(np.isfinite(alpha), alpha, pd.to_numeric(rows["alpha_assumed"], errors="coerce").to_numpy(float))
     k = rows["k"].to_numpy(dtype=float)
     conc = rows["concurrency"].to_numpy(dtype=float)
     predictable = np.isfinite(alpha)
@@ -211,8 +181,54 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             progress(done, n)
     results = pd.DataFrame(res, columns=RESULT_COLUMNS)
     results[_NUMERIC_RESULTS] = results[_NUMERIC_RESULTS].apply(pd.to_numeric, errors="coerce")
+    _rate_rows(rows, results, efficiency)
+    _widen_assumed(rows, results, efficiency)
     _judge(rows, results, ngram_be)
     return pd.concat([rows, results], axis=1)
+
+
+def _rate_rows(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Efficiency | None) -> None:
+    """A row given as a request rate is predicted as the end-to-end latency ratio of the two arms,
+    each at the concurrency Little's law gives it (model.rate), in place."""
+    if "rate_driven" not in rows.columns:
+        return
+    for i in np.flatnonzero(rows["rate_driven"].fillna(False).astype(bool).to_numpy()):
+        if not np.isfinite(results.at[i, "predicted_speedup"]):
+            continue
+        try:
+            found = rate_prediction(rows.iloc[i].to_dict(), efficiency)
+        except (SpecModelError, TypeError, ValueError):
+            continue
+        ratio = found.latency_speedup
+        results.at[i, "predicted_speedup"] = ratio
+        low, high = band_around(ratio, ratio)
+        results.at[i, "speedup_low"], results.at[i, "speedup_high"] = float(low), float(high)
+
+
+def _widen_assumed(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Efficiency | None) -> None:
+    """The band of a row whose acceptance is assumed (a published figure, or another dataset's rows of
+    its source) spans the prediction at α ± spec_defaults.ASSUMED_ALPHA_SPREAD, each end widened by
+    decide.BAND_RATIO as any band is: an input the band reads, kept apart from the band's own rule."""
+    if "assumed" not in rows.columns:
+        return
+    marked = rows["assumed"].fillna("").astype(str).str.contains("acceptance").to_numpy()
+    for i in np.flatnonzero(marked & np.isfinite(results["predicted_speedup"].to_numpy(dtype=float))):
+        row = rows.iloc[i].to_dict()
+        try:
+            s = scenario_for_row(row, efficiency)
+            if s.survival is not None:
+                s = with_changes(s, survival=None)
+            lo_a, hi_a = spec_defaults.alpha_range(row_alpha(row))
+            ends = np.asarray(predict(s, alpha=np.array([lo_a, hi_a])).speedup, dtype=float)
+        except (SpecModelError, TypeError, ValueError):
+            continue
+        if row.get("rate_driven"):
+            ends = ends * results.at[i, "predicted_speedup"] / float(predict(s).speedup)
+        low, high = band_around(ends.min(), ends.max())
+        results.at[i, "speedup_low"] = min(float(low), float(results.at[i, "speedup_low"]))
+        results.at[i, "speedup_high"] = max(float(high), float(results.at[i, "speedup_high"]))
+        results.at[i, "uncertain"] = bool(results.at[i, "speedup_low"] < 1 < results.at[i, "speedup_high"]) or \
+            bool(results.at[i, "uncertain"])
 
 
 def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> None:
@@ -260,6 +276,31 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
         extra = f"try n-gram: with no draft model it breaks even at {ngram_be[i]:.2f} tokens per step here"
         advice[i] = "; ".join(filter(None, [advice[i], extra]))
     results["advice"] = advice
+
+
+def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
+    """What became of every row: predicted, refused (by reason, each row once, its first reason) and
+    predicted on an assumption (k, acceptance, context). Rows left out by the reader are counted from
+    its problems; loaded rows the model could not predict count as "no_acceptance" or "model"."""
+    refused: dict[str, str] = {}
+    for p in problems:
+        if p.severity == "error" and p.row is not None:
+            refused.setdefault(f"{p.file}\0{p.row}", p.reason or "invalid")
+    predicted = evaluated["predicted_speedup"].notna() if len(evaluated) else pd.Series([], dtype=bool)
+    for r in evaluated[~predicted].to_dict("records") if len(evaluated) else []:
+        alpha = row_alpha(r)
+        no_alpha = math.isnan(alpha)
+        refused.setdefault(f"{r['file']}\0{r['row']}", "no_acceptance" if no_alpha else "model")
+    by_reason: dict[str, int] = {}
+    for reason in refused.values():
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    assumed_col = evaluated["assumed"].fillna("").astype(str)[predicted] if "assumed" in evaluated else pd.Series([])
+    n_pred = int(predicted.sum())
+    total = n_pred + len(refused)
+    return {"rows_in_files": total, "rows_predicted": n_pred,
+            "share_predicted": round(n_pred / total, 4) if total else None, "rows_refused": len(refused),
+            "refused_by_reason": dict(sorted(by_reason.items(), key=lambda kv: -kv[1])),
+            "assumed": {kind: int(assumed_col.str.contains(rf"\b{kind}\b").sum()) for kind in ASSUMED_KINDS}}
 
 
 def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:

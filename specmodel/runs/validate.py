@@ -16,9 +16,9 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K
-from specmodel.model import acceptance
+from specmodel.model import acceptance, presets, spec_defaults
 from specmodel.runs.cells import number, shown
-from specmodel.runs.names import cleaned_name, names_of, parse_method
+from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
@@ -27,9 +27,10 @@ _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseli
 
 
 class _RowError(Exception):
-    def __init__(self, column: str | None, message: str):
+    def __init__(self, column: str | None, message: str, reason: str = "invalid"):
         super().__init__(message)
         self.column = column
+        self.reason = reason
 
 
 def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_lo=False, whole=False,
@@ -123,8 +124,9 @@ def _acceptance(rec: RunRecord, k: int | None, errors: list):
 def _needs_k(k, column, make):
     if k is None:
         raise _RowError("k", f"k (draft tokens per step) is needed to read {column} and this file does not "
-                             "record it: give it with --k N on the command line or the Past runs page's "
-                             "\"k for files that do not record it\" (or add a k column to a CSV)")
+                             "record it, and the method has no documented default: give it with --k N on the "
+                             "command line or the Past runs page's \"k for files that do not record it\" (or add a "
+                             "k column to a CSV)", "no_k")
     return make(k)
 
 
@@ -148,26 +150,60 @@ def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
 
 
 def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
-    """(the row, problems), or (None, problems) when the row has an error and is left out."""
+    """(the row, problems), or (None, problems) when the row has an error or is refused and is left out."""
     errors: list[_RowError] = []
     remarks = list(rec.remarks)
+    assumed: list[str] = []
     conc, rate = _load(rec, errors, remarks)
-    k, parsed_method = _k(rec, defaults, errors, remarks)
-    acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
-    base, spec, speedup = _throughputs(rec, errors, remarks)
-    temperature = _temperature(rec, errors, remarks)
     measured = _measured(rec, errors)
-    _nothing_to_compare(rec, k, acc, speedup, errors)
-    if errors:
-        return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded") for e in errors]
-
     v = rec.values
     method_text = v.get("method")  # as written: "same tree" is looked for before the name is cleaned
     names = names_of(v, rec.fmt, "gpu" in rec.headers, measured.tp, measured.ep, measured.context, defaults)
+    k, parsed_method = _k(rec, defaults, errors, remarks)
+    depth_default = branching_default = None
+    if k is None and "k" not in v and not any(e.column == rec.headers.get("k", "k") for e in errors):
+        found = _default_k(rec, names, parsed_method)
+        if found is not None:
+            k, depth_default, branching_default = found.k, found.draft_depth, found.branching
+            assumed.append("k")
+            remarks.append(f"k = {k} assumed" + (f" (a tree {found.draft_depth} deep, {found.branching} wide)"
+                                                 if found.draft_depth and found.branching and found.branching > 1
+                                                 else "") + f": the documented default ({found.source})")
+    if depth_default is not None and measured.depth is None and names.method_depth is None:
+        rec.values.setdefault("draft_depth", depth_default)
+    acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
+    base, spec, speedup = _throughputs(rec, errors, remarks)
+    temperature = _temperature(rec, errors, remarks)
+    _nothing_to_compare(rec, k, acc, speedup, errors)
+    input_len, output_len = lengths_from_text(" ".join(str(v.get(key) or "") for key in ("workload", "notes")))
+    metric = speedup_metric(" ".join(str(v.get(key) or "") for key in ("_context", "notes")))
+    if conc is None and rate is not None and output_len is None and not errors:
+        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
+                                "a request rate without a concurrency needs the output length to "
+                                "find the concurrency it makes (Little's law): give 'OSL N' in the workload, or a "
+                                "concurrency", "no_concurrency"))
+    if errors:
+        return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
+                      for e in errors]
+    refusals = list(names.refused)
+    if parsed_method is not None and re.search(r"relaxed|lossy", str(method_text), re.I):
+        refusals.append(("lossy", f"'{method_text}' uses a relaxed (lossy) acceptance; the model predicts lossless "
+                                  "speculative decoding"))
+    if metric in REFUSED_METRICS and speedup is not None:
+        refusals.append(("metric", f"its speedup is {REFUSED_METRICS[metric]}, which the model does not predict "
+                                   "(it predicts decode throughput, and end-to-end latency at a request rate)"))
+    if refusals:
+        return None, [Problem(rec.file, rec.row, None, f"{message}; row not predicted", reason=reason)
+                      for reason, message in refusals]
+
     problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
                         "text-direction marks) were removed from this name", "warning") for key in names.changed]
     v.update(names.cleaned)
     remarks.extend(names.remarks)
+    if measured.context is None and context_from_text(v.get("workload")) is None:
+        assumed.append("context")
+        remarks.append(f"context {int(names.context)} tokens assumed (the row states no context or input/output "
+                       "lengths)")
     if speedup is None:
         remarks.append("no measured speedup: predicted only")
     row = {
@@ -181,17 +217,59 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
         "target_preset": names.target, "draft_model": names.draft_text, "draft_preset": names.draft,
         "context_len": int(names.context), "t_target_ms": measured.t_target, "t_draft_ms": measured.t_draft,
         "tp": names.tp, "engine": names.engine,
-        "draft_depth": measured.depth if measured.depth is not None else names.method_depth,
-        "branching": measured.branching if measured.branching is not None else names.method_branching,
+        "draft_depth": measured.depth if measured.depth is not None else (
+            names.method_depth if names.method_depth is not None else depth_default),
+        "branching": measured.branching if measured.branching is not None else (
+            names.method_branching if names.method_branching is not None else branching_default),
         "ep": names.ep, "weight_dtype": names.weight_dtype, "draft_kv_budget": measured.kv_budget,
         "source": str(v["source"]) if v.get("source") not in (None, "") else None,
         "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
+        "assumed": ", ".join(assumed), "parallel_draft": names.parallel, "input_len": input_len,
+        "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
+        "alpha_assumed": np.nan,
+    }
+    if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
+        row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
+    row |= {
         "_fallbacks": dict(names.fallbacks),
         "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
     }
     problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
                     if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
     return row, problems
+
+
+# What a speedup column can measure, read from the row's notes and reference columns: the model
+# predicts decode throughput (per-token latency at batch 1 is its inverse) and, at a request rate,
+# end-to-end latency (review: Little's law); the others are refused, naming the metric.
+REFUSED_METRICS = {"total_throughput": "a total (prefill + decode) token throughput ratio",
+                   "request_throughput": "a request-throughput ratio", "ttft": "a time-to-first-token ratio"}
+
+
+def speedup_metric(text: str) -> str:
+    """What a row's speedup measures, from the text that describes it: "e2e_latency", "total_throughput",
+    "request_throughput", "ttft", else "decode_throughput" (tokens/s, ms/token, walltime at batch 1)."""
+    low = (text or "").lower()
+    if re.search(r"time[\s-]*to[\s-]*first[\s-]*token|\bttft\b", low):
+        return "ttft"
+    if re.search(r"end[\s-]*to[\s-]*end|\be2e\b|request[\s-]*latency", low):
+        return "e2e_latency"
+    if re.search(r"request[\s-]*throughput|requests?\s*/\s*s\b|req/s|\brps\b", low):
+        return "request_throughput"
+    if re.search(r"total[\s-]*(?:token[\s-]*)?throughput|prefill\s*\+\s*decode|input\s*\+\s*output\s*tok", low):
+        return "total_throughput"
+    return "decode_throughput"
+
+
+def _default_k(rec: RunRecord, names, parsed_method):
+    """The method's documented default k (model.spec_defaults) for a row that gives none, or None."""
+    try:
+        target = presets.find_model(names.target)
+    except SpecModelError:
+        return None
+    text = " ".join(str(rec.values.get(key) or "") for key in ("workload", "notes", "source", "_context"))
+    return spec_defaults.default_k(names.method, names.engine, target.family, target.mtp_layers, text,
+                                   str(rec.values.get("method") or ""))
 
 
 def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:
@@ -201,11 +279,11 @@ def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None,
     if conc is not None and conc != round(conc):
         remarks.append(f"concurrency {conc:g} rounded to {round(conc)}")
     conc = round(conc) if conc is not None else None
-    if conc is None and "concurrency" not in rec.values and \
+    if conc is None and rate is None and "concurrency" not in rec.values and \
             not any(e.column == rec.headers.get("concurrency") for e in errors):
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
-                                "missing; the model predicts at a number of concurrent requests, so give it "
-                                "(a request rate alone is not enough)"))
+                                "missing; the model predicts at a number of concurrent requests, or at a request "
+                                "rate with the output length, so give one", "no_concurrency"))
     return conc, rate
 
 
@@ -311,4 +389,5 @@ def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> None:
         errors.append(_RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
                                       "per-position rates) nor a measured speedup or throughputs; nothing to compare"))
     if k is None and acc is None and speedup is not None and not any(e.column == "k" for e in errors):
-        errors.append(_RowError(rec.headers.get("k", "k"), "missing; give the number of draft tokens per step"))
+        errors.append(_RowError(rec.headers.get("k", "k"), "missing, and the method has no documented default; "
+                                                           "give the number of draft tokens per step", "no_k"))

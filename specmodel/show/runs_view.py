@@ -33,7 +33,8 @@ def problems_label(table: RunTable) -> str:
     errors = group_problems(table.errors)
     warnings = [g for g in group_problems(table.warnings) if g.severity == "warning"]
     parts = []
-    rows_out = sum(g.count for g in errors if any(r is not None for r in g.rows))
+    # a row refused for two reasons (no GPU and no draft named) is one row not loaded
+    rows_out = len({(p.file, p.row) for p in table.errors if p.row is not None})
     files_out = sum(1 for g in errors if not any(r is not None for r in g.rows))
     if rows_out:
         parts.append(f"{rows_out:,} row{'s' if rows_out != 1 else ''} not loaded")

@@ -1,0 +1,23 @@
+"""The What-if page's α when the sidebar's method changes: the new method's own default acceptance."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from specmodel.model import presets, spec_defaults
+
+
+def method_changed() -> None:
+    """A new method brings its own default acceptance (model.spec_defaults, with its source) to the
+    What-if page's α, instead of keeping the previous method's; a method without one keeps α."""
+    method = st.session_state.get("method", "draft_model")
+    label = presets.find_method(method).label
+    found = spec_defaults.method_default_acceptance(method)
+    if found is None:
+        st.session_state["alpha_from"] = (f"{label} has no published default acceptance in the table: α kept.",
+                                          st.session_state.get("alpha"))
+        return
+    alpha = round(found.alpha, 2)
+    st.session_state["alpha"] = alpha
+    st.session_state["alpha_from"] = (f"α {alpha:.2f}: {label}'s default acceptance, from {found.label} "
+                                      f"({found.source}). Move the slider to your own.", alpha)

@@ -1,0 +1,131 @@
+"""What a run that does not state its draft length or its acceptance is assumed to have.
+
+Two tables in data/spec_defaults.json, every entry with its source:
+- default_k: the draft length an engine (or a method's reference implementation) uses when none is
+  given (vLLM's MTP: the checkpoint's MTP layers; SGLang's auto-chosen EAGLE tree; Spec-Bench's PLD);
+- acceptance: published acceptance figures per method and, where known, model family and dataset.
+
+A value taken from here is an assumption: the run reader marks the row ("k assumed", "assumed
+acceptance") and the band around its prediction is widened by ASSUMED_ALPHA_SPREAD. A method with no
+entry has no default: its rows are refused, not given another method's acceptance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from specmodel.model import acceptance
+
+_DATA = Path(__file__).with_name("data") / "spec_defaults.json"
+
+# How far an assumed per-token acceptance is taken to be off, each way, for the band: the published
+# figures this table holds for one method span about this much across datasets (SpecDecode-Bench's
+# per-dataset spread, Spec-Bench's per-task columns).
+ASSUMED_ALPHA_SPREAD = 0.15
+
+
+@cache
+def _raw() -> dict:
+    return json.loads(_DATA.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class DefaultK:
+    k: int
+    draft_depth: int | None
+    branching: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class AssumedAcceptance:
+    alpha: float  # the per-token acceptance the entry comes to (at the row's context for a curve)
+    label: str  # which published figure
+    source: str
+    matched: tuple[str, ...]  # what matched besides the method: "family", "dataset"
+    differs: tuple[str, ...]  # what the row has that the figure does not: "another model family", ...
+
+    def remark(self) -> str:
+        said = f"assumed acceptance: α {self.alpha:.2f} from '{self.label}' ({self.source})"
+        if self.differs:
+            said += "; the figure is for " + " and ".join(self.differs)
+        return said
+
+
+def default_k(method: str, engine: str | None, family: str | None, mtp_layers: int | None,
+              text: str = "", method_text: str = "") -> DefaultK | None:
+    """The documented default draft length for a row that gives none, or None where there is none."""
+    engine_name = (engine or "").split()[0].lower() if engine else ""
+    for e in _raw()["default_k"]:
+        if e["method"] != method:
+            continue
+        if "engine" in e and e["engine"] != engine_name:
+            continue
+        if "family" in e and e["family"] != family:
+            continue
+        if "when" in e and not re.search(e["when"], text, re.I):
+            continue
+        if "only" in e and not re.search(e["only"], method_text, re.I):
+            continue
+        k = e["k"]
+        if k == "mtp_layers":
+            if not mtp_layers:
+                continue
+            k = int(mtp_layers)
+        return DefaultK(int(k), e.get("draft_depth"), e.get("branching"), e["source"])
+    return None
+
+
+def _entry_alpha(e: dict, context_len: float | None) -> float:
+    if "alpha" in e:
+        return float(e["alpha"])
+    if "survival" in e:
+        return float(acceptance.from_survival(e["survival"]).alpha)
+    if "mean_accept_len" in e:
+        return float(acceptance.from_tokens_per_step(float(e["mean_accept_len"]), int(e["k"])).alpha)
+    curve = e["alpha_by_context"]
+    ctx = float(context_len or curve[0][0])
+    return float(min(curve, key=lambda point: abs(point[0] - ctx))[1])
+
+
+def assumed_acceptance(method: str, family: str | None = None, workload: str = "",
+                       context_len: float | None = None) -> AssumedAcceptance | None:
+    """The published figure nearest to a row (same method required; then same family and dataset
+    preferred; else the method's default entry), or None where the method has none."""
+    best, best_score = None, -1
+    for e in _raw()["acceptance"]:
+        if e["method"] != method:
+            continue
+        fam = family is not None and e.get("family") == family
+        data = bool(e.get("dataset")) and bool(re.search(e["dataset"], workload or "", re.I))
+        score = 4 * fam + 2 * data + bool(e.get("default"))
+        if score > best_score:
+            best, best_score = e, score
+    if best is None:
+        return None
+    fam = family is not None and best.get("family") == family
+    data = bool(best.get("dataset")) and bool(re.search(best["dataset"], workload or "", re.I))
+    differs = []
+    if not fam:
+        differs.append(f"another model family ({best.get('family')})")
+    if not data:
+        differs.append("another dataset" if best.get("dataset") else "no stated dataset")
+    matched = tuple(w for w, ok in (("family", fam), ("dataset", data)) if ok)
+    return AssumedAcceptance(_entry_alpha(best, context_len), best["label"], best["source"], matched, tuple(differs))
+
+
+def method_default_acceptance(method: str) -> AssumedAcceptance | None:
+    """A method's own default acceptance (the entry marked default), for the What-if page."""
+    for e in _raw()["acceptance"]:
+        if e["method"] == method and e.get("default"):
+            return AssumedAcceptance(_entry_alpha(e, None), e["label"], e["source"], (), ())
+    return None
+
+
+def alpha_range(alpha: float) -> tuple[float, float]:
+    """The α an assumed acceptance may really be, for the band: ± ASSUMED_ALPHA_SPREAD within [0.01, 0.99]."""
+    return max(0.01, alpha - ASSUMED_ALPHA_SPREAD), min(0.99, alpha + ASSUMED_ALPHA_SPREAD)
