@@ -128,7 +128,26 @@ def evaluate(rows: pd.DataFrame, eff: Efficiency | None = None) -> pd.DataFrame:
             b1.append(float("nan"))
     ev["batch1_speedup"] = b1
     ev["own_acceptance"] = own_acceptance(rows).to_numpy()
+    ev["acceptance_kind"] = acceptance_kind(rows).to_numpy()
     return ev
+
+
+def acceptance_kind(rows: pd.DataFrame) -> pd.Series:
+    """Where each row's acceptance came from: 'own' (its own figure), 'source' (the mean of the same
+    source's other rows of its setup), 'published' (a published figure for its method: assumed)."""
+    text = rows.get("acceptance_from", pd.Series([""] * len(rows), index=rows.index)).fillna("").astype(str)
+    return pd.Series(np.where(text.str.contains("published figure"), "published",
+                              np.where(text.str.contains("other rows"), "source", "own")), index=rows.index)
+
+
+def verdicts_by_acceptance(ev: pd.DataFrame) -> str:
+    parts = []
+    for kind, words in (("own", "own acceptance"), ("source", "the source's other rows' acceptance"),
+                        ("published", "a published acceptance figure (assumed)")):
+        v = _verdicts(ev[ev["acceptance_kind"] == kind])
+        if v["rows"]:
+            parts.append(f"{words} {v['verdict']:.0%} of {v['rows']} ({v['caught']}/{v['losses']} losses)")
+    return "verdicts by where the acceptance came from: " + "; ".join(parts)
 
 
 def out_of_sample(rows: pd.DataFrame) -> list[tuple[str, int, float, float]]:
@@ -323,6 +342,7 @@ def run():
     for source in sorted(set(rows["source"])):
         yield _line(source, ev[ev["source"] == source], shape[shape["source"] == source] if len(shape) else shape)
     yield _line("ALL", ev, shape)
+    yield "  " + verdicts_by_acceptance(ev)
     yield f"leave-one-source-out ({', '.join(LOSO_FIT)} re-fitted without the source predicted):"
     for source in sorted(set(rows["source"])):
         e = fitted[source]
@@ -330,6 +350,7 @@ def run():
                      out_shape[out_shape["source"] == source] if len(out_shape) else out_shape)
                + "   [fit without it: " + ", ".join(f"{n} {getattr(e, n):.2f}" for n in LOSO_FIT) + "]")
     yield _line("ALL", out_ev, out_shape)
+    yield "  " + verdicts_by_acceptance(out_ev)
     n, cov = coverage(ev)
     res_in = log_residuals(ev)
     q_all = band_quantiles(res_in)
