@@ -1,0 +1,83 @@
+"""Issue 25: one shared instance that no single input can take down, freeze or fool. One test (or more)
+per numbered defect of the issue, each failing on the code before the fix; the test names carry
+the defect's number."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import httpx
+import pytest
+
+from specmodel import SpecModelError
+from specmodel.metrics import fetch, promapi, scrape
+from tests.replay import ReplayServer, bomb
+
+
+def _peak_mb(fn):
+    """(result or exception, peak MB of Python allocations while fn ran)."""
+    tracemalloc.start()
+    try:
+        try:
+            out = fn()
+        except Exception as exc:  # noqa: BLE001 (the caller looks at what came back)
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+# --- 1: decoded bytes are counted inside each chunk, stacked encodings refused --------------------
+
+@pytest.mark.parametrize("make", [httpx.Client, scrape.make_client])
+def test_1_stacked_gzip_is_refused_before_anything_is_decoded(make):
+    bomb("gzip, gzip", 128)  # built before measuring
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="bomb:gzip, gzip:128") as srv, make() as client:
+        err, peak = _peak_mb(lambda: fetch.capped_get(client, srv.url, where=srv.url))
+    assert isinstance(err, fetch.FetchFailed) and err.kind == "encoding"
+    assert "Content-Encoding 'gzip, gzip'" in str(err) and srv.url in str(err)
+    assert peak < 16
+
+
+@pytest.mark.parametrize("make", [httpx.Client, scrape.make_client])
+def test_1_one_gzip_layer_never_inflates_past_the_cap(make):
+    bomb("gzip", 256)  # 256 MB of zeros in 250 kB: a single chunk inflates to far more than the cap
+    limits = fetch.GetLimits(max_bytes=4 * 2**20)
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="bomb:gzip:256") as srv, make() as client:
+        err, peak = _peak_mb(lambda: fetch.capped_get(client, srv.url, where=srv.url, limits=limits))
+    assert isinstance(err, fetch.FetchFailed) and err.kind == "too_large"
+    assert peak < 4 + 16  # the cap and a few buffers, not the inflated 256 MB
+
+
+@pytest.mark.parametrize("make", [httpx.Client, scrape.make_client])
+def test_1_a_gzipped_metrics_page_still_reads_whole(make):
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="gzip") as srv, make() as client:
+        got = fetch.capped_get(client, srv.url, where=srv.url)
+        assert got.body.decode() == srv.body(0)
+
+
+def test_1_fleets_prometheus_client_refuses_stacked_gzip_too():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="bomb:gzip, gzip:64", path="/api/v1/query") as srv:
+        server = promapi.PromServer(srv.base_url, timeout_s=3.0)
+        with httpx.Client() as client, pytest.raises(SpecModelError) as info:
+            promapi.query(client, server, "up")
+    assert "Content-Encoding 'gzip, gzip'" in str(info.value) and "Prometheus at" in str(info.value)
+
+
+# --- 2: the vLLM log reader works in time proportional to the line ---------------------------------
+
+@pytest.mark.timeout(60)  # a guard, not a timing: the old pattern needed about an hour for this line
+@pytest.mark.parametrize("tail", ["a" * 1_000_000, "Accepted" + " x" * 500_000, "a, " * 300_000])
+def test_2_a_megabyte_spec_decode_line_without_fields_is_reported_not_a_freeze(tail):
+    from specmodel.runs import logs
+    points, problems = logs.parse_lines("SpecDecoding metrics: " + tail)
+    assert points == [] and problems and problems[0][0] == 1
+
+
+def test_2_fields_of_a_real_v1_line_still_read():
+    from specmodel.runs import logs
+    line = ("INFO 09-16 05:26:57 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.05, Accepted "
+            "throughput: 9.00 tokens/s, Drafted throughput: 13.00 tokens/s, Accepted: 90 tokens, Drafted: 90 tokens, "
+            "Per-position acceptance rate: 0.566, 0.309, 0.177, Avg Draft acceptance rate: 35.1%")
+    (point,), _ = logs.parse_lines(line)
+    assert point["tokens_per_step"] == 2.05 and point["survival"] == [0.566, 0.309, 0.177] and point["k"] == 3
