@@ -11,6 +11,7 @@ import pytest
 
 from specmodel import SpecModelError
 from specmodel.metrics import fetch, promapi, scrape
+from specmodel.runs import logs, spec_json
 from tests.replay import ReplayServer, bomb
 
 
@@ -69,15 +70,46 @@ def test_1_fleets_prometheus_client_refuses_stacked_gzip_too():
 @pytest.mark.timeout(60)  # a guard, not a timing: the old pattern needed about an hour for this line
 @pytest.mark.parametrize("tail", ["a" * 1_000_000, "Accepted" + " x" * 500_000, "a, " * 300_000])
 def test_2_a_megabyte_spec_decode_line_without_fields_is_reported_not_a_freeze(tail):
-    from specmodel.runs import logs
     points, problems = logs.parse_lines("SpecDecoding metrics: " + tail)
     assert points == [] and problems and problems[0][0] == 1
 
 
 def test_2_fields_of_a_real_v1_line_still_read():
-    from specmodel.runs import logs
     line = ("INFO 09-16 05:26:57 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.05, Accepted "
             "throughput: 9.00 tokens/s, Drafted throughput: 13.00 tokens/s, Accepted: 90 tokens, Drafted: 90 tokens, "
             "Per-position acceptance rate: 0.566, 0.309, 0.177, Avg Draft acceptance rate: 35.1%")
     (point,), _ = logs.parse_lines(line)
     assert point["tokens_per_step"] == 2.05 and point["survival"] == [0.566, 0.309, 0.177] and point["k"] == 3
+
+
+# --- 3: k and every count-derived size are checked before anything is allocated ------------------
+
+def _read_spec_json(text: str, name: str = "export.json"):
+    return spec_json.read(name, text, None)
+
+
+@pytest.mark.parametrize("text", [
+    '{"pooled_spec_decode_acceptance_histogram": {"0": 1, "1000000000": 1}, "total_spec_decode_steps": 2}',
+    '{"metrics": {"speculative_decoding": {"num_spec_steps": 10, "num_accepted_draft_tokens": 5, '
+    '"acceptance_histogram": {"0": 5, "1000000000": 5}}}}',
+    '{"metrics": {"speculative_decoding": {"num_spec_steps": 10, "num_accepted_draft_tokens": 5, '
+    '"num_spec_tokens": 1000000000, "acceptance_histogram": [5, 5]}}}',
+    '{"total_spec_decode_steps": 1, "total_accepted_draft_tokens": 1, "total_draft_tokens": 1e9, '
+    '"pooled_spec_decode_acceptance_histogram": {"0": 1}}',
+])
+def test_3_a_134_byte_file_with_k_of_a_billion_is_refused_before_allocating(text):
+    err, peak = _peak_mb(lambda: _read_spec_json(text))
+    assert isinstance(err, SpecModelError), err
+    assert "64" in str(err) and "1,000,000,000" in str(err)
+    assert peak < 5
+
+
+@pytest.mark.parametrize("text", [
+    '{"total_spec_decode_steps": 1e-300, "total_accepted_draft_tokens": 1, "total_draft_tokens": 1e300, '
+    '"pooled_spec_decode_acceptance_histogram": {"0": 1}}',
+    '{"pooled_spec_decode_acceptance_histogram": {"0": 1, "1": 1}, "total_spec_decode_steps": 2, "x": '
+    + "[" * 5000 + "]" * 5000 + "}",
+])
+def test_3_overflowing_ratios_and_deep_json_are_messages_not_tracebacks(text):
+    with pytest.raises(SpecModelError):
+        _read_spec_json(text)
