@@ -12,6 +12,9 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
     MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
 
+`write_file(path, text)` is the one way to write one: only a regular file or a new path is written
+(a symlink, a device, a pipe or a folder is refused before anything is written), whole or not at all.
+
 `read_file(path)` is the command line's way to read a file: `stat` first (devices, pipes and
 folders are refused), then a read capped at the limit. `load_json(text)` parses JSON within the
 depth and integer bounds and says what was wrong instead of raising RecursionError or ValueError.
@@ -53,7 +56,7 @@ def check_k(k, what: str = "k (draft tokens per step)") -> int:
     return int(k)
 
 
-def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+def read_file(path, max_bytes: int = MAX_FILE_BYTES, expected: str = "a CSV or JSON file") -> bytes:
     """The bytes of a regular file of at most `max_bytes`: its size is checked before reading, and the
     read stops one byte past the limit (a file that grows meanwhile is still refused)."""
     shown = str(path)
@@ -65,7 +68,7 @@ def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         raise SpecModelError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
-        raise SpecModelError(f"{shown} is {kind}, not a regular file: give a CSV or JSON file")
+        raise SpecModelError(f"{shown} is {kind}, not a regular file: give {expected}")
     if info.st_size > max_bytes:
         raise SpecModelError(f"{shown}: the file is {info.st_size / 1e6:.1f} MB, over the "
                              f"{max_bytes / 1e6:.0f} MB limit; split it or keep only the summary rows")
@@ -77,6 +80,46 @@ def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     if len(data) > max_bytes:
         raise SpecModelError(f"{shown}: the file is over the {max_bytes / 1e6:.0f} MB limit; split it")
     return data
+
+
+def write_file(path, text: str, what: str = "") -> "os.PathLike":
+    """Write `text` to `path` atomically (a temporary file beside it, then a rename), only where `path`
+    is a regular file or does not exist yet: a symlink, device, pipe, socket or folder is refused by
+    name (a rename over a device node or a link replaced it and exited 0). `what` names the output
+    ("the calibration") in messages. Returns the path written."""
+    from pathlib import Path
+    import tempfile
+
+    target = Path(path)
+    label = f"cannot write {what + ' to ' if what else ''}{target}"
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise SpecModelError(f"{label}: {exc.strerror or exc}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        kind = ("a symbolic link" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode)
+                else "a device, pipe or socket")
+        raise SpecModelError(f"{label}: it is {kind}, not a regular file; give the name of a new or ordinary file")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise SpecModelError(f"{label}: the folder {folder} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise SpecModelError(f"{label}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise SpecModelError(f"{label}: {exc.strerror or exc}") from None
+    return target
 
 
 def _parse_int(text: str):

@@ -113,3 +113,67 @@ def test_3_a_134_byte_file_with_k_of_a_billion_is_refused_before_allocating(text
 def test_3_overflowing_ratios_and_deep_json_are_messages_not_tracebacks(text):
     with pytest.raises(SpecModelError):
         _read_spec_json(text)
+
+
+# --- 10: outputs are written only to a regular file or a new path ----------------------------------
+
+def _specials(tmp_path):
+    """(path, what it is, how to tell it is still that) for a FIFO, a symlink and a folder."""
+    import os
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(victim)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    return [(fifo, "a device, pipe or socket", lambda: fifo.is_fifo()),
+            (link, "a symbolic link", lambda: link.is_symlink() and victim.read_text() == "keep me\n"),
+            (folder, "a folder", lambda: folder.is_dir())]
+
+
+@pytest.mark.parametrize("command", [
+    ["rules", "--gpu", "H100", "--target", "Llama 3.1 8B", "--draft", "Llama 3.2 1B", "--k", "4", "--out"],
+    ["dashboard", "--out"],
+    ["runs", "sample_runs/seed_runs.csv", "--csv"],
+    ["runs", "sample_runs/seed_runs.csv", "--calibrate", "--save-calibration"],
+])
+def test_10_outputs_refuse_devices_symlinks_and_folders_and_leave_them_as_they_were(tmp_path, command):
+    from tests.cli_runner import run_cli
+    for path, kind, unchanged in _specials(tmp_path):
+        out = run_cli(*command, str(path))
+        assert out.returncode == 2, (path, out.stdout[-300:], out.stderr[-300:])
+        assert kind in out.stderr and str(path) in out.stderr and "Traceback" not in out.stderr
+        assert unchanged(), path
+    fresh = tmp_path / "new-output"
+    assert run_cli(*command, str(fresh)).returncode == 0 and fresh.is_file()
+
+
+# --- 14: messages say what happened ----------------------------------------------------------------
+
+def test_14_a_calibration_that_is_not_json_names_its_file_not_a_placeholder(tmp_path):
+    from tests.cli_runner import run_cli
+    bad = tmp_path / "cal.json"
+    bad.write_text("not json")
+    out = run_cli("predict", "--gpu", "H100", "--calibration", str(bad))
+    assert out.returncode == 2 and "{where}" not in out.stderr and f"--save-calibration {bad}" in out.stderr
+
+
+def test_14_a_device_given_as_a_calibration_is_called_a_device_not_missing(tmp_path):
+    import os
+    from tests.cli_runner import run_cli
+    fifo = tmp_path / "cal.json"
+    os.mkfifo(fifo)
+    out = run_cli("predict", "--gpu", "H100", "--calibration", str(fifo))
+    assert out.returncode == 2 and "a device, pipe or socket" in out.stderr and "no such" not in out.stderr
+    missing = run_cli("predict", "--gpu", "H100", "--calibration", str(tmp_path / "gone.json"))
+    assert missing.returncode == 2 and "no such calibration file" in missing.stderr
+
+
+def test_6_a_calibration_with_huge_integers_is_a_message(tmp_path):
+    from tests.cli_runner import run_cli
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"format": "specmodel-calibration", "version": 2, "parameters": {"mfu": 1' + "0" * 400 + "}}")
+    out = run_cli("predict", "--gpu", "H100", "--calibration", str(cal))
+    assert out.returncode == 2 and "Traceback" not in out.stderr and str(cal) in out.stderr
