@@ -177,3 +177,30 @@ def test_6_a_calibration_with_huge_integers_is_a_message(tmp_path):
     cal.write_text('{"format": "specmodel-calibration", "version": 2, "parameters": {"mfu": 1' + "0" * 400 + "}}")
     out = run_cli("predict", "--gpu", "H100", "--calibration", str(cal))
     assert out.returncode == 2 and "Traceback" not in out.stderr and str(cal) in out.stderr
+
+
+# --- 12: the URL policy ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", ["[::ffff:0:a9fe:a9fe]", "[::ffff:0:169.254.169.254]", "[2001:db8::5efe:a9fe:a9fe]",
+                                  "[2001:db8::200:5efe:a9fe:a9fe]", "[64:ff9b:1:a9fe:a9:fe00::]"])
+def test_12_every_ipv4_embedding_ipv6_form_of_the_metadata_address_is_refused(host):
+    with pytest.raises(SpecModelError, match="metadata"):
+        scrape.check_url(f"http://{host}/metrics", resolve=False)
+
+
+def test_12_an_allow_list_entry_with_a_bracketed_ipv6_and_port_matches():
+    policy = scrape.ScrapePolicy.from_env({"SPECMODEL_ALLOWED_HOSTS": "[::1]:18080, 10.0.0.7"})
+    assert scrape.check_url("http://[::1]:18080/metrics", policy, resolve=False)
+    assert scrape.check_url("http://[0:0::1]:18080/metrics", policy, resolve=False)
+    with pytest.raises(SpecModelError, match="not in SPECMODEL_ALLOWED_HOSTS"):
+        scrape.check_url("http://[::1]:18081/metrics", policy, resolve=False)
+
+
+def test_12_a_url_with_user_and_password_and_a_bearer_token_says_so():
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as srv, scrape.make_client() as client:
+        url = srv.url.replace("http://", "http://admin:secret@")
+        with pytest.raises(SpecModelError, match="bearer token") as info:
+            scrape.fetch_text(client, url, token="tok")
+        assert srv.scrapes == 0 and "secret" not in str(info.value)
+    with pytest.raises(SpecModelError, match="bearer token"):
+        promapi.PromServer("http://admin:secret@127.0.0.1:9090", auth=promapi.PromAuth(bearer_token="tok"))

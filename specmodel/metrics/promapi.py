@@ -97,6 +97,9 @@ class PromServer:
 
     def __post_init__(self):
         object.__setattr__(self, "url", normalise_url(self.url, self.policy))
+        if self.auth.bearer_token and httpx.URL(self.url).userinfo:  # the token was silently dropped
+            raise SpecModelError(f"{display_url(self.url)} carries a user name and password and a bearer token is "
+                                 "given too; a request sends one or the other: remove one of them")
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
             raise SpecModelError(f"timeout must be a positive number of seconds, got {self.timeout_s}")
 
