@@ -11,6 +11,10 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
     MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
+    MAX_TP, MAX_GPUS       tensor parallelism per replica, GPUs named in one hardware text ("8x H100")
+    MAX_CONCURRENCY        concurrent sequences of a setting (a flag, a page, a run row)
+    MAX_CONTEXT            tokens in a sequence's KV cache (and a self_spec draft's KV budget)
+    MAX_BRANCHING          tree drafting: tokens per sequence in a draft pass
 
 `write_file(path, text)` is the one way to write one: only a regular file or a new path is written
 (a symlink, a device, a pipe or a folder is refused before anything is written), whole or not at all.
@@ -40,6 +44,33 @@ MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_LABEL_CHARS = 200
 MAX_MIX_WORKLOADS = 10_000  # a traffic mix has a few kinds of traffic; 10,000 compare in ~3 s
+MAX_TP = 64  # the largest NVLink domains (GB200 NVL72) run TP <= 64 per replica
+MAX_GPUS = 100_000  # GPUs named in one hardware text; a count beyond it is a typo, not a cluster
+MAX_CONCURRENCY = 65_536  # concurrent sequences; engines cap max_num_seqs far below (vLLM default 256-1024)
+MAX_CONTEXT = 1_048_576  # 1M tokens: the longest context any preset model serves
+MAX_BRANCHING = MAX_K  # a tree pass proposes at most as many tokens as a step verifies
+
+
+def check_setting(value, what: str, lo: float, hi: float, *, whole: bool = True):
+    """`value` as a number in [lo, hi] (an int where `whole`), else SpecModelError naming `what` and the
+    bound: a setting is bounded at the door, before any work is sized by it (tp 10^9, concurrency
+    1e308 and branching 10^9 were accepted)."""
+    import math
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = float("nan")
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise SpecModelError(f"{what} must be a finite number, got {clean_name(value, 40)[0]}")
+    if whole and number != int(number):
+        raise SpecModelError(f"{what} must be a whole number, got {clean_name(value, 40)[0]}")
+    if number < lo:
+        raise SpecModelError(f"{what} must be ≥ {lo:g}, got {number:g}")
+    if number > hi:
+        raise SpecModelError(f"{what} is {number:,.0f}, above the {hi:,.0f} this tool handles: check the value"
+                             if whole else f"{what} must be ≤ {hi:g}, got {number:g}")
+    return int(number) if whole else number
 
 
 def check_k(k, what: str = "k (draft tokens per step)") -> int:

@@ -204,3 +204,50 @@ def test_12_a_url_with_user_and_password_and_a_bearer_token_says_so():
         assert srv.scrapes == 0 and "secret" not in str(info.value)
     with pytest.raises(SpecModelError, match="bearer token"):
         promapi.PromServer("http://admin:secret@127.0.0.1:9090", auth=promapi.PromAuth(bearer_token="tok"))
+
+
+# --- 6: no tracebacks from overflow, huge integers or odd characters -------------------------------
+
+def test_6_counters_near_the_float_limit_are_a_reason_for_that_instance_not_an_overflow():
+    from specmodel.metrics import fleet
+    label = fleet.SERIES_LABEL
+    rows = [({label: "vllm:spec_decode_num_drafts_total"}, 1e-300),
+            ({label: "vllm:spec_decode_num_draft_tokens_total"}, 1e300),
+            ({label: "vllm:spec_decode_num_accepted_tokens_total"}, 1e300),
+            ({label: "vllm:generation_tokens_total"}, 1e300)]
+    with pytest.raises(SpecModelError, match="more than the 64 drafts per step"):
+        fleet.windows_for_instance(rows, 300.0, 1000.0)
+
+
+@pytest.mark.parametrize("gpu, words", [
+    ("H100 (TP=" + "9" * 5000 + ")", "above the 64"), ("99999999999x H100", "99,999,999,999, above the 64"),
+    ("H100 (TP=0)", "must be ≥ 1, got 0"),
+])
+def test_11_a_gpu_text_cannot_bring_a_tp_past_its_bound_or_to_zero(gpu, words):
+    from tests.cli_runner import run_cli
+    out = run_cli("predict", "--gpu", gpu)
+    assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr) < 400  # the 5,000 digits are not echoed back
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("branching", 10**9, "branching is 1,000,000,000, above the 64"),
+    ("tp", 10**9, "tensor parallelism is 1,000,000,000, above the 64"),
+    ("concurrency", 1e308, "above the 65,536"), ("concurrency", float("inf"), "finite"),
+    ("context_len", 10**12, "above the 1,048,576"),
+])
+def test_11_every_setting_of_a_scenario_is_bounded_with_the_bound_in_the_message(field, value, words):
+    from specmodel.model.scenario import Scenario
+    with pytest.raises(SpecModelError, match=words.replace("(", r"\(")):
+        Scenario(**{field: value}).validated()
+
+
+def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkeypatch):
+    from tests.cli_runner import run_cli
+    with pytest.raises(SpecModelError, match="3660 days"):
+        promapi.parse_duration("99999999999999999999999d")
+    with pytest.raises(SpecModelError, match="position 1"):
+        promapi.PromAuth(bearer_token="é")
+    monkeypatch.setenv("HOSTILE_TOKEN", "tok\u00e9n")
+    out = run_cli("scrape", "http://127.0.0.1:9/metrics", "--token-env", "HOSTILE_TOKEN")
+    assert out.returncode == 2 and "printable ASCII" in out.stderr

@@ -139,6 +139,19 @@ class Fetched:
                           kind, code)
 
 
+def check_token(token: str | None) -> None:
+    """SpecModelError unless a bearer token is sendable: printable ASCII without spaces (RFC 6750's
+    token characters and more), at most 16 kB. A non-ASCII token was a traceback from the encoder."""
+    if not token:
+        return
+    if len(token) > 16384:
+        raise SpecModelError(f"the bearer token is {len(token):,} characters long, over the 16,384 allowed: check it")
+    bad = next((i for i, c in enumerate(token) if not "!" <= c <= "~"), None)
+    if bad is not None:
+        raise SpecModelError(f"the bearer token has a character an HTTP header cannot carry at position {bad + 1} "
+                             "(only printable ASCII, no spaces): copy it again without extra characters")
+
+
 def capped_get(client: httpx.Client, url, *, where: str, limits: GetLimits = GetLimits(),
                wording: Wording = WORDING, headers: dict | None = None, params: dict | None = None,
                auth: httpx.Auth | None = None,

@@ -36,7 +36,7 @@ import httpx
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
 from specmodel.metrics.fetch import (DeadlinePassed, DeadlineStream, FetchFailed, GetLimits, Wording,
-                                     bounded_timeout, capped_get, deadline_passed, total_deadline)
+                                     bounded_timeout, capped_get, check_token, deadline_passed, total_deadline)
 from specmodel.metrics.prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
 ALLOWED_HOSTS_ENV = "SPECMODEL_ALLOWED_HOSTS"
@@ -371,6 +371,7 @@ def fetch_text(client: httpx.Client, url: str, *, token: str | None = None,
     together end within the policy's total time."""
     policy = policy or ScrapePolicy()
     current = check_url(url, policy)
+    check_token(token)
     if token and current.userinfo:  # one Authorization header per request: the token was silently dropped
         raise SpecModelError(f"{display_url(current)} carries a user name and password and a bearer token is given "
                              "too; a request sends one or the other: remove the user:password from the URL or "

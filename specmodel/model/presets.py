@@ -330,6 +330,15 @@ def _gpu_patterns() -> list[tuple[list[str], str, str]]:
     return sorted(pats, key=lambda p: (-len(p[0]), -len("".join(p[0]))))
 
 
+_COUNT_DIGITS = 12
+
+
+def _count(digits: str) -> int:
+    """A GPU count, TP or EP as written; more than 12 digits (int() refuses 4,300) reads as 10^12, which
+    every bound refuses with its message (a TP of 5,000 digits was a traceback)."""
+    return int(digits) if len(digits) <= _COUNT_DIGITS else 10 ** _COUNT_DIGITS
+
+
 def parse_hardware(text) -> HardwareMatch:
     """GPU preset, GPU count, TP and EP from what people write about hardware.
 
@@ -346,13 +355,13 @@ def parse_hardware(text) -> HardwareMatch:
     notes = []
     tp_m = re.search(r"\b(?:mla\s+)?(?:tp|tensor[\s_-]*parallel(?:ism|[\s_-]*size)?)\s*[=:]?\s*(\d+)\b", low) \
         or re.search(r"\btp(\d+)\b", low)
-    tp = int(tp_m.group(1)) if tp_m else None
+    tp = _count(tp_m.group(1)) if tp_m else None
     ep_m = re.search(r"\b(?:moe\s+)?(?:ep|expert[\s_-]*parallel(?:ism|[\s_-]*size)?)\s*[=:]?\s*(\d+)\b", low) \
         or re.search(r"\bep(\d+)\b", low)
-    ep = int(ep_m.group(1)) if ep_m else None
+    ep = _count(ep_m.group(1)) if ep_m else None
     count_m = re.search(r"(?:^|[\s,(;])(\d+)\s*x\s*(?=[a-z])", low) or re.search(r"(?:^|\s)x\s*(\d+)\b", low) \
         or re.search(r"\b(\d+)\s*(?:-|\s)?gpus?\b", low)
-    count = int(count_m.group(1)) if count_m else (1 if re.search(r"\b(single|one)\b", low) else None)
+    count = _count(count_m.group(1)) if count_m else (1 if re.search(r"\b(single|one)\b", low) else None)
     # the GPU: drop counts, parallelism and parenthesised remarks (driver versions), then match names
     body, _ = _strip_parens(low)
     body = re.sub(r"(?:^|[\s,;])\d+\s*x\s*(?=[a-z])", " ", body)
