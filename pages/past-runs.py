@@ -102,7 +102,7 @@ left, right = st.columns([3, 2])
 with left:
     shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
     chart(predicted_vs_measured(shown), "runs_scatter")
-    st.caption(note or "")
+    st.caption(no_links(note or ""))
 with right:
     table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
     verdicts = ["verdict", "predicted_verdict", "measured_verdict"]  # shown in words, kept as codes
@@ -112,7 +112,7 @@ with right:
     st.dataframe(styled, key="break_even_table", hide_index=True, height=440 if len(table_shown) > 10 else "auto",
                  column_order=list(runs_view.BREAK_EVEN_COLUMNS),
                  column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
-    st.caption(note or "")
+    st.caption(no_links(note or ""))
 
 st.subheader("Verdicts per workload")
 st.caption("Measured: the run's measured speedup against 1 ± 5%. Predicted: runs with only an acceptance, judged by "
@@ -128,7 +128,7 @@ st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")
 st.dataframe(rows_shown, key="runs_table", hide_index=True, column_order=list(runs_view.RUNS_COLUMNS),
              column_config=column_config(runs_view.RUNS_COLUMNS))
-st.caption(note or "")
+st.caption(no_links(note or ""))
 
 calibration_panel(table.rows, efficiency)
 plan_section(scenario=s, rows=table.rows, key="runs_plan")

@@ -7,6 +7,7 @@ from pages.parts.common import base_scenario
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
+from pages.parts.text import no_links
 from specmodel import SpecModelError, summarize
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
@@ -94,7 +95,7 @@ with answer:
     calibration_badge()
     show_notes(summary.notes, info="info")
 show_readouts(readouts.whatif_readouts(summary))
-st.caption(readouts.whatif_arms_line(summary))
+st.caption(no_links(readouts.whatif_arms_line(summary)))
 
 c1, c2 = st.columns(2)
 with c1:
@@ -106,13 +107,13 @@ with c2:
 
 st.subheader("What to deploy")
 advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
-st.write(advice.intro)
+st.write(no_links(advice.intro))
 if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
 if advice.note:
-    st.caption(advice.note)
+    st.caption(no_links(advice.note))
 if summary.threshold_text:
-    st.caption(summary.threshold_text[0].upper() + summary.threshold_text[1:] + ".")
+    st.caption(no_links(summary.threshold_text[0].upper() + summary.threshold_text[1:] + "."))
 with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms"):
     deploy_tabs(summary)
 chart(figures.deploy_options(summary), "fig_deploy_options")

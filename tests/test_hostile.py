@@ -251,3 +251,29 @@ def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkey
     monkeypatch.setenv("HOSTILE_TOKEN", "tok\u00e9n")
     out = run_cli("scrape", "http://127.0.0.1:9/metrics", "--token-env", "HOSTILE_TOKEN")
     assert out.returncode == 2 and "printable ASCII" in out.stderr
+
+
+# --- 4: caches shared by every session are bounded in bytes -----------------------------------------
+
+def test_4_twenty_uploads_with_a_5_mb_name_leave_nothing_in_the_shared_caches():
+    import gc
+    from specmodel.runs import names
+    from specmodel.model import presets
+    probes = [names.cleaned_name, names.parse_hardware, names.parse_model, names.parse_method]
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20):
+            text = f"{i} H100 " + "x" * 5_000_000
+            for probe in probes:
+                probe(text)
+            presets.stated_tp(text)
+            del text
+        gc.collect()
+        kept = (tracemalloc.get_traced_memory()[0] - before) / 1e6
+    finally:
+        tracemalloc.stop()
+    assert kept < 5, f"{kept:.0f} MB kept after the uploads"
+    assert names.cleaned_name("Llama 3.1 8B") == names.cleaned_name("Llama 3.1 8B")  # short names still cached
+    assert names.cleaned_name.cache_info().hits >= 1

@@ -13,12 +13,13 @@ the draft method's own pass. Everything broadcasts over α, k and B, so a heatma
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K, MAX_TP, check_setting
+from specmodel.limits import (MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K, MAX_TP, bounded_cache,
+                              check_setting)
 from specmodel.model import acceptance, memory
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
 from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, max_sequences
@@ -187,7 +188,7 @@ def draft_shape(s: Scenario, method: str) -> PassShape | None:
     return None
 
 
-@lru_cache(maxsize=256)
+@bounded_cache(256)
 def compile_scenario(s: Scenario) -> _Compiled:
     """The constants of a scenario that predict() evaluates at any batch, α and k (cached): step-time
     parts of the target, the draft and the engine, memory budget and the fit. Public for bench/."""

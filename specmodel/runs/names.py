@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from specmodel.limits import clean_name
+from specmodel.limits import bounded_cache, clean_name
 from specmodel.model import engines, presets
 from specmodel.model.memory import DTYPES
 from specmodel.runs.records import RunDefaults, RunRecord
 
 # The name parsers are pure functions of the text, and a large file repeats the same few GPU, model,
 # method and engine names on every row: each distinct text is parsed once.
-parse_hardware = lru_cache(maxsize=4096)(presets.parse_hardware)
-parse_model = lru_cache(maxsize=4096)(presets.parse_model)
-parse_method = lru_cache(maxsize=4096)(presets.parse_method)
-parse_engine = lru_cache(maxsize=4096)(presets.parse_engine)
-named_engine = lru_cache(maxsize=4096)(engines.named_engine)
-parse_dtype = lru_cache(maxsize=1024)(presets.parse_dtype)
-cleaned_name = lru_cache(maxsize=16384)(clean_name)
+parse_hardware = bounded_cache(4096)(presets.parse_hardware)
+parse_model = bounded_cache(4096)(presets.parse_model)
+parse_method = bounded_cache(4096)(presets.parse_method)
+parse_engine = bounded_cache(4096)(presets.parse_engine)
+named_engine = bounded_cache(4096)(engines.named_engine)
+parse_dtype = bounded_cache(1024)(presets.parse_dtype)
+cleaned_name = bounded_cache(16384)(clean_name)
 
 
-@lru_cache(maxsize=1024)
+@bounded_cache(1024)
 def _default_draft(target: str) -> str | None:
     return presets.find_model(target).default_draft
 
@@ -72,7 +71,7 @@ def names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults:
     return _names(*key)
 
 
-@lru_cache(maxsize=8192)
+@bounded_cache(8192)
 def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> Names:
     v = dict(zip(_TEXT_KEYS, texts))
     rec = RunRecord("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
@@ -208,7 +207,7 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
 
 
 
-@lru_cache(maxsize=1024)
+@bounded_cache(1024)
 def _gpu_by_numbers(text: str):
     """A GPU described by numbers ("48GB GPU, ~860 GB/s"): (the preset within 10% on both, nearest
     first, or None; the other presets as near, for the remark: L40S and L40 share 48 GB at 864 GB/s)."""
@@ -241,7 +240,7 @@ def context_from_text(text) -> int | None:
     return _context_from_str(text) if isinstance(text, str) else None
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _context_from_str(text: str) -> int | None:
     low = text.lower()
     n = r"(\d+(?:\.\d+)?)\s*(k?)"
