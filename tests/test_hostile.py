@@ -277,3 +277,16 @@ def test_4_twenty_uploads_with_a_5_mb_name_leave_nothing_in_the_shared_caches():
     assert kept < 5, f"{kept:.0f} MB kept after the uploads"
     assert names.cleaned_name("Llama 3.1 8B") == names.cleaned_name("Llama 3.1 8B")  # short names still cached
     assert names.cleaned_name.cache_info().hits >= 1
+
+
+# --- 5: messages aggregated --------------------------------------------------------------------------
+
+def test_5_a_csv_with_a_million_unknown_columns_gives_one_warning_naming_a_few(tmp_path):
+    from specmodel import runs
+    n = 1_000_000
+    header = "workload,concurrency,alpha,k,baseline_tok_s,spec_tok_s," + ",".join(f"x{i}" for i in range(n))
+    row = "w,8,0.7,4,100,150" + "," * n
+    table = runs.read_runs([("wide.csv", (header + "\n" + row + "\n").encode())])
+    about = [p for p in table.problems if "unknown columns" in p.message]
+    assert len(table.rows) == 1 and len(table.problems) < 10
+    assert len(about) == 1 and about[0].message.startswith("1,000,000 unknown columns, e.g. x0, x1, x2, …")

@@ -112,6 +112,7 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
     problems = []
     kept: list[int] = []
     seen: dict[tuple, int] = {}
+    unknown: list[str] = []
     for i, raw in enumerate(header):
         h = raw.strip()
         key = norm_header(h)
@@ -133,13 +134,28 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
         elif pos:
             positions[int(pos.group(1))] = i
         elif h:
-            problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
-                                                   "aliases are listed in docs/formats.md)", "warning"))
+            unknown.append(h)
+    if len(unknown) <= _UNKNOWN_ONE_BY_ONE:
+        problems.extend(Problem(name, None, h, "not a column this reader knows; ignored (known columns and aliases "
+                                "are listed in docs/formats.md)", "warning") for h in unknown)
+    else:  # one message, however many: a file of 10^6 columns gave 10^6 warnings
+        problems.append(Problem(name, None, None, f"{len(unknown):,} unknown columns, e.g. "
+                                f"{_some(unknown)}: ignored (known columns and aliases are listed in "
+                                "docs/formats.md)", "warning"))
     if kept:
         problems.insert(0, Problem(name, None, None, "columns kept for reference and not read: "
-                                   + ", ".join(header[i].strip() for i in kept)
+                                   + _some([header[i].strip() for i in kept], 20)
                                    + " (the engine is still looked for in their text)", "info"))
     return headers, positions, problems, kept
+
+
+_UNKNOWN_ONE_BY_ONE = 5  # up to this many unknown columns get a warning each; more get one for all
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """"a, b, c, …" naming the first `shown` names (each cut), "…" when there are more."""
+    head = ", ".join(limits.clean_name(n, 40)[0] for n in names[:shown])
+    return head + (", …" if len(names) > shown else "")
 
 
 
