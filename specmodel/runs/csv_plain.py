@@ -80,7 +80,7 @@ def norm_header(h: str) -> str:
 
 
 def sniff_delimiter(text: str) -> str:
-    sample = "\n".join(text.splitlines()[:20])
+    sample = "\n".join(text[:65_536].splitlines()[:20])  # the sniffer's regexes are slow on long lines
     try:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
@@ -173,7 +173,11 @@ class _Layout:
 
 
 def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
-    headers, positions, problems, kept = _columns(name, header)
+    headers, positions, problems, kept = _columns(name, header[:limits.MAX_COLUMNS])
+    if len(header) > limits.MAX_COLUMNS:  # every known column fits many times over; the rest is not read
+        problems.append(Problem(name, None, None, f"the header has {len(header):,} columns: only the first "
+                                f"{limits.MAX_COLUMNS:,} are read (from '{limits.clean_name(header[limits.MAX_COLUMNS], 40)[0]}' "
+                                "on, nothing is)", "warning"))
     if not headers and not positions:
         if len(header) == 1:
             raise SpecModelError(f"found a single column '{header[0].strip()[:80]}'; expected columns separated by "
