@@ -19,7 +19,7 @@ from specmodel.limits import safe_text
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_CALLS = {"markdown", "write", "error", "warning", "info", "success", "caption", "title", "header",
               "subheader", "toast", "text", "exception"}
-SAFE_FUNCS = {"plain", "name", "no_links", "safe_text"}
+SAFE_FUNCS = {"plain", "name", "no_links", "code", "safe_text"}
 FILES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "pages" / "parts").glob("*.py"))]
 
 

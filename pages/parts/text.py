@@ -23,3 +23,9 @@ def no_links(text, limit: int = MAX_MESSAGE_CHARS) -> str:
     """A message quoting user text (a file, row or workload name) for st.error / st.warning: no
     link, image, HTML or code can appear in it; ordinary punctuation stays as typed."""
     return safe_text(text, limit, markdown="message")
+
+
+def code(text, limit: int = MAX_LABEL_CHARS) -> str:
+    """Text for inside a Markdown code span (`` `{code(key)}` ``): cleaned and cut, its backticks removed
+    (nothing else is interpreted inside a code span, so escapes would show)."""
+    return safe_text(text, limit).replace("`", "")
