@@ -41,6 +41,31 @@ elif kind == "mix":
     found, problems, _ = workloads.read_workloads(path)
     mix.compare(Scenario(k=4, concurrency=64), found, 64, 2)
     loaded, problems = len(found), len(problems)
+elif kind.startswith("fetch:"):  # the file's bytes served by a local server with this Content-Encoding
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from specmodel.metrics import scrape
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Encoding", kind.split(":", 1)[1])
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    start = time.perf_counter()
+    try:
+        with scrape.make_client() as client:
+            scrape.fetch_text(client, f"http://127.0.0.1:{httpd.server_address[1]}/metrics")
+        loaded, problems = 1, 0
+    except Exception:  # refused, as it should be
+        loaded, problems = 0, 1
 elif kind == "metrics":
     snap = prom.parse_snapshot(data.decode())
     loaded, problems = len(snap.per_position), 0
@@ -111,6 +136,50 @@ def _metrics_with_64_positions(folder: Path) -> Path:
     return path
 
 
+def _gzip_bomb(folder: Path, encodings: str, megabytes: int) -> Path:
+    """`megabytes` MB of zeros compressed once per listed encoding (the answer that took 4.2 GB)."""
+    from tests.replay import bomb
+
+    path = folder / f"bomb-{encodings.replace(', ', '-')}.gz"
+    path.write_bytes(bomb(encodings, megabytes))
+    return path
+
+
+def _log_of_long_lines(folder: Path) -> Path:
+    """A 20 MB vLLM log of 1 MB 'SpecDecoding metrics:' lines without a field (the 30 s freeze per 100 kB)."""
+    from specmodel.limits import MAX_FILE_BYTES
+
+    line = "SpecDecoding metrics: " + "a" * 1_000_000 + "\n"
+    path = folder / "long_lines.log"
+    path.write_text(line * (MAX_FILE_BYTES // len(line)))
+    return path
+
+
+def _aiperf_k_of_a_billion(folder: Path) -> Path:
+    path = folder / "profile_export_aiperf.json"
+    path.write_text('{"pooled_spec_decode_acceptance_histogram": {"0": 1, "1000000000": 1}, '
+                    '"total_spec_decode_steps": 2}')
+    return path
+
+
+def _csv_million_columns(folder: Path) -> Path:
+    n = 1_000_000
+    path = folder / "wide.csv"
+    path.write_text("workload,concurrency,alpha,k,baseline_tok_s,spec_tok_s," + ",".join(f"x{i}" for i in range(n))
+                    + "\nw,8,0.7,4,100,150" + "," * n + "\n")
+    return path
+
+
+def _csv_long_names(folder: Path) -> Path:
+    """A 20 MB CSV whose GPU and workload names are 60 kB each, under the 128 kB cell limit (cut to 200 and
+    1,000 characters before any name reader runs)."""
+    name = "H100 " + "x" * 60_000
+    path = folder / "long_names.csv"
+    path.write_text("workload,gpu,concurrency,alpha,k,baseline_tok_s,spec_tok_s\n"
+                    + "".join(f"{name}{i},{name},8,0.7,4,100,150\n" for i in range(160)))
+    return path
+
+
 def _mix_at_the_cap(folder: Path) -> Path:
     """A traffic mix one row past MAX_MIX_WORKLOADS, every workload with its own α (no two alike)."""
     from specmodel.limits import MAX_MIX_WORKLOADS
@@ -137,8 +206,21 @@ def run():
              "traffic mix: {size}, {loaded:,} workloads (the cap) compared on 2 GPUs with the split search"),
             ("metrics", _metrics_with_64_positions(folder), 0,
              "/metrics page: {size}, 2,000 engines × 64 positions (parse_snapshot)"),
+            ("fetch:gzip, gzip", _gzip_bomb(folder, "gzip, gzip", 2048), 0,
+             "/metrics answer of {size} with Content-Encoding: gzip, gzip (2 GiB of zeros; refused: {loaded} read)"),
+            ("fetch:gzip", _gzip_bomb(folder, "gzip", 1024), 0,
+             "/metrics answer of {size} gzipped once (1 GiB of zeros; stops at the 32 MB cap: {loaded} read)"),
+            ("runs", _log_of_long_lines(folder), 0,
+             "vLLM log at the upload limit: {size} of 1 MB SpecDecoding lines without a field ({loaded} runs)"),
+            ("runs", _aiperf_k_of_a_billion(folder), 0,
+             "AIPerf export of {size} with a histogram key of 10^9 (refused before allocating: {loaded} runs)"),
+            ("runs", _csv_million_columns(folder), 0,
+             "CSV with 1,000,000 unknown columns: {size}, {loaded} run, the first 10,000 columns read, two warnings"),
+            ("runs", _csv_long_names(folder), 0,
+             "CSV of {size} with 60 kB GPU and workload names: {loaded} runs (names cut)"),
         ]
         worst = None
+        slowest = None
         for kind, path, review_rows, label in cases:
             size = f"{path.stat().st_size / 2**20:.1f} MB"
             m = _measure(kind, path, review_rows)
@@ -147,4 +229,7 @@ def run():
                    f"{m['seconds']:.1f} s")
             if worst is None or m["above_idle_MB"] > worst[0]:
                 worst = (m["above_idle_MB"], text)
+            if review_rows == 0 and (slowest is None or m["seconds"] > slowest[0]):
+                slowest = (m["seconds"], text)
         yield f"worst accepted input: {worst[1]} — {worst[0]:.0f} MB above idle"
+        yield f"slowest input read: {slowest[1]} — {slowest[0]:.1f} s"

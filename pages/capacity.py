@@ -5,6 +5,7 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
+from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.plan import capacity as planning
 from specmodel.show import links, readouts
@@ -59,7 +60,7 @@ with c[2]:
                                                       "users the most speed).")
 
 for problem in url_problems:
-    st.warning(problem)
+    st.warning(no_links(problem))
 
 try:
     frontier = planning.frontier(base_scenario(alpha=alpha))

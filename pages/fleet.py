@@ -33,7 +33,7 @@ match = st.text_input("Label filter (optional)", key="fleet_match", bind="query-
                       placeholder='job=~"vllm-.*"', help="PromQL label matchers applied to every series.")
 moved = st.session_state.pop("prom_url_moved_note", None)
 if moved:
-    st.info(moved)
+    st.info(no_links(moved))
 with st.expander("Credentials (optional; never shown, stored or put in the link)", expanded=bool(moved)):
     cred = st.columns(3)
     user = cred[0].text_input("User", key="prom_user")
@@ -41,10 +41,10 @@ with st.expander("Credentials (optional; never shown, stored or put in the link)
     token = cred[2].text_input("Bearer token", type="password", key="prom_token")
 
 with st.expander("Alert and dashboard for your own Prometheus and Grafana"):
-    st.caption("A rules file (recording rules for E, α and per-position acceptance per instance, and the alert "
+    st.caption(no_links("A rules file (recording rules for E, α and per-position acceptance per instance, and the alert "
                f"`{rules.ALERT}` when E stays below the model's break-even at the instance's load) and a Grafana "
                "dashboard over it, for the sidebar's GPU and models and the window above. Same as "
-               "`python -m specmodel rules` and `python -m specmodel dashboard`.")
+               "`python -m specmodel rules` and `python -m specmodel dashboard`."))
     try:
         scenario = base_scenario()
         rules_text = rules.rules_yaml(scenario, window=window)
@@ -117,8 +117,8 @@ table = report.table()
 alerts = st.container()  # however many instances lose, are down or unreadable: one block
 for alert in readouts.fleet_alerts(report):
     tone_box(alert.tone, alerts)(f"**{plain(alert.instance)}** {no_links(alert.detail)}")
-st.caption(f"{len(table)} instance(s) at {'the recorded Prometheus (sample)' if sample else report.prometheus} "
-           f"over the last {report.window}: {readouts.fleet_counts(table['verdict'])}")
+st.caption(no_links(f"{len(table)} instance(s) at {'the recorded Prometheus (sample)' if sample else report.prometheus} "
+           f"over the last {report.window}: {readouts.fleet_counts(table['verdict'])}"))
 calibration_badge()
 
 f = st.columns(2)

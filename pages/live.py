@@ -8,6 +8,7 @@ from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
 from pages.parts.display import chart, column_config, show_error, show_notes, show_readouts, show_verdict, sidebar_names
+from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.metrics import live, samples
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
@@ -67,7 +68,6 @@ def _sample(on: bool) -> None:
 def sample_on() -> bool:
     return not url.strip() and st.session_state.get("live_replay") is not None  # a URL typed in takes over
 
-
 sample = sample_on()
 intro = st.container()  # one element whatever it holds, so the panel below keeps its place
 if sample:
@@ -85,7 +85,7 @@ def show_results(session: live.LiveSession) -> None:
     show_verdict(verdict.tone, f"Right now: {verdict.text}", verdict.advice)
     calibration_badge()
     show_notes(stats.notes + verdict.notes)
-    st.caption(readouts.live_window_line(stats, session.snapshots[-1], intervals))
+    st.caption(no_links(readouts.live_window_line(stats, session.snapshots[-1], intervals)))
     show_readouts(readouts.live_readouts(stats))
 
     left, right = st.columns(2)
@@ -125,7 +125,7 @@ def panel_body() -> None:
         if sample:
             snap = st.session_state["live_replay"].next_snapshot()
             if snap is None:
-                st.caption(samples.LIVE_SAMPLE_END.format(scrapes=samples.live_sample_length()))
+                st.caption(no_links(samples.LIVE_SAMPLE_END.format(scrapes=samples.live_sample_length())))
         else:
             snap = live.scrape_once(url, interval, user, password, token, model_name, int(k_given) or None)
         if snap is not None:  # None: the recording has ended; keep showing its last window
@@ -133,10 +133,10 @@ def panel_body() -> None:
     except SpecModelError as exc:
         show_error(exc)
         if auto:
-            st.caption(f"Trying again every {interval} s.")
+            st.caption(f"Trying again every {interval:g} s.")
     session = st.session_state["live_session"]
     if len(session.snapshots) == 1:
-        st.info(readouts.live_first_scrape(session.snapshots[-1], interval, auto))
+        st.info(no_links(readouts.live_first_scrape(session.snapshots[-1], interval, auto)))
     if len(session.snapshots) < 2:
         return
     try:

@@ -104,14 +104,14 @@ with left:
     shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
     if compared:
         chart(predicted_vs_measured(shown), "runs_scatter")
-    st.caption(note or "")
+    st.caption(no_links(note or ""))
 with right:
     table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
     st.dataframe(runs_view.break_even_display(table_shown), key="break_even_table", hide_index=True,
                  height=440 if len(table_shown) > 10 else "auto",
                  column_order=runs_view.filled_columns(table_shown, runs_view.BREAK_EVEN_COLUMNS),
                  column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
-    st.caption(note or "")
+    st.caption(no_links(note or ""))
 
 st.subheader("Verdicts per workload")
 st.caption(runs_view.VERDICT_LINES_CAPTION)
@@ -128,7 +128,7 @@ st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")
 cells, cell_columns = runs_view.as_cells(rows_shown, runs_view.RUNS_COLUMNS)  # no "None" in an empty cell
 st.dataframe(cells, key="runs_table", hide_index=True, column_config=column_config(cell_columns))
-st.caption(note or "")
+st.caption(no_links(note or ""))
 
 calibration_panel(table.rows, efficiency)
 plan_section(scenario=s, rows=table.rows, key="runs_plan")

@@ -100,7 +100,7 @@ with answer:
     calibration_badge()
     show_notes(summary.notes, info="info")
 show_readouts(readouts.whatif_readouts(summary))
-st.caption(readouts.whatif_arms_line(summary))
+st.caption(no_links(readouts.whatif_arms_line(summary)))
 mixed_traffic_path(alpha, k, concurrency)
 
 c1, c2 = st.columns(2)
@@ -113,13 +113,13 @@ with c2:
 
 st.subheader("What to deploy")
 advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
-st.write(advice.intro)
+st.write(no_links(advice.intro))
 if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
 if advice.note:
-    st.caption(advice.note)
+    st.caption(no_links(advice.note))
 if summary.threshold_text:
-    st.caption(summary.threshold_text[0].upper() + summary.threshold_text[1:] + ".")
+    st.caption(no_links(summary.threshold_text[0].upper() + summary.threshold_text[1:] + "."))
 with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms"):
     deploy_tabs(summary)
 chart(figures.deploy_options(summary), "fig_deploy_options")

@@ -11,6 +11,18 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
     MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
+    MAX_COLUMNS            columns of a CSV header that are read: the rest are named in one warning
+    MAX_TP, MAX_GPUS       tensor parallelism per replica, GPUs named in one hardware text ("8x H100")
+    MAX_CONCURRENCY        concurrent sequences of a setting (a flag, a page, a run row)
+    MAX_CONTEXT            tokens in a sequence's KV cache (and a self_spec draft's KV budget)
+    MAX_BRANCHING          tree drafting: tokens per sequence in a draft pass
+    MAX_NAME_TEXT          characters of a hardware, model, method or engine text the name readers look at
+                           (`reads_name`): the rest of a longer cell is not read
+    MAX_CACHED_KEY_CHARS   characters of text in one call's arguments that a module-level cache keeps:
+                           a longer call is computed afresh, so no cache holds a user's 5 MB name
+
+`write_file(path, text)` is the one way to write one: only a regular file or a new path is written
+(a symlink, a device, a pipe or a folder is refused before anything is written), whole or not at all.
 
 `read_file(path)` is the command line's way to read a file: `stat` first (devices, pipes and
 folders are refused), then a read capped at the limit. `load_json(text)` parses JSON within the
@@ -21,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import unicodedata
 
@@ -37,6 +50,90 @@ MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_LABEL_CHARS = 200
 MAX_MIX_WORKLOADS = 10_000  # a traffic mix has a few kinds of traffic; 10,000 compare in ~3 s
+MAX_COLUMNS = 10_000  # a run file has a few dozen columns; 10,000 are read in well under a second
+MAX_TP = 64  # the largest NVLink domains (GB200 NVL72) run TP <= 64 per replica
+MAX_GPUS = 100_000  # GPUs named in one hardware text; a count beyond it is a typo, not a cluster
+MAX_CONCURRENCY = 65_536  # concurrent sequences; engines cap max_num_seqs far below (vLLM default 256-1024)
+MAX_CONTEXT = 1_048_576  # 1M tokens: the longest context any preset model serves
+MAX_BRANCHING = MAX_K  # a tree pass proposes at most as many tokens as a step verifies
+
+
+MAX_CACHED_KEY_CHARS = 256
+MAX_NAME_TEXT = 1_000  # the longest real name ("8x H100 80GB HBM3 (TP=8, ...)") is under 200 characters
+
+
+def reads_name(fn):
+    """Decorator for a reader of free text (a GPU, model, method or engine name): its first argument
+    is cut to MAX_NAME_TEXT characters before any pattern runs, so its time is bounded whatever the
+    cell holds (a 5 MB name took minutes in one backtracking pattern)."""
+    import functools
+
+    @functools.wraps(fn)
+    def read(text, *args, **kwargs):
+        if isinstance(text, str) and len(text) > MAX_NAME_TEXT:
+            text = text[:MAX_NAME_TEXT]
+        return fn(text, *args, **kwargs)
+
+    return read
+
+
+def _key_chars(values) -> int:
+    """Characters of text in call arguments: strings, and strings inside tuples, lists and dataclasses."""
+    total, stack = 0, list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            total += len(v)
+        elif isinstance(v, (tuple, list, frozenset, set)):
+            stack.extend(v)
+        elif hasattr(v, "__dataclass_fields__"):
+            stack.extend(getattr(v, name, None) for name in v.__dataclass_fields__)
+        if total > MAX_CACHED_KEY_CHARS:
+            break
+    return total
+
+
+def bounded_cache(maxsize: int):
+    """functools.lru_cache(maxsize) for calls whose text arguments hold at most MAX_CACHED_KEY_CHARS
+    characters; a longer call runs uncached. A cache shared by every session is then bounded in bytes
+    (maxsize x 256 characters of keys), not only in entries: 20 uploads with a 5 MB name held 100 MB."""
+    import functools
+
+    def wrap(fn):
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if _key_chars(args) + _key_chars(kwargs.values()) > MAX_CACHED_KEY_CHARS:
+                return fn(*args, **kwargs)
+            return cached(*args, **kwargs)
+
+        call.cache_clear, call.cache_info = cached.cache_clear, cached.cache_info
+        return call
+
+    return wrap
+
+
+def check_setting(value, what: str, lo: float, hi: float, *, whole: bool = True):
+    """`value` as a number in [lo, hi] (an int where `whole`), else SpecModelError naming `what` and the
+    bound: a setting is bounded at the door, before any work is sized by it (tp 10^9, concurrency
+    1e308 and branching 10^9 were accepted)."""
+    import math
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = float("nan")
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise SpecModelError(f"{what} must be a finite number, got {clean_name(value, 40)[0]}")
+    if whole and number != int(number):
+        raise SpecModelError(f"{what} must be a whole number, got {clean_name(value, 40)[0]}")
+    if number < lo:
+        raise SpecModelError(f"{what} must be ≥ {lo:g}, got {number:g}")
+    if number > hi:
+        raise SpecModelError(f"{what} is {number:,.0f}, above the {hi:,.0f} this tool handles: check the value"
+                             if whole else f"{what} must be ≤ {hi:g}, got {number:g}")
+    return int(number) if whole else number
 
 
 def check_k(k, what: str = "k (draft tokens per step)") -> int:
@@ -53,7 +150,7 @@ def check_k(k, what: str = "k (draft tokens per step)") -> int:
     return int(k)
 
 
-def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+def read_file(path, max_bytes: int = MAX_FILE_BYTES, expected: str = "a CSV or JSON file") -> bytes:
     """The bytes of a regular file of at most `max_bytes`: its size is checked before reading, and the
     read stops one byte past the limit (a file that grows meanwhile is still refused)."""
     shown = str(path)
@@ -65,7 +162,7 @@ def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         raise SpecModelError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
-        raise SpecModelError(f"{shown} is {kind}, not a regular file: give a CSV or JSON file")
+        raise SpecModelError(f"{shown} is {kind}, not a regular file: give {expected}")
     if info.st_size > max_bytes:
         raise SpecModelError(f"{shown}: the file is {info.st_size / 1e6:.1f} MB, over the "
                              f"{max_bytes / 1e6:.0f} MB limit; split it or keep only the summary rows")
@@ -77,6 +174,46 @@ def read_file(path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     if len(data) > max_bytes:
         raise SpecModelError(f"{shown}: the file is over the {max_bytes / 1e6:.0f} MB limit; split it")
     return data
+
+
+def write_file(path, text: str, what: str = "") -> "os.PathLike":
+    """Write `text` to `path` atomically (a temporary file beside it, then a rename), only where `path`
+    is a regular file or does not exist yet: a symlink, device, pipe, socket or folder is refused by
+    name (a rename over a device node or a link replaced it and exited 0). `what` names the output
+    ("the calibration") in messages. Returns the path written."""
+    from pathlib import Path
+    import tempfile
+
+    target = Path(path)
+    label = f"cannot write {what + ' to ' if what else ''}{target}"
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise SpecModelError(f"{label}: {exc.strerror or exc}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        kind = ("a symbolic link" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode)
+                else "a device, pipe or socket")
+        raise SpecModelError(f"{label}: it is {kind}, not a regular file; give the name of a new or ordinary file")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise SpecModelError(f"{label}: the folder {folder} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise SpecModelError(f"{label}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise SpecModelError(f"{label}: {exc.strerror or exc}") from None
+    return target
 
 
 def _parse_int(text: str):
@@ -114,13 +251,56 @@ def load_json(text: str | bytes):
     return doc
 
 
+MAX_MESSAGE_CHARS = 2_000  # a message shown on a page or a terminal line: a few sentences
+
+# Markdown that user text must not trigger where Streamlit renders Markdown: emphasis, code, links, HTML,
+# headings, tables and maths; and the bare URLs (`http://`, `www.`) and e-mail addresses Streamlit turns
+# into links (an escape inside them breaks the pattern; the text reads the same).
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@!"})
+_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@<"})  # a message keeps its own **bold**
+_AUTOLINK = re.compile(r"(?i)(://|www\.)")
+_LINE_START = re.compile(r"(?m)^([ \t]*)(\d{1,9}(?=[.)]\s)|)([#>=|]|[.)+*-](?=\s))")
+
+
+def _no_autolinks(escaped: str) -> str:
+    return _AUTOLINK.sub(lambda m: "\\:\\/\\/" if m.group(1) == "://" else m.group(1)[:3] + "\\.", escaped)
+
+
+def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) -> str:
+    """THE text-safety function: every string from a user or a server that reaches a page or a
+    terminal goes through it. Control and format characters removed (a forged terminal line, bidi
+    overrides), whitespace collapsed, cut to `limit` characters (200 for a name), and where the text
+    is rendered as Markdown made inert:
+
+        markdown=None       a terminal line or st.code/st.text: nothing to escape
+        markdown="plain"    a user value inside Markdown: no formatting, link, image, HTML, heading or maths
+        markdown="message"  a whole message for st.error/st.warning/st.info/st.caption quoting user
+                            text: no link, image, HTML or code; its own **bold** and punctuation stay
+    """
+    if markdown == "message":  # line breaks of a message stay; each line is cleaned and its start made inert
+        lines = [clean_name(line, limit)[0] for line in str(value)[:limit * 4 + 64].split("\n")]
+        text = "\n".join(lines)
+        if len(text) > limit:
+            text = text[:limit - 1] + "…"
+        text = _no_autolinks(text.translate(_MESSAGE_SPECIAL).replace("](", "]\\(").replace("![", "!\\["))
+        # a heading, quote, list or rule at a line's start is escaped: "\\# ", "1\\. "
+        return _LINE_START.sub(lambda m: m.group(1) + m.group(2) + "\\" + m.group(3), text)
+    text = clean_name(value, limit)[0]
+    if markdown == "plain":
+        return _no_autolinks(text.translate(_MARKDOWN_SPECIAL))
+    return text
+
+
 def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:
     """A name as it may be shown: control and format characters removed (NUL, escapes, bidi
     overrides), whitespace collapsed, at most `limit` characters. Returns (name, changed)."""
     text = str(value)
+    cut = len(text) > limit * 4 + 64
+    if cut:  # never more than needed is looked at: the rest is cut anyway
+        text = text[:limit * 4 + 64]
     kept = "".join(" " if c in "\t\r\n" else c for c in text
                    if c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
     kept = " ".join(kept.split())
-    if len(kept) > limit:
+    if len(kept) > limit or cut:
         kept = kept[:limit - 1] + "…"
-    return kept, any(unicodedata.category(c)[0] == "C" for c in text)
+    return kept, cut or any(unicodedata.category(c)[0] == "C" for c in text)

@@ -24,13 +24,18 @@ API (kept small: the Fleet tests import it too):
   (one byte of the sample every 0.2 s, never finishing quickly); "huge" (an endless body, streamed);
   "reset" (from the second scrape on, counters restart from zero and advance from there, as after
   a server restart: scrape n serves n · increment);
-  "slow" (waits 30 s before answering); "redirect:URL" (302 to URL).
+  "slow" (waits 30 s before answering); "redirect:URL" (302 to URL);
+  "gzip" (the sample gzipped); "bomb:ENCODINGS:MB" (MB megabytes of zeros compressed once per listed encoding, sent with
+  `Content-Encoding: ENCODINGS`, e.g. "bomb:gzip, gzip:2048": a few kB on the wire).
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -52,6 +57,24 @@ def _split(line: str) -> tuple[str, str, str] | None:
     series, _, value = line.rpartition(" ")
     name = series.split("{", 1)[0]
     return series, name, value
+
+
+@functools.lru_cache(maxsize=4)
+def bomb(encodings: str, megabytes: int) -> bytes:
+    """`megabytes` MB of zeros compressed once per encoding in `encodings` ("gzip, deflate"), outermost
+    last as HTTP lists them; built in 1 MB pieces so the zeros never sit in memory."""
+    zero = bytes(2**20)
+    layers = [c.strip() for c in encodings.split(",") if c.strip()]
+
+    def compressor(coding):
+        return zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS if coding == "gzip" else zlib.MAX_WBITS)
+
+    first = compressor(layers[0])
+    data = b"".join(first.compress(zero) for _ in range(megabytes)) + first.flush()
+    for coding in layers[1:]:
+        c = compressor(coding)
+        data = c.compress(data) + c.flush()
+    return data
 
 
 class ReplayServer:
@@ -165,6 +188,23 @@ class ReplayServer:
                         chunk = b"# padding padding padding padding padding padding padding padding\n" * 16384
                         for _ in range(100 * 1024 * 1024 // len(chunk) + 1):  # about 100 MB
                             self.wfile.write(chunk)
+                    elif mode == "gzip":  # the sample gzipped, as Prometheus' client libraries do when asked
+                        body = gzip.compress(server.body(n).encode())
+                        self.send_response(200)
+                        self.send_header("Content-Type", "text/plain; version=0.0.4")
+                        self.send_header("Content-Encoding", "gzip")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                    elif mode.startswith("bomb:"):
+                        _, encodings, megabytes = mode.split(":")
+                        body = bomb(encodings, int(megabytes))
+                        self.send_response(200)
+                        self.send_header("Content-Type", "text/plain; version=0.0.4")
+                        self.send_header("Content-Encoding", encodings)
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
                     elif mode.startswith("redirect:"):
                         self.send_response(302)
                         self.send_header("Location", mode.split(":", 1)[1])

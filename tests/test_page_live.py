@@ -1,6 +1,7 @@
 """The Live page in Streamlit's AppTest, scraping replay servers on 127.0.0.1."""
 
 import json
+import re
 
 from streamlit.testing.v1 import AppTest
 
@@ -21,7 +22,8 @@ def open_live(url: str | None = None) -> AppTest:
 
 
 def texts(elements) -> str:
-    return " | ".join(e.value for e in elements)
+    """The elements' text as a person reads it: Markdown escapes (`http\\:\\/\\/`, made inert) rendered."""
+    return re.sub(r"\\(.)", r"\1", " | ".join(e.value for e in elements))
 
 
 def test_without_a_url_the_page_asks_for_one():

@@ -7,6 +7,7 @@ import json
 
 import streamlit as st
 
+from pages.parts.text import code, no_links, plain
 from specmodel.export.deploy import deploy_by_engine
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
@@ -19,7 +20,7 @@ def deploy_tabs(summary) -> None:
         with tab:
             entry = by_engine[engine]
             if entry is None:
-                st.info(f"{LABELS[engine]}: {why[engine]}.")
+                st.info(f"{LABELS[engine]}: {plain(why[engine])}.")
                 continue
             st.code(entry["command"], language="bash", wrap_lines=True)
             if entry.get("yaml"):
@@ -28,8 +29,8 @@ def deploy_tabs(summary) -> None:
                 st.code(json.dumps(entry["config"], indent=1), language="json")
             if entry["min_version"]:
                 st.caption("First release that accepts each key: " + ", ".join(
-                    f"`{k}` {v}" for k, v in entry["min_version"].items()) + ".")
+                    f"`{code(k)}` {plain(v)}" for k, v in entry["min_version"].items()) + ".")
             for warning in entry["warnings"]:
-                st.caption(f"⚠ {warning}")
+                st.caption(f"⚠ {no_links(warning)}")
             if entry.get("note"):
-                st.caption(entry["note"])
+                st.caption(no_links(entry["note"]))

@@ -15,9 +15,9 @@ from specmodel.notes import severity_of
 def show_error(exc: Exception) -> None:
     """A message for a person, never a traceback."""
     if isinstance(exc, SpecModelError):
-        st.error(str(exc))
+        st.error(no_links(str(exc)))
     else:
-        st.error(f"Something went wrong: {exc}. Change the inputs and try again.")
+        st.error(no_links(f"Something went wrong: {exc}. Change the inputs and try again."))
 
 
 def _use_context(value: int) -> None:
@@ -27,7 +27,7 @@ def _use_context(value: int) -> None:
 def show_does_not_fit(exc) -> None:
     """A scenario where not even one sequence fits: what it needs, what the GPU has, the closest
     setting that fits, and a button for the longest context the sidebar offers that fits."""
-    st.error(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}")
+    st.error(no_links(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}"))
     fitting = [c for c in CONTEXT_CHOICES if exc.closest_context_len is not None and c <= exc.closest_context_len]
     if fitting:
         st.button(f"Use context {fitting[-1]:,} (the longest choice that fits)", key="use_fitting_context",
@@ -74,7 +74,7 @@ def show_readouts(readouts, where=st) -> None:
         for col, r in zip(where.columns(per_row), row):
             col.metric(r.label, r.value, delta=r.delta, help=r.help)
             if r.caption:
-                col.caption(r.caption)
+                col.caption(no_links(r.caption))
 
 
 def sidebar_names(assumed: str) -> InputNames:

@@ -9,6 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from pages.parts.display import show_error
+from pages.parts.text import code, no_links, plain
 from specmodel import Efficiency, SpecModelError, summarize
 from specmodel.plan.measure import calibrated_band, measurement_plan
 
@@ -23,7 +24,7 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
     except SpecModelError as exc:
         show_error(exc)
         return
-    st.caption(f"{len(plan.runs)} runs on {plan.engine} with `{plan.bench}` (about {plan.total_seconds / 60:.0f} "
+    st.caption(f"{len(plan.runs)} runs on {plain(plan.engine)} with `{code(plan.bench)}` (about {plan.total_seconds / 60:.0f} "
                "min with two server starts): batch 1 pins the fixed cost of a step, the ends of the range where the "
                "model places the off threshold bracket it and separate the per-sequence cost. Upload the results "
                "on Past runs to calibrate.")
@@ -33,7 +34,7 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
                    f"{r.why}\n{r.command}" for r in plan.runs]
         st.code("\n\n".join(script), language="bash", wrap_lines=True)
         for note in plan.notes:
-            st.caption(note)
+            st.caption(no_links(note))
     if rows is None:
         return
     if st.button("Band before and after calibrating on these runs", key=f"{key}_band"):
@@ -51,4 +52,4 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
         b2.metric("Band after", f"{result['after'][0]:.2f}x – {result['after'][1]:.2f}x",
                   delta=f"{result['width_after'] - result['width_before']:+.2f} width", delta_color="inverse",
                   help=f"calibrated on these runs; the runs fit {result['engine_after']} best")
-        st.caption(result["calibration"]["message"])
+        st.caption(no_links(result["calibration"]["message"]))

@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages.parts.calibration import set_calibration
 from pages.parts.display import show_error
-from pages.parts.text import plain
+from pages.parts.text import no_links, plain
 from specmodel import Efficiency, SpecModelError
 from specmodel.model.calibration_file import calibration_from_json, parameter_rows, require_physical
 from specmodel.runs.calibrate import calibrate
@@ -25,7 +25,7 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
                "it below) to these runs by least squares. The "
                "fitted values apply on every page for the rest of the session, and travel in the page link (`cal`).")
     fit_rows, fit_note = runs_view.calibration_rows(rows)
-    st.caption(f"Large file: {fit_note}." if fit_note else "")
+    st.caption(no_links(f"Large file: {fit_note}." if fit_note else ""))
     clicked = st.button("Calibrate on these runs", key="calibrate", type="primary")
     box = st.container()  # the fit's result or its error: one block either way
     if clicked:
@@ -49,7 +49,7 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
         before, after = cal["error_before"]["speedup_mape_pct"], cal["error_after"]["speedup_mape_pct"]
         if before is not None:
             box.success(f"Speedup error {before:.1f}% before → {after:.1f}% after calibration.")
-        box.caption(cal["message"])
+        box.caption(no_links(cal["message"]))
         if st.session_state.get("runs_calibration_file"):
             box.download_button("Calibration file (JSON, for --calibration)", st.session_state["runs_calibration_file"],
                                 file_name="calibration.json", mime="application/json", key="download_calibration")

@@ -12,6 +12,7 @@ import math
 from dataclasses import replace
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import MAX_CONTEXT, MAX_TP, check_setting, clean_name
 from specmodel.model import acceptance, presets
 from specmodel.model.calibration_file import load_calibration
 from specmodel.model.engines import engine_names, engine_text, find_engine, named_engine
@@ -57,13 +58,13 @@ def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
     """Hardware, model and efficiency flags shared by the commands that build a Scenario."""
     p.add_argument("--gpu", default="L40S", help="GPU as people write it ('h100', '8x H100 (TP=8)'; see `presets`); "
                                                  "default L40S")
-    p.add_argument("--tp", type=number(1, 64, whole=True), default=None,
+    p.add_argument("--tp", type=number(1, MAX_TP, whole=True), default=None,
                    help="tensor-parallel GPUs per replica; default what --gpu says, else 1")
     p.add_argument("--target", default="Llama 3.1 8B", help="target model preset; default Llama 3.1 8B")
     p.add_argument("--draft", help="draft model preset (implies --method draft_model)")
     p.add_argument("--method", type=_method_name, choices=presets.METHODS,
                    help="speculation method, as people write it ('EAGLE-3', 'n-gram'); default draft_model")
-    p.add_argument("--context-len", type=number(0, 1_048_576, whole=True), default=1024,
+    p.add_argument("--context-len", type=number(0, MAX_CONTEXT, whole=True), default=1024,
                    help="mean tokens in each sequence's KV cache; default 1024")
     p.add_argument("--engine", type=_engine_name, default=None, metavar="ENGINE",
                    help=f"serving engine whose per-step overheads apply (data/engines.json), with its version where "
@@ -95,7 +96,7 @@ def add_acceptance_and_timing_arguments(p: argparse.ArgumentParser,
                    help="tree drafting: sequential draft passes (k is then the tree's verified tokens)")
     p.add_argument("--branching", type=number(1, 64, whole=True), default=1,
                    help="tree drafting: tokens per sequence in each draft pass after the first (top-k)")
-    p.add_argument("--draft-kv-budget", type=number(1, 1_048_576, whole=True),
+    p.add_argument("--draft-kv-budget", type=number(1, MAX_CONTEXT, whole=True),
                    help="self_spec: tokens of KV the sparse draft reads (default 512)")
     p.add_argument("--weight-dtype", choices=DTYPES, help="target weights' dtype; default: the preset's")
     p.add_argument("--kv-dtype", choices=("bf16", "fp8"), default="bf16", help="KV cache dtype")
@@ -128,7 +129,10 @@ def gpu_and_tp(args: argparse.Namespace) -> tuple[str, int]:
     stated = presets.stated_tp(args.gpu)
     if args.tp is not None and stated is not None and args.tp != stated:
         raise SpecModelError(f"--gpu '{args.gpu}' says TP {stated} but --tp is {args.tp}: give one of them")
-    return gpu, int(args.tp or stated or 1)
+    tp = args.tp if args.tp is not None else stated if stated is not None else 1
+    check_setting(tp, f"tensor parallelism (--gpu '{clean_name(args.gpu, 60)[0]}')" if args.tp is None
+                  else "--tp", 1, MAX_TP)  # TP=0 was silently 1; 99999999999x H100 passed the --tp bound
+    return gpu, int(tp)
 
 
 def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:

@@ -7,6 +7,7 @@ import argparse
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
+from specmodel.limits import MAX_CONCURRENCY
 from specmodel.model.decide import K_MAX
 from specmodel.model.presets import METHODS, find_model
 from specmodel.model.scenario import Scenario
@@ -32,7 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("file", metavar="FILE", help="workloads: CSV or JSON")
     p.add_argument("--gpus", type=number(1, 256, whole=True), default=2,
                    help="GPUs in total for the mix (a pool gets whole GPUs); default 2")
-    p.add_argument("--concurrency", type=number(1, 65_536, whole=True), default=32,
+    p.add_argument("--concurrency", type=number(1, MAX_CONCURRENCY, whole=True), default=32,
                    help="concurrent sequences of the whole mix; default 32")
     p.add_argument("--k", type=number(0, 32, whole=True), default=4,
                    help="draft tokens per step of the single pool as deployed; default 4")

@@ -8,6 +8,7 @@ from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
 from specmodel.export.prediction import does_not_fit_dict, prediction_dict
+from specmodel.limits import MAX_CONCURRENCY
 from specmodel.model import presets
 from specmodel.model.decide import summarize
 from specmodel.model.memory import kv_bytes_per_token
@@ -20,7 +21,7 @@ def add_parser(sub) -> None:
                                    "measured (they pin the memory-bound floor); otherwise from hardware presets.")
     add_scenario_arguments(p)
     add_acceptance_and_timing_arguments(p)
-    p.add_argument("--concurrency", type=number(1, 65_536, whole=True), default=1, help="concurrent sequences")
+    p.add_argument("--concurrency", type=number(1, MAX_CONCURRENCY, whole=True), default=1, help="concurrent sequences")
     p.add_argument("--dp", type=number(1, 1024, whole=True), default=1,
                    help="data-parallel replicas the deployment runs (vLLM and SGLang drop per-batch k under DP); default 1")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
+from specmodel.export.outfile import write_atomically
 from specmodel.errors import SpecModelError
 from specmodel.limits import read_file
 from specmodel.model import presets
@@ -176,11 +177,7 @@ def run_runs(args: argparse.Namespace) -> int:
 
 
 def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise SpecModelError(f"cannot write {path}: {exc.strerror or exc}; choose a path in a folder that "
-                             "exists and that you may write to") from None
+    write_atomically(path, text)  # only a regular file or a new path; whole or not at all
 
 
 def _f(x, fmt="{:.2f}"):

@@ -18,7 +18,11 @@ the exceptions that caused it, never from the text of its message:
     read_timeout     httpx.ReadTimeout: the server went silent for longer than `read_s`
     timeout          any other httpx.TimeoutException (write, pool)
     too_slow         the total deadline `total_s` passed, however slowly the server trickled
-    too_large        the body grew past `max_bytes`: reading stops there
+    too_large        the body grew past `max_bytes`: reading stops there. The cap counts decoded bytes:
+                     gzip and deflate are decompressed here, never more than the cap at a time, so a
+                     small compressed answer cannot grow past it inside one chunk
+    encoding         a content encoding other than identity, gzip or deflate, or several stacked
+                     (`gzip, gzip`): refused before anything is decoded
     broken           httpx.RemoteProtocolError or httpx.ReadError: the server broke off
     failed           any other httpx.HTTPError
     unauthorised, not_found, server_error, status    HTTP 401/403, 404, 5xx, others (`check_status`)
@@ -37,6 +41,7 @@ import contextvars
 import socket
 import ssl
 import time
+import zlib
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
@@ -78,6 +83,8 @@ class Wording:
     too_slow: str = ("{where} is too slow: after {total_s:g} s only part of the answer had arrived ({received} bytes); "
                      "the server or the network is overloaded")
     too_large: str = "{where} sent more than {max_size}, so reading stopped: check the URL"
+    encoding: str = ("{where} sent its answer with Content-Encoding '{detail}', which is not read here (only one "
+                     "layer of gzip or deflate is): check the server or any proxy in front of it")
     broken: str = ("{where} broke off the response ({error}): the server closed the connection; try again or check "
                    "its logs")
     failed: str = "fetching {where} failed ({error}): check the URL"
@@ -132,6 +139,19 @@ class Fetched:
                           kind, code)
 
 
+def check_token(token: str | None) -> None:
+    """SpecModelError unless a bearer token is sendable: printable ASCII without spaces (RFC 6750's
+    token characters and more), at most 16 kB. A non-ASCII token was a traceback from the encoder."""
+    if not token:
+        return
+    if len(token) > 16384:
+        raise SpecModelError(f"the bearer token is {len(token):,} characters long, over the 16,384 allowed: check it")
+    bad = next((i for i, c in enumerate(token) if not "!" <= c <= "~"), None)
+    if bad is not None:
+        raise SpecModelError(f"the bearer token has a character an HTTP header cannot carry at position {bad + 1} "
+                             "(only printable ASCII, no spaces): copy it again without extra characters")
+
+
 def capped_get(client: httpx.Client, url, *, where: str, limits: GetLimits = GetLimits(),
                wording: Wording = WORDING, headers: dict | None = None, params: dict | None = None,
                auth: httpx.Auth | None = None,
@@ -175,15 +195,57 @@ def capped_get(client: httpx.Client, url, *, where: str, limits: GetLimits = Get
 
 
 def _read_capped(response: httpx.Response, max_bytes: int, received: list, failed) -> bytes:
+    """The decoded body, never more than `max_bytes` + 1 bytes of it in memory: the raw bytes are
+    decompressed here with an output bound (httpx's own decoders inflate a whole chunk at once)."""
     body = bytearray()
-    for chunk in response.iter_bytes():
-        body += chunk
-        received[0] = len(body)
-        if len(body) > max_bytes:
-            raise failed("too_large")
+    if response.is_stream_consumed:  # an answer already in memory (a test transport): decoded by httpx
+        chunks, inflate = [response.content], (lambda chunk, room: [chunk])
+    else:
+        chunks, inflate = response.iter_raw(), _decoder(response.headers, failed)
+    for chunk in chunks:
+        for part in inflate(chunk, max_bytes + 1 - len(body)):
+            body += part
+            received[0] = len(body)
+            if len(body) > max_bytes:
+                raise failed("too_large")
         if deadline_passed():  # for clients whose streams do not watch the deadline themselves
             raise DeadlinePassed("the server did not finish answering within the total time allowed")
     return bytes(body)
+
+
+_ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _decoder(headers: httpx.Headers, failed):
+    """A function (raw chunk, room) -> decoded parts, each at most `room` bytes in all, for the
+    answer's Content-Encoding; FetchFailed('encoding') for stacked or unknown encodings."""
+    codings = [c.strip().lower() for c in headers.get_list("content-encoding", split_commas=True)]
+    codings = [c for c in codings if c not in ("", "identity")]
+    if not codings:
+        return lambda chunk, room: [chunk] if chunk else []
+    if len(codings) > 1 or codings[0] not in _ZLIB_WBITS:
+        raise failed("encoding", detail=clean_name(", ".join(codings), 60)[0])
+    state = {"z": zlib.decompressobj(_ZLIB_WBITS[codings[0]]), "first": True, "deflate": codings[0] == "deflate"}
+
+    def inflate(chunk: bytes, room: int) -> list[bytes]:
+        parts, data = [], chunk
+        while data and not state["z"].eof:
+            try:
+                out = state["z"].decompress(data, max(room, 1))
+            except zlib.error:
+                if state["first"] and state["deflate"]:  # raw deflate without the zlib header, as httpx allows
+                    state["z"], state["first"] = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise failed("failed", error=f"corrupt {codings[0]} data") from None
+            state["first"] = False
+            parts.append(out)
+            room -= len(out)
+            if room <= 0:
+                break  # the caller refuses the body: over the cap
+            data = state["z"].unconsumed_tail
+        return parts
+
+    return inflate
 
 
 def _causes(exc: BaseException):

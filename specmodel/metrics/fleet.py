@@ -301,6 +301,10 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
         except SpecModelError as exc:
             problems.append({"job": job, "instance": inst, "reason": str(exc)})
             continue
+        except (ArithmeticError, ValueError):  # counters near the float limits: this instance only
+            problems.append({"job": job, "instance": inst, "reason": "its counters are too large to compute with "
+                             "(near the float limit, e.g. 1e300): check the server's /metrics"})
+            continue
         instances.extend(found)
     jobs = {i.job for i in instances} | {p["job"] for p in problems}
     down = _down_targets(client, server, by_target, None if sel else jobs)

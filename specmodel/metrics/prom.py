@@ -383,7 +383,11 @@ def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges
             return len(per_position), f"1 + largest {label} label"
         drafts, tokens = counters.get("drafts", 0.0), counters.get("draft_tokens", 0.0)
         if drafts > 0 and tokens > 0:
-            return max(1, round(tokens / drafts)), "draft tokens / drafts"
+            ratio = tokens / drafts
+            if not ratio <= MAX_K:  # 1e300 / 1e-300 is inf: refused with the bound, not an OverflowError
+                raise SpecModelError(f"{tokens:g} draft tokens over {drafts:g} drafts is more than the {MAX_K} "
+                                     "drafts per step this tool handles: check the counters")
+            return max(1, round(ratio)), "draft tokens / drafts"
         if engine.schema == "trtllm":
             return None, _trtllm_without_positions(counters, gauges)
         return None, "unknown until drafts are made"

@@ -20,7 +20,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name, load_json
-from specmodel.metrics.fetch import GetLimits, Wording, capped_get
+from specmodel.metrics.fetch import GetLimits, Wording, capped_get, check_token
 from specmodel.metrics.scrape import ScrapePolicy, check_url, display_url
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -29,6 +29,9 @@ MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per seri
 
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
 _UNIT_S = (365 * 86400, 7 * 86400, 86400, 3600, 60, 1, 0.001)
+
+
+MAX_WINDOW_S = 10 * 366 * 86400  # ten years: a window or history (Prometheus keeps 15 days by default, Thanos years)
 
 
 def parse_duration(text: str) -> float:
@@ -40,8 +43,11 @@ def parse_duration(text: str) -> float:
     m = _DURATION.match(str(text).strip())
     seconds = sum(int(v) * unit for v, unit in zip(m.groups(), _UNIT_S) if v) if m and text.strip() else 0.0
     if not seconds:
-        raise SpecModelError(
-            f"'{text}' is not a time window: write a Prometheus duration such as 30s, 5m, 1h or 1h30m")
+        raise SpecModelError(f"'{clean_name(text, 40)[0]}' is not a time window: write a Prometheus duration such "
+                             "as 30s, 5m, 1h or 1h30m")
+    if seconds > MAX_WINDOW_S:
+        raise SpecModelError(f"'{clean_name(text, 40)[0]}' is longer than the {MAX_WINDOW_S // 86400} days a window "
+                             "or history may span here: choose a shorter one")
     return float(seconds)
 
 
@@ -77,6 +83,7 @@ class PromAuth:
             raise SpecModelError("give either a user name and password or a bearer token, not both")
         if self.password and not self.username:
             raise SpecModelError("a password needs a user name too")
+        check_token(self.bearer_token)
 
     def apply(self) -> tuple[httpx.Auth | None, dict[str, str]]:
         if self.bearer_token:
@@ -97,6 +104,9 @@ class PromServer:
 
     def __post_init__(self):
         object.__setattr__(self, "url", normalise_url(self.url, self.policy))
+        if self.auth.bearer_token and httpx.URL(self.url).userinfo:  # the token was silently dropped
+            raise SpecModelError(f"{display_url(self.url)} carries a user name and password and a bearer token is "
+                                 "given too; a request sends one or the other: remove one of them")
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
             raise SpecModelError(f"timeout must be a positive number of seconds, got {self.timeout_s}")
 

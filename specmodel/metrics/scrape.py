@@ -36,7 +36,7 @@ import httpx
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
 from specmodel.metrics.fetch import (DeadlinePassed, DeadlineStream, FetchFailed, GetLimits, Wording,
-                                     bounded_timeout, capped_get, deadline_passed, total_deadline)
+                                     bounded_timeout, capped_get, check_token, deadline_passed, total_deadline)
 from specmodel.metrics.prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
 ALLOWED_HOSTS_ENV = "SPECMODEL_ALLOWED_HOSTS"
@@ -127,13 +127,13 @@ def _host_allowed(host: str, port: int, allowed: tuple[str, ...]) -> bool:
     number of an IPv4 address, never for a dot: `10.0.0.*` admits `10.0.0.7`, not `10.0.0.7.evil.example`."""
     host = host.strip("[]").lower()
     for entry in allowed:
-        name, _, want_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-        if not name:
-            name, want_port = entry, ""
+        name, want_port = _allow_entry(entry)
         if want_port and want_port != str(port):
             continue
-        pattern = name.strip().strip("[]").lower()
+        pattern = name.lower()
         if pattern == "*":
+            return True
+        if _same_ip(pattern, host):
             return True
         want, got = pattern.split("."), host.split(".")
         if want[0] == "*" and len(want) > 1 and len(got) >= len(want):
@@ -144,9 +144,32 @@ def _host_allowed(host: str, port: int, allowed: tuple[str, ...]) -> bool:
     return False
 
 
+def _allow_entry(entry: str) -> tuple[str, str]:
+    """(host pattern, port or "") of one allow-list entry: `host`, `host:port`, `[v6]`, `[v6]:port`
+    or a bare IPv6 address (`::1`, no port)."""
+    entry = entry.strip()
+    if entry.startswith("["):
+        inside, _, after = entry[1:].partition("]")
+        return inside, after[1:] if after.startswith(":") else ""
+    if entry.count(":") == 1:
+        name, _, port = entry.partition(":")
+        return (name, port) if name else (entry, "")
+    return entry, ""
+
+
+def _same_ip(pattern: str, host: str) -> bool:
+    """Whether both are IP addresses and the same one (`0:0::1` is `::1`)."""
+    try:
+        return ipaddress.ip_address(pattern) == ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+
+
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries, if any: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
-    (::a.b.c.d), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4 (2002::/16), Teredo."""
+    """The IPv4 address an IPv6 address carries, if any: IPv4-mapped (::ffff:a.b.c.d), IPv4-translated
+    (::ffff:0:a.b.c.d, RFC 2765), IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::/96, RFC 6052), ISATAP
+    (an interface id of 0:5efe or 200:5efe, RFC 5214), 6to4 (2002::/16), Teredo. The local-use NAT64
+    prefix 64:ff9b:1::/48 may place the address at any RFC 6052 offset: `embedded_ipv4s` lists each."""
     if ip.ipv4_mapped is not None:
         return ip.ipv4_mapped
     if ip.sixtofour is not None:
@@ -156,9 +179,30 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     value = int(ip)
     if value >> 32 == 0 and value > 1:  # ::a.b.c.d (deprecated, still routed by some stacks)
         return ipaddress.IPv4Address(value & 0xFFFFFFFF)
-    if ip in _NAT64 or ip in _NAT64_LOCAL:
+    if value >> 32 == 0xFFFF0000 or ip in _NAT64 or ip in _NAT64_LOCAL:  # ::ffff:0:a.b.c.d, 64:ff9b::a.b.c.d
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    if (value >> 32) & 0xFDFFFFFF == 0x5EFE:  # ISATAP: ...:0:5efe:a.b.c.d or ...:200:5efe:a.b.c.d
         return ipaddress.IPv4Address(value & 0xFFFFFFFF)
     return None
+
+
+def embedded_ipv4s(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address the IPv6 address may carry: `_embedded_ipv4`'s, and for the local-use NAT64
+    prefix each RFC 6052 layout it allows (prefix length 48, 56, 64, 96; bits 64-71 skipped)."""
+    found = [a for a in [_embedded_ipv4(ip)] if a is not None]
+    if ip in _NAT64_LOCAL:
+        bits = int(ip)
+        for prefix in (48, 56, 64):
+            # the 32 IPv4 bits follow the prefix, jumping over bits 64..71 (the "u" octet)
+            octets = []
+            pos = prefix
+            while len(octets) < 4:
+                if pos == 64:
+                    pos += 8
+                octets.append((bits >> (120 - pos)) & 0xFF)
+                pos += 8
+            found.append(ipaddress.IPv4Address(bytes(octets)))
+    return found
 
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -177,10 +221,10 @@ def refused_address(address: str) -> str | None:
         return None
     shown = "" if str(ip) == text else f" (= {ip})"
     if isinstance(ip, ipaddress.IPv6Address):
-        inner = _embedded_ipv4(ip)
-        if inner is not None:
+        for inner in embedded_ipv4s(ip):
             reason = refused_address(str(inner))
-            return f"{reason.split(' (= ')[0]} ({inner}, inside the IPv6 address {ip})" if reason else None
+            if reason:
+                return f"{reason.split(' (= ')[0]} ({inner}, inside the IPv6 address {ip})"
     if str(ip) in METADATA_HOSTS:
         return "a cloud metadata address" + shown
     if ip.is_link_local:
@@ -327,6 +371,11 @@ def fetch_text(client: httpx.Client, url: str, *, token: str | None = None,
     together end within the policy's total time."""
     policy = policy or ScrapePolicy()
     current = check_url(url, policy)
+    check_token(token)
+    if token and current.userinfo:  # one Authorization header per request: the token was silently dropped
+        raise SpecModelError(f"{display_url(current)} carries a user name and password and a bearer token is given "
+                             "too; a request sends one or the other: remove the user:password from the URL or "
+                             "clear the token")
     origin = (current.scheme, current.host, current.port)
     shown = display_url(current)
     with total_deadline(policy.total_timeout_s):

@@ -103,31 +103,24 @@ CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined 
 def save_calibration(cal, path: str) -> None:
     """Write a calibrate.Calibration (its to_file()) atomically: nothing half-written on failure."""
     import json
-    import os
-    import tempfile
-    from pathlib import Path
 
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(cal.to_file(), f, indent=2, allow_nan=False)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise SpecModelError(f"cannot write the calibration to {path}: {exc.strerror or exc}; choose a path "
-                             "in a folder that exists and that you may write to") from None
+    from specmodel.limits import write_file
+
+    write_file(path, json.dumps(cal.to_file(), indent=2, allow_nan=False) + "\n", "the calibration")
 
 
 def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
     """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
     `where` and the field when it is not one, is from another version or has impossible values."""
-    import json
+    from specmodel.limits import load_json
 
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
+        doc = load_json(text)  # depth and integer length bounded; SpecModelError past them
+    except ValueError:
         raise SpecModelError(f"{where}: not a JSON calibration file (write one with "
-                             "`runs FILE --calibrate --save-calibration {where}`)") from None
+                             f"`runs FILE --calibrate --save-calibration {where}`)") from None
+    except SpecModelError as exc:
+        raise SpecModelError(f"{where}: {exc}") from None
     if isinstance(doc, dict) and "format" not in doc and isinstance(doc.get("calibration"), dict):
         # the JSON of `runs --calibrate --json`: its calibration object's parameters
         params = doc["calibration"].get("parameters")
@@ -148,15 +141,18 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
 
 
 def load_calibration(path: str) -> tuple[Efficiency, dict]:
-    from pathlib import Path
+    import os
 
-    p = Path(path)
+    from specmodel.limits import clean_name, read_file
+
+    shown = clean_name(path)[0]
+    if not os.path.lexists(path):
+        raise SpecModelError(f"{shown}: no such calibration file")
+    # a folder or a device is named as such (it was "no such calibration file"); the size is checked first
+    data = read_file(path, max_bytes=1_000_000, expected="the .json written by `runs --calibrate --save-calibration`")
     try:
-        if not p.is_file():
-            raise SpecModelError(f"{path}: no such calibration file")
-        if p.stat().st_size > 1_000_000:
-            raise SpecModelError(f"{path}: larger than 1 MB, not a calibration file")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecModelError(f"{path}: cannot read the calibration file ({exc})") from None
-    return calibration_from_json(text, path)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecModelError(f"{shown}: not a calibration file (not UTF-8 text: byte {exc.start:,} is "
+                             f"0x{data[exc.start]:02x})") from None
+    return calibration_from_json(text, shown)

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import reads_name
 
 _DATA = Path(__file__).with_name("data") / "engines.json"
 DEFAULT_ENGINE = "vllm"
@@ -96,6 +97,7 @@ def engine_names() -> list[str]:
     return list(_raw())
 
 
+@reads_name
 def parse_engine(text) -> str | None:
     """The engine key of the first serving engine a text names, else None.
 
@@ -112,6 +114,7 @@ def parse_engine(text) -> str | None:
 _VERSION = re.compile(r"(?<![\w.])v?(\d{1,3}(?:\.\d{1,4}){1,3})(?:\.post\d+|rc\d+)?(?![\w.])", re.I)
 
 
+@reads_name
 def parse_version(text) -> tuple[int, ...] | None:
     """A release version in a text ("SGLang v0.5.9" -> (0, 5, 9), "vllm 0.10.1.post1" -> (0, 10, 1)).
 
@@ -164,6 +167,7 @@ def with_version(engine: str, version_text) -> str:
     return f"{engine} {'.'.join(map(str, version))}" if version else engine
 
 
+@reads_name
 def named_engine(text) -> str | None:
     """The engine a text names, with its version where the text gives one ("SGLang v0.5.9" ->
     "sglang 0.5.9", "vLLM V1" -> "vllm"); None when no engine is named."""

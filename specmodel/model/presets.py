@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, fields
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import bounded_cache, reads_name
 from specmodel.model.engines import engine_names, parse_engine  # noqa: F401 (parse_engine: re-exported for readers)
 
 _DATA = Path(__file__).with_name("data") / "presets.json"
@@ -196,6 +197,7 @@ def _model(key: str) -> Model:
     return Model(name=key, **{k: v for k, v in e.items() if k in _MODEL_FIELDS})
 
 
+@reads_name
 def find_gpu(name: str) -> GPU:
     try:
         return _gpu(_resolve("gpus", name, "GPU"))
@@ -206,6 +208,7 @@ def find_gpu(name: str) -> GPU:
         return hit
 
 
+@reads_name
 def find_model(name: str) -> Model:
     try:
         return _model(_resolve("models", name, "model"))
@@ -220,6 +223,7 @@ _METHOD_KEYS = {"draft": "draft_model", "prompt_lookup": "ngram", "n_gram": "ngr
                 "eagle_2": "eagle", "eagle_1": "eagle", "selfspec": "self_spec", "self_speculation": "self_spec"}
 
 
+@reads_name
 def find_method(name: str) -> Method:
     key = (name or "").strip().lower().replace("-", "_").replace(" ", "_")
     key = _METHOD_KEYS.get(key, key)
@@ -331,6 +335,16 @@ def _gpu_patterns() -> list[tuple[list[str], str, str]]:
     return sorted(pats, key=lambda p: (-len(p[0]), -len("".join(p[0]))))
 
 
+_COUNT_DIGITS = 12
+
+
+def _count(digits: str) -> int:
+    """A GPU count, TP or EP as written; more than 12 digits (int() refuses 4,300) reads as 10^12, which
+    every bound refuses with its message (a TP of 5,000 digits was a traceback)."""
+    return int(digits) if len(digits) <= _COUNT_DIGITS else 10 ** _COUNT_DIGITS
+
+
+@reads_name
 def parse_hardware(text) -> HardwareMatch:
     """GPU preset, GPU count, TP and EP from what people write about hardware.
 
@@ -347,13 +361,13 @@ def parse_hardware(text) -> HardwareMatch:
     notes = []
     tp_m = re.search(r"\b(?:mla\s+)?(?:tp|tensor[\s_-]*parallel(?:ism|[\s_-]*size)?)\s*[=:]?\s*(\d+)\b", low) \
         or re.search(r"\btp(\d+)\b", low)
-    tp = int(tp_m.group(1)) if tp_m else None
+    tp = _count(tp_m.group(1)) if tp_m else None
     ep_m = re.search(r"\b(?:moe\s+)?(?:ep|expert[\s_-]*parallel(?:ism|[\s_-]*size)?)\s*[=:]?\s*(\d+)\b", low) \
         or re.search(r"\bep(\d+)\b", low)
-    ep = int(ep_m.group(1)) if ep_m else None
+    ep = _count(ep_m.group(1)) if ep_m else None
     count_m = re.search(r"(?:^|[\s,(;])(\d+)\s*x\s*(?=[a-z])", low) or re.search(r"(?:^|\s)x\s*(\d+)\b", low) \
         or re.search(r"\b(\d+)\s*(?:-|\s)?gpus?\b", low)
-    count = int(count_m.group(1)) if count_m else (1 if re.search(r"\b(single|one)\b", low) else None)
+    count = _count(count_m.group(1)) if count_m else (1 if re.search(r"\b(single|one)\b", low) else None)
     # the GPU: drop counts, parallelism and parenthesised remarks (driver versions), then match names
     body, _ = _strip_parens(low)
     body = re.sub(r"(?:^|[\s,;])\d+\s*x\s*(?=[a-z])", " ", body)
@@ -429,7 +443,7 @@ def stated_tp(text) -> int | None:
     return _stated_tp(text) if len(text) <= 100 else parse_hardware(text).tp
 
 
-@lru_cache(maxsize=512)
+@bounded_cache(512)
 def _stated_tp(text: str) -> int | None:
     return parse_hardware(text).tp
 
@@ -471,6 +485,7 @@ def _model_tokens(text: str) -> list[str]:
     return out
 
 
+@reads_name
 def parse_dtype(text: str) -> str | None:
     """The weight dtype a name or cell states ("FP8", "MXFP4", "AWQ" -> int4), else None."""
     words = set(re.split(r"[^a-z0-9]+", str(text).lower()))
@@ -484,6 +499,7 @@ def _sizes(tokens) -> set[str]:
     return {t for t in tokens if _SIZE.match(t)}
 
 
+@reads_name
 def parse_model(text) -> ModelMatch:
     """A model preset from what people write: org prefixes, -Instruct/-Chat suffixes, quantisation
     words (FP8, AWQ, ...), remarks in parentheses, and derivatives of a known architecture.
@@ -569,6 +585,7 @@ def _int(pattern: str, text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+@reads_name
 def parse_method(text) -> MethodMatch:
     """Method, draft model, k, tree depth and branching from what people write about speculation.
 

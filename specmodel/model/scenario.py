@@ -13,11 +13,13 @@ the draft method's own pass. Everything broadcasts over α, k and B, so a heatma
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import (MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K, MAX_TP, bounded_cache,
+                              check_setting)
 from specmodel.model import acceptance, memory
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
 from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, max_sequences
@@ -68,33 +70,27 @@ class Scenario:
             raise SpecModelError(f"α (per-token acceptance) must lie in [0, 1], got {self.alpha}")
         if self.survival is not None:
             acceptance.validate_survival(self.survival)
-        if int(self.k) != self.k or self.k < 0:
-            raise SpecModelError(f"k (draft tokens per step) must be a whole number ≥ 0, got {self.k}")
-        if int(self.concurrency) != self.concurrency or self.concurrency < 1:
-            raise SpecModelError(f"concurrency must be a whole number ≥ 1, got {self.concurrency}")
-        if self.context_len < 0:
-            raise SpecModelError(f"context length must be ≥ 0 tokens, got {self.context_len}")
+        check_setting(self.k, "k (draft tokens per step)", 0, MAX_K)
+        check_setting(self.concurrency, "concurrency", 1, MAX_CONCURRENCY)
+        check_setting(self.context_len, "context length (tokens)", 0, MAX_CONTEXT)
         for name, value in (("target step time", self.t_target_ms), ("draft step time", self.t_draft_ms)):
             if value is not None and (not np.isfinite(value) or value < 0):
                 raise SpecModelError(f"{name} must be a number of milliseconds ≥ 0, got {value}")
         if self.t_target_ms is not None and self.t_target_ms <= 0:
             raise SpecModelError("target step time must be > 0 ms")
-        if int(self.tp) != self.tp or self.tp < 1:
-            raise SpecModelError(f"tensor parallelism must be a whole number ≥ 1, got {self.tp}")
+        check_setting(self.tp, "tensor parallelism", 1, MAX_TP)
         method = find_method(self.method)
         if method.name == "draft_model" and not self.draft:
             raise SpecModelError("method 'draft_model' needs a draft model; name one or pick another method")
         find_engine(self.engine)
         if self.draft_depth is not None:
-            if int(self.draft_depth) != self.draft_depth or self.draft_depth < 1:
-                raise SpecModelError(f"draft depth must be a whole number ≥ 1, got {self.draft_depth}")
+            check_setting(self.draft_depth, "draft depth", 1, MAX_K)
             if self.k and self.draft_depth > self.k:
                 raise SpecModelError(f"a tree of {self.k} verified tokens cannot be {self.draft_depth} deep: "
                                      "the verified tokens (k, the tree's width) must be at least its depth")
-        if int(self.branching) != self.branching or self.branching < 1:
-            raise SpecModelError(f"branching must be a whole number ≥ 1, got {self.branching}")
-        if self.draft_kv_budget is not None and self.draft_kv_budget < 1:
-            raise SpecModelError(f"draft KV budget must be ≥ 1 token, got {self.draft_kv_budget}")
+        check_setting(self.branching, "branching", 1, MAX_BRANCHING)
+        if self.draft_kv_budget is not None:
+            check_setting(self.draft_kv_budget, "draft KV budget (tokens)", 1, MAX_CONTEXT)
         for name, dtype, allowed in (("weight dtype", self.weight_dtype, DTYPES),
                                      ("KV dtype", self.kv_dtype, KV_DTYPES)):
             if dtype is not None and dtype not in allowed:
@@ -193,7 +189,7 @@ def draft_shape(s: Scenario, method: str) -> PassShape | None:
     return None
 
 
-@lru_cache(maxsize=256)
+@bounded_cache(256)
 def compile_scenario(s: Scenario) -> _Compiled:
     """The constants of a scenario that predict() evaluates at any batch, α and k (cached): step-time
     parts of the target, the draft and the engine, memory budget and the fit. Public for bench/."""

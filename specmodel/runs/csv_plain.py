@@ -105,7 +105,7 @@ def norm_header(h: str) -> str:
 
 
 def sniff_delimiter(text: str) -> str:
-    sample = "\n".join(text.splitlines()[:20])
+    sample = "\n".join(text[:65_536].splitlines()[:20])  # the sniffer's regexes are slow on long lines
     try:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
@@ -137,12 +137,14 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
     problems = []
     kept: list[int] = []
     seen: dict[tuple, int] = {}
+    unknown: list[str] = []
     for i, raw in enumerate(header):
         h = raw.strip()
         key = norm_header(h)
         canon = ALIAS_INDEX.get(key) or throughput_column(key)
         pos = _POSITION_HEADER.match(key)
-        close = None if canon or pos or key in IGNORED_COLUMNS else close_column(key)
+        close = None if canon or pos or key in IGNORED_COLUMNS or len(unknown) >= _CLOSE_SEARCHED \
+            else close_column(key)
         if close is not None and ("column", close[0]) not in seen and close[0] not in _later_columns(header, i):
             canon = close[0]
             problems.append(Problem(name, None, h, f"not a column this reader knows; did you mean `{close[1]}`? "
@@ -167,8 +169,14 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
         elif pos:
             positions[int(pos.group(1))] = i
         elif h:
-            problems.append(Problem(name, None, h, "not a column this reader knows; ignored (known columns and "
-                                                   "aliases are listed in docs/formats.md)", "warning"))
+            unknown.append(h)
+    if len(unknown) <= _UNKNOWN_ONE_BY_ONE:
+        problems.extend(Problem(name, None, h, "not a column this reader knows; ignored (known columns and aliases "
+                                "are listed in docs/formats.md)", "warning") for h in unknown)
+    else:  # one message, however many: a file of 10^6 columns gave 10^6 warnings
+        problems.append(Problem(name, None, None, f"{len(unknown):,} unknown columns, e.g. "
+                                f"{_some(unknown)}: ignored (known columns and aliases are listed in "
+                                "docs/formats.md)", "warning"))
     return _finish_columns(name, header, headers, positions, problems, kept)
 
 
@@ -181,9 +189,19 @@ def _later_columns(header: list[str], i: int) -> set[str]:
 def _finish_columns(name, header, headers, positions, problems, kept):
     if kept:
         problems.insert(0, Problem(name, None, None, "columns kept for reference and not read: "
-                                   + ", ".join(header[i].strip() for i in kept)
+                                   + _some([header[i].strip() for i in kept], 20)
                                    + " (the engine is still looked for in their text)", "info"))
     return headers, positions, problems, kept
+
+
+_UNKNOWN_ONE_BY_ONE = 5  # up to this many unknown columns get a warning each; more get one for all
+_CLOSE_SEARCHED = 50  # unknown headers after this many are not matched against the known ones (bounded work)
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """"a, b, c, …" naming the first `shown` names (each cut), "…" when there are more."""
+    head = ", ".join(limits.clean_name(n, 40)[0] for n in names[:shown])
+    return head + (", …" if len(names) > shown else "")
 
 
 
@@ -201,7 +219,11 @@ class _Layout:
 
 
 def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
-    headers, positions, problems, kept = _columns(name, header)
+    headers, positions, problems, kept = _columns(name, header[:limits.MAX_COLUMNS])
+    if len(header) > limits.MAX_COLUMNS:  # every known column fits many times over; the rest is not read
+        problems.append(Problem(name, None, None, f"the header has {len(header):,} columns: only the first "
+                                f"{limits.MAX_COLUMNS:,} are read (from '{limits.clean_name(header[limits.MAX_COLUMNS], 40)[0]}' "
+                                "on, nothing is)", "warning"))
     if not headers and not positions:
         if len(header) == 1:
             raise SpecModelError(f"found a single column '{header[0].strip()[:80]}'; expected columns separated by "

@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from specmodel.limits import clean_name
+from specmodel.limits import MAX_NAME_TEXT, bounded_cache, clean_name
 from specmodel.model import engines, presets
 from specmodel.model.memory import DTYPES
 from specmodel.runs.records import RunDefaults, RunRecord
 
 # The name parsers are pure functions of the text, and a large file repeats the same few GPU, model,
 # method and engine names on every row: each distinct text is parsed once.
-parse_hardware = lru_cache(maxsize=4096)(presets.parse_hardware)
-parse_model = lru_cache(maxsize=4096)(presets.parse_model)
-parse_method = lru_cache(maxsize=4096)(presets.parse_method)
-parse_engine = lru_cache(maxsize=4096)(presets.parse_engine)
-named_engine = lru_cache(maxsize=4096)(engines.named_engine)
-parse_dtype = lru_cache(maxsize=1024)(presets.parse_dtype)
-cleaned_name = lru_cache(maxsize=16384)(clean_name)
+parse_hardware = bounded_cache(4096)(presets.parse_hardware)
+parse_model = bounded_cache(4096)(presets.parse_model)
+parse_method = bounded_cache(4096)(presets.parse_method)
+parse_engine = bounded_cache(4096)(presets.parse_engine)
+named_engine = bounded_cache(4096)(engines.named_engine)
+parse_dtype = bounded_cache(1024)(presets.parse_dtype)
+cleaned_name = bounded_cache(16384)(clean_name)
 
 
-@lru_cache(maxsize=1024)
+@bounded_cache(1024)
 def _default_draft(target: str) -> str | None:
     return presets.find_model(target).default_draft
 
@@ -74,7 +73,7 @@ def names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults:
     return _names(*key)
 
 
-@lru_cache(maxsize=8192)
+@bounded_cache(8192)
 def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> Names:
     v = dict(zip(_TEXT_KEYS, texts))
     rec = RunRecord("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
@@ -249,7 +248,7 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
 
 
 
-@lru_cache(maxsize=1024)
+@bounded_cache(1024)
 def _gpu_by_numbers(text: str):
     """A GPU described by numbers ("48GB GPU, ~860 GB/s"): (the preset within 10% on both, nearest
     first, or None; the other presets as near, for the remark: L40S and L40 share 48 GB at 864 GB/s)."""
@@ -286,13 +285,13 @@ def context_from_text(text) -> int | None:
 def lengths_from_text(text) -> tuple[int | None, int | None]:
     """(input tokens, output tokens) a workload text states ("ISL 3200 / OSL 800", "16K input / 1K
     output", "ISL/OSL=1K/2K", "1K in / 1K out", "input 3200, output 800"); None for what it does not."""
-    return _lengths_from_str(text) if isinstance(text, str) else (None, None)
+    return _lengths_from_str(text[:MAX_NAME_TEXT]) if isinstance(text, str) else (None, None)
 
 
 _N = r"(\d+(?:\.\d+)?)\s*(k?)"
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _lengths_from_str(text: str) -> tuple[int | None, int | None]:
     low = text.lower()
     n = _N
@@ -306,7 +305,7 @@ def _lengths_from_str(text: str) -> tuple[int | None, int | None]:
             _tokens_count(osl.group(1), osl.group(2)) if osl else None)
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _context_from_str(text: str) -> int | None:
     low = text.lower()
     n = _N

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import MAX_K, check_k, load_json
 from specmodel.runs.cells import model_key
 from specmodel.runs.records import Problem, RunRecord
 
@@ -59,7 +60,7 @@ def _num(x):
 def _documents(text: str) -> list[tuple[int, object]]:
     """(line or position, JSON value): one JSON document, or JSON Lines."""
     try:
-        doc = json.loads(text)
+        doc = load_json(text)
     except json.JSONDecodeError:
         pass
     else:
@@ -72,11 +73,20 @@ def _documents(text: str) -> list[tuple[int, object]]:
         if not line or line == "[DONE]" or line.startswith("#"):
             continue
         try:
-            out.append((lineno, json.loads(line)))
+            out.append((lineno, load_json(line)))
         except json.JSONDecodeError as exc:
             raise SpecModelError(f"line {lineno} is not valid JSON ({exc.msg}, column {exc.colno}); expected one "
                                  "response per line (JSON Lines) or one JSON document") from None
     return out
+
+
+def _drafts_per_step(drafted, steps):
+    """round(drafted / steps), or None where there is no count; a ratio past any float stays a number
+    for check_k to refuse (1e300 / 1e-300 overflowed into a traceback)."""
+    if not drafted or not steps:
+        return None
+    ratio = drafted / steps
+    return round(ratio) if math.isfinite(ratio) else ratio
 
 
 def _metric_avg(doc: dict, tag: str):
@@ -123,11 +133,14 @@ def _histogram(raw) -> dict[int, float] | None:
     for j, n in items:
         try:
             j = int(j)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
         v = _num(n)
         if v is None or v < 0 or j < 0:
             return None
+        if j > MAX_K:  # checked before any list of k positions is built
+            raise SpecModelError(f"an acceptance histogram has the key {j:,} (steps that accepted {j:,} drafts): "
+                                 f"more than the {MAX_K} drafts per step this tool handles; check the file")
         out[j] = out.get(j, 0.0) + v
     return out
 
@@ -201,7 +214,9 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
               "notes": f"{p.used} requests with per-request spec-decode metrics, pooled"}
     headers = {"drafts": "num_spec_steps", "accepted_tokens": "num_accepted_draft_tokens",
                "draft_tokens": "num_draft_tokens", "survival": "acceptance_histogram", "k": "num_spec_tokens"}
-    k = max(p.k_seen) if p.k_seen else (round(p.drafted / p.steps) if p.drafted else None)
+    k = max(p.k_seen) if p.k_seen else _drafts_per_step(p.drafted, p.steps)
+    if k:
+        k = check_k(k, "k (num_spec_tokens, the histogram's length or drafts per step)")
     if p.drafted:
         values["draft_tokens"] = p.drafted
     if k:
@@ -319,7 +334,9 @@ def _read_aiperf_summary(name: str, metrics: dict, doc: dict) -> tuple[list, lis
                "concurrency": where, "spec_tok_s": "output_token_throughput"}
     if drafted:
         values["draft_tokens"] = drafted
-    k = round(drafted / steps) if drafted else (max(hist) if hist else None)
+    k = _drafts_per_step(drafted, steps) if drafted else (max(hist) if hist else None)
+    if k:
+        k = check_k(k, "k (total_draft_tokens / total_spec_decode_steps)")
     if hist and k:
         total = sum(hist.values())
         values["survival"] = [sum(n for j, n in hist.items() if j >= i) / total for i in range(1, k + 1)]

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_K
+from specmodel.limits import MAX_K, bounded_cache
 from specmodel.model import acceptance, presets, spec_defaults
 from specmodel.runs.cells import number, shown
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
@@ -77,7 +76,7 @@ _SINGLE_NUMBER_FORMS = (
 )
 
 
-@lru_cache(maxsize=65536)
+@bounded_cache(65536)
 def _convert(form: str, value: float, k: int, column: str):
     """One number and k -> acceptance.Acceptance (frozen, so shared): a large file repeats them."""
     convert = next(c for key, *_, c in _SINGLE_NUMBER_FORMS if key == form)

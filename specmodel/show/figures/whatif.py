@@ -8,11 +8,11 @@ figure through the validating constructor, so a wrong property still fails a tes
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
 
+from specmodel.limits import bounded_cache
 from specmodel.model.decide import (K_MAX, Summary, best_k, best_k_per_batch, crossover_concurrency, ks_in_use,
                                     schedule_grid, smallest_best)
 from specmodel.model.scenario import Prediction, Scenario, predict
@@ -70,7 +70,7 @@ def vertical_line(x: float, top: float, name: str, hover: str | None = None) -> 
                 **({"hovertemplate": hover} if hover else {"hoverinfo": "skip"}))
 
 
-@lru_cache(maxsize=32)
+@bounded_cache(32)
 def _best_k_by_batch(s: Scenario) -> tuple[np.ndarray, np.ndarray]:
     """Best k and its speedup at every batch in BATCHES (two figures use it; computed once)."""
     return best_k(s, K_MAX, concurrency=BATCHES)
@@ -82,7 +82,7 @@ def _alpha_k_grid(s: Scenario) -> np.ndarray:
     return _alpha_k_grid_for(replace(s, alpha=0.0, k=0, survival=None))
 
 
-@lru_cache(maxsize=32)
+@bounded_cache(32)
 def _alpha_k_grid_for(s: Scenario) -> np.ndarray:
     grid = np.asarray(predict(s, alpha=ALPHAS[None, :], k=np.arange(0, K_MAX + 1)[:, None]).speedup, dtype=float)
     grid.flags.writeable = False  # shared between figures and reruns

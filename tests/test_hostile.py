@@ -1,0 +1,293 @@
+"""Issue 25: one shared instance that no single input can take down, freeze or fool. One test (or more)
+per numbered defect of the issue, each failing on the code before the fix; the test names carry
+the defect's number."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import httpx
+import pytest
+
+from specmodel import SpecModelError
+from specmodel.metrics import fetch, promapi, scrape
+from specmodel.runs import logs, spec_json
+from tests.replay import ReplayServer, bomb
+
+
+def _peak_mb(fn):
+    """(result or exception, peak MB of Python allocations while fn ran)."""
+    tracemalloc.start()
+    try:
+        try:
+            out = fn()
+        except Exception as exc:  # noqa: BLE001 (the caller looks at what came back)
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+# --- 1: decoded bytes are counted inside each chunk, stacked encodings refused --------------------
+
+@pytest.mark.parametrize("make", [httpx.Client, scrape.make_client])
+def test_1_stacked_gzip_is_refused_before_anything_is_decoded(make):
+    bomb("gzip, gzip", 128)  # built before measuring
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="bomb:gzip, gzip:128") as srv, make() as client:
+        err, peak = _peak_mb(lambda: fetch.capped_get(client, srv.url, where=srv.url))
+    assert isinstance(err, fetch.FetchFailed) and err.kind == "encoding"
+    assert "Content-Encoding 'gzip, gzip'" in str(err) and srv.url in str(err)
+    assert peak < 16
+
+
+@pytest.mark.parametrize("make", [httpx.Client, scrape.make_client])
+def test_1_one_gzip_layer_never_inflates_past_the_cap(make):
+    bomb("gzip", 256)  # 256 MB of zeros in 250 kB: a single chunk inflates to far more than the cap
+    limits = fetch.GetLimits(max_bytes=4 * 2**20)
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="bomb:gzip:256") as srv, make() as client:
+        err, peak = _peak_mb(lambda: fetch.capped_get(client, srv.url, where=srv.url, limits=limits))
+    assert isinstance(err, fetch.FetchFailed) and err.kind == "too_large"
+    assert peak < 4 + 16  # the cap and a few buffers, not the inflated 256 MB
+
+
+@pytest.mark.parametrize("make", [httpx.Client, scrape.make_client])
+def test_1_a_gzipped_metrics_page_still_reads_whole(make):
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="gzip") as srv, make() as client:
+        got = fetch.capped_get(client, srv.url, where=srv.url)
+        assert got.body.decode() == srv.body(0)
+
+
+def test_1_fleets_prometheus_client_refuses_stacked_gzip_too():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="bomb:gzip, gzip:64", path="/api/v1/query") as srv:
+        server = promapi.PromServer(srv.base_url, timeout_s=3.0)
+        with httpx.Client() as client, pytest.raises(SpecModelError) as info:
+            promapi.query(client, server, "up")
+    assert "Content-Encoding 'gzip, gzip'" in str(info.value) and "Prometheus at" in str(info.value)
+
+
+# --- 2: the vLLM log reader works in time proportional to the line ---------------------------------
+
+@pytest.mark.timeout(60)  # a guard, not a timing: the old pattern needed about an hour for this line
+@pytest.mark.parametrize("tail", ["a" * 1_000_000, "Accepted" + " x" * 500_000, "a, " * 300_000])
+def test_2_a_megabyte_spec_decode_line_without_fields_is_reported_not_a_freeze(tail):
+    points, problems = logs.parse_lines("SpecDecoding metrics: " + tail)
+    assert points == [] and problems and problems[0][0] == 1
+
+
+def test_2_fields_of_a_real_v1_line_still_read():
+    line = ("INFO 09-16 05:26:57 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.05, Accepted "
+            "throughput: 9.00 tokens/s, Drafted throughput: 13.00 tokens/s, Accepted: 90 tokens, Drafted: 90 tokens, "
+            "Per-position acceptance rate: 0.566, 0.309, 0.177, Avg Draft acceptance rate: 35.1%")
+    (point,), _ = logs.parse_lines(line)
+    assert point["tokens_per_step"] == 2.05 and point["survival"] == [0.566, 0.309, 0.177] and point["k"] == 3
+
+
+# --- 3: k and every count-derived size are checked before anything is allocated ------------------
+
+def _read_spec_json(text: str, name: str = "export.json"):
+    return spec_json.read(name, text, None)
+
+
+@pytest.mark.parametrize("text", [
+    '{"pooled_spec_decode_acceptance_histogram": {"0": 1, "1000000000": 1}, "total_spec_decode_steps": 2}',
+    '{"metrics": {"speculative_decoding": {"num_spec_steps": 10, "num_accepted_draft_tokens": 5, '
+    '"acceptance_histogram": {"0": 5, "1000000000": 5}}}}',
+    '{"metrics": {"speculative_decoding": {"num_spec_steps": 10, "num_accepted_draft_tokens": 5, '
+    '"num_spec_tokens": 1000000000, "acceptance_histogram": [5, 5]}}}',
+    '{"total_spec_decode_steps": 1, "total_accepted_draft_tokens": 1, "total_draft_tokens": 1e9, '
+    '"pooled_spec_decode_acceptance_histogram": {"0": 1}}',
+])
+def test_3_a_134_byte_file_with_k_of_a_billion_is_refused_before_allocating(text):
+    err, peak = _peak_mb(lambda: _read_spec_json(text))
+    assert isinstance(err, SpecModelError), err
+    assert "64" in str(err) and "1,000,000,000" in str(err)
+    assert peak < 5
+
+
+@pytest.mark.parametrize("text", [
+    '{"total_spec_decode_steps": 1e-300, "total_accepted_draft_tokens": 1, "total_draft_tokens": 1e300, '
+    '"pooled_spec_decode_acceptance_histogram": {"0": 1}}',
+    '{"pooled_spec_decode_acceptance_histogram": {"0": 1, "1": 1}, "total_spec_decode_steps": 2, "x": '
+    + "[" * 5000 + "]" * 5000 + "}",
+])
+def test_3_overflowing_ratios_and_deep_json_are_messages_not_tracebacks(text):
+    with pytest.raises(SpecModelError):
+        _read_spec_json(text)
+
+
+# --- 10: outputs are written only to a regular file or a new path ----------------------------------
+
+def _specials(tmp_path):
+    """(path, what it is, how to tell it is still that) for a FIFO, a symlink and a folder."""
+    import os
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(victim)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    return [(fifo, "a device, pipe or socket", lambda: fifo.is_fifo()),
+            (link, "a symbolic link", lambda: link.is_symlink() and victim.read_text() == "keep me\n"),
+            (folder, "a folder", lambda: folder.is_dir())]
+
+
+@pytest.mark.parametrize("command", [
+    ["rules", "--gpu", "H100", "--target", "Llama 3.1 8B", "--draft", "Llama 3.2 1B", "--k", "4", "--out"],
+    ["dashboard", "--out"],
+    ["runs", "sample_runs/seed_runs.csv", "--csv"],
+    ["runs", "sample_runs/seed_runs.csv", "--calibrate", "--save-calibration"],
+])
+def test_10_outputs_refuse_devices_symlinks_and_folders_and_leave_them_as_they_were(tmp_path, command):
+    from tests.cli_runner import run_cli
+    for path, kind, unchanged in _specials(tmp_path):
+        out = run_cli(*command, str(path))
+        assert out.returncode == 2, (path, out.stdout[-300:], out.stderr[-300:])
+        assert kind in out.stderr and str(path) in out.stderr and "Traceback" not in out.stderr
+        assert unchanged(), path
+    fresh = tmp_path / "new-output"
+    assert run_cli(*command, str(fresh)).returncode == 0 and fresh.is_file()
+
+
+# --- 14: messages say what happened ----------------------------------------------------------------
+
+def test_14_a_calibration_that_is_not_json_names_its_file_not_a_placeholder(tmp_path):
+    from tests.cli_runner import run_cli
+    bad = tmp_path / "cal.json"
+    bad.write_text("not json")
+    out = run_cli("predict", "--gpu", "H100", "--calibration", str(bad))
+    assert out.returncode == 2 and "{where}" not in out.stderr and f"--save-calibration {bad}" in out.stderr
+
+
+def test_14_a_device_given_as_a_calibration_is_called_a_device_not_missing(tmp_path):
+    import os
+    from tests.cli_runner import run_cli
+    fifo = tmp_path / "cal.json"
+    os.mkfifo(fifo)
+    out = run_cli("predict", "--gpu", "H100", "--calibration", str(fifo))
+    assert out.returncode == 2 and "a device, pipe or socket" in out.stderr and "no such" not in out.stderr
+    missing = run_cli("predict", "--gpu", "H100", "--calibration", str(tmp_path / "gone.json"))
+    assert missing.returncode == 2 and "no such calibration file" in missing.stderr
+
+
+def test_6_a_calibration_with_huge_integers_is_a_message(tmp_path):
+    from tests.cli_runner import run_cli
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"format": "specmodel-calibration", "version": 2, "parameters": {"mfu": 1' + "0" * 400 + "}}")
+    out = run_cli("predict", "--gpu", "H100", "--calibration", str(cal))
+    assert out.returncode == 2 and "Traceback" not in out.stderr and str(cal) in out.stderr
+
+
+# --- 12: the URL policy ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", ["[::ffff:0:a9fe:a9fe]", "[::ffff:0:169.254.169.254]", "[2001:db8::5efe:a9fe:a9fe]",
+                                  "[2001:db8::200:5efe:a9fe:a9fe]", "[64:ff9b:1:a9fe:a9:fe00::]"])
+def test_12_every_ipv4_embedding_ipv6_form_of_the_metadata_address_is_refused(host):
+    with pytest.raises(SpecModelError, match="metadata"):
+        scrape.check_url(f"http://{host}/metrics", resolve=False)
+
+
+def test_12_an_allow_list_entry_with_a_bracketed_ipv6_and_port_matches():
+    policy = scrape.ScrapePolicy.from_env({"SPECMODEL_ALLOWED_HOSTS": "[::1]:18080, 10.0.0.7"})
+    assert scrape.check_url("http://[::1]:18080/metrics", policy, resolve=False)
+    assert scrape.check_url("http://[0:0::1]:18080/metrics", policy, resolve=False)
+    with pytest.raises(SpecModelError, match="not in SPECMODEL_ALLOWED_HOSTS"):
+        scrape.check_url("http://[::1]:18081/metrics", policy, resolve=False)
+
+
+def test_12_a_url_with_user_and_password_and_a_bearer_token_says_so():
+    with ReplayServer("vllm_v1_specdecode_sample.txt") as srv, scrape.make_client() as client:
+        url = srv.url.replace("http://", "http://admin:secret@")
+        with pytest.raises(SpecModelError, match="bearer token") as info:
+            scrape.fetch_text(client, url, token="tok")
+        assert srv.scrapes == 0 and "secret" not in str(info.value)
+    with pytest.raises(SpecModelError, match="bearer token"):
+        promapi.PromServer("http://admin:secret@127.0.0.1:9090", auth=promapi.PromAuth(bearer_token="tok"))
+
+
+# --- 6: no tracebacks from overflow, huge integers or odd characters -------------------------------
+
+def test_6_counters_near_the_float_limit_are_a_reason_for_that_instance_not_an_overflow():
+    from specmodel.metrics import fleet
+    label = fleet.SERIES_LABEL
+    rows = [({label: "vllm:spec_decode_num_drafts_total"}, 1e-300),
+            ({label: "vllm:spec_decode_num_draft_tokens_total"}, 1e300),
+            ({label: "vllm:spec_decode_num_accepted_tokens_total"}, 1e300),
+            ({label: "vllm:generation_tokens_total"}, 1e300)]
+    with pytest.raises(SpecModelError, match="more than the 64 drafts per step"):
+        fleet.windows_for_instance(rows, 300.0, 1000.0)
+
+
+@pytest.mark.parametrize("gpu, words", [
+    ("H100 (TP=" + "9" * 5000 + ")", "above the 64"), ("99999999999x H100", "99,999,999,999, above the 64"),
+    ("H100 (TP=0)", "must be ≥ 1, got 0"),
+])
+def test_11_a_gpu_text_cannot_bring_a_tp_past_its_bound_or_to_zero(gpu, words):
+    from tests.cli_runner import run_cli
+    out = run_cli("predict", "--gpu", gpu)
+    assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr) < 400  # the 5,000 digits are not echoed back
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("branching", 10**9, "branching is 1,000,000,000, above the 64"),
+    ("tp", 10**9, "tensor parallelism is 1,000,000,000, above the 64"),
+    ("concurrency", 1e308, "above the 65,536"), ("concurrency", float("inf"), "finite"),
+    ("context_len", 10**12, "above the 1,048,576"),
+])
+def test_11_every_setting_of_a_scenario_is_bounded_with_the_bound_in_the_message(field, value, words):
+    from specmodel.model.scenario import Scenario
+    with pytest.raises(SpecModelError, match=words.replace("(", r"\(")):
+        Scenario(**{field: value}).validated()
+
+
+def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkeypatch):
+    from tests.cli_runner import run_cli
+    with pytest.raises(SpecModelError, match="3660 days"):
+        promapi.parse_duration("99999999999999999999999d")
+    with pytest.raises(SpecModelError, match="position 1"):
+        promapi.PromAuth(bearer_token="é")
+    monkeypatch.setenv("HOSTILE_TOKEN", "tok\u00e9n")
+    out = run_cli("scrape", "http://127.0.0.1:9/metrics", "--token-env", "HOSTILE_TOKEN")
+    assert out.returncode == 2 and "printable ASCII" in out.stderr
+
+
+# --- 4: caches shared by every session are bounded in bytes -----------------------------------------
+
+def test_4_twenty_uploads_with_a_5_mb_name_leave_nothing_in_the_shared_caches():
+    import gc
+    from specmodel.runs import names
+    from specmodel.model import presets
+    probes = [names.cleaned_name, names.parse_hardware, names.parse_model, names.parse_method]
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20):
+            text = f"{i} H100 " + "x" * 5_000_000
+            for probe in probes:
+                probe(text)
+            presets.stated_tp(text)
+            del text
+        gc.collect()
+        kept = (tracemalloc.get_traced_memory()[0] - before) / 1e6
+    finally:
+        tracemalloc.stop()
+    assert kept < 5, f"{kept:.0f} MB kept after the uploads"
+    assert names.cleaned_name("Llama 3.1 8B") == names.cleaned_name("Llama 3.1 8B")  # short names still cached
+    assert names.cleaned_name.cache_info().hits >= 1
+
+
+# --- 5: messages aggregated --------------------------------------------------------------------------
+
+def test_5_a_csv_with_a_million_unknown_columns_gives_one_warning_naming_a_few(tmp_path):
+    from specmodel import runs
+    n = 1_000_000
+    header = "workload,concurrency,alpha,k,baseline_tok_s,spec_tok_s," + ",".join(f"x{i}" for i in range(n))
+    row = "w,8,0.7,4,100,150" + "," * n
+    table = runs.read_runs([("wide.csv", (header + "\n" + row + "\n").encode())])
+    about = [p for p in table.problems if "unknown columns" in p.message]
+    assert len(table.rows) == 1 and len(table.problems) < 10
+    assert len(about) == 1 and about[0].message.startswith("9,994 unknown columns, e.g. x0, x1, x2, …")
+    assert any("the header has 1,000,006 columns: only the first 10,000 are read" in p.message for p in table.problems)

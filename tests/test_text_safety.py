@@ -1,0 +1,103 @@
+"""Issue 25 (7, 9): every string a page shows goes through the one text-safety function
+(`specmodel.limits.safe_text`, which pages/parts/text.py's `plain`, `name` and `no_links` are).
+
+The walk: every `st.<call>` in app.py and pages/ that renders text (Markdown or not) is read from
+the source, and its text argument must be safe by construction: a literal; an f-string or `+` whose
+every interpolated part is a literal, a number with a format spec (`{x:.2f}`), or itself safe; or a
+call of a text-safety function. Anything else (a variable, `str(exc)`, a readout) must be wrapped."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from specmodel.limits import safe_text
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT_CALLS = {"markdown", "write", "error", "warning", "info", "success", "caption", "title", "header",
+              "subheader", "toast", "text", "exception"}
+SAFE_FUNCS = {"plain", "name", "no_links", "code", "safe_text"}
+FILES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "pages" / "parts").glob("*.py"))]
+
+
+def _safe(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (str, int, float)) or node.value is None
+    if isinstance(node, ast.JoinedStr):
+        return all(_safe(v) for v in node.values)
+    if isinstance(node, ast.FormattedValue):
+        return node.format_spec is not None or _safe(node.value)
+    if isinstance(node, ast.BinOp):
+        return _safe(node.left) and _safe(node.right)
+    if isinstance(node, ast.IfExp):
+        return _safe(node.body) and _safe(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return all(_safe(v) for v in node.values)
+    if isinstance(node, ast.Name):  # a module constant (SERVERS_IN_WORDS): the project's own words
+        return node.id.isupper()
+    if isinstance(node, ast.Subscript):  # LABELS[label]
+        return isinstance(node.value, ast.Name) and node.value.id.isupper()
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if called in SAFE_FUNCS:
+            return True
+        if called == "join" and isinstance(func, ast.Attribute):  # "sep".join(safe parts)
+            return _safe(func.value) and all(_safe_items(a) for a in node.args)
+        if called in ("len", "int", "round"):
+            return True  # numbers
+    return False
+
+
+def _safe_items(node: ast.AST) -> bool:
+    if isinstance(node, (ast.GeneratorExp, ast.ListComp)):
+        return _safe(node.elt)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_safe(e) for e in node.elts)
+    return False
+
+
+def _unsafe_calls():
+    for path in FILES:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in TEXT_CALLS and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id in ("st", "box", "slot", "col", "placeholder", "container")):
+                continue
+            args = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "body"]
+            for arg in args:
+                if not _safe(arg):
+                    yield f"{path.relative_to(ROOT)}:{node.lineno}: st.{node.func.attr}({ast.unparse(arg)[:60]})"
+
+
+def test_7_every_text_a_page_shows_goes_through_the_text_safety_function():
+    unsafe = list(_unsafe_calls())
+    assert not unsafe, "wrap in plain/name/no_links (pages/parts/text.py):\n" + "\n".join(unsafe)
+
+
+def test_7_the_walk_finds_the_calls_it_checks():
+    assert len(FILES) > 10
+    sample = ast.parse('st.error(str(exc))\nst.caption(f"{n:.2f} x")\nst.info(no_links(m))')
+    calls = [n for n in ast.walk(sample) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") in TEXT_CALLS]
+    assert [_safe(c.args[0]) for c in calls] == [False, True, True]
+
+
+@pytest.mark.parametrize("hostile, absent", [
+    ("[click](http://evil.example/x)", "](http"), ("![img](http://evil.example/x.png)", "![img]("),
+    ("# Heading", "\n# "), ("<img src=x onerror=alert(1)>", "<img"), ("`code`", "`code`"),
+    ("see www.evil.example", "www.evil"), ("a\x1b[2K\rpays off 9.99x", "\x1b"),
+])
+def test_7_9_hostile_text_is_inert_in_every_mode(hostile, absent):
+    for mode in ("plain", "message"):
+        shown = safe_text("\n" + hostile, markdown=mode)
+        assert not re.search(r"(?<!\\)" + re.escape(absent), shown), (mode, shown)
+    assert "\x1b" not in safe_text(hostile) and "\r" not in safe_text(hostile)
+
+
+def test_9_a_5_mb_name_is_cut_to_200_characters():
+    shown = safe_text("x" * 5_000_000)
+    assert len(shown) == 200 and shown.endswith("…")
