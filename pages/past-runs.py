@@ -15,7 +15,7 @@ from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
-from specmodel.runs.review import model_headline, verdict_lines
+from specmodel.runs.headlines import model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
 from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
@@ -39,7 +39,7 @@ with top_right:
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
-    st.info(no_runs_message(calibration() is not None))
+    st.info(no_links(no_runs_message(calibration() is not None)))
     plan_section(scenario=base_scenario())
     st.stop()
 pairs = paired_by_hand(files)
@@ -114,7 +114,7 @@ with right:
     st.caption(no_links(note or ""))
 
 st.subheader("Verdicts per workload")
-st.caption(runs_view.VERDICT_LINES_CAPTION)
+st.caption(no_links(runs_view.VERDICT_LINES_CAPTION))
 lines = verdict_lines(result.table)
 with st.container(height=260 if len(lines) > 8 else "content", border=False):
     st.markdown("  \n".join(f"{LABELS[label]}: {plain(sentence)}"  # workload names are user text
@@ -122,7 +122,7 @@ with st.container(height=260 if len(lines) > 8 else "content", border=False):
 if shown["break_even_tokens_per_step"].notna().any():
     chart(break_even_chart(shown), "runs_break_even")
 else:
-    st.caption(runs_view.NO_BREAK_EVEN_CHART)
+    st.caption(no_links(runs_view.NO_BREAK_EVEN_CHART))
 
 st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")

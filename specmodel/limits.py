@@ -54,7 +54,9 @@ MAX_COLUMNS = 10_000  # a run file has a few dozen columns; 10,000 are read in w
 MAX_TP = 64  # the largest NVLink domains (GB200 NVL72) run TP <= 64 per replica
 MAX_GPUS = 100_000  # GPUs named in one hardware text; a count beyond it is a typo, not a cluster
 MAX_CONCURRENCY = 65_536  # concurrent sequences; engines cap max_num_seqs far below (vLLM default 256-1024)
-MAX_CONTEXT = 1_048_576  # 1M tokens: the longest context any preset model serves
+# 16M tokens: above the longest context a released model serves (Llama 4 Scout: 10M,
+# max_position_embeddings 10,485,760 in its config.json)
+MAX_CONTEXT = 16_777_216
 MAX_BRANCHING = MAX_K  # a tree pass proposes at most as many tokens as a step verifies
 
 

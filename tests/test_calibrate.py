@@ -8,7 +8,8 @@ from specmodel import Efficiency, Scenario, SpecModelError, predict
 from specmodel.model.parameters import PARAMETERS
 from specmodel.runs import read_runs, sample_files
 from specmodel.runs.calibrate import DEFAULT_FIT, calibrate
-from specmodel.runs.review import error_summary, evaluate_runs, review, verdict_lines
+from specmodel.runs.headlines import verdict_lines
+from specmodel.runs.review import error_summary, evaluate_runs, review
 from tests.conftest import FIXTURES
 
 

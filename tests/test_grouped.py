@@ -68,7 +68,7 @@ def test_runs_the_model_refuses_get_summarize_messages_and_the_rest_still_predic
     assert many["error"][0] is None and many["speedup"][0] > 0
     assert "α (per-token acceptance) must lie in [0, 1]" in many["error"][1]
     assert "cannot be 3 deep" in many["error"][2]  # a tree deeper than its k
-    assert "concurrency must be a whole number ≥ 1" in many["error"][3]
+    assert "concurrency must be ≥ 1, got 0" in many["error"][3]  # as summarize says it
 
 
 def test_a_setup_where_nothing_fits_gives_every_run_the_same_message():

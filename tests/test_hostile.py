@@ -234,7 +234,7 @@ def test_11_a_gpu_text_cannot_bring_a_tp_past_its_bound_or_to_zero(gpu, words):
     ("branching", 10**9, "branching is 1,000,000,000, above the 64"),
     ("tp", 10**9, "tensor parallelism is 1,000,000,000, above the 64"),
     ("concurrency", 1e308, "above the 65,536"), ("concurrency", float("inf"), "finite"),
-    ("context_len", 10**12, "above the 1,048,576"),
+    ("context_len", 10**12, "above the 16,777,216"),
 ])
 def test_11_every_setting_of_a_scenario_is_bounded_with_the_bound_in_the_message(field, value, words):
     from specmodel.model.scenario import Scenario

@@ -8,7 +8,8 @@ import pytest
 
 from specmodel.cli import main
 from specmodel.runs import read_runs
-from specmodel.runs.review import model_headline, review, verdict_lines
+from specmodel.runs.headlines import model_headline, verdict_lines
+from specmodel.runs.review import review
 from tests.conftest import FIXTURES
 
 FILE = FIXTURES / "measured_vs_model.csv"  # MT-Bench at 24 measured 0.71x where the model predicts ~1.5x

@@ -31,7 +31,7 @@ def _home(model_name, weight_dtype=None):
 def test_the_longest_context_a_message_offers_is_the_longest_predict_fits(family, kv_dtype):
     name = FAMILIES[family]
     gpu, tp = _home(name)
-    s = Scenario(gpu=gpu, tp=tp, target=name, method="ngram", k=0, kv_dtype=kv_dtype, context_len=50_000_000)
+    s = Scenario(gpu=gpu, tp=tp, target=name, method="ngram", k=0, kv_dtype=kv_dtype, context_len=16_000_000)
     with pytest.raises(DoesNotFit) as caught:
         predict(s)
     why = caught.value
@@ -54,7 +54,7 @@ def test_the_longest_context_with_speculation_is_the_longest_the_speculative_arm
     m = presets.find_model(name)
     draft = m.default_draft or "Llama 3.2 1B"
     base = Scenario(gpu=gpu, tp=tp, target=name, method=method, draft=draft, k=3, kv_dtype="fp8")
-    plain_longest = memory.target_does_not_fit(gpu, tp, name, 50_000_000, kv_dtype="fp8").closest_context_len
+    plain_longest = memory.target_does_not_fit(gpu, tp, name, 16_000_000, kv_dtype="fp8").closest_context_len
     why = memory.speculation_does_not_fit(gpu, tp, name, plain_longest, method, 3, draft, kv_dtype="fp8")
     assert why is not None and why.part == "speculation"
     longest = why.closest_context_len

@@ -83,6 +83,7 @@ def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
     notes = " ".join(m.value for m in at.markdown)
     assert "- ⚠️ speculative decoding is off on this server" in notes  # a warning, marked as one
     assert "- no per-position counts from this server" in notes  # a note that only explains: unmarked
-    assert "but the sidebar's target is Llama 3.1 8B: choose Llama 3.1 70B in the sidebar" in notes
+    table = at.dataframe[0].value.set_index("instance")
+    assert table.loc["v0:8000", "predicted_on"].startswith("Llama 3.1 70B")  # its own model, not the sidebar's 8B
     assert "- α = 0.70 and k = 4 are assumed (the model's defaults for a server that measures none)" in notes
     assert "--alpha" not in notes and "What-if" not in notes

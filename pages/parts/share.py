@@ -9,7 +9,7 @@ import zipfile
 
 import streamlit as st
 
-from pages.parts.text import plain
+from pages.parts.text import no_links, plain
 from specmodel.show import links
 
 UPLOADS = "runs_uploads"  # (name, bytes) of the files uploaded in this session: kept across pages
@@ -43,11 +43,12 @@ def link_popover(sb, calibrated: bool, page_path: str) -> None:
         holds = "these inputs" + (" and the whole calibration" if calibrated else "")
         if files:
             names = ", ".join(plain(name) for name, _ in files)
-            st.warning(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot travel in "
-                       "a link, so whoever opens it sees this page without them. To share the review, send the "
-                       "**Report (HTML)** from Export at the bottom of the page, or the runs below.")
+            st.warning(no_links(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot "
+                                "travel in a link, so whoever opens it sees this page without them. To share the "
+                                "review, send the **Report (HTML)** from Export at the bottom of the page, or the "
+                                "runs below."))
             st.download_button("The uploaded runs (zip)", runs_zip(files), file_name="runs.zip",
                                mime="application/zip", key="link_runs_zip", on_click="ignore")
         else:
-            st.caption(f"This link opens this page with {holds}. Copy it with the icon at the right of the box.")
+            st.caption(no_links(f"This link opens this page with {holds}. Copy it with the icon at the right of the box."))
         st.code(links.view_link(st.context.url, st.query_params.to_dict()), language=None, wrap_lines=True)

@@ -86,7 +86,8 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.model.calibration_file import save_calibration
     from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
     from specmodel.runs.calibrate import calibrate
-    from specmodel.runs.review import model_headline, prediction_counts, review
+    from specmodel.runs.headlines import model_headline
+    from specmodel.runs.review import prediction_counts, review
 
     explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method") if getattr(args, kind, None))
     args.gpu = args.gpu or "L40S"

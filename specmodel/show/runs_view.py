@@ -137,8 +137,13 @@ NO_BREAK_EVEN_CHART = ("No break-even chart: no run has both a measured tokens p
 def filled_columns(frame: pd.DataFrame, columns: dict) -> list[str]:
     """The columns to show: those with at least one value (an all-empty column would print "None" in
     every cell and push the ones that matter off-screen)."""
-    return [c for c in columns if c in frame.columns and frame[c].map(lambda v: v is not None and v == v
-                                                                      and v != "").any()]
+    return [c for c in columns if c in frame.columns and frame[c].map(_filled).any()]
+
+
+def _filled(v) -> bool:
+    """A cell with a value: not None, NaN, pandas' NA or an empty text."""
+    return not (v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v) or
+                (isinstance(v, str) and v == ""))
 
 
 def as_cells(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:

@@ -1,0 +1,85 @@
+"""What a review of runs says in sentences: one line per workload and verdict, and how far the
+model was off (the Past runs page's headline and `runs`' first line)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, verdict_words
+
+
+MAX_LEVELS_SHOWN = 12
+
+
+def _levels(values) -> str:
+    """Concurrency levels as a short list: distinct, sorted, the first ones when there are many."""
+    levels = sorted({int(v) for v in values if pd.notna(v)})
+    if len(levels) <= MAX_LEVELS_SHOWN:
+        return ", ".join(map(str, levels))
+    return ", ".join(map(str, levels[:MAX_LEVELS_SHOWN - 2])) + f", … {levels[-1]} ({len(levels)} levels)"
+
+
+def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """One (verdict, sentence) per workload and verdict, saying which levels were measured and which
+    predicted and where the model disagreed with the measurement, e.g.
+    ("fails", "chat loses at concurrency 8, 32 (measured) — the model said pays off at 32")."""
+    lines = []
+    if table.empty:
+        return lines
+    for workload, group in table.groupby("workload", sort=False):
+        for label in (CLEARS, BORDERLINE_LABEL, FAILS):
+            sel = group[group["verdict"] == label]
+            if sel.empty:
+                continue
+            is_measured = (sel["verdict_basis"] == MEASURED).to_numpy() if "verdict_basis" in sel else \
+                np.zeros(len(sel), dtype=bool)
+            parts = []
+            if is_measured.any():
+                parts.append(f"{_levels(sel['concurrency'][is_measured])} (measured)")
+            if (~is_measured).any():
+                parts.append(f"{_levels(sel['concurrency'][~is_measured])} (predicted)")
+            sentence = (f"{workload} {'is borderline' if label == BORDERLINE_LABEL else verdict_words(label)} at concurrency "
+                        + ", ".join(parts))
+            if "model_agrees" in sel:
+                off = sel[sel["model_agrees"].eq(False)]
+                said = [f"{verdict_words(model_label)} at {_levels(group_off['concurrency'])}"
+                        for model_label, group_off in off.groupby("predicted_verdict", sort=False)]
+                if said:
+                    sentence += " — the model said " + ", ".join(said)
+            lines.append((label, sentence))
+    return lines
+
+
+def _no_comparison_headline(table: pd.DataFrame | None) -> str:
+    """The headline when no run has both speedups, counted from the verdict records the rows show."""
+    basis = table["verdict_basis"] if table is not None and "verdict_basis" in table else pd.Series(dtype=object)
+    measured = int((basis == MEASURED).sum())
+    predicted = int(basis.notna().sum()) - measured
+    head = "No run has both a measured and a predicted speedup, so the model's accuracy is not checked here"
+    if measured and not predicted:
+        return f"{head}: every verdict here is from the measurement (measured)."
+    if predicted and not measured:
+        return f"{head}: every verdict here is the model's (predicted)."
+    if measured:
+        return (f"{head}: {measured:,} verdict{'s' if measured != 1 else ''} from the measurement (measured), "
+                f"{predicted:,} the model's (predicted).")
+    return f"{head}."
+
+
+def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
+    """How far the model was off, in one sentence: its verdict against the measured one."""
+    n = summary.get("rows_compared") or 0
+    if not n:
+        return _no_comparison_headline(table)
+    off = summary.get("model_disagreements", n - summary.get("verdicts_agreeing", 0))
+    if not off:
+        return f"The model's verdict agrees with the measured one on all {n:,} run{'s' if n != 1 else ''} with both."
+    example = ""
+    if table is not None and "model_agrees" in table:
+        first = table[table["model_agrees"].eq(False)].head(1)
+        if not first.empty:
+            r = first.iloc[0]
+            example = f" (e.g. {r['workload']} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
+    return (f"The model's verdict differs from the measured one on {off:,} of {n:,} run{'s' if n != 1 else ''}"
+            f"{example}; each run with a measurement takes its verdict from it.")
