@@ -48,6 +48,7 @@ ALONE_MOVES = int(os.environ.get("LOAD_ALONE_MOVES", "24"))
 SLOW_PERIOD_S = float(os.environ.get("LOAD_SLOW_PERIOD_S", "10"))
 WAIT_MS = int(os.environ.get("LOAD_WAIT_MS", "60000"))  # longest wait for any one step under load
 COLD_SESSIONS = int(os.environ.get("LOAD_COLD_SESSIONS", "6"))  # opened at once on the fresh server
+CPU_SECONDS = float(os.environ.get("LOAD_CPU_SECONDS", "20"))  # every session moving What-if sliders only
 MEMORY_EVERY_S = max(5.0, SECONDS / 8)
 
 # Chromium may look up no host but 127.0.0.1 (the page icon, for one, points at fonts.gstatic.com).
@@ -197,6 +198,7 @@ class Load:
         self.errors: list[str] = []
         self.watch = {"checks": 0, "time-limit message": 0, "verdict": 0}
         self.outside_requests: set[str] = set()
+        self.server_cpu: tuple[float, tuple[float, float]] | None = None  # (CPU s, wall-clock span) of slider moves
 
     def error(self, session: int, what: str, detail: str) -> None:
         self.errors.append(f"session {session}, {what}: {' '.join(detail.split())[:220]}")
@@ -392,14 +394,17 @@ async def cold_start(browser, base: str, n: int) -> tuple[int, list[str]]:
     return sum(ok), load.errors
 
 
-async def baseline(browser, base: str, replay: ReplayServer) -> Load:
-    """One session alone: two warm-up moves (not counted), the slider moves, one upload, two live verdicts."""
+async def baseline(browser, base: str, replay: ReplayServer, pid: int) -> Load:
+    """One session alone: two warm-up moves (not counted), the slider moves (the server's CPU seconds
+    read from /proc before and after them), one upload, two live verdicts."""
     alone = Load()
     context, page = await open_session(browser, base, alone, -1)
     try:
         await slider_moves(page, alone, -1, MOVES[:2], record=False)
+        cpu, since = cpu_s(descendants(pid)), time.time()
         while len(alone.reruns) < ALONE_MOVES:
             await slider_moves(page, alone, -1)
+        alone.server_cpu = (cpu_s(descendants(pid)) - cpu, (since, time.time()))
         await check_page(page, alone, -1, "What-if alone")
         await runs_upload(page, alone, -1)
         for _ in range(2):
@@ -407,6 +412,26 @@ async def baseline(browser, base: str, replay: ReplayServer) -> Load:
     finally:
         await context.close()
     return alone
+
+
+async def sliders_only(pages, load: Load, pid: int) -> tuple[float, tuple[float, float]]:
+    """Every session on What-if moving sliders for CPU_SECONDS: the server's CPU seconds (from /proc,
+    before and after) and the wall-clock span, so the server's CPU per script run can be set beside
+    the same moves made by one session alone."""
+    await asyncio.gather(*(go(page, "What-if") for _, page in pages))
+    await asyncio.sleep(1.0)
+    cpu, since, deadline = cpu_s(descendants(pid)), time.time(), time.monotonic() + CPU_SECONDS
+
+    async def one(session, page):
+        while time.monotonic() < deadline:
+            try:
+                await slider_moves(page, load, session, record=False)
+            except Exception as exc:  # noqa: BLE001 (counted and reported)
+                load.error(session, "What-if sliders only", f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+                return
+
+    await asyncio.gather(*(one(i, page) for i, page in pages))
+    return cpu_s(descendants(pid)) - cpu, (since, time.time())
 
 
 async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) -> dict:
@@ -419,7 +444,7 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
         try:
             out["cold"] = await cold_start(browser, base, COLD_SESSIONS)
             alone_from = time.time()
-            out["alone"] = await baseline(browser, base, replay)
+            out["alone"] = await baseline(browser, base, replay, pid)
             out["alone span"] = (alone_from, time.time())
             import httpx
 
@@ -466,6 +491,7 @@ async def drive(base: str, pid: int, replay: ReplayServer, slow: TimedReplay) ->
             out["loadavg"].append(os.getloadavg()[0])
             out["during"], out["health"] = samples, health
             out["load"] = load
+            out["sliders only"] = await sliders_only(pages, load, pid)
         finally:
             for context in contexts:
                 await context.close()
@@ -490,15 +516,34 @@ def _s(spans: list[tuple[int, float, float]]) -> str:
     return f"median {statistics.median(values):.1f} s, p95 {pct(values, 0.95):.1f} s (n={len(values)})"
 
 
-def server_runs(path: Path, span: tuple[float, float], page: str) -> list[float]:
-    """Script run times (ms) the server logged (app.py, SPECMODEL_RUN_TIMES) for one page, for runs
-    that ended within `span` (wall clock) and ran to the end (st.stop() counts: the page chose to end)."""
+def server_runs(path: Path, span: tuple[float, float], page: str | None) -> list[float]:
+    """Script run times (ms) the server logged (app.py, SPECMODEL_RUN_TIMES) for one page (None: every
+    page and outcome), for runs that ended within `span` (wall clock) and, for one page, ran to the end
+    (st.stop() counts: the page chose to end)."""
     times = []
     for line in path.read_text().splitlines() if path.exists() else []:
         ended, title, outcome, ms = line.split("\t")
-        if title == page and outcome in ("ok", "StopException") and span[0] <= float(ended) <= span[1]:
-            times.append(float(ms))
+        if page is None or (title == page and outcome in ("ok", "StopException")):
+            if span[0] <= float(ended) <= span[1]:
+                times.append(float(ms))
     return times
+
+
+def cpu_per_run_lines(out: dict, run_times: Path) -> list[str]:
+    """The server's CPU seconds per script run: one session alone moving What-if sliders against
+    every session doing the same at once (the browsers' CPU is not in it)."""
+    from bench import against_goal
+
+    alone_cpu, alone_span = out["alone"].server_cpu
+    loaded_cpu, loaded_span = out["sliders only"]
+    n_alone, n_loaded = len(server_runs(run_times, alone_span, None)), len(server_runs(run_times, loaded_span, None))
+    if not n_alone or not n_loaded:
+        return [f"server CPU per rerun: no script runs logged (alone {n_alone}, under load {n_loaded})"]
+    per_alone, per_loaded = alone_cpu / n_alone * 1e3, loaded_cpu / n_loaded * 1e3
+    return [f"server CPU per What-if rerun (from /proc, every script run the server logged), alone: {per_alone:.0f} ms "
+            f"({alone_cpu:.1f} s / {n_alone} runs); {out['opened']} sessions moving sliders at once for "
+            f"{CPU_SECONDS:g} s: {per_loaded:.0f} ms ({loaded_cpu:.1f} s / {n_loaded} runs); "
+            f"ratio {against_goal(per_loaded / per_alone, 1.5)}"]
 
 
 def report(out: dict, slow: TimedReplay, replay: ReplayServer, run_times: Path | None = None) -> list[str]:
@@ -532,6 +577,7 @@ def report(out: dict, slow: TimedReplay, replay: ReplayServer, run_times: Path |
                      f"{_ms(server_alone)}; under {SESSIONS} sessions: {_ms(server_loaded)}"
                      + (f"; ratio {statistics.median(server_loaded) / statistics.median(server_alone):.1f}x"
                         if server_alone and server_loaded else ""))
+        lines += cpu_per_run_lines(out, run_times)
     lines += [
         f"runs upload -> break-even table: alone {_s(alone.timed['runs upload'])}; "
         f"under load {_s(load.timed['runs upload'])}",

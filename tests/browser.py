@@ -37,12 +37,13 @@ def streamlit_server(env: dict | None = None):
 
 
 @contextmanager
-def streamlit_process(env: dict | None = None):
-    """Like streamlit_server, but yield (base URL, the subprocess.Popen) so callers can read its PID."""
+def streamlit_process(env: dict | None = None, script: Path | None = None):
+    """Like streamlit_server, but yield (base URL, the subprocess.Popen) so callers can read its PID;
+    `script` runs another app (the benchmarks' one-line app) instead of app.py."""
     port = free_port()
     log = open(os.devnull, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
