@@ -250,6 +250,18 @@ def test_building_the_command_line_imports_neither_pandas_nor_scipy():
     assert out.strip() == "[]"
 
 
+def test_the_what_if_page_draws_without_pandas_scipy_or_the_scrapers():
+    """The first page a reviewer opens runs the model and draws its charts: pandas, scipy, the HTTP
+    client, the /metrics parser and the run readers load with the pages that use them."""
+    code = ("import sys; from streamlit.testing.v1 import AppTest; at = AppTest.from_file(sys.argv[1], default_timeout=120)"
+            ".run(); assert not at.exception and at.title[0].value.startswith('What-if'), at.exception; "
+            "print(sorted(m for m in ('pandas', 'scipy', 'httpx', 'prometheus_client', 'specmodel.runs', "
+            "'specmodel.metrics', 'specmodel.plan') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "app.py")], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 # --- the run readers: a package of small modules, one job each ------------------------------------------
 
 RUNS = PACKAGE / "runs"

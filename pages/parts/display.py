@@ -8,7 +8,6 @@ import streamlit as st
 from pages.parts.common import CONTEXT_CHOICES
 from pages.parts.text import no_links
 from specmodel import SpecModelError
-from specmodel.metrics.live import InputNames
 from specmodel.notes import severity_of
 
 
@@ -77,9 +76,11 @@ def show_readouts(readouts, where=st) -> None:
                 col.caption(no_links(r.caption))
 
 
-def sidebar_names(assumed: str) -> InputNames:
-    """How the live verdict's notes name a page's inputs: the sidebar's target, and `assumed`
-    for where the page takes the α and k it assumes for a server that measures none."""
+def sidebar_names(assumed: str):
+    """How the live verdict's notes name a page's inputs (an InputNames): the sidebar's target, and
+    `assumed` for where the page takes the α and k it assumes for a server that measures none."""
+    from specmodel.metrics.live import InputNames  # the scraper loads with the pages that scrape
+
     return InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar", assumed=assumed,
                       give_k="give k (the server's draft tokens per step) under Connection and model options")
 

@@ -12,13 +12,16 @@ one-line summaries that go with them. Pure functions of results; nothing here dr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from specmodel.export.prediction import prediction_dict
-from specmodel.metrics.fleet import FleetReport
-from specmodel.metrics.live import LiveVerdict
-from specmodel.metrics.prom import LiveStats, Snapshot
-from specmodel.model.decide import Summary
-from specmodel.plan.capacity import CapacityPlan
+
+if TYPE_CHECKING:  # names for the annotations only: the What-if page loads no scraper, pandas or planner
+    from specmodel.metrics.fleet import FleetReport
+    from specmodel.metrics.live import LiveVerdict
+    from specmodel.metrics.prom import LiveStats, Snapshot
+    from specmodel.model.decide import Summary
+    from specmodel.plan.capacity import CapacityPlan
 
 
 @dataclass(frozen=True)
