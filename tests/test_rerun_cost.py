@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from specmodel import Scenario, predict, summarize
+from specmodel.model.scenario import speedup_grid
 from specmodel.model.acceptance import alpha_from_tokens_per_step
 from specmodel.model.decide import crossover_concurrency
 from specmodel.show.figures import whatif as figures
@@ -60,3 +61,35 @@ def test_the_alpha_k_grid_is_shared_across_alpha_and_k_but_not_concurrency():
     fresh = np.asarray(predict(Scenario(concurrency=64), alpha=figures.ALPHAS[None, :],
                                k=np.arange(0, 9)[:, None]).speedup, dtype=float)
     assert np.array_equal(c, fresh)
+
+
+@pytest.mark.parametrize("s", [
+    Scenario(), Scenario(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4),
+    Scenario(method="ngram", draft=None, alpha=0.8, k=3),  # vLLM verifies matched sequences only: rate 0.4
+    Scenario(method="ngram", draft=None, alpha=0.8, k=3, engine="sglang"),
+    Scenario(survival=(0.8, 0.56, 0.35)), Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3),
+    Scenario(method="eagle", draft=None, alpha=0.6, draft_depth=3, branching=2),
+    Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=4, context_len=32768),  # few fit
+    Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2, context_len=2700),  # no draft fits
+])
+def test_the_speedup_grid_scaled_from_one_alpha_equals_predict_at_every_k_and_batch(s):
+    ks, batches = np.arange(0, 9), np.arange(1, 700)
+    direct = np.asarray(predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup, dtype=float)
+    scaled = speedup_grid(s, ks, batches)
+    assert np.array_equal(np.isnan(direct), np.isnan(scaled)) and np.array_equal(direct == 0, scaled == 0)
+    assert np.allclose(scaled, direct, rtol=1e-12, atol=0, equal_nan=True)
+    for alpha in (0.0, 0.33, 1.0):  # the steps' grid cached at one α serves every other
+        moved = Scenario(**{**s.__dict__, "alpha": alpha, "survival": None})
+        assert np.allclose(speedup_grid(moved, ks, batches), predict(moved, k=ks[:, None], concurrency=batches[None, :])
+                           .speedup, rtol=1e-12, atol=0, equal_nan=True)
+
+
+def test_moving_alpha_k_or_concurrency_reuses_the_steps_grid_of_the_scenario():
+    from specmodel.model import scenario
+
+    summarize(Scenario(alpha=0.41, k=3, concurrency=5, gpu="H200"))
+    before = scenario._speedup_at_probe.cache_info()
+    summarize(Scenario(alpha=0.77, k=6, concurrency=9, gpu="H200"))
+    after = scenario._speedup_at_probe.cache_info()
+    # Only best_k at the new concurrency (one column) is new; the schedule and crossover grids are reused.
+    assert after.misses - before.misses <= 1 and after.hits > before.hits

@@ -13,7 +13,7 @@ from specmodel.model.engines import find_engine
 from specmodel.model.memory import speculation_does_not_fit
 from specmodel.model.presets import find_method
 from specmodel.model.roofline import Efficiency
-from specmodel.model.scenario import Prediction, Scenario, predict
+from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
 from specmodel.notes import info
 
 BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
@@ -38,8 +38,7 @@ def best_k(s: Scenario, k_max: int = K_MAX, concurrency=None):
     k = 0 means speculation off (speedup 1); of k values within K_TIE of the best, the smallest."""
     ks = np.arange(0, k_max + 1)
     b = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
-    grid = np.asarray(predict(s, k=ks[:, None], concurrency=np.atleast_1d(b)[None, :]).speedup, dtype=float)
-    grid = np.nan_to_num(grid, nan=0.0)
+    grid = np.nan_to_num(speedup_grid(s, ks, np.atleast_1d(b)), nan=0.0)
     grid[0] = 1.0
     idx = smallest_best(grid, axis=0)
     best = ks[idx]
@@ -58,12 +57,14 @@ def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MA
     if kk == 0:
         return None
     # The first losing batch, looked for in the first 512 batches before the rest (most scenarios
-    # lose early: an eighth of the work); the same answer as one pass over all of them.
+    # lose early: an eighth of the work); the same answer as one pass over all of them. The first
+    # 512 are a row of the grid schedule_grid reads (one grid per scenario, shared).
     for first, last in ((1, min(512, max_batch)), (513, max_batch)):
         if first > last:
             break
         batches = np.arange(first, last + 1)
-        speed = np.asarray(predict(s, k=kk, concurrency=batches).speedup, dtype=float)
+        ks = np.arange(0, max(K_MAX, kk) + 1) if first == 1 else np.array([kk])
+        speed = speedup_grid(s, ks, batches)[kk if first == 1 else 0]
         losing = np.flatnonzero(~(speed >= 1.0))
         if losing.size:
             return int(batches[losing[0]] - 1)
@@ -73,9 +74,7 @@ def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MA
 def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> np.ndarray:
     """Speedup for k in 0..k_max (rows; k = 0 is 1) at every batch in 1..max_batch (columns), NaN as
     0: what k_schedule and off_above_range read (summarize computes it once for both)."""
-    grid = np.asarray(predict(s, k=np.arange(0, k_max + 1)[:, None],
-                              concurrency=np.arange(1, max_batch + 1)[None, :]).speedup, dtype=float)
-    grid = np.nan_to_num(grid, nan=0.0)
+    grid = np.nan_to_num(speedup_grid(s, np.arange(0, k_max + 1), np.arange(1, max_batch + 1)), nan=0.0)
     grid[0] = 1.0
     return grid
 

@@ -332,6 +332,56 @@ def _arm(step_ms, tokens, batch, fits) -> Arm:
                fits, batch)
 
 
+def _acceptance(s: Scenario, alpha, kk):
+    """(α, tokens per proposing step E) of a scenario at whole k values `kk`; `alpha` overrides the
+    scenario's α and profile."""
+    if alpha is None and s.survival is not None:
+        return (np.asarray(acceptance.from_survival(s.survival).alpha),
+                acceptance.tokens_per_step_at_k(kk, survival=s.survival))
+    a = np.asarray(s.alpha if alpha is None else alpha, dtype=float)
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+        raise SpecModelError("α (per-token acceptance) must lie in [0, 1]")
+    # a tree's accepted path is at most its depth long (its width only raises the odds)
+    return a, acceptance.tokens_per_step(a, kk if s.draft_depth is None else np.minimum(kk, s.draft_depth))
+
+
+def _per_step(tokens, spec_on, rate: float):
+    """(E, tokens a step emits per sequence). E as engines report it counts steps with a proposal;
+    throughput sees 1 + rate · (E − 1) per step; both are 1 with speculation off."""
+    tokens = np.where(spec_on, np.asarray(tokens, dtype=float), 1.0)
+    return tokens, 1.0 + rate * (tokens - 1.0)
+
+
+def _emitted(s: Scenario, kk, alpha=None):
+    """Tokens a step emits per sequence at whole k values `kk`, as predict() counts them."""
+    return _per_step(_acceptance(s, alpha, kk)[1], kk > 0, proposal_rate(s))[1]
+
+
+_PROBE_ALPHA = 0.5  # any α works: predict at it, then scale by the emitted tokens (speedup_grid)
+
+
+@lru_cache(maxsize=128)
+def _speedup_at_probe(free: Scenario, ks: tuple[int, ...], batches: tuple[int, ...]):
+    """predict()'s speedup over ks × batches at _PROBE_ALPHA and the emitted tokens there (read-only)."""
+    kk = np.asarray(ks, dtype=int)[:, None]
+    speed = np.asarray(predict(free, alpha=_PROBE_ALPHA, k=kk, concurrency=np.asarray(batches)[None, :]).speedup,
+                       dtype=float)
+    emitted = np.asarray(_emitted(free, kk, _PROBE_ALPHA), dtype=float)
+    speed.flags.writeable = emitted.flags.writeable = False
+    return speed, emitted
+
+
+def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
+    """predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup (ks, batches: whole numbers),
+    computed once per scenario apart from its α and profile: those change only the tokens a step
+    emits (step times, the batches that fit and so the tokens at which speculation breaks even do
+    not depend on them), so the speedup is the cached prediction at one α times the ratio of the
+    emitted tokens. Moving α, the profile, k or the concurrency reuses the steps' grid."""
+    free = replace(s, alpha=_PROBE_ALPHA, k=0, concurrency=1, survival=None)
+    speed, emitted = _speedup_at_probe(free, tuple(int(k) for k in ks), tuple(int(b) for b in batches))
+    return speed * (_emitted(s, np.asarray(ks, dtype=int)[:, None]) / emitted)
+
+
 def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     """Predict both arms. alpha, k and concurrency override the scenario's and may be arrays
     (broadcast together); a survival profile in the scenario is used unless alpha is given.
@@ -353,15 +403,7 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     offered = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
     if np.any(offered < 1):
         raise SpecModelError(f"concurrency must be ≥ 1, got {concurrency}")
-    if alpha is None and s.survival is not None:
-        a = np.asarray(acceptance.from_survival(s.survival).alpha)
-        tokens = acceptance.tokens_per_step_at_k(kk, survival=s.survival)
-    else:
-        a = np.asarray(s.alpha if alpha is None else alpha, dtype=float)
-        if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-            raise SpecModelError("α (per-token acceptance) must lie in [0, 1]")
-        # a tree's accepted path is at most its depth long (its width only raises the odds)
-        tokens = acceptance.tokens_per_step(a, kk if s.draft_depth is None else np.minimum(kk, s.draft_depth))
+    a, tokens = _acceptance(s, alpha, kk)
     L = s.context_len
 
     fits_plain = max_sequences(c.budget_bytes, c.target.kv_bytes_per_token, L)
@@ -398,9 +440,7 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
                       * eff.overhead_scale, 0.0)
     t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
                       pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
-    # E as engines report it counts steps with a proposal; throughput sees 1 + rate · (E − 1) per step.
-    tokens = np.where(spec_on, np.asarray(tokens, dtype=float), 1.0)
-    emitted = 1.0 + rate * (tokens - 1.0)
+    tokens, emitted = _per_step(tokens, spec_on, rate)
 
     plain = _arm(t_plain, 1.0, b_plain, fits_plain)
     spec = _arm(t_spec, emitted, b_spec, fits_spec)

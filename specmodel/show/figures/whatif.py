@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from specmodel.limits import bounded_cache
 from specmodel.model.decide import (K_MAX, Summary, best_k, best_k_per_batch, crossover_concurrency, ks_in_use,
                                     schedule_grid, smallest_best)
-from specmodel.model.scenario import Prediction, Scenario, predict
+from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
 
 ALPHAS = np.linspace(0.0, 1.0, 101)
 BATCHES = np.unique(np.round(np.geomspace(1, 1024, 160)).astype(int))
@@ -118,7 +118,7 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
     to save recomputing them."""
     traces = []
     if s.k > 0:
-        chosen = predict(s, concurrency=BATCHES).speedup
+        chosen = speedup_grid(s, np.arange(0, max(K_MAX, s.k) + 1), BATCHES)[s.k]  # the grid best k reads
         traces.append(line(BATCHES, chosen, f"k = {s.k} (chosen)",
                            f"batch %{{x}}<br>speedup = %{{y:.2f}}x<extra>k = {s.k}</extra>", line=dict(width=3.5)))
     ks, speeds = _best_k_by_batch(s)
