@@ -199,3 +199,23 @@ def test_vllm_v0_without_a_recognisable_k_asks_for_it():
     stats = prom.stats_from_window(prom.window_between(zeroed(odd), odd))
     assert not stats.measured
     assert any("k (draft tokens per step) is unknown" in n and "give k" in n for n in stats.notes)
+
+
+@pytest.mark.parametrize("name", ["vllm_v1_specdecode_sample.txt", "vllm_v1_nospec_sample.txt",
+                                  "vllm_v0_specdecode_sample.txt", "sglang_specdecode_sample.txt",
+                                  "tgi_specdecode_sample.txt", "trtllm_specdecode_sample.txt"])
+def test_leaving_histogram_buckets_unparsed_changes_no_figure(name):
+    """Buckets are skipped before parsing (no statistic reads them): the snapshot is the one every
+    sample of the full parse gives."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = fixture_text(name)
+    everything = [s for fam in text_string_to_metric_families(text) for s in fam.samples]
+    assert prom.parse_snapshot(text, at=5.0) == prom.snapshot_from_samples(everything, at=5.0)
+
+
+def test_a_damaged_bucket_line_is_still_refused():
+    line = next(li for li in V1.splitlines() if "_bucket{" in li)
+    broken = V1.replace(line, line.replace("}", "", 1), 1)
+    with pytest.raises(SpecModelError, match="not Prometheus metrics text"):
+        prom.parse_snapshot(broken, at=0.0)

@@ -182,6 +182,14 @@ class LiveStats:
 
 # --- parsing -------------------------------------------------------------------------------------
 
+# No statistic reads a histogram's buckets (the schemas read counters, gauges and a summary's _sum and
+# _count), and buckets are two thirds of a vLLM exposition's lines: well-formed bucket sample lines are
+# left out before the text is parsed, so a scrape parses only what the statistics can use. A bucket
+# line that is not well formed stays, so the parser still refuses it.
+_BUCKET_LINE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*_bucket\{[^\n{}]*\}[ \t]+[-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?"
+                          r"|NaN|Inf)(?:[ \t]+-?[0-9]+)?[ \t]*(?:\n|\Z)", re.M)
+
+
 def _families(text: str):
     if not isinstance(text, str) or not text.strip():
         raise SpecModelError("the response is empty, not Prometheus metrics text: check the URL path "
@@ -191,7 +199,7 @@ def _families(text: str):
         raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
     try:
-        return list(text_string_to_metric_families(text))
+        return list(text_string_to_metric_families(_BUCKET_LINE.sub("", text) if "_bucket{" in text else text))
     except (ValueError, TypeError, IndexError, KeyError, RecursionError):
         # The parser's message quotes the offending line: never show it (the URL may be any internal
         # page, and its content is not ours to display). Say where, and what kind of line it is.
