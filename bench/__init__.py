@@ -2,6 +2,6 @@
 
 
 def against_goal(ratio: float, goal: float, at_least: bool = False, unit: str = "x") -> str:
-    """"2.31x (goal ≤ 1.5x: NOT met)": a measured ratio beside the goal issue 26 set for it."""
+    """"2.31x (goal ≤ 1.5x: NOT met)": a measured ratio beside the goal set for it."""
     met = ratio >= goal if at_least else ratio <= goal
     return f"{ratio:.2f}{unit} (goal {'≥' if at_least else '≤'} {goal:g}{unit}: {'met' if met else 'NOT met'})"

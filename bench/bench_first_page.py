@@ -20,7 +20,7 @@ from pathlib import Path
 from bench import against_goal
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_process
 
-ROUNDS = int(os.environ.get("FIRST_PAGE_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("FIRST_PAGE_ROUNDS", "5"))
 ONE_LINE_APP = 'import streamlit as st\nst.title("Hello")\n'
 FIRST_RUN_DONE_JS = ("(title) => document.querySelector(\"[data-testid='stApp']\")?.dataset.testScriptState"
                      " === 'notRunning' && (document.querySelector('h1')?.innerText || '').startsWith(title)")
