@@ -40,21 +40,27 @@ st.number_input("Concurrent sequences", 1, 4096, step=1, key="conc")
 st.select_slider("Concurrent sequences on a log scale", [2 ** i for i in range(10)], key="conc_slider")
 '''
 
-# The same widgets, the same verdict box, metrics, captions and deploy block, and the same four charts,
-# drawn from values and figures computed once: what the page would cost per rerun if the model were free.
+# The same widgets, the same verdict box, metrics, captions, mixed-traffic line, deploy block and tabs,
+# measurement plan and the same five charts, drawn from values and figures computed once: what the page
+# would cost per rerun if the model were free.
 CHARTS_NO_MODEL = WIDGETS_ONLY + '''
 import json
 from specmodel import Scenario, summarize
+from specmodel.export.deploy import deploy_by_engine
 from specmodel.export.prediction import prediction_dict
+from specmodel.plan.measure import measurement_plan
 from specmodel.show.figures import whatif as figures
 
 @st.cache_resource
 def _view():
     s = Scenario()
-    return prediction_dict(summarize(s)), [figures.speedup_vs_alpha(s), figures.alpha_k_heatmap(s),
-                                           figures.speedup_vs_concurrency(s), figures.best_k_by_batch(s)]
+    summary = summarize(s)
+    return (prediction_dict(summary), [figures.speedup_vs_alpha(s), figures.alpha_k_heatmap(s),
+                                       figures.speedup_vs_concurrency(s), figures.best_k_by_batch(s),
+                                       figures.deploy_options(summary)],
+            deploy_by_engine(summary)[0], measurement_plan(summary))
 
-out, figs = _view()
+out, figs, by_engine, plan = _view()
 st.caption("Speedup = speculative throughput ÷ plain throughput")
 st.success("**" + out["verdict_text"] + "** — " + out["advice"])
 st.badge("uncalibrated", color="gray", help="Model parameters at their defaults")
@@ -64,13 +70,31 @@ for col, (label, key) in zip(m, [("Speedup", "speedup"), ("Tokens per step E", "
                                  ("Crossover batch", "crossover_concurrency")]):
     col.metric(label, str(out[key]), help="help text")
 st.caption("Plain: … ms per step · Speculative: … ms per step")
+text, button = st.columns([4, 1.3], vertical_alignment="center")
+text.caption("**My traffic is mixed.** One α stands for one kind of traffic …")
+button.button("Open in Traffic mix", key="whatif_to_mix", width="stretch")
 c1, c2 = st.columns(2)
-for i, fig in enumerate(figs):
+for i, fig in enumerate(figs[:4]):
     with (c1 if i % 2 == 0 else c2):
         st.plotly_chart(fig, key=f"fig{i}", width="stretch", config={"displaylogo": False})
 st.subheader("What to deploy")
 st.write("vLLM `--speculative-config` with the best k for each batch-size range")
 st.code(json.dumps(out["vllm_speculative_config"]), language="json", wrap_lines=True)
+st.caption("Threshold caption.")
+with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms"):
+    for tab, entry in zip(st.tabs(["vLLM", "SGLang", "TensorRT-LLM"]), by_engine.values()):
+        with tab:
+            if entry is None:
+                st.info("cannot run the method")
+                continue
+            st.code(entry["command"], language="bash", wrap_lines=True)
+            if entry["config"] is not None:
+                st.code(json.dumps(entry["config"], indent=1), language="json")
+st.plotly_chart(figs[4], key="fig4", width="stretch", config={"displaylogo": False})
+st.subheader("Measure what the model cannot know")
+st.caption(f"{len(plan.runs)} runs on {plan.engine} with `{plan.bench}`")
+with st.expander("The runs, as commands", expanded=False):
+    st.code("\\n\\n".join(r.command for r in plan.runs), language="bash", wrap_lines=True)
 with st.expander("How the model computes this"):
     st.markdown("- Tokens per step: E = (1 − α^(k+1)) / (1 − α)")
 '''
@@ -125,8 +149,8 @@ def run():
     return [
         f"widgets only, nothing drawn: median {b * 1e3:.1f} ms per rerun ({rounds * per_round} slider moves, "
         "arms interleaved)",
-        f"the same widgets, boxes and 4 charts, no model: median {c * 1e3:.1f} ms per rerun",
-        f"What-if page (model, verdict, 4 charts), α never seen before: median {p * 1e3:.1f} ms per rerun",
+        f"the same widgets, boxes, plan and 5 charts, no model: median {c * 1e3:.1f} ms per rerun",
+        f"What-if page (model, verdict, plan, 5 charts), α never seen before: median {p * 1e3:.1f} ms per rerun",
         f"ratio to the page without the model: {against_goal(p / c, 1.5)}; to bare widgets: {p / b:.1f}x",
         f"What-if page back at an α seen before (cached per scenario): median {w * 1e3:.1f} ms per rerun, "
         f"{w / c:.2f}x the page without the model",

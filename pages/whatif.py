@@ -30,13 +30,13 @@ def _follow_slider() -> None:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def model_view(scenario):
-    """Summary and the four figures of one scenario: a rerun that changes none of the model's
+    """Summary and the five figures of one scenario: a rerun that changes none of the model's
     inputs (or comes back to a setting seen before, by this or another session) reuses them."""
     summary = summarize(scenario)
     return summary, (figures.speedup_vs_alpha(scenario, summary.prediction),
                      figures.alpha_k_heatmap(scenario),
                      figures.speedup_vs_concurrency(scenario, summary.crossover_concurrency, summary.prediction),
-                     figures.best_k_by_batch(scenario))
+                     figures.best_k_by_batch(scenario), figures.deploy_options(summary))
 
 
 st.title("What-if: does speculative decoding pay off here?")
@@ -85,7 +85,7 @@ try:
         survival = acceptance.parse_survival(profile_text, "the acceptance profile")
     scenario = base_scenario(alpha=alpha, k=k, concurrency=concurrency, survival=survival,
                              t_target_ms=t_target, t_draft_ms=t_draft)
-    summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k) = model_view(scenario)
+    summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k, fig_deploy) = model_view(scenario)
 except DoesNotFit as exc:  # an answer for these settings, with the closest one that fits
     with answer:
         show_does_not_fit(exc)
@@ -122,7 +122,7 @@ if summary.threshold_text:
     st.caption(no_links(summary.threshold_text[0].upper() + summary.threshold_text[1:] + "."))
 with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms"):
     deploy_tabs(summary)
-chart(figures.deploy_options(summary), "fig_deploy_options")
+chart(fig_deploy, "fig_deploy_options")
 plan_section(summary)
 
 with st.expander("How the model computes this"):

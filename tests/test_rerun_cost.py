@@ -93,3 +93,19 @@ def test_moving_alpha_k_or_concurrency_reuses_the_steps_grid_of_the_scenario():
     after = scenario._speedup_at_probe.cache_info()
     # Only best_k at the new concurrency (one column) is new; the schedule and crossover grids are reused.
     assert after.misses - before.misses <= 1 and after.hits > before.hits
+
+
+@pytest.mark.parametrize("s", [Scenario(alpha=0.55, k=3, concurrency=16), Scenario(method="ngram", draft=None, alpha=0.8),
+                               Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2,
+                                        context_len=2700)])
+def test_deploy_options_throughputs_equal_predicting_every_k_at_every_batch(s):
+    rows = figures.deploy_option_rows(summarize(s))
+    p = predict(s, k=np.arange(0, 9)[:, None], concurrency=rows["batch"][None, :])
+    spec = np.nan_to_num(np.asarray(p.spec.throughput_tok_s, dtype=float), nan=0.0)
+    assert np.allclose(rows["off"], np.asarray(p.plain.throughput_tok_s)[0], rtol=1e-12)
+    assert np.allclose(rows["fixed"], spec[rows["fixed_k"]], rtol=1e-12, atol=1e-9)
+    cols = np.arange(len(rows["batch"]))
+    for name in ("schedule", "upper"):
+        ks = rows[f"{name}_k"]
+        expected = np.where(ks == 0, rows["off"], spec[ks, cols])
+        assert np.allclose(rows[name], expected, rtol=1e-12, atol=1e-9)

@@ -14,13 +14,20 @@ from specmodel import Efficiency, SpecModelError, summarize
 from specmodel.plan.measure import calibrated_band, measurement_plan
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _plan_of(scenario, _summary):
+    """The measurement plan of a scenario's summary, once per scenario and process (the summary is
+    the scenario's own, so the scenario alone keys it)."""
+    return measurement_plan(_summary)
+
+
 def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> None:
     """The plan for a summary (or the scenario's); with `rows`, a button that calibrates on them and
     shows the band before and after."""
     st.subheader("Measure what the model cannot know")
     try:
         summary = summary if summary is not None else summarize(scenario)
-        plan = measurement_plan(summary)
+        plan = _plan_of(summary.scenario, summary)
     except SpecModelError as exc:
         show_error(exc)
         return

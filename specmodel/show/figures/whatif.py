@@ -207,9 +207,10 @@ def deploy_option_rows(summary: Summary) -> dict:
     grid = summary.grid if summary.grid is not None else schedule_grid(s)
     batches = BATCHES[BATCHES <= grid.shape[1]]
     k_max = grid.shape[0] - 1
-    p = predict(s, k=np.arange(1, k_max + 1)[:, None], concurrency=batches[None, :])
     plain = np.asarray(predict(s, k=1, concurrency=batches).plain.throughput_tok_s, dtype=float)
-    spec = np.nan_to_num(np.asarray(p.spec.throughput_tok_s, dtype=float), nan=0.0)
+    # speculative throughput = speedup × plain throughput (the plain arm has no k): from the scenario's
+    # cached steps' grid, so moving α does not re-predict every k at every batch
+    spec = np.nan_to_num(speedup_grid(s, np.arange(1, k_max + 1), batches), nan=0.0) * plain[None, :]
     through = np.vstack([plain[None, :], spec])  # row k: throughput with k (k = 0: plain)
     conc = min(int(s.concurrency), grid.shape[1]) - 1
     # the decision's k here (the schedule's k at this batch); where that is 0, the best k > 0 here
