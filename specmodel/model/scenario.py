@@ -360,7 +360,7 @@ def _emitted(s: Scenario, kk, alpha=None):
 _PROBE_ALPHA = 0.5  # any α works: predict at it, then scale by the emitted tokens (speedup_grid)
 
 
-@lru_cache(maxsize=128)
+@bounded_cache(128)
 def _speedup_at_probe(free: Scenario, ks: tuple[int, ...], batches: tuple[int, ...]):
     """predict()'s speedup over ks × batches at _PROBE_ALPHA and the emitted tokens there (read-only)."""
     kk = np.asarray(ks, dtype=int)[:, None]
