@@ -59,7 +59,7 @@ def whatif_readouts(summary: Summary) -> list[Readout]:
         Readout("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",
                 help="The k the deploy schedule runs at this concurrency (0 = turn speculation off): the fastest k of batch 1, "
                      "switched only where another k gains more than 2% (run-to-run noise); the same k as the config."),
-        Readout("Crossover batch", "none ≤ 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
+        Readout("Crossover batch", "> 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
                 help="Largest batch up to which the k set here never loses. The schedule's off threshold (What to deploy) "
                      "can differ: it is where plain decoding beats the schedule's own k by more than 2%."),
     ]
