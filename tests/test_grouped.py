@@ -93,7 +93,7 @@ def test_every_sample_and_fixture_row_matches_summarize():
     assert checked > 300  # the runs (of 5 files) with an acceptance, twice
 
 
-def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(monkeypatch):
+def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(monkeypatch, request):
     """If speedup stopped being tokens × (something free of α), the vectorised shortcut would be
     wrong; the check catches it and every run goes through summarize()."""
     import specmodel.model.grouped as grouped
@@ -108,6 +108,8 @@ def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(mon
 
     monkeypatch.setattr(grouped, "predict", alpha_costs_time)
     monkeypatch.setattr(scenario, "predict", alpha_costs_time)
+    scenario.clear_caches()  # the step grids cached under the real predict must not be reused, nor these after
+    request.addfinalizer(scenario.clear_caches)
     setup = setup_of(Scenario())
     many = grouped.summarize_many(setup, [0.5, 0.9], [4, 4], [1, 64])
     ref = one_by_one(setup, [0.5, 0.9], [4, 4], [1, 64])

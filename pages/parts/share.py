@@ -9,7 +9,7 @@ import zipfile
 
 import streamlit as st
 
-from pages.parts.text import no_links, plain
+from pages.parts.text import no_links
 from specmodel.show import links
 
 UPLOADS = "runs_uploads"  # (name, bytes) of the files uploaded in this session: kept across pages
@@ -42,7 +42,7 @@ def link_popover(sb, calibrated: bool, page_path: str) -> None:
     with sb.popover("Copy link to this view", width="stretch"):
         holds = "these inputs" + (" and the whole calibration" if calibrated else "")
         if files:
-            names = ", ".join(plain(name) for name, _ in files)
+            names = ", ".join(name for name, _ in files)  # made inert with the whole message below
             st.warning(no_links(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot "
                                 "travel in a link, so whoever opens it sees this page without them. To share the "
                                 "review, send the **Report (HTML)** from Export at the bottom of the page, or the "

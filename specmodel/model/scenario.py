@@ -371,6 +371,11 @@ def _speedup_at_probe(free: Scenario, ks: tuple[int, ...], batches: tuple[int, .
     return speed, emitted
 
 
+def clear_caches() -> None:
+    """Forget every cached step-time grid (for code that swaps the model's functions, e.g. a test)."""
+    _speedup_at_probe.cache_clear()
+
+
 def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
     """predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup (ks, batches: whole numbers),
     computed once per scenario apart from its α and profile: those change only the tokens a step
