@@ -78,6 +78,13 @@ def no_duplicate_alerts(page) -> None:
 
 
 @pytest.mark.parametrize("page", SCHEMES, indirect=True)
+
+def looks_right(page, name: str) -> None:
+    """No label cut, no alert shown twice, then the screenshot the README uses."""
+    assert not no_cut_labels(page), no_cut_labels(page)
+    no_duplicate_alerts(page)
+    shoot(page, name)
+
 def test_whatif_one_request_pays_off_and_mixed_traffic_is_sent_to_traffic_mix(streamlit_server, page):
     page.goto(f"{streamlit_server}/?{SIDEBAR}&k=4&alpha=0.7&conc=1")
     wait_for_app(page)
@@ -158,9 +165,7 @@ def test_fleet_recorded_prometheus_predicts_each_instance_on_its_own_model(strea
     page.get_by_text(re.compile(r"instance\(s\) at the recorded Prometheus")).wait_for()
     wait_for_app(page)
     wait_for_charts(page, 90_000)
-    assert not no_cut_labels(page), no_cut_labels(page)
-    no_duplicate_alerts(page)
-    shoot(page, "fleet")
+    looks_right(page, "fleet")
 
 
 def test_traffic_mix_answers_the_mixed_32_with_one_alpha_per_workload(streamlit_server, page):
@@ -171,9 +176,7 @@ def test_traffic_mix_answers_the_mixed_32_with_one_alpha_per_workload(streamlit_
     assert "extraction" in text and "chat" in text
     # 5: the incident's ~32 mixed requests on one 48 GB GPU: one pool with k = 4 loses 9% (measured: 15%).
     assert re.search(r"One pool with speculation on \(draft_model k=4\) loses 9%", text), text[:2000]
-    assert not no_cut_labels(page), no_cut_labels(page)
-    no_duplicate_alerts(page)
-    shoot(page, "mix")
+    looks_right(page, "mix")
 
 
 def test_capacity_for_the_incident_pair(streamlit_server, page):

@@ -292,9 +292,9 @@ def pass_time_ms(shape: PassShape, hw: Hardware, eff: Efficiency, batch, query_t
     kv = kv * np.where(q > 1, verify_kv_reads, 1.0)
     p = eff.smooth_p
     kernels_s = (4 * shape.layers + 1) * eff.kernel_us * 1e-6 if shape.layers else eff.kernel_us * 1e-6
-    experts_b = np.broadcast_to(expert_bytes_read(shape, b, q), np.shape(w)) if shape.experts else 0.0
+    experts_b = w - shape.weight_bytes  # the routed experts' part of the reads (0 for a dense model)
     moe_s = shape.moe_layers * MOE_LAYER_US * 1e-6 if shape.experts else 0.0
-    reads_s = (w - experts_b) / bw_weights + experts_b / (bw_weights * EXPERT_BW_SHARE) + moe_s
+    reads_s = shape.weight_bytes / bw_weights + experts_b / (bw_weights * EXPERT_BW_SHARE) + moe_s
     linear_s = smooth_max(reads_s + kernels_s, f_lin / flops, p)
     attn_s = smooth_max(kv / bw_attn, f_attn / attn_flops_peak, p)
     layers = max(shape.layers, 1)
