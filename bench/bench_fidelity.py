@@ -32,7 +32,7 @@ import pandas as pd
 from specmodel.paths import EVIDENCE_DIR
 from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import load_calibration, save_calibration
-from specmodel.model.decide import BORDERLINE
+from specmodel.model.decide import BAND_RATIO, BORDERLINE
 from specmodel.model.presets import find_gpu, find_model
 from specmodel.model.roofline import Efficiency, Hardware, PassShape, pass_time_ms, unpacked_verify_reads
 from specmodel.model.scenario import predict
@@ -101,7 +101,11 @@ def _verdicts(ev: pd.DataFrame) -> dict:
     b1 = ev.loc[ok, "batch1_speedup"].astype(float).map(_label)
     losses = mv == "loses"
     n = int(ok.sum())
+    unsure = ev.loc[ok, "uncertain"].fillna(False).astype(bool) if "uncertain" in ev else pd.Series(False, index=mv.index)
+    sure = ~unsure
     return {"rows": n, "verdict": float(np.mean(mv == pv)) if n else float("nan"),
+            "uncertain": float(unsure.mean()) if n else float("nan"), "committed_rows": int(sure.sum()),
+            "committed": float(np.mean(mv[sure] == pv[sure])) if sure.any() else float("nan"),
             "losses": int(losses.sum()), "caught": int((losses & (pv == "loses")).sum()),
             "always": float(np.mean(mv == "pays off")) if n else float("nan"),
             "b1_verdict": float(np.mean(mv == b1)) if n else float("nan")}
@@ -330,6 +334,35 @@ def coverage(ev: pd.DataFrame, quantiles=None) -> tuple[int, float]:
     return len(own), float(np.mean((m >= lo - 1e-9) & (m <= hi + 1e-9)))
 
 
+def committed_words(ev: pd.DataFrame) -> str:
+    """Verdict agreement where the model commits (its band clear of 1.0), and how often it does not."""
+    v = _verdicts(ev)
+    return (f"where the band is clear of 1.0 the verdict agrees on {v['committed']:.0%} of {v['committed_rows']} rows; "
+            f"the model says uncertain (band straddles 1.0) on {v['uncertain']:.0%} of {v['rows']}")
+
+
+def calibrated_residuals(rows: pd.DataFrame, min_rows: int = 3) -> pd.DataFrame:
+    """Each run with its own acceptance predicted after calibrating (every default parameter) on the
+    same source's other such runs: what a user who calibrates on their own runs gets for the next
+    one. (source, measured, calibrated prediction, uncalibrated prediction, calibrated band)."""
+    own = rows[own_acceptance(rows)].reset_index(drop=True)
+    out = []
+    for source, g in own.groupby("source"):
+        if len(g) < min_rows:
+            continue
+        for i in g.index:
+            try:
+                eff = calibrate(g.drop(index=i)).efficiency
+            except SpecModelError:
+                continue
+            one = own.loc[[i]].reset_index(drop=True)
+            cal, raw = evaluate_runs(one, eff).iloc[0], evaluate_runs(one).iloc[0]
+            out.append({"source": source, "measured": float(own.at[i, "measured_speedup"]),
+                        "predicted": float(cal["predicted_speedup"]), "uncalibrated": float(raw["predicted_speedup"]),
+                        "low": float(cal["speedup_low"]), "high": float(cal["speedup_high"])})
+    return pd.DataFrame(out)
+
+
 def run():
     rows = load()
     yield f"{len(rows)} rows read from {DEV.name} by the run reader (uncalibrated model, default parameters)"
@@ -343,6 +376,7 @@ def run():
         yield _line(source, ev[ev["source"] == source], shape[shape["source"] == source] if len(shape) else shape)
     yield _line("ALL", ev, shape)
     yield "  " + verdicts_by_acceptance(ev)
+    yield "  " + committed_words(ev)
     yield f"leave-one-source-out ({', '.join(LOSO_FIT)} re-fitted without the source predicted):"
     for source in sorted(set(rows["source"])):
         e = fitted[source]
@@ -351,15 +385,30 @@ def run():
                + "   [fit without it: " + ", ".join(f"{n} {getattr(e, n):.2f}" for n in LOSO_FIT) + "]")
     yield _line("ALL", out_ev, out_shape)
     yield "  " + verdicts_by_acceptance(out_ev)
+    yield "  " + committed_words(out_ev)
     n, cov = coverage(ev)
     res_in = log_residuals(ev)
     q_all = band_quantiles(res_in)
     res_out = log_residuals(out_ev)
     per_source = {s: band_quantiles(res_out[res_out.index != s]) for s in set(out_ev["source"])}
     n2, cov_loso = coverage(out_ev, per_source)
+    _, cov_model_loso = coverage(out_ev)
+    q_loso = band_quantiles(res_out)
     yield (f"band: the model's speedup_low..high holds the measurement on {cov:.0%} of {n} rows with their own "
-           f"acceptance (in-sample); residual band (10-90% of log(measured/predicted), sources weighted equally) "
-           f"in-sample ×{math.exp(q_all[0]):.3f}..×{math.exp(q_all[1]):.3f}, LOSO coverage {cov_loso:.0%} of {n2} rows")
+           f"acceptance in-sample, {cov_model_loso:.0%} leave-one-source-out; residual band (10-90% of "
+           f"log(measured/predicted), sources weighted equally) in-sample ×{math.exp(q_all[0]):.3f}.."
+           f"×{math.exp(q_all[1]):.3f}, leave-one-source-out ×{math.exp(q_loso[0]):.3f}..×{math.exp(q_loso[1]):.3f} "
+           f"(decide.BAND_RATIO ships ×{BAND_RATIO[0]:.3f}..×{BAND_RATIO[1]:.3f}); that band re-derived without each "
+           f"source covers {cov_loso:.0%} of {n2} rows")
+    cal = calibrated_residuals(rows)
+    if len(cal):
+        r = pd.Series(np.log(cal["measured"] / cal["predicted"]).to_numpy(), index=cal["source"].to_numpy())
+        q = band_quantiles(r)
+        inside = ((cal["measured"] >= cal["low"] - 1e-9) & (cal["measured"] <= cal["high"] + 1e-9)).mean()
+        yield (f"calibrated band: {len(cal)} runs of {cal['source'].nunique()} sources, each predicted after calibrating "
+               f"on its source's other runs: MAPE {np.mean(np.abs(cal['predicted'] / cal['measured'] - 1)) * 100:.1f}% "
+               f"(uncalibrated {np.mean(np.abs(cal['uncalibrated'] / cal['measured'] - 1)) * 100:.1f}%), residuals "
+               f"×{math.exp(q[0]):.3f}..×{math.exp(q[1]):.3f} (10-90%), the calibrated band holds {inside:.0%}")
     for source, n, before, after in out_of_sample(rows):
         yield f"out-of-sample calibration {source}: fit on batch ≤ 16, {n} rows above: MAPE {before:.1f}% → {after:.1f}%"
     lin, layers = steptime_grid()

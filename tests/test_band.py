@@ -33,3 +33,24 @@ def test_the_range_keys_are_there_when_nothing_fits_too(capsys):
     assert main(["predict", "--json", "--target", "Llama 3.1 70B"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "does not fit" and out["off_above_batch_low"] is None and "off_above_batch_high" in out
+
+
+def test_a_calibrated_band_sits_around_the_calibrated_prediction_and_not_the_shipped_one():
+    """Calibrated on a source's other runs, the next run's error is as wide as BAND_RATIO
+    (`python -m bench fidelity`, "calibrated band": 27 runs, ×0.85..×1.50, 89% inside), so the band of
+    a calibrated scenario is BAND_RATIO around its own prediction; it used to stretch to the
+    uncalibrated prediction too (here ×1.4 overheads moved the prediction by ~8%)."""
+    from specmodel.model.roofline import Efficiency
+
+    shipped = summarize(Scenario(gpu="H100", target="Llama 3.1 8B", method="eagle3", draft=None, k=3, concurrency=32,
+                                 engine="vllm 0.11.0"))
+    calibrated = summarize(Scenario(gpu="H100", target="Llama 3.1 8B", method="eagle3", draft=None, k=3,
+                                    concurrency=32, engine="vllm 0.11.0",
+                                    efficiency=Efficiency(overhead_scale=1.4, spec_seq_scale=2.0)))
+    moved = float(calibrated.prediction.speedup)
+    assert abs(moved / float(shipped.prediction.speedup) - 1) > 0.03  # calibration moved the prediction
+    low, high = calibrated.band
+    assert low == moved * BAND_RATIO[0] and high == moved * BAND_RATIO[1]
+    old = (min(moved, float(shipped.prediction.speedup)) * BAND_RATIO[0],
+           max(moved, float(shipped.prediction.speedup)) * BAND_RATIO[1])
+    assert high - low < (old[1] - old[0]) * 0.97  # narrower than the span of both predictions it was

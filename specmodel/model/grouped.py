@@ -196,8 +196,8 @@ def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
 
 
 def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):
-    """decide.speedup_band per run: the run's speedup and its speedup in each of decide.band_variants (the
-    default parameters, an engine version that differs), widened by decide.BAND_RATIO."""
+    """decide.speedup_band per run: the run's speedup and its speedup in each of decide.band_variants (an
+    engine version that differs), widened by decide.BAND_RATIO."""
     values = [speedup]
     for other in band_variants(setup):
         try:
