@@ -97,3 +97,19 @@ def test_the_sidebar_takes_the_engine_version_as_people_write_it():
     assert "version not given" not in shown and "SGLang 0.5.9 overlaps plain decoding's CPU work" in shown
     at, _ = page("latest")
     assert any("is not a version number" in w.value for w in at.sidebar.warning)
+
+
+@pytest.mark.parametrize("notes, engine", [
+    ("Serving: vLLM v0.10.1 (some v0.11.1), H100", "vllm 0.10.1"),
+    ("Exact bar labels. vLLM v0.19.0 ROCm, MML 2248", "vllm 0.19.0"),
+    ("as in SGLang v0.5.9 (not vLLM)", "sglang 0.5.9"),
+    ("vLLM v0-era (2024) implementation, 4 GPUs", "vllm"),  # an era, not a release
+    ("vLLM ROCm nightly, 2 runs of 10 seeds", "vllm"),  # the 2 and 10 are not its version
+])
+def test_a_runs_notes_give_its_engine_with_the_version_written_after_the_name(notes, engine):
+    from specmodel.runs import RunDefaults, read_runs
+
+    csv = ("scenario,concurrency,baseline_tok_s,spec_tok_s,k,gpu,target_model,method,notes\n"
+           f'chat,8,100,150,3,H100,Llama 3.1 8B,eagle3,"{notes}"\n')
+    rows = read_runs([("runs.csv", csv.encode())], RunDefaults()).rows
+    assert rows.loc[0, "engine"] == engine

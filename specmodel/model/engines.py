@@ -111,6 +111,23 @@ def parse_engine(text) -> str | None:
     return min(hits)[1] if hits else None
 
 
+def engine_in_text(text) -> str | None:
+    """The first serving engine a free text names, with its version only where the version follows the
+    engine's name ("as in SGLang v0.5.9 (not vLLM)" -> "sglang 0.5.9", "vLLM v0.19.0 ROCm" -> "vllm
+    0.19.0"); a number elsewhere in the text is not taken for the engine's version.
+
+    >>> engine_in_text("Serving: vLLM v0.10.1 (some v0.11.1), H100"), engine_in_text("vLLM v0-era (2024)")
+    ('vllm 0.10.1', 'vllm')
+    """
+    key = parse_engine(text)
+    if key is None:
+        return None
+    low = text.lower()
+    start = min(m.end() for pat in [dict(PATTERNS)[key]] for m in [re.search(pat, low)] if m)
+    m = _VERSION.match(low[start:start + 24].lstrip(" -:"))
+    return f"{key} {m.group(1)}" if m else key
+
+
 _VERSION = re.compile(r"(?<![\w.])v?(\d{1,3}(?:\.\d{1,4}){1,3})(?:\.post\d+|rc\d+)?(?![\w.])", re.I)
 
 

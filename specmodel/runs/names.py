@@ -22,6 +22,7 @@ parse_model = bounded_cache(4096)(presets.parse_model)
 parse_method = bounded_cache(4096)(presets.parse_method)
 parse_engine = bounded_cache(4096)(presets.parse_engine)
 named_engine = bounded_cache(4096)(engines.named_engine)
+engine_in_text = bounded_cache(4096)(engines.engine_in_text)
 parse_dtype = bounded_cache(1024)(presets.parse_dtype)
 cleaned_name = bounded_cache(16384)(clean_name)
 
@@ -347,7 +348,7 @@ def _engine(rec: RunRecord, remarks: list[str]) -> str | None:
     for key, where in (("method", "the method"), ("notes", "the notes"), ("_context", "the reference columns")):
         # a checkpoint id ("lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B") names who trained a draft, not the
         # engine that ran it: such ids are left out of the search
-        engine = parse_engine(_HF_ID.sub(" ", str(rec.values.get(key) or "")))
+        engine = engine_in_text(_HF_ID.sub(" ", str(rec.values.get(key) or "")))
         if engine is not None:
             remarks.append(f"engine {engine} named in {where}")
             return engine
