@@ -161,10 +161,10 @@ def _sweep(true: Efficiency, batches, with_alpha: bool) -> pd.DataFrame:
 @pytest.mark.parametrize("with_alpha", [True, False])
 def test_a_sweeps_small_batches_pin_the_per_sequence_cost_that_decides_large_ones(with_alpha):
     """Issue 20: calibrated on a sweep's batch ≤ 8, the model predicts its batch > 8 within 12%. The
-    sweep's engine pays 4× the preset's per-sequence cost (an older version's Python-side proposer);
+    sweep's engine pays 6× the preset's per-sequence cost (an older version's Python-side proposer);
     uncalibrated the model misses the large batches by far more; a sweep that gives no acceptance
     is fitted on its fall with batch alone."""
-    true = Efficiency(spec_seq_scale=4.0)
+    true = Efficiency(spec_seq_scale=6.0)
     small, large = _sweep(true, (1, 2, 4, 8), with_alpha), _sweep(true, (16, 32, 64, 128), True)
     cal = calibrate(small)
     assert "spec_seq_scale" in cal.fitted
