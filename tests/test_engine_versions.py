@@ -3,6 +3,8 @@ that keeps the overlap/async scheduler for plain decoding but turns it off for s
 the speculative step pay that CPU work in series; an engine named without a version is predicted as
 the preset stands, says so, and the band spans the version that pays it."""
 
+import json
+
 import pytest
 
 from specmodel import Scenario, predict, summarize
@@ -113,3 +115,20 @@ def test_a_runs_notes_give_its_engine_with_the_version_written_after_the_name(no
            f'chat,8,100,150,3,H100,Llama 3.1 8B,eagle3,"{notes}"\n')
     rows = read_runs([("runs.csv", csv.encode())], RunDefaults()).rows
     assert rows.loc[0, "engine"] == engine
+
+
+def test_a_version_newer_than_any_release_read_is_predicted_as_the_newest_and_says_so(capsys):
+    """SGLang 0.6.0 (not read: data/engines.json reads through 0.5.14) runs EAGLE as 0.5.14 does, with
+    the overlap scheduler; the note says the version is beyond what was read, and the band spans the
+    overlap-off behaviour as for a version not given."""
+    args = ["predict", "--json", "--gpu", "H100", "--target", "Llama 3.1 8B", "--method", "eagle3", "--k", "3",
+            "--concurrency", "32"]
+    assert main([*args, "--engine", "sglang 0.6.0"]) == 0
+    newer = json.loads(capsys.readouterr().out)
+    assert main([*args, "--engine", "sglang 0.5.14"]) == 0
+    read = json.loads(capsys.readouterr().out)
+    assert newer["speedup"] == pytest.approx(read["speedup"])
+    notes = " ".join(newer["notes"])
+    assert "newer than the newest release read for this preset (0.5.14)" in notes and "sglang 0.5.10" in notes
+    assert newer["speedup_low"] < read["speedup_low"]  # the band spans the older scheduler too
+    assert "newer than" not in " ".join(read["notes"])

@@ -356,20 +356,29 @@ def engine_version_notes(s: Scenario) -> list[str]:
         return []
     engine, method = find_engine(s.engine), find_method(s.method).name
     older = engine.other_behaviour(method)
+    notes = []
+    if engine.beyond_read:
+        notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
+                          f"preset ({engine.read_through}): predicted with that release's scheduling; check its "
+                          "release notes for changes to async or overlap scheduling with speculative decoding"))
+        if older:
+            notes.append(info(f"the band also spans {older.replace('.99', '.x')}, whose speculative step runs without "
+                              "the overlap scheduler plain decoding keeps"))
+            older = None
     if older:
         ms, per_seq = find_engine(older).serial_cpu(method)
         shown = older.replace(".99", ".x")
-        return [info(f"{engine.label} version not given: predicted with the engine preset as it stands; at "
+        return notes + [info(f"{engine.label} version not given: predicted with the engine preset as it stands; at "
                      f"{shown} the speculative step runs without the overlap (async) scheduler that plain decoding keeps "
                      f"and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step (the band spans "
                      f"both; the sidebar's Engine version, a run file's engine column or --engine takes it, e.g. "
                      f"'{older.replace('.99', '.0')}')")]
     ms, per_seq = engine.serial_cpu(method)
     if ms or per_seq:
-        return [info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU work "
-                     f"with the GPU but not speculative decoding's: the speculative step pays ~{ms:.2f} ms + "
-                     f"{per_seq * 1e3:.0f} µs per sequence more")]
-    return []
+        notes.append(info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU "
+                          f"work with the GPU but not speculative decoding's: the speculative step pays ~{ms:.2f} ms + "
+                          f"{per_seq * 1e3:.0f} µs per sequence more"))
+    return notes
 
 
 def band_variants(s: Scenario) -> list[Scenario]:

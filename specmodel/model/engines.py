@@ -71,15 +71,26 @@ class Engine:
             return float(self.overlap["hidden_ms"]), float(self.overlap["hidden_seq_us"]) * 1e-3
         return 0.0, 0.0
 
+    @property
+    def read_through(self) -> str | None:
+        """The newest release whose scheduling was read for this preset (data/engines.json)."""
+        return (self.overlap or {}).get("read_through")
+
+    @property
+    def beyond_read(self) -> bool:
+        """True for a version newer than any release read for this preset: predicted as the newest read."""
+        return bool(self.version and self.read_through and self.version > parse_version(self.read_through))
+
     def other_behaviour(self, method: str) -> str | None:
-        """For an engine named without a version: the newest version that pays the serial CPU term for
-        this method (the band spans it), as an engine text ("sglang 0.5.10"), else None."""
-        if self.version is not None or not self.overlap:
+        """For an engine named without a version, or with one newer than any release read: the newest
+        version that pays the serial CPU term for this method (the band spans it), as an engine text
+        ("sglang 0.5.10"), else None."""
+        if (self.version is not None and not self.beyond_read) or not self.overlap:
             return None
         edges = [self.overlap.get("spec_since", {}).get(method), self.overlap.get("plain_since")]
         candidates = [v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e)))]
         for version in sorted((v for v in candidates if v), reverse=True):
-            if _engine(self.name, version).serial_cpu(method) != (0.0, 0.0):
+            if _engine(self.name, version).serial_cpu(method) not in ((0.0, 0.0), self.serial_cpu(method)):
                 return f"{self.name} {'.'.join(map(str, version))}"
         return None
 
