@@ -299,6 +299,23 @@ def loso(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Effi
             fitted)
 
 
+def loso_drivers(rows: pd.DataFrame) -> tuple[str, list[tuple[str, Efficiency, dict]]]:
+    """Which source drives the LOSO figure of the largest source: that source predicted with LOSO_FIT
+    re-fitted without it and without each other source in turn (source left out too, the fit, verdicts)."""
+    largest = rows["source"].value_counts().idxmax()
+    held = rows[rows["source"] == largest]
+    out = []
+    for other in sorted(set(rows["source"]) - {largest}):
+        try:
+            eff = calibrate(rows[~rows["source"].isin([largest, other])], parameters=LOSO_FIT).efficiency
+        except SpecModelError:
+            continue
+        ev = evaluate(held, eff)
+        n, mape = _mape(ev[ev["own_acceptance"]])
+        out.append((other, eff, {**_verdicts(ev), "mape": mape}))
+    return largest, out
+
+
 def log_residuals(ev: pd.DataFrame) -> pd.Series:
     """log(measured ÷ predicted speedup) of the rows with their own acceptance, by source."""
     own = ev[ev["own_acceptance"] & ev["predicted_speedup"].notna()]
@@ -386,6 +403,11 @@ def run():
     yield _line("ALL", out_ev, out_shape)
     yield "  " + verdicts_by_acceptance(out_ev)
     yield "  " + committed_words(out_ev)
+    largest, drivers = loso_drivers(rows)
+    yield (f"  what drives {largest}'s LOSO figure: re-fitted without {largest} and one more source, {largest}'s verdicts "
+           "(MAPE) are: " + "; ".join(f"without {o} {v['verdict']:.0%} ({v['mape']:.1f}%; spec_seq_scale "
+                                      f"{e.spec_seq_scale:.2f}, overhead_scale {e.overhead_scale:.2f})"
+                                      for o, e, v in drivers))
     n, cov = coverage(ev)
     res_in = log_residuals(ev)
     q_all = band_quantiles(res_in)
