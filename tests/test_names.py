@@ -51,6 +51,11 @@ HARDWARE = {
     "Cloud TPU v5p": ("TPU v5p", None, None, None),
     "TPU v6e (Trillium)": ("TPU v6e", None, None, None),
     "v6e-8": ("TPU v6e", None, None, None),
+    "8x H20": ("H20", 8, 8, None),
+    "8×H20 96GB (TP8)": ("H20", 8, 8, None),
+    "NVIDIA H20": ("H20", None, None, None),
+    "H20 141GB": (None, None, None, None),  # the 141 GB H20 is no preset: not the 96 GB one
+    "8x H200 (TP=8)": ("H200", 8, 8, None),
 }
 
 
@@ -66,6 +71,8 @@ def test_hardware_says_what_it_assumed():
     assert "GPU not stated" in parse_hardware("GPU not stated; TP=4").how
     assert "no variant named: read as A100 80GB (not A100 40GB)" in parse_hardware("8x A100 (TP=8)").how
     assert "no variant named" not in parse_hardware("8x H100 SXM (TP=8)").how
+    assert "141 GB stated, but the H20 preset has 96 GB: no preset for that variant" in parse_hardware("H20 141GB").how
+    assert "no variant named" not in parse_hardware("H100 96GB").how and parse_hardware("H100 96GB").gpu is None
     assert "taken as 4" in parse_hardware("4x AMD Instinct MI355X (TP=4, EP)").how
     assert parse_hardware("").how == "no hardware named"
     assert parse_hardware("a toaster").gpu is None and "no GPU preset recognised" in parse_hardware("a toaster").how
@@ -116,6 +123,19 @@ MODELS = {
     "mistralai/Mixtral-8x7B-Instruct-v0.1": ("Mixtral 8x7B", "alias", "bf16"),
     "moonshotai/Kimi-K2-Instruct": ("Kimi-K2", "preset", "fp8"),
     "Llama-4-Scout-17B-16E-Instruct": ("Llama-4-Scout", "alias", "bf16"),
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": ("Qwen3-Next-80B-A3B", "preset", "bf16"),
+    "Qwen3-Next-80B-A3B-Thinking-FP8": ("Qwen3-Next-80B-A3B", "preset", "fp8"),
+    "Qwen3-Coder-Next": ("Qwen3-Next-80B-A3B", "derivative", "bf16"),
+    "Qwen3.5-397B-A17B": ("Qwen3.5-397B-A17B", "preset", "bf16"),
+    "Qwen/Qwen3.5-397B-A17B-FP8": ("Qwen3.5-397B-A17B", "preset", "fp8"),
+    "DeepSeek-V3.2": ("DeepSeek-V3.2", "preset", "fp8"),
+    "deepseek-ai/DeepSeek-V3.2-Exp": ("DeepSeek-V3.2", "alias", "fp8"),
+    "DeepSeek-V3.2-Exp (DSA)": ("DeepSeek-V3.2", "alias", "fp8"),
+    "deepseek-ai/DeepSeek-V3.2-Speciale": ("DeepSeek-V3.2", "derivative", "fp8"),
+    "XiaomiMiMo/MiMo-V2-Flash": ("MiMo-V2-Flash", "preset", "fp8"),
+    "MiMo-V2-Flash (309B MoE)": ("MiMo-V2-Flash", "preset", "fp8"),
+    "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8": ("Llama-4-Maverick", "alias", "fp8"),
+    "Llama 4 Maverick": ("Llama-4-Maverick", "preset", "bf16"),
 }
 
 
@@ -130,6 +150,7 @@ def test_model_strings(text, expected):
     ("7.8B-parameter code model (per abstract)", "a size but no model name"),
     ("gemma-2-2b-it", "not a preset"),  # same family, another size: not silently Gemma 2 9B
     ("Llama-3.1-405B", "not a preset"),
+    ("Qwen3.5-122B-A10B", "not a preset"),  # another Qwen3.5 size: not silently the 397B
     ("", "no model named"),
 ])
 def test_models_that_are_not_presets_say_why(text, why):

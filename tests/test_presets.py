@@ -122,7 +122,14 @@ MOE = [n for n in model_names() if find_model(n).is_moe]
 
 def test_the_moe_presets_are_the_ones_the_issue_lists():
     assert set(MOE) == {"Mixtral 8x7B", "Mixtral 8x22B", "Qwen3-30B-A3B", "Qwen3-235B-A22B", "GLM-4.5-Air", "GLM-4.5",
-                        "gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout", "DeepSeek-V3", "DeepSeek-R1", "Kimi-K2", "MiniMax-M2"}
+                        "gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout", "DeepSeek-V3", "DeepSeek-R1", "Kimi-K2", "MiniMax-M2",
+                        "DeepSeek-V3.2", "Qwen3-Next-80B-A3B", "Qwen3.5-397B-A17B", "MiMo-V2-Flash", "Llama-4-Maverick"}
+
+
+# Cards whose active-parameter figure is the rounded name: Qwen3-Next-80B-A3B's card says "3B
+# activated" where its config gives 3.56B (10 of 512 experts and the shared one in 48 layers, the
+# gated attention, the Gated DeltaNet layers and the LM head).
+_ROUNDED_ACTIVE = {"Qwen3-Next-80B-A3B": 0.20}
 
 
 @pytest.mark.parametrize("name", MOE)
@@ -131,7 +138,8 @@ def test_moe_architecture_adds_up_to_the_model_card(name):
     parameters, and + every expert (and the input embedding) ≈ the card's total, within 10%."""
     m = find_model(name)
     routed_per_token = m.moe_layers * m.experts_per_token * m.expert_params_per_layer
-    assert m.always_read_params + routed_per_token == pytest.approx(m.active_params, rel=0.10)
+    assert m.always_read_params + routed_per_token == pytest.approx(m.active_params,
+                                                                    rel=_ROUNDED_ACTIVE.get(name, 0.10))
     embed = 0 if m.tied_embeddings else m.vocab * m.hidden
     assert m.always_read_params + embed + m.routed_expert_params == pytest.approx(m.params_B * 1e9, rel=0.10)
     assert 0 < m.moe_layers <= m.layers and 0 < m.experts_per_token <= m.experts

@@ -6,7 +6,9 @@ the same functions, so a message's numbers are the numbers the prediction used.
 The budget: the serving engine may use memory × utilisation (vLLM's --gpu-memory-utilization, 0.9);
 the target's weights, a fixed reserve and, with speculation, the draft's weights come first; what is
 left holds the KV cache, (kv_target + kv_draft) bytes per token for L (+ k with speculation) tokens
-per sequence. When not even one sequence fits:
+per sequence, where windowed layers hold at most their window and linear-attention layers a
+recurrent state of fixed size instead (one snapshot per draft position and one more with
+speculation: kv_layout). When not even one sequence fits:
 
     target_does_not_fit(...)       -> DoesNotFit: nothing runs (predict raises it)
     speculation_does_not_fit(...)  -> DoesNotFit: plain decoding fits, speculation does not; its
@@ -17,7 +19,6 @@ per sequence. When not even one sequence fits:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,19 +54,137 @@ def resident_weight_bytes(m: Model, weight_dtype: str | None = None) -> float:
     return m.params_B * 1e9 * BYTES_PER_VALUE[weight_dtype_of(m, weight_dtype)]
 
 
+def _kv_values_per_layer(m: Model, kv_heads: int | None = None) -> float:
+    """Values one layer caches per token: K and V per KV head (values may be narrower than keys), or
+    for multi-head latent attention the compressed latent plus the rotary key."""
+    if getattr(m, "attention", "gqa") == "mla":
+        return float(m.kv_lora_rank) + float(m.qk_rope_head_dim)
+    heads = kv_heads or m.kv_heads
+    return float(heads * (m.head_dim + (getattr(m, "v_head_dim", 0) or m.head_dim)))
+
+
 def kv_bytes_per_token(m: Model, kv_dtype: str | None = "bf16", layers: int | None = None) -> float:
-    """KV cache bytes per token of context over `layers` layers (all of the model's by default): K and
-    V per KV head and layer, or for multi-head latent attention the compressed latent plus the rotary
-    key per layer.
+    """KV cache bytes per token of context over `layers` full-attention layers (by default every layer
+    whose cache grows with the context: windowed and linear-attention layers hold a fixed amount, see
+    kv_layout): K and V per KV head and layer, or for multi-head latent attention the compressed latent
+    plus the rotary key per layer; a sparse-attention model's indexer keys are counted too.
 
     >>> kv_bytes_per_token(find_model("Llama 3.1 8B")), kv_bytes_per_token(find_model("DeepSeek-V3"), layers=1)
     (131072.0, 1152.0)
     """
-    n = m.layers if layers is None else layers
     b = BYTES_PER_VALUE[kv_dtype or "bf16"]
-    if getattr(m, "attention", "gqa") == "mla":
-        return n * (float(m.kv_lora_rank) + float(m.qk_rope_head_dim)) * b
-    return 2.0 * n * m.kv_heads * m.head_dim * b
+    if layers is not None:
+        return layers * _kv_values_per_layer(m) * b
+    return kv_layout(m, kv_dtype).bytes_per_token
+
+
+# DeepSeek Sparse Attention's indexer caches one FP8 key of index_head_dim values and an FP32 scale
+# per token and layer whatever the KV dtype (vLLM's DeepseekV32IndexerCache; DeepSeek-V3.2-Exp's
+# inference/model.py keeps the indexer keys in FP8 with per-block scales).
+INDEX_KEY_SCALE_BYTES = 4.0
+# Gated DeltaNet states are kept in the model's dtype (vLLM's --mamba-ssm-cache-dtype 'auto'), so
+# BF16: Qwen3.5-397B-A17B's 45 linear layers × 64 heads × 128 × 128 values = 90 MiB per sequence per
+# snapshot, the figure vLLM issue #54080 gives (https://github.com/vllm-project/vllm/issues/54080).
+STATE_DTYPE = "bf16"
+
+
+@dataclass(frozen=True)
+class AttentionGroup:
+    """Layers that cache and read the context alike."""
+
+    bytes_per_token: float  # cache bytes per token of context, over the group's layers
+    width: float  # Σ over the group's layers of heads × head_dim: attention FLOPs = 4 × width × q × tokens read
+    reads_at_most: int = 0  # tokens a query reads per layer (a window, or sparse attention's top-k); 0: all
+    holds_at_most: int = 0  # tokens a sequence keeps cached (a window); 0: all of its context
+
+
+@dataclass(frozen=True)
+class KVLayout:
+    """What one sequence caches and what one pass reads of it, by group of layers, plus a recurrent
+    state of fixed size for linear-attention layers (one snapshot per position a verify pass may roll
+    back to, so speculation with k drafts keeps k + 1 of them)."""
+
+    groups: tuple[AttentionGroup, ...]
+    state_bytes: float = 0.0  # recurrent (and convolution) state of one sequence, one snapshot
+    state_flops_per_token: float = 0.0  # linear-attention FLOPs per query token (state update and read)
+
+    @property
+    def bytes_per_token(self) -> float:
+        """Bytes per context token of the groups whose cache grows with the whole context."""
+        return sum(g.bytes_per_token for g in self.groups if not g.holds_at_most)
+
+    def resident_bytes(self, tokens, snapshots=1):
+        """Bytes one sequence of `tokens` cached tokens holds, with `snapshots` recurrent states."""
+        n = np.asarray(tokens, dtype=float)
+        held = sum(g.bytes_per_token * (np.minimum(n, g.holds_at_most) if g.holds_at_most else n)
+                   for g in self.groups)
+        return held + self.state_bytes * np.asarray(snapshots, dtype=float)
+
+    def read_bytes(self, tokens, query_tokens):
+        """Bytes one pass of `query_tokens` per sequence reads of one sequence's cache of `tokens`
+        tokens: each group up to what it reads, and the recurrent state read once and written once
+        per query position (the snapshots a verify pass leaves for rollback)."""
+        n = np.asarray(tokens, dtype=float)
+        q = np.asarray(query_tokens, dtype=float)
+        read = sum(g.bytes_per_token * (np.minimum(n, g.reads_at_most) if g.reads_at_most else n)
+                   for g in self.groups)
+        return read + self.state_bytes * (1.0 + q)
+
+    def attention_flops(self, tokens, query_tokens):
+        """Attention FLOPs of one sequence's pass: 4 × width × q × the tokens each group reads."""
+        n = np.asarray(tokens, dtype=float)
+        q = np.asarray(query_tokens, dtype=float)
+        per_query = sum(g.width * (np.minimum(n, g.reads_at_most) if g.reads_at_most else n) for g in self.groups)
+        return 4.0 * q * per_query + q * self.state_flops_per_token
+
+
+def linear_state_bytes(m: Model) -> float:
+    """One sequence's recurrent state over the linear-attention layers: the delta-rule state of
+    value heads × key dim × value dim, and the short convolution's last kernel − 1 inputs of Q, K and V."""
+    if not getattr(m, "linear_attention_layers", 0):
+        return 0.0
+    state = m.linear_value_heads * m.linear_key_head_dim * m.linear_value_head_dim
+    conv_width = 2 * m.linear_key_heads * m.linear_key_head_dim + m.linear_value_heads * m.linear_value_head_dim
+    conv = conv_width * max(m.linear_conv_kernel - 1, 0)
+    return m.linear_attention_layers * (state + conv) * BYTES_PER_VALUE[STATE_DTYPE]
+
+
+def kv_layout(m: Model, kv_dtype: str | None = "bf16") -> KVLayout:
+    """The cache of one sequence by group of layers (see KVLayout).
+
+    >>> q = kv_layout(find_model("Qwen3.5-397B-A17B"))
+    >>> round(q.bytes_per_token), round(q.state_bytes / 2**20, 1)
+    (30720, 93.2)
+    """
+    b = BYTES_PER_VALUE[kv_dtype or "bf16"]
+    mla = getattr(m, "attention", "gqa") == "mla"
+    per_head = float(getattr(m, "kv_lora_rank", 0) or 512) if mla else float(m.head_dim)
+    full = m.full_attention_layers
+    groups = []
+    if m.index_topk:  # sparse attention: the main attention reads the top-k, the indexer every key
+        groups.append(AttentionGroup(full * _kv_values_per_layer(m) * b, full * m.heads * per_head, m.index_topk))
+        index_bytes = full * (m.index_head_dim * BYTES_PER_VALUE["fp8"] + INDEX_KEY_SCALE_BYTES)
+        groups.append(AttentionGroup(index_bytes, 0.5 * full * m.index_heads * m.index_head_dim))  # scores only
+    elif full:
+        groups.append(AttentionGroup(full * _kv_values_per_layer(m) * b, full * m.heads * per_head))
+    if m.sliding_window_layers:
+        w = m.sliding_window_layers
+        groups.append(AttentionGroup(w * _kv_values_per_layer(m, m.sliding_window_kv_heads) * b,
+                                     w * m.heads * per_head, m.sliding_window, m.sliding_window))
+    flops = (4.0 * m.linear_attention_layers * m.linear_value_heads * m.linear_key_head_dim * m.linear_value_head_dim
+             if m.linear_attention_layers else 0.0)
+    return KVLayout(tuple(groups), linear_state_bytes(m), flops)
+
+
+def head_kv_layout(target: Model, kv_dtype: str | None = "bf16") -> KVLayout:
+    """A draft head's cache: one full-attention layer of the target's shape."""
+    per_head = float(getattr(target, "kv_lora_rank", 0) or 512) if target.attention == "mla" else float(target.head_dim)
+    return KVLayout((AttentionGroup(kv_bytes_per_token(target, kv_dtype, layers=1), target.heads * per_head),))
+
+
+def sequence_bytes(m: Model, tokens, kv_dtype: str | None = "bf16", snapshots=1):
+    """Cache bytes one sequence of the model holds at `tokens` tokens (see KVLayout.resident_bytes)."""
+    return kv_layout(m, kv_dtype).resident_bytes(tokens, snapshots)
 
 
 # --- a draft head's layer (EAGLE, EAGLE-3, MTP) ----------------------------------------------------
@@ -151,6 +270,12 @@ def kv_budget_bytes(memory_bytes: float, weight_bytes: float, utilization: float
 def max_sequences(budget_bytes: float, kv_bytes_per_token, tokens_per_sequence):
     """Whole sequences of `tokens_per_sequence` KV entries that fit in the budget (0 if none)."""
     per_seq = np.asarray(kv_bytes_per_token, dtype=float) * np.asarray(tokens_per_sequence, dtype=float)
+    return sequences_that_fit(budget_bytes, per_seq)
+
+
+def sequences_that_fit(budget_bytes, per_sequence_bytes):
+    """Whole sequences of `per_sequence_bytes` each that fit in the budget (0 if none; inf if free)."""
+    per_seq = np.asarray(per_sequence_bytes, dtype=float)
     fits = np.floor(np.maximum(budget_bytes, 0.0) / np.where(per_seq > 0, per_seq, np.inf))
     return np.where(per_seq > 0, fits, np.inf)
 
@@ -176,12 +301,18 @@ def _has(memory: float, usable: float) -> str:
             "utilisation)")
 
 
-def _longest_context(budget: float, kv_per_token: float, extra_tokens: int = 0) -> int | None:
-    """The longest context whose sequence (plus `extra_tokens`) fits in `budget` bytes of KV cache."""
-    if kv_per_token <= 0 or budget <= 0:
+def _longest_context(budget: float, bytes_at, extra_tokens: int = 0, limit: int = 1 << 34) -> int | None:
+    """The longest context whose sequence (plus `extra_tokens`) fits in `budget` bytes of cache, where
+    bytes_at(tokens) is one sequence's cache at that many tokens (it grows with them)."""
+    if budget <= 0 or float(bytes_at(1 + extra_tokens)) > budget:
         return None
-    tokens = math.floor(budget / kv_per_token) - extra_tokens
-    return tokens if tokens >= 1 else None
+    if float(bytes_at(limit + extra_tokens)) <= budget:  # a cache that stops growing (windows, states)
+        return limit
+    lo, hi = 1, limit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if float(bytes_at(mid + extra_tokens)) <= budget else (lo, mid)
+    return lo
 
 
 def target_does_not_fit(gpu: str, tp: int, target: str, context_len: int, weight_dtype: str | None = None,
@@ -192,13 +323,14 @@ def target_does_not_fit(gpu: str, tp: int, target: str, context_len: int, weight
     gpu = find_gpu(gpu).name
     tp = int(tp)
     weights = resident_weight_bytes(model, weight_dtype)
-    kv_per_token = kv_bytes_per_token(model, kv_dtype)
+    layout = kv_layout(model, kv_dtype)
     reserve = RESERVE_GB * 1e9
     memory, usable = _usable(gpu, tp)
-    needed = weights + reserve + kv_per_token * context_len
-    if needed <= usable and weights + reserve < usable:
+    cache = float(layout.resident_bytes(context_len))
+    needed = weights + reserve + cache
+    if cache <= usable - weights - reserve and weights + reserve < usable:  # the test _longest_context makes
         return None
-    longest = _longest_context(usable - weights - reserve, kv_per_token)
+    longest = _longest_context(usable - weights - reserve, layout.resident_bytes)
     options = []
     if longest is not None:
         options.append(f"context ≤ {longest:,} tokens")
@@ -239,10 +371,13 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
     base = resident_weight_bytes(model, weight_dtype) + RESERVE_GB * 1e9
     extra = draft_memory(model, method, draft, weight_dtype, kv_dtype)
     resident = base + extra.weights_at(k)
-    kv_target = kv_bytes_per_token(model, kv_dtype)
-    kv_per_token = kv_target + extra.kv_bytes_per_token
-    needed = resident + kv_per_token * (context_len + k)
-    if needed <= usable:
+    layout = kv_layout(model, kv_dtype)
+
+    def cache(tokens, drafts=k):  # one sequence with `drafts` tokens beyond its context: k + 1 state snapshots
+        return float(layout.resident_bytes(tokens, drafts + 1)) + extra.kv_bytes_per_token * tokens
+
+    needed = resident + cache(context_len + k)
+    if cache(context_len + k) <= usable - resident:  # the test _longest_context makes
         return None
     draft_weights = extra.weights_at(k)
     if method == "draft_model":
@@ -251,28 +386,32 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
         cause = f"the {find_method(method).label} draft head ({_gb(draft_weights)} of weights and its KV cache)"
     elif method == "medusa":
         cause = f"{k} Medusa heads ({_gb(draft_weights)} of weights, one head per draft token)"
+    elif layout.state_bytes:  # n-gram on a hybrid model: the k extra state snapshots dominate
+        cause = (f"the k = {k} extra tokens per sequence and the {k} extra recurrent-state snapshots "
+                 f"({_gb(k * layout.state_bytes)}) that verification keeps for rollback")
     else:  # n-gram: no draft weights; only the k extra tokens verification keeps per sequence
         cause = f"the k = {k} extra tokens per sequence that verification keeps in the KV cache"
     options = []
-    longest = _longest_context(usable - resident, kv_per_token, k)
+    longest = _longest_context(usable - resident, cache, k)
     if longest is not None:
         options.append(f"context ≤ {longest:,} tokens")
     if method == "medusa":
         heads = next((h for h in range(k - 1, 0, -1)
-                      if base + extra.weights_at(h) + kv_per_token * (context_len + h) <= usable), None)
+                      if base + extra.weights_at(h) + cache(context_len + h, h) <= usable), None)
         if heads:
             options.append(f"k = {heads} heads")
     if method == "ngram":
-        fewer = next((h for h in range(k - 1, 0, -1) if resident + kv_per_token * (context_len + h) <= usable), None)
+        fewer = next((h for h in range(k - 1, 0, -1) if resident + cache(context_len + h, h) <= usable), None)
         if fewer:
             options.append(f"k = {fewer}")
-    elif base + kv_target * (context_len + k) <= usable:
+    elif base + float(layout.resident_bytes(context_len + k, k + 1)) <= usable:
         options.append("n-gram drafting (no draft weights)")
     if method == "draft_model":
         default = model.default_draft
         if default and default != draft:
             smaller = draft_memory(model, "draft_model", default, weight_dtype, kv_dtype)
-            if base + smaller.weights_at(k) + (kv_target + smaller.kv_bytes_per_token) * (context_len + k) <= usable:
+            if (base + smaller.weights_at(k) + float(layout.resident_bytes(context_len + k, k + 1))
+                    + smaller.kv_bytes_per_token * (context_len + k) <= usable):
                 options.append(f"the smaller {default} draft")
     closest = ("the closest setting that fits: " + ", or ".join(options)) if options else \
         "turn speculation off here, or use a GPU with more memory"

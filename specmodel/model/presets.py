@@ -72,6 +72,22 @@ class Model:
     mtp_layers: int = 0  # native multi-token-prediction layers shipped with the model
     sliding_window: int = 0  # tokens a windowed (or chunked) attention layer reads; 0: none
     sliding_window_layers: int = 0  # how many of the layers are windowed
+    sliding_window_kv_heads: int = 0  # KV heads of a windowed layer where they differ (MiMo-V2-Flash); 0: kv_heads
+    attention_output_gate: bool = False  # gated attention: the query projection is twice as wide (Qwen3-Next)
+    # Hybrid linear attention (Gated DeltaNet): these layers keep a recurrent state of
+    # linear_value_heads × linear_key_head_dim × linear_value_head_dim values per sequence (plus a
+    # short convolution window) instead of a KV cache; the remaining layers are full attention.
+    linear_attention_layers: int = 0
+    linear_key_heads: int = 0
+    linear_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    # Sparse attention (DeepSeek Sparse Attention): a lightning indexer of index_heads × index_head_dim
+    # scores every cached token, the main attention reads only the index_topk best per query token.
+    index_topk: int = 0
+    index_heads: int = 0
+    index_head_dim: int = 0
 
     @property
     def hf_id(self) -> str:
@@ -97,18 +113,44 @@ class Model:
         return self.params_B * 1e9 - embed
 
     @property
+    def full_attention_layers(self) -> int:
+        """Layers that attend over the whole context (neither windowed nor linear attention)."""
+        return max(self.layers - self.sliding_window_layers - self.linear_attention_layers, 0)
+
+    @property
+    def linear_attention_params_per_layer(self) -> float:
+        """Parameters of one Gated DeltaNet layer: the fused Q/K/V/gate projection (keys twice, values
+        twice), the per-head decay and beta projections, and the output projection."""
+        keys = self.linear_key_heads * self.linear_key_head_dim
+        values = self.linear_value_heads * self.linear_value_head_dim
+        return float(self.hidden * (2 * keys + 2 * values + 2 * self.linear_value_heads) + values * self.hidden)
+
+    @property
+    def attention_params_all_layers(self) -> float:
+        """Attention parameters summed over the layers: full, windowed (their own KV heads) and linear."""
+        windowed = self.sliding_window_layers * self._attention_params(self.sliding_window_kv_heads or self.kv_heads)
+        return (self.full_attention_layers * self.attention_params_per_layer + windowed
+                + self.linear_attention_layers * self.linear_attention_params_per_layer)
+
+    @property
     def attention_params_per_layer(self) -> float:
-        """Parameters of one layer's attention projections (Q, K, V, O; MLA: its low-rank factors)."""
+        """Parameters of one full-attention layer's projections (Q, K, V, O; MLA: its low-rank factors)."""
+        return self._attention_params(self.kv_heads)
+
+    def _attention_params(self, kv_heads: int) -> float:
         if self.attention == "mla":
             qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
             q = (self.hidden * self.q_lora_rank + self.q_lora_rank * self.heads * qk_head if self.q_lora_rank
                  else self.hidden * self.heads * qk_head)
             kv = (self.hidden * (self.kv_lora_rank + self.qk_rope_head_dim)
                   + self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim))
-            return float(q + kv + self.heads * self.v_head_dim * self.hidden)
-        q_out = self.heads * self.head_dim
-        kv_out = 2 * self.kv_heads * self.head_dim
-        return float(self.hidden * (q_out + kv_out) + q_out * self.hidden)
+            indexer = (self.q_lora_rank * self.index_heads * self.index_head_dim
+                       + self.hidden * (self.index_head_dim + self.index_heads)) if self.index_heads else 0
+            return float(q + kv + self.heads * self.v_head_dim * self.hidden + indexer)
+        v_dim = self.v_head_dim or self.head_dim  # MiMo-V2-Flash: values narrower than keys
+        q_out = self.heads * self.head_dim * (2 if self.attention_output_gate else 1)
+        kv_out = kv_heads * (self.head_dim + v_dim)
+        return float(self.hidden * (q_out + kv_out) + self.heads * v_dim * self.hidden)
 
     @property
     def layer_params(self) -> float:
@@ -136,7 +178,7 @@ class Model:
         always_read_params + that ≈ active_params (checked against model cards in tests)."""
         dense_ffn_layers = self.layers - self.moe_layers
         per_moe_layer = self.shared_experts * self.expert_params_per_layer + self.hidden * self.experts
-        return (self.layers * self.attention_params_per_layer
+        return (self.attention_params_all_layers
                 + dense_ffn_layers * 3.0 * self.hidden * self.intermediate
                 + self.moe_layers * per_moe_layer + self.vocab * self.hidden)
 
@@ -336,6 +378,9 @@ def _gpu_patterns() -> list[tuple[list[str], str, str]]:
 
 
 _COUNT_DIGITS = 12
+# A memory size written beside a GPU name that is this far from the preset's names another variant
+# (datasheets round: the TPU v4's 32 GiB is 34.4 GB, the B200's "192 GB" is 180 GB usable).
+MEMORY_TOLERANCE = 0.12
 
 
 def _count(digits: str) -> int:
@@ -382,6 +427,13 @@ def parse_hardware(text) -> HardwareMatch:
             if siblings:
                 notes.append(f"no variant named: read as {name} (not {' or '.join(siblings)})")
             break
+    stated_gb = re.search(r"(\d+(?:\.\d+)?)\s*gb\b", body)
+    if gpu is not None and stated_gb and abs(float(stated_gb.group(1)) / gpu.memory_GB - 1) > MEMORY_TOLERANCE:
+        # a memory size no preset of that name has ("H20 141GB" is not the 96 GB H20): not silently the preset
+        notes.append(f"{stated_gb.group(1)} GB stated, but the {gpu.name} preset has {gpu.memory_GB:g} GB: "
+                     "no preset for that variant")
+        notes = [n for n in notes if not n.startswith("no variant named")]
+        gpu = None
     if ep is None and re.search(r"\bep\b|expert[\s_-]*parallel", low):
         ep = tp or count
         notes.append(f"expert parallelism without a size: taken as {ep}, the TP group" if ep else

@@ -175,6 +175,10 @@ class PassShape:
     experts_per_token: int = 0
     weight_dtype: str = "bf16"
     moe_layers: int = 0  # routed MoE layers (each pays MOE_LAYER_US)
+    # Windowed, sparse or linear-attention layers (memory.KVLayout): what a pass reads of the cache and
+    # attends to by group of layers, and the recurrent state it reads and writes. None: every layer
+    # reads the whole context (kv_bytes_per_token and attn_width say all).
+    kv_layout: memory.KVLayout | None = None
 
     @classmethod
     def of_model(cls, m: Model, weight_dtype: str | None = None, kv_dtype: str | None = None) -> "PassShape":
@@ -190,9 +194,11 @@ class PassShape:
             routed_each = moe_layers * m.expert_params_per_layer
             dense_params = max(m.matmul_params - experts * routed_each, 0.0)
             active = dense_params + top_k * routed_each
-        kv = memory.kv_bytes_per_token(m, kv_dtype or "bf16")
-        return cls(dense_params * bpp, active, kv, _attn_width(m), m.layers, m.hidden, m.kv_heads,
-                   routed_each * bpp, experts, top_k, wd, moe_layers if experts > 0 else 0)
+        layout = memory.kv_layout(m, kv_dtype or "bf16")
+        plain = len(layout.groups) == 1 and not layout.groups[0].reads_at_most and not layout.state_bytes
+        return cls(dense_params * bpp, active, layout.bytes_per_token, sum(g.width for g in layout.groups), m.layers,
+                   m.hidden, m.kv_heads, routed_each * bpp, experts, top_k, wd, moe_layers if experts > 0 else 0,
+                   None if plain else layout)
 
     @classmethod
     def draft_head(cls, target: Model, method: str, weight_dtype: str | None = None,
@@ -206,8 +212,8 @@ class PassShape:
         bpp = BYTES_PER_VALUE[wd]
         lm_head = (memory.head_vocab(method) or target.vocab) * target.hidden
         fusion = memory.head_fusion_params(target, method)
-        kv = memory.kv_bytes_per_token(target, kv_dtype or "bf16", layers=1)
-        width = float(_attn_width(target) / max(target.layers, 1))
+        head = memory.head_kv_layout(target, kv_dtype or "bf16").groups[0]
+        kv, width = head.bytes_per_token, head.width
         if memory.head_is_moe(target, method):
             expert_each = target.expert_params_per_layer
             dense = (target.attention_params_per_layer + target.shared_experts * expert_each
@@ -217,12 +223,6 @@ class PassShape:
                        expert_each * bpp, int(target.experts), top_k, wd, 1)
         params = memory.head_layer_params(target, moe=False) + fusion + lm_head
         return cls(params * bpp, params, kv, width, 1, target.hidden, target.kv_heads, weight_dtype=wd)
-
-
-def _attn_width(m: Model) -> float:
-    if getattr(m, "attention", "gqa") == "mla":  # absorbed MLA: each head attends over the latent
-        return float(m.layers * m.heads * (getattr(m, "kv_lora_rank", 512) or 512))
-    return float(m.layers * m.heads * m.head_dim)
 
 
 def smooth_max(a, b, p: float):
@@ -262,8 +262,12 @@ def memory_and_compute(shape: PassShape, batch, query_tokens, context_len):
     weight_bytes = shape.weight_bytes + expert_bytes_read(shape, b, q)
     weight_bytes = np.broadcast_to(weight_bytes, np.broadcast(b, q).shape).astype(float)
     linear_flops = 2.0 * shape.matmul_params * tokens
-    kv_bytes = b * (ctx + q) * shape.kv_bytes_per_token
-    attn_flops = 4.0 * shape.attn_width * tokens * (ctx + 0.5 * q)
+    if shape.kv_layout is None:
+        kv_bytes = b * (ctx + q) * shape.kv_bytes_per_token
+        attn_flops = 4.0 * shape.attn_width * tokens * (ctx + 0.5 * q)
+    else:  # windows and sparse attention cap what a layer reads; a recurrent state is read and written
+        kv_bytes = b * shape.kv_layout.read_bytes(ctx + q, q)
+        attn_flops = b * shape.kv_layout.attention_flops(ctx + 0.5 * q, q)
     return weight_bytes, linear_flops, kv_bytes, attn_flops
 
 

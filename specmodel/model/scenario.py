@@ -22,7 +22,7 @@ from specmodel.limits import (MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K
                               check_setting)
 from specmodel.model import acceptance, memory
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
-from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, max_sequences
+from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, sequences_that_fit
 from specmodel.model.presets import find_gpu, find_method, find_model, stated_tp
 from specmodel.model.roofline import (Efficiency, Hardware, PassShape, bandwidth_scale_for_measured_time,
                                       pass_time_ms, unpacked_verify_reads)
@@ -158,6 +158,7 @@ class _Compiled:
     step_overhead: tuple[float, float]  # engine cost of a target step: (ms, ms per sequence)
     serial_cpu: tuple[float, float]  # CPU work a spec step pays in series where plain overlaps it (ms, ms/seq)
     draft_overhead: tuple[float, float]  # engine cost of a draft pass: (ms, ms per sequence)
+    target_layout: memory.KVLayout  # what one sequence of the target caches (windows, recurrent state)
 
 
 MEASURED_OVERHEAD_SHARE = 0.5  # at most this share of a measured batch-1 time is engine overhead
@@ -240,7 +241,8 @@ def compile_scenario(s: Scenario) -> _Compiled:
                      ngram_ms, budget, extra.weights_bytes, extra.weights_per_k_bytes, extra.kv_bytes_per_token, engine,
                      draft_context, measured,
                      *_verify_reads(engine, hw, target_model, s), step_overhead,
-                     _serial_cpu(engine, method.name, eff), draft_overhead)
+                     _serial_cpu(engine, method.name, eff), draft_overhead,
+                     memory.kv_layout(target_model, s.kv_dtype))
 
 
 def _serial_cpu(engine: Engine, method: str, eff: Efficiency) -> tuple[float, float]:
@@ -411,7 +413,7 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     a, tokens = _acceptance(s, alpha, kk)
     L = s.context_len
 
-    fits_plain = max_sequences(c.budget_bytes, c.target.kv_bytes_per_token, L)
+    fits_plain = sequences_that_fit(c.budget_bytes, c.target_layout.resident_bytes(L))
     b_plain = np.minimum(offered, fits_plain)
     b_plain_eval = np.maximum(b_plain, 1.0)
     t_plain = (pass_time_ms(c.target, c.hw, eff, b_plain_eval, 1, L, c.target_bw_scale)
@@ -419,8 +421,9 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
 
     spec_on = kk > 0
     spec_budget = c.budget_bytes - c.draft_resident_base - c.draft_resident_per_k * kk
-    fits_spec = np.where(spec_on, max_sequences(spec_budget, c.target.kv_bytes_per_token + c.draft_kv_per_token,
-                                                 L + kk), fits_plain)
+    # a sequence keeps k more tokens and, on a hybrid model, one recurrent-state snapshot per draft position
+    spec_seq = c.target_layout.resident_bytes(L + kk, kk + 1) + c.draft_kv_per_token * (L + kk)
+    fits_spec = np.where(spec_on, sequences_that_fit(spec_budget, spec_seq), fits_plain)
     b_spec = np.minimum(offered, fits_spec)
     b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
     depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
