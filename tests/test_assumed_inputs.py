@@ -140,3 +140,14 @@ def test_runs_json_counts_predicted_refused_by_reason_and_assumed(tmp_path):
     assert (s["rows_in_files"], s["rows_predicted"], s["rows_refused"]) == (4, 2, 2)
     assert s["refused_by_reason"] == {"gpu_unknown": 1, "target_unknown": 1}
     assert s["assumed"] == {"k": 1, "acceptance": 0, "context": 2}
+
+
+def test_a_published_figure_from_another_model_family_widens_the_band_and_the_row_says_so():
+    row = "random 1K in / 1K out,4x AMD Instinct MI355X (TP=4),Kimi-K2.5 (MXFP4 MoE),EAGLE-3,3,16,,{al},1.8,\n"
+    borrowed = read(row.format(al=""))
+    r = borrowed.rows.iloc[0]
+    assert "acceptance" in r["assumed"] and "the figure is for another model family" in r["remarks"]
+    assert "the band spans α" in r["remarks"] and "as for any assumed acceptance" in r["remarks"]
+    own = read(row.format(al="2.6"))
+    width = lambda e: float(e["speedup_high"].iloc[0] / e["speedup_low"].iloc[0])  # noqa: E731
+    assert width(evaluate_runs(borrowed.rows)) > width(evaluate_runs(own.rows)) * 1.2

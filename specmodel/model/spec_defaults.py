@@ -53,7 +53,10 @@ class AssumedAcceptance:
         said = f"assumed acceptance: α {self.alpha:.2f} from '{self.label}' ({self.source})"
         if self.differs:
             said += "; the figure is for " + " and ".join(self.differs)
-        return said
+        low, high = alpha_range(self.alpha)
+        # every published figure, another family's included, widens the band alike (runs.review)
+        return said + (f"; the band spans α {low:.2f}-{high:.2f} (± {ASSUMED_ALPHA_SPREAD:g}, as for any "
+                       "assumed acceptance)")
 
 
 def default_k(method: str, engine: str | None, family: str | None, mtp_layers: int | None,
