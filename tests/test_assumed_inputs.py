@@ -151,3 +151,23 @@ def test_a_published_figure_from_another_model_family_widens_the_band_and_the_ro
     own = read(row.format(al="2.6"))
     width = lambda e: float(e["speedup_high"].iloc[0] / e["speedup_low"].iloc[0])  # noqa: E731
     assert width(evaluate_runs(borrowed.rows)) > width(evaluate_runs(own.rows)) * 1.2
+
+
+@pytest.mark.parametrize("method, k, depth", [("Medusa", 63, 4), ("Hydra", 63, 4)])
+def test_spec_bench_rows_without_k_take_the_benchmark_scripts_default_tree(method, k, depth):
+    """Spec-Bench's scripts (commit fd2c1cd7): Medusa and Hydra default to the 63-node tree mc_sim_7b_63."""
+    t = read(f"Spec-Bench (6 tasks) - overall,RTX 3090 24GB,Vicuna-7B-v1.3,{method},,1,,2.3,1.8,\n")
+    r = t.rows.iloc[0]
+    assert (int(r["k"]), int(r["draft_depth"])) == (k, depth) and "k" in r["assumed"]
+    assert "Spec-Bench" in r["remarks"] and "fd2c1cd7" in r["remarks"]
+    assert evaluate_runs(t.rows)["predicted_speedup"].notna().all()
+
+
+def test_a_medusa_tree_holds_one_head_per_level_not_per_tree_token():
+    """63 Medusa heads of Vicuna 7B would be 17 GB and not fit beside it on a 24 GB RTX 3090; the
+    tree mc_sim_7b_63 is 4 levels deep: 4 heads."""
+    s = Scenario(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=63, draft_depth=4, branching=10, alpha=0.6)
+    p = predict(s)
+    assert p.spec.max_concurrency >= 1
+    four = predict(Scenario(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=4, alpha=0.6))
+    assert p.spec.step_ms > four.spec.step_ms  # the verify pass carries 64 tokens, the heads are the same 4

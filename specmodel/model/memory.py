@@ -358,9 +358,10 @@ def target_does_not_fit(gpu: str, tp: int, target: str, context_len: int, weight
 
 def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, method: str, k: int,
                              draft: str | None = None, weight_dtype: str | None = None,
-                             kv_dtype: str | None = "bf16") -> DoesNotFit | None:
+                             kv_dtype: str | None = "bf16", draft_depth: int | None = None) -> DoesNotFit | None:
     """DoesNotFit when plain decoding fits one sequence but speculation (its draft's weights and KV
-    cache, and the k extra tokens per sequence) does not; None when it fits or k = 0."""
+    cache, and the k extra tokens per sequence) does not; None when it fits or k = 0. A Medusa tree
+    `draft_depth` deep holds one head per level, not one per tree token."""
     if k <= 0 or target_does_not_fit(gpu, tp, target, context_len, weight_dtype, kv_dtype) is not None:
         return None
     method = find_method(method).name
@@ -370,7 +371,8 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
     memory, usable = _usable(gpu, tp)
     base = resident_weight_bytes(model, weight_dtype) + RESERVE_GB * 1e9
     extra = draft_memory(model, method, draft, weight_dtype, kv_dtype)
-    resident = base + extra.weights_at(k)
+    heads = min(k, draft_depth) if draft_depth else k
+    resident = base + extra.weights_at(heads)
     layout = kv_layout(model, kv_dtype)
 
     def cache(tokens, drafts=k):  # one sequence with `drafts` tokens beyond its context: k + 1 state snapshots
@@ -379,13 +381,13 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
     needed = resident + cache(context_len + k)
     if cache(context_len + k) <= usable - resident:  # the test _longest_context makes
         return None
-    draft_weights = extra.weights_at(k)
+    draft_weights = extra.weights_at(heads)
     if method == "draft_model":
         cause = f"the {draft} draft ({_gb(draft_weights)} of weights and its own KV cache)"
     elif method in ("eagle", "eagle3", "mtp"):
         cause = f"the {find_method(method).label} draft head ({_gb(draft_weights)} of weights and its KV cache)"
     elif method == "medusa":
-        cause = f"{k} Medusa heads ({_gb(draft_weights)} of weights, one head per draft token)"
+        cause = f"{heads} Medusa heads ({_gb(draft_weights)} of weights, one head per draft position)"
     elif layout.state_bytes:  # n-gram on a hybrid model: the k extra state snapshots dominate
         cause = (f"the k = {k} extra tokens per sequence and the {k} extra recurrent-state snapshots "
                  f"({_gb(k * layout.state_bytes)}) that verification keeps for rollback")
@@ -396,10 +398,10 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
     if longest is not None:
         options.append(f"context ≤ {longest:,} tokens")
     if method == "medusa":
-        heads = next((h for h in range(k - 1, 0, -1)
+        fewer = next((h for h in range(heads - 1, 0, -1)
                       if base + extra.weights_at(h) + cache(context_len + h, h) <= usable), None)
-        if heads:
-            options.append(f"k = {heads} heads")
+        if fewer:
+            options.append(f"k = {fewer} heads")
     if method == "ngram":
         fewer = next((h for h in range(k - 1, 0, -1) if resident + cache(context_len + h, h) <= usable), None)
         if fewer:

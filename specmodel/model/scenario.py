@@ -276,9 +276,9 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
     if s.t_draft_ms == 0:
         return 0.0 * k * b
     per_pass_overhead = c.draft_overhead[0] + c.draft_overhead[1] * b
-    if c.draft_passes == "one":  # Medusa: k heads read in one pass, one fixed overhead
+    if c.draft_passes == "one":  # Medusa: one head per draft position (tree level), all in one pass
         per_head = pass_time_ms(c.draft, c.hw, eff, b, 1, c.draft_context, c.draft_bw_scale, include_fixed=False)
-        return np.where(k > 0, k * per_head + eff.t_fixed_ms + per_pass_overhead, 0.0)
+        return np.where(k > 0, depth * per_head + eff.t_fixed_ms + per_pass_overhead, 0.0)
     if s.parallel_draft:  # one pass over the accepted token and k mask positions per sequence
         one_pass = pass_time_ms(c.draft, c.hw, eff, b, k + 1, c.draft_context, c.draft_bw_scale,
                                 verify_kv_reads=c.draft_verify_kv_reads)
@@ -420,13 +420,14 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
                + _step_overhead_ms(c, s, b_plain_eval))
 
     spec_on = kk > 0
-    spec_budget = c.budget_bytes - c.draft_resident_base - c.draft_resident_per_k * kk
+    depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
+    # per-draft-position weights (Medusa heads): one per tree level, not per tree token
+    spec_budget = c.budget_bytes - c.draft_resident_base - c.draft_resident_per_k * depth
     # a sequence keeps k more tokens and, on a hybrid model, one recurrent-state snapshot per draft position
     spec_seq = c.target_layout.resident_bytes(L + kk, kk + 1) + c.draft_kv_per_token * (L + kk)
     fits_spec = np.where(spec_on, sequences_that_fit(spec_budget, spec_seq), fits_plain)
     b_spec = np.minimum(offered, fits_spec)
     b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
-    depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
     rate = proposal_rate(s)
     t_verify = (pass_time_ms(c.target, c.hw, eff, b_eval, 1 + rate * kk, L, c.target_bw_scale,
                              verify_kv_reads=c.verify_kv_reads)
