@@ -128,6 +128,9 @@ MODELS = {
     "Qwen3-Coder-Next": ("Qwen3-Next-80B-A3B", "derivative", "bf16"),
     "Qwen3.5-397B-A17B": ("Qwen3.5-397B-A17B", "preset", "bf16"),
     "Qwen/Qwen3.5-397B-A17B-FP8": ("Qwen3.5-397B-A17B", "preset", "fp8"),
+    "Qwen3.5-122B-A10B": ("Qwen3.5-122B-A10B", "preset", "bf16"),
+    "Qwen/Qwen3.5-35B-A3B": ("Qwen3.5-35B-A3B", "preset", "bf16"),
+    "Qwen/Qwen3.6-35B-A3B-FP8": ("Qwen3.5-35B-A3B", "derivative", "fp8"),
     "DeepSeek-V3.2": ("DeepSeek-V3.2", "preset", "fp8"),
     "deepseek-ai/DeepSeek-V3.2-Exp": ("DeepSeek-V3.2", "alias", "fp8"),
     "DeepSeek-V3.2-Exp (DSA)": ("DeepSeek-V3.2", "alias", "fp8"),
@@ -150,7 +153,7 @@ def test_model_strings(text, expected):
     ("7.8B-parameter code model (per abstract)", "a size but no model name"),
     ("gemma-2-2b-it", "not a preset"),  # same family, another size: not silently Gemma 2 9B
     ("Llama-3.1-405B", "not a preset"),
-    ("Qwen3.5-122B-A10B", "not a preset"),  # another Qwen3.5 size: not silently the 397B
+    ("Qwen3.5-9B", "not a preset"),  # another Qwen3.5 size: not silently one of the MoE presets
     ("", "no model named"),
 ])
 def test_models_that_are_not_presets_say_why(text, why):

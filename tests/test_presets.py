@@ -123,7 +123,8 @@ MOE = [n for n in model_names() if find_model(n).is_moe]
 def test_the_moe_presets_are_the_ones_the_issue_lists():
     assert set(MOE) == {"Mixtral 8x7B", "Mixtral 8x22B", "Qwen3-30B-A3B", "Qwen3-235B-A22B", "GLM-4.5-Air", "GLM-4.5",
                         "gpt-oss-20b", "gpt-oss-120b", "Llama-4-Scout", "DeepSeek-V3", "DeepSeek-R1", "Kimi-K2", "MiniMax-M2",
-                        "DeepSeek-V3.2", "Qwen3-Next-80B-A3B", "Qwen3.5-397B-A17B", "MiMo-V2-Flash", "Llama-4-Maverick"}
+                        "DeepSeek-V3.2", "Qwen3-Next-80B-A3B", "Qwen3.5-397B-A17B", "Qwen3.5-35B-A3B", "Qwen3.5-122B-A10B",
+                        "MiMo-V2-Flash", "Llama-4-Maverick"}
 
 
 # Cards whose active-parameter figure is the rounded name: Qwen3-Next-80B-A3B's card says "3B
