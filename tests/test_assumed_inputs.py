@@ -56,7 +56,7 @@ def test_a_draft_named_after_sglang_does_not_make_a_vllm_run_an_sglang_one():
     t = read("chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3 (lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B),3,1,,"
              "2.4,1.7,vLLM v0.11 serve\n"
              "chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3 (lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B),3,1,,2.4,1.7,\n")
-    assert t.rows["engine"].tolist()[0] == "vllm" and t.rows["engine"].tolist()[1] != "sglang"
+    assert t.rows["engine"].tolist()[0] == "vllm 0.11" and t.rows["engine"].tolist()[1] != "sglang"
 
 
 def test_parallel_drafting_runs_one_draft_pass_for_all_k_tokens():
