@@ -79,20 +79,45 @@ def reads_name(fn):
     return read
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+_FROZEN_CHARS: dict[int, tuple[object, int]] = {}  # id -> (the frozen dataclass, its characters), kept alive
+
+
 def _key_chars(values) -> int:
-    """Characters of text in call arguments: strings, and strings inside tuples, lists and dataclasses."""
+    """Characters of text in call arguments: strings, and strings inside tuples, lists and dataclasses.
+    A frozen dataclass (RunDefaults, passed with every row of a file) is counted once."""
     total, stack = 0, list(values)
     while stack:
         v = stack.pop()
+        kind = type(v)
+        if kind is str:
+            total += len(v)
+            if total > MAX_CACHED_KEY_CHARS:
+                break
+            continue
+        if kind in _SCALARS or v is None:
+            continue
         if isinstance(v, str):
             total += len(v)
         elif isinstance(v, (tuple, list, frozenset, set)):
             stack.extend(v)
         elif hasattr(v, "__dataclass_fields__"):
-            stack.extend(getattr(v, name, None) for name in v.__dataclass_fields__)
+            total += _dataclass_chars(v)
         if total > MAX_CACHED_KEY_CHARS:
             break
     return total
+
+
+def _dataclass_chars(v) -> int:
+    frozen = getattr(getattr(v, "__dataclass_params__", None), "frozen", False)
+    if frozen and id(v) in _FROZEN_CHARS and _FROZEN_CHARS[id(v)][0] is v:
+        return _FROZEN_CHARS[id(v)][1]
+    chars = _key_chars(getattr(v, name, None) for name in v.__dataclass_fields__)
+    if frozen:
+        if len(_FROZEN_CHARS) >= 256:
+            _FROZEN_CHARS.clear()
+        _FROZEN_CHARS[id(v)] = (v, chars)
+    return chars
 
 
 def bounded_cache(maxsize: int):
@@ -106,7 +131,7 @@ def bounded_cache(maxsize: int):
 
         @functools.wraps(fn)
         def call(*args, **kwargs):
-            if _key_chars(args) + _key_chars(kwargs.values()) > MAX_CACHED_KEY_CHARS:
+            if _key_chars(args) + (_key_chars(kwargs.values()) if kwargs else 0) > MAX_CACHED_KEY_CHARS:
                 return fn(*args, **kwargs)
             return cached(*args, **kwargs)
 

@@ -8,7 +8,6 @@ Rows it could not read go to stderr with file and row. Exit 0 when any row loade
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -28,6 +27,9 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
             "parallel_draft", "alpha_assumed"]
+# Row keys printed as whole numbers.
+WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
+                        "draft_kv_budget"})
 # How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 
@@ -55,20 +57,6 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run_runs)
 
 
-def _clean(value):
-    import pandas as pd
-
-    if value is pd.NA:
-        return None
-    if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else round(value, 4)
-    if hasattr(value, "item"):  # numpy scalars
-        return _clean(value.item())
-    if isinstance(value, tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _pairs(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -82,7 +70,7 @@ def _pairs(items: list[str]) -> dict[str, str]:
 def run_runs(args: argparse.Namespace) -> int:
     # Imported here, not at the top: every command builds its parser from this module, and
     # `predict` should not pay for pandas, scipy and the run readers.
-    from specmodel.cli.output import print_json
+    from specmodel.cli.output import json_value, print_json_table
     from specmodel.model.calibration_file import save_calibration
     from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
     from specmodel.runs.calibrate import calibrate
@@ -135,17 +123,12 @@ def run_runs(args: argparse.Namespace) -> int:
         if args.save_calibration:
             save_calibration(calibration, args.save_calibration)
     result = review(table.rows, efficiency)
-    rows = []
-    uncalibrated = review(table.rows, start).evaluated if calibration else None
-    for i, r in enumerate(result.evaluated.to_dict("records")):
-        row = {key: _clean(r.get(key)) for key in ROW_KEYS}
-        for key in ("row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
-                    "draft_kv_budget"):
-            if row[key] is not None:
-                row[key] = int(row[key])
-        if uncalibrated is not None:
-            row["predicted_speedup_uncalibrated"] = _clean(uncalibrated.iloc[i]["predicted_speedup"])
-        rows.append(row)
+    evaluated = result.evaluated
+    keys = list(ROW_KEYS)
+    if calibration:
+        evaluated = evaluated.assign(
+            predicted_speedup_uncalibrated=review(table.rows, start).evaluated["predicted_speedup"].to_numpy())
+        keys.append("predicted_speedup_uncalibrated")
     if args.csv:
         from specmodel.export.report import break_even_csv
         _write(args.csv, break_even_csv(result.table))
@@ -158,21 +141,22 @@ def run_runs(args: argparse.Namespace) -> int:
             calibration.to_dict() if calibration else None,
             efficiency=None if efficiency == Efficiency() else efficiency))
     if args.json:
-        summary = {k: _clean(v) for k, v in result.summary.items()}
+        summary = {k: json_value(v) for k, v in result.summary.items()}
         summary["fallbacks"] = table.fallbacks
         summary["headline"] = model_headline(result.summary, result.table)
         summary.update(prediction_counts(table.problems, result.evaluated))
-        out = {"rows": rows, "summary": summary,
-               "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
-                             "message": p.message, "reason": p.reason} for p in table.problems]}
+        rest = {"summary": summary,
+                "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
+                              "message": p.message, "reason": p.reason} for p in table.problems]}
         if calibration:
-            out["calibration"] = calibration.to_dict()
-        print_json(out)
+            rest["calibration"] = calibration.to_dict()
+        # the rows a column at a time, written as they are encoded: 200,000 rows in seconds and flat memory
+        print_json_table("rows", evaluated, keys, WHOLE_KEYS, rest)
         return 0
     line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
     if line:
         print(line)
-    _print_text(rows, result.summary, calibration)
+    _print_text(evaluated, result.summary, calibration)
     print(model_headline(result.summary, result.table))
     return 0
 
@@ -185,13 +169,21 @@ def _f(x, fmt="{:.2f}"):
     return "–" if x is None else fmt.format(x)
 
 
-def _print_text(rows, summary, calibration) -> None:
+def _print_text(evaluated, summary, calibration) -> None:
+    from specmodel.cli.output import json_value
     from specmodel.runs.review import verdict_words
 
     header = (f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     "
               f"model        advice")
     print(header)
-    for r in rows:  # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
+    shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
+             "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice"]
+    columns = [evaluated[key].tolist() if key in evaluated.columns else [None] * len(evaluated) for key in shown]
+    for values in zip(*columns):  # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
+        r = {key: json_value(v) for key, v in zip(shown, values)}
+        for key in ("concurrency", "k"):
+            if r[key] is not None:
+                r[key] = int(r[key])
         basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
         model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
         print(f"{str(r['workload'])[:26]:<26} {r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "

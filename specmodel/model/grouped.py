@@ -20,7 +20,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, band_around, band_variants, ks_in_use, off_above,
-                                    ranges_of, smallest_best, summarize, verdict)
+                                    smallest_best, summarize, verdict)
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
@@ -188,11 +188,25 @@ def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
         g[:, 0, :] = 1.0
         ks_used = ks_in_use(g)
         in_use[start:start + chunk] = ks_used
-        for row in ks_used:
-            schedule = ranges_of(row)
-            last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
-            out.append((off_above(schedule), last_k))
+        out.extend(_off_and_last_k(ks_used))
     return out, in_use
+
+
+def _off_and_last_k(ks_used: np.ndarray) -> list[tuple]:
+    """Per row (the k at every batch from 1): (off_above, the k of the range before the last) of its
+    ranges_of schedule, as decide.off_above reads it, without building the ranges."""
+    last = ks_used[:, -1]
+    changed = ks_used != last[:, None]
+    has_before = changed.any(axis=1)
+    # index of the last batch whose k differs from the final one (-1 where none does)
+    last_change = np.where(has_before, ks_used.shape[1] - 1 - np.argmax(changed[:, ::-1], axis=1), -1)
+    out = []
+    for final, before, at in zip(last.tolist(), has_before.tolist(), last_change.tolist()):
+        if final != 0:
+            out.append((None, None))
+        else:
+            out.append((at + 1, int(ks_used[len(out), at]) if before else None))
+    return out
 
 
 def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):

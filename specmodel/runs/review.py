@@ -148,7 +148,7 @@ def evaluate_runs(rows: pd.DataFrame, efficiency: Efficiency | None = None,
 
 def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progress | None) -> pd.DataFrame:
     numeric = ["concurrency", "k", "alpha", "tokens_per_step", "baseline_tok_s", "spec_tok_s", "measured_speedup"]
-    rows = rows.reset_index(drop=True).copy()
+    rows = rows.reset_index(drop=True)  # copy-on-write (pandas 3): the caller's table is never changed
     rows[numeric] = rows[numeric].apply(pd.to_numeric, errors="coerce")
     n = len(rows)
     res: dict[str, np.ndarray] = {c: np.full(n, None, dtype=object) for c in RESULT_COLUMNS}

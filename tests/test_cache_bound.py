@@ -1,0 +1,34 @@
+"""limits.bounded_cache counts a frozen dataclass argument's text once per object (the run reader passes
+the same RunDefaults with every row) and still runs a call with more than MAX_CACHED_KEY_CHARS
+characters uncached, whether the text is in a string, a tuple or a dataclass."""
+
+from dataclasses import dataclass
+
+from specmodel.limits import MAX_CACHED_KEY_CHARS, bounded_cache
+
+
+@dataclass(frozen=True)
+class Settings:
+    name: str
+    tags: tuple = ()
+
+
+def test_long_text_in_any_argument_runs_uncached():
+    calls = []
+
+    @bounded_cache(16)
+    def read(texts, settings, n=1):
+        calls.append(1)
+        return len(calls)
+
+    short, long = Settings("L40S"), Settings("x" * (MAX_CACHED_KEY_CHARS + 1))
+    assert read(("a", "b"), short) == read(("a", "b"), short) == 1  # cached
+    read(("a", "b"), long), read(("a", "b"), long)
+    assert len(calls) == 3 and read.cache_info().currsize == 1  # the long one twice, never kept
+    nested = Settings("n", tags=("y" * MAX_CACHED_KEY_CHARS, "z"))
+    read(("a",), nested), read(("a",), nested)
+    assert len(calls) == 5
+    read(("q" * 200, "r" * 100), short), read(("q" * 200, "r" * 100), short)
+    assert len(calls) == 7
+    read(("a",), short, n="w" * (MAX_CACHED_KEY_CHARS + 1)), read(("a",), short, n="w" * (MAX_CACHED_KEY_CHARS + 1))
+    assert len(calls) == 9 and read.cache_info().currsize == 1
