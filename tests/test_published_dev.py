@@ -38,7 +38,7 @@ def test_every_row_is_predicted_or_refused_with_its_reason(table):
     reasons = {}
     for reason in refused.values():
         reasons[reason] = reasons.get(reason, 0) + 1
-    assert reasons == {"no_k": 31, "draft_missing": 16, "no_concurrency": 9, "gpu_missing": 3, "gpu_unknown": 3,
+    assert reasons == {"no_k": 23, "draft_missing": 16, "no_concurrency": 9, "gpu_missing": 3, "gpu_unknown": 3,
                        "lossy": 1}
     assert {refused[r] for r in (14, 15, 16)} == {"gpu_missing"}  # Chinchilla, no hardware, no draft named
     assert refused[325] == "gpu_unknown"  # "single GPU (model not stated)": not an L40S any more
@@ -95,8 +95,9 @@ def test_rows_map_to_their_own_gpu_tp_models_and_method(rows, row, expected):
 
 def test_new_columns_carry_engine_ep_dtype_tree_and_source(rows):
     assert rows.loc[317, ["engine", "ep", "weight_dtype", "source"]].tolist() == ["trtllm", 2, "fp4", "S09"]
-    assert rows.loc[167, ["engine", "branching"]].tolist() == ["sglang", 4]  # notes: "Engine SGLang v0.5.9"
-    assert rows.loc[49, "engine"] == "vllm" and rows.loc[2, "engine"] == "xla"  # T5X on a TPU: one compiled XLA loop
+    assert rows.loc[167, ["engine", "branching"]].tolist() == ["sglang 0.5.9", 4]  # notes: "Engine SGLang v0.5.9"
+    assert rows.loc[49, "engine"] == "vllm 0.10.1"  # notes: "vLLM v0.10.1 (some v0.11.1)"
+    assert rows.loc[2, "engine"] == "xla"  # T5X on a TPU: one compiled XLA loop
     assert rows.loc[341, ["ep", "weight_dtype", "engine"]].tolist() == [4, "fp8", "vllm"]
     assert rows.loc[33, "draft_preset"] == "TinyLlama 1.1B" and "StreamingLLM KV budget" in rows.loc[33, "remarks"]
     assert rows.loc[123, "draft_preset"] == "Qwen3 0.6B"  # "Qwen3-0.6B for Qwen3-8B" in the method text
@@ -128,7 +129,7 @@ def test_repeated_problems_collapse_to_one_line_each(table):
     assert len(lines) <= 15 < len(table.problems)
     assert len(set(lines)) == len(lines)
     k_line = next(line for line in lines if "needed to read mean_accept_len" in line)
-    assert "(20 rows)" in k_line and k_line.startswith("error: published_dev.csv, rows 290, 291, 293")
+    assert "(12 rows)" in k_line and k_line.startswith("error: published_dev.csv, rows 290, 294, 295")
 
 
 def test_cli_json_and_text(tmp_path):
@@ -139,14 +140,14 @@ def test_cli_json_and_text(tmp_path):
     r = cli("--json")
     assert r.returncode == 0
     out = json.loads(r.stdout)
-    assert len(out["rows"]) == 281
+    assert len(out["rows"]) == 289
     assert out["summary"]["fallbacks"]["rows"] == 0
     summary = out["summary"]
-    assert (summary["rows_in_files"], summary["rows_predicted"], summary["rows_refused"]) == (344, 281, 63)
-    assert summary["refused_by_reason"]["draft_missing"] == 16 and summary["assumed"]["k"] == 9
+    assert (summary["rows_in_files"], summary["rows_predicted"], summary["rows_refused"]) == (344, 289, 55)
+    assert summary["refused_by_reason"]["draft_missing"] == 16 and summary["assumed"]["k"] == 17
     by_row = {row["row"]: row for row in out["rows"]}
     assert {k: by_row[167][k] for k in ("engine", "draft_depth", "branching", "source", "tp", "context_len")} == \
-        {"engine": "sglang", "draft_depth": 3, "branching": 4, "source": "S06", "tp": 1, "context_len": 1024}
+        {"engine": "sglang 0.5.9", "draft_depth": 3, "branching": 4, "source": "S06", "tp": 1, "context_len": 1024}
     assert len(r.stderr.splitlines()) <= 15  # one line per distinct problem, not one per row
     text = cli()
     assert "predicted on a fallback preset" not in text.stdout
