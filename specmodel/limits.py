@@ -11,6 +11,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
     MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
+    MAX_CELL_CHARS         characters of one CSV cell: a longer cell refuses its row, the rest loads
     MAX_COLUMNS            columns of a CSV header that are read: the rest are named in one warning
     MAX_TP, MAX_GPUS       tensor parallelism per replica, GPUs named in one hardware text ("8x H100")
     MAX_CONCURRENCY        concurrent sequences of a setting (a flag, a page, a run row)
@@ -50,6 +51,9 @@ MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_LABEL_CHARS = 200
 MAX_MIX_WORKLOADS = 10_000  # a traffic mix has a few kinds of traffic; 10,000 compare in ~3 s
+# One CSV cell: the csv module's field limit (csv.field_size_limit(), 131,072 by default), which it enforces
+# while reading: a longer cell refuses its row only.
+MAX_CELL_CHARS = 131_072
 MAX_COLUMNS = 10_000  # a run file has a few dozen columns; 10,000 are read in well under a second
 MAX_TP = 64  # the largest NVLink domains (GB200 NVL72) run TP <= 64 per replica
 MAX_GPUS = 100_000  # GPUs named in one hardware text; a count beyond it is a typo, not a cluster

@@ -15,7 +15,9 @@ One module per job:
 
     records      RunRecord, RunDefaults, Problem, RunTable, problem grouping
     sniff        bytes -> text -> which reader
+    csv_rows     CSV records with their line numbers; an unclosed quote or an over-long cell named by row
     csv_plain    plain CSV (ALIASES: the headers it knows)
+    cells        one cell as a number; thousands separators or decimal commas decided per column
     vllm_bench   `vllm bench serve --save-result` JSON
     guidellm     guidellm's benchmarks.json and CSV
     spec_json    vLLM per-request spec-decode metrics and AIPerf exports
