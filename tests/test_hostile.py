@@ -423,3 +423,46 @@ def test_8_duplicated_series_in_a_scrape_are_read_once_with_a_warning(capsys):
     assert data["tokens_per_step"] == 2.5  # summed, the accepted tokens counted twice: E = 4
     assert any("1 duplicated series" in w and "vllm:spec_decode_num_accepted_tokens_total{" in w
                for w in data["warnings"])
+
+
+# --- 13: parsing and processing after the HTTP exchange are bounded in time ---------------------------
+
+def test_13_a_fleet_answer_past_the_processing_limit_lists_what_was_judged_and_says_how_many_were_not(monkeypatch):
+    from specmodel import Scenario, limits
+    from specmodel.metrics import fleet, samples
+    server = promapi.PromServer(samples.FLEET_SAMPLE_URL)
+    with samples.recorded_prometheus_client() as client:
+        whole = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                            at_s=samples.fleet_sample_time())
+        assert len(whole.instances) >= 3 and not any("not judged" in p["reason"] for p in whole.problems)
+        clock = iter(range(10**6))  # one second passes per look at the clock: the limit of 2 s lets 2 instances in
+        monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+        monkeypatch.setattr(limits, "MAX_WORK_S", 2.0)
+        cut = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                          at_s=samples.fleet_sample_time())
+    assert 0 < len(cut.instances) < len(whole.instances)
+    (note,) = [p for p in cut.problems if "not judged" in p["reason"]]
+    assert note["instance"].endswith("more instance(s)") and "the 2 s limit" in note["reason"]
+
+
+def test_13_runs_past_the_processing_limit_load_the_rows_checked_and_name_the_rest(monkeypatch):
+    from specmodel import limits, runs
+    text = _HEADER + "w,8,3,0.7,1000,1500\n" * (runs.PROGRESS_EVERY * 3)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(limits, "MAX_WORK_S", 2.0)
+    table = runs.read_runs([("big.csv", text.encode())])
+    assert 0 < len(table.rows) < runs.PROGRESS_EVERY * 3
+    (warning,) = [p for p in table.problems if "limit on processing" in p.message]
+    assert warning.row == len(table.rows) + 2 and "runs from this row on were not loaded" in warning.message
+
+
+def test_13_a_metrics_text_past_the_processing_limit_is_a_message(monkeypatch):
+    from specmodel import limits
+    from specmodel.metrics import prom
+    from tests.replay import fixture_text
+    clock = iter(range(10**6))
+    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(limits, "MAX_WORK_S", 3.0)
+    with pytest.raises(SpecModelError, match="limit on processing one answer"):
+        prom.parse_snapshot(fixture_text("vllm_v1_specdecode_sample.txt"))

@@ -58,6 +58,7 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, clean_name
 from specmodel.metrics import schemas as engines
@@ -200,13 +201,24 @@ def _families(text: str):
     if head.startswith("<") or "<html" in head:
         raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
+    families, stopped = [], False
     try:
-        return list(text_string_to_metric_families(_BUCKET_LINE.sub("", text) if "_bucket{" in text else text))
+        with limits.work_deadline():
+            for family in text_string_to_metric_families(_BUCKET_LINE.sub("", text) if "_bucket{" in text else text):
+                families.append(family)
+                if limits.out_of_time():
+                    stopped = True
+                    break
     except (ValueError, TypeError, IndexError, KeyError, RecursionError):
         # The parser's message quotes the offending line: never show it (the URL may be any internal
         # page, and its content is not ours to display). Say where, and what kind of line it is.
         raise SpecModelError(f"the response is not Prometheus metrics text ({_bad_line(text)}): check that "
                              "the URL is the server's /metrics endpoint") from None
+    if stopped:  # the work deadline passed while the text was read
+        raise SpecModelError(f"reading the metrics text took more than the {limits.MAX_WORK_S:g} s limit on processing "
+                             f"one answer ({len(families):,} metric families read): check that the URL is one "
+                             "server's /metrics endpoint")
+    return families
 
 
 def _bad_line(text: str) -> str:
