@@ -356,6 +356,18 @@ def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) 
     return text
 
 
+def terminal_text(text: str) -> str:
+    """What reaches a terminal: `text` with control and format characters removed (escape sequences,
+    carriage returns, backspaces, text-direction overrides: a line forged inside a label), line breaks
+    and tabs kept and the layout untouched (no cut, no collapsing: tables stay aligned, JSON stays JSON).
+    The command line's stdout and stderr pass everything through it (cli.output.SafeStream); names are
+    also cut and cleaned where they are read (clean_name)."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(c if c in "\n\t" or c.isprintable() else " " if unicodedata.category(c) in ("Zs", "Zl", "Zp")
+                   else "" for c in text)
+
+
 def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:
     """A name as it may be shown: control and format characters removed (NUL, escapes, bidi
     overrides), whitespace collapsed, at most `limit` characters. Returns (name, changed)."""
