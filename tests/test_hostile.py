@@ -466,3 +466,14 @@ def test_13_a_metrics_text_past_the_processing_limit_is_a_message(monkeypatch):
     monkeypatch.setattr(limits, "MAX_WORK_S", 3.0)
     with pytest.raises(SpecModelError, match="limit on processing one answer"):
         prom.parse_snapshot(fixture_text("vllm_v1_specdecode_sample.txt"))
+
+
+def test_13_a_file_of_blank_lines_past_the_processing_limit_stops_reading_and_says_where(monkeypatch):
+    from specmodel import limits, runs
+    text = _HEADER + "w,8,3,0.7,1000,1500\n" + "\n" * 100_000
+    clock = iter(range(10**6))
+    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(limits, "MAX_WORK_S", 3.0)
+    table = runs.read_runs([("blank.csv", text.encode())])
+    (warning,) = [p for p in table.problems if "limit on processing" in p.message]
+    assert warning.message.startswith("not read from this row on") and warning.row < 100_000

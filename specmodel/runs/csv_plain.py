@@ -294,7 +294,12 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     rows: list[tuple[int, list[str]]] = []
     rows_seen = 0
     padded_rows: list[int] = []
-    for line, cells, trouble in lines:
+    for seen, (line, cells, trouble) in enumerate(lines):
+        if not seen & 0x3FFF and seen and limits.out_of_time():  # checked every 16,384 records
+            problems.append(Problem(name, line, None, f"not read from this row on: reading stopped after the "
+                                    f"{limits.MAX_WORK_S:g} s limit on processing one load; split the file",
+                                    "warning"))
+            break
         if trouble is not None:
             problems.append(Problem(name, line, None, trouble, reason="invalid"))
             continue
