@@ -19,7 +19,8 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_BRANCHING          tree drafting: tokens per sequence in a draft pass
     MAX_NAME_TEXT          characters of a hardware, model, method or engine text the name readers look at
                            (`reads_name`): the rest of a longer cell is not read
-    MAX_WORK_S             seconds of parsing and processing of one input (`work_deadline`, `out_of_time`)
+    MAX_WORK_S             seconds of parsing and processing of one answer (`work_deadline`, `out_of_time`)
+    MAX_LOAD_S             the same for one load of run files (read_runs)
     MAX_CACHED_KEY_CHARS   characters of text in one call's arguments that a module-level cache keeps:
                            a longer call is computed afresh, so no cache holds a user's 5 MB name
 
@@ -72,6 +73,9 @@ MAX_BRANCHING = MAX_K  # a tree pass proposes at most as many tokens as a step v
 # a scrape parsed, a Fleet answer judged instance by instance): past it the work stops and says how far
 # it got (12,000 Fleet instances took 46.6 s). The HTTP exchange before it has its own total deadline.
 MAX_WORK_S = 30.0
+# A load of run files is a heavier job a user starts and watches (a progress bar): the largest accepted
+# file (200,000 runs) took 39 s on a busy 2-core machine, so it gets more before it is cut.
+MAX_LOAD_S = 120.0
 
 MAX_CACHED_KEY_CHARS = 256
 MAX_NAME_TEXT = 1_000  # the longest real name ("8x H100 80GB HBM3 (TP=8, ...)") is under 200 characters

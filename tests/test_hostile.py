@@ -450,7 +450,7 @@ def test_13_runs_past_the_processing_limit_load_the_rows_checked_and_name_the_re
     text = _HEADER + "w,8,3,0.7,1000,1500\n" * (runs.PROGRESS_EVERY * 3)
     clock = iter(range(10**6))
     monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-    monkeypatch.setattr(limits, "MAX_WORK_S", 2.0)
+    monkeypatch.setattr(limits, "MAX_LOAD_S", 2.0)
     table = runs.read_runs([("big.csv", text.encode())])
     assert 0 < len(table.rows) < runs.PROGRESS_EVERY * 3
     (warning,) = [p for p in table.problems if "limit on processing" in p.message]
@@ -473,7 +473,7 @@ def test_13_a_file_of_blank_lines_past_the_processing_limit_stops_reading_and_sa
     text = _HEADER + "w,8,3,0.7,1000,1500\n" + "\n" * 100_000
     clock = iter(range(10**6))
     monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-    monkeypatch.setattr(limits, "MAX_WORK_S", 3.0)
+    monkeypatch.setattr(limits, "MAX_LOAD_S", 3.0)
     table = runs.read_runs([("blank.csv", text.encode())])
     (warning,) = [p for p in table.problems if "limit on processing" in p.message]
     assert warning.message.startswith("not read from this row on") and warning.row < 100_000

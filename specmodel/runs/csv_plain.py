@@ -297,7 +297,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     for seen, (line, cells, trouble) in enumerate(lines):
         if not seen & 0x3FFF and seen and limits.out_of_time():  # checked every 16,384 records
             problems.append(Problem(name, line, None, f"not read from this row on: reading stopped after the "
-                                    f"{limits.MAX_WORK_S:g} s limit on processing one load; split the file",
+                                    f"{limits.MAX_LOAD_S:g} s limit on processing one load; split the file",
                                     "warning"))
             break
         if trouble is not None:

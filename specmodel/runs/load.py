@@ -41,7 +41,7 @@ def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] 
     At most MAX_ROWS_PER_FILE runs of one file and MAX_ROWS_TOTAL of all files are read (the first
     ones); a warning says how many were left out.
     """
-    with paused_gc(), limits.work_deadline():
+    with paused_gc(), limits.work_deadline(limits.MAX_LOAD_S):
         return _read_runs(files, defaults or RunDefaults(), pairs, progress)
 
 
@@ -107,7 +107,7 @@ def _not_checked(left: list[RunRecord]) -> list[Problem]:
     for rec in left:
         first.setdefault(rec.file, rec.row)
     return [Problem(name, first[name], None, f"{n:,} runs from this row on were not loaded: reading stopped after "
-                    f"the {limits.MAX_WORK_S:g} s limit on processing one load; split the file or load fewer files "
+                    f"the {limits.MAX_LOAD_S:g} s limit on processing one load; split the file or load fewer files "
                     "at once", "warning") for name, n in counts.items()]
 
 
@@ -118,7 +118,7 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
     for item in files:
         name, data = name_and_bytes(item)
         if limits.out_of_time():
-            problems.append(Problem(name, None, None, f"not read: reading stopped after the {limits.MAX_WORK_S:g} s "
+            problems.append(Problem(name, None, None, f"not read: reading stopped after the {limits.MAX_LOAD_S:g} s "
                                     "limit on processing one load; load fewer files at once"))
             continue
         recs, probs = read_one(name, data, defaults)
