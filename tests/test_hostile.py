@@ -477,3 +477,12 @@ def test_13_a_file_of_blank_lines_past_the_processing_limit_stops_reading_and_sa
     table = runs.read_runs([("blank.csv", text.encode())])
     (warning,) = [p for p in table.problems if "limit on processing" in p.message]
     assert warning.message.startswith("not read from this row on") and warning.row < 100_000
+
+
+def test_8_a_windows_1252_workload_file_says_how_it_was_read(tmp_path):
+    from specmodel.plan import workloads
+    path = tmp_path / "mix.csv"
+    path.write_bytes("label,share,alpha\ncafé,1,0.7\n".encode("cp1252"))
+    found, errors, notes = workloads.read_workloads(str(path))
+    assert [w.label for w in found] == ["café"] and not errors
+    assert any("mix.csv, row 2" in n and "read as Windows-1252" in n for n in notes)
