@@ -3,7 +3,7 @@ the upload limit, so `make fuzz` can find what a hostile user of a shared instan
 
 Each strategy draws a few parameters (how many rows, columns, levels, which defects where) and builds the
 text from them, so a 20 MB input costs a few draws, not 20 million. Sizes scale with FUZZ_MAX_BYTES
-(default 64 kB: the quick profile inside `make test`; `make fuzz` sets the upload limit).
+(default 16 kB: the quick profile inside `make test`; `make fuzz` sets the upload limit).
 
     csv_files()           run CSVs: many rows or columns, long cells, thousands separators and decimal
                           commas, unclosed quotes, short and long rows, blank lines, CRLF, bad bytes
@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from specmodel import limits
 from specmodel.errors import SpecModelError
 
-MAX_BYTES = int(os.environ.get("FUZZ_MAX_BYTES", str(64 * 1024)))
+MAX_BYTES = int(os.environ.get("FUZZ_MAX_BYTES", str(16 * 1024)))
 KNOWN = ["workload", "concurrency", "k", "alpha", "tokens_per_step", "baseline_tok_s", "spec_tok_s", "gpu",
          "target_model", "method", "survival", "p1", "p2", "draft_acceptance_rate", "notes", "source"]
 CELLS = ["chat", "0.7", "0,75", "1,500", "1,024", "1,234,567.5", "1.234,5", "1.500", "8", "3", "150", "H100",
@@ -52,7 +52,7 @@ def _cell(draw) -> str:
 @st.composite
 def csv_files(draw):
     """A run CSV near a drawn size, with the defects readers must name by row, never shift or swallow."""
-    columns = draw(st.sampled_from([3, 6, 12, 200, 20_000]))
+    columns = draw(st.sampled_from([3, 6, 12, 200] + ([20_000] if MAX_BYTES >= 2**20 else [])))
     header = [KNOWN[i] if i < len(KNOWN) and draw(st.booleans()) else f"x{i}" for i in range(columns)]
     header[:2] = ["workload", "concurrency"]
     delimiter = draw(st.sampled_from([",", ",", ";", "\t"]))
@@ -166,16 +166,18 @@ def guidellm_csvs(draw):
 @st.composite
 def json_files(draw):
     """Benchmark JSON nested deep or wide, with huge integers and long lists."""
-    depth = draw(st.sampled_from([1, 5, limits.MAX_JSON_DEPTH - 2, limits.MAX_JSON_DEPTH + 1, 50_000]))
+    depth = draw(st.sampled_from([1, 5, limits.MAX_JSON_DEPTH - 2, limits.MAX_JSON_DEPTH + 1]
+                                 + ([50_000] if MAX_BYTES >= 2**20 else [])))
     width = draw(st.sampled_from([1, 10, 1000, max(1, _size(draw) // 40)]))
     base = {"output_throughput": draw(st.sampled_from([150.0, 1e308, -1, "150"])),
             "max_concurrency": draw(st.sampled_from([8, 10 ** 29, 10 ** 31, 2 ** 64])),
             "num_spec_tokens": draw(st.sampled_from([3, 64, 65, 10 ** 9])),
-            "spec_decode_per_position_acceptance_rates": [0.5] * draw(st.sampled_from([1, 64, 65, 100_000])),
+            "spec_decode_per_position_acceptance_rates": [0.5] * draw(st.sampled_from([1, 64, 65, MAX_BYTES // 4])),
             "acceptance_histogram": {str(draw(st.sampled_from([0, 3, 63, 64, 10 ** 9]))): 5}}
     for i in range(width):
         base[f"k{i}"] = i
-    text = json.dumps(draw(st.sampled_from([base, [base] * min(width, 50), {"benchmarks": [base]}])))
+    copies = max(1, min(50, MAX_BYTES // max(1, len(json.dumps(base)))))
+    text = json.dumps(draw(st.sampled_from([base, [base] * copies, {"benchmarks": [base]}])))
     if depth > 1:
         text = "[" * depth + text + "]" * depth if draw(st.booleans()) else text[:-1] + ', "deep": ' + \
             "{\"a\": " * depth + "1" + "}" * depth + text[-1:]
@@ -202,12 +204,17 @@ def log_files(draw):
                   "accepted": draw(st.sampled_from(["2400", "0", "1e309", "9" * 40])),
                   "drafted": draw(st.sampled_from(["4800", "0", "1"])),
                   "positions": ", ".join([draw(st.sampled_from(["0.700", "0.5", "1.5", "x"]))]
-                                         * draw(st.sampled_from([1, 3, limits.MAX_K, limits.MAX_K + 1, 5000])))}
+                                         * draw(st.sampled_from([1, 3, limits.MAX_K, limits.MAX_K + 1,
+                                                                 max(1, MAX_BYTES // 8)])))}
         spec = _SPEC_LINE.format(fields=", ".join(f.format(**values) for f in fields))
         if draw(st.integers(0, 5)) == 0:
             spec = _SPEC_LINE.format(fields="a" * draw(st.sampled_from([10, 100_000, MAX_BYTES])))
         engine = _ENGINE_LINE.format(gen=draw(st.sampled_from(["402.0", "0", "inf"])),
                                      running=draw(st.sampled_from(["8", "0", "100000000"])))
+        if draw(st.integers(0, 4)) == 0:  # a vLLM V0 line: E from the system efficiency and k
+            spec = ("INFO 09-16 05:26:47 metrics.py:1] Speculative metrics: Draft acceptance rate: 0.700, System "
+                    f"efficiency: {draw(st.sampled_from(['0.600', '1.5', '0']))}"
+                    + draw(st.sampled_from([", Number of speculative tokens: 3", ", Number of speculative tokens: 0", ""])))
         points += [engine, spec] if draw(st.integers(0, 3)) else [spec]
     repeat = draw(st.sampled_from([1, 1, 1, max(1, MAX_BYTES // max(1, sum(map(len, points))))]))
     return "vllm.log", "\n".join(points * repeat) + "\n"
@@ -233,6 +240,27 @@ def prom_texts(draw):
         at = draw(st.integers(1, len(lines) - 1))
         lines.insert(at, lines[at])
     return "\n".join(lines) + "\n"
+
+
+@st.composite
+def workload_files(draw):
+    """A traffic-mix file (CSV or JSON) with the columns people write: shares, α per method, survival
+    lists, temperatures, notes; mostly valid values, some past their ranges, up to the workload cap."""
+    columns = ["label"] + draw(st.lists(st.sampled_from(
+        ["share", "alpha", "survival", "temperature", "notes", "alpha_ngram", "alpha_eagle", "alpha_draft_model",
+         "weight", "k"]), unique=True, max_size=6))
+    good = {"share": ["0.5", "1", "30%", "2"], "alpha": ["0.7", "0.4", "0.95"], "survival": ['"0.8, 0.6"', "0.5;0.3"],
+            "temperature": ["0", "0.7", "1.2"], "notes": ["chat", ""], "alpha_ngram": ["0.6"], "alpha_eagle": ["0.8"],
+            "alpha_draft_model": ["0.7"], "weight": ["1"], "k": ["3"]}
+    bad = ["-1", "1.5", "x", "", "nan", "inf", "1e309"]
+    rows = draw(st.sampled_from([1, 2, 6, 100, limits.MAX_MIX_WORKLOADS + 1]))
+    cells = [[f"w{i}"] + [draw(st.sampled_from(good[c] * 6 + bad)) for c in columns[1:]] for i in range(min(rows, 8))]
+    cells = (cells * (rows // len(cells) + 1))[:rows]
+    if draw(st.booleans()):
+        text = "\n".join([",".join(columns)] + [",".join(r) for r in cells]) + "\n"
+        return "mix.csv", _encoded(draw, text.encode())
+    docs = [{c: (v.strip('"') if c != "survival" else [0.8, 0.6]) for c, v in zip(columns, r)} for r in cells]
+    return "mix.json", json.dumps(draw(st.sampled_from([docs, {"workloads": docs}, docs[:1], {"x": docs}])))
 
 
 METADATA = ipaddress.IPv4Address("169.254.169.254")

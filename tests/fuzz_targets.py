@@ -432,6 +432,7 @@ WORKLOAD_RECORDS = st.lists(st.dictionaries(st.sampled_from(WORKLOAD_KEYS) | st.
 WORKLOAD_INPUT = st.one_of(
     st.tuples(st.just("records"), WORKLOAD_RECORDS),
     st.tuples(st.just("file"), st.one_of(edited_text(WORKLOAD_FILES), retyped_json(WORKLOAD_FILES),
+                                         structured.workload_files(),
                                          st.tuples(st.sampled_from(["w.csv", "w.json"]), st.text(max_size=120)))))
 
 _tmp = Path(tempfile.mkdtemp(prefix="specmodel-fuzz-"))
@@ -456,6 +457,14 @@ def target_workloads(item) -> None:
     if found:
         found, _note = workloads.normalise_shares(found)
         workloads.workload_records(found)
+        for w in found[:20]:  # what the mix comparison asks of each workload
+            w.acceptance("eagle", "eagle"), w.acceptance("ngram", "eagle")
+        import pandas as pd
+        runs_like = pd.DataFrame({"workload": [w.label for w in found], "alpha": [w.alpha for w in found],
+                                  "concurrency": [w.share * 64 for w in found],
+                                  "temperature": [w.temperature for w in found], "notes": [w.notes for w in found]})
+        workloads.mixed_from_whatif(0.7, runs_like)
+        workloads.mixed_from_whatif(0.7, None)
 
 
 # --- the CLI, in process ---------------------------------------------------------------------------
