@@ -58,8 +58,9 @@ bench: $(VENV)/.dev system-deps
 	$(PY) -m bench
 
 FUZZ_EXAMPLES ?= 2000
+FUZZ_MAX_BYTES ?= 20000000  # structured inputs up to the upload limit (tests/fuzz_structured.py)
 fuzz: $(VENV)/.dev
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m tests.fuzz
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_MAX_BYTES=$(FUZZ_MAX_BYTES) $(PY) -m tests.fuzz
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis tests/grafana/node_modules

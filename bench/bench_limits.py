@@ -180,6 +180,32 @@ def _csv_long_names(folder: Path) -> Path:
     return path
 
 
+def _csv_unclosed_quotes(folder: Path) -> Path:
+    """A 19 MB CSV in which every row opens a quote it never closes: each takes the rows after it in, is
+    named, and the reader goes back to the row after it (MAX_BROKEN_ROWS rows, then the file is named)."""
+    path = folder / "quotes.csv"
+    path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n" + 'w,8,3,0.7,1000,"1\n' * 1_050_000)
+    return path
+
+
+def _csv_over_long_cells(folder: Path) -> Path:
+    """A 20 MB CSV of rows with one cell just past the 131,072-character cell limit: each row is refused alone."""
+    path = folder / "long_cells.csv"
+    path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n"
+                    + ("x" * 131_100 + ",8,3,0.7,1000,1500\n") * 150)
+    return path
+
+
+def _csv_thousands(folder: Path) -> Path:
+    """The most rows one file may hold, every number written with thousands separators (decided per column)."""
+    from specmodel.limits import MAX_ROWS_PER_FILE
+
+    path = folder / "thousands.csv"
+    path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n"
+                    + 'w,"1,024",3,0.7,"1,500","2,100.5"\n' * MAX_ROWS_PER_FILE)
+    return path
+
+
 def _mix_at_the_cap(folder: Path) -> Path:
     """A traffic mix one row past MAX_MIX_WORKLOADS, every workload with its own α (no two alike)."""
     from specmodel.limits import MAX_MIX_WORKLOADS
@@ -218,6 +244,12 @@ def run():
              "CSV with 1,000,000 unknown columns: {size}, {loaded} run, the first 10,000 columns read, two warnings"),
             ("runs", _csv_long_names(folder), 0,
              "CSV of {size} with 60 kB GPU and workload names: {loaded} runs (names cut)"),
+            ("runs", _csv_unclosed_quotes(folder), 0,
+             "CSV of {size} whose every row opens a quote it never closes: {loaded} runs, 100 rows named, then the file"),
+            ("runs", _csv_over_long_cells(folder), 0,
+             "CSV of {size} whose rows each hold a cell past the 131,072-character limit: {loaded} runs, each row named"),
+            ("runs", _csv_thousands(folder), 0,
+             "CSV with the most rows, every number with thousands separators: {size}, {loaded:,} runs"),
         ]
         worst = None
         slowest = None

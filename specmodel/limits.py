@@ -11,6 +11,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_INT_DIGITS         digits of a JSON integer before it is read as a float (inf: not a number)
     MAX_LABEL_CHARS        a name (workload, model) shown back to the user
     MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
+    MAX_CELL_CHARS         characters of one CSV cell: a longer cell refuses its row, the rest loads
     MAX_COLUMNS            columns of a CSV header that are read: the rest are named in one warning
     MAX_TP, MAX_GPUS       tensor parallelism per replica, GPUs named in one hardware text ("8x H100")
     MAX_CONCURRENCY        concurrent sequences of a setting (a flag, a page, a run row)
@@ -18,6 +19,8 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_BRANCHING          tree drafting: tokens per sequence in a draft pass
     MAX_NAME_TEXT          characters of a hardware, model, method or engine text the name readers look at
                            (`reads_name`): the rest of a longer cell is not read
+    MAX_WORK_S             seconds of parsing and processing of one answer (`work_deadline`, `out_of_time`)
+    MAX_LOAD_S             the same for one load of run files (read_runs)
     MAX_CACHED_KEY_CHARS   characters of text in one call's arguments that a module-level cache keeps:
                            a longer call is computed afresh, so no cache holds a user's 5 MB name
 
@@ -31,10 +34,13 @@ depth and integer bounds and says what was wrong instead of raising RecursionErr
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import re
 import stat
+import time
 import unicodedata
 
 from specmodel.errors import SpecModelError
@@ -50,6 +56,9 @@ MAX_JSON_DEPTH = 64  # a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_LABEL_CHARS = 200
 MAX_MIX_WORKLOADS = 10_000  # a traffic mix has a few kinds of traffic; 10,000 compare in ~3 s
+# One CSV cell: the csv module's field limit (csv.field_size_limit(), 131,072 by default), which it enforces
+# while reading: a longer cell refuses its row only.
+MAX_CELL_CHARS = 131_072
 MAX_COLUMNS = 10_000  # a run file has a few dozen columns; 10,000 are read in well under a second
 MAX_TP = 64  # the largest NVLink domains (GB200 NVL72) run TP <= 64 per replica
 MAX_GPUS = 100_000  # GPUs named in one hardware text; a count beyond it is a typo, not a cluster
@@ -60,8 +69,41 @@ MAX_CONTEXT = 16_777_216
 MAX_BRANCHING = MAX_K  # a tree pass proposes at most as many tokens as a step verifies
 
 
+# Seconds of parsing and processing one input may take once its bytes are here (a file read into runs,
+# a scrape parsed, a Fleet answer judged instance by instance): past it the work stops and says how far
+# it got (12,000 Fleet instances took 46.6 s). The HTTP exchange before it has its own total deadline.
+MAX_WORK_S = 30.0
+# A load of run files is a heavier job a user starts and watches (a progress bar): the largest accepted
+# file (200,000 runs) took 39 s on a busy 2-core machine, so it gets more before it is cut.
+MAX_LOAD_S = 120.0
+
 MAX_CACHED_KEY_CHARS = 256
 MAX_NAME_TEXT = 1_000  # the longest real name ("8x H100 80GB HBM3 (TP=8, ...)") is under 200 characters
+
+
+_work_end = contextvars.ContextVar("specmodel_work_deadline", default=None)
+clock = time.monotonic  # the work deadline's clock (a test may step it)
+
+
+@contextlib.contextmanager
+def work_deadline(seconds: float | None = None):
+    """Inside this block `out_of_time()` turns true `seconds` from now (default MAX_WORK_S, read when the
+    block starts), or at an enclosing block's deadline if that is sooner: a deadline inside another never
+    extends it. Loops over an input's parts (rows, instances, metric families) ask `out_of_time()` between
+    parts and stop saying how far they got."""
+    end = clock() + (MAX_WORK_S if seconds is None else seconds)
+    outer = _work_end.get()
+    token = _work_end.set(end if outer is None else min(outer, end))
+    try:
+        yield
+    finally:
+        _work_end.reset(token)
+
+
+def out_of_time() -> bool:
+    """Whether the current work deadline (if any) has passed."""
+    end = _work_end.get()
+    return end is not None and clock() >= end
 
 
 def reads_name(fn):
@@ -316,6 +358,18 @@ def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) 
     if markdown == "plain":
         return _no_autolinks(text.translate(_MARKDOWN_SPECIAL))
     return text
+
+
+def terminal_text(text: str) -> str:
+    """What reaches a terminal: `text` with control and format characters removed (escape sequences,
+    carriage returns, backspaces, text-direction overrides: a line forged inside a label), line breaks
+    and tabs kept and the layout untouched (no cut, no collapsing: tables stay aligned, JSON stays JSON).
+    The command line's stdout and stderr pass everything through it (cli.output.SafeStream); names are
+    also cut and cleaned where they are read (clean_name)."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(c if c in "\n\t" or c.isprintable() else " " if unicodedata.category(c) in ("Zs", "Zl", "Zp")
+                   else "" for c in text)
 
 
 def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:

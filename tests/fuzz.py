@@ -1,9 +1,11 @@
 """`make fuzz`: every target of tests/fuzz_targets.py with a long hypothesis profile.
 
 Prints, per target and in total, how many inputs were tried and how many failed (with the first
-failing input and its error) and every warning the inputs raised (where, how often); exits 1 if any
-failed. Runs under a 4 GB address-space cap, so an input whose work is unbounded fails. Inputs per target:
-FUZZ_EXAMPLES (default 2000).
+failing input and its error) and every warning the inputs raised (where, how often), then the line
+coverage of the modules each target reads through (fuzz_targets.COVERS; a module's import-time lines
+count for every target); exits 1 if any input failed or a module is under COVERAGE_GOAL (85%). Runs
+under a 4 GB address-space cap, so an input whose work is unbounded fails. Inputs per target:
+FUZZ_EXAMPLES (default 2000); structured inputs up to FUZZ_MAX_BYTES (the Makefile: the upload limit).
 
     python -m tests.fuzz [name ...]     # only the targets whose name contains one of the words
 """
@@ -11,6 +13,7 @@ FUZZ_EXAMPLES (default 2000).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 import traceback
@@ -19,7 +22,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from tests.fuzz_targets import ALLOWED, TARGETS
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _where(exc: BaseException) -> str:
@@ -51,7 +54,7 @@ def _warning_where(w: warnings.WarningMessage) -> str:
            f"{str(w.message)[:80]}"
 
 
-def run_target(strategy, function, examples: int) -> tuple[int, int, str | None, dict]:
+def run_target(strategy, function, examples: int, allowed=(Exception,)) -> tuple[int, int, str | None, dict]:
     tried = failed = 0
     first: list[str] = []
     kinds: dict[str, int] = {}
@@ -67,7 +70,7 @@ def run_target(strategy, function, examples: int) -> tuple[int, int, str | None,
             warnings.simplefilter("always")
             try:
                 function(value)
-            except ALLOWED:
+            except allowed:
                 pass
             except Exception as exc:  # noqa: BLE001 - counting every escape is the point
                 failed += 1
@@ -82,15 +85,56 @@ def run_target(strategy, function, examples: int) -> tuple[int, int, str | None,
     return tried, failed, first[0] if first else None, kinds, warned
 
 
+def _coverage():
+    """A coverage.py measurement of specmodel/ with one context per target (None without coverage.py)."""
+    try:
+        import coverage
+    except ImportError:
+        return None
+    return coverage.Coverage(data_file=None, include=[str(ROOT / "specmodel" / "*")])
+
+
+def _lines_of(path: str, names: str) -> set[int]:
+    """The line numbers of the named top-level functions and classes of a module ("a,b")."""
+    import ast
+    wanted = set(names.split(","))
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    return {n for node in tree.body if getattr(node, "name", None) in wanted
+            for n in range(node.lineno, node.end_lineno + 1)}
+
+
+def coverage_lines(cov, target: str, modules) -> list[tuple[str, float]]:
+    """(module, % of its statements run by `target` or at import) per module; "module::f,g" counts only
+    the statements of those functions (the URL policy inside metrics/scrape.py)."""
+    data = cov.get_data()
+    out = []
+    for module in modules:
+        file, _, names = module.partition("::")
+        path = str(ROOT / "specmodel" / file)
+        _, statements, _, _, _ = cov.analysis2(path)
+        statements = set(statements) & _lines_of(path, names) if names else set(statements)
+        data.set_query_contexts([f"^{re.escape(target)}$", "^$"])
+        ran = set(data.lines(path) or ()) & statements
+        out.append((file + (" (" + names.replace(",", ", ") + ")" if names else ""),
+                    100.0 * len(ran) / max(1, len(statements))))
+    return out
+
+
 def main(argv: list[str]) -> int:
     _cap_memory()
+    cov = _coverage()
+    if cov is not None:
+        cov.start()  # before the targets import specmodel, so import-time lines count
+    from tests.fuzz_targets import ALLOWED, COVERAGE_GOAL, COVERS, TARGETS
     examples = int(os.environ.get("FUZZ_EXAMPLES", "2000"))
     chosen = [t for t in TARGETS if not argv or any(w in t[0] for w in argv)]
     total_tried = total_failed = total_warned = 0
     print(f"fuzzing {len(chosen)} target(s), up to {examples} inputs each")
     for name, strategy, function in chosen:
         start = time.monotonic()
-        tried, failed, first, kinds, warned = run_target(strategy, function, examples)
+        if cov is not None:
+            cov.switch_context(name)
+        tried, failed, first, kinds, warned = run_target(strategy, function, examples, ALLOWED)
         total_tried += tried
         total_failed += failed
         total_warned += sum(warned.values())
@@ -103,7 +147,18 @@ def main(argv: list[str]) -> int:
         if first:
             print("  first failure:\n    " + first.replace("\n", "\n    "))
     print(f"{'total':<20} tried {total_tried:>6}  failed {total_failed:>5}  warnings {total_warned:>5}")
-    return 1 if total_failed else 0
+    under = 0
+    if cov is not None:
+        cov.stop()
+        print(f"line coverage per target (goal {COVERAGE_GOAL:g}%):")
+        for name, _, _ in chosen:
+            for module, pct in coverage_lines(cov, name, COVERS.get(name, ())):
+                low = pct < COVERAGE_GOAL
+                under += low
+                print(f"  {name:<20} {pct:5.1f}%  {module}{'  UNDER THE GOAL' if low else ''}")
+    else:
+        print("line coverage: not measured (pip install -r requirements-dev.txt for coverage.py)")
+    return 1 if total_failed or under else 0
 
 
 if __name__ == "__main__":

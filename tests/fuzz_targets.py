@@ -38,6 +38,7 @@ from specmodel.metrics.scrape import ScrapePolicy
 from specmodel.model.roofline import Efficiency
 from specmodel.plan import workloads
 from specmodel.runs.review import review
+from tests import fuzz_structured as structured
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -226,7 +227,9 @@ def hostile_json(draw):
 RUN_INPUT = st.one_of(
     st.tuples(st.sampled_from(["x.csv", "x.json", "<b>x</b>.csv", "名前.json"]), st.binary(max_size=300)),
     edited_text(RUN_FILES), retyped_json(RUN_FILES), synthetic_csv(), hostile_csv(), hostile_json(),
-    st.just(("empty.csv", "")), st.just(("bom.csv", "\ufeff")))
+    st.just(("empty.csv", "")), st.just(("bom.csv", "\ufeff")),
+    structured.csv_files(), structured.json_files(), structured.log_files(), structured.guidellm_csvs(),
+    structured.spec_jsons())
 
 
 def target_runs(item) -> None:
@@ -288,7 +291,7 @@ def large_positions(draw):
     return "positions", "\n".join(lines) + "\n"
 
 
-PROM_INPUT = st.one_of(PROM_INPUT, large_positions())
+PROM_INPUT = st.one_of(PROM_INPUT, large_positions(), structured.prom_texts().map(lambda t: ("structured", t)))
 PROM_PAIR = st.tuples(PROM_INPUT, PROM_INPUT, st.one_of(st.none(), st.sampled_from(ODD_TEXT)),
                       st.one_of(st.none(), st.integers(-2, 40)))
 # A pair of edits of the same sample is likelier to parse on both sides and reach the statistics.
@@ -318,8 +321,9 @@ def target_prom_window(w) -> None:
 # --- Prometheus HTTP API, from a real server on 127.0.0.1 ---------------------------------------------
 
 class _Canned:
-    """What the fuzz server answers next: status, content type, body (one request at a time)."""
+    """What the fuzz server answers next: status, content type, body, extra headers (one request at a time)."""
     status, content_type, body = 200, "application/json", b"{}"
+    headers: dict = {}
     lock = threading.Lock()
 
 
@@ -330,10 +334,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(_Canned.body)))
         if 300 <= _Canned.status < 400:
             self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+        for key, value in _Canned.headers.items():
+            self.send_header(key, value)
         self.end_headers()
         self.wfile.write(_Canned.body)
 
     def log_message(self, *args):
+        pass
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):  # a client that hung up early (a refused answer) is no news
         pass
 
 
@@ -344,7 +355,7 @@ def fuzz_server_url() -> str:
     """Start (once) the canned-response server; its base URL."""
     global _server
     if _server is None:
-        _server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        _server = _QuietServer(("127.0.0.1", 0), _Handler)
         _server.daemon_threads = True
         threading.Thread(target=_server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{_server.server_address[1]}"
@@ -395,6 +406,7 @@ def target_prom_api(item):
     server = promapi.PromServer(fuzz_server_url(), timeout_s=5.0)
     with _Canned.lock, httpx.Client(trust_env=False) as client:
         _Canned.status, _Canned.content_type, _Canned.body = status, content_type, body.encode("utf-8", "replace")
+        _Canned.headers = {}
         if call == "query":
             promapi.query(client, server, "up")
         elif call == "query_range":
@@ -420,6 +432,7 @@ WORKLOAD_RECORDS = st.lists(st.dictionaries(st.sampled_from(WORKLOAD_KEYS) | st.
 WORKLOAD_INPUT = st.one_of(
     st.tuples(st.just("records"), WORKLOAD_RECORDS),
     st.tuples(st.just("file"), st.one_of(edited_text(WORKLOAD_FILES), retyped_json(WORKLOAD_FILES),
+                                         structured.workload_files(),
                                          st.tuples(st.sampled_from(["w.csv", "w.json"]), st.text(max_size=120)))))
 
 _tmp = Path(tempfile.mkdtemp(prefix="specmodel-fuzz-"))
@@ -444,6 +457,14 @@ def target_workloads(item) -> None:
     if found:
         found, _note = workloads.normalise_shares(found)
         workloads.workload_records(found)
+        for w in found[:20]:  # what the mix comparison asks of each workload
+            w.acceptance("eagle", "eagle"), w.acceptance("ngram", "eagle")
+        import pandas as pd
+        runs_like = pd.DataFrame({"workload": [w.label for w in found], "alpha": [w.alpha for w in found],
+                                  "concurrency": [w.share * 64 for w in found],
+                                  "temperature": [w.temperature for w in found], "notes": [w.notes for w in found]})
+        workloads.mixed_from_whatif(0.7, runs_like)
+        workloads.mixed_from_whatif(0.7, None)
 
 
 # --- the CLI, in process ---------------------------------------------------------------------------
@@ -614,7 +635,31 @@ TARGETS = [
     ("cli", cli_argv(), target_cli),
     ("cli commands", valid_commands(), target_cli),
     ("scenarios", _scenario_space(), target_scenarios),
+    ("url policy", structured.urls(), structured.target_url_policy),
+    ("calibration files", structured.calibration_texts(), lambda item: structured.target_calibration(item, _write)),
+    ("stacked encodings", structured.encoded_answers(), lambda item: structured.target_encodings(item, _serve)),
 ]
+
+# The modules each target reads through: `make fuzz` reports the line coverage of each (>= COVERAGE_GOAL).
+COVERS = {
+    "runs files": ("runs/sniff.py", "runs/csv_plain.py", "runs/csv_rows.py", "runs/cells.py", "runs/guidellm.py",
+                   "runs/vllm_bench.py", "runs/spec_json.py", "runs/logs.py"),
+    "prometheus text": ("metrics/prom.py",),
+    "prometheus api": ("metrics/promapi.py",),
+    "workloads": ("plan/workloads.py",),
+    "url policy": ("metrics/scrape.py::ScrapePolicy,split_credentials,with_credentials,display_url,_host_allowed,"
+                   "_allow_entry,_same_ip,_embedded_ipv4,embedded_ipv4s,refused_address,check_url",),
+    "calibration files": ("model/calibration_file.py",),
+    "stacked encodings": ("metrics/fetch.py",),
+}
+COVERAGE_GOAL = 85.0
+
+
+def _serve(body: bytes, headers: dict, status: int = 200) -> str:
+    """The fuzz server's URL, answering the next requests with `status`, `body` and `headers` (text/plain)."""
+    url = fuzz_server_url()
+    _Canned.status, _Canned.content_type, _Canned.body, _Canned.headers = status, "text/plain", body, headers
+    return url + "/metrics"
 ALLOWED = (SpecModelError,)
 
 

@@ -291,3 +291,198 @@ def test_5_a_csv_with_a_million_unknown_columns_gives_one_warning_naming_a_few(t
     assert len(table.rows) == 1 and len(table.problems) < 10
     assert len(about) == 1 and about[0].message.startswith("9,994 unknown columns, e.g. x0, x1, x2, …")
     assert any("the header has 1,000,006 columns: only the first 10,000 are read" in p.message for p in table.problems)
+
+
+# --- 8: nothing loaded silently wrong ----------------------------------------------------------------
+
+_HEADER = "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n"
+
+
+def _read(name: str, data):
+    from specmodel import runs
+    table = runs.read_runs([(name, data.encode() if isinstance(data, str) else data)])
+    return table, [p for p in table.problems]
+
+
+def test_8_thousands_separators_are_read_as_thousands_and_said_so():
+    table, problems = _read("sweep.csv", _HEADER + 'chat,"1,024",3,0.7,"1,500","2,100.5"\ncode,8,3,0.7,900,"1,300"\n')
+    rows = table.rows.set_index("workload")
+    assert rows.loc["chat", "concurrency"] == 1024 and rows.loc["chat", "baseline_tok_s"] == 1500
+    assert rows.loc["chat", "spec_tok_s"] == 2100.5 and rows.loc["code", "spec_tok_s"] == 1300
+    notes = {p.column: p.message for p in problems if p.severity == "info"}
+    assert "thousands separators" in notes["concurrency"] and "'1,024' as 1024" in notes["concurrency"]
+    assert "thousands separators" in notes["baseline_tok_s"]
+
+
+def test_8_a_decimal_comma_file_keeps_its_decimals():
+    text = ("workload;concurrency;k;alpha;baseline_tok_s;spec_tok_s\n"
+            "chat;8;3;0,7;1234,5;2100,5\ncode;8;3;0,75;1,500;1300\n")
+    table, problems = _read("de.csv", text)
+    rows = table.rows.set_index("workload")
+    assert rows.loc["chat", "alpha"] == 0.7 and rows.loc["chat", "baseline_tok_s"] == 1234.5
+    assert rows.loc["code", "alpha"] == 0.75
+    assert rows.loc["code", "baseline_tok_s"] == 1.5  # the file writes decimal commas: "1,500" is 1.5 here
+    assert any(p.column == "baseline_tok_s" and "read with decimal commas: '1234,5' as 1234.5" in p.message
+               for p in problems)
+
+
+def test_8_a_column_mixing_thousands_and_decimal_commas_refuses_its_comma_rows():
+    text = _HEADER + 'a,8,3,0.7,"1,234,567",2000\nb,8,3,0.7,"0,75",2000\nc,8,3,0.7,900,2000\n'
+    table, problems = _read("mixed.csv", text)
+    assert list(table.rows["workload"]) == ["c"]
+    refused = {p.row: p for p in problems if p.severity == "error"}
+    assert set(refused) == {2, 3} and all(p.column == "baseline_tok_s" for p in refused.values())
+    assert "mixes thousands separators ('1,234,567') and decimal commas ('0,75')" in refused[3].message
+
+
+def test_8_an_unclosed_quote_is_named_at_its_row_and_the_rows_after_it_still_load():
+    text = _HEADER + 'chat,8,3,0.7,1000,1500\ncode,"8,3,0.7,1000,1500\nsum,8,3,0.7,1000,1600\nqa,8,3,0.7,1000,1700\n'
+    table, problems = _read("quote.csv", text)
+    assert list(table.rows["workload"]) == ["chat", "sum", "qa"]
+    assert list(table.rows["spec_tok_s"]) == [1500, 1600, 1700]
+    (error,) = [p for p in problems if p.severity == "error"]
+    assert error.row == 3 and "a quote opens on this row and is not closed" in error.message
+    assert str(error).startswith("quote.csv, row 3: ")
+
+
+def test_8_an_unclosed_quote_on_the_last_row_is_not_loaded_as_one_cell():
+    table, problems = _read("last.csv", _HEADER + 'chat,8,3,0.7,1000,1500\nqa,8,3,0.7,1000,"1700\n')
+    assert list(table.rows["workload"]) == ["chat"]
+    assert [(p.row, p.severity) for p in problems] == [(3, "error")] and "quote" in problems[0].message
+
+
+def test_8_a_quote_that_closes_rows_later_does_not_take_them_in():
+    text = _HEADER + 'a,8,3,0.7,1000,"1500\nb,8,3,0.7,1000,1600\nc,8,3,0.7,1000,"1700"\nd,8,3,0.7,1000,1800\n'
+    table, problems = _read("late.csv", text)
+    assert list(table.rows["workload"]) == ["b", "c", "d"]
+    assert [p.row for p in problems if p.severity == "error"] == [2]
+
+
+def test_8_a_cell_with_a_line_break_inside_its_quotes_still_reads():
+    text = _HEADER.replace("spec_tok_s", "spec_tok_s,notes") + 'chat,8,3,0.7,1000,1500,"two\nlines"\nqa,8,3,0.7,1000,1700,x\n'
+    table, problems = _read("notes.csv", text)
+    assert list(table.rows["workload"]) == ["chat", "qa"] and not [p for p in problems if p.severity == "error"]
+
+
+def test_8_a_row_one_cell_short_is_refused_by_its_row_not_loaded_into_the_wrong_columns():
+    table, problems = _read("short.csv", _HEADER + "chat,8,3,0.7,1000,1500\ncode,8,0.7,1000,1500\nqa,8,3,0.7,1000,1700\n")
+    assert list(table.rows["workload"]) == ["chat", "qa"]
+    (error,) = problems
+    assert str(error).startswith("short.csv, row 3: has 5 cells where the header has 6")
+    assert "row not loaded" in error.message
+
+
+def test_8_one_cell_over_the_cell_limit_refuses_only_its_row():
+    from specmodel import limits
+    long = "x" * (limits.MAX_CELL_CHARS + 10)
+    table, problems = _read("long.csv", _HEADER + f"chat,8,3,0.7,1000,1500\n{long},8,3,0.7,1000,1500\n"
+                                                  f'qa,8,3,0.7,1000,1700\nq,"{long}",8,3,0.7,1000,1\nlast,8,3,0.7,1000,1800\n')
+    assert list(table.rows["workload"]) == ["chat", "qa", "last"]
+    errors = [p for p in problems if p.severity == "error"]
+    assert [p.row for p in errors] == [3, 5]
+    assert all("a cell longer than 131,072 characters (the cell limit): row not loaded" in p.message for p in errors)
+
+
+def test_8_many_unclosed_quotes_are_bounded_and_say_where_reading_stopped():
+    from specmodel.runs import csv_rows
+    text = _HEADER + 'w,8,3,0.7,1000,"1\n' * 5000 + "end,8,3,0.7,1000,1800\n"
+    table, problems = _read("quotes.csv", text)
+    assert len(problems) <= csv_rows.MAX_BROKEN_ROWS + 2
+    assert any("the file is not read past this row" in p.message for p in problems)
+
+
+def test_8_one_bad_byte_is_named_by_its_offset_and_the_file_stays_utf8():
+    data = (_HEADER + "chat — ü,8,3,0.7,1000,1500\n").encode() + b"x\xff,8,3,0.7,1000,1800\n"
+    table, problems = _read("bad.csv", data)
+    assert list(table.rows["workload"]) == ["chat — ü", "x\ufffd"]  # no "â€”" mojibake
+    (warning,) = problems
+    offset = data.index(b"\xff")
+    assert warning.row == 3 and f"byte {offset}, row 3" in warning.message
+
+
+def test_8_a_windows_1252_file_is_read_and_says_so():
+    data = (_HEADER + "chat é,8,3,0.7,1000,1500\n").encode("cp1252")
+    table, problems = _read("win.csv", data)
+    assert list(table.rows["workload"]) == ["chat é"]
+    assert len(problems) == 1 and "read as Windows-1252" in problems[0].message and problems[0].row == 2
+
+
+def test_8_duplicated_series_in_a_scrape_are_read_once_with_a_warning(capsys):
+    import json
+
+    from specmodel import cli
+    from tests import replay
+    text = replay.fixture_text("vllm_v1_specdecode_sample.txt")
+    line = next(x for x in text.splitlines() if x.startswith("vllm:spec_decode_num_accepted_tokens_total{"))
+    doubled = text.replace(line, line + "\n" + line)
+    with ReplayServer(doubled, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        code = cli.main(["scrape", srv.url, "--window", "0.2", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["tokens_per_step"] == 2.5  # summed, the accepted tokens counted twice: E = 4
+    assert any("1 duplicated series" in w and "vllm:spec_decode_num_accepted_tokens_total{" in w
+               for w in data["warnings"])
+
+
+# --- 13: parsing and processing after the HTTP exchange are bounded in time ---------------------------
+
+def test_13_a_fleet_answer_past_the_processing_limit_lists_what_was_judged_and_says_how_many_were_not(monkeypatch):
+    from specmodel import Scenario, limits
+    from specmodel.metrics import fleet, samples
+    server = promapi.PromServer(samples.FLEET_SAMPLE_URL)
+    with samples.recorded_prometheus_client() as client:
+        whole = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                            at_s=samples.fleet_sample_time())
+        assert len(whole.instances) >= 3 and not any("not judged" in p["reason"] for p in whole.problems)
+        clock = iter(range(10**6))  # one second passes per look at the clock: the limit of 2 s lets 2 instances in
+        monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+        monkeypatch.setattr(limits, "MAX_WORK_S", 2.0)
+        cut = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                          at_s=samples.fleet_sample_time())
+    assert 0 < len(cut.instances) < len(whole.instances)
+    (note,) = [p for p in cut.problems if "not judged" in p["reason"]]
+    assert note["instance"].endswith("more instance(s)") and "the 2 s limit" in note["reason"]
+
+
+def test_13_runs_past_the_processing_limit_load_the_rows_checked_and_name_the_rest(monkeypatch):
+    from specmodel import limits, runs
+    text = _HEADER + "w,8,3,0.7,1000,1500\n" * (runs.PROGRESS_EVERY * 3)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(limits, "MAX_LOAD_S", 2.0)
+    table = runs.read_runs([("big.csv", text.encode())])
+    assert 0 < len(table.rows) < runs.PROGRESS_EVERY * 3
+    (warning,) = [p for p in table.problems if "limit on processing" in p.message]
+    assert warning.row == len(table.rows) + 2 and "runs from this row on were not loaded" in warning.message
+
+
+def test_13_a_metrics_text_past_the_processing_limit_is_a_message(monkeypatch):
+    from specmodel import limits
+    from specmodel.metrics import prom
+    from tests.replay import fixture_text
+    clock = iter(range(10**6))
+    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(limits, "MAX_WORK_S", 3.0)
+    with pytest.raises(SpecModelError, match="limit on processing one answer"):
+        prom.parse_snapshot(fixture_text("vllm_v1_specdecode_sample.txt"))
+
+
+def test_13_a_file_of_blank_lines_past_the_processing_limit_stops_reading_and_says_where(monkeypatch):
+    from specmodel import limits, runs
+    text = _HEADER + "w,8,3,0.7,1000,1500\n" + "\n" * 100_000
+    clock = iter(range(10**6))
+    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(limits, "MAX_LOAD_S", 3.0)
+    table = runs.read_runs([("blank.csv", text.encode())])
+    (warning,) = [p for p in table.problems if "limit on processing" in p.message]
+    assert warning.message.startswith("not read from this row on") and warning.row < 100_000
+
+
+def test_8_a_windows_1252_workload_file_says_how_it_was_read(tmp_path):
+    from specmodel.plan import workloads
+    path = tmp_path / "mix.csv"
+    path.write_bytes("label,share,alpha\ncafé,1,0.7\n".encode("cp1252"))
+    found, errors, notes = workloads.read_workloads(str(path))
+    assert [w.label for w in found] == ["café"] and not errors
+    assert any("mix.csv, row 2" in n and "read as Windows-1252" in n for n in notes)

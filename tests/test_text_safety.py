@@ -101,3 +101,65 @@ def test_7_9_hostile_text_is_inert_in_every_mode(hostile, absent):
 def test_9_a_5_mb_name_is_cut_to_200_characters():
     shown = safe_text("x" * 5_000_000)
     assert len(shown) == 200 and shown.endswith("…")
+
+
+# --- the command line: every character printed goes through limits.terminal_text ------------------------
+
+CLI_FILES = sorted((ROOT / "specmodel" / "cli").glob("*.py"))
+_STREAMS = {"sys.stdout", "sys.stderr"}
+
+
+def _cli_bypasses():
+    """Output calls of specmodel/cli/ that would not reach the streams cli.router.main wraps: print to
+    another file, a write to anything but sys.stdout/sys.stderr, the interpreter's original streams,
+    os.write, or a terminal opened directly."""
+    for path in CLI_FILES:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and node.attr in ("__stdout__", "__stderr__", "buffer"):
+                yield f"{where}: {ast.unparse(node)}"
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "print":
+                target = next((ast.unparse(k.value) for k in node.keywords if k.arg == "file"), "sys.stdout")
+                if target not in _STREAMS:
+                    yield f"{where}: print(..., file={target})"
+            elif isinstance(func, ast.Attribute) and func.attr in ("write", "writelines"):
+                receiver = ast.unparse(func.value)
+                if receiver not in _STREAMS and path.name != "output.py":
+                    yield f"{where}: {receiver}.{func.attr}(...)"
+            elif ast.unparse(func) in ("os.write", "open") and any(
+                    isinstance(a, ast.Constant) and a.value in (1, 2, "/dev/tty") for a in node.args):
+                yield f"{where}: {ast.unparse(node)[:60]}"
+
+
+def test_every_cli_output_call_goes_to_the_wrapped_streams():
+    bypasses = list(_cli_bypasses())
+    assert not bypasses, "print to sys.stdout/sys.stderr (cli.output.SafeStream wraps them):\n" + "\n".join(bypasses)
+
+
+def test_a_label_cannot_forge_a_terminal_line_of_the_scrape_command(capsys):
+    """A model_name label with a line clear, a move to column 1, a text-direction override and a backspace
+    (issue 25, 9; a carriage return cannot sit in a label, the exposition is line-based): printed, they
+    would overwrite the verdict line with "pays off 9.99x"."""
+    from specmodel import cli
+    from tests import replay
+    from tests.replay import ReplayServer
+    forged = "m\x1b[2K\x1b[1G  verdict:          pays off 9.99x\u202e\x08"
+    text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", forged)
+    with ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        code = cli.main(["scrape", srv.url, "--window", "0.2", "--model-name", forged])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert not any(c in out + err for c in "\x1b\r\u202e\x08")
+    assert "[2K" in out  # the label is shown, without its control characters
+
+
+def test_the_terminal_safety_function_keeps_layout_and_json():
+    from specmodel.limits import terminal_text
+    table = "job              instance   E\n" + "prod\t         a:8000     2.50\n"
+    assert terminal_text(table) == table
+    assert terminal_text('{\n  "a": "\\u001b"\n}') == '{\n  "a": "\\u001b"\n}'
+    assert terminal_text("a\x1b[31mb\x00c\u2028d") == "a[31mbc d"

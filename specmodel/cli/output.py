@@ -1,4 +1,5 @@
-"""How every command prints JSON: indented, and never NaN (a number that is not known is null).
+"""How every command prints: JSON indented and never NaN (a number that is not known is null), and every
+character through the one terminal-safety function (SafeStream: cli.router.main wraps stdout and stderr).
 
 A command with a large table (`runs` on 200,000 rows) prints it with print_json_table: the same
 document as print_json would print of {table_key: [row dicts], **rest}, with each row on one line,
@@ -15,7 +16,23 @@ from itertools import repeat
 
 import numpy as np
 
+from specmodel.limits import terminal_text
+
 CHUNK_ROWS = 5000  # rows encoded and written at a time
+
+
+class SafeStream:
+    """A text stream whose every write passes through limits.terminal_text: no label, file name or server
+    text can move the cursor, clear a line or reverse the text of the terminal it is printed on."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        return self._inner.write(terminal_text(text))
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
 
 
 def print_json(obj) -> None:

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from specmodel.cli import capacity, dashboard, fleet, mix, plan, predict, rules, runs, scrape
+from specmodel.cli.output import SafeStream
 from specmodel.errors import SpecModelError
 
 # Modules that each contribute one subcommand (see specmodel/cli/predict.py for the shape).
@@ -33,6 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)  # every printed character, argparse's too
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

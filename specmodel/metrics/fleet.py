@@ -23,6 +23,7 @@ import httpx
 import pandas as pd
 from prometheus_client.samples import Sample
 
+from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.metrics import live, prom, promapi
 from specmodel.metrics import schemas as engines
@@ -272,22 +273,18 @@ def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None
     return [{"job": j, "instance": i, "last_error": errors.get((j, i), "")} for j, i in sorted(down)]
 
 
-def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
-          selector: str = "", at_s: float | None = None, k: int | None = None,
-          names: live.InputNames = live.COMMAND_LINE) -> FleetReport:
-    """Every instance's statistics over `window`, held against the model built on `base`
-    (whose α and k stand for instances with speculation off); `k` overrides inferred k; the
-    verdicts' notes name the inputs as `names` says."""
-    window_s = promapi.parse_duration(window)
-    at_s = time.time() if at_s is None else float(at_s)
-    sel = check_selector(selector)
-    samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
-    by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
-    instances, problems = [], []
-    unnamed = any(not any(l.get("model_name") for l, _ in rows if l[SERIES_LABEL] != "up")
-                  for rows in by_target.values())
-    target_models = _target_models(client, server) if unnamed else {}  # only asked when a series names none
-    for (job, inst), rows in sorted(by_target.items()):
+def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems) -> None:
+    """Judge every instance into `instances` (or `problems`), in order, until the work deadline passes:
+    the instances left are then one problem saying how many and why (limits.MAX_WORK_S)."""
+    targets = sorted(by_target.items())
+    for done, ((job, inst), rows) in enumerate(targets):
+        if limits.out_of_time():
+            left = len(targets) - done
+            problems.append({"job": "any", "instance": f"{left:,} more instance(s)",
+                             "reason": f"not judged: judging stopped after the {limits.MAX_WORK_S:g} s limit on "
+                                       "processing one answer; narrow the series with a selector (--match, or the "
+                                       "page's filter) to fewer instances"})
+            return
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
         up = None if not up_values else bool(up_values[0] > 0)
         try:  # one instance with impossible counters is listed with its reason; the others still show
@@ -306,6 +303,25 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
                              "(near the float limit, e.g. 1e300): check the server's /metrics"})
             continue
         instances.extend(found)
+
+
+def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
+          selector: str = "", at_s: float | None = None, k: int | None = None,
+          names: live.InputNames = live.COMMAND_LINE) -> FleetReport:
+    """Every instance's statistics over `window`, held against the model built on `base`
+    (whose α and k stand for instances with speculation off); `k` overrides inferred k; the
+    verdicts' notes name the inputs as `names` says."""
+    window_s = promapi.parse_duration(window)
+    at_s = time.time() if at_s is None else float(at_s)
+    sel = check_selector(selector)
+    samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
+    by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
+    instances, problems = [], []
+    unnamed = any(not any(l.get("model_name") for l, _ in rows if l[SERIES_LABEL] != "up")
+                  for rows in by_target.values())
+    target_models = _target_models(client, server) if unnamed else {}  # only asked when a series names none
+    with limits.work_deadline():
+        _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems)
     jobs = {i.job for i in instances} | {p["job"] for p in problems}
     down = _down_targets(client, server, by_target, None if sel else jobs)
     if not instances:
@@ -337,17 +353,28 @@ def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m"
         for t, v in zip(s.times_s.tolist(), s.values.tolist()):
             by_time[(s.labels.get("job", ""), s.labels.get("instance", ""), t)].append((s.labels, v))
     records = []
-    for (job, inst, t), rows in sorted(by_time.items()):
-        try:
-            windows = windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, t)
-        except SpecModelError:
-            continue  # a point where the instance's series are incomplete: leave a gap
-        for _snap, w in windows:
-            st = prom.stats_from_window(w)
-            records.append({"time": pd.Timestamp(t, unit="s", tz="UTC"), "job": job, "instance": inst,
-                            "model_name": st.model_name, "server": st.server, "tokens_per_step": st.tokens_per_step,
-                            "running": st.running, "generation_tok_s": st.generation_tok_s})
+    with limits.work_deadline():
+        for (job, inst, t), rows in sorted(by_time.items()):
+            if limits.out_of_time():
+                raise SpecModelError(f"the history of {len(by_time):,} instance-points took more than the "
+                                     f"{limits.MAX_WORK_S:g} s limit on processing one answer: choose a shorter span "
+                                     "or narrow the series with a selector")
+            records.extend(_history_points(job, inst, t, rows, window_s))
     columns = ["time", "job", "instance", "model_name", "server", "tokens_per_step", "running", "generation_tok_s"]
     frame = pd.DataFrame(records, columns=columns)
     return frame.astype({"tokens_per_step": float, "running": float, "generation_tok_s": float})
 
+
+def _history_points(job: str, inst: str, t: float, rows, window_s: float) -> list[dict]:
+    """One history point per model of one instance at time t (none where its series are incomplete)."""
+    try:
+        windows = windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, t)
+    except SpecModelError:
+        return []  # a point where the instance's series are incomplete: leave a gap
+    out = []
+    for _snap, w in windows:
+        st = prom.stats_from_window(w)
+        out.append({"time": pd.Timestamp(t, unit="s", tz="UTC"), "job": job, "instance": inst,
+                    "model_name": st.model_name, "server": st.server, "tokens_per_step": st.tokens_per_step,
+                    "running": st.running, "generation_tok_s": st.generation_tok_s})
+    return out

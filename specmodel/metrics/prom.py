@@ -52,14 +52,15 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from specmodel import limits
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_K
+from specmodel.limits import MAX_K, clean_name
 from specmodel.metrics import schemas as engines
 from specmodel.model import acceptance
 from specmodel.notes import Note, info, warning
@@ -93,6 +94,7 @@ class Snapshot:
     block_size: int | None = None  # tokens per KV-cache block
     engines: int = 1
     source_url: str | None = None  # where it was scraped from, when that was not the URL given
+    notes: tuple[str, ...] = ()  # what the parser did to the text (a duplicated series dropped), as Notes
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ class SpecWindow:
     running_end: float | None = None  # the running-requests gauge at the window's last scrape
     running_low: float | None = None  # its lowest and highest reading at the window's scrapes
     running_high: float | None = None
+    notes: tuple[str, ...] = ()  # the snapshots' notes (a duplicated series dropped), passed on to LiveStats
 
 
 @dataclass(frozen=True)
@@ -198,13 +201,24 @@ def _families(text: str):
     if head.startswith("<") or "<html" in head:
         raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
+    families, stopped = [], False
     try:
-        return list(text_string_to_metric_families(_BUCKET_LINE.sub("", text) if "_bucket{" in text else text))
+        with limits.work_deadline():
+            for family in text_string_to_metric_families(_BUCKET_LINE.sub("", text) if "_bucket{" in text else text):
+                families.append(family)
+                if limits.out_of_time():
+                    stopped = True
+                    break
     except (ValueError, TypeError, IndexError, KeyError, RecursionError):
         # The parser's message quotes the offending line: never show it (the URL may be any internal
         # page, and its content is not ours to display). Say where, and what kind of line it is.
         raise SpecModelError(f"the response is not Prometheus metrics text ({_bad_line(text)}): check that "
                              "the URL is the server's /metrics endpoint") from None
+    if stopped:  # the work deadline passed while the text was read
+        raise SpecModelError(f"reading the metrics text took more than the {limits.MAX_WORK_S:g} s limit on processing "
+                             f"one answer ({len(families):,} metric families read): check that the URL is one "
+                             "server's /metrics endpoint")
+    return families
 
 
 def _bad_line(text: str) -> str:
@@ -255,8 +269,35 @@ def parse_snapshot(text: str, model_name: str | None = None, at: float | None = 
     >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position, snap.engines
     ('vllm-v1', 2, 15.0, (8.0, 4.0), 2)
     """
-    return snapshot_from_samples([s for fam in _families(text) for s in fam.samples],
-                                 model_name=model_name, at=at, k=k)
+    samples, notes = without_duplicates([s for fam in _families(text) for s in fam.samples])
+    snap = snapshot_from_samples(samples, model_name=model_name, at=at, k=k)
+    return replace(snap, notes=snap.notes + notes) if notes else snap
+
+
+def without_duplicates(samples: list) -> tuple[list, tuple]:
+    """The samples with each series (name and labels) once, its first sample kept, and a warning naming
+    the first series written twice and how many were. Prometheus does the same with one scrape: a
+    second sample of a series at the scrape's timestamp is not appended (storage.ErrDuplicateSampleForTimestamp
+    in scrapeLoop.checkAddError, counted by prometheus_target_scrapes_sample_duplicate_timestamp_total;
+    prometheus/prometheus scrape/scrape.go, commit 0008cbeeb1a13e34a237c0b5d91eb1ee97a5b332). Summing them
+    counted the series twice (E 2.70 read as 1.85)."""
+    seen: set = set()
+    kept, dropped, first = [], 0, None
+    for s in samples:
+        key = (s.name, tuple(sorted(s.labels.items())))
+        if key in seen:
+            dropped += 1
+            first = first or s
+            continue
+        seen.add(key)
+        kept.append(s)
+    if not dropped:
+        return samples, ()
+    labels = ",".join(f'{k}="{v}"' for k, v in sorted(first.labels.items()))
+    series = clean_name(f"{first.name}{{{labels}}}" if labels else first.name, 160)[0]
+    return kept, (warning(f"the metrics text has {dropped:,} duplicated series (the same name and labels twice, "
+                          f"e.g. {series}): the first sample of each was read and the others ignored, as Prometheus "
+                          "does; check the exporter or the proxy in front of the server"),)
 
 
 def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = None, at: float | None = None,
@@ -494,7 +535,13 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
-        running_end=b.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]))
+        running_end=b.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
+        notes=_once(a.notes + b.notes))
+
+
+def _once(notes) -> tuple:
+    """The notes in order, each once."""
+    return tuple(dict.fromkeys(notes))
 
 
 def _extremes(values) -> dict:
@@ -533,7 +580,8 @@ def window_over(snapshots) -> SpecWindow:
         gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
         num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
         counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
-        **_extremes([v for p in parts for v in (p.running_low, p.running_high)]))
+        **_extremes([v for p in parts for v in (p.running_low, p.running_high)]),
+        notes=_once(n for p in parts for n in p.notes))
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -570,7 +618,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         _check_count(name, getattr(w, name))
     for i, v in enumerate(w.per_position or ()):
         _check_count(f"accepted tokens at position {i}", v)
-    notes: list[Note] = []
+    notes: list[Note] = list(w.notes)
     if w.counter_reset:
         notes.append(warning("a counter went down between the scrapes, so the server restarted: this window "
                              "counts from zero after the restart (as Prometheus rate() does); check the server's "

@@ -196,10 +196,10 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     from pathlib import Path
 
     from specmodel.limits import read_file
-    from specmodel.runs import decode_text
+    from specmodel.runs import decode_bytes
 
     p = Path(path)
-    text, problem = decode_text(read_file(p))  # size checked before reading; devices and folders refused
+    text, problem, warning = decode_bytes(read_file(p))  # size checked before reading; devices and folders refused
     if text is None:
         raise SpecModelError(f"{path}: {problem}")
     if not text.strip():
@@ -220,7 +220,10 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
         records = data
     else:
         records = _csv_records(text, str(path))
-    return parse_workloads(records, source=p.name)
+    found, errors, notes = parse_workloads(records, source=p.name)
+    if warning is not None:  # a bad byte or a Windows-1252 file: said, never silently
+        notes = [f"{p.name}, row {warning[0]}: {warning[1]}", *notes]
+    return found, errors, notes
 
 
 def _csv_records(text: str, path: str) -> list[dict]:

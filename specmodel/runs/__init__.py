@@ -15,7 +15,9 @@ One module per job:
 
     records      RunRecord, RunDefaults, Problem, RunTable, problem grouping
     sniff        bytes -> text -> which reader
+    csv_rows     CSV records with their line numbers; an unclosed quote or an over-long cell named by row
     csv_plain    plain CSV (ALIASES: the headers it knows)
+    cells        one cell as a number; thousands separators or decimal commas decided per column
     vllm_bench   `vllm bench serve --save-result` JSON
     guidellm     guidellm's benchmarks.json and CSV
     spec_json    vLLM per-request spec-decode metrics and AIPerf exports
@@ -34,11 +36,11 @@ from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, 
 from specmodel.runs.names import context_from_text
 from specmodel.runs.records import (COLUMNS, FALLBACK_KINDS, SEVERITY_ORDER, Problem, ProblemGroup, RunDefaults,
                                     RunRecord, RunTable, collapse_problems, fallback_line, group_problems)
-from specmodel.runs.sniff import decode_text
+from specmodel.runs.sniff import decode_bytes, decode_text
 
 __all__ = [
     "ALIASES", "ALIAS_INDEX", "COLUMNS", "FALLBACK_KINDS", "IGNORED_COLUMNS", "MAX_FILE_BYTES", "MAX_K",
     "PROGRESS_EVERY", "SAMPLES", "SAMPLE_DIR", "SEVERITY_ORDER", "SPEC_TOKENS_PER_CHUNK", "Problem", "ProblemGroup",
-    "RunDefaults", "RunRecord", "RunTable", "collapse_problems", "context_from_text", "decode_text", "fallback_line",
-    "group_problems", "paused_gc", "read_run_file", "read_runs", "sample_files",
+    "RunDefaults", "RunRecord", "RunTable", "collapse_problems", "context_from_text", "decode_bytes", "decode_text",
+    "fallback_line", "group_problems", "paused_gc", "read_run_file", "read_runs", "sample_files",
 ]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import csv
 import difflib
-import io
 import re
 from dataclasses import dataclass
 
 from specmodel import limits
 from specmodel.errors import SpecModelError
+from specmodel.runs.cells import MIXED, number_styles, plain_text
+from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
 # Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
@@ -110,21 +111,6 @@ def sniff_delimiter(text: str) -> str:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
         return ","
-
-
-def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):
-    """(first line number, cells) per CSV record, blank lines included as empty records: the line
-    numbers are the reader's own (csv.reader.line_num), so a quoted cell over several lines counts."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=skipinitialspace,
-                        strict=False)
-    line = 1
-    try:
-        for cells in reader:
-            yield line, cells
-            line = reader.line_num + 1
-    except csv.Error as exc:
-        raise SpecModelError(f"not readable as CSV at line {reader.line_num} ({exc}); expected a header line "
-                             "and one comma-separated row per run") from None
 
 
 def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, int], list[Problem], list[int]]:
@@ -239,7 +225,7 @@ def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
 
 def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecord | None:
     """The run on one row (cells past the header already checked to be empty), or None when it has no value."""
-    n_cells = len(cells)  # a short row: the missing cells are empty
+    n_cells = len(cells)  # never fewer than the header's (a short row is refused before)
     values = {}
     for c, i in layout.columns:
         if i < n_cells:
@@ -268,15 +254,55 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
                                                   f"with {shown}", "warning"))
     lines = csv_records(text, delimiter)
-    header = next((cells for _, cells in lines if any(c.strip() for c in cells)), None)
+    header = None
+    for line, cells, trouble in lines:
+        if trouble is not None:
+            problems.append(Problem(name, line, None, trouble))
+        elif any(c.strip() for c in cells):
+            header = cells
+            break
     if header is None:
+        if problems:
+            raise SpecModelError(f"no header line could be read ({problems[0].message})")
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
     layout, unknown = _layout(name, header)
     problems.extend(unknown)
+    rows, rows_seen, padded_rows = _rows(name, lines, layout, problems)
+    styles = _number_styles(name, header, rows, layout, problems)
     records: list[RunRecord] = []
+    for line, cells in rows:
+        if styles:
+            cells = list(cells)
+            try:
+                for i, style in styles.items():
+                    column = i
+                    cells[i] = plain_text(cells[i], style)
+            except ValueError as exc:
+                problems.append(Problem(name, line, header[column].strip(), f"{exc}; row not loaded", reason="invalid"))
+                continue
+        record = _record(name, line, cells, layout)
+        if record is not None:
+            records.append(record)
+    problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, records))
+    return records, problems
+
+
+def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
+    """The rows after the header that have the header's cells ((line, cells)), the rows seen and those
+    with a trailing delimiter; a row with fewer or more cells than the header is a problem naming it
+    and is not loaded (its values would sit under the wrong headers)."""
+    rows: list[tuple[int, list[str]]] = []
     rows_seen = 0
     padded_rows: list[int] = []
-    for line, cells in lines:
+    for seen, (line, cells, trouble) in enumerate(lines):
+        if not seen & 0x3FFF and seen and limits.out_of_time():  # checked every 16,384 records
+            problems.append(Problem(name, line, None, f"not read from this row on: reading stopped after the "
+                                    f"{limits.MAX_LOAD_S:g} s limit on processing one load; split the file",
+                                    "warning"))
+            break
+        if trouble is not None:
+            problems.append(Problem(name, line, None, trouble, reason="invalid"))
+            continue
         if not "".join(cells).strip():
             continue  # a blank line is not a run
         rows_seen += 1
@@ -286,15 +312,35 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
             extra = [c for c in cells[layout.width:] if c.strip()]
             if extra:
                 problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has "
-                                        f"{layout.width} (extra: '{extra[0].strip()[:40]}'); row not loaded: add the "
-                                        "missing header or remove the stray delimiter"))
+                                        f"{layout.width} (extra: '{limits.clean_name(extra[0].strip(), 40)[0]}'); row "
+                                        "not loaded: add the missing header or remove the stray delimiter",
+                                        reason="invalid"))
                 continue
             padded_rows.append(line)  # only empty cells past the header: a trailing delimiter
-        record = _record(name, line, cells, layout)
-        if record is not None:
-            records.append(record)
-    problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, records))
-    return records, problems
+        elif len(cells) < layout.width:
+            problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has {layout.width}, "
+                                    "so its values would sit under the wrong headers: row not loaded; give every "
+                                    "column a cell (an empty one between two delimiters where a value is unknown)",
+                                    reason="invalid"))
+            continue
+        rows.append((line, cells))
+    return rows, rows_seen, padded_rows
+
+
+# Columns holding names or lists, never one number: their commas are text
+_TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "engine", "weight_dtype", "source",
+                 "notes", "survival"}
+
+
+def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem]) -> dict:
+    """{cell index: cells.NumberStyle} of the number columns written with thousands separators or decimal
+    commas, decided per column from all its rows; a note names each such column and how it was read."""
+    indices = [i for c, i in layout.columns if c not in _TEXT_COLUMNS] + list(layout.position_columns)
+    styles = number_styles({i: [cells[i] for _, cells in rows] for i in indices})
+    for i, style in styles.items():
+        problems.append(Problem(name, None, header[i].strip(), style.note(), "warning" if style.style == MIXED
+                                else "info"))
+    return styles
 
 
 def _closing_problems(name: str, width: int, padded_rows: list[int], rows_seen: int, records: list) -> list[Problem]:

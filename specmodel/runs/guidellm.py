@@ -10,14 +10,14 @@ numbers: the CSV line on which the benchmark's record starts, as the `csv` modul
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.limits import load_json
 from specmodel.runs.cells import model_key, number, shown
-from specmodel.runs.csv_plain import csv_records
+from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
 SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
@@ -123,10 +123,15 @@ def read_guidellm_json(name: str, doc: dict) -> tuple[list[RunRecord], list[Prob
 
 # --- the CSV ---------------------------------------------------------------------------------------------
 
-def _csv_rows(text: str) -> tuple[list[tuple], list[tuple[int, list[str]]]]:
-    """(column (group, label, statistic) per index, [(line, cells)] per benchmark); blank lines skipped."""
-    records = [(line, cells) for line, cells in csv_records(text, ",", skipinitialspace=False)
-               if len(cells) > 1 or "".join(cells).strip()]
+def _csv_rows(text: str, problems: list | None = None) -> tuple[list[tuple], list[tuple[int, list[str]]]]:
+    """(column (group, label, statistic) per index, [(line, cells)] per benchmark); blank lines skipped.
+    A row the csv reader cannot take (an unclosed quote, an over-long cell) is a problem in `problems`."""
+    records = []
+    for line, cells, trouble in csv_records(text, ",", skipinitialspace=False):
+        if trouble is not None and problems is not None:
+            problems.append(Problem("", line, None, trouble, reason="invalid"))
+        elif trouble is None and (len(cells) > 1 or "".join(cells).strip()):
+            records.append((line, cells))
     if len(records) < HEADER_ROWS:
         raise SpecModelError(f"looks like a guidellm CSV but cannot be read (only {len(records)} of its three header "
                              "rows); expected the file `guidellm benchmark --outputs csv` writes (three header rows)")
@@ -161,7 +166,8 @@ def _csv_level(name: str, line: int, cells: list[str], column) -> Level:
 
 def read_guidellm_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
     """Records and problems of the CSV guidellm writes (three header rows: group, label, statistic)."""
-    columns, rows = _csv_rows(text)
+    troubles: list[Problem] = []
+    columns, rows = _csv_rows(text, troubles)
     index = {}
     for i, (group, label, stat) in enumerate(columns):
         index.setdefault((group, label, stat), i)
@@ -176,7 +182,7 @@ def read_guidellm_csv(name: str, text: str) -> tuple[list[RunRecord], list[Probl
     if missing:
         raise SpecModelError(f"guidellm CSV without the column(s) {', '.join(missing)}; expected the CSV "
                              "`guidellm benchmark` writes")
-    records, problems = [], []
+    records, problems = [], [replace(p, file=name) for p in troubles]
     if len(rows) > limits.MAX_ROWS_PER_FILE:
         problems.append(too_many_rows(name, len(rows)))
         rows = rows[:limits.MAX_ROWS_PER_FILE]

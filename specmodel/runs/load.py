@@ -41,7 +41,7 @@ def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] 
     At most MAX_ROWS_PER_FILE runs of one file and MAX_ROWS_TOTAL of all files are read (the first
     ones); a warning says how many were left out.
     """
-    with paused_gc():
+    with paused_gc(), limits.work_deadline(limits.MAX_LOAD_S):
         return _read_runs(files, defaults or RunDefaults(), pairs, progress)
 
 
@@ -73,8 +73,12 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     fallbacks = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
     total = len(records)
     for i, rec in enumerate(records):
-        if progress is not None and i % PROGRESS_EVERY == 0:
-            progress(i, total)
+        if i % PROGRESS_EVERY == 0:
+            if progress is not None:
+                progress(i, total)
+            if i and limits.out_of_time():
+                problems.extend(_not_checked(records[i:]))
+                break
         row, probs = validate(rec, defaults)
         records[i] = None  # its text is in the row now
         problems.extend(probs)
@@ -94,12 +98,29 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     return RunTable(frame.reset_index(drop=True), problems, fallbacks, defaults)
 
 
+def _not_checked(left: list[RunRecord]) -> list[Problem]:
+    """One warning per file whose runs were left unchecked when the work deadline passed."""
+    counts: dict[str, int] = {}
+    for rec in left:
+        counts[rec.file] = counts.get(rec.file, 0) + 1
+    first = {}
+    for rec in left:
+        first.setdefault(rec.file, rec.row)
+    return [Problem(name, first[name], None, f"{n:,} runs from this row on were not loaded: reading stopped after "
+                    f"the {limits.MAX_LOAD_S:g} s limit on processing one load; split the file or load fewer files "
+                    "at once", "warning") for name, n in counts.items()]
+
+
 def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
     """Every file's records, the first limits.MAX_ROWS_TOTAL of them, and the files' problems."""
     records: list[RunRecord] = []
     problems: list[Problem] = []
     for item in files:
         name, data = name_and_bytes(item)
+        if limits.out_of_time():
+            problems.append(Problem(name, None, None, f"not read: reading stopped after the {limits.MAX_LOAD_S:g} s "
+                                    "limit on processing one load; load fewer files at once"))
+            continue
         recs, probs = read_one(name, data, defaults)
         if len(records) + len(recs) > limits.MAX_ROWS_TOTAL:
             kept = max(0, limits.MAX_ROWS_TOTAL - len(records))

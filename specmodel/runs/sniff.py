@@ -4,6 +4,7 @@ spec-decode JSON, vLLM log lines, a benchmark JSON, guidellm's CSV, else a plain
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from specmodel import limits
@@ -37,9 +38,19 @@ def read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRec
                     "split it or keep only the summary rows")
     if not data.strip():
         return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
-    text, problem = decode_text(data)
+    text, problem, warning = decode_bytes(data)
     if text is None:
         return fail(problem)
+    records, problems = _read_text(name, text, defaults)
+    if warning is not None:
+        problems.insert(0, Problem(name, warning[0], None, warning[1], "warning"))
+    return records, problems
+
+
+def _read_text(name: str, text: str, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
+    def fail(message: str):
+        return [], [Problem(name, None, None, message)]
+
     stripped = text.lstrip()
     try:
         if spec_json.looks_like_spec_json(stripped):
@@ -62,29 +73,62 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "ut
          (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"))
 
 
+MAX_BAD_BYTES = 100  # bytes that are not UTF-8 in a UTF-8 file, read as '�' and named; more: not text
+
+
 def decode_text(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None), or (None, why it is not text). UTF-8 (with or without a byte-order mark),
-    UTF-16/32 with a byte-order mark, else Windows-1252 when that reads as text."""
+    """(text, None), or (None, why it is not text): decode_bytes without its warning."""
+    text, error, _ = decode_bytes(data)
+    return text, error
+
+
+def _row_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode_bytes(data: bytes) -> tuple[str | None, str | None, tuple[int, str] | None]:
+    """(text, None, warning), or (None, why it is not text, None). UTF-8 (with or without a byte-order
+    mark), UTF-16/32 with a byte-order mark; a UTF-8 file with a few bytes that are not UTF-8 is read with
+    '�' for them and a warning (row, message) naming the first one's byte offset and row; a file with no
+    UTF-8 character beyond ASCII is read as Windows-1252 (spreadsheets on Windows) with a warning naming
+    the first byte that is not UTF-8. Never silently: one bad byte no longer turned a UTF-8 file with
+    accents into Windows-1252 mojibake."""
     for bom, codec, label in _BOMS:
         if data.startswith(bom):
             try:
-                return data[len(bom):].decode(codec), None
+                return data[len(bom):].decode(codec), None, None
             except UnicodeDecodeError as exc:
                 return None, (f"starts with a {label} byte-order mark but byte {exc.start + len(bom)} is not "
-                              f"{label}; save it again as UTF-8 CSV or JSON")
+                              f"{label}; save it again as UTF-8 CSV or JSON"), None
     if b"\x00" in data[:8192]:
-        return None, "this is not a text file (it contains binary data); expected CSV or JSON"
+        return None, "this is not a text file (it contains binary data); expected CSV or JSON", None
     try:
-        return data.decode("utf-8-sig"), None
+        return data.decode("utf-8-sig"), None, None
     except UnicodeDecodeError as exc:
-        try:
-            text = data.decode("cp1252")  # spreadsheets on Windows; still text
-        except UnicodeDecodeError:
-            return None, f"this is not UTF-8 text (byte {exc.start} cannot be decoded); expected CSV or JSON"
-        if sum(not (c.isprintable() or c.isspace()) for c in text[:4096]) > 8:
-            return None, "this is not a text file (unreadable characters); expected CSV or JSON"
-        return text, None
+        first = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+    where = f"byte {first:,}, row {_row_of(data, first):,}"
+    replaced = data.decode("utf-8-sig", "replace")
+    if re.search("[^\x00-\x7f\ufffd]", replaced):  # UTF-8 beyond ASCII is there: a UTF-8 file with bad bytes
+        bad = replaced.count("\ufffd") - data.count("\ufffd".encode())
+        if bad > MAX_BAD_BYTES or _unreadable(replaced):
+            return None, (f"this is not UTF-8 text ({bad:,} places cannot be decoded, the first at {where}); "
+                          "save it again as UTF-8 CSV or JSON"), None
+        return replaced, None, (_row_of(data, first), f"is UTF-8 but for {bad:,} place(s) that are not (the first at "
+                                f"{where}): read as '�' there; save the file again as UTF-8")
+    try:
+        text = data.decode("cp1252")  # spreadsheets on Windows; still text
+    except UnicodeDecodeError:
+        return None, f"this is not UTF-8 text (byte {first:,} cannot be decoded, row {_row_of(data, first):,}); " \
+                     "expected CSV or JSON", None
+    if _unreadable(text):
+        return None, "this is not a text file (unreadable characters); expected CSV or JSON", None
+    return text, None, (_row_of(data, first), f"is not UTF-8 (the first byte that is not is at {where}): read as "
+                        "Windows-1252, as spreadsheets on Windows save; check accented names, or save the file "
+                        "again as UTF-8")
 
+
+def _unreadable(text: str) -> bool:
+    return sum(not (c.isprintable() or c.isspace()) for c in text[:4096]) > 8
 
 
 def read_json(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:

@@ -16,7 +16,7 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, bounded_cache
 from specmodel.model import acceptance, presets, spec_defaults
-from specmodel.runs.cells import number, shown
+from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 
@@ -39,8 +39,7 @@ def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_
         return None
     column = rec.headers.get(key, key)
     text = str(raw).strip().rstrip("%") if isinstance(raw, str) else raw
-    value = number(text.replace(",", ".") if isinstance(text, str) and text.count(",") == 1 and "." not in text
-                 else text)
+    value = number(plain_text(text, None) if isinstance(text, str) else text)
     if value is None:
         errors.append(_RowError(column, f"{shown(raw)} is not a number; expected {what}"))
         return None
