@@ -17,7 +17,7 @@ def test_mix_page_compares_and_more_gpus_change_the_advice_and_url(streamlit_ser
     wait_for_app(page)
     wait_for_charts(page)
     assert "Traffic mix" in page.locator("h1").first.inner_text()
-    assert page.locator("[data-testid='stDataFrame']").count() == 2  # the workload editor and the comparison
+    assert page.locator("[data-testid='stDataFrame']").count() == 3  # the workload editor, the comparison, per workload
     assert page.get_by_text("One pool vs split", exact=False).count() >= 1
     before = advice(page)
     assert "no split of these GPUs does better" in before
