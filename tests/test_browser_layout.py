@@ -46,6 +46,9 @@ def open_expanders(page) -> None:
 def looks_right(page) -> list[dict]:
     """Every table on screen within the window and without a sideways scroll, no "None" cell, no cut label,
     no message twice (main area and sidebar together); the tables for further checks."""
+    page.wait_for_function("""() => { const d = [...document.querySelectorAll("[data-testid='stDataFrame']")]
+        .filter(e => e.getBoundingClientRect().width > 0 && !e.closest('details:not([open])'));
+        return d.length > 0 && d.every(e => e.querySelector('.dvn-scroller')); }""")  # the grids have drawn
     grids = page.evaluate(GRIDS_JS)
     assert grids
     for grid in grids:
