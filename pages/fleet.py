@@ -5,7 +5,8 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
-from pages.parts.display import chart, column_config, show_error, show_notes, sidebar_names, tone_box
+from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
+from pages.parts.tables import fleet_tables
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.export import dashboard, rules
@@ -128,8 +129,7 @@ jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs",
                         placeholder="all jobs")
 shown = fleet.select(table, models=models, jobs=jobs)
 
-st.dataframe(shown[list(readouts.FLEET_COLUMNS)], key="fleet_table", hide_index=True, width="stretch",
-             column_config=column_config(readouts.FLEET_COLUMNS))
+fleet_tables(shown)  # verdicts in view, measurements under an expander: both fit at 1280 wide
 
 notes = fleet.notes(report, shown)
 with st.container():  # present or not, one block

@@ -8,6 +8,7 @@ from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario, remember_table
 from pages.parts.display import chart, show_error, show_notes, tone_box
 from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY
+from pages.parts.tables import mix_tables
 from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.plan import mix
@@ -47,18 +48,22 @@ if st.session_state.pop("mix_sent_from_whatif", False):
 st.subheader("Workloads")
 edited = st.data_editor(
     st.session_state[TABLE_KEY], key=EDITOR_KEY, num_rows="dynamic", width="stretch", hide_index=True,
+    placeholder="",  # an empty optional cell reads empty, not "None"
     column_config={
-        "label": st.column_config.TextColumn("label", help="A name for this kind of traffic", required=True),
+        "label": st.column_config.TextColumn("label", help="A name for this kind of traffic", required=True,
+                                               width=120),
         "share": st.column_config.NumberColumn("share", min_value=0.0, format="%.2f",
                                                help="Fraction of the concurrent sequences (normalised to sum to 1)"),
         "alpha": st.column_config.NumberColumn("alpha", min_value=0.0, max_value=1.0, format="%.2f",
                                                help="Per-token acceptance α measured with the sidebar's method"),
-        "survival": st.column_config.TextColumn("survival", help="Optional measured p_1,...,p_k (overrides α)"),
+        "survival": st.column_config.TextColumn("survival", help="Optional measured p_1,...,p_k (overrides α)",
+                                                  width=100),
         "alpha_ngram": st.column_config.NumberColumn("alpha_ngram", min_value=0.0, max_value=1.0, format="%.2f",
-                                                     help="Optional: α with n-gram (prompt lookup) drafts; lets "
-                                                          "a split give this workload n-gram speculation"),
-        "temperature": st.column_config.NumberColumn("temperature", min_value=0.0, format="%.1f"),
-        "notes": st.column_config.TextColumn("notes"),
+                                                     help="Optional, a number 0–1: α with n-gram (prompt lookup) "
+                                                          "drafts; lets a split give this workload n-gram "
+                                                          "speculation. Empty: not measured, n-gram not tried"),
+        "temperature": st.column_config.NumberColumn("temperature", min_value=0.0, format="%.1f", width=105),
+        "notes": st.column_config.TextColumn("notes", width=175),  # the table fits at 1280 wide
     })
 remember_table(TABLE_KEY, edited)  # the edits survive a visit to another page
 
@@ -101,7 +106,7 @@ with answer:
     show_notes(report.notes)
 
 st.subheader("Comparison")
-st.dataframe(pd.DataFrame(report.table_rows()), key="mix_comparison", hide_index=True, width="stretch")
+mix_tables(report.table_rows())  # totals in view, per-workload numbers under an expander
 chart(figures_mix.comparison_bars(report), "fig_mix")
 st.download_button("Download the comparison (JSON)", data=mix.report_json(report), file_name="traffic_mix.json",
                    mime="application/json", key="mix_download")

@@ -10,6 +10,7 @@ from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
 from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
+from pages.parts.tables import break_even_tables
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
@@ -99,19 +100,13 @@ with m5:
 
 LABELS = {"clears": ":green[**pays off**]", "borderline": ":orange[**borderline**]", "fails": ":red[**loses**]"}
 compared = bool(summary["rows_compared"])  # no empty chart: without runs having both speedups, none is drawn
-left, right = st.columns([3, 2]) if compared else (st.container(), st.container())
-with left:
-    shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
-    if compared:
-        chart(predicted_vs_measured(shown), "runs_scatter")
-    st.caption(no_links(note or ""))
-with right:
-    table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
-    st.dataframe(runs_view.break_even_display(table_shown), key="break_even_table", hide_index=True,
-                 height=440 if len(table_shown) > 10 else "auto",
-                 column_order=runs_view.filled_columns(table_shown, runs_view.BREAK_EVEN_COLUMNS),
-                 column_config=column_config(runs_view.BREAK_EVEN_COLUMNS))
-    st.caption(no_links(note or ""))
+shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
+if compared:
+    chart(predicted_vs_measured(shown), "runs_scatter")
+st.caption(no_links(note or ""))
+table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
+break_even_tables(table_shown)  # the table full width, in two that fit (pages/parts/tables.py)
+st.caption(no_links(note or ""))
 
 st.subheader("Verdicts per workload")
 st.caption(no_links(runs_view.VERDICT_LINES_CAPTION))
@@ -127,7 +122,9 @@ else:
 st.subheader("Runs as read")
 rows_shown, note = runs_view.shown_rows(table.rows, runs_view.TABLE_ROWS_SHOWN, "The table")
 cells, cell_columns = runs_view.as_cells(rows_shown, runs_view.RUNS_COLUMNS)  # no "None" in an empty cell
-st.dataframe(cells, key="runs_table", hide_index=True, column_config=column_config(cell_columns))
+with st.container(key="runs_as_read"):  # every column as read: this table scrolls, which run it is stays in view
+    st.dataframe(cells, key="runs_table", hide_index=True,
+                 column_config=column_config(cell_columns, pinned=("file", "row", "workload")))
 st.caption(no_links(note or ""))
 
 calibration_panel(table.rows, efficiency)

@@ -77,14 +77,14 @@ def no_duplicate_alerts(page) -> None:
     assert len(seen) == len(set(seen)), seen
 
 
-@pytest.mark.parametrize("page", SCHEMES, indirect=True)
-
 def looks_right(page, name: str) -> None:
     """No label cut, no alert shown twice, then the screenshot the README uses."""
     assert not no_cut_labels(page), no_cut_labels(page)
     no_duplicate_alerts(page)
     shoot(page, name)
 
+
+@pytest.mark.parametrize("page", SCHEMES, indirect=True)
 def test_whatif_one_request_pays_off_and_mixed_traffic_is_sent_to_traffic_mix(streamlit_server, page):
     page.goto(f"{streamlit_server}/?{SIDEBAR}&k=4&alpha=0.7&conc=1")
     wait_for_app(page)

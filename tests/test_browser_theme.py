@@ -2,6 +2,7 @@
 too; page titles need no emoji font. Chromium emulates `prefers-color-scheme` for each case."""
 
 import ast
+import tomllib
 
 import pytest
 
@@ -15,6 +16,14 @@ LUMINANCE_JS = """(el) => { const c = getComputedStyle(el).backgroundColor.match
 def test_no_theme_is_forced_and_page_titles_carry_no_icon():
     config = (ROOT / ".streamlit" / "config.toml").read_text()
     assert "[theme]" not in config and "base =" not in config
+    # Only the accent is set, for each scheme alike, so neither light nor dark is forced; it is not the red of
+    # an error box (a focused input looked like one in error).
+    theme = tomllib.loads(config).get("theme", {})
+    assert set(theme) <= {"light", "dark"} and (not theme or set(theme) == {"light", "dark"})
+    for scheme in theme.values():
+        assert set(scheme) <= {"primaryColor", "codeTextColor"}
+        r, g, b = (int(scheme["primaryColor"][i:i + 2], 16) for i in (1, 3, 5))
+        assert b > r, scheme
     pages = [node for node in ast.walk(ast.parse((ROOT / "app.py").read_text()))
              if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"]
     assert len(pages) == 6

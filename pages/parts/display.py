@@ -85,10 +85,13 @@ def sidebar_names(assumed: str):
                       give_k="give k (the server's draft tokens per step) under Connection and model options")
 
 
-def column_config(columns: dict) -> dict:
-    """st.dataframe's column_config from {column: (heading, number format or None, help or None[, width])}."""
+def column_config(columns: dict, widths: dict | None = None, pinned: tuple = ()) -> dict:
+    """st.dataframe's column_config from {column: (heading, number format or None, help or None[, width])};
+    `widths` ({column: pixels or "small"/"medium"/"large"}) overrides a column's width where a page lays
+    the table out to fit, `pinned` columns stay in view when a table scrolls sideways."""
     config = {}
     for c, (head, fmt, tip, *width) in columns.items():
         kind = st.column_config.NumberColumn if fmt else st.column_config.Column
-        config[c] = kind(head, help=tip, width=width[0] if width else None, **({"format": fmt} if fmt else {}))
+        size = (widths or {}).get(c, width[0] if width else None)
+        config[c] = kind(head, help=tip, width=size, pinned=c in pinned or None, **({"format": fmt} if fmt else {}))
     return config

@@ -19,4 +19,5 @@ def engine_inputs(sb, start: int) -> None:
                   help="As released (0.5.9, v0.10.1): versions differ where it costs time (e.g. SGLang before 0.5.11 "
                        "runs speculation without its overlap scheduler). Without one the band spans the versions.")
     if (version := st.session_state.get("engine_version")) and parse_version(version) is None:
-        sb.warning(f"'{plain(version[:40])}' is not a version number (e.g. 0.5.9): the band spans the versions.")
+        sb.warning(f"'{plain(version[:40])}' is not a version number (e.g. 0.5.9): taken as no version "
+                   "given, so the band spans the versions.")

@@ -217,7 +217,9 @@ BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
     "break_even_tokens_per_step": ("break-even", "%.2f", None),
     "margin_pct": ("margin", "percent", "Of the verdict's number: measured speedup − 1, or measured ÷ break-even "
                                         "tokens per step − 1 where predicted"),
-    "advice": ("advice", None, None),
+    "advice": ("the model's advice", None, "What the model advises at this run's setup (its k, concurrency and "
+                                           "acceptance); where a measured verdict differs from the model's, the "
+                                           "measured verdict holds"),
     "verdict_basis": ("verdict_basis", None, None),
     "margin_tokens_per_step": ("margin (tokens)", "%+.2f", None),
     "method": ("method", None, None),

@@ -14,8 +14,11 @@ from specmodel.plan.capacity import MAX_BATCH, ArmPlan, CapacityPlan, Frontier
 from specmodel.show.figures.whatif import figure
 
 POINTS = 90  # batches sampled per curve (geometric), plus every curve's KV limit and the operating points
-SPEC_COLORS = ("#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b", "#3f007d", "#54278f")
-PLAIN_STYLE = dict(color="#222", width=3.5)
+# Curves readable in the light and the dark theme alike: blue to purple at mid luminance, each at least 3:1
+# against white and against Streamlit's dark background (#171614) from k = 2 on (k = 1: 2.5:1 on white);
+# the plain arm in mid grey (3.4:1 and 5.4:1). A dark curve (#222, #08306b) vanished in the dark theme.
+SPEC_COLORS = ("#5aa9e6", "#3d95dd", "#2f80d0", "#2a6fc0", "#4f63c8", "#6a58c6", "#8450c0", "#9a48b8")
+PLAIN_STYLE = dict(color="#8c8c8c", width=3.5)
 TARGET_STYLE = dict(color="#c0392b", dash="dash", width=2)
 
 
@@ -62,7 +65,7 @@ def frontier_chart(f: Frontier, result: CapacityPlan) -> go.Figure:
     target_y = 1e3 / result.target.user_tok_s if itl else result.target.user_tok_s
     traces.append(dict(type="scatter", mode="lines", x=[0.0, max(x_max, 1.0) * 1.05], y=[target_y, target_y],
                        name=f"target: {result.target.describe()}", line=TARGET_STYLE, hoverinfo="skip"))
-    for arm, symbol, color in ((result.plain, "diamond", "#222"), (result.spec, "star", "#08519c")):
+    for arm, symbol, color in ((result.plain, "diamond", "#222"), (result.spec, "star", "#2a6fc0")):
         traces.append(_operating_point(arm, symbol, color, itl))
     s = f.scenario
     where = f"{s.tp}× {s.gpu} per replica" if s.tp > 1 else s.gpu

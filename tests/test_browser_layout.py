@@ -1,0 +1,131 @@
+"""The review tables fit the page as a reviewer opens it at 1280×720 and 1440×900, light and dark: no table
+scrolls sideways (Past runs' break-even table, Fleet's instances with their "Predicted on", Traffic mix's
+workloads and comparison), no cell reads "None", no label is cut, no message is shown twice on a page or in
+its sidebar, and a focused input is outlined in the accent colour, not in the red of an error.
+Run one file at a time: `pytest -q -n 0 tests/test_browser_layout.py`."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import wait_for_app, wait_for_charts
+from tests.test_browser_incident import INCIDENT, SIDEBAR, no_cut_labels
+
+pytestmark = pytest.mark.browser
+
+VIEWS = [(1280, 720, "light"), (1440, 900, "dark")]
+
+GRIDS_JS = """() => [...document.querySelectorAll("[data-testid='stDataFrame']")]
+  .filter(d => d.getBoundingClientRect().width > 0 && d.querySelector('.dvn-scroller'))
+  .map(d => { const s = d.querySelector('.dvn-scroller');
+    return {right: d.getBoundingClientRect().right, scroll: s.scrollWidth, client: s.clientWidth,
+            every_column: d.closest('.st-key-runs_as_read') !== null,
+            none: [...d.querySelectorAll('td')].filter(td => td.innerText.trim() === 'None').length}; })"""
+
+
+@pytest.fixture(params=VIEWS, ids=lambda v: f"{v[0]}x{v[1]}-{v[2]}")
+def page(request, _chromium):
+    width, height, scheme = request.param
+    context = _chromium.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    p = context.new_page()
+    p.set_default_timeout(90_000)
+    p.width = width
+    yield p
+    context.close()
+
+
+def open_expanders(page) -> None:
+    for summary in page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").all():
+        summary.click()
+    wait_for_app(page)
+    page.wait_for_timeout(1000)  # the grids inside lay out once shown
+
+
+def looks_right(page) -> list[dict]:
+    """Every table on screen within the window and without a sideways scroll, no "None" cell, no cut label,
+    no message twice (main area and sidebar together); the tables for further checks."""
+    page.wait_for_function("""() => { const d = [...document.querySelectorAll("[data-testid='stDataFrame']")]
+        .filter(e => e.getBoundingClientRect().width > 0 && !e.closest('details:not([open])'));
+        return d.length > 0 && d.every(e => e.querySelector('.dvn-scroller')); }""")  # the grids have drawn
+    grids = page.evaluate(GRIDS_JS)
+    assert grids
+    for grid in grids:
+        # Past runs' "Runs as read" holds every column of the file as read: it alone scrolls, its file, row
+        # and workload pinned in view.
+        assert grid["scroll"] <= grid["client"] + 1 or grid["every_column"], grids  # no sideways scroll
+        assert grid["right"] <= page.width, grids
+        assert grid["none"] == 0, grids
+    assert not no_cut_labels(page), no_cut_labels(page)
+    shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts()]
+    assert len(shown) == len(set(shown)), shown
+    return grids
+
+
+def test_past_runs_break_even_table_fits_with_its_detail(streamlit_server, page):
+    page.goto(f"{streamlit_server}/past-runs?{SIDEBAR}")
+    wait_for_app(page)
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(INCIDENT))
+    page.get_by_text("each run with a measurement takes its verdict from it", exact=False).wait_for()
+    wait_for_app(page)
+    wait_for_charts(page, 90_000)
+    assert len(looks_right(page)) == 2  # the break-even table and the runs as read
+    open_expanders(page)
+    assert len(looks_right(page)) == 3  # and the advice, basis, file and row of each run
+    detail = page.locator("[data-testid='stExpander']", has_text="Advice, how each verdict was reached")
+    assert "lower k to 3" in detail.locator("td").all_inner_texts()[2]  # the advice is in it, in words
+
+
+def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, page):
+    page.goto(f"{streamlit_server}/fleet?{SIDEBAR}")
+    wait_for_app(page)
+    # A focused input is outlined in the accent (blue), not in the red that marks an error.
+    page.get_by_role("textbox", name="Prometheus URL").focus()
+    page.wait_for_function("""() => { const c = getComputedStyle(document.activeElement.closest(
+        "[data-testid='stTextInputRootElement']")).borderTopColor.match(/\\d+/g).map(Number);
+        return c[3] === undefined && c[2] > c[0] + 60; }""")  # an opaque blue border (unfocused: 20% grey)
+    page.get_by_role("button", name="Try it with a recorded server").click()
+    page.get_by_text(re.compile(r"instance\(s\) at the recorded Prometheus")).wait_for()
+    wait_for_app(page)
+    wait_for_charts(page, 90_000)
+    looks_right(page)
+    table = page.locator("[data-testid='stDataFrame']").first
+    assert "Predicted on" in table.locator("th").all_inner_texts()
+    assert any("Llama 3.1 70B" in t for t in table.locator("td").all_inner_texts())  # in view, not cut off
+    open_expanders(page)
+    looks_right(page)
+
+
+def test_traffic_mix_tables_fit_and_an_empty_cell_reads_empty(streamlit_server, page):
+    page.goto(f"{streamlit_server}/mix?{SIDEBAR}&mix_conc=32&mix_k=4&mix_gpus=2")
+    wait_for_app(page)
+    wait_for_charts(page, 90_000)
+    looks_right(page)  # alpha_ngram is empty in the example: the cell is blank, not "None"
+    # Emptying a workload's α, as a user would (select the cell, Delete): the message names the row and column.
+    editor = page.locator("[data-testid='stDataFrame']").first
+    box = editor.bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 35 + 18)  # row 1, label
+    page.wait_for_timeout(500)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # row 1, alpha
+    page.keyboard.press("Delete")
+    message = page.locator("[data-testid='stAlertContainer']").filter(has_text="has no acceptance")
+    message.wait_for()
+    assert "row 1 ('extraction')" in message.inner_text() and "fill 'alpha'" in message.inner_text()
+    wait_for_app(page)
+    wait_for_charts(page, 90_000)
+    open_expanders(page)
+    looks_right(page)
+
+
+@pytest.mark.parametrize("path", ["/", "/live", "/capacity"])
+def test_the_other_pages_show_no_message_twice_and_no_cut_label(streamlit_server, page, path):
+    page.goto(f"{streamlit_server}{path}?{SIDEBAR}")
+    wait_for_app(page)
+    if path != "/live":  # Live draws its charts once it has a server
+        wait_for_charts(page, 90_000)
+    assert not no_cut_labels(page), no_cut_labels(page)
+    shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts()]
+    assert len(shown) == len(set(shown)), shown
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.width
