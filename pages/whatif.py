@@ -9,7 +9,7 @@ from pages.parts.text import no_links
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
-from specmodel import SpecModelError, summarize
+from specmodel import SpecModelError
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
 from specmodel.model import acceptance
@@ -26,17 +26,6 @@ def concurrency_stops(typed: int) -> list[int]:
 
 def _follow_slider() -> None:
     st.session_state["conc"] = st.session_state["conc_slider"]
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def model_view(scenario):
-    """Summary and the five figures of one scenario: a rerun that changes none of the model's
-    inputs (or comes back to a setting seen before, by this or another session) reuses them."""
-    summary = summarize(scenario)
-    return summary, (figures.speedup_vs_alpha(scenario, summary.prediction),
-                     figures.alpha_k_heatmap(scenario),
-                     figures.speedup_vs_concurrency(scenario, summary.crossover_concurrency, summary.prediction),
-                     figures.best_k_by_batch(scenario), figures.deploy_options(summary))
 
 
 st.title("What-if: does speculative decoding pay off here?")
@@ -85,7 +74,7 @@ try:
         survival = acceptance.parse_survival(profile_text, "the acceptance profile")
     scenario = base_scenario(alpha=alpha, k=k, concurrency=concurrency, survival=survival,
                              t_target_ms=t_target, t_draft_ms=t_draft)
-    summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k, fig_deploy) = model_view(scenario)
+    summary, (fig_alpha, fig_heatmap, fig_concurrency, fig_best_k, fig_deploy) = figures.whatif_view(scenario)
 except DoesNotFit as exc:  # an answer for these settings, with the closest one that fits
     with answer:
         show_does_not_fit(exc)

@@ -32,3 +32,25 @@ def test_long_text_in_any_argument_runs_uncached():
     assert len(calls) == 7
     read(("a",), short, n="w" * (MAX_CACHED_KEY_CHARS + 1)), read(("a",), short, n="w" * (MAX_CACHED_KEY_CHARS + 1))
     assert len(calls) == 9 and read.cache_info().currsize == 1
+
+
+def test_a_cache_keyed_by_its_first_argument_passes_the_rest_through_and_stays_bounded():
+    from specmodel.limits import bounded_cache
+
+    calls = []
+
+    @bounded_cache(2, key_args=1)
+    def plan_of(scenario, summary):
+        calls.append(scenario)
+        return (scenario, summary)
+
+    assert plan_of("a", ["unhashable summary"]) == ("a", ["unhashable summary"])
+    assert plan_of("a", ["another"]) == ("a", ["unhashable summary"])  # the first argument alone keys it
+    plan_of("b", None), plan_of("c", None)  # "a" is the least recently used of three: dropped
+    plan_of("a", None)
+    assert calls == ["a", "b", "c", "a"]
+    info = plan_of.cache_info()
+    assert (info.hits, info.misses, info.currsize, info.maxsize) == (1, 4, 2, 2)
+    long_key = "x" * 10_000  # too long to hold: runs uncached every time
+    plan_of(long_key, None), plan_of(long_key, None)
+    assert calls[-2:] == [long_key, long_key]

@@ -55,3 +55,31 @@ def test_the_deploy_options_chart_is_labelled_and_orders_off_fixed_schedule_and_
     at = list(rows["batch"]).index(scenario.concurrency) if scenario.concurrency in rows["batch"] else None
     if at is not None and summary.best_k:
         assert rows["schedule_k"][at] == rows["fixed_k"] == summary.best_k
+
+
+def test_figures_send_the_same_chart_as_plain_plotly_with_its_default_template():
+    """The What-if figures set the default template from one per-process copy instead of plotly's
+    per-figure deep copy; what reaches the browser (to_json, and the dict st.plotly_chart sends)
+    must be byte-for-byte what go.Figure would send, template included."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    import plotly.tools
+    import streamlit.elements.plotly_chart  # noqa: F401  (registers and selects the "streamlit" template)
+
+    from specmodel.show.figures import whatif as figures
+
+    traces = [figures.line([1, 2, 4], [1.0, 1.2, 0.9], "k = 2", "%{y}"), figures.break_even_line(1, 4)]
+    ours = figures.figure(traces, "Speedup vs concurrency", "batch", "speedup (×)", xaxis=figures.LOG_BATCH_AXIS)
+    base = dict(ours.to_dict()["layout"])
+    base.pop("template")
+    plain = go.Figure(dict(data=traces, layout=base), _validate=False)
+    assert pio.templates.default == "streamlit"
+    assert pio.to_json(ours, validate=False) == pio.to_json(plain, validate=False)
+    sent = [json.dumps(plotly.tools.return_figure_from_figure_or_data(f, True), default=str) for f in (ours, plain)]
+    assert sent[0] == sent[1]
+    assert "template" in ours.to_dict()["layout"] and ours.layout.template.layout.font is not None
+    # one figure's copy is its own: editing it leaves the next figure's template alone
+    ours.to_dict()["layout"]["template"]["layout"]["font"] = {"size": 99}
+    assert figures.figure(traces, "t", "x", "y").to_dict()["layout"]["template"] == plain.to_dict()["layout"]["template"]

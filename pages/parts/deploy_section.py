@@ -9,13 +9,20 @@ import streamlit as st
 
 from pages.parts.text import code, no_links, plain
 from specmodel.export.deploy import deploy_by_engine
+from specmodel.limits import bounded_cache
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 
 
+@bounded_cache(64, key_args=1)
+def _by_engine(scenario, summary):
+    """deploy_by_engine once per scenario and process (the summary is the scenario's own)."""
+    return deploy_by_engine(summary)
+
+
 def deploy_tabs(summary) -> None:
     """One tab per engine; an engine that cannot run the method says why."""
-    by_engine, why = deploy_by_engine(summary)
+    by_engine, why = _by_engine(summary.scenario, summary)
     for tab, engine in zip(st.tabs([LABELS[e] for e in LABELS]), LABELS):
         with tab:
             entry = by_engine[engine]

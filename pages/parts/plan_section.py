@@ -11,14 +11,15 @@ import streamlit as st
 from pages.parts.display import show_error
 from pages.parts.text import code, no_links, plain
 from specmodel import Efficiency, SpecModelError, summarize
+from specmodel.limits import bounded_cache
 from specmodel.plan.measure import calibrated_band, measurement_plan
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _plan_of(scenario, _summary):
+@bounded_cache(64, key_args=1)
+def _plan_of(scenario, summary):
     """The measurement plan of a scenario's summary, once per scenario and process (the summary is
-    the scenario's own, so the scenario alone keys it)."""
-    return measurement_plan(_summary)
+    the scenario's own, so the scenario alone keys it, by its own hash)."""
+    return measurement_plan(summary)
 
 
 def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> None:

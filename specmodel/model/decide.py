@@ -100,6 +100,8 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
     lead = g.shape[:-2]
     flat = g.reshape((-1,) + g.shape[-2:])
     best = best.reshape(flat.shape[0], flat.shape[-1])
+    if flat.shape[0] == 1:  # one grid (every page rerun): plain floats, ~50x faster than a numpy step per batch
+        return _ks_in_use_one(flat[0].tolist(), best[0].tolist()).astype(best.dtype).reshape(lead + (flat.shape[-1],))
     rows = np.arange(flat.shape[0])
     out = np.empty_like(best)
     current = best[:, 0].copy()
@@ -109,6 +111,17 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
         current = np.where(switch, cand, current)
         out[:, i] = current
     return out.reshape(lead + (flat.shape[-1],))
+
+
+def _ks_in_use_one(grid: list[list[float]], best: list[int]) -> np.ndarray:
+    """ks_in_use for one grid, in Python floats (the same rule, the same NaN handling: a comparison
+    with NaN is false in both)."""
+    out, current, keep = [], best[0], 1.0 + SWITCH_GAIN
+    for i, cand in enumerate(best):
+        if cand != current and grid[cand][i] > grid[current][i] * keep:
+            current = cand
+        out.append(current)
+    return np.asarray(out)
 
 
 def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, grid: np.ndarray | None = None) -> list[list[int]]:
