@@ -3,6 +3,8 @@ and notes in the box their tone and severity call for, metric rows, charts."""
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from pages.parts.common import CONTEXT_CHOICES
@@ -38,11 +40,23 @@ def chart(fig, key: str) -> None:
 
 
 _TONE_BOX = {"good": "success", "caution": "warning", "bad": "error", "neutral": "info"}  # notes.TONES
+_ALERTS = frozenset(_TONE_BOX.values())
+
+
+def alert(box, body, **kwargs):
+    """st.success/info/warning/error(body), telling Streamlit there is no icon to look for where the
+    body cannot start with one (an ASCII character other than ":" that no keycap mark follows), so the
+    same box is drawn. Otherwise Streamlit loads its emoji catalog for any non-ASCII body: one regex
+    of every emoji, about a tenth of a second of the first page's run on a loaded 2-core machine."""
+    head = str(body).strip()[:2]
+    if "icon" not in kwargs and head[:1] != ":" and head.isascii():
+        kwargs["icon"] = ""
+    return box(body, **kwargs)
 
 
 def tone_box(tone: str, where=st):
     """The box a verdict's tone calls for (specmodel.notes.TONES): st.success, st.warning, st.error, st.info."""
-    return getattr(where, _TONE_BOX[tone])
+    return functools.partial(alert, getattr(where, _TONE_BOX[tone]))
 
 
 def show_verdict(tone: str, headline: str, advice: str = "", where=st) -> None:
@@ -61,7 +75,11 @@ def show_notes(notes, where=st, info: str = "caption", heading: str | None = Non
             f"- {'⚠️ ' if severity_of(n) == 'warning' else ''}{no_links(n)}" for n in notes))
         return
     for note in notes:
-        (where.warning if severity_of(note) == "warning" else getattr(where, info))(no_links(note))
+        box = where.warning if severity_of(note) == "warning" else getattr(where, info)
+        if box.__name__ in _ALERTS:
+            alert(box, no_links(note))
+        else:
+            box(no_links(note))
 
 
 def show_readouts(readouts, where=st) -> None:
