@@ -26,6 +26,8 @@ import json
 import shlex
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, speedup_band
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
@@ -211,13 +213,15 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     accept = float(predict(replace(s, k=k)).tokens_per_step)
     servers = _servers(s, engine, k, accept)
     runs = []
-    for c, why in plan_concurrencies(summary):
-        p = predict(replace(s, k=k), concurrency=c)
+    points = plan_concurrencies(summary)
+    # one prediction over the plan's batches (elementwise, so each is what predicting it alone gives)
+    p = predict(replace(s, k=k), concurrency=np.array([c for c, _ in points]))
+    for i, (c, why) in enumerate(points):
         n = max(MIN_PROMPTS, PROMPTS_PER_SLOT * c)
         for spec in (False, True):
             arm = p.spec if spec else p.plain
             label = f"{'spec' if spec else 'plain'}_c{c}"
-            seconds = n * OUTPUT_LEN / max(float(arm.throughput_tok_s), 1e-9)
+            seconds = n * OUTPUT_LEN / max(float(np.asarray(arm.throughput_tok_s)[i]), 1e-9)
             words = (f"{why}; speculative (k = {k}" + (f", acceptance fixed at E = {accept:.2f}" if engine in SYNTHETIC
                                                        else "") + ")") if spec else f"{why}; plain decoding"
             runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, k, label),
