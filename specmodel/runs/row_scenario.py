@@ -39,11 +39,13 @@ def row_alpha(row) -> float:
 
 
 def rate_prediction(row, efficiency: Efficiency | None = None):
-    """model.rate.at_request_rate for a row given as a request rate with its output length."""
+    """model.rate.at_request_rate for a row given as a request rate with its output length, or with
+    each arm's measured end-to-end latency (the concurrency then comes from Little's law per arm)."""
     r = dict(row)
     r["concurrency"] = 1
-    return at_request_rate(scenario_for_row(r, efficiency), float(row["request_rate"]), int(row["output_len"]),
-                           whole_or_none(row.get("input_len")))
+    measured = (float_or_none(row.get("latency_plain_s")), float_or_none(row.get("latency_spec_s")))
+    return at_request_rate(scenario_for_row(r, efficiency), float(row["request_rate"]),
+                           whole_or_none(row.get("output_len")), whole_or_none(row.get("input_len")), measured)
 
 
 def text_or_none(x) -> str | None:
