@@ -38,6 +38,12 @@ def row_alpha(row) -> float:
                                              else float("nan"))
 
 
+def is_rate_driven(row) -> bool:
+    """A row given as a request rate: its speedup is a latency ratio at that rate, each arm at its own
+    concurrency, not a speedup at one fixed batch (so no batch sweep's point, no fixed-batch fit's)."""
+    return row.get("rate_driven") in (True, 1)
+
+
 def rate_prediction(row, efficiency: Efficiency | None = None):
     """model.rate.at_request_rate for a row given as a request rate with its output length, or with
     each arm's measured end-to-end latency (the concurrency then comes from Little's law per arm)."""
