@@ -243,7 +243,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
 
 def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
     """(plain, speculative) measured mean end-to-end latency, s, of a row given as a request rate without a
-    concurrency, from the text that states them (names.latencies_from_text): the concurrency each arm
+    concurrency, from the text that states them (measured.latencies_from_text): the concurrency each arm
     ran at is read from them by Little's law (model.rate). None for any other row."""
     if conc is not None or rate is None:
         return None
