@@ -39,6 +39,7 @@ from specmodel.model.scenario import predict
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.calibrate import calibrate
 from specmodel.runs.review import evaluate_runs, scenario_for_row
+from specmodel.runs.row_scenario import is_rate_driven
 
 DEV = EVIDENCE_DIR / "published_dev.csv"
 GRID = EVIDENCE_DIR / "h200_steptime.csv"
@@ -67,10 +68,17 @@ def own_acceptance(rows: pd.DataFrame) -> pd.Series:
     return has & rows["measured_speedup"].notna()
 
 
+def fixed_batch(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows measured at one fixed batch: a row given as a request rate (its speedup a latency ratio,
+    each arm at its own concurrency) is no point of a batch sweep."""
+    return rows[[not is_rate_driven(r) for r in rows.to_dict("records")]] if len(rows) else rows
+
+
 def shape_errors(rows: pd.DataFrame, eff: Efficiency | None = None) -> pd.DataFrame:
     """|predicted ratio / measured ratio − 1| for each row above the lowest batch its setup ran at,
     relative to that lowest batch (batch 1 where the setup ran there)."""
     out = []
+    rows = fixed_batch(rows)
     keys = [c for c in SETUP if c in rows.columns]
     for _, g in rows.groupby(keys, dropna=False, sort=False):
         lowest = g["concurrency"].min()
@@ -183,6 +191,7 @@ def extrapolation(rows: pd.DataFrame, split: int = 8) -> list[tuple[str, int, fl
     ≤ split, predict the fall of speedup to the rows above from the lowest one. (label, rows above,
     MAPE uncalibrated, MAPE calibrated)."""
     out = []
+    rows = fixed_batch(rows)
     keys = [c for c in SETUP if c in rows.columns]
     for key, g in rows.groupby(keys, dropna=False, sort=True):
         low, high = g[g["concurrency"] <= split], g[g["concurrency"] > split]

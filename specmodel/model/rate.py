@@ -10,10 +10,21 @@ An arm saturates when λ exceeds the most requests per second it can serve (c / 
 batch that fits, at most MAX_NUM_SEQS): requests queue for as long as the benchmark offers them. Its
 latency is then taken as L at that largest batch times λ / capacity (the backlog of a run of fixed
 length grows in that proportion), and the result says which arm saturated.
+
+A source that states each arm's measured mean end-to-end latency W at the rate (the vLLM 2024 blog's
+"w/o SD 2.56 s, with SD 1.66 s" at QPS 1) gives each arm's concurrency directly, c = λ · W
+(littles_law_concurrency: the requests in the system, queued or running), without the output
+length. Each arm is then predicted at its own concurrency, as above: its latency is prefill + output
+tokens at its per-sequence speed there when the output length is known, else the time per output
+token (the ratio is then the per-sequence decode-speed ratio, prefill left out). An arm whose
+concurrency exceeds the largest batch that runs saturates: that batch runs and the rest queue, so each
+request spends c / batch times its service time in the system (Little's law on the queue and on the
+batch alike).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,8 +42,10 @@ MAX_NUM_SEQS = 256
 class ArmAtRate:
     concurrency: float  # requests in flight (Little's law), capped at the largest batch that runs
     latency_s: float  # mean end-to-end request latency
-    capacity_rps: float  # most requests per second this arm serves
+    capacity_rps: float  # most requests per second this arm serves (NaN: not known without the output length)
     saturated: bool
+    measured_latency_s: float | None = None  # the measured latency its concurrency was read from (Little's law)
+    in_system: float | None = None  # λ · measured latency: requests queued or running (> concurrency: a queue)
 
 
 @dataclass(frozen=True)
@@ -42,7 +55,13 @@ class RatePrediction:
     spec: ArmAtRate
     latency_speedup: float  # plain latency / speculative latency (> 1: speculation is faster)
 
+    @property
+    def from_measured(self) -> bool:
+        return self.plain.measured_latency_s is not None or self.spec.measured_latency_s is not None
+
     def remark(self) -> str:
+        if self.from_measured:
+            return self._measured_remark()
         said = (f"request rate {self.rate_rps:g}/s: by Little's law the plain arm runs at concurrency "
                 f"{self.plain.concurrency:.0f}, the speculative arm at {self.spec.concurrency:.0f}; end-to-end "
                 f"latency {self.plain.latency_s:.2f} s vs {self.spec.latency_s:.2f} s")
@@ -51,6 +70,33 @@ class RatePrediction:
                 said += (f"; the {name} arm saturates (it serves at most {arm.capacity_rps:.2f} requests/s), so its "
                          "requests queue")
         return said
+
+    def _measured_remark(self) -> str:
+        parts = []
+        for name, arm in (("plain", self.plain), ("speculative", self.spec)):
+            if arm.measured_latency_s is None:
+                parts.append(f"the {name} arm at {arm.concurrency:.1f} (the model's own latency, c = λ · L(c))")
+            else:
+                parts.append(f"the {name} arm at {arm.in_system:.1f} (measured latency {arm.measured_latency_s:.3g} s "
+                             f"× {self.rate_rps:g}/s)")
+        said = (f"request rate {self.rate_rps:g}/s: concurrency by Little's law from the measured end-to-end latency "
+                f"× rate, per arm: {parts[0]}, {parts[1]}; predicted at those concurrencies")
+        if math.isnan(self.plain.capacity_rps) and math.isnan(self.spec.capacity_rps):
+            said += (f": time per output token {self.plain.latency_s * 1e3:.3g} ms vs {self.spec.latency_s * 1e3:.3g} ms "
+                     "(the row gives no output length: prefill left out)")
+        else:
+            said += f": end-to-end latency {self.plain.latency_s:.2f} s vs {self.spec.latency_s:.2f} s"
+        for name, arm in (("plain", self.plain), ("speculative", self.spec)):
+            if arm.saturated:
+                said += (f"; the {name} arm saturates ({arm.in_system:.1f} requests in the system, "
+                         f"{arm.concurrency:.0f} run at once), so its requests queue")
+        return said
+
+
+def littles_law_concurrency(rate_rps, latency_s):
+    """Little's law, L = λ · W: the mean number of requests in the system (queued or running) at an
+    arrival rate λ (requests/s) and a mean time in the system W (s). Numbers or arrays."""
+    return rate_rps * latency_s
 
 
 def prefill_ms(s: Scenario, input_len: int) -> float:
@@ -68,25 +114,52 @@ def _arm(per_seq_tok_s: np.ndarray, fits: float, cs: np.ndarray, rate: float, ou
     served = np.where(usable, cs / latency, 0.0)
     top = int(np.flatnonzero(usable)[-1]) if usable.any() else 0
     capacity = float(served.max())
-    holds = usable & (rate * latency <= cs)
+    holds = usable & (littles_law_concurrency(rate, latency) <= cs)
     if holds.any():
         i = int(np.flatnonzero(holds)[0])
-        c = float(max(1.0, rate * latency[i]))
+        c = float(max(1.0, littles_law_concurrency(rate, latency[i])))
         return ArmAtRate(c, float(latency[i]), capacity, False)
     return ArmAtRate(float(cs[top]), float(latency[top] * rate / max(capacity, 1e-12)), capacity, True)
 
 
-def at_request_rate(s: Scenario, rate_rps: float, output_len: int, input_len: int | None = None) -> RatePrediction:
-    """Both arms at a request rate: their concurrencies, latencies and the latency ratio."""
+def _measured_arm(per_seq_tok_s: np.ndarray, fits: float, cs: np.ndarray, rate: float, measured_s: float,
+                  output_len: int | None, prefill_s: float) -> ArmAtRate:
+    """An arm at the concurrency its measured latency makes (Little's law), predicted there."""
+    top = float(cs[cs <= max(1.0, min(float(fits), MAX_NUM_SEQS))][-1])
+    in_system = float(littles_law_concurrency(rate, measured_s))
+    running = min(max(1.0, in_system), top)
+    speed = float(np.interp(running, cs, per_seq_tok_s))
+    if output_len:  # a request's time: its prefill and its output tokens at this arm's speed
+        service = prefill_s + output_len / max(speed, 1e-12)
+        capacity = top / (prefill_s + output_len / max(float(np.interp(top, cs, per_seq_tok_s)), 1e-12))
+    else:  # no output length: the time per output token stands for it
+        service, capacity = 1.0 / max(speed, 1e-12), float("nan")
+    saturated = in_system > top
+    latency = service * in_system / top if saturated else service
+    return ArmAtRate(running, float(latency), float(capacity), saturated, float(measured_s), in_system)
+
+
+def at_request_rate(s: Scenario, rate_rps: float, output_len: int | None, input_len: int | None = None,
+                    measured_latency_s: tuple[float | None, float | None] = (None, None)) -> RatePrediction:
+    """Both arms at a request rate: their concurrencies, latencies and the latency ratio. An arm with a
+    measured mean end-to-end latency (measured_latency_s = (plain s, speculative s)) runs at the
+    concurrency Little's law reads from it; an arm without one at the concurrency the model's own
+    latency makes, which needs the output length."""
     if not rate_rps or rate_rps <= 0:
         raise SpecModelError(f"a request rate must be > 0 requests per second, got {rate_rps}")
-    if not output_len or output_len < 1:
-        raise SpecModelError("a request rate needs the output length (tokens per request) to find the concurrency")
+    measured = tuple(measured_latency_s)
+    if any(m is not None and not m > 0 for m in measured):
+        raise SpecModelError(f"a measured latency must be > 0 seconds, got {measured}")
+    if (not output_len or output_len < 1) and None in measured:
+        raise SpecModelError("a request rate needs the output length (tokens per request), or each arm's measured "
+                             "end-to-end latency, to find the concurrency")
     cs = np.arange(1, MAX_NUM_SEQS + 1, dtype=float)
     p = predict(s, concurrency=cs)
-    pre = prefill_ms(s, input_len or 0) / 1e3
-    plain = _arm(np.asarray(p.plain.per_seq_tok_s, dtype=float), float(np.max(p.plain.max_concurrency)), cs,
-                 rate_rps, int(output_len), pre)
-    spec = _arm(np.asarray(p.spec.per_seq_tok_s, dtype=float), float(np.max(p.spec.max_concurrency)), cs,
-                rate_rps, int(output_len), pre)
+    pre = prefill_ms(s, input_len or 0) / 1e3 if output_len else 0.0
+    arms = []
+    for result, latency in ((p.plain, measured[0]), (p.spec, measured[1])):
+        speed, fits = np.asarray(result.per_seq_tok_s, dtype=float), float(np.max(result.max_concurrency))
+        arms.append(_arm(speed, fits, cs, rate_rps, int(output_len), pre) if latency is None else
+                    _measured_arm(speed, fits, cs, rate_rps, float(latency), int(output_len or 0) or None, pre))
+    plain, spec = arms
     return RatePrediction(float(rate_rps), plain, spec, plain.latency_s / spec.latency_s)

@@ -24,6 +24,7 @@ One module per job:
     logs         vLLM's SpecDecoding log lines
     pairing      a one-arm speculative run with its baseline
     names        GPU, model, method, engine names -> presets
+    measured     what a row's text says was measured (the speedup's quantity, latencies at a rate)
     validate     one record -> one row of the table, or its errors
     load         read_runs: files -> RunTable; the sample sets
     review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it

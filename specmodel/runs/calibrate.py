@@ -4,7 +4,9 @@ Residuals: for every run with a measured speedup, the relative error of the pred
 for every measured throughput (baseline or speculative), the log ratio of predicted to measured
 throughput; for runs of one setup at several batch sizes that give no acceptance (a sweep), the log
 ratio of predicted to measured fall of speedup from the sweep's lowest batch (its shape, which barely
-depends on acceptance: predicted at α = SHAPE_ALPHA). The per-sequence cost of the speculative step
+depends on acceptance: predicted at α = SHAPE_ALPHA). A row given as a request rate is left out: its
+speedup is a latency ratio at that rate, each arm at its own concurrency, not a speedup at one batch.
+The per-sequence cost of the speculative step
 (spec_seq_scale) is fitted only when the runs span two or more batch sizes: runs at one batch size
 cannot tell it from the fixed costs, so it is held there and the message says so.
 
@@ -30,6 +32,7 @@ from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.review import scenario_for_row
+from specmodel.runs.row_scenario import is_rate_driven
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
 DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
@@ -90,7 +93,7 @@ class Calibration:
 def _usable(rows: pd.DataFrame) -> list[dict]:
     out = []
     for r in rows.to_dict("records"):
-        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])):
+        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or is_rate_driven(r):
             continue
         measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
         if any(m is not None for m in measured):
@@ -105,7 +108,8 @@ def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
     groups: dict[tuple, list[dict]] = {}
     for r in rows.to_dict("records"):
         a = r.get("alpha")
-        if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None:
+        if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
+                or is_rate_driven(r):
             continue
         r = {**r, "alpha": SHAPE_ALPHA}
         try:

@@ -22,7 +22,7 @@ COLUMNS = [
     "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "engine", "draft_depth", "branching", "ep",
     "weight_dtype", "draft_kv_budget", "source", "notes", "remarks",
     "assumed", "parallel_draft", "input_len", "output_len", "speedup_metric", "rate_driven",
-    "alpha_assumed",
+    "alpha_assumed", "latency_plain_s", "latency_spec_s",
 ]
 # What a row may have assumed ("assumed" column: these words, comma-separated): a k from the method's
 # documented default, an acceptance from the published table (model.spec_defaults), a context length
@@ -36,7 +36,7 @@ REFUSAL_REASONS = {
     "draft_unknown": "a draft model that is no preset", "draft_missing": "a draft-model run naming no draft",
     "method_unknown": "no known speculation method", "no_k": "no k and no documented default",
     "no_acceptance": "no acceptance and no published figure for the method",
-    "no_concurrency": "neither a concurrency nor a request rate with an output length",
+    "no_concurrency": "neither a concurrency nor a request rate with an output length or measured latencies",
     "metric": "a speedup of a quantity the model does not predict", "lossy": "a lossy (relaxed) acceptance",
     "invalid": "a value out of range or unreadable",
 }

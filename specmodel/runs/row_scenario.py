@@ -38,12 +38,20 @@ def row_alpha(row) -> float:
                                              else float("nan"))
 
 
+def is_rate_driven(row) -> bool:
+    """A row given as a request rate: its speedup is a latency ratio at that rate, each arm at its own
+    concurrency, not a speedup at one fixed batch (so no batch sweep's point, no fixed-batch fit's)."""
+    return row.get("rate_driven") in (True, 1)
+
+
 def rate_prediction(row, efficiency: Efficiency | None = None):
-    """model.rate.at_request_rate for a row given as a request rate with its output length."""
+    """model.rate.at_request_rate for a row given as a request rate with its output length, or with
+    each arm's measured end-to-end latency (the concurrency then comes from Little's law per arm)."""
     r = dict(row)
     r["concurrency"] = 1
-    return at_request_rate(scenario_for_row(r, efficiency), float(row["request_rate"]), int(row["output_len"]),
-                           whole_or_none(row.get("input_len")))
+    measured = (float_or_none(row.get("latency_plain_s")), float_or_none(row.get("latency_spec_s")))
+    return at_request_rate(scenario_for_row(r, efficiency), float(row["request_rate"]),
+                           whole_or_none(row.get("output_len")), whole_or_none(row.get("input_len")), measured)
 
 
 def text_or_none(x) -> str | None:

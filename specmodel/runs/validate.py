@@ -17,6 +17,7 @@ from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, bounded_cache
 from specmodel.model import acceptance, presets, spec_defaults
 from specmodel.runs.cells import number, plain_text, shown
+from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 
@@ -175,10 +176,12 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     _nothing_to_compare(rec, k, acc, speedup, errors)
     input_len, output_len = lengths_from_text(" ".join(str(v.get(key) or "") for key in ("workload", "notes")))
     metric = speedup_metric(" ".join(str(v.get(key) or "") for key in ("_context", "notes")))
-    if conc is None and rate is not None and output_len is None and not errors:
+    latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
+    if conc is None and rate is not None and output_len is None and latencies is None and not errors:
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
-                                "a request rate without a concurrency needs the output length to "
-                                "find the concurrency it makes (Little's law): give 'OSL N' in the workload, or a "
+                                "a request rate without a concurrency needs the output length, or each arm's "
+                                "measured end-to-end latency, to find the concurrency it makes (Little's law): give "
+                                "'OSL N' in the workload, 'w/o SD 2.5 s, with SD 1.6 s' in the notes, or a "
                                 "concurrency", "no_concurrency"))
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
@@ -224,7 +227,8 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
         "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
         "assumed": ", ".join(assumed), "parallel_draft": names.parallel, "input_len": input_len,
         "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
-        "alpha_assumed": np.nan,
+        "alpha_assumed": np.nan, "latency_plain_s": latencies[0] if latencies else np.nan,
+        "latency_spec_s": latencies[1] if latencies else np.nan,
     }
     if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
         row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
@@ -237,26 +241,17 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     return row, problems
 
 
-# What a speedup column can measure, read from the row's notes and reference columns: the model
-# predicts decode throughput (per-token latency at batch 1 is its inverse) and, at a request rate,
-# end-to-end latency (review: Little's law); the others are refused, naming the metric.
-REFUSED_METRICS = {"total_throughput": "a total (prefill + decode) token throughput ratio",
-                   "request_throughput": "a request-throughput ratio", "ttft": "a time-to-first-token ratio"}
-
-
-def speedup_metric(text: str) -> str:
-    """What a row's speedup measures, from the text that describes it: "e2e_latency", "total_throughput",
-    "request_throughput", "ttft", else "decode_throughput" (tokens/s, ms/token, walltime at batch 1)."""
-    low = (text or "").lower()
-    if re.search(r"time[\s-]*to[\s-]*first[\s-]*token|\bttft\b", low):
-        return "ttft"
-    if re.search(r"end[\s-]*to[\s-]*end|\be2e\b|request[\s-]*latency", low):
-        return "e2e_latency"
-    if re.search(r"request[\s-]*throughput|requests?\s*/\s*s\b|req/s|\brps\b", low):
-        return "request_throughput"
-    if re.search(r"total[\s-]*(?:token[\s-]*)?throughput|prefill\s*\+\s*decode|input\s*\+\s*output\s*tok", low):
-        return "total_throughput"
-    return "decode_throughput"
+def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
+    """(plain, speculative) measured mean end-to-end latency, s, of a row given as a request rate without a
+    concurrency, from the text that states them (measured.latencies_from_text): the concurrency each arm
+    ran at is read from them by Little's law (model.rate). None for any other row."""
+    if conc is not None or rate is None:
+        return None
+    found = latencies_from_text(" ".join(str(rec.values.get(key) or "") for key in ("_context", "notes", "workload")))
+    if found is not None and speedup is not None and abs(found[0] / found[1] / speedup - 1) > 0.05:
+        remarks.append(f"speedup {speedup:g} disagrees with the measured latencies {found[0]:g} s / {found[1]:g} s "
+                       f"= {found[0] / found[1]:.3f}; the latencies set the concurrencies, the speedup is compared")
+    return found
 
 
 def _default_k(rec: RunRecord, names, parsed_method):

@@ -1,0 +1,75 @@
+"""What a row's text says was measured: which quantity its speedup is (speedup_metric) and, for a row
+given as a request rate, each arm's measured end-to-end latency (latencies_from_text), from which
+model.rate reads the concurrency each arm ran at by Little's law."""
+
+from __future__ import annotations
+
+import re
+
+from specmodel.limits import MAX_NAME_TEXT, bounded_cache
+
+
+# What a speedup column can measure, read from the row's notes and reference columns: the model
+# predicts decode throughput (per-token latency at batch 1 is its inverse) and, at a request rate,
+# end-to-end latency (review: Little's law); the others are refused, naming the metric.
+REFUSED_METRICS = {"total_throughput": "a total (prefill + decode) token throughput ratio",
+                   "request_throughput": "a request-throughput ratio", "ttft": "a time-to-first-token ratio"}
+
+
+def speedup_metric(text: str) -> str:
+    """What a row's speedup measures, from the text that describes it: "e2e_latency", "total_throughput",
+    "request_throughput", "ttft", else "decode_throughput" (tokens/s, ms/token, walltime at batch 1)."""
+    low = (text or "").lower()
+    if re.search(r"time[\s-]*to[\s-]*first[\s-]*token|\bttft\b", low):
+        return "ttft"
+    if re.search(r"end[\s-]*to[\s-]*end|\be2el?\b|request[\s-]*latency", low):
+        return "e2e_latency"
+    if re.search(r"request[\s-]*throughput|requests?\s*/\s*s\b|req/s|\brps\b", low):
+        return "request_throughput"
+    if re.search(r"total[\s-]*(?:token[\s-]*)?throughput|prefill\s*\+\s*decode|input\s*\+\s*output\s*tok", low):
+        return "total_throughput"
+    return "decode_throughput"
+
+
+def latencies_from_text(text) -> tuple[float, float] | None:
+    """(plain, speculative) mean end-to-end request latency in seconds, from a text that labels each
+    arm's figure: "avg end-to-end request latency: w/o SD 2.56 s, with SD 1.66 s" (the vLLM 2024 blog's
+    bars), "E2E latency baseline 3.4 s / EAGLE-3 2.1 s", "request latency without speculation: 2560 ms;
+    with speculation: 1660 ms", "2.56 s (baseline) vs 1.66 s (SD)". None unless the text speaks of an
+    end-to-end or request latency and labels both arms; a time per token ("14.1 ms/token", TPOT, ITL)
+    is not a request's latency."""
+    return _latencies_from_str(text[:_LONGEST_NOTES]) if isinstance(text, str) else None
+
+
+# A row's notes and reference columns together (a source's citation, its metric note, an enrichment
+# note) run to a few thousand characters on the development set; the regexes below are linear in it.
+_LONGEST_NOTES = 4 * MAX_NAME_TEXT
+
+
+# An arm's label as sources write it, the plain arm's first ("w/o SD" before "SD").
+_PLAIN_ARM = (r"w/o\s*(?:sd|spec\w*)|without\s+(?:sd|spec\w*(?:\s+decod\w*)?)|no[\s-]+(?:sd|spec\w*)|baseline|"
+              r"vanilla|plain|non[\s-]*spec\w*|auto[\s-]*regressive|\bar\b")
+_SPEC_ARM = r"w/\s*(?:sd|spec\w*)|with\s+[\w./-]+(?:\s+decod\w*)?|\bsd\b|spec\w*(?:\s+decod\w*)?|eagle[\w.-]*|" \
+            r"mtp|n-?gram|medusa|draft(?:\s+model)?"
+_SECONDS = r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|milliseconds?|s|secs?|seconds?)\b(?!\s*(?:/|per)\s*(?:tok|output))"
+_ARM_FIRST = re.compile(rf"(?:(?P<plain>{_PLAIN_ARM})|(?P<spec>{_SPEC_ARM}))\s*(?:\)\s*)?(?:[:=]|\bis\b|\bof\b)?\s*"
+                        + _SECONDS)
+_VALUE_FIRST = re.compile(_SECONDS + rf"\s*\(?\s*(?:(?P<plain>{_PLAIN_ARM})|(?P<spec>{_SPEC_ARM}))")
+
+
+_PER_TOKEN = re.compile(r"\btpot\b|\bitl\b|inter[\s-]*token|per[\s-]*output[\s-]*token")
+
+
+@bounded_cache(4096)
+def _latencies_from_str(text: str) -> tuple[float, float] | None:
+    low = text.lower()
+    if speedup_metric(low) != "e2e_latency" or _PER_TOKEN.search(low):
+        return None
+    for pattern in (_ARM_FIRST, _VALUE_FIRST):
+        found: dict[str, float] = {}
+        for m in pattern.finditer(low):
+            value = float(m.group("value"))
+            found.setdefault("plain" if m.group("plain") else "spec", value / 1e3 if m.group("unit")[0] == "m" else value)
+        if len(found) == 2 and min(found.values()) > 0:
+            return found["plain"], found["spec"]
+    return None
