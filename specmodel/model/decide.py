@@ -377,7 +377,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
                           f"preset ({engine.read_through}): predicted with that release's scheduling; check its "
                           "release notes for changes to async or overlap scheduling with speculative decoding"))
         if older:
-            notes.append(info(f"the band also spans {older.replace('.99', '.x')}, whose speculative step runs without "
+            notes.append(info(f"The band also spans {older.replace('.99', '.x')}, whose speculative step runs without "
                               "the overlap scheduler plain decoding keeps"))
             older = None
     if older:
