@@ -486,3 +486,55 @@ def test_8_a_windows_1252_workload_file_says_how_it_was_read(tmp_path):
     found, errors, notes = workloads.read_workloads(str(path))
     assert [w.label for w in found] == ["café"] and not errors
     assert any("mix.csv, row 2" in n and "read as Windows-1252" in n for n in notes)
+
+
+# --- 8: workload files (Traffic mix, `specmodel mix FILE`) read CSV by the run files' rule -----------
+
+def _read_mix(tmp_path, name, text):
+    from specmodel.plan import workloads
+    path = tmp_path / name
+    path.write_text(text, newline="")
+    found, errors, notes = workloads.read_workloads(str(path))
+    return {w.label: w for w in found}, errors
+
+
+def test_8_an_unclosed_quote_in_a_workload_file_refuses_its_row_and_the_rows_after_it_load(tmp_path):
+    text = 'label,share,alpha\nchat,0.5,0.4\n"code,0.25,0.6\nsum,0.25,0.7\nqa,0.25,0.5\n'
+    found, errors = _read_mix(tmp_path, "quote.csv", text)
+    assert sorted(found) == ["chat", "qa", "sum"] and found["sum"].alpha == 0.7
+    (error,) = errors
+    assert error.startswith("quote.csv, row 3: a quote opens on this row and is not closed")
+    assert "close the quote or remove it" in error
+
+
+def test_8_a_quote_never_closed_in_a_workload_file_loses_only_its_row(tmp_path):
+    from specmodel import limits
+    text = 'label,share,alpha\nchat,0.5,0.4\n"code,0.25,0.6' + "\nx" * (limits.MAX_CELL_CHARS // 2) + "\n"
+    found, errors = _read_mix(tmp_path, "open.csv", text)
+    assert "chat" in found and found["chat"].alpha == 0.4
+    assert any(e.startswith("open.csv, row 3: a quote opens on this row") for e in errors)
+
+
+def test_8_one_over_long_cell_in_a_workload_file_refuses_that_row_only(tmp_path):
+    from specmodel import limits
+    text = f"label,share,alpha,notes\nchat,0.5,0.4,\ncode,0.25,0.6,{'x' * (limits.MAX_CELL_CHARS + 1)}\nsum,0.25,0.7,\n"
+    found, errors = _read_mix(tmp_path, "long.csv", text)
+    assert sorted(found) == ["chat", "sum"]
+    (error,) = errors
+    assert error.startswith("long.csv, row 3: has a cell longer than 131,072 characters") and "shorten the cell" in error
+
+
+def test_8_a_short_workload_row_is_refused_naming_the_missing_column_not_loaded_shifted(tmp_path):
+    found, errors = _read_mix(tmp_path, "short.csv", "label,share,alpha\nchat,0.5,0.4\ncode,0.6\nsum,0.5,0.7\n")
+    assert sorted(found) == ["chat", "sum"]  # 'code' would have loaded with no alpha column's cell
+    (error,) = errors
+    assert error.startswith("short.csv, row 3: 2 cells where the header has 3 (no cell for 'alpha')")
+    assert "give every column a cell" in error
+
+
+def test_8_workload_problems_name_the_file_row_after_a_multi_line_cell(tmp_path):
+    text = 'label,share,alpha,notes\nchat,0.5,0.4,"two\nlines"\nsum,0.5,x,\n'
+    found, errors = _read_mix(tmp_path, "rows.csv", text)
+    assert found["chat"].notes == "two\nlines"
+    (error,) = errors
+    assert error.startswith("rows.csv, row 4 ('sum'): workload 'sum' refused: column 'alpha' must be a number")

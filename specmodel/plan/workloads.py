@@ -95,8 +95,10 @@ def _method_of_column(column: str) -> str | None:
 _LABEL_KEYS = ("label", "workload", "name")
 
 
-def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[list[Workload], list[str], list[str]]:
-    """Records (one dict per workload, e.g. CSV rows) -> (workloads, problems, notes).
+def parse_workloads(records: list[dict], source: str = "workloads",
+                    rows: list[int] | None = None) -> tuple[list[Workload], list[str], list[str]]:
+    """Records (one dict per workload, e.g. CSV rows) -> (workloads, problems, notes). `rows` are the
+    row numbers messages name (a file's lines); without them the records count from 1.
 
     A row with a problem (no acceptance, a bad number) is left out and its problem, naming the
     workload and the column, goes to `problems`; the other rows still load. Shares that do not sum
@@ -115,7 +117,8 @@ def parse_workloads(records: list[dict], source: str = "workloads") -> tuple[lis
     has_share = any(not _blank(r.get("share")) for r in records)
     if records and not has_share:
         notes.append(info(f"{source} gives no shares: every workload gets an equal share of the sequences"))
-    for i, raw in enumerate(records, start=1):
+    for n, raw in enumerate(records, start=1):
+        i = rows[n - 1] if rows is not None else n
         r = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
         label = next((str(r[k]).strip() for k in _LABEL_KEYS if not _blank(r.get(k))), "")
         label, changed = clean_name(label)
@@ -217,31 +220,38 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
             data = data.get("workloads")
         if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
             raise SpecModelError(f"{path}: expected a JSON list of workload objects (or {{\"workloads\": [...]}})")
-        records = data
+        records, lines, read_problems = data, None, []
     else:
-        records = _csv_records(text, str(path))
-    found, errors, notes = parse_workloads(records, source=p.name)
+        records, lines, read_problems = _csv_records(text, p.name)
+    found, errors, notes = parse_workloads(records, source=p.name, rows=lines)
+    errors = read_problems + errors
     if warning is not None:  # a bad byte or a Windows-1252 file: said, never silently
         notes = [f"{p.name}, row {warning[0]}: {warning[1]}", *notes]
     return found, errors, notes
 
 
-def _csv_records(text: str, path: str) -> list[dict]:
-    """Rows of a workload CSV as dicts. A row with more cells than the header, or two headers with
-    the same name, is refused with its place (the columns would otherwise shift or be lost)."""
-    import csv
-    import io
+def _csv_records(text: str, path: str) -> tuple[list[dict], list[int], list[str]]:
+    """Rows of a workload CSV as dicts, the file line each starts on, and the rows not loaded, each
+    named by file, line and what to do. The records come from runs.csv_rows (the one CSV rule): a row
+    with an unclosed quote or a cell over limits.MAX_CELL_CHARS is refused alone and the rows after it
+    still load; a row with fewer or more cells than the header is refused (its values would sit
+    under the wrong columns). Two headers with the same name refuse the file."""
+    from specmodel.limits import MAX_ROWS_PER_FILE, clean_name
+    from specmodel.runs.csv_rows import csv_records
 
-    from specmodel.limits import MAX_ROWS_PER_FILE
-
-    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=False)
-    try:
-        rows = [(reader.line_num, cells) for cells in reader if any(c.strip() for c in cells)]
-    except csv.Error as exc:
-        raise SpecModelError(f"{path}: not a readable CSV at line {reader.line_num} ({exc})") from None
-    if not rows:
+    problems: list[str] = []
+    header = None
+    records_iter = csv_records(text, ",")
+    for line, cells, trouble in records_iter:
+        if trouble is not None:
+            problems.append(f"{path}, row {line}: {trouble}")
+        elif any(c.strip() for c in cells):
+            header = [h.strip() for h in cells]
+            break
+    if header is None:
+        if problems:
+            raise SpecModelError(f"{path}: no header row could be read ({problems[0]})")
         raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
-    header = [h.strip() for h in rows[0][1]]
     seen: dict[str, int] = {}
     for i, h in enumerate(header):
         if h and h.lower() in seen:
@@ -250,16 +260,36 @@ def _csv_records(text: str, path: str) -> list[dict]:
         seen[h.lower()] = i
     if not {h.lower() for h in header} & set(_LABEL_KEYS):
         raise SpecModelError(f"{path}: no 'label' (or 'workload') column; the header has "
-                             f"{', '.join(h[:40] for h in header[:12])}")
-    if len(rows) - 1 > MAX_ROWS_PER_FILE:
-        raise SpecModelError(f"{path} has {len(rows) - 1:,} rows: a traffic mix has a few workloads")
-    records = []
-    for line, cells in rows[1:]:
+                             f"{', '.join(clean_name(h, 40)[0] for h in header[:12])}")
+    records: list[dict] = []
+    lines: list[int] = []
+    rows_seen = 0
+    for line, cells, trouble in records_iter:
+        if trouble is not None:
+            problems.append(f"{path}, row {line}: {trouble}")
+            continue
+        if not any(c.strip() for c in cells):
+            continue  # a blank line is not a workload
+        rows_seen += 1
+        if rows_seen > MAX_ROWS_PER_FILE:
+            continue  # counted for the message below, not read
         if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
-            raise SpecModelError(f"{path}, line {line}: {len(cells)} cells where the header has {len(header)}; "
-                                 "remove the stray delimiter or add the missing header")
-        records.append({h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header) if h})
-    return records
+            extra = clean_name(next(c for c in cells[len(header):] if c.strip()).strip(), 40)[0]
+            problems.append(f"{path}, row {line}: {len(cells)} cells where the header has {len(header)} "
+                            f"(extra: '{extra}'); row not loaded: remove the stray delimiter or add the missing header")
+            continue
+        if len(cells) < len(header):
+            missing = header[len(cells)] or f"column {len(cells) + 1}"
+            problems.append(f"{path}, row {line}: {len(cells)} cells where the header has {len(header)} (no cell "
+                            f"for '{clean_name(missing, 40)[0]}'), so its values would sit under the wrong columns: "
+                            "row not loaded; give every column a cell (an empty one between two delimiters where "
+                            "a value is unknown)")
+            continue
+        records.append({h: cells[i] for i, h in enumerate(header) if h})
+        lines.append(line)
+    if rows_seen > MAX_ROWS_PER_FILE:
+        raise SpecModelError(f"{path} has {rows_seen:,} rows: a traffic mix has a few workloads")
+    return records, lines, problems
 
 
 def workload_records(workloads) -> list[dict]:
