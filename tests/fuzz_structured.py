@@ -257,7 +257,29 @@ def workload_files(draw):
     cells = [[f"w{i}"] + [draw(st.sampled_from(good[c] * 6 + bad)) for c in columns[1:]] for i in range(min(rows, 8))]
     cells = (cells * (rows // len(cells) + 1))[:rows]
     if draw(st.booleans()):
-        text = "\n".join([",".join(columns)] + [",".join(r) for r in cells]) + "\n"
+        lines = [",".join(columns)] + [",".join(r) for r in cells]
+        for defect in draw(st.lists(st.sampled_from(["quote", "quote_end", "short", "long", "long_cell", "blank",
+                                                     "twice", "header_quote", "duplicate"]), max_size=3)):
+            at = draw(st.integers(1, len(lines) - 1)) if len(lines) > 1 else 0
+            if defect == "quote":  # a quote opened and not closed, the rows after it swallowed
+                lines[at] = '"' + lines[at]
+            elif defect == "quote_end":
+                lines[-1] = lines[-1] + ',"open'
+            elif defect == "short":
+                lines[at] = ",".join(lines[at].split(",")[:-1])
+            elif defect == "long":
+                lines[at] = lines[at] + ",extra"
+            elif defect == "long_cell":
+                lines[at] = lines[at] + "x" * (limits.MAX_CELL_CHARS + draw(st.sampled_from([-1, 1, 1000])))
+            elif defect == "blank":
+                lines[at:at] = [""] * draw(st.sampled_from([1, 50]))
+            elif defect == "twice":  # two columns with the same name
+                lines[0] = lines[0] + ",Label"
+            elif defect == "header_quote":  # the header itself never closes its quote
+                lines[0] = '"' + lines[0] + "\n" + "x" * (limits.MAX_CELL_CHARS + 1)
+            else:  # past the file's row bound
+                lines.extend(lines[1:2] * (limits.MAX_ROWS_PER_FILE + 1))
+        text = "\n".join(lines) + "\n"
         return "mix.csv", _encoded(draw, text.encode())
     docs = [{c: (v.strip('"') if c != "survival" else [0.8, 0.6]) for c, v in zip(columns, r)} for r in cells]
     return "mix.json", json.dumps(draw(st.sampled_from([docs, {"workloads": docs}, docs[:1], {"x": docs}])))
