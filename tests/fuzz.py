@@ -8,6 +8,7 @@ under a 4 GB address-space cap, so an input whose work is unbounded fails. Input
 FUZZ_EXAMPLES (default 2000); structured inputs up to FUZZ_MAX_BYTES (the Makefile: the upload limit).
 
     python -m tests.fuzz [name ...]     # only the targets whose name contains one of the words
+    FUZZ_SHOW_MISSED=1 python -m tests.fuzz workloads   # and the lines a module under the goal missed
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ def _lines_of(path: str, names: str) -> set[int]:
             for n in range(node.lineno, node.end_lineno + 1)}
 
 
-def coverage_lines(cov, target: str, modules) -> list[tuple[str, float]]:
-    """(module, % of its statements run by `target` or at import) per module; "module::f,g" counts only
+def coverage_lines(cov, target: str, modules) -> list[tuple[str, float, list[int]]]:
+    """(module, % of its statements run by `target` or at import, the lines not run) per module; "module::f,g" counts only
     the statements of those functions (the URL policy inside metrics/scrape.py)."""
     data = cov.get_data()
     out = []
@@ -116,8 +117,19 @@ def coverage_lines(cov, target: str, modules) -> list[tuple[str, float]]:
         data.set_query_contexts([f"^{re.escape(target)}$", "^$"])
         ran = set(data.lines(path) or ()) & statements
         out.append((file + (" (" + names.replace(",", ", ") + ")" if names else ""),
-                    100.0 * len(ran) / max(1, len(statements))))
+                    100.0 * len(ran) / max(1, len(statements)), sorted(statements - ran)))
     return out
+
+
+def _ranges(lines: list[int]) -> str:
+    """1,2,3,7 -> "1-3, 7"."""
+    spans: list[list[int]] = []
+    for n in lines:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
 
 
 def main(argv: list[str]) -> int:
@@ -152,10 +164,12 @@ def main(argv: list[str]) -> int:
         cov.stop()
         print(f"line coverage per target (goal {COVERAGE_GOAL:g}%):")
         for name, _, _ in chosen:
-            for module, pct in coverage_lines(cov, name, COVERS.get(name, ())):
+            for module, pct, missed in coverage_lines(cov, name, COVERS.get(name, ())):
                 low = pct < COVERAGE_GOAL
                 under += low
                 print(f"  {name:<20} {pct:5.1f}%  {module}{'  UNDER THE GOAL' if low else ''}")
+                if low and os.environ.get("FUZZ_SHOW_MISSED"):  # where a new generator should reach
+                    print(f"  {'':<20} lines not run: {_ranges(missed)}")
     else:
         print("line coverage: not measured (pip install -r requirements-dev.txt for coverage.py)")
     return 1 if total_failed or under else 0

@@ -461,3 +461,23 @@ def target_encodings(item, serve) -> None:
     if len(got.body) > cap.max_bytes:
         raise AssertionError(f"{len(got.body):,} bytes decoded past the {cap.max_bytes:,}-byte cap")
     got.check_status()
+
+
+@st.composite
+def prom_settings(draw):
+    """What a Fleet user types next to a Prometheus answer: the window and history (Prometheus
+    durations, some malformed or past the bound), the server's URL as pasted (no scheme, a UI path,
+    credentials in it), basic auth or a bearer token (or both, or a password alone), a timeout, and
+    the span of a range query."""
+    window = draw(st.one_of(st.sampled_from(["5m", "30s", "1h30m", "1500ms", "2d", "0s", "-5m", "5 m", "", "x",
+                                             "400d", "99999999999h", "1.5h", "1e309s", "5m30", "1w"]),
+                            st.text(max_size=12)))
+    url = draw(st.sampled_from(["", "   ", "prometheus:9090", "127.0.0.1:9090/graph", "http://127.0.0.1:9090/query/",
+                                "https://prom.example.com/monitoring/", "http://u:p@127.0.0.1:9090", "ftp://127.0.0.1/",
+                                "http://169.254.169.254/", "http://[::1]:9090/targets"]))
+    auth = draw(st.sampled_from([(None, None, None), ("u", "p", None), ("u", None, None), (None, "p", None),
+                                 (None, None, "tok"), ("u", "p", "tok"), (None, None, "tok\nen"), (None, None, "")]))
+    timeout = draw(st.sampled_from([5.0, 0.5, 0.0, -1.0, float("nan"), float("inf"), 1e-4]))
+    span = draw(st.sampled_from([(0.0, 600.0, 60.0), (600.0, 0.0, 60.0), (0.0, 600.0, 0.0), (0.0, 1e9, 1.0),
+                                 (0.0, 600.0, 1.5)]))
+    return window, url, auth, timeout, span

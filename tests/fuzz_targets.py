@@ -389,6 +389,7 @@ API_BASES = [
                                                       "scrapeUrl": "http://u:p@gpu-0:8000/metrics"}]}},
     {"status": "success", "data": {"resultType": "scalar", "result": [1700000000.0, "1"]}},
     {"status": "error", "errorType": "bad_data", "error": "parse error at char 3"},
+    {"status": "error", "errorType": "timeout", "error": "query timed out in expression evaluation"},
 ]
 API_TEXTS = {f"api{i}.json": _dumps(doc) for i, doc in enumerate(API_BASES)}
 
@@ -397,30 +398,63 @@ API_INPUT = st.tuples(
               st.tuples(st.just("bytes"), st.binary(max_size=200).map(lambda b: b.decode("latin-1")))),
     st.sampled_from([200, 200, 200, 302, 400, 401, 404, 422, 500, 503]),
     st.sampled_from(["application/json", "text/html", "text/plain; charset=utf-8"]),
-    st.sampled_from(["query", "query_range", "targets", "fleet", "history"]))
+    st.sampled_from(["query", "query_range", "targets", "fleet", "history"]),
+    structured.prom_settings())
+
+
+def _prom_settings(settings) -> tuple[str, promapi.PromAuth, tuple[float, float, float]]:
+    """The user's settings as the Fleet page reads them, each refusal a message (SpecModelError): the
+    window, the auth to send the fuzz server (the default when refused) and a range query's span."""
+    window, url, (user, password, token), timeout, span = settings
+    try:
+        seconds = promapi.parse_duration(window)
+        assert promapi.parse_duration(promapi.format_duration(seconds)) == seconds
+    except SpecModelError:
+        window = "5m"
+    try:
+        promapi.format_duration(span[2])
+    except SpecModelError:
+        pass
+    auth = promapi.PromAuth()
+    try:
+        auth = promapi.PromAuth(user, password, token)
+        auth.apply()
+    except SpecModelError:
+        pass
+    try:
+        shown = promapi.PromServer(url, auth=auth, timeout_s=timeout).shown
+        assert "p@" not in shown  # a password is never shown
+    except SpecModelError:
+        pass
+    return window, auth, span
 
 
 def target_prom_api(item):
-    """Run one Prometheus API call on a canned answer; the fleet report for call "fleet", else None."""
-    (_, body), status, content_type, call = item
-    server = promapi.PromServer(fuzz_server_url(), timeout_s=5.0)
+    """Run one Prometheus API call on a canned answer; the fleet report for call "fleet", else None.
+    A fifth item (structured.prom_settings) gives the window, auth and span the user set."""
+    (_, body), status, content_type, call, *settings = item
+    window, auth, span = _prom_settings(settings[0]) if settings else ("5m", promapi.PromAuth(),
+                                                                         (1700000000.0, 1700000600.0, 60.0))
+    if settings:
+        span = (1700000000.0 + span[0], 1700000000.0 + span[1], span[2])
+    server = promapi.PromServer(fuzz_server_url(), auth=auth, timeout_s=5.0)
     with _Canned.lock, httpx.Client(trust_env=False) as client:
         _Canned.status, _Canned.content_type, _Canned.body = status, content_type, body.encode("utf-8", "replace")
         _Canned.headers = {}
         if call == "query":
             promapi.query(client, server, "up")
         elif call == "query_range":
-            promapi.query_range(client, server, "up", 1700000000.0, 1700000600.0, 60.0)
+            promapi.query_range(client, server, "up", *span)
         elif call == "targets":
             promapi.targets(client, server)
         elif call == "fleet":
-            report = fleet.fleet(client, server, Scenario(), window="5m", at_s=1700000000.0)
+            report = fleet.fleet(client, server, Scenario(), window=window, at_s=1700000000.0)
             fleet.notes(report)
             json.dumps([i.to_dict() for i in report.instances], allow_nan=False)
             report.table()
             return report
         else:
-            fleet.history(client, server, window="5m", span="10m", end_s=1700000600.0)
+            fleet.history(client, server, window=window, span="10m", end_s=1700000600.0)
 
 
 # --- workloads (Traffic mix) -------------------------------------------------------------------------
