@@ -36,7 +36,8 @@ MAX_BYTES = int(os.environ.get("FUZZ_MAX_BYTES", str(16 * 1024)))
 KNOWN = ["workload", "concurrency", "k", "alpha", "tokens_per_step", "baseline_tok_s", "spec_tok_s", "gpu",
          "target_model", "method", "survival", "p1", "p2", "draft_acceptance_rate", "notes", "source"]
 CELLS = ["chat", "0.7", "0,75", "1,500", "1,024", "1,234,567.5", "1.234,5", "1.500", "8", "3", "150", "H100",
-         "Llama 3.1 8B", "eagle", "", " ", "x" * 50, "=1+1", "\u202e", "NaN", "-1", "1e309", "0.5;0.3"]
+         "Llama 3.1 8B", "eagle", "", " ", "x" * 50, "=1+1", "\u202e", "NaN", "-1", "1e309", "0.5;0.3",
+         "2,500.5", "1,5", "75%", "0,75 %", "-1,500", "1.234.567"]
 
 
 def _size(draw, most: int = MAX_BYTES) -> int:
@@ -57,11 +58,15 @@ def csv_files(draw):
     header[:2] = ["workload", "concurrency"]
     delimiter = draw(st.sampled_from([",", ",", ";", "\t"]))
     newline = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))
-    row = delimiter.join(_cell(draw) for _ in range(min(columns, 12))) + delimiter * max(0, columns - 12)
+    # a few distinct rows, cycled: a column then holds several spellings ("1,500" over "0,75" or
+    # "1,234,567.5"), so its number style is decided from all of them, or by the file's other columns
+    kinds = [delimiter.join(_cell(draw) for _ in range(min(columns, 12))) + delimiter * max(0, columns - 12)
+             for _ in range(draw(st.sampled_from([1, 2, 4])))]
+    row = max(kinds, key=len)
     rows = max(1, min(limits.MAX_ROWS_PER_FILE + 10, _size(draw) // max(1, len(row) + 1)))
     defects = draw(st.lists(st.sampled_from(["quote", "short", "long", "long_cell", "blank", "quote_end"]),
                             max_size=4))
-    lines = [delimiter.join(header)] + [row] * rows
+    lines = [delimiter.join(header)] + (kinds * (rows // len(kinds) + 1))[:rows]
     for defect in defects:
         at = draw(st.integers(1, len(lines) - 1))
         if defect == "quote":
