@@ -115,6 +115,7 @@ def test_past_runs_reads_the_hand_written_csv_and_says_its_verdicts_are_measured
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(INCIDENT))
     # the rows' verdicts are measured; the model, compared on a published (assumed) acceptance, is said apart
     page.get_by_text("each run with a measurement takes its verdict from it", exact=False).wait_for()
+    page.get_by_text("mixed loses at concurrency 32 (measured)", exact=False).first.wait_for()  # drawn below it
     wait_for_app(page)
     text = main_text(page)
     # 1: tok_s_spec read as spec_tok_s; all three rows loaded, none rejected.

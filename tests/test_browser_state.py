@@ -89,7 +89,7 @@ def test_runs_survive_another_page_and_calibration_follows_the_sidebar(streamlit
     sidebar_link(page, "What-if")
     page.wait_for_url(lambda url: "past-runs" not in url and "cal=" in url)
     wait_for_app(page)
-    main_area.get_by_text("calibrated", exact=True).wait_for()  # the What-if verdict's badge, once drawn
+    main_area.get_by_text("calibrated", exact=True).first.wait_for()  # the What-if verdict's badge, once drawn
     assert not visible(main_area.get_by_text("uncalibrated", exact=True))
     assert page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"^Calibrated: ")).is_visible()
     # the copy-link box holds the full link with the calibration
