@@ -31,6 +31,17 @@ def speedup_metric(text: str) -> str:
     return "decode_throughput"
 
 
+# A throughput a source gives per GPU ("output throughput tok/s/GPU", "tokens/s per GPU"): the model
+# predicts a replica's throughput, so such a figure is multiplied by the replica's GPUs when read.
+_PER_GPU = re.compile(r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|throughput)\s*(?:/|per)\s*(?:gpu|device|accelerator)\b")
+
+
+def throughput_per_gpu(text: str) -> bool:
+    """Whether a row's text says its throughputs are per GPU (vLLM's AMD Instinct post, S18 of the
+    development set: "output throughput tok/s/GPU"), not per replica."""
+    return bool(_PER_GPU.search((text or "")[:_LONGEST_NOTES].lower()))
+
+
 def latencies_from_text(text) -> tuple[float, float] | None:
     """(plain, speculative) mean end-to-end request latency in seconds, from a text that labels each
     arm's figure: "avg end-to-end request latency: w/o SD 2.56 s, with SD 1.66 s" (the vLLM 2024 blog's

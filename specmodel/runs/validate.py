@@ -17,7 +17,7 @@ from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, bounded_cache
 from specmodel.model import acceptance, presets, spec_defaults
 from specmodel.runs.cells import number, plain_text, shown
-from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric
+from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 
@@ -175,7 +175,12 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     temperature = _temperature(rec, errors, remarks)
     _nothing_to_compare(rec, k, acc, speedup, errors)
     input_len, output_len = lengths_from_text(" ".join(str(v.get(key) or "") for key in ("workload", "notes")))
-    metric = speedup_metric(" ".join(str(v.get(key) or "") for key in ("_context", "notes")))
+    described = " ".join(str(v.get(key) or "") for key in ("_context", "notes"))
+    metric = speedup_metric(described)
+    gpus = int(names.tp or 1)
+    if (base or spec) and gpus > 1 and throughput_per_gpu(described):
+        base, spec = (None if x is None else x * gpus for x in (base, spec))
+        remarks.append(f"throughputs given per GPU: × {gpus} GPUs, the replica's throughput the model predicts")
     latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
     if conc is None and rate is not None and output_len is None and latencies is None and not errors:
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
