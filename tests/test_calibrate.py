@@ -195,3 +195,27 @@ def test_a_fit_that_brings_the_throughputs_in_is_kept_and_an_edge_it_started_at_
     assert cal.throughput_mape_after_pct < cal.throughput_mape_before_pct - 1.0
     assert cal.mape_after_pct <= cal.mape_before_pct + 0.5
     assert "t_fixed_ms" not in cal.at_bound
+
+
+# Plain decoding does not depend on acceptance: a run without one that measured plain throughput still
+# pins the plain arm's costs. vLLM PR #16937 (H100, Llama-3.1-8B, V1, batch 1, EAGLE k = 2): 133 tok/s
+# plain, 201.7 tok/s speculative; no acceptance was published with it.
+PLAIN_ONLY = ("gpu,target_model,method,k,concurrency,baseline_tok_s,spec_tok_s,engine,workload\n"
+              "1x H100 SXM,Llama 3.1 8B,eagle,2,1,133,201.7,vllm,{w}\n")
+
+
+def test_runs_without_acceptance_calibrate_the_plain_arm_on_their_plain_throughput():
+    rows = read_runs([("plain.csv", PLAIN_ONLY.format(w="pr16937").encode())]).rows
+    assert rows["alpha"].isna().all()  # nothing to read an acceptance from
+    start = Efficiency(eta_bw=0.6)  # a start far from the measurement: the plain throughput pulls it back
+    before = predict(Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="vllm",
+                              efficiency=start), concurrency=1)
+    assert float(before.plain.throughput_tok_s) < 0.8 * 133
+    cal = calibrate(rows, start=start)
+    assert "1 plain throughput(s) of runs without an acceptance" in cal.message
+    assert cal.fitted and cal.throughput_mape_after_pct < cal.throughput_mape_before_pct
+    # one batch size: the speculative cost per sequence is not pinned, held and said
+    assert "spec_seq_scale" in cal.held
+    after = predict(Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="vllm",
+                             efficiency=cal.efficiency), concurrency=1)
+    assert float(after.plain.throughput_tok_s) == pytest.approx(133, rel=0.05)

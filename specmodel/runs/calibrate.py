@@ -91,14 +91,24 @@ class Calibration:
 
 
 def _usable(rows: pd.DataFrame) -> list[dict]:
-    out = []
+    """The runs with an acceptance and a measurement, then the runs without an acceptance that measured
+    plain throughput (PLAIN_ONLY): plain decoding does not depend on acceptance, so such a run pins
+    the plain arm's costs (the engine's step and per-sequence overheads, bandwidth) on its own."""
+    out, plain = [], []
     for r in rows.to_dict("records"):
-        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or is_rate_driven(r):
+        if is_rate_driven(r):
+            continue
+        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])):
+            if _positive_or_none(r.get("baseline_tok_s")) is not None:
+                plain.append({**r, "alpha": SHAPE_ALPHA, PLAIN_ONLY: True})
             continue
         measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
         if any(m is not None for m in measured):
             out.append(r)
-    return out
+    return out + plain
+
+
+PLAIN_ONLY = "_plain_only"  # a run in the fit for its plain throughput only (no acceptance to predict the rest)
 
 
 def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
@@ -145,7 +155,9 @@ def _squared(*residuals) -> float:
 
 
 def _batch_sizes(usable: list[dict], sweeps: list[list[dict]]) -> int:
-    return len({float(r.get("concurrency") or 1) for r in usable + [r for g in sweeps for r in g]})
+    """Batch sizes of speculative measurements (a plain throughput alone cannot pin a speculative cost)."""
+    return len({float(r.get("concurrency") or 1) for r in [r for r in usable if not r.get(PLAIN_ONLY)]
+                + [r for g in sweeps for r in g]})
 
 
 def _positive_or_none(x):
@@ -188,6 +200,11 @@ def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
     """(speedup relative errors, throughput log ratios) for the rows under eff."""
     speed, thr = [], []
     for r, pred in zip(rows, _predict_rows(rows, eff)):
+        if r.get(PLAIN_ONLY):
+            m = _positive_or_none(r.get("baseline_tok_s"))
+            if use_throughput and pred is not None and pred[1] > 0:
+                thr.append(math.log(pred[1] / m))
+            continue
         meas = _positive_or_none(r.get("measured_speedup"))
         if pred is None:
             if meas is not None:
@@ -295,7 +312,10 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     # that brings the throughputs in at an unchanged speedup error is kept.
     score0 = _squared(speed0, thr0, _shape_errors(sweeps, start))
     worse = _squared(speed1, thr1, _shape_errors(sweeps, best)) > score0 * (1 - 1e-6)
-    runs = f"{len(usable)} run(s)" + (f" and {len(sweeps)} sweep(s) without acceptance" if sweeps else "")
+    n_plain = sum(1 for r in usable if r.get(PLAIN_ONLY))
+    runs = f"{len(usable) - n_plain} run(s)" + (f", {n_plain} plain throughput(s) of runs without an acceptance"
+                                                if n_plain else "") \
+        + (f" and {len(sweeps)} sweep(s) without acceptance" if sweeps else "")
     if worse:  # never hand back a worse fit: say so, and that nothing was changed
         tried = ", ".join(chosen)
         best, speed1, thr1, after, shape1 = start, speed0, thr0, before, shape0
