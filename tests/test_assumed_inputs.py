@@ -219,3 +219,19 @@ def test_a_medusa_tree_holds_one_head_per_level_not_per_tree_token():
 
 def _no_spread(cell) -> bool:
     return cell is None or (isinstance(cell, float) and cell != cell)
+
+
+def test_a_sweep_at_a_k_nobody_stated_is_not_calibrated_on():
+    """The AMD blog's Kimi-K2.5 EAGLE-3 sweep (1.90x at batch 4 down to 1.69x at 64, "k not stated"):
+    predicted across k = 2..5, but its fall with batch says nothing about the engine's costs at a k that
+    was guessed, so calibration leaves it out; the same sweep with its k stated is fitted on."""
+    from specmodel.errors import SpecModelError
+    from specmodel.runs.calibrate import calibrate
+
+    row = ('random prompts 1K in / 1K out,4x AMD Instinct MI355X (TP=4),"Kimi-K2.5 (MXFP4, MoE)",'
+           "EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3),{k},{c},,,{s},vLLM v0.19.0 ROCm\n")
+    sweep = lambda k: "".join(row.format(k=k, c=c, s=s) for c, s in  # noqa: E731
+                              ((4, 1.90), (8, 1.89), (16, 1.81), (32, 1.83), (64, 1.69)))
+    with pytest.raises(SpecModelError, match="nothing to calibrate on"):
+        calibrate(read(sweep("")).rows)
+    assert calibrate(read(sweep("3")).rows).rows_used == 5

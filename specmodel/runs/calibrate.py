@@ -32,7 +32,7 @@ from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.review import scenario_for_row
-from specmodel.runs.row_scenario import is_rate_driven
+from specmodel.runs.row_scenario import left_out_of_fits
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
 DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
@@ -93,7 +93,7 @@ class Calibration:
 def _usable(rows: pd.DataFrame) -> list[dict]:
     out = []
     for r in rows.to_dict("records"):
-        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or is_rate_driven(r):
+        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or left_out_of_fits(r):
             continue
         measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
         if any(m is not None for m in measured):
@@ -109,7 +109,7 @@ def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
     for r in rows.to_dict("records"):
         a = r.get("alpha")
         if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
-                or is_rate_driven(r):
+                or left_out_of_fits(r):
             continue
         r = {**r, "alpha": SHAPE_ALPHA}
         try:
