@@ -174,6 +174,9 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
             remarks.append(f"k = {k} assumed" + (f" (a tree {found.draft_depth} deep, {found.branching} wide)"
                                                  if found.draft_depth and found.branching and found.branching > 1
                                                  else "") + f": the documented default ({found.source})")
+        elif defaults.k is not None:  # the user's k for files that do not record it beats a spread
+            k = int(defaults.k)
+            remarks.append(f"k not in the file: k = {k} from the settings")
         else:
             k, k_spread = spread_k(rec, names, assumed, remarks)
     names, draft_spread = assumed_draft(rec, names, assumed, remarks)
