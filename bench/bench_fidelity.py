@@ -39,7 +39,7 @@ from specmodel.model.scenario import predict
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.calibrate import calibrate
 from specmodel.runs.review import evaluate_runs, scenario_for_row
-from specmodel.runs.row_scenario import is_rate_driven
+from specmodel.runs.row_scenario import left_out_of_fits
 
 DEV = EVIDENCE_DIR / "published_dev.csv"
 GRID = EVIDENCE_DIR / "h200_steptime.csv"
@@ -70,8 +70,9 @@ def own_acceptance(rows: pd.DataFrame) -> pd.Series:
 
 def fixed_batch(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows measured at one fixed batch: a row given as a request rate (its speedup a latency ratio,
-    each arm at its own concurrency) is no point of a batch sweep."""
-    return rows[[not is_rate_driven(r) for r in rows.to_dict("records")]] if len(rows) else rows
+    each arm at its own concurrency) is no point of a batch sweep, nor is a row predicted across k values
+    or drafts it does not state (its setup is a guess)."""
+    return rows[[not left_out_of_fits(r) for r in rows.to_dict("records")]] if len(rows) else rows
 
 
 def shape_errors(rows: pd.DataFrame, eff: Efficiency | None = None) -> pd.DataFrame:

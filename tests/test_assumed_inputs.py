@@ -78,8 +78,54 @@ def test_missing_k_is_the_engines_documented_default_and_marked_assumed():
     assert int(mtp["k"]) == 1 and "k" in mtp["assumed"]  # vLLM: the checkpoint's one MTP layer
     assert "num_nextn_predict_layers" in mtp["remarks"]
     assert (int(eagle["k"]), int(eagle["draft_depth"]), int(eagle["branching"])) == (7, 5, 4)  # SGLang's auto tree
-    t = read("chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3,,1,,3.1,1.9,vLLM v0.11\n")
-    assert refusal(t).reason == "no_k"  # vLLM has no default num_speculative_tokens for EAGLE: refused
+
+
+def test_k_not_stated_where_the_engine_has_no_default_spans_the_ks_it_runs_and_widens_the_band():
+    """vLLM has no default num_speculative_tokens for EAGLE (its docs' examples use 2 to 5): the row is
+    predicted at 3, marked assumed, and its band spans k = 2..5 (the vLLM AMD blog's Kimi-K2.5 rows)."""
+    row = ('random prompts 1K in / 1K out,4x AMD Instinct MI355X (TP=4),"Kimi-K2.5 (MXFP4, MoE)",'
+           "EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3),{k},16,,,1.81,vLLM v0.19.0 ROCm; k not stated for Kimi\n")
+    unstated, stated = read(row.format(k="")), read(row.format(k="3"))
+    r = unstated.rows.iloc[0]
+    assert int(r["k"]) == 3 and tuple(r["k_spread"]) == (2, 3, 4, 5) and "k" in r["assumed"]
+    assert "k not stated and no documented default: predicted at k = 3, the band spans k = 2-5" in r["remarks"]
+    assert "docs.vllm.ai" in r["remarks"]
+    ev, own = evaluate_runs(unstated.rows).iloc[0], evaluate_runs(stated.rows).iloc[0]
+    assert ev["predicted_speedup"] == pytest.approx(own["predicted_speedup"])  # same point, k 3
+    assert ev["speedup_high"] / ev["speedup_low"] > 1.2 * own["speedup_high"] / own["speedup_low"]
+    given = read(row.format(k=""), k=4).rows.iloc[0]  # --k 4 (or the page's k box) beats the spread
+    assert int(given["k"]) == 4 and _no_spread(given["k_spread"]) and "k = 4 from the settings" in given["remarks"]
+    t = read("chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3,,1,,3.1,1.9,TensorRT-LLM 0.20\n")
+    assert refusal(t).reason == "no_k"  # an engine whose k is neither documented nor spread: still refused
+
+
+def test_spec_bench_sps_runs_its_documented_draft_and_spans_the_assisted_generation_schedule():
+    """Spec-Bench leaderboard, "SpS (draft model)", mean accepted tokens 2.29, 1.83x on an RTX 3090: its
+    eval.sh runs vicuna-68m; HF assisted generation starts at 5 draft tokens and moves by +2 / -1."""
+    t = read('"Spec-Bench (6 tasks: MT conv, translation, summarization, QA, math, RAG) - overall",'
+             '"RTX 3090 24GB (PyTorch 2.0.1, CUDA 11.8)",Vicuna-7B-v1.3,SpS (draft model),,1,,2.29,1.83,\n')
+    r = t.rows.iloc[0]
+    assert (r["draft_preset"], int(r["k"])) == ("Vicuna 68M", 5) and set(r["assumed"].split(", ")) >= {"k", "draft"}
+    ev = evaluate_runs(t.rows).iloc[0]
+    assert ev["speedup_low"] < 1.83 < ev["speedup_high"] and ev["speedup_high"] / ev["speedup_low"] > 2
+    assert 1.83 * 0.7 < ev["predicted_speedup"] < 1.83 * 1.3
+
+
+def test_a_draft_the_row_does_not_name_spans_the_target_familys_drafts():
+    """SpecDecode-Bench, Llama-3-70B-Instruct on 4x H100: "draft model (pairing per paper Table 5; not
+    restated in blog)", k 3, 2.35x at batch 1: predicted with Llama 3.2 1B, the band over 1B, 3B and 8B."""
+    row = ("GSM8K,4x H100 80GB (TP=4),Llama-3-70B-Instruct,{draft},3,1,,,2.35,vLLM v0.10.1\n")
+    unnamed = read(row.format(draft="draft model (pairing per paper Table 5; not restated in blog)"))
+    named = read(row.format(draft="draft model: meta-llama/Llama-3.2-1B-Instruct"))
+    assert _no_spread(named.rows.iloc[0]["draft_spread"])
+    r = unnamed.rows.iloc[0]
+    assert r["draft_preset"] == "Llama 3.2 1B" and "draft" in r["assumed"].split(", ")
+    assert "the band spans every draft preset of its family at most 1/6 of its size: Llama 3.2 1B, Llama 3.2 3B, " \
+           "Llama 3 8B" in r["remarks"]
+    ev, own = evaluate_runs(unnamed.rows).iloc[0], evaluate_runs(named.rows).iloc[0]
+    assert ev["speedup_low"] < own["speedup_low"] and ev["speedup_high"] >= own["speedup_high"]
+    chinchilla = read("XSum,,Chinchilla 70B,speculative sampling (SpS) with small draft model (see paper),4,1,,,1.92,\n")
+    assert {p.reason for p in chinchilla.errors} >= {"draft_missing"}  # no Chinchilla-family draft preset: refused
 
 
 def test_missing_acceptance_never_comes_from_another_source_and_widens_the_band():
@@ -139,7 +185,7 @@ def test_runs_json_counts_predicted_refused_by_reason_and_assumed(tmp_path):
     s = json.loads(r.stdout)["summary"]
     assert (s["rows_in_files"], s["rows_predicted"], s["rows_refused"]) == (4, 2, 2)
     assert s["refused_by_reason"] == {"gpu_unknown": 1, "target_unknown": 1}
-    assert s["assumed"] == {"k": 1, "acceptance": 0, "context": 2}
+    assert s["assumed"] == {"k": 1, "acceptance": 0, "context": 2, "draft": 0}
 
 
 def test_a_published_figure_from_another_model_family_widens_the_band_and_the_row_says_so():
@@ -171,3 +217,23 @@ def test_a_medusa_tree_holds_one_head_per_level_not_per_tree_token():
     assert p.spec.max_concurrency >= 1
     four = predict(Scenario(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=4, alpha=0.6))
     assert p.spec.step_ms > four.spec.step_ms  # the verify pass carries 64 tokens, the heads are the same 4
+
+
+def _no_spread(cell) -> bool:
+    return cell is None or (isinstance(cell, float) and cell != cell)
+
+
+def test_a_sweep_at_a_k_nobody_stated_is_not_calibrated_on():
+    """The AMD blog's Kimi-K2.5 EAGLE-3 sweep (1.90x at batch 4 down to 1.69x at 64, "k not stated"):
+    predicted across k = 2..5, but its fall with batch says nothing about the engine's costs at a k that
+    was guessed, so calibration leaves it out; the same sweep with its k stated is fitted on."""
+    from specmodel.errors import SpecModelError
+    from specmodel.runs.calibrate import calibrate
+
+    row = ('random prompts 1K in / 1K out,4x AMD Instinct MI355X (TP=4),"Kimi-K2.5 (MXFP4, MoE)",'
+           "EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3),{k},{c},,,{s},vLLM v0.19.0 ROCm\n")
+    sweep = lambda k: "".join(row.format(k=k, c=c, s=s) for c, s in  # noqa: E731
+                              ((4, 1.90), (8, 1.89), (16, 1.81), (32, 1.83), (64, 1.69)))
+    with pytest.raises(SpecModelError, match="nothing to calibrate on"):
+        calibrate(read(sweep("")).rows)
+    assert calibrate(read(sweep("3")).rows).rows_used == 5

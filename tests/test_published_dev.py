@@ -39,13 +39,41 @@ def test_every_row_is_predicted_or_refused_with_its_reason(table):
     reasons = {}
     for reason in refused.values():
         reasons[reason] = reasons.get(reason, 0) + 1
-    assert reasons == {"no_k": 23, "draft_missing": 16, "gpu_missing": 3, "gpu_unknown": 3, "lossy": 1}
+    assert reasons == {"method_unmodelled": 8, "gpu_missing": 3, "gpu_unknown": 3, "lossy": 1, "no_k": 1}
     assert {refused[r] for r in (14, 15, 16)} == {"gpu_missing"}  # Chinchilla, no hardware, no draft named
     assert refused[325] == "gpu_unknown"  # "single GPU (model not stated)": not an L40S any more
-    assert refused[86] == "draft_missing"  # "draft model (pairing per paper Table 5; not restated in blog)"
     assert refused[318] == "lossy"  # relaxed acceptance in the thinking phase
+    assert refused[294] == refused[295] == "method_unmodelled"  # Spec-Bench REST and Lookahead: no such proposer
+    assert refused[330] == "no_k"  # BASS: "dynamic draft length", and a target no preset names
     assert 17 not in refused  # vLLM 2024 blog: QPS 1, ShareGPT, no output length, "w/o SD 2.56 s, with SD 1.66 s"
-    assert refused[331] == "no_k"  # Kimi-K2.5 EAGLE-3 on vLLM: no k and vLLM has no default for EAGLE
+    assert {86, 290, 331} <= set(table.rows["row"])  # no draft named, Spec-Bench SpS, Kimi-K2.5 without k
+
+
+def test_rest_and_lookahead_are_refused_saying_why(table):
+    said = {p.row: p.message for p in table.errors if p.reason == "method_unmodelled"}
+    assert "method 'REST (retrieval)': REST drafts a tree of continuations retrieved from a datastore" in said[294]
+    assert "method 'Lookahead': Lookahead decoding verifies n-grams" in said[295]
+    assert all("predicts about 1.0x against Spec-Bench's" in m for m in said.values())
+
+
+def test_an_unnamed_draft_is_the_targets_family_spread_and_the_band_spans_it(rows):
+    """SpecDecode-Bench's Llama-3-70B rows: "draft model (pairing per paper Table 5; not restated in blog)"."""
+    r = rows.loc[86]
+    assert r["draft_preset"] == "Llama 3.2 1B" and "draft" in r["assumed"].split(", ")
+    assert tuple(r["draft_spread"]) == ("Llama 3.2 1B", "Llama 3.2 3B", "Llama 3 8B")
+    assert "draft not named in 'draft model (pairing per paper Table 5; not restated in blog)'" in r["remarks"]
+    sps = rows.loc[290]  # Spec-Bench SpS: its eval.sh runs vicuna-68m
+    assert sps["draft_preset"] == "Vicuna 68M" and "Drafter_PATH=.../vicuna-68m" in sps["remarks"]
+    assert _opt(sps["draft_spread"]) is None  # documented: no spread
+
+
+def test_k_not_stated_without_a_default_is_predicted_across_its_spread(rows):
+    kimi = rows.loc[331]  # Kimi-K2.5 EAGLE-3 on vLLM 0.19: "k not stated for Kimi"
+    assert int(kimi["k"]) == 3 and tuple(kimi["k_spread"]) == (2, 3, 4, 5) and "k" in kimi["assumed"]
+    assert "k = 3, the k this source states on its 5 other eagle3 rows" in kimi["remarks"]  # MiniMax-M2.5, k 3
+    sps = rows.loc[290]  # Spec-Bench SpS: HF assisted generation, 5 then the heuristic schedule
+    assert int(sps["k"]) == 5 and tuple(sps["k_spread"]) == tuple(range(1, 8))
+    assert "the band spans k = 1-7" in sps["remarks"] and math.isnan(sps["alpha"])  # α at an assumed k: kept out of fits
 
 
 def test_missing_k_takes_the_methods_documented_default_and_says_so(rows):
@@ -128,8 +156,8 @@ def test_repeated_problems_collapse_to_one_line_each(table):
     lines = collapse_problems(table.problems)
     assert len(lines) <= 15 < len(table.problems)
     assert len(set(lines)) == len(lines)
-    k_line = next(line for line in lines if "needed to read mean_accept_len" in line)
-    assert "(12 rows)" in k_line and k_line.startswith("error: published_dev.csv, rows 290, 294, 295")
+    rest = next(line for line in lines if "REST drafts a tree" in line)
+    assert "(4 rows)" in rest and rest.startswith("error: published_dev.csv, rows 294, 301, 308, 314")
 
 
 def test_cli_json_and_text(tmp_path):
@@ -140,15 +168,20 @@ def test_cli_json_and_text(tmp_path):
     r = cli("--json")
     assert r.returncode == 0
     out = json.loads(r.stdout)
-    assert len(out["rows"]) == 298
+    assert len(out["rows"]) == 328
     assert out["summary"]["fallbacks"]["rows"] == 0
     summary = out["summary"]
-    assert (summary["rows_in_files"], summary["rows_predicted"], summary["rows_refused"]) == (344, 298, 46)
-    assert summary["refused_by_reason"]["draft_missing"] == 16 and summary["assumed"]["k"] == 17
+    assert (summary["rows_in_files"], summary["rows_predicted"], summary["rows_refused"]) == (344, 328, 16)
+    assert summary["share_predicted"] >= 0.95 and "draft_missing" not in summary["refused_by_reason"]
+    assert (summary["assumed"]["k"], summary["assumed"]["draft"]) == (31, 20)  # 17 documented k, 14 spreads
     assert "no_concurrency" not in summary["refused_by_reason"]
     by_row = {row["row"]: row for row in out["rows"]}
     assert {k: by_row[167][k] for k in ("engine", "draft_depth", "branching", "source", "tp", "context_len")} == \
         {"engine": "sglang 0.5.9", "draft_depth": 3, "branching": 4, "source": "S06", "tp": 1, "context_len": 1024}
+    kimi = by_row[331]
+    assert kimi["k_spread"] == [2, 3, 4, 5] and kimi["speedup_low"] < kimi["predicted_speedup"] < kimi["speedup_high"]
+    assert by_row[86]["draft_spread"] == ["Llama 3.2 1B", "Llama 3.2 3B", "Llama 3 8B"]
+    assert by_row[17]["latency_plain_s"] == 2.56 and by_row[17]["latency_spec_s"] == 1.66  # QPS 1, measured
     assert len(r.stderr.splitlines()) <= 15  # one line per distinct problem, not one per row
     text = cli()
     assert "predicted on a fallback preset" not in text.stdout

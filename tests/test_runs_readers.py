@@ -282,3 +282,14 @@ def test_any_csv_gives_rows_or_located_problems_never_an_exception(headers, rows
 def test_any_bytes_give_rows_or_problems_never_an_exception(data):
     table = read(data, "upload.json" if data[:1] in (b"{", b"[") else "upload.csv")
     assert table.rows.empty or not table.rows["concurrency"].isna().any()
+
+
+def test_vllm_bench_paced_by_rate_takes_its_concurrency_from_littles_law():
+    """`vllm bench serve` without --max-concurrency: the concurrency is request throughput × mean
+    end-to-end latency (model.rate.littles_law_concurrency), 14.33 req/s × 2.141 s = 30.7 in the sample."""
+    d = json.loads((FIXTURES / "vllm_bench_serve_sample.json").read_text())
+    d["max_concurrency"], d["request_rate"] = None, 15.0
+    table = read_runs([("paced.json", json.dumps(d).encode())], RunDefaults(gpu="H100 SXM", explicit=frozenset({"gpu"})))
+    assert table.rows["concurrency"].tolist() == [31]
+    said = [p.message for p in table.problems if p.column == "max_concurrency"]
+    assert said and "concurrency estimated as 31 from request throughput × mean latency" in said[0]

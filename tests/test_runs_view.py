@@ -48,8 +48,9 @@ def test_the_problems_label_counts_rows_not_loaded_warnings_and_fallbacks():
     label = runs_view.problems_label(table)
     errors = len({p.row for p in table.problems if p.severity == "error"})  # rows, not problems
     warnings = sum(1 for p in table.problems if p.severity == "warning")
-    assert errors == 46  # the development set's refused rows (Chinchilla's three each for two reasons; the
-    # vLLM blog's nine QPS rows load at the concurrency each arm's measured latency gives)
+    assert errors == 16  # the development set's refused rows (Chinchilla's three each for two reasons; the
+    # vLLM blog's nine QPS rows load at the concurrency each arm's measured latency gives; rows with no k
+    # or no draft named load across their spreads)
     assert label.startswith(f"Problems in the input: {errors} rows not loaded, {warnings} warnings (")
     assert table.fallbacks["rows"] == 0 and "fallback" not in label  # nothing predicted on a preset it does not name
     fallen = read_runs([("f.csv", b"workload,concurrency,k,alpha,speedup,gpu\nw,1,4,0.7,1.5,Z9000\n")],

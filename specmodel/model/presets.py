@@ -301,6 +301,35 @@ def model_names() -> list[str]:
     return list(_raw()["models"])
 
 
+# A draft model is at most this fraction of its target's size: the pairings the presets and the
+# published runs name are 6.5x to 140x smaller (Llama 3.2 1B for Llama 3.1 8B, Qwen3-0.6B for Qwen3-8B,
+# Qwama-0.5B for Llama-3-70B), so a sixth keeps every one and leaves out same-size models.
+DRAFT_SIZE_RATIO = 6
+
+
+def draft_candidates(target: str) -> list[str]:
+    """The draft models a run of `target` that names none may have used: dense presets of the target's
+    family (so its tokenizer) at most 1/DRAFT_SIZE_RATIO of its parameters, and its default draft, one per architecture (a
+    fine-tune costs what its base does), the target's default draft first, then by size."""
+    try:
+        t = find_model(target)
+    except SpecModelError:
+        return []
+    if not t.family:
+        return []
+    found, shapes = [], set()
+    for name in model_names():
+        m = _model(name)
+        shape = (m.layers, m.hidden, m.intermediate, m.heads, m.kv_heads, m.vocab)
+        small = m.params_B <= t.params_B / DRAFT_SIZE_RATIO or name == t.default_draft
+        if m.family != t.family or m.is_moe or not small or name == t.name or shape in shapes:
+            continue
+        shapes.add(shape)
+        found.append(m)
+    found.sort(key=lambda m: (m.name != t.default_draft, m.params_B))
+    return [m.name for m in found]
+
+
 # --- reading what people write ---------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -3,7 +3,12 @@
 Two tables in data/spec_defaults.json, every entry with its source:
 - default_k: the draft length an engine (or a method's reference implementation) uses when none is
   given (vLLM's MTP: the checkpoint's MTP layers; SGLang's auto-chosen EAGLE tree; Spec-Bench's PLD);
-- acceptance: published acceptance figures per method and, where known, model family and dataset.
+- acceptance: published acceptance figures per method and, where known, model family and dataset;
+- k_spread: where there is no default, the k values an engine or method commonly runs at (vLLM's docs'
+  EAGLE examples; Spec-Bench SpS's schedule): a row with none is predicted at a stated central k and
+  its band spans all of them;
+- default_draft: the draft a benchmark's scripts use when a row names none (Spec-Bench SpS: vicuna-68m);
+- unmodelled: methods whose rows are refused, with the reason (REST, Lookahead).
 
 A value taken from here is an assumption: the run reader marks the row ("k assumed", "assumed
 acceptance") and the band around its prediction is widened by ASSUMED_ALPHA_SPREAD. A method with no
@@ -62,17 +67,8 @@ class AssumedAcceptance:
 def default_k(method: str, engine: str | None, family: str | None, mtp_layers: int | None,
               text: str = "", method_text: str = "") -> DefaultK | None:
     """The documented default draft length for a row that gives none, or None where there is none."""
-    engine_name = (engine or "").split()[0].lower() if engine else ""
     for e in _raw()["default_k"]:
-        if e["method"] != method:
-            continue
-        if "engine" in e and e["engine"] != engine_name:
-            continue
-        if "family" in e and e["family"] != family:
-            continue
-        if "when" in e and not re.search(e["when"], text, re.I):
-            continue
-        if "only" in e and not re.search(e["only"], method_text, re.I):
+        if not _matches(e, method, engine, text, method_text) or ("family" in e and e["family"] != family):
             continue
         k = e["k"]
         if k == "mtp_layers":
@@ -80,6 +76,51 @@ def default_k(method: str, engine: str | None, family: str | None, mtp_layers: i
                 continue
             k = int(mtp_layers)
         return DefaultK(int(k), e.get("draft_depth"), e.get("branching"), e["source"])
+    return None
+
+
+def _matches(e: dict, method: str, engine: str | None, text: str, method_text: str) -> bool:
+    """Whether a table entry applies to a row: its method, engine, `when` (row text) and `only` (method text)."""
+    engine_name = (engine or "").split()[0].lower() if engine else ""
+    return e["method"] == method and ("engine" not in e or e["engine"] == engine_name) and \
+        ("when" not in e or bool(re.search(e["when"], text, re.I))) and \
+        ("only" not in e or bool(re.search(e["only"], method_text, re.I)))
+
+
+@dataclass(frozen=True)
+class KSpread:
+    k: int  # the central k a row with none is predicted at
+    ks: tuple[int, ...]  # every k it may have run at: the band spans them
+    source: str
+
+
+def k_spread(method: str, engine: str | None, text: str = "", method_text: str = "") -> KSpread | None:
+    """The k values a method is commonly run at where it has no documented default, or None."""
+    for e in _raw().get("k_spread", []):
+        if _matches(e, method, engine, text, method_text):
+            return KSpread(int(e["k"]), tuple(int(k) for k in e["ks"]), e["source"])
+    return None
+
+
+@dataclass(frozen=True)
+class DefaultDraft:
+    draft: str  # a model preset name
+    source: str
+
+
+def default_draft(method: str, text: str = "", method_text: str = "") -> DefaultDraft | None:
+    """The draft model a benchmark's own scripts use for a row that names none, or None."""
+    for e in _raw().get("default_draft", []):
+        if _matches(e, method, None, text, method_text):
+            return DefaultDraft(e["draft"], e["source"])
+    return None
+
+
+def unmodelled(method_text: str) -> str | None:
+    """Why a method the model does not cost is refused (REST, Lookahead), or None."""
+    for e in _raw().get("unmodelled", []):
+        if re.search(e["match"], method_text or "", re.I):
+            return e["reason"]
     return None
 
 

@@ -32,7 +32,7 @@ from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.review import scenario_for_row
-from specmodel.runs.row_scenario import is_rate_driven
+from specmodel.runs.row_scenario import is_rate_driven, left_out_of_fits
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
 DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
@@ -98,7 +98,8 @@ def _usable(rows: pd.DataFrame) -> list[dict]:
     for r in rows.to_dict("records"):
         if is_rate_driven(r):
             continue
-        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])):
+        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or left_out_of_fits(r):
+            # a row predicted across a spread (k or draft not stated) still measured its plain arm
             if _positive_or_none(r.get("baseline_tok_s")) is not None:
                 plain.append({**r, "alpha": SHAPE_ALPHA, PLAIN_ONLY: True})
             continue
@@ -119,7 +120,7 @@ def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
     for r in rows.to_dict("records"):
         a = r.get("alpha")
         if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
-                or is_rate_driven(r):
+                or left_out_of_fits(r):
             continue
         r = {**r, "alpha": SHAPE_ALPHA}
         try:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from specmodel import limits
 from specmodel.errors import SpecModelError
-from specmodel.model import spec_defaults
+from specmodel.model import acceptance, spec_defaults
 from specmodel.model.presets import find_model
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.pairing import pair_arms
@@ -88,6 +88,7 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
             rows.append(_Row(row))
     if progress is not None:
         progress(total, total)
+    _fill_spread_k(rows)
     _fill_missing_alpha(rows)
     _fill_same_tree(rows, same_tree)
     _fill_rate_concurrency(rows)
@@ -182,6 +183,33 @@ def _fill_same_tree(rows: list[_Row], same_tree: list[bool]) -> None:
                                                         f"{prev['draft_depth']}, branching {prev['branching']}"]))
                 break
 
+
+
+def _fill_spread_k(rows: list[_Row]) -> None:
+    """A row predicted across a spread of k (no k stated, no documented default) is predicted at the k
+    its source's other rows of the same method state, where they do (the most common one), instead of
+    the spread's central k; the band still spans the spread and that k. An α read from the row's
+    measured tokens per step is read again at that k."""
+    stated: dict[tuple, list[int]] = {}
+    for r in rows:
+        if r["k_spread"] is None and "k" not in str(r.get("assumed") or "").split(", ") and r["k"] is not None:
+            stated.setdefault((r["file"], r.get("source"), r["method"]), []).append(int(r["k"]))
+    for row in rows:
+        if row["k_spread"] is None or not row.get("source"):
+            continue
+        found = stated.get((row["file"], row["source"], row["method"]))
+        if not found:
+            continue
+        k = max(set(found), key=found.count)
+        e = row["tokens_per_step"]
+        if e == e and e is not None and e > k + 1:
+            continue
+        row["k_spread"] = tuple(sorted(set(row["k_spread"]) | {k}))
+        row["k"] = k
+        if e == e and e is not None:
+            row["alpha_assumed"] = acceptance.from_tokens_per_step(float(e), k).alpha
+        row["remarks"] = "; ".join(filter(None, [row["remarks"], f"k = {k}, the k this source states on its {len(found)} other "
+                                                 f"{row['method']} rows"]))
 
 
 def _fill_missing_alpha(rows: list[_Row]) -> None:

@@ -22,12 +22,13 @@ COLUMNS = [
     "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "engine", "draft_depth", "branching", "ep",
     "weight_dtype", "draft_kv_budget", "source", "notes", "remarks",
     "assumed", "parallel_draft", "input_len", "output_len", "speedup_metric", "rate_driven",
-    "alpha_assumed", "latency_plain_s", "latency_spec_s",
+    "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread",
 ]
 # What a row may have assumed ("assumed" column: these words, comma-separated): a k from the method's
-# documented default, an acceptance from the published table (model.spec_defaults), a context length
-# the row does not state.
-ASSUMED_KINDS = ("k", "acceptance", "context")
+# documented default or the spread it is commonly run at (k_spread), an acceptance from the published
+# table (model.spec_defaults), a context length the row does not state, a draft model it does not name
+# (a benchmark's documented one, or the target family's drafts: draft_spread).
+ASSUMED_KINDS = ("k", "acceptance", "context", "draft")
 
 # Why a row is not predicted: the code (Problem.reason, the summary's "refused") and what it means.
 REFUSAL_REASONS = {
@@ -35,6 +36,7 @@ REFUSAL_REASONS = {
     "gpu_missing": "no GPU in a file with a GPU column", "target_unknown": "a target model that is no preset",
     "draft_unknown": "a draft model that is no preset", "draft_missing": "a draft-model run naming no draft",
     "method_unknown": "no known speculation method", "no_k": "no k and no documented default",
+    "method_unmodelled": "a proposer the model does not cost (REST, Lookahead)",
     "no_acceptance": "no acceptance and no published figure for the method",
     "no_concurrency": "neither a concurrency nor a request rate with an output length or measured latencies",
     "metric": "a speedup of a quantity the model does not predict", "lossy": "a lossy (relaxed) acceptance",

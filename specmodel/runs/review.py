@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 
 from specmodel.errors import SpecModelError
-from specmodel.model import spec_defaults
+from specmodel.model import acceptance, spec_defaults
 from specmodel.model.decide import BORDERLINE, band_around
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.load import paused_gc
 from specmodel.runs.records import ASSUMED_KINDS
-from specmodel.runs.row_scenario import rate_prediction, row_alpha, scenario_for_row
+from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
 # every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
@@ -206,29 +206,67 @@ def _rate_rows(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Efficiency
 
 
 def _widen_assumed(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Efficiency | None) -> None:
-    """The band of a row whose acceptance is assumed (a published figure, or another dataset's rows of
-    its source) spans the prediction at α ± spec_defaults.ASSUMED_ALPHA_SPREAD, each end widened by
-    decide.BAND_RATIO as any band is: an input the band reads, kept apart from the band's own rule."""
+    """The band of a row predicted on an input it does not state spans the prediction at every value that
+    input may have, each end widened by decide.BAND_RATIO as any band is (inputs the band reads, kept
+    apart from the band's own rule), as an engine named without a version spans its versions:
+    - an assumed acceptance (a published figure, or another dataset's rows of its source): α ±
+      spec_defaults.ASSUMED_ALPHA_SPREAD;
+    - no k stated and no documented default (k_spread): every k the method is commonly run at, with a
+      measured tokens per step read as α again at each k (a k below it minus one cannot have run);
+    - no draft named (draft_spread): every draft preset of the target's family."""
     if "assumed" not in rows.columns:
         return
-    marked = rows["assumed"].fillna("").astype(str).str.contains("acceptance").to_numpy()
+    marked = rows["assumed"].fillna("").astype(str).str.contains("acceptance").to_numpy().copy()
+    for column in ("k_spread", "draft_spread"):
+        if column in rows.columns:
+            marked |= rows[column].map(lambda v: isinstance(v, (tuple, list)) and len(v) > 0).to_numpy()
     for i in np.flatnonzero(marked & np.isfinite(results["predicted_speedup"].to_numpy(dtype=float))):
         row = rows.iloc[i].to_dict()
         try:
-            s = scenario_for_row(row, efficiency)
-            if s.survival is not None:
-                s = with_changes(s, survival=None)
-            lo_a, hi_a = spec_defaults.alpha_range(row_alpha(row))
-            ends = np.asarray(predict(s, alpha=np.array([lo_a, hi_a])).speedup, dtype=float)
+            ends = _assumed_ends(row, scenario_for_row(row, efficiency))
         except (SpecModelError, TypeError, ValueError):
             continue
+        if ends.size == 0:
+            continue
         if row.get("rate_driven"):
-            ends = ends * results.at[i, "predicted_speedup"] / float(predict(s).speedup)
+            ends = ends * results.at[i, "predicted_speedup"] / float(predict(scenario_for_row(row, efficiency)).speedup)
         low, high = band_around(ends.min(), ends.max())
         results.at[i, "speedup_low"] = min(float(low), float(results.at[i, "speedup_low"]))
         results.at[i, "speedup_high"] = max(float(high), float(results.at[i, "speedup_high"]))
         results.at[i, "uncertain"] = bool(results.at[i, "speedup_low"] < 1 < results.at[i, "speedup_high"]) or \
             bool(results.at[i, "uncertain"])
+
+
+def _spread(value, own) -> tuple:
+    """A row's spread cell as a tuple of values (its own value alone where it has none)."""
+    return tuple(value) if isinstance(value, (tuple, list)) and len(value) else (own,)
+
+
+def _assumed_ends(row: dict, s: Scenario) -> np.ndarray:
+    """Every prediction _widen_assumed spans for one row (flat; non-finite ones left out)."""
+    if s.survival is not None:
+        s = with_changes(s, survival=None)
+    alpha = row_alpha(row)
+    alpha_assumed = "acceptance" in str(row.get("assumed") or "")
+    measured_e = float_or_none(row.get("tokens_per_step"))
+    ks = _spread(row.get("k_spread"), int(row["k"]))
+    drafts = _spread(row.get("draft_spread"), row.get("draft_preset"))
+    values = []
+    for draft in drafts:
+        for k in ks:
+            if measured_e is not None and not alpha_assumed and ks != (int(row["k"]),):
+                if measured_e > k + 1:
+                    continue
+                alphas = [acceptance.from_tokens_per_step(measured_e, k).alpha]
+            else:
+                alphas = list(spec_defaults.alpha_range(alpha)) if alpha_assumed else [alpha]
+            try:
+                other = with_changes(s, k=k, draft=draft if s.method == "draft_model" else s.draft)
+                values.extend(np.ravel(np.asarray(predict(other, alpha=np.array(alphas)).speedup, dtype=float)))
+            except SpecModelError:
+                continue
+    values = np.asarray(values, dtype=float)
+    return values[np.isfinite(values)]
 
 
 def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> None:

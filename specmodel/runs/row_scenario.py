@@ -44,6 +44,17 @@ def is_rate_driven(row) -> bool:
     return row.get("rate_driven") in (True, 1)
 
 
+def assumes_setup(row) -> bool:
+    """A row predicted across a spread of k values or drafts it does not state (runs.assumed): its setup
+    is a guess, so no fit (calibrate) and no batch sweep's shape reads it; it is predicted, with its band."""
+    return any(isinstance(row.get(c), (tuple, list)) and len(row.get(c)) > 0 for c in ("k_spread", "draft_spread"))
+
+
+def left_out_of_fits(row) -> bool:
+    """A row no fit and no batch sweep reads: given as a request rate, or predicted on an assumed setup."""
+    return is_rate_driven(row) or assumes_setup(row)
+
+
 def rate_prediction(row, efficiency: Efficiency | None = None):
     """model.rate.at_request_rate for a row given as a request rate with its output length, or with
     each arm's measured end-to-end latency (the concurrency then comes from Little's law per arm)."""

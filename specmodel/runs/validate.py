@@ -15,7 +15,8 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, bounded_cache
-from specmodel.model import acceptance, presets, spec_defaults
+from specmodel.model import acceptance, spec_defaults
+from specmodel.runs.assumed import assumed_draft, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
@@ -158,16 +159,27 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     v = rec.values
     method_text = v.get("method")  # as written: "same tree" is looked for before the name is cleaned
     names = names_of(v, rec.fmt, "gpu" in rec.headers, measured.tp, measured.ep, measured.context, defaults)
+    why_not = spec_defaults.unmodelled(str(method_text or ""))
+    if why_not is not None:  # REST, Lookahead: refused with the reason, not for a k they do not need
+        return None, [Problem(rec.file, rec.row, rec.headers.get("method", "method"),
+                              f"method '{method_text}': {why_not}", reason="method_unmodelled")]
     k, parsed_method = _k(rec, defaults, errors, remarks)
     depth_default = branching_default = None
+    k_spread = None
     if k is None and "k" not in v and not any(e.column == rec.headers.get("k", "k") for e in errors):
-        found = _default_k(rec, names, parsed_method)
+        found = default_k(rec, names)
         if found is not None:
             k, depth_default, branching_default = found.k, found.draft_depth, found.branching
             assumed.append("k")
             remarks.append(f"k = {k} assumed" + (f" (a tree {found.draft_depth} deep, {found.branching} wide)"
                                                  if found.draft_depth and found.branching and found.branching > 1
                                                  else "") + f": the documented default ({found.source})")
+        elif defaults.k is not None:  # the user's k for files that do not record it beats a spread
+            k = int(defaults.k)
+            remarks.append(f"k not in the file: k = {k} from the settings")
+        else:
+            k, k_spread = spread_k(rec, names, assumed, remarks)
+    names, draft_spread = assumed_draft(rec, names, assumed, remarks)
     if depth_default is not None and measured.depth is None and names.method_depth is None:
         rec.values.setdefault("draft_depth", depth_default)
     acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
@@ -233,7 +245,8 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
         "assumed": ", ".join(assumed), "parallel_draft": names.parallel, "input_len": input_len,
         "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
         "alpha_assumed": np.nan, "latency_plain_s": latencies[0] if latencies else np.nan,
-        "latency_spec_s": latencies[1] if latencies else np.nan,
+        "latency_spec_s": latencies[1] if latencies else np.nan, "k_spread": k_spread,
+        "draft_spread": draft_spread,
     }
     if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
         row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
@@ -257,17 +270,6 @@ def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str])
         remarks.append(f"speedup {speedup:g} disagrees with the measured latencies {found[0]:g} s / {found[1]:g} s "
                        f"= {found[0] / found[1]:.3f}; the latencies set the concurrencies, the speedup is compared")
     return found
-
-
-def _default_k(rec: RunRecord, names, parsed_method):
-    """The method's documented default k (model.spec_defaults) for a row that gives none, or None."""
-    try:
-        target = presets.find_model(names.target)
-    except SpecModelError:
-        return None
-    text = " ".join(str(rec.values.get(key) or "") for key in ("workload", "notes", "source", "_context"))
-    return spec_defaults.default_k(names.method, names.engine, target.family, target.mtp_layers, text,
-                                   str(rec.values.get("method") or ""))
 
 
 def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 from specmodel import limits
+from specmodel.model.rate import littles_law_concurrency
 from specmodel.runs.cells import model_key, number, shown
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
@@ -64,7 +65,9 @@ def _load(name: str, row: int | None, d: dict, values: dict, problems: list) -> 
     concurrency = number(d.get("max_concurrency"))
     rate = number(d.get("request_rate"))
     if concurrency is None:
-        little = (number(d.get("request_throughput")) or 0) * (number(d.get("mean_e2el_ms")) or 0) / 1e3
+        # Little's law (model.rate, its one home): requests completed per second × mean time in the system
+        little = littles_law_concurrency(number(d.get("request_throughput")) or 0,
+                                         (number(d.get("mean_e2el_ms")) or 0) / 1e3)
         if little > 0:
             concurrency = max(1, round(little))
             problems.append(Problem(name, row, "max_concurrency", f"not set (the run was paced by request rate "
