@@ -185,7 +185,7 @@ def test_runs_json_counts_predicted_refused_by_reason_and_assumed(tmp_path):
     s = json.loads(r.stdout)["summary"]
     assert (s["rows_in_files"], s["rows_predicted"], s["rows_refused"]) == (4, 2, 2)
     assert s["refused_by_reason"] == {"gpu_unknown": 1, "target_unknown": 1}
-    assert s["assumed"] == {"k": 1, "acceptance": 0, "context": 2, "draft": 0}
+    assert s["assumed"] == {"k": 1, "acceptance": 0, "context": 2, "draft": 0, "engine": 1}  # the first names none
 
 
 def test_a_published_figure_from_another_model_family_widens_the_band_and_the_row_says_so():
@@ -237,3 +237,38 @@ def test_a_sweep_at_a_k_nobody_stated_is_not_calibrated_on():
     with pytest.raises(SpecModelError, match="nothing to calibrate on"):
         calibrate(read(sweep("")).rows)
     assert calibrate(read(sweep("3")).rows).rows_used == 5
+
+
+# MagicDec (S04 of the development set: arXiv:2408.11049, its own PyTorch code, no serving engine named):
+# StreamingLLM self-speculation on 8x A100 at 32k context.
+MAGICDEC = ('"PG-19, prefill 32000 tokens",8x A100 (TP=8),Llama-3.1-8B,self-speculation (StreamingLLM draft),3,{c},,,'
+            '{s},"Exact table values{engine}"\n')
+
+
+def test_a_run_naming_no_engine_is_marked_assumed_and_says_what_the_engine_decides():
+    unnamed = evaluate_runs(read(MAGICDEC.format(c=64, s=1.38, engine="")).rows).iloc[0]
+    named = evaluate_runs(read(MAGICDEC.format(c=64, s=1.38, engine="; vLLM v0.10.1")).rows).iloc[0]
+    assert "engine" in unnamed["assumed"].split(", ") and "engine" not in named["assumed"].split(", ")
+    assert "no engine named: predicted with vLLM (V1)'s overheads and verify kernels" in unnamed["remarks"]
+    assert "SGLang and TensorRT-LLM pack the verify pass's GQA group" in unnamed["remarks"]
+    # vLLM's FlashAttention-2 verify on an A100 reads the KV cache per query head; SGLang's packs the GQA
+    # group: at 32k context that is the difference between a loss and a gain, as the remark says
+    sglang = evaluate_runs(read(MAGICDEC.format(c=64, s=1.38, engine="; SGLang v0.5.9")).rows).iloc[0]
+    assert unnamed["predicted_speedup"] < 1.0 < sglang["predicted_speedup"]
+
+
+def test_an_engine_given_for_the_files_replaces_the_assumed_one(tmp_path):
+    path = tmp_path / "magicdec.csv"
+    path.write_text(HEAD + MAGICDEC.format(c=64, s=1.38, engine=""), encoding="utf-8")
+
+    def runs(*extra):
+        r = subprocess.run([sys.executable, "-m", "specmodel", "runs", str(path), "--json", *extra], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    unnamed, given = runs(), runs("--engine", "sglang 0.5.9")
+    assert unnamed["summary"]["assumed"]["engine"] == 1 and given["summary"]["assumed"]["engine"] == 0
+    row = given["rows"][0]
+    assert row["engine"] == "sglang 0.5.9" and "no engine named" not in row["remarks"]
+    assert row["predicted_speedup"] > 1.0 > unnamed["rows"][0]["predicted_speedup"]

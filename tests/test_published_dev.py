@@ -78,7 +78,7 @@ def test_k_not_stated_without_a_default_is_predicted_across_its_spread(rows):
 
 def test_missing_k_takes_the_methods_documented_default_and_says_so(rows):
     pld = rows.loc[292]  # Spec-Bench PLD: 10 candidate tokens in its eval script
-    assert (pld["method"], int(pld["k"]), pld["assumed"]) == ("ngram", 10, "k, context")
+    assert (pld["method"], int(pld["k"]), pld["assumed"]) == ("ngram", 10, "k, engine, context")  # Spec-Bench: its own code
     assert "k = 10 assumed: the documented default (Spec-Bench evaluation/inference_pld.py" in pld["remarks"]
     eagle2 = rows.loc[288]  # EAGLE-2's EaModel defaults: 60 tokens, 5 deep, top-10
     assert (int(eagle2["k"]), int(eagle2["draft_depth"]), int(eagle2["branching"])) == (60, 5, 10)

@@ -102,12 +102,9 @@ def run_runs(args: argparse.Namespace) -> int:
         return 2
 
     if args.engine:  # rows that name no engine run on the one given
-        engine = engine_from_args(args)
-        rows = table.rows
-        if "engine" not in rows.columns:
-            rows["engine"] = engine
-        else:
-            rows["engine"] = rows["engine"].where(rows["engine"].notna() & (rows["engine"] != ""), engine)
+        from specmodel.runs.assumed import given_engine
+
+        table.rows = given_engine(table.rows, engine_from_args(args))
     start = efficiency_from_args(args)
     calibration = None
     efficiency = start

@@ -24,6 +24,10 @@ from specmodel.limits import reads_name
 
 _DATA = Path(__file__).with_name("data") / "engines.json"
 DEFAULT_ENGINE = "vllm"
+# A GPU run whose engine is not named is predicted with DEFAULT_ENGINE's overheads; its remark names
+# these other serving engines (a research code base's own loop, e.g. Hugging Face in eager PyTorch,
+# costs more than any of them).
+UNNAMED_ENGINE_OTHERS = ("sglang", "trtllm")
 # How texts name each engine ("vLLM V1", "in SGLang", "TensorRT-LLM", "T5X"): the first match wins.
 PATTERNS = (("trtllm", r"tensorrt[\s_-]*llm|\btrt[\s_-]*llm\b|\btrtllm\b"), ("sglang", r"\bsglang\b"),
             ("vllm", r"\bvllm\b"), ("xla", r"\bt5x\b|\bjax\b|\bxla\b|jetstream|maxtext"),

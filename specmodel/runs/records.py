@@ -27,8 +27,8 @@ COLUMNS = [
 # What a row may have assumed ("assumed" column: these words, comma-separated): a k from the method's
 # documented default or the spread it is commonly run at (k_spread), an acceptance from the published
 # table (model.spec_defaults), a context length the row does not state, a draft model it does not name
-# (a benchmark's documented one, or the target family's drafts: draft_spread).
-ASSUMED_KINDS = ("k", "acceptance", "context", "draft")
+# (a benchmark's documented one, or the target family's drafts: draft_spread), an engine it does not name.
+ASSUMED_KINDS = ("k", "acceptance", "context", "draft", "engine")
 
 # Why a row is not predicted: the code (Problem.reason, the summary's "refused") and what it means.
 REFUSAL_REASONS = {

@@ -16,7 +16,7 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
-from specmodel.runs.assumed import assumed_draft, default_k, spread_k
+from specmodel.runs.assumed import assumed_draft, assumed_engine, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
@@ -180,6 +180,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
         else:
             k, k_spread = spread_k(rec, names, assumed, remarks)
     names, draft_spread = assumed_draft(rec, names, assumed, remarks)
+    assumed_engine(names, assumed, remarks)
     if depth_default is not None and measured.depth is None and names.method_depth is None:
         rec.values.setdefault("draft_depth", depth_default)
     acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
