@@ -73,7 +73,6 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.cli.output import json_value, print_json_table
     from specmodel.model.calibration_file import save_calibration
     from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
-    from specmodel.runs.calibrate import calibrate
     from specmodel.runs.headlines import model_headline
     from specmodel.runs.review import prediction_counts, review
 
@@ -111,6 +110,7 @@ def run_runs(args: argparse.Namespace) -> int:
     if args.save_calibration and not args.calibrate:
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if args.calibrate:
+        from specmodel.runs.calibrate import calibrate  # scipy: only for a fit
         from specmodel.show.runs_view import calibration_rows
         fit_rows, fit_note = calibration_rows(table.rows)
         if fit_note:

@@ -48,6 +48,7 @@ def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -
     conc = np.asarray(concurrency, dtype=float).reshape(-1)
     n = len(k)
     out: dict[str, list] = {f: [None] * n for f in FIELDS}
+    parts: list[tuple[np.ndarray, dict]] = []  # (runs, their FIELDS) from the vectorised path
     ok = _valid_runs(setup, alpha, k, conc)
     k_grid = np.maximum(k_max, np.where(ok, k, 0)).astype(int)
     for kk in np.unique(k_grid[ok]):
@@ -62,10 +63,18 @@ def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -
         if part is None:
             ok[idx] = False
             continue
-        for f, values in part.items():
-            column = out[f]
-            for j, i in enumerate(idx):
-                column[i] = values[j]
+        parts.append((idx, part))
+    if parts:  # each field's values put in place a whole part at a time
+        for f in FIELDS:
+            column = np.empty(n, dtype=object)
+            column[:] = out[f]
+            for idx, part in parts:
+                if f not in part:  # a part the setup refused has only its errors
+                    continue
+                values = np.empty(len(idx), dtype=object)
+                values[:] = part[f]
+                column[idx] = values
+            out[f] = column.tolist()
     for i in np.flatnonzero(~ok):  # one by one: runs the vectorised path does not cover, with their messages
         _one(setup, alpha[i], k[i], conc[i], k_max, out, i)
     return out

@@ -87,6 +87,8 @@ def number_styles(columns: dict) -> dict:
     found: dict = {}
     for key, cells in columns.items():
         seen: dict = {}
+        if "," not in "".join(cells):  # no comma in the whole column: nothing to look at cell by cell
+            continue
         for cell in cells:
             if "," in cell:
                 kind = _cell_evidence(cell)

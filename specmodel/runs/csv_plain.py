@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.runs.cells import MIXED, number_styles, plain_text
+from specmodel.runs.csv_columns import CHECK_EVERY, block_of, plain_records, plain_rows, stopped_reading
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
@@ -253,7 +254,8 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
         problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
                                                   f"with {shown}", "warning"))
-    lines = csv_records(text, delimiter)
+    plain = plain_records(text, delimiter)
+    lines = plain if plain is not None else csv_records(text, delimiter)
     header = None
     for line, cells, trouble in lines:
         if trouble is not None:
@@ -267,7 +269,20 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
     layout, unknown = _layout(name, header)
     problems.extend(unknown)
-    rows, rows_seen, padded_rows = _rows(name, lines, layout, problems)
+    found = None
+    if plain is not None:  # every row at once; a file with short or long rows is read row by row
+        rest = plain.rest()
+        found = plain_rows(name, rest, layout.width, problems)
+        lines = iter(rest)
+    rows, rows_seen, padded_rows = found or _rows(name, lines, layout, problems)
+    if len(rows) >= BLOCK_MIN_ROWS and not layout.position_columns:
+        by_index = list(zip(*[cells for _, cells in rows])) if rows else []
+        columns = {i: by_index[i] if i < len(by_index) else () for i in range(layout.width)}
+        del by_index
+        styles = _number_styles(name, header, rows, layout, problems, columns)
+        block = block_of(name, header, [line for line, _ in rows], columns, layout, styles, problems)
+        problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, [block] if len(block) else []))
+        return ([block] if len(block) else []), problems
     styles = _number_styles(name, header, rows, layout, problems)
     records: list[RunRecord] = []
     for line, cells in rows:
@@ -287,6 +302,11 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     return records, problems
 
 
+# Files of at least this many runs (and no p1, p2, ... columns) are handed on as one RecordBlock, checked a
+# column at a time; the others as one RunRecord per row (the same rows, values and messages).
+BLOCK_MIN_ROWS = 1
+
+
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     """The rows after the header that have the header's cells ((line, cells)), the rows seen and those
     with a trailing delimiter; a row with fewer or more cells than the header is a problem naming it
@@ -295,10 +315,8 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     rows_seen = 0
     padded_rows: list[int] = []
     for seen, (line, cells, trouble) in enumerate(lines):
-        if not seen & 0x3FFF and seen and limits.out_of_time():  # checked every 16,384 records
-            problems.append(Problem(name, line, None, f"not read from this row on: reading stopped after the "
-                                    f"{limits.MAX_LOAD_S:g} s limit on processing one load; split the file",
-                                    "warning"))
+        if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
+            problems.append(stopped_reading(name, line))
             break
         if trouble is not None:
             problems.append(Problem(name, line, None, trouble, reason="invalid"))
@@ -332,11 +350,14 @@ _TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "en
                  "notes", "survival"}
 
 
-def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem]) -> dict:
+def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem],
+                   columns: dict | None = None) -> dict:
     """{cell index: cells.NumberStyle} of the number columns written with thousands separators or decimal
-    commas, decided per column from all its rows; a note names each such column and how it was read."""
+    commas, decided per column from all its rows (columns: the rows' cells by index, where at hand); a note
+    names each such column and how it was read."""
     indices = [i for c, i in layout.columns if c not in _TEXT_COLUMNS] + list(layout.position_columns)
-    styles = number_styles({i: [cells[i] for _, cells in rows] for i in indices})
+    styles = number_styles({i: columns[i] if columns is not None else [cells[i] for _, cells in rows]
+                            for i in indices})
     for i, style in styles.items():
         problems.append(Problem(name, None, header[i].strip(), style.note(), "warning" if style.style == MIXED
                                 else "info"))

@@ -5,8 +5,8 @@ without an acceptance borrow their file's mean α."""
 from __future__ import annotations
 
 import gc
+import math
 from contextlib import contextmanager
-from operator import attrgetter
 from typing import Callable
 
 import numpy as np
@@ -19,9 +19,11 @@ from specmodel.model.presets import find_model
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.pairing import pair_arms
 from specmodel.runs.row_scenario import rate_prediction
-from specmodel.runs.records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
+from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, first_records,
+                                    record_count)
 from specmodel.runs.sniff import name_and_bytes, read_one
 from specmodel.runs.validate import validate
+from specmodel.runs.validate_block import validate_block
 
 PROGRESS_EVERY = 5000
 # NaN where unknown (draft_depth: NaN = a chain, depth k)
@@ -68,31 +70,55 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records, problems = _records(files, defaults)
     records, pair_problems = pair_arms(records, pairs or {})
     problems.extend(pair_problems)
-    rows: list[_Row] = []
+    rows = _Rows()
     same_tree: list[bool] = []
     fallbacks = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
-    total = len(records)
+    total = record_count(records)
+    done = 0
     for i, rec in enumerate(records):
-        if i % PROGRESS_EVERY == 0:
+        if isinstance(rec, RecordBlock):  # a plain CSV file's rows, a column at a time
+            at, templates = 0, {}
+            while at < len(rec):
+                if done % PROGRESS_EVERY == 0:
+                    if progress is not None:
+                        progress(done, total)
+                    if done and limits.out_of_time():
+                        break
+                part = rec[at:at + PROGRESS_EVERY - done % PROGRESS_EVERY]
+                columns, probs, used, flags = validate_block(part, defaults, templates)
+                problems.extend(probs)
+                for _, found, count in sorted(used, key=lambda item: item[0]):
+                    _count_fallback(fallbacks, found, count)
+                rows.extend(columns)
+                same_tree.extend(flags)
+                at += len(part)
+                done += len(part)
+            if at < len(rec):
+                problems.extend(_not_checked([rec[at:], *records[i + 1:]]))
+                break
+            records[i] = None
+            continue
+        if done % PROGRESS_EVERY == 0:
             if progress is not None:
-                progress(i, total)
-            if i and limits.out_of_time():
+                progress(done, total)
+            if done and limits.out_of_time():
                 problems.extend(_not_checked(records[i:]))
                 break
         row, probs = validate(rec, defaults)
         records[i] = None  # its text is in the row now
+        done += 1
         problems.extend(probs)
         if row is not None:
             _count_fallback(fallbacks, row.pop("_fallbacks", None) or {})
             same_tree.append(row.pop("_same_tree", False))
-            rows.append(_Row(row))
+            rows.append(row)
     if progress is not None:
         progress(total, total)
     _fill_spread_k(rows)
     _fill_missing_alpha(rows)
     _fill_same_tree(rows, same_tree)
     _fill_rate_concurrency(rows)
-    frame = pd.DataFrame({c: list(map(attrgetter(c), rows)) for c in COLUMNS}, columns=COLUMNS)
+    frame = pd.DataFrame(rows.columns, columns=COLUMNS)
     del rows
     frame[_NUMERIC] = frame[_NUMERIC].apply(pd.to_numeric, errors="coerce")
     frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
@@ -102,11 +128,13 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
 def _not_checked(left: list[RunRecord]) -> list[Problem]:
     """One warning per file whose runs were left unchecked when the work deadline passed."""
     counts: dict[str, int] = {}
-    for rec in left:
-        counts[rec.file] = counts.get(rec.file, 0) + 1
     first = {}
     for rec in left:
-        first.setdefault(rec.file, rec.row)
+        if rec is None:
+            continue
+        block = isinstance(rec, RecordBlock)
+        counts[rec.file] = counts.get(rec.file, 0) + (len(rec) if block else 1)
+        first.setdefault(rec.file, (rec.lines[0] if len(rec) else None) if block else rec.row)
     return [Problem(name, first[name], None, f"{n:,} runs from this row on were not loaded: reading stopped after "
                     f"the {limits.MAX_LOAD_S:g} s limit on processing one load; split the file or load fewer files "
                     "at once", "warning") for name, n in counts.items()]
@@ -123,59 +151,83 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
                                     "limit on processing one load; load fewer files at once"))
             continue
         recs, probs = read_one(name, data, defaults)
-        if len(records) + len(recs) > limits.MAX_ROWS_TOTAL:
-            kept = max(0, limits.MAX_ROWS_TOTAL - len(records))
-            probs = [*probs, Problem(name, None, None, f"{len(recs) - kept:,} of its {len(recs):,} runs were not "
+        count, loaded = record_count(recs), record_count(records)
+        if loaded + count > limits.MAX_ROWS_TOTAL:
+            kept = max(0, limits.MAX_ROWS_TOTAL - loaded)
+            probs = [*probs, Problem(name, None, None, f"{count - kept:,} of its {count:,} runs were not "
                                      f"loaded: {limits.MAX_ROWS_TOTAL:,} runs in all files is the limit; load fewer "
                                      "files at once", "warning")]
-            recs = recs[:kept]
+            recs = first_records(recs, kept)
         records.extend(recs)
         problems.extend(probs)
     return records, problems
 
 
-class _Row:
-    """A validated row while the file's rows are filled in (acceptance, same tree, rate): its COLUMNS
-    as slots, read and written like a dict. 200,000 rows as dicts held 600 MB, as these 80 MB."""
+class _Rows:
+    """The validated rows while the file's rows are filled in (acceptance, same tree, rate): a list per
+    column (COLUMNS), so a large file's rows are never one object each; rows[i] reads and writes row i
+    like a dict."""
 
-    __slots__ = tuple(COLUMNS)
+    def __init__(self):
+        self.columns: dict[str, list] = {c: [] for c in COLUMNS}
 
-    def __init__(self, values: dict):
-        for c in COLUMNS:
-            setattr(self, c, values[c])
+    def __len__(self) -> int:
+        return len(self.columns["file"])
+
+    def __getitem__(self, i: int) -> "_RowView":
+        return _RowView(self.columns, i)
+
+    def __iter__(self):
+        return (_RowView(self.columns, i) for i in range(len(self)))
+
+    def append(self, row: dict) -> None:
+        for c, values in self.columns.items():
+            values.append(row[c])
+
+    def extend(self, columns: dict) -> None:
+        for c, values in self.columns.items():
+            values.extend(columns[c])
+
+
+class _RowView:
+    """Row i of a _Rows, read and written like a dict."""
+
+    __slots__ = ("_columns", "_i")
+
+    def __init__(self, columns: dict, i: int):
+        self._columns, self._i = columns, i
 
     def __getitem__(self, key):
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            raise KeyError(key) from None
+        return self._columns[key][self._i]
 
     def __setitem__(self, key, value):
-        setattr(self, key, value)
+        self._columns[key][self._i] = value
 
     def get(self, key, default=None):
-        return getattr(self, key, default)
+        column = self._columns.get(key)
+        return default if column is None else column[self._i]
 
     def to_dict(self) -> dict:
-        return {c: getattr(self, c) for c in COLUMNS}
+        return {c: values[self._i] for c, values in self._columns.items()}
 
 
-def _count_fallback(out: dict, used: dict) -> None:
-    """Count one row predicted on a fallback preset, and which names as written were not recognised
+def _count_fallback(out: dict, used: dict, rows: int = 1) -> None:
+    """Count rows predicted on one fallback preset, and which names as written were not recognised
     (with their row counts)."""
     if used:
-        out["rows"] += 1
+        out["rows"] += rows
     for kind, name in used.items():
-        out[kind][name] = out[kind].get(name, 0) + 1
+        out[kind][name] = out[kind].get(name, 0) + rows
 
 
-def _fill_same_tree(rows: list[_Row], same_tree: list[bool]) -> None:
+def _fill_same_tree(rows: _Rows, same_tree: list[bool]) -> None:
     """A method that says "same tree" (same_tree[i]) takes the draft depth and branching of the nearest
     earlier row of the same file and source with the same method and k."""
-    for i, row in enumerate(rows):
-        if not same_tree[i] or row["draft_depth"] is not None:
+    for i in [i for i, flag in enumerate(same_tree) if flag]:
+        row = rows[i]
+        if row["draft_depth"] is not None:
             continue
-        for prev in reversed(rows[:i]):
+        for prev in map(rows.__getitem__, range(i - 1, -1, -1)):
             if (prev["file"], prev["source"], prev["method"], prev["k"]) == \
                     (row["file"], row["source"], row["method"], row["k"]) and prev["draft_depth"] is not None:
                 row["draft_depth"], row["branching"] = prev["draft_depth"], prev["branching"]
@@ -185,17 +237,22 @@ def _fill_same_tree(rows: list[_Row], same_tree: list[bool]) -> None:
 
 
 
-def _fill_spread_k(rows: list[_Row]) -> None:
+def _fill_spread_k(rows: _Rows) -> None:
     """A row predicted across a spread of k (no k stated, no documented default) is predicted at the k
     its source's other rows of the same method state, where they do (the most common one), instead of
     the spread's central k; the band still spans the spread and that k. An α read from the row's
     measured tokens per step is read again at that k."""
+    spread = [i for i, ks in enumerate(rows.columns["k_spread"]) if ks is not None]
+    if not spread:
+        return
+    columns = rows.columns
     stated: dict[tuple, list[int]] = {}
-    for r in rows:
-        if r["k_spread"] is None and "k" not in str(r.get("assumed") or "").split(", ") and r["k"] is not None:
-            stated.setdefault((r["file"], r.get("source"), r["method"]), []).append(int(r["k"]))
-    for row in rows:
-        if row["k_spread"] is None or not row.get("source"):
+    for file, source, method, k, ks, assumed in zip(columns["file"], columns["source"], columns["method"],
+                                                     columns["k"], columns["k_spread"], columns["assumed"]):
+        if ks is None and "k" not in str(assumed or "").split(", ") and k is not None:
+            stated.setdefault((file, source, method), []).append(int(k))
+    for row in map(rows.__getitem__, spread):
+        if not row.get("source"):
             continue
         found = stated.get((row["file"], row["source"], row["method"]))
         if not found:
@@ -212,7 +269,7 @@ def _fill_spread_k(rows: list[_Row]) -> None:
                                                  f"{row['method']} rows"]))
 
 
-def _fill_missing_alpha(rows: list[_Row]) -> None:
+def _fill_missing_alpha(rows: _Rows) -> None:
     """A row with a measured speedup but no acceptance is predicted with, in this order and saying so
     (its "assumed" column gains "acceptance", which widens its band):
     - the mean α of the rows of the same file, source, target and draft that have one (another
@@ -220,14 +277,17 @@ def _fill_missing_alpha(rows: list[_Row]) -> None:
     - else the published figure for its method nearest to it (model.spec_defaults: same model family
       and dataset preferred), never another source's row;
     - else nothing: not predicted."""
+    alphas = rows.columns["alpha"]
+    todo = [i for i, (alpha, assumed) in enumerate(zip(alphas, rows.columns["alpha_assumed"]))
+            if math.isnan(alpha) and math.isnan(assumed)]
+    if not todo:
+        return
     peers: dict[tuple, list[float]] = {}
-    for r in rows:
-        if not np.isnan(r["alpha"]):
-            peers.setdefault(_peer_key(r), []).append(r["alpha"])
+    for i, alpha in enumerate(alphas):
+        if not math.isnan(alpha):
+            peers.setdefault(_peer_key(rows[i]), []).append(alpha)
     means: dict[tuple, float] = {}
-    for row in rows:
-        if not np.isnan(row["alpha"]) or not np.isnan(row.get("alpha_assumed", np.nan)):
-            continue
+    for row in map(rows.__getitem__, todo):
         group = _peer_key(row)
         found = peers.get(group)
         if found:
@@ -253,12 +313,10 @@ def _fill_missing_alpha(rows: list[_Row]) -> None:
         row["remarks"] = "; ".join(filter(None, [row["remarks"], said]))
 
 
-def _fill_rate_concurrency(rows: list[_Row]) -> None:
+def _fill_rate_concurrency(rows: _Rows) -> None:
     """A row given as a request rate (and an output length) runs at the concurrency Little's law
     gives its speculative arm (model.rate); review predicts its latency ratio with both arms'."""
-    for row in rows:
-        if not row.get("rate_driven"):
-            continue
+    for row in [rows[i] for i, driven in enumerate(rows.columns["rate_driven"]) if driven]:
         if np.isnan(row["alpha"]) and np.isnan(row.get("alpha_assumed", np.nan)):
             row["concurrency"] = None
             continue

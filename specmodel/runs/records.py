@@ -111,6 +111,57 @@ class RunRecord:
 
 
 @dataclass
+class RecordBlock:
+    """The runs of a plain CSV file as columns: what the per-row RunRecords would hold, a column at a
+    time, so a large file is checked a column at a time (validate.validate_block). Row i is
+    record(i); iterating gives the RunRecords. Every row has at least one value."""
+
+    file: str
+    lines: list  # the spreadsheet row of each run
+    cells: dict  # canonical name -> the column's cells, stripped ("" where empty)
+    headers: dict  # canonical name -> the user's header
+    context: list | None = None  # the text of the columns kept for reference, per row ("" where none)
+    fmt: str = "csv"
+    arm: str = "pair"  # both arms in one row: the block passes through pairing as it is
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return RecordBlock(self.file, self.lines[index], {c: v[index] for c, v in self.cells.items()},
+                               self.headers, None if self.context is None else self.context[index], self.fmt)
+        return self.record(index)
+
+    def __iter__(self):
+        return (self.record(i) for i in range(len(self.lines)))
+
+    def record(self, i: int) -> RunRecord:
+        """Row i as the per-row reader gives it."""
+        values = {c: v[i] for c, v in self.cells.items() if v[i]}
+        if self.context is not None and self.context[i] and values:
+            values["_context"] = self.context[i]
+        return RunRecord(self.file, self.lines[i], self.fmt, values, self.headers)
+
+
+def record_count(records) -> int:
+    """Runs in a reader's records (a RecordBlock counts its rows)."""
+    return sum(len(r) if isinstance(r, RecordBlock) else 1 for r in records)
+
+
+def first_records(records, n: int) -> list:
+    """The first n runs of a reader's records (a RecordBlock cut where needed)."""
+    out = []
+    for r in records:
+        size = len(r) if isinstance(r, RecordBlock) else 1
+        if n <= 0:
+            break
+        out.append(r if size <= n else r[:n])
+        n -= size
+    return out
+
+
+@dataclass
 class RunTable:
     rows: pd.DataFrame  # one row per loaded run, columns COLUMNS
     problems: list[Problem] = field(default_factory=list)

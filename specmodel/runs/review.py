@@ -172,7 +172,9 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             res["prediction_error"][idx[failed]] = [e for e in part["error"] if e is not None]
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
-                res[column][good] = [v for v, bad in zip(part[field], failed) if not bad]
+                values = np.empty(len(idx), dtype=object)
+                values[:] = part[field]
+                res[column][good] = values[~failed]
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method != "ngram":
                 ngram_be[idx] = _ngram_break_even(setup, k[idx], conc[idx])

@@ -59,7 +59,8 @@ def _read_text(name: str, text: str, defaults: RunDefaults) -> tuple[list[RunRec
             return logs.read(name, text, defaults)
         if stripped[:1] in "{[":
             return read_json(name, stripped)
-        first_line = stripped.splitlines()[0]
+        head = stripped[:65_536].splitlines()  # the first line, without splitting a 13 MB file into lines
+        first_line = head[0] if len(head) > 1 or len(stripped) <= 65_536 else stripped.splitlines()[0]
         if first_line.startswith("Run Info") or ("Benchmark" in first_line and "Token Throughput" in first_line):
             return read_guidellm_csv(name, text)
         return read_plain_csv(name, text)

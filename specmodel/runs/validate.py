@@ -65,7 +65,7 @@ def _survival_values(raw) -> list[float]:
 
 # Acceptance given as one number that needs k, most direct first: (column, low, high, what is
 # expected, conversion to acceptance.Acceptance).
-_SINGLE_NUMBER_FORMS = (
+SINGLE_NUMBER_FORMS = (
     ("tokens_per_step", 1, None, "tokens per step E in [1, k + 1]",
      lambda e, k, column: acceptance.from_tokens_per_step(e, k, f"{column} (tokens per step)")),
     ("draft_acceptance_rate", 0, 1, "a fraction of draft tokens accepted, in [0, 1]",
@@ -78,9 +78,9 @@ _SINGLE_NUMBER_FORMS = (
 
 
 @bounded_cache(65536)
-def _convert(form: str, value: float, k: int, column: str):
+def convert_single(form: str, value: float, k: int, column: str):
     """One number and k -> acceptance.Acceptance (frozen, so shared): a large file repeats them."""
-    convert = next(c for key, *_, c in _SINGLE_NUMBER_FORMS if key == form)
+    convert = next(c for key, *_, c in SINGLE_NUMBER_FORMS if key == form)
     return convert(value, k, column)
 
 
@@ -103,13 +103,13 @@ def _acceptance(rec: RunRecord, k: int | None, errors: list):
             if drafts is None or accepted is None:
                 return None, None
             return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
-        for key, lo, hi, what, _ in _SINGLE_NUMBER_FORMS:
+        for key, lo, hi, what, _ in SINGLE_NUMBER_FORMS:
             if key not in v:
                 continue
             value = _number(rec, key, errors, lo=lo, hi=hi, what=what)
             if value is None:
                 return None, None
-            return _needs_k(k, col(key), lambda kk, key=key, value=value: _convert(key, value, kk, col(key))), col(key)
+            return _needs_k(k, col(key), lambda kk, key=key, value=value: convert_single(key, value, kk, col(key))), col(key)
     except _RowError as exc:
         errors.append(exc)
         return None, None
@@ -151,6 +151,13 @@ def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
 
 def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
     """(the row, problems), or (None, problems) when the row has an error or is refused and is left out."""
+    row, problems, _ = validate_row(rec, defaults)
+    return row, problems
+
+
+def validate_row(rec: RunRecord, defaults: RunDefaults):
+    """validate's (row, problems), and how the row's acceptance was read: (the k it was read at, whether
+    that k is assumed), or None."""
     errors: list[_RowError] = []
     remarks = list(rec.remarks)
     assumed: list[str] = []
@@ -203,7 +210,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
                                 "concurrency", "no_concurrency"))
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
-                      for e in errors]
+                      for e in errors], None
     refusals = list(names.refused)
     if parsed_method is not None and re.search(r"relaxed|lossy", str(method_text), re.I):
         refusals.append(("lossy", f"'{method_text}' uses a relaxed (lossy) acceptance; the model predicts lossless "
@@ -213,7 +220,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
                                    "(it predicts decode throughput, and end-to-end latency at a request rate)"))
     if refusals:
         return None, [Problem(rec.file, rec.row, None, f"{message}; row not predicted", reason=reason)
-                      for reason, message in refusals]
+                      for reason, message in refusals], None
 
     problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
                         "text-direction marks) were removed from this name", "warning") for key in names.changed]
@@ -257,7 +264,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     }
     problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
                     if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
-    return row, problems
+    return row, problems, (acc.k if acc is not None else None, "k" in assumed)
 
 
 def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
