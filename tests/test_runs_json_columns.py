@@ -117,3 +117,14 @@ def test_rows_are_written_a_chunk_at_a_time(monkeypatch):
     print_json_table("rows", frame, ["a", "b"], out=out, rest={"problems": []})
     assert max(text.count('"a":') for text in writes) == 3
     assert json.loads(out.getvalue()) == {"rows": [{"a": i, "b": 0.5} for i in range(10)], "problems": []}
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_float_column_of_few_numbers_prints_as_each_number_alone(whole):
+    """A column that repeats a few numbers (tokens per step to 2 decimals) formats each distinct one once:
+    the text is what formatting every cell gives, null for NaN and ±inf, -0.0 kept apart from 0.0."""
+    values = np.array([2.41, np.nan, 2.41, np.inf, 1 / 3, 2.41, -np.inf, 1 / 3, 2.00005, 2.41] * 5)
+    for column in (values, np.where(values == 2.41, -0.0, values), np.where(values == 2.41, 0.0, values)):
+        encoded = output._Column("tps", pd.Series(column), whole)
+        assert encoded.texts(0, len(column)) == output._float_texts(column, '"tps": ', whole)
+    assert output._Column("tps", pd.Series(values), whole).kind == "codes"

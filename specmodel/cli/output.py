@@ -81,7 +81,14 @@ class _Column:
             return "codes", (values.to_numpy(dtype=bool).astype(np.int8),
                              np.array([self.prefix + "false", self.prefix + "true"], dtype=object))
         if pd.api.types.is_float_dtype(dtype):
-            return "float", values.to_numpy(dtype=float, na_value=np.nan)
+            data = values.to_numpy(dtype=float, na_value=np.nan)
+            if not ((data == 0) & np.signbit(data)).any():  # -0.0 and 0.0 are one value to factorize
+                codes, uniques = pd.factorize(data, use_na_sentinel=True)
+                if 2 * len(uniques) < len(data):  # few distinct numbers: each formatted once
+                    texts = _float_texts(np.asarray(uniques, dtype=float), self.prefix, self.whole)
+                    return "codes", (np.where(codes < 0, len(texts), codes),
+                                     np.array([*texts, self.prefix + "null"], dtype=object))
+            return "float", data
         if pd.api.types.is_integer_dtype(dtype):
             mask = values.isna().to_numpy()
             return "int", (values.to_numpy(dtype="int64", na_value=0), mask)
@@ -114,19 +121,24 @@ class _Column:
             for i in np.flatnonzero(mask[lo:hi]):
                 out[i] = prefix + "null"
             return out
-        values = data[lo:hi]  # float: Python's round() and repr(), as json.dumps of round(x, 4)
-        finite = np.isfinite(values)
-        kept = values[finite].tolist()
-        rounded = map(round, kept, repeat(4))
-        if self.whole:
-            encoded = [prefix + str(int(v)) for v in rounded]
-        else:
-            encoded = [prefix + r for r in map(float.__repr__, rounded)]
-        if finite.all():
-            return encoded
-        out = np.full(hi - lo, prefix + "null", dtype=object)
-        out[finite] = encoded
-        return out.tolist()
+        return _float_texts(data[lo:hi], prefix, self.whole)
+
+
+def _float_texts(values: np.ndarray, prefix: str, whole: bool) -> list[str]:
+    """'"key": value' of floats: Python's round() and repr(), as json.dumps of round(x, 4); null where
+    not finite."""
+    finite = np.isfinite(values)
+    kept = values[finite].tolist()
+    rounded = map(round, kept, repeat(4))
+    if whole:
+        encoded = [prefix + str(int(v)) for v in rounded]
+    else:
+        encoded = [prefix + r for r in map(float.__repr__, rounded)]
+    if finite.all():
+        return encoded
+    out = np.full(len(values), prefix + "null", dtype=object)
+    out[finite] = encoded
+    return out.tolist()
 
 
 def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = frozenset(), rest=None,
