@@ -427,6 +427,9 @@ def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:
     cut = len(text) > limit * 4 + 64
     if cut:  # never more than needed is looked at: the rest is cut anyway
         text = text[:limit * 4 + 64]
+    if text.isprintable():  # no control, format or other C-category character: nothing to look at one by one
+        kept = " ".join(text.split())
+        return (kept[:limit - 1] + "…" if len(kept) > limit or cut else kept), cut
     kept = "".join(" " if c in "\t\r\n" else c for c in text
                    if c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
     kept = " ".join(kept.split())
