@@ -38,6 +38,9 @@ ROWS = [  # each kind of row, good and bad; the file repeats them so that groups
     "ch\x07at,A100 80GB,Llama 3.1 8B,Llama 3.2 1B,draft_model,2,8,,1.9,,1000,1500,,,",  # a control character
     ",,,,,,,,,,,,,,see the paper",  # no value, only a reference
     "",  # a blank line
+    "chat,2x H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,output throughput tok/s/GPU,",  # per GPU
+    "chat,2x H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,16,,2.41,,1100,1650,,output throughput tok/s/GPU,",
+    "chat,H100,Llama 3.1 8B,,REST,3,8,,2.41,,1000,1500,,,",  # a method the model does not cost
     "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,2,,2.0, ,1000,1100,,,",  # a cell of spaces
 ]
 

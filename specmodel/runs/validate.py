@@ -156,8 +156,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
 
 
 def validate_row(rec: RunRecord, defaults: RunDefaults):
-    """validate's (row, problems), and how the row's acceptance was read: (the k it was read at, whether
-    that k is assumed), or None."""
+    """validate's (row, problems) and how its numbers were read: (acceptance's k, k assumed, throughputs' factor)."""
     errors: list[_RowError] = []
     remarks = list(rec.remarks)
     assumed: list[str] = []
@@ -169,7 +168,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     why_not = spec_defaults.unmodelled(str(method_text or ""))
     if why_not is not None:  # REST, Lookahead: refused with the reason, not for a k they do not need
         return None, [Problem(rec.file, rec.row, rec.headers.get("method", "method"),
-                              f"method '{method_text}': {why_not}", reason="method_unmodelled")]
+                              f"method '{method_text}': {why_not}", reason="method_unmodelled")], None
     k, parsed_method = _k(rec, defaults, errors, remarks)
     depth_default = branching_default = None
     k_spread = None
@@ -198,7 +197,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     described = " ".join(str(v.get(key) or "") for key in ("_context", "notes"))
     metric = speedup_metric(described)
     gpus = int(names.tp or 1)
-    if (base or spec) and gpus > 1 and throughput_per_gpu(described):
+    scale = gpus if (base or spec) and gpus > 1 and throughput_per_gpu(described) else 1
+    if scale > 1:
         base, spec = (None if x is None else x * gpus for x in (base, spec))
         remarks.append(f"throughputs given per GPU: × {gpus} GPUs, the replica's throughput the model predicts")
     latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
@@ -264,7 +264,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     }
     problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
                     if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
-    return row, problems, (acc.k if acc is not None else None, "k" in assumed)
+    return row, problems, (acc.k if acc is not None else None, "k" in assumed, scale)
 
 
 def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:

@@ -155,7 +155,10 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
                 out[i] = row[c]
         columns[c] = out
     if len(fast):
-        _fast_numbers(columns, fast, numbers, present, block.lines)
+        scale = np.ones(int(gid.max()) + 1)  # throughputs given per GPU: x the row's GPUs, as validate() reads them
+        for g, (_, _, info) in templates.items():
+            scale[g] = info[2] if info is not None else 1
+        _fast_numbers(columns, fast, numbers, present, block.lines, scale[gid[fast]])
         with_acc = [i for i in fast.tolist() if accs[i] is not None]
         if with_acc:
             found = [accs[i] for i in with_acc]
@@ -202,15 +205,17 @@ def _block_notes(block, templates: dict, gid: np.ndarray, fast: np.ndarray, slow
     return problems, fallbacks, flags[kept].tolist()
 
 
-def _fast_numbers(columns: dict, fast: np.ndarray, numbers: dict, present: dict, lines: list) -> None:
+def _fast_numbers(columns: dict, fast: np.ndarray, numbers: dict, present: dict, lines: list,
+                  scale: np.ndarray) -> None:
     """The rows' own numbers into the columns of the rows that took their group's row, as validate()
-    writes them: row, concurrency (int), throughputs and the measured speedup (floats, None where none)."""
+    writes them: row, concurrency (int), throughputs (x scale) and the measured speedup (of the
+    throughputs as given; floats, None where none)."""
     columns["row"][fast] = np.array(lines, dtype=object)[fast]
     if "concurrency" in numbers:
         columns["concurrency"][fast] = _objects(numbers["concurrency"][fast].astype(np.int64).tolist())
     for c in ("baseline_tok_s", "spec_tok_s"):
         if c in numbers:
-            columns[c][fast] = _floats_or_none(numbers[c][fast], present[c][fast])
+            columns[c][fast] = _floats_or_none(numbers[c][fast] * scale, present[c][fast])
     measured = np.full(len(fast), None, dtype=object)
     if "baseline_tok_s" in numbers and "spec_tok_s" in numbers:
         both = present["baseline_tok_s"][fast] & present["spec_tok_s"][fast]
