@@ -151,8 +151,7 @@ def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
 
 def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
     """(the row, problems), or (None, problems) when the row has an error or is refused and is left out."""
-    row, problems, _ = validate_row(rec, defaults)
-    return row, problems
+    return validate_row(rec, defaults)[:2]
 
 
 def validate_row(rec: RunRecord, defaults: RunDefaults):
