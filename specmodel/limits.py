@@ -82,29 +82,49 @@ MAX_CACHED_KEY_CHARS = 256
 MAX_NAME_TEXT = 1_000  # the longest real name ("8x H100 80GB HBM3 (TP=8, ...)") is under 200 characters
 
 
-_work_end = contextvars.ContextVar("specmodel_work_deadline", default=None)
+class Deadline:
+    """One kind of deadline that nests, the one home of that rule: inside `until(seconds)`, `left()` counts
+    down to `seconds` after the block started, or to an enclosing block's end if that is sooner (a
+    deadline set inside another never extends it); outside every block `left()` is None. `clock` is
+    called each time (a function, so a test may step the clock it reads). The work deadline below and
+    the HTTP exchange's total deadline (metrics/fetch.py) are two of them."""
+
+    def __init__(self, name: str, clock):
+        self._end: contextvars.ContextVar[float | None] = contextvars.ContextVar(name, default=None)
+        self._clock = clock
+
+    @contextlib.contextmanager
+    def until(self, seconds: float):
+        end = self._clock() + seconds
+        outer = self._end.get()
+        token = self._end.set(end if outer is None else min(outer, end))
+        try:
+            yield
+        finally:
+            self._end.reset(token)
+
+    def left(self) -> float | None:
+        """Seconds left before the current deadline (≤ 0 once it passed), None outside every block."""
+        end = self._end.get()
+        return None if end is None else end - self._clock()
+
+
 clock = time.monotonic  # the work deadline's clock (a test may step it)
+_WORK = Deadline("specmodel_work_deadline", lambda: clock())
 
 
-@contextlib.contextmanager
 def work_deadline(seconds: float | None = None):
     """Inside this block `out_of_time()` turns true `seconds` from now (default MAX_WORK_S, read when the
     block starts), or at an enclosing block's deadline if that is sooner: a deadline inside another never
     extends it. Loops over an input's parts (rows, instances, metric families) ask `out_of_time()` between
     parts and stop saying how far they got."""
-    end = clock() + (MAX_WORK_S if seconds is None else seconds)
-    outer = _work_end.get()
-    token = _work_end.set(end if outer is None else min(outer, end))
-    try:
-        yield
-    finally:
-        _work_end.reset(token)
+    return _WORK.until(MAX_WORK_S if seconds is None else seconds)
 
 
 def out_of_time() -> bool:
     """Whether the current work deadline (if any) has passed."""
-    end = _work_end.get()
-    return end is not None and clock() >= end
+    left = _WORK.left()
+    return left is not None and left <= 0
 
 
 def reads_name(fn):

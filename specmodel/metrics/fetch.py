@@ -37,7 +37,6 @@ are held to it between two chunks of the body. A deadline set inside another nev
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import socket
 import ssl
 import time
@@ -49,7 +48,7 @@ import httpcore
 import httpx
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import clean_name
+from specmodel.limits import Deadline, clean_name
 
 
 @dataclass(frozen=True)
@@ -281,35 +280,27 @@ class DeadlinePassed(SpecModelError):
     """An HTTP exchange ran past its total deadline (however slowly the server trickled)."""
 
 
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("specmodel_http_deadline", default=None)
+_deadline = Deadline("specmodel_http_deadline", time.monotonic)  # the nesting rule lives in limits
 
 
-@contextlib.contextmanager
 def total_deadline(seconds: float):
     """Every read, write and connect through a `DeadlineStream` inside this block ends by `seconds`
     from now (or by an enclosing block's deadline, if that is sooner): the whole exchange, not only
     each silence between two bytes."""
-    end = time.monotonic() + seconds
-    outer = _deadline.get()
-    token = _deadline.set(end if outer is None else min(outer, end))
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
+    return _deadline.until(seconds)
 
 
 def deadline_passed(margin_s: float = 0.0) -> bool:
     """Whether the current total deadline (if any) is less than `margin_s` away."""
-    end = _deadline.get()
-    return end is not None and time.monotonic() >= end - margin_s
+    left = _deadline.left()
+    return left is not None and left <= margin_s
 
 
 def bounded_timeout(timeout: float | None) -> float | None:
     """`timeout`, shortened to the time left before the total deadline; DeadlinePassed if none is left."""
-    end = _deadline.get()
-    if end is None:
+    left = _deadline.left()
+    if left is None:
         return timeout
-    left = end - time.monotonic()
     if left <= 0:
         raise DeadlinePassed("the server did not finish answering within the total time allowed")
     return left if timeout is None else min(timeout, left)
