@@ -242,6 +242,22 @@ def test_11_every_setting_of_a_scenario_is_bounded_with_the_bound_in_the_message
         Scenario(**{field: value}).validated()
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # 1e30 went to the model as int64 garbage (make fuzz)
+def test_11_a_run_row_past_the_concurrency_bound_is_refused_by_its_row_and_the_others_load():
+    from specmodel.model.roofline import Efficiency
+    from specmodel.runs import read_runs
+    from specmodel.runs.review import review
+    data = (b"workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\nchat,1e30,3,0.7,100,150\n"
+            b"chat,100000,3,0.7,100,150\nchat,8,3,0.7,100,150\n")
+    table = read_runs([("big.csv", data)])
+    assert [(p.file, p.row, p.column) for p in table.errors] == [("big.csv", 2, "concurrency"),
+                                                                  ("big.csv", 3, "concurrency")]
+    assert all("above 65536; expected concurrent requests, a number from 1 to 65,536" in p.message
+               for p in table.errors)
+    assert table.rows["concurrency"].tolist() == [8]
+    assert review(table.rows, Efficiency()).evaluated["predicted_speedup"].notna().all()
+
+
 def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkeypatch):
     from tests.cli_runner import run_cli
     with pytest.raises(SpecModelError, match="3660 days"):
