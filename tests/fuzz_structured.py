@@ -41,8 +41,17 @@ CELLS = ["chat", "0.7", "0,75", "1,500", "1,024", "1,234,567.5", "1.234,5", "1.5
 
 
 def _size(draw, most: int = MAX_BYTES) -> int:
-    """A target size in bytes: mostly small, sometimes up to the bound."""
-    return draw(st.sampled_from([64, 1024, most // 16, most // 2, most]))
+    """A target size in bytes: mostly small (the branches are in the structure, not the size), one in 40 near
+    the bound (at FUZZ_MAX_BYTES = the upload limit, an input of 20 MB takes tens of seconds to read and
+    review on 2 busy cores: 2,000 inputs at one in two were hours per target)."""
+    if draw(st.integers(0, 39)) == 0:
+        return draw(st.sampled_from([most // 16, most // 4, most]))
+    return min(most, draw(st.sampled_from([64, 256, 1024, 4096, 16384])))
+
+
+def _sized(draw, usual: list, near_the_bound: list):
+    """One of `usual`, or one in 40 times one of `near_the_bound` (sizes that scale with FUZZ_MAX_BYTES)."""
+    return draw(st.sampled_from(near_the_bound if draw(st.integers(0, 39)) == 0 else usual))
 
 
 def _cell(draw) -> str:
@@ -177,7 +186,7 @@ def json_files(draw):
     base = {"output_throughput": draw(st.sampled_from([150.0, 1e308, -1, "150"])),
             "max_concurrency": draw(st.sampled_from([8, 10 ** 29, 10 ** 31, 2 ** 64])),
             "num_spec_tokens": draw(st.sampled_from([3, 64, 65, 10 ** 9])),
-            "spec_decode_per_position_acceptance_rates": [0.5] * draw(st.sampled_from([1, 64, 65, MAX_BYTES // 4])),
+            "spec_decode_per_position_acceptance_rates": [0.5] * _sized(draw, [1, 64, 65], [MAX_BYTES // 4]),
             "acceptance_histogram": {str(draw(st.sampled_from([0, 3, 63, 64, 10 ** 9]))): 5}}
     for i in range(width):
         base[f"k{i}"] = i
@@ -209,11 +218,11 @@ def log_files(draw):
                   "accepted": draw(st.sampled_from(["2400", "0", "1e309", "9" * 40])),
                   "drafted": draw(st.sampled_from(["4800", "0", "1"])),
                   "positions": ", ".join([draw(st.sampled_from(["0.700", "0.5", "1.5", "x"]))]
-                                         * draw(st.sampled_from([1, 3, limits.MAX_K, limits.MAX_K + 1,
-                                                                 max(1, MAX_BYTES // 8)])))}
+                                         * _sized(draw, [1, 3, limits.MAX_K, limits.MAX_K + 1],
+                                                  [max(1, MAX_BYTES // 8)]))}
         spec = _SPEC_LINE.format(fields=", ".join(f.format(**values) for f in fields))
         if draw(st.integers(0, 5)) == 0:
-            spec = _SPEC_LINE.format(fields="a" * draw(st.sampled_from([10, 100_000, MAX_BYTES])))
+            spec = _SPEC_LINE.format(fields="a" * _sized(draw, [10, 100_000], [MAX_BYTES]))
         engine = _ENGINE_LINE.format(gen=draw(st.sampled_from(["402.0", "0", "inf"])),
                                      running=draw(st.sampled_from(["8", "0", "100000000"])))
         if draw(st.integers(0, 4)) == 0:  # a vLLM V0 line: E from the system efficiency and k
@@ -221,7 +230,7 @@ def log_files(draw):
                     f"efficiency: {draw(st.sampled_from(['0.600', '1.5', '0']))}"
                     + draw(st.sampled_from([", Number of speculative tokens: 3", ", Number of speculative tokens: 0", ""])))
         points += [engine, spec] if draw(st.integers(0, 3)) else [spec]
-    repeat = draw(st.sampled_from([1, 1, 1, max(1, MAX_BYTES // max(1, sum(map(len, points))))]))
+    repeat = _sized(draw, [1, 1, 2, 3], [max(1, MAX_BYTES // max(1, sum(map(len, points))))])
     return "vllm.log", "\n".join(points * repeat) + "\n"
 
 
@@ -282,8 +291,8 @@ def workload_files(draw):
                 lines[0] = lines[0] + ",Label"
             elif defect == "header_quote":  # the header itself never closes its quote
                 lines[0] = '"' + lines[0] + "\n" + "x" * (limits.MAX_CELL_CHARS + 1)
-            else:  # past the file's row bound
-                lines.extend(lines[1:2] * (limits.MAX_ROWS_PER_FILE + 1))
+            else:  # many rows; one in 40 times past the file's row bound (200,000 rows take seconds)
+                lines.extend(lines[1:2] * _sized(draw, [100, 2000], [limits.MAX_ROWS_PER_FILE + 1]))
         text = "\n".join(lines) + "\n"
         return "mix.csv", _encoded(draw, text.encode())
     docs = [{c: (v.strip('"') if c != "survival" else [0.8, 0.6]) for c, v in zip(columns, r)} for r in cells]
@@ -426,7 +435,7 @@ def encoded_answers(draw):
     status, the client (the project's or a plain httpx one), the total time, a token, whether the body is read."""
     one = st.sampled_from(["gzip", "deflate", "raw-deflate", "x-gzip", "GZIP"]).map(lambda c: [c])
     stack = draw(one | one | st.lists(st.sampled_from(["gzip", "deflate", "identity", "br", ""]), max_size=3))
-    body = b"\0" * draw(st.sampled_from([0, 100, MAX_BYTES, 64 * MAX_BYTES])) if draw(st.booleans()) else \
+    body = b"\0" * _sized(draw, [0, 100, 16384, 5 * MAX_BYTES], [MAX_BYTES, 64 * MAX_BYTES]) if draw(st.booleans()) else \
         b'vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 100\n' * draw(st.sampled_from([1, 1000]))
     for coding in stack:
         body = ENCODINGS.get(coding.lower(), lambda b: b)(body)

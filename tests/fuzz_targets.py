@@ -37,7 +37,9 @@ from specmodel.metrics import fleet, live, prom, promapi
 from specmodel.metrics.scrape import ScrapePolicy
 from specmodel.model.roofline import Efficiency
 from specmodel.plan import workloads
+from specmodel.runs import logs
 from specmodel.runs.review import review
+from tests import fuzz_formats as formats
 from tests import fuzz_structured as structured
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,17 +226,50 @@ def hostile_json(draw):
     return "hostile.json", text
 
 
-RUN_INPUT = st.one_of(
-    st.tuples(st.sampled_from(["x.csv", "x.json", "<b>x</b>.csv", "名前.json"]), st.binary(max_size=300)),
-    edited_text(RUN_FILES), retyped_json(RUN_FILES), synthetic_csv(), hostile_csv(), hostile_json(),
-    st.just(("empty.csv", "")), st.just(("bom.csv", "\ufeff")),
-    structured.csv_files(), structured.json_files(), structured.log_files(), structured.guidellm_csvs(),
-    structured.spec_jsons())
+def _bound(strategy, bound=None):
+    """(name, data) inputs as (name, data, row bound) ones (fuzz_formats' shape), with the real bound."""
+    return strategy.map(lambda item: (*item, bound))
+
+
+def _some(names: list[str]) -> dict[str, str]:
+    return {n: RUN_FILES[n] for n in names}
+
+
+# One target per format (fuzz_formats.py says why): each reader gets all of its target's inputs.
+RUN_FORMATS = {
+    "runs csv": st.one_of(formats.plain_csvs(), formats.plain_csvs(), _bound(synthetic_csv()), _bound(hostile_csv()),
+                          _bound(edited_text(_some(["seed_runs.csv", "leviathan_2023.csv", "multi_workload.csv"])))),
+    "runs guidellm": st.one_of(formats.guidellm_files(), formats.guidellm_files(),
+                               _bound(edited_text(_some(["guidellm_benchmarks_sample.csv", "guidellm_sweep.csv",
+                                                         "guidellm_baseline_benchmarks.json"]))),
+                               _bound(retyped_json(_some(["guidellm_baseline_benchmarks.json"])))),
+    "runs vllm bench": st.one_of(formats.vllm_bench_files(), formats.vllm_bench_files(), _bound(hostile_json()),
+                                 _bound(structured.json_files()),
+                                 _bound(retyped_json(_some(["vllm_bench_serve_sample.json", "vllm_bench_eagle_k3.json",
+                                                            "vllm_bench_serve_baseline_sample.json"])))),
+    "runs spec json": formats.spec_json_files(),
+    "runs vllm log": st.one_of(_bound(structured.log_files()), _bound(structured.log_files()),
+                               _bound(edited_text(_some(["vllm_v1_specdecode.log"])))),
+    "runs bytes": st.one_of(formats.run_bytes(), formats.run_bytes(),
+                            _bound(st.tuples(st.sampled_from(["x.csv", "x.json", "<b>x</b>.csv", "名前.json"]),
+                                             st.binary(max_size=300))),
+                            st.just(("empty.csv", "", None)), st.just(("bom.csv", "\ufeff", None))),
+}
 
 
 def target_runs(item) -> None:
-    name, data = item
-    table = runs.read_runs([(name, data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))])
+    """Read one run file (a path on disk for the name "PATH") with its row bound, check what was read, and
+    do with it what the Past runs page and `runs` do next: review, export, the HTML report."""
+    name, data, bound = item
+    data = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if name == "PATH":
+        name, source = "run_file.csv", _write("run_file.csv", data)
+    else:
+        source = (name, data)
+    with formats.row_bound(bound):
+        table = runs.read_runs([source])
+    if name.endswith(".log"):  # the Past runs page's acceptance-over-time table
+        logs.acceptance_trend(data.decode("utf-8", "replace"))
     for p in table.problems:  # every problem names its file (and says what was wrong)
         if not str(p).startswith(name) or not p.message:
             raise AssertionError(f"a problem that does not name its file: {p}")
@@ -660,8 +695,7 @@ def target_scenarios(s) -> None:
 
 # --- the list -----------------------------------------------------------------------------------------
 
-TARGETS = [
-    ("runs files", RUN_INPUT, target_runs),
+TARGETS = [(name, strategy, target_runs) for name, strategy in RUN_FORMATS.items()] + [
     ("prometheus text", st.one_of(PROM_PAIR, PROM_SAME), target_prom_text),
     ("prometheus windows", WINDOW_INPUT, target_prom_window),
     ("prometheus api", API_INPUT, target_prom_api),
@@ -676,8 +710,12 @@ TARGETS = [
 
 # The modules each target reads through: `make fuzz` reports the line coverage of each (>= COVERAGE_GOAL).
 COVERS = {
-    "runs files": ("runs/sniff.py", "runs/csv_plain.py", "runs/csv_rows.py", "runs/cells.py", "runs/guidellm.py",
-                   "runs/vllm_bench.py", "runs/spec_json.py", "runs/logs.py"),
+    "runs csv": ("runs/csv_plain.py", "runs/csv_rows.py", "runs/cells.py"),
+    "runs guidellm": ("runs/guidellm.py",),
+    "runs vllm bench": ("runs/vllm_bench.py",),
+    "runs spec json": ("runs/spec_json.py",),
+    "runs vllm log": ("runs/logs.py",),
+    "runs bytes": ("runs/sniff.py",),
     "prometheus text": ("metrics/prom.py",),
     "prometheus api": ("metrics/promapi.py",),
     "workloads": ("plan/workloads.py",),

@@ -16,15 +16,26 @@ from specmodel.runs import RunDefaults, read_runs
 from tests.conftest import ROOT
 from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_api
 
-# 150 examples per target in `make test`; `make test-fast` (the loop while editing) sets fewer.
-QUICK = settings(max_examples=int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")), deadline=None,
-                 database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+# Inputs per target in `make test`: 150 where one input takes tens of milliseconds, fewer where it takes
+# hundreds (a run file goes on through the review, the CSV export and the HTML report; an API answer through
+# a real HTTP server), so each test stays under about 10 s on 2 busy cores. `make fuzz` carries the long run
+# (2,000 inputs per target, with its coverage report). SPECMODEL_QUICK_FUZZ_EXAMPLES scales every count
+# (150 = these; `make test-fast`, the loop while editing, sets 40).
+QUICK_EXAMPLES = {"runs csv": 50, "runs guidellm": 50, "runs vllm bench": 50, "runs spec json": 25, "runs vllm log": 35,
+                  "runs bytes": 50, "prometheus api": 40, "workloads": 60, "cli": 60, "cli commands": 35, "stacked encodings": 50}
+SCALE = int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")) / 150
+
+
+def quick(name: str):
+    """The quick profile of one target: deterministic, its QUICK_EXAMPLES inputs (150 if not listed), scaled."""
+    return settings(max_examples=max(5, round(QUICK_EXAMPLES.get(name, 150) * SCALE)), deadline=None,
+                    database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy overflow warnings on huge inputs are fine
 @pytest.mark.parametrize("name, strategy, function", TARGETS, ids=[t[0] for t in TARGETS])
 def test_only_the_user_facing_error_escapes(name, strategy, function):
-    @QUICK
+    @quick(name)
     @given(strategy)
     def run(value):
         check(function, value)
@@ -116,3 +127,7 @@ def test_runs_export_to_a_missing_folder_is_one_line_and_exit_2(tmp_path, capsys
     code = cli.main(["runs", str(ROOT / "sample_runs" / "seed_runs.csv"), "--csv", str(tmp_path / "no" / "t.csv")])
     err = capsys.readouterr().err
     assert code == 2 and "cannot write" in err and "Traceback" not in err
+
+
+def test_every_quick_count_is_for_a_target():
+    assert set(QUICK_EXAMPLES) <= {name for name, _, _ in TARGETS}
