@@ -421,17 +421,19 @@ def plain_csvs(draw):
     delimiter = draw(st.sampled_from([","] * 6 + [";", "\t", "|"]))
     # each number column written in one style (plain, thousands separators, decimal commas, only "1,500"
     # that fits both, or mixed): the reader decides per column, and from the file's other columns
-    columns = [_CELL_FOR[_cell_kind(h)] if _cell_kind(h) != "number" else draw(st.sampled_from(_STYLES))
-               for h in header[:16]]
+    # (a number column's rows take its style's cells in turn from a drawn start, so two rows show two of them)
+    columns = [(_CELL_FOR[_cell_kind(h)], None) if _cell_kind(h) != "number" else
+               (draw(st.sampled_from(_STYLES)), draw(st.integers(0, 7))) for h in header[:16]]
     rows = []
-    for _ in range(draw(st.sampled_from([1, 2, 3, 6, 0]))):
-        cells = [draw(st.sampled_from(c)) for c in columns] + ["1"] * max(0, len(header) - 16)
+    for row in range(draw(st.sampled_from([2, 3, 6, 1, 0]))):
+        cells = [draw(st.sampled_from(c)) if start is None else c[(start + row) % len(c)] for c, start in columns]
+        cells += ["1"] * max(0, len(header) - 16)
         rows.append([f'"{c}"' if delimiter in c and not c.startswith('"') else c for c in cells])
     # defects by row, as csv_rows must name them: short and long rows, a trailing delimiter, a blank row, a
     # quote opened and never closed (mid-file or at the end), a quoted cell over lines, a cell past the limit
     for defect in draw(st.lists(st.sampled_from(["short", "long", "trailing", "blank", "quote", "quote_end",
                                                  "line_break", "long_cell", "quote_header", "long_cell",
-                                                 "many_quotes"]), max_size=4)):
+                                                 "many_quotes", "quote_long", "quote_long"]), max_size=4)):
         if not rows:
             break
         at = draw(st.integers(0, len(rows) - 1))
@@ -452,6 +454,9 @@ def plain_csvs(draw):
             rows[at] = ['"two\nlines"'] + cells[1:]
         elif defect == "long_cell":
             rows[at] = ["x" * (limits.MAX_CELL_CHARS + draw(st.sampled_from([0, 1, 10])))] + cells[1:]
+        elif defect == "quote_long":  # a quote still open past the cell limit, over lines of their own
+            half = "y" * (limits.MAX_CELL_CHARS // 2 + 1)
+            rows[at:at + 1] = [['"' + cells[0].strip('"')] + cells[1:], [half], [half], [half]]
         elif defect == "many_quotes":  # past MAX_BROKEN_ROWS rows refused for their quoting
             rows += [['"' + cells[0].strip('"')] + cells[1:]] * (csv_rows.MAX_BROKEN_ROWS + 1)
         else:
@@ -465,10 +470,10 @@ def plain_csvs(draw):
 
 
 _STYLES = [["1", "8", "64", "0.7", "150", "48", "2.5", "3"], ["1", "8", "64", "0.7", "150", "48", "2.5", "3"],
-           ["1,500", "1,024", "2,500.5", "1,234,567.5", "-1,500", "64", "1,500 %"],  # thousands separators
-           ["0,75", "1,5", "1.234,5", "150", "1.500", "0,75 %", "2,5"],  # decimal commas (a dot-grouped "1.500")
+           ["1,500", "2,500.5", "1,024", "1,234,567.5", "-1,500", "64", "1,500 %"],  # thousands separators
+           ["0,75", "1.500", "1,5", "1.234,5", "150", "0,75 %", "2,5"],  # decimal commas (a dot-grouped "1.500")
            ["1,500", "1,024", "64"],  # fits both: the file's other columns decide
-           ["1,500", "0,75", "2,500.5", "1,5"],  # mixed: a comma cell cannot be read
+           ["2,500.5", "0,75", "1,5", "1,234,567.5"],  # mixed: a comma cell cannot be read
            ["0.7", "150", "", "x", "0", "65", "1e309", "-1", "1.234.567", "NaN"]]
 
 
