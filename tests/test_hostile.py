@@ -252,7 +252,7 @@ def test_11_a_run_row_past_the_concurrency_bound_is_refused_by_its_row_and_the_o
     table = read_runs([("big.csv", data)])
     assert [(p.file, p.row, p.column) for p in table.errors] == [("big.csv", 2, "concurrency"),
                                                                   ("big.csv", 3, "concurrency")]
-    assert all("above 65536; expected concurrent requests, a number from 1 to 65,536" in p.message
+    assert all("above 65536; expected concurrent requests, 1 to 65,536" in p.message
                for p in table.errors)
     assert table.rows["concurrency"].tolist() == [8]
     assert review(table.rows, Efficiency()).evaluated["predicted_speedup"].notna().all()

@@ -281,8 +281,7 @@ def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str])
 
 def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:
     """(concurrency, request rate); concurrency is required, a fractional one is rounded."""
-    conc = _number(rec, "concurrency", errors, lo=1, hi=MAX_CONCURRENCY,
-                   what=f"concurrent requests, a number from 1 to {MAX_CONCURRENCY:,}")
+    conc = _number(rec, "concurrency", errors, lo=1, hi=MAX_CONCURRENCY, what=f"concurrent requests, 1 to {MAX_CONCURRENCY:,}")
     rate = _number(rec, "request_rate", errors, lo=0, strict_lo=True, what="requests per second > 0")
     if conc is not None and conc != round(conc):
         remarks.append(f"concurrency {conc:g} rounded to {round(conc)}")
