@@ -21,7 +21,7 @@ from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_
 # a real HTTP server), so each test stays under about 10 s on 2 busy cores. `make fuzz` carries the long run
 # (2,000 inputs per target, with its coverage report). SPECMODEL_QUICK_FUZZ_EXAMPLES scales every count
 # (150 = these; `make test-fast`, the loop while editing, sets 40).
-QUICK_EXAMPLES = {"runs csv": 50, "runs guidellm": 50, "runs vllm bench": 50, "runs spec json": 25, "runs vllm log": 35,
+QUICK_EXAMPLES = {"runs csv": 50, "runs guidellm": 50, "runs vllm bench": 50, "runs spec json": 25, "runs vllm log": 20,
                   "runs bytes": 50, "prometheus api": 40, "workloads": 60, "cli": 60, "cli commands": 35, "stacked encodings": 50}
 SCALE = int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")) / 150
 
