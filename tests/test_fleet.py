@@ -257,6 +257,8 @@ def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_
     assert "loses" in alert.inner_text() and "turn speculation off" in alert.inner_text()
     assert page.locator("[data-testid='stAlertContainer']", has_text=prom_fleet.dead).inner_text().count("down") >= 1
     assert page.get_by_text(f"{len(FLEET)} instance(s)", exact=False).count() == 1
+    # the history chart comes from a second query: wait for it to be drawn before counting
+    page.locator("[data-testid='stPlotlyChart']").nth(1).wait_for(timeout=60_000)
     wait_for_charts(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() == 2
     assert "prom_url=" in page.url and "fleet_window=4s" in page.url
