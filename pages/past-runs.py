@@ -35,8 +35,8 @@ with top_left:
                                     "(the first ones load). Formats and column names: docs/formats.md.")
 with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
-    k_default = st.number_input("k for files that do not record it (guidellm)", 1, 16, 4, key="runs_k",
-                                bind="query-params")
+    k_box = st.number_input("k for files that do not record it (guidellm)", 1, 16, None, key="runs_k",
+                            bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
@@ -47,9 +47,10 @@ pairs = paired_by_hand(files)
 
 s = base_scenario()
 defaults = RunDefaults(gpu=s.gpu, target=s.target, method=s.method, draft=s.draft, tp=s.tp,
-                       context_len=s.context_len, k=int(k_default),
+                       context_len=s.context_len, k=runs_view.GUIDELLM_K if k_box is None else int(k_box),
                        said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
-                       explicit=frozenset(FALLBACK_KINDS))  # the sidebar's choices are the user's, always shown
+                       # the sidebar's choices are the user's, always shown; the k box is the user's once set
+                       explicit=frozenset(FALLBACK_KINDS) | ({"k"} if k_box is not None else set()))
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)
@@ -90,9 +91,8 @@ m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")
 m1.metric("Runs loaded", f"{len(table.rows):,}")
 m2.metric("Model error", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
           help="Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both.")
-m3.metric("Verdicts agree", "–" if not summary["rows_compared"] else
-          f"{runs_view.compact(summary['verdicts_agreeing'])} of {runs_view.compact(summary['rows_compared'])}",
-          help="The model's verdict and the measured one are the same (±5% counts as borderline).")
+m3.metric("Verdicts agree", runs_view.agreeing_share(summary),  # a share: "302 of 331" is cut at 1280 px
+          help=runs_view.agreeing_help(summary))
 m4.metric("Pay off · borderline · lose", " · ".join(runs_view.compact(counts[v]) for v in ("clears", "borderline", "fails")),
           help=f"{counts['measured']:,} verdicts from a measured speedup, {counts['predicted']:,} predicted.")
 with m5:

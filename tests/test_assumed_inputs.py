@@ -93,8 +93,10 @@ def test_k_not_stated_where_the_engine_has_no_default_spans_the_ks_it_runs_and_w
     ev, own = evaluate_runs(unstated.rows).iloc[0], evaluate_runs(stated.rows).iloc[0]
     assert ev["predicted_speedup"] == pytest.approx(own["predicted_speedup"])  # same point, k 3
     assert ev["speedup_high"] / ev["speedup_low"] > 1.2 * own["speedup_high"] / own["speedup_low"]
-    given = read(row.format(k=""), k=4).rows.iloc[0]  # --k 4 (or the page's k box) beats the spread
+    given = read(row.format(k=""), k=4, explicit=frozenset({"k"})).rows.iloc[0]  # --k 4 (or the k box set)
     assert int(given["k"]) == 4 and _no_spread(given["k_spread"]) and "k = 4 from the settings" in given["remarks"]
+    # the page's empty k box still reads guidellm files at k = 4, but that k is no statement about this run
+    assert tuple(read(row.format(k=""), k=4).rows.iloc[0]["k_spread"]) == (2, 3, 4, 5)
     t = read("chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3,,1,,3.1,1.9,TensorRT-LLM 0.20\n")
     assert refusal(t).reason == "no_k"  # an engine whose k is neither documented nor spread: still refused
 

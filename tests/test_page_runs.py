@@ -49,7 +49,8 @@ def test_uploading_a_csv_shows_the_break_even_table_with_flags_and_charts():
     assert "code completion pays off at concurrency 1, 8, 32, 64" in flags
     assert "open-ended chat loses at concurrency 1, 8, 32, 64" in flags
     assert chart_titles(at) == ["Predicted vs measured speedup", "Tokens per step: measured vs break-even"]
-    assert [m.value for m in at.metric][:3] == ["8", at.metric[1].value, "8 of 8"]
+    assert [m.value for m in at.metric][:3] == ["8", at.metric[1].value, "100%"]
+    assert at.metric[2].help.startswith("8 of 8 runs with a measured and a predicted speedup")
     assert at.get("download_button")  # CSV and HTML exports offered
 
 
@@ -144,7 +145,7 @@ def test_a_measured_loss_the_model_calls_a_gain_is_a_loss_with_the_disagreement_
     flags = " ".join(m.value for m in at.markdown)
     assert "MT-Bench loses at concurrency 24, 64 (measured) — the model said pays off at 24, 64" in flags
     assert "long context pays off at concurrency 32 (predicted)" in flags
-    assert at.metric[2].value == "2 of 5"
+    assert at.metric[2].value == "40%" and at.metric[2].help.startswith("2 of 5 runs")
 
 
 def test_problems_are_one_collapsed_block_grouped_by_kind_errors_first():
@@ -181,3 +182,19 @@ def test_uploaded_runs_survive_a_visit_to_another_page_until_cleared():
     assert len(table_by_key(at, "runs_table")) == 6
     at.button(key="runs_clear_uploads").click().run()
     assert "Upload one or more run files" in at.info[0].value
+
+
+def test_a_run_without_k_keeps_its_k_spread_until_the_k_box_is_set():
+    """As the command line does without --k: the empty k box is no statement about the run, so an
+    EAGLE-3 run on vLLM without k is predicted at k = 3 with the band over k = 2..5; setting the box
+    predicts it at the box's k."""
+    head = "workload,hardware,target_model,draft_model_or_method,k,concurrency_or_batch,speedup,notes\n"
+    row = "chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3,,1,1.9,vLLM 0.10.1\n"
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("nok.csv", (head + row).encode(), "text/csv")).run()
+    assert not at.exception
+    run = table_by_key(at, "runs_table").iloc[0]
+    assert int(run["k"]) == 3 and "the band spans k = 2-5" in run["remarks"]
+    at.number_input(key="runs_k").set_value(5).run()
+    run = table_by_key(at, "runs_table").iloc[0]
+    assert int(run["k"]) == 5 and "k = 5 from the settings" in run["remarks"]

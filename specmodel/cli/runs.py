@@ -76,7 +76,7 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.runs.headlines import model_headline
     from specmodel.runs.review import prediction_counts, review
 
-    explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method") if getattr(args, kind, None))
+    explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method", "k") if getattr(args, kind, None))
     args.gpu = args.gpu or "L40S"
     args.target = args.target or "Llama 3.1 8B"
     method, draft = method_and_draft(args)

@@ -88,7 +88,8 @@ class RunDefaults:
     k: int | None = None  # for files that do not record k (guidellm)
     said_as: Mapping[str, str] = field(default_factory=dict, hash=False)
     # the kinds (FALLBACK_KINDS) the user chose explicitly: a row naming a GPU, model or method that
-    # is no preset (or two) is predicted with the choice; for any other kind such a row is refused
+    # is no preset (or two) is predicted with the choice; for any other kind such a row is refused.
+    # "k" in it: the user gave k, which beats a method's k spread (a k only read with is not explicit)
     explicit: frozenset = frozenset()
 
     def named(self, kind: str) -> str:

@@ -179,7 +179,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
             remarks.append(f"k = {k} assumed" + (f" (a tree {found.draft_depth} deep, {found.branching} wide)"
                                                  if found.draft_depth and found.branching and found.branching > 1
                                                  else "") + f": the documented default ({found.source})")
-        elif defaults.k is not None:  # the user's k for files that do not record it beats a spread
+        elif defaults.k is not None and "k" in defaults.explicit:  # the user's own k beats a spread
             k = int(defaults.k)
             remarks.append(f"k not in the file: k = {k} from the settings")
         else:
@@ -319,8 +319,8 @@ def _k(rec: RunRecord, defaults: RunDefaults, errors: list, remarks: list[str]):
         errors.append(_RowError(rec.headers.get("draft_tokens", "draft_tokens"),
                                 f"draft tokens ÷ drafts gives k = {k:,}, outside 1..{MAX_K}; check the counts"))
         return None, parsed_method
-    if defaults.k is not None and any(key in v for key in ("tokens_per_step", "alpha", "draft_acceptance_rate",
-                                                           "acceptance_rate_percent", "accepted_tokens")):
+    needs_k = ("tokens_per_step", "draft_acceptance_rate", "acceptance_rate_percent", "accepted_tokens")  # to read
+    if defaults.k is not None and any(key in v for key in needs_k + (("alpha",) if "k" in defaults.explicit else ())):
         remarks.append(f"k not in the file: k = {int(defaults.k)} from the settings")
         return int(defaults.k), parsed_method
     return None, parsed_method

@@ -175,6 +175,28 @@ def calibration_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
                     "(each step of the fit predicts every run it is given)")
 
 
+GUIDELLM_K = 4  # the k a file that needs one to read its acceptance (guidellm) is read at, the k box empty
+K_BOX_PLACEHOLDER = f"{GUIDELLM_K} where a file needs one to be read"
+K_BOX_HELP = ("Set it to predict every run without a k at this k. Left empty, a file that needs k to read its "
+              f"acceptance (guidellm) is read at k = {GUIDELLM_K}, and a run whose method has no documented default is "
+              "predicted across the k values it commonly runs at, as the command line does without --k.")
+
+
+def agreeing_share(summary: dict) -> str:
+    """The "Verdicts agree" metric: the share of runs with both speedups whose verdicts are the same
+    ("91%"; "–" with none), short enough for a metric column at 1280 px."""
+    compared = summary.get("rows_compared") or 0
+    return "–" if not compared else f"{100 * summary['verdicts_agreeing'] / compared:.0f}%"
+
+
+def agreeing_help(summary: dict) -> str:
+    """The counts behind agreeing_share, for the metric's help."""
+    compared = summary.get("rows_compared") or 0
+    counts = (f"{summary['verdicts_agreeing']:,} of {compared:,} runs with a measured and a predicted speedup. "
+              if compared else "No run has both a measured and a predicted speedup. ")
+    return counts + "Agree: the model's verdict and the measured one are the same (±5% counts as borderline)."
+
+
 def compact(n: int) -> str:
     """A count short enough for a metric: 8, 1,234, 99.8k, 200k."""
     if n < 10_000:
