@@ -132,3 +132,32 @@ def test_a_version_newer_than_any_release_read_is_predicted_as_the_newest_and_sa
     assert "newer than the newest release read for this preset (0.5.14)" in notes and "sglang 0.5.10" in notes
     assert newer["speedup_low"] < read["speedup_low"]  # the band spans the older scheduler too
     assert "newer than" not in " ".join(read["notes"])
+
+
+# vLLM's ROCm backend order (vllm/platforms/rocm.py, release wheels 0.18.0, 0.19.0, 0.33.0): from 0.19.0
+# ROCM_ATTN comes first for non-MLA models, and its q > 1 path (prefix_prefill.context_attention_fwd)
+# runs one program per query head: Llama 3.1 70B's groups of 8 read each KV head 0.8 × 8 = 6.4 times.
+LONG_70B_MI300X = dict(gpu="8x MI300X", target="Llama 3.1 70B", method="eagle3", alpha=0.7, k=3,
+                       context_len=32768, concurrency=32)
+
+
+def test_vllm_from_0_19_on_instinct_gpus_verifies_gqa_models_without_packing_the_group():
+    old = predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0"))
+    new = predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0"))
+    assert float(new.speedup) < 0.85 * float(old.speedup)  # 32k of context: the verify pass reads it 6.4 times
+    assert float(new.plain.step_ms) == pytest.approx(float(old.plain.step_ms))  # one-token decode packs the group
+    notes = " ".join(summarize(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).notes)
+    assert "ROCM_ATTN's prefill kernel" in notes and "once per query head" in notes
+    on_h100 = dict(LONG_70B_MI300X, gpu="8x H100")  # FlashAttention-3 on Hopper, any version
+    assert float(predict(Scenario(**on_h100, engine="vllm 0.19.0")).speedup) == \
+        pytest.approx(float(predict(Scenario(**on_h100, engine="vllm 0.18.0")).speedup))
+    mla = dict(LONG_70B_MI300X, target="Kimi-K2", gpu="8x MI355X", context_len=8192)  # TRITON_MLA / AITER MLA
+    assert float(predict(Scenario(**mla, engine="vllm 0.19.0")).speedup) == \
+        pytest.approx(float(predict(Scenario(**mla, engine="vllm 0.18.0")).speedup))
+
+
+def test_vllm_without_a_version_on_an_instinct_gpu_spans_the_unpacked_verify_kernel_too():
+    unnamed = summarize(Scenario(**LONG_70B_MI300X, engine="vllm"))
+    unpacked = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).speedup)
+    assert any("version not given" in n and "vllm 0.19.0" in n and "once per query head" in n for n in unnamed.notes)
+    assert unnamed.band[0] <= unpacked * 0.8  # the band's low end reaches the unpacked kernel's prediction

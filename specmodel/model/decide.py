@@ -11,7 +11,7 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.model.engines import find_engine
 from specmodel.model.memory import speculation_does_not_fit
-from specmodel.model.presets import find_method
+from specmodel.model.presets import find_gpu, find_method, find_model
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
 from specmodel.notes import info
 
@@ -365,41 +365,68 @@ def band_around(low, high):
     return np.asarray(low, dtype=float) * BAND_RATIO[0], np.asarray(high, dtype=float) * BAND_RATIO[1]
 
 
+def engine_variants(s: Scenario) -> list[str]:
+    """The engine versions whose behaviour the band also spans for this scenario (Engine.other_behaviours:
+    the engine named without a version, or newer than any release read)."""
+    return find_engine(s.engine).other_behaviours(find_method(s.method).name, find_gpu(s.gpu).name,
+                                                  find_model(s.target).attention)
+
+
+def _variant_words(s: Scenario, variant: str) -> str:
+    """What one engine version of engine_variants pays more, in words."""
+    engine, method, shown = find_engine(variant), find_method(s.method).name, variant.replace(".99", ".x")
+    gpu = find_gpu(s.gpu).name
+    ms, per_seq = engine.serial_cpu(method)
+    parts = []
+    if ms or per_seq:
+        parts.append(f"at {shown} the speculative step runs without the overlap (async) scheduler that plain decoding "
+                     f"keeps and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step")
+    if engine.unpacks_verify(gpu, find_model(s.target).attention):
+        parts.append(f"from {shown} on {gpu} the verify pass runs {engine.verify_unpacked.get('backend')}'s prefill "
+                     "kernel, which reads each KV head once per query head (the default attention backend there)")
+    return "; ".join(parts)
+
+
 def engine_version_notes(s: Scenario) -> list[str]:
     """What the engine's version does to the speculative step, in words (none where nothing differs)."""
     if not s.k:
         return []
     engine, method = find_engine(s.engine), find_method(s.method).name
-    older = engine.other_behaviour(method)
+    variants = engine_variants(s)
     notes = []
     if engine.beyond_read:
         notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
-                          f"preset ({engine.read_through}): predicted with that release's scheduling; check its "
-                          "release notes for changes to async or overlap scheduling with speculative decoding"))
-        if older:
-            notes.append(info(f"The band also spans {older.replace('.99', '.x')}, whose speculative step runs without "
-                              "the overlap scheduler plain decoding keeps"))
-            older = None
-    if older:
-        ms, per_seq = find_engine(older).serial_cpu(method)
-        shown = older.replace(".99", ".x")
-        return notes + [info(f"{engine.label} version not given: predicted with the engine preset as it stands; at "
-                     f"{shown} the speculative step runs without the overlap (async) scheduler that plain decoding keeps "
-                     f"and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step (the band spans "
-                     f"both; the sidebar's Engine version, a run file's engine column or --engine takes it, e.g. "
-                     f"'{older.replace('.99', '.0')}')")]
+                          f"preset ({engine.read_through}): predicted with that release's scheduling and kernels; "
+                          "check its release notes for changes to async or overlap scheduling with speculative "
+                          "decoding and to the default attention backend"))
+        if variants:
+            notes.append(info("The band also spans " + "; and ".join(_variant_words(s, v) for v in variants)))
+            variants = []
+    if variants:
+        example = variants[0].replace(".99", ".0")
+        return notes + [info(f"{engine.label} version not given: predicted with the engine preset as it stands; "
+                             + "; ".join(_variant_words(s, v) for v in variants)
+                             + f" (the band spans {'both' if len(variants) == 1 else 'each'}; the sidebar's Engine "
+                             f"version, a run file's engine column or --engine takes it, e.g. '{example}')")]
     ms, per_seq = engine.serial_cpu(method)
     if ms or per_seq:
         notes.append(info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU "
                           f"work with the GPU but not speculative decoding's: the speculative step pays ~{ms:.2f} ms + "
                           f"{per_seq * 1e3:.0f} µs per sequence more"))
+    gpu = find_gpu(s.gpu).name
+    if engine.unpacks_verify(gpu, find_model(s.target).attention):
+        notes.append(info(f"{engine.label} {engine.version_text} on {gpu} runs verify passes in "
+                          f"{engine.verify_unpacked.get('backend')}'s prefill kernel, which reads each KV head once per "
+                          "query head (its default attention backend for this model; the one-token decode kernel "
+                          "packs the group): the verify pass reads the KV cache several times over"))
     return notes
 
 
 def band_variants(s: Scenario) -> list[Scenario]:
     """The scenarios the inputs leave as likely as this one: an engine named without a version run as
-    its older behaviour where that differs (Engine.other_behaviour: SGLang before v0.5.11 runs EAGLE
-    without its overlap scheduler).
+    each behaviour of its versions that costs more (Engine.other_behaviours: SGLang before v0.5.11 runs EAGLE
+    without its overlap scheduler; vLLM from 0.19.0 on Instinct GPUs verifies with a kernel that does not
+    pack the GQA group).
 
     Calibrated parameters add no variant. Calibrated on a source's other runs with their own
     acceptance and predicting each run out of sample (`python -m bench fidelity`, "calibrated band":
@@ -408,8 +435,7 @@ def band_variants(s: Scenario) -> list[Scenario]:
     not make the error on another run of the same setup smaller, so a calibrated band is BAND_RATIO
     around the calibrated prediction. Keeping the uncalibrated prediction as a second end (as before)
     only widened it by however far calibration had moved the prediction."""
-    older = find_engine(s.engine).other_behaviour(find_method(s.method).name)
-    return [replace(s, engine=older)] if older else []
+    return [replace(s, engine=variant) for variant in engine_variants(s)]
 
 
 def speedup_band(s: Scenario, alpha_range: tuple[float, float] | None = None,

@@ -55,12 +55,15 @@ class Engine:
     # acceptance length already averages over steps without a match; False where a sequence without
     # a match verifies nothing and the acceptance length counts only steps with a proposal.
     ngram_drafts_every_step: bool = False
+    # data/engines.json `verify_unpacked`: GPUs and versions whose default attention backend runs the
+    # verify pass (q > 1) in a kernel that reads each KV head once per query head (vLLM >= 0.19 on ROCm)
+    verify_unpacked: dict | None = None
 
     @property
     def version_text(self) -> str | None:
         return ".".join(map(str, self.version)) if self.version else None
 
-    def _overlaps(self, since: str | None) -> bool:
+    def _at_least(self, since: str | None) -> bool:
         return since is not None and self.version is not None and self.version >= parse_version(since)
 
     def serial_cpu(self, method: str) -> tuple[float, float]:
@@ -69,8 +72,8 @@ class Engine:
         neither overlap, and for a version not named (see other_behaviour)."""
         if not self.overlap or self.version is None:
             return 0.0, 0.0
-        plain = self._overlaps(self.overlap.get("plain_since"))
-        spec = self._overlaps(self.overlap.get("spec_since", {}).get(method))
+        plain = self._at_least(self.overlap.get("plain_since"))
+        spec = self._at_least(self.overlap.get("spec_since", {}).get(method))
         if plain and not spec:
             return float(self.overlap["hidden_ms"]), float(self.overlap["hidden_seq_us"]) * 1e-3
         return 0.0, 0.0
@@ -85,22 +88,47 @@ class Engine:
         """True for a version newer than any release read for this preset: predicted as the newest read."""
         return bool(self.version and self.read_through and self.version > parse_version(self.read_through))
 
-    def other_behaviour(self, method: str) -> str | None:
+    def other_behaviours(self, method: str, gpu_name: str = "", attention: str = "gqa") -> list[str]:
         """For an engine named without a version, or with one newer than any release read: the newest
-        version that pays the serial CPU term for this method (the band spans it), as an engine text
-        ("sglang 0.5.10"), else None."""
-        if (self.version is not None and not self.beyond_read) or not self.overlap:
-            return None
-        edges = [self.overlap.get("spec_since", {}).get(method), self.overlap.get("plain_since")]
-        candidates = [v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e)))]
-        for version in sorted((v for v in candidates if v), reverse=True):
-            if _engine(self.name, version).serial_cpu(method) not in ((0.0, 0.0), self.serial_cpu(method)):
-                return f"{self.name} {'.'.join(map(str, version))}"
-        return None
+        version of each behaviour that costs more than this one's (the serial CPU term for this method,
+        a verify kernel that does not pack the GQA group on this GPU), as engine texts ("sglang 0.5.10",
+        "vllm 0.19.0"), newest first; the band spans them. [] for a version named and read."""
+        if (self.version is not None and not self.beyond_read) or not (self.overlap or self.verify_unpacked):
+            return []
+        overlap = self.overlap or {}
+        edges = [overlap.get("spec_since", {}).get(method), overlap.get("plain_since")]
+        if self.verify_unpacked and _engine(self.name, (999,)).unpacks_verify(gpu_name, attention):  # matters here
+            edges.append(self.verify_unpacked.get("since"))
+        candidates = {v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e))) if v}
+        free = ((0.0, 0.0), True)  # pays neither
+        seen, out = {self._behaviour(method, gpu_name, attention), free}, []
+        for version in sorted(candidates, reverse=True):
+            behaviour = _engine(self.name, version)._behaviour(method, gpu_name, attention)
+            if behaviour not in seen:
+                seen.add(behaviour)
+                out.append(f"{self.name} {'.'.join(map(str, version))}")
+        return out
 
-    def packs_verify(self, gpu_name: str) -> bool:
+    def other_behaviour(self, method: str, gpu_name: str = "", attention: str = "gqa") -> str | None:
+        """The newest of other_behaviours, else None."""
+        return next(iter(self.other_behaviours(method, gpu_name, attention)), None)
+
+    def _behaviour(self, method: str, gpu_name: str, attention: str) -> tuple:
+        return self.serial_cpu(method), not self.unpacks_verify(gpu_name, attention)
+
+    def unpacks_verify(self, gpu_name: str, attention: str = "gqa") -> bool:
+        """True where this version's default attention backend on this GPU runs verify passes in a
+        kernel that reads each KV head once per query head although the GPU has packed kernels
+        (data/engines.json `verify_unpacked`: vLLM from 0.19.0 on Instinct GPUs, ROCM_ATTN)."""
+        u = self.verify_unpacked
         low = gpu_name.lower()
-        return "*" in self.packed_verify_gpus or any(w.lower() in low for w in self.packed_verify_gpus)
+        return bool(u and self._at_least(u.get("since")) and attention not in u.get("except_attention", ())
+                    and any(w.lower() in low for w in u.get("gpus", ())))
+
+    def packs_verify(self, gpu_name: str, attention: str = "gqa") -> bool:
+        low = gpu_name.lower()
+        packed = "*" in self.packed_verify_gpus or any(w.lower() in low for w in self.packed_verify_gpus)
+        return packed and not self.unpacks_verify(gpu_name, attention)
 
 
 @cache
@@ -189,7 +217,7 @@ def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
-                  bool(e.get("ngram_drafts_every_step", False)))
+                  bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"))
 
 
 def with_version(engine: str, version_text) -> str:

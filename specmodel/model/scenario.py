@@ -252,7 +252,7 @@ def _serial_cpu(engine: Engine, method: str, eff: Efficiency) -> tuple[float, fl
 
 def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float]:
     """KV reads of the target's verify pass and of the draft's multi-token first pass."""
-    if engine.packs_verify(hw.gpu.name):
+    if engine.packs_verify(hw.gpu.name, target.attention):
         return 1.0, 1.0
     draft = find_model(s.draft) if s.method == "draft_model" and s.draft else target
     return (unpacked_verify_reads(target.heads, target.kv_heads), unpacked_verify_reads(draft.heads, draft.kv_heads))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, speedup_band
+from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, engine_variants, speedup_band
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
 from specmodel.model.engines import engine_text, find_engine
 from specmodel.model.presets import find_method, find_model
@@ -252,15 +252,14 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
 
 def calibrated_band(s: Scenario, rows) -> dict:
     """What uploading the plan's results does: calibrate on them (runs.calibrate) under each engine
-    behaviour the scenario leaves open (the engine as it stands, and the older release that pays CPU
-    work in series where its version is not given), keep the one the runs fit best, and give the band
+    behaviour the scenario leaves open (the engine as it stands, and each version that costs more where
+    its version is not given: decide.engine_variants), keep the one the runs fit best, and give the band
     at the scenario before and after. Keys: before, after ([low, high]), width_before, width_after,
     engine_after, calibration (Calibration.to_dict), narrower."""
     from specmodel.runs.calibrate import calibrate
 
     engine = find_engine(s.engine)
-    older = engine.other_behaviour(find_method(s.method).name)
-    candidates = [engine_text(engine)] + ([older] if older else [])
+    candidates = [engine_text(engine)] + engine_variants(s)
     fits = []
     for name in candidates:
         r = rows.copy()
