@@ -147,7 +147,7 @@ def test_vllm_from_0_19_on_instinct_gpus_verifies_gqa_models_without_packing_the
     assert float(new.speedup) < 0.85 * float(old.speedup)  # 32k of context: the verify pass reads it 6.4 times
     assert float(new.plain.step_ms) == pytest.approx(float(old.plain.step_ms))  # one-token decode packs the group
     notes = " ".join(summarize(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).notes)
-    assert "ROCM_ATTN's prefill kernel" in notes and "once per query head" in notes
+    assert "ROCM_ATTN's prefill kernel" in notes and "one program per query head" in notes
     on_h100 = dict(LONG_70B_MI300X, gpu="8x H100")  # FlashAttention-3 on Hopper, any version
     assert float(predict(Scenario(**on_h100, engine="vllm 0.19.0")).speedup) == \
         pytest.approx(float(predict(Scenario(**on_h100, engine="vllm 0.18.0")).speedup))
@@ -156,8 +156,26 @@ def test_vllm_from_0_19_on_instinct_gpus_verifies_gqa_models_without_packing_the
         pytest.approx(float(predict(Scenario(**mla, engine="vllm 0.18.0")).speedup))
 
 
-def test_vllm_without_a_version_on_an_instinct_gpu_spans_the_unpacked_verify_kernel_too():
+def test_vllm_without_a_version_on_an_instinct_gpu_runs_as_the_newest_release_and_spans_the_packed_kernel():
     unnamed = summarize(Scenario(**LONG_70B_MI300X, engine="vllm"))
-    unpacked = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).speedup)
-    assert any("version not given" in n and "vllm 0.19.0" in n and "once per query head" in n for n in unnamed.notes)
-    assert unnamed.band[0] <= unpacked * 0.8  # the band's low end reaches the unpacked kernel's prediction
+    newest = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.33.0")).speedup)
+    packed = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
+    assert float(unnamed.prediction.speedup) == pytest.approx(newest)  # as the overlap terms: the newest release read
+    assert unnamed.band[0] <= newest and unnamed.band[1] >= packed  # and the band spans the kernel up to 0.18
+    assert any("version not given" in n and "up to vllm 0.18.x" in n and "packs the GQA group" in n
+               for n in unnamed.notes)
+
+
+def test_the_rocm_verify_kernel_computes_whole_128_row_query_tiles():
+    """prefix_prefill.py launches BLOCK_M = 128 query rows per program: a k = 3 verify pass (4 rows)
+    does 32 times the attention arithmetic its rows need; the term grows with context and batch."""
+    from specmodel.model.engines import find_engine
+    assert find_engine("vllm 0.19.0").verify_query_tile("MI355X") == 128
+    assert find_engine("vllm 0.18.0").verify_query_tile("MI355X") == 0
+    assert find_engine("vllm 0.19.0").verify_query_tile("MI355X", "mla") == 0
+    short = dict(LONG_70B_MI300X, context_len=2048)
+    gap_short = float(predict(Scenario(**short, engine="vllm 0.18.0")).speedup) / \
+        float(predict(Scenario(**short, engine="vllm 0.19.0")).speedup)
+    gap_long = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup) / \
+        float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).speedup)
+    assert 1.0 < gap_short < gap_long

@@ -373,18 +373,36 @@ def engine_variants(s: Scenario) -> list[str]:
 
 
 def _variant_words(s: Scenario, variant: str) -> str:
-    """What one engine version of engine_variants pays more, in words."""
-    engine, method, shown = find_engine(variant), find_method(s.method).name, variant.replace(".99", ".x")
-    gpu = find_gpu(s.gpu).name
-    ms, per_seq = engine.serial_cpu(method)
+    """What one engine version of engine_variants does differently from the scenario's, in words."""
+    mine, other = find_engine(s.engine), find_engine(variant)
+    method, gpu, attention = find_method(s.method).name, find_gpu(s.gpu).name, find_model(s.target).attention
+    shown = variant.replace(".99", ".x")
     parts = []
-    if ms or per_seq:
+    ms, per_seq = other.serial_cpu(method)
+    if (ms or per_seq) and (ms, per_seq) != mine.serial_cpu(method):
         parts.append(f"at {shown} the speculative step runs without the overlap (async) scheduler that plain decoding "
                      f"keeps and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step")
-    if engine.unpacks_verify(gpu, find_model(s.target).attention):
-        parts.append(f"from {shown} on {gpu} the verify pass runs {engine.verify_unpacked.get('backend')}'s prefill "
+    elif not (ms or per_seq) and mine.serial_cpu(method) != (0.0, 0.0):
+        parts.append(f"at {shown} plain and speculative decoding run the same scheduler")
+    if other.unpacks_verify(gpu, attention) and not mine.unpacks_verify(gpu, attention):
+        parts.append(f"from {shown} on {gpu} the verify pass runs {other.verify_unpacked.get('backend')}'s prefill "
                      "kernel, which reads each KV head once per query head (the default attention backend there)")
-    return "; ".join(parts)
+    elif mine.unpacks_verify(gpu, attention) and not other.unpacks_verify(gpu, attention):
+        parts.append(f"up to {shown} (or with ROCM_AITER_FA chosen) the verify pass runs a kernel that packs the GQA "
+                     "group (TRITON_ATTN's unified attention)")
+    return "; ".join(parts) or f"{shown} behaves the same here"
+
+
+def _unpacked_note(s: Scenario) -> list[str]:
+    engine, gpu = find_engine(s.engine), find_gpu(s.gpu).name
+    if not engine.unpacks_verify(gpu, find_model(s.target).attention):
+        return []
+    version = engine.version_text or f"{engine.read_through} (the newest release read; no version given)"
+    return [info(f"{engine.label} {version} on {gpu} runs verify passes in {engine.verify_unpacked.get('backend')}'s "
+                 "prefill kernel, its default attention backend for this model: one program per query head and "
+                 f"{engine.verify_query_tile(gpu, find_model(s.target).attention)} query rows per program, so the "
+                 "verify pass reads the KV cache several times over (one-token decode packs the group; "
+                 "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596)")]
 
 
 def engine_version_notes(s: Scenario) -> list[str]:
@@ -393,7 +411,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
         return []
     engine, method = find_engine(s.engine), find_method(s.method).name
     variants = engine_variants(s)
-    notes = []
+    notes = _unpacked_note(s)
     if engine.beyond_read:
         notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
                           f"preset ({engine.read_through}): predicted with that release's scheduling and kernels; "
@@ -413,12 +431,6 @@ def engine_version_notes(s: Scenario) -> list[str]:
         notes.append(info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU "
                           f"work with the GPU but not speculative decoding's: the speculative step pays ~{ms:.2f} ms + "
                           f"{per_seq * 1e3:.0f} µs per sequence more"))
-    gpu = find_gpu(s.gpu).name
-    if engine.unpacks_verify(gpu, find_model(s.target).attention):
-        notes.append(info(f"{engine.label} {engine.version_text} on {gpu} runs verify passes in "
-                          f"{engine.verify_unpacked.get('backend')}'s prefill kernel, which reads each KV head once per "
-                          "query head (its default attention backend for this model; the one-token decode kernel "
-                          "packs the group): the verify pass reads the KV cache several times over"))
     return notes
 
 

@@ -90,9 +90,10 @@ class Engine:
 
     def other_behaviours(self, method: str, gpu_name: str = "", attention: str = "gqa") -> list[str]:
         """For an engine named without a version, or with one newer than any release read: the newest
-        version of each behaviour that costs more than this one's (the serial CPU term for this method,
-        a verify kernel that does not pack the GQA group on this GPU), as engine texts ("sglang 0.5.10",
-        "vllm 0.19.0"), newest first; the band spans them. [] for a version named and read."""
+        version of each other behaviour (the serial CPU term for this method, a verify kernel that does
+        not pack the GQA group on this GPU; where this one pays either, also the release that pays
+        neither), as engine texts ("sglang 0.5.10", "vllm 0.18.99"), newest first; the band spans them.
+        [] for a version named and read."""
         if (self.version is not None and not self.beyond_read) or not (self.overlap or self.verify_unpacked):
             return []
         overlap = self.overlap or {}
@@ -100,8 +101,8 @@ class Engine:
         if self.verify_unpacked and _engine(self.name, (999,)).unpacks_verify(gpu_name, attention):  # matters here
             edges.append(self.verify_unpacked.get("since"))
         candidates = {v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e))) if v}
-        free = ((0.0, 0.0), True)  # pays neither
-        seen, out = {self._behaviour(method, gpu_name, attention), free}, []
+        mine, free = self._behaviour(method, gpu_name, attention), ((0.0, 0.0), True)  # free: pays neither
+        seen, out = {mine, free} if mine == free else {mine}, []
         for version in sorted(candidates, reverse=True):
             behaviour = _engine(self.name, version)._behaviour(method, gpu_name, attention)
             if behaviour not in seen:
@@ -121,9 +122,16 @@ class Engine:
         kernel that reads each KV head once per query head although the GPU has packed kernels
         (data/engines.json `verify_unpacked`: vLLM from 0.19.0 on Instinct GPUs, ROCM_ATTN)."""
         u = self.verify_unpacked
+        if not u or attention in u.get("except_attention", ()):
+            return False
+        # a version not given runs as the newest release read (as the overlap terms do: none of them pays)
+        version = self.version if self.version is not None else parse_version(u.get("read_through", ""))
         low = gpu_name.lower()
-        return bool(u and self._at_least(u.get("since")) and attention not in u.get("except_attention", ())
-                    and any(w.lower() in low for w in u.get("gpus", ())))
+        return bool(version and version >= parse_version(u["since"]) and any(w.lower() in low for w in u["gpus"]))
+
+    def verify_query_tile(self, gpu_name: str, attention: str = "gqa") -> int:
+        """Query rows the unpacked verify kernel computes per program (0: as many as the pass has)."""
+        return int(self.verify_unpacked.get("query_tile", 0)) if self.unpacks_verify(gpu_name, attention) else 0
 
     def packs_verify(self, gpu_name: str, attention: str = "gqa") -> bool:
         low = gpu_name.lower()

@@ -272,12 +272,15 @@ def memory_and_compute(shape: PassShape, batch, query_tokens, context_len):
 
 
 def pass_time_ms(shape: PassShape, hw: Hardware, eff: Efficiency, batch, query_tokens, context_len,
-                 bandwidth_scale: float = 1.0, include_fixed: bool = True, verify_kv_reads: float = 1.0):
+                 bandwidth_scale: float = 1.0, include_fixed: bool = True, verify_kv_reads: float = 1.0,
+                 verify_query_tile: int = 0):
     """Milliseconds for one forward pass (kernels and all-reduces; no engine overhead).
 
     Weights are read at the size-dependent efficiency (small GEMMs do not saturate memory); the KV
     cache at eta_kv. `bandwidth_scale` multiplies both: measured mode pins it from a measured step.
     `verify_kv_reads`: how many times a q > 1 pass reads the KV cache (see unpacked_verify_reads).
+    `verify_query_tile`: query rows a q > 1 attention kernel computes per program, masked rows
+    included (vLLM's ROCm prefix-prefill kernel: 128); 0 where the work follows the rows there are.
     """
     bw_weights = hw.bandwidth_Bps * eff.bandwidth_efficiency(shape.weight_bytes / hw.tp) * bandwidth_scale
     bw_kv = hw.bandwidth_Bps * eff.eta_kv * bandwidth_scale
@@ -286,6 +289,8 @@ def pass_time_ms(shape: PassShape, hw: Hardware, eff: Efficiency, batch, query_t
     w, f_lin, kv, f_attn = memory_and_compute(shape, batch, query_tokens, context_len)
     b = np.asarray(batch, dtype=float)
     q = np.asarray(query_tokens, dtype=float)
+    if verify_query_tile:  # whole tiles of query rows per head: the padded rows cost matrix-core work too
+        f_attn = f_attn * np.where(q > 1, np.ceil(q / verify_query_tile) * verify_query_tile / q, 1.0)
     # A verify kernel without split-KV runs B · kv_heads blocks, each reading at most
     # KV_BLOCK_GBPS (decode kernels split the KV and are not limited this way).
     # (an unpacked kernel runs one block per query head, each re-reading its KV head)

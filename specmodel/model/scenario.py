@@ -155,6 +155,8 @@ class _Compiled:
     measured: bool
     verify_kv_reads: float  # KV reads of a target verify pass (1 with GQA-packed kernels)
     draft_verify_kv_reads: float
+    verify_query_tile: int  # query rows an unpacked verify kernel computes per program (0: the pass's own)
+    draft_verify_query_tile: int
     step_overhead: tuple[float, float]  # engine cost of a target step: (ms, ms per sequence)
     serial_cpu: tuple[float, float]  # CPU work a spec step pays in series where plain overlaps it (ms, ms/seq)
     draft_overhead: tuple[float, float]  # engine cost of a draft pass: (ms, ms per sequence)
@@ -250,12 +252,16 @@ def _serial_cpu(engine: Engine, method: str, eff: Efficiency) -> tuple[float, fl
     return fixed * eff.overhead_scale, per_seq * eff.overhead_scale * eff.spec_seq_scale
 
 
-def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float]:
-    """KV reads of the target's verify pass and of the draft's multi-token first pass."""
-    if engine.packs_verify(hw.gpu.name, target.attention):
-        return 1.0, 1.0
+def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float, int, int]:
+    """KV reads of the target's verify pass and of the draft's multi-token first pass, then the query
+    tile each one's kernel computes (Engine.verify_query_tile; 0: none)."""
     draft = find_model(s.draft) if s.method == "draft_model" and s.draft else target
-    return (unpacked_verify_reads(target.heads, target.kv_heads), unpacked_verify_reads(draft.heads, draft.kv_heads))
+    tiles = (engine.verify_query_tile(hw.gpu.name, target.attention),
+             engine.verify_query_tile(hw.gpu.name, draft.attention))
+    if engine.packs_verify(hw.gpu.name, target.attention):
+        return 1.0, 1.0, *tiles
+    return (unpacked_verify_reads(target.heads, target.kv_heads), unpacked_verify_reads(draft.heads, draft.kv_heads),
+            *tiles)
 
 
 SELF_SPEC_DEFAULT_BUDGET = 512  # MagicDec's StreamingLLM draft budget (arXiv:2408.11049 blog tables)
@@ -281,10 +287,10 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
         return np.where(k > 0, depth * per_head + eff.t_fixed_ms + per_pass_overhead, 0.0)
     if s.parallel_draft:  # one pass over the accepted token and k mask positions per sequence
         one_pass = pass_time_ms(c.draft, c.hw, eff, b, k + 1, c.draft_context, c.draft_bw_scale,
-                                verify_kv_reads=c.draft_verify_kv_reads)
+                                verify_kv_reads=c.draft_verify_kv_reads, verify_query_tile=c.draft_verify_query_tile)
         return np.where(k > 0, one_pass + per_pass_overhead, 0.0)
     first = pass_time_ms(c.draft, c.hw, eff, b, depth + 1, c.draft_context, c.draft_bw_scale,
-                         verify_kv_reads=c.draft_verify_kv_reads)
+                         verify_kv_reads=c.draft_verify_kv_reads, verify_query_tile=c.draft_verify_query_tile)
     rest = pass_time_ms(c.draft, c.hw, eff, b, float(s.branching), c.draft_context, c.draft_bw_scale)
     return np.where(k > 0, first + (depth - 1) * rest + depth * per_pass_overhead, 0.0)
 
@@ -430,7 +436,7 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
     b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
     rate = proposal_rate(s)
     t_verify = (pass_time_ms(c.target, c.hw, eff, b_eval, 1 + rate * kk, L, c.target_bw_scale,
-                             verify_kv_reads=c.verify_kv_reads)
+                             verify_kv_reads=c.verify_kv_reads, verify_query_tile=c.verify_query_tile)
                 + _step_overhead_ms(c, s, b_eval))
     t_draft = _draft_time_ms(c, s, b_eval, kk, np.maximum(depth, 1))
     if c.measured:
@@ -439,7 +445,8 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
         # model supplies only how both grow with the batch.
         one = np.ones_like(b_eval)
         t_verify = t_verify - (pass_time_ms(c.target, c.hw, eff, one, 1 + rate * kk, L, c.target_bw_scale,
-                                            verify_kv_reads=c.verify_kv_reads)
+                                            verify_kv_reads=c.verify_kv_reads,
+                                            verify_query_tile=c.verify_query_tile)
                                - pass_time_ms(c.target, c.hw, eff, one, 1, L, c.target_bw_scale))
         if c.draft is not None and s.t_draft_ms:
             t_draft = t_draft - _draft_time_ms(c, s, one, kk, np.maximum(depth, 1)) + kk * float(s.t_draft_ms)
