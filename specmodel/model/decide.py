@@ -422,7 +422,8 @@ def engine_version_notes(s: Scenario) -> list[str]:
             variants = []
     if variants:
         example = variants[0].replace(".99", ".0")
-        return notes + [info(f"{engine.label} version not given: predicted with the engine preset as it stands; "
+        newest = f" as the newest release read ({engine.read_through})" if engine.read_through else ""
+        return notes + [info(f"{engine.label} version not given: predicted{newest} with the preset's constants; "
                              + "; ".join(_variant_words(s, v) for v in variants)
                              + f" (the band spans {'both' if len(variants) == 1 else 'each'}; the sidebar's Engine "
                              f"version, a run file's engine column or --engine takes it, e.g. '{example}')")]
