@@ -19,6 +19,7 @@ import numpy as np
 from specmodel.limits import terminal_text
 
 CHUNK_ROWS = 5000  # rows encoded and written at a time
+_ROW_END = "},\n    "  # after each row of a chunk (the last one's comma and indent cut)
 
 
 class SafeStream:
@@ -66,8 +67,8 @@ class _Column:
     """One column's JSON text, '"key": value', for any slice of rows; made from the column's values
     in bulk (numbers formatted as arrays, repeated text encoded once per distinct value)."""
 
-    def __init__(self, key: str, values, whole: bool):
-        self.prefix = json.dumps(key) + ": "
+    def __init__(self, key: str, values, whole: bool, before: str = ""):
+        self.prefix = before + json.dumps(key) + ": "
         self.whole = whole
         self.kind, self.data = self._prepare(values)
 
@@ -149,14 +150,20 @@ def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = 
     out = out or sys.stdout
     renamed = renamed or {}
     n = len(frame)
+    # each column's texts carry what goes before them in a row ("{" or ", "), so a chunk is one join of
+    # its columns' texts interleaved (no per-row tuple or join)
     columns = [_Column(key, frame[renamed.get(key, key)] if renamed.get(key, key) in frame.columns else None,
-                       key in whole) for key in keys]
+                       key in whole, "{" if at == 0 else ", ") for at, key in enumerate(keys)]
     out.write("{\n  " + json.dumps(table_key) + ": [")
+    width = len(columns) + 1
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
-        parts = [column.texts(lo, hi) for column in columns]
-        lines = ["{" + ", ".join(cells) + "}" for cells in zip(*parts)]
-        out.write(("\n    " if lo == 0 else ",\n    ") + ",\n    ".join(lines))
+        cells: list = [None] * ((hi - lo) * width)
+        for at, column in enumerate(columns):
+            cells[at::width] = column.texts(lo, hi)
+        cells[len(columns)::width] = [_ROW_END if columns else "{" + _ROW_END] * (hi - lo)
+        text = "".join(cells)[:-len(_ROW_END) + 1]  # the last row's ",\n    " goes
+        out.write(("\n    " if lo == 0 else ",\n    ") + text)
     out.write("\n  ]" if n else "]")
     for key, value in (rest or {}).items():  # a list one item per line, anything else indented
         if isinstance(value, list) and value:

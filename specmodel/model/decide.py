@@ -27,7 +27,9 @@ K_TIE = 0.01
 
 def smallest_best(grid, axis: int = 0):
     """Index along `axis` of the smallest k whose speedup is within K_TIE of the largest (NaN: 0)."""
-    g = np.nan_to_num(np.asarray(grid, dtype=float), nan=0.0)
+    g = np.asarray(grid, dtype=float)
+    if not np.isfinite(g).all():  # a grid already cleaned (schedule_grid's) is not copied again
+        g = np.nan_to_num(g, nan=0.0)
     top = g.max(axis=axis, keepdims=True)
     return np.argmax(g >= top * (1.0 - K_TIE) - 1e-12, axis=axis)
 
@@ -102,15 +104,48 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
     best = best.reshape(flat.shape[0], flat.shape[-1])
     if flat.shape[0] == 1:  # one grid (every page rerun): plain floats, ~50x faster than a numpy step per batch
         return _ks_in_use_one(flat[0].tolist(), best[0].tolist()).astype(best.dtype).reshape(lead + (flat.shape[-1],))
-    rows = np.arange(flat.shape[0])
-    out = np.empty_like(best)
+    return _ks_in_use_many(flat, best).astype(best.dtype, copy=False).reshape(lead + (flat.shape[-1],))
+
+
+_SWITCH_ROUNDS = 16  # switches looked for all grids at once before the rest go batch by batch
+
+
+def _ks_in_use_many(flat: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """ks_in_use for grids × k × batches, one switch at a time rather than one batch at a time: for
+    every k that may be in use, where the batch's best k beats it by more than SWITCH_GAIN (a comparison
+    with NaN is false, as in _ks_in_use_one); then each grid's next switch after the last one, for
+    all grids at once (a schedule switches a few times, not at every batch)."""
+    n, k_count, batches = flat.shape
+    keep = 1.0 + SWITCH_GAIN
+    at_best = np.take_along_axis(flat, best[:, None, :], axis=1)[:, 0, :]
+    switch = np.empty((k_count, n, batches), dtype=bool)  # switch[c, g, b]: at batch b, k = c gives way
+    for c in range(k_count):
+        switch[c] = (best != c) & (at_best > flat[:, c, :] * keep)
     current = best[:, 0].copy()
-    for i in range(flat.shape[-1]):
-        cand = best[:, i]
-        switch = (cand != current) & (flat[rows, cand, i] > flat[rows, current, i] * (1.0 + SWITCH_GAIN))
-        current = np.where(switch, cand, current)
-        out[:, i] = current
-    return out.reshape(lead + (flat.shape[-1],))
+    new_k = np.full((n, batches), -1, dtype=np.int64)  # the k switched to at a batch, -1 where none
+    new_k[:, 0] = current
+    since = np.zeros(n, dtype=np.int64)  # the batch of each grid's last switch
+    live = np.arange(n)
+    columns = np.arange(batches)
+    for _ in range(_SWITCH_ROUNDS):
+        if not live.size:
+            break
+        later = switch[current[live], live] & (columns[None, :] > since[live, None])
+        found = later.any(axis=1)
+        live = live[found]
+        at = np.argmax(later[found], axis=1)
+        current[live] = best[live, at]
+        new_k[live, at] = current[live]
+        since[live] = at
+    if live.size:  # grids that switch again and again (noise, not a model's grid): the rest batch by batch
+        for b in range(int(since[live].min()) + 1, batches):
+            now = live[since[live] < b]
+            cand = best[now, b]
+            moved = (cand != current[now]) & (at_best[now, b] > flat[now, current[now], b] * keep)
+            current[now[moved]] = cand[moved]
+            new_k[now[moved], b] = cand[moved]
+    last_switch = np.maximum.accumulate(np.where(new_k >= 0, columns[None, :], 0), axis=1)
+    return np.take_along_axis(new_k, last_switch, axis=1)
 
 
 def _ks_in_use_one(grid: list[list[float]], best: list[int]) -> np.ndarray:
@@ -209,13 +244,22 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
         label, text = "borderline", f"borderline: {speedup:.2f}x, within run-to-run noise"
     else:
         label, text = "loses", f"loses: {speedup:.2f}x"
+    within = best_speed <= speedup * (1 + K_TIE)
+    return Verdict(label, text, _advice(best_k_value, f"{best_speed:.2f}", within, off_above_batch, k, concurrency,
+                                        off_above_k))
+
+
+def _advice(best_k_value: int, best_text: str, within: bool, off_above_batch: int | None, k: int,
+            concurrency: int, off_above_k: int | None) -> str:
+    """verdict()'s advice: best_text is the best k's speedup as shown, `within` whether it is within K_TIE of
+    the speedup at k."""
     parts = []
     if best_k_value == 0:
         parts.append(f"turn speculation off at batch {concurrency}")
     elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
         verb = "lower" if best_k_value < k else "raise"
-        same = f", within 1% of k = {k}" if best_k_value < k and best_speed <= speedup * (1 + K_TIE) else ""
-        parts.append(f"{verb} k to {best_k_value} ({best_speed:.2f}x{same})")
+        same = f", within 1% of k = {k}" if best_k_value < k and within else ""
+        parts.append(f"{verb} k to {best_k_value} ({best_text}x{same})")
     elif k > 0:
         parts.append(f"keep k = {k}")
     if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:
@@ -223,7 +267,40 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
         # one (whose own crossover may be far lower).
         parts.append(f"turn it off above batch {off_above_batch}"
                      + (f", where k = {off_above_k} stops paying" if off_above_k else ""))
-    return Verdict(label, text, "; ".join(parts))
+    return "; ".join(parts)
+
+
+def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurrency, off_above_k) -> np.ndarray:
+    """verdict()'s advice for many runs at once (arrays; off_above_batch and off_above_k -1 where None),
+    worded once per distinct advice: an object array of strings."""
+    speedup, best_speed = np.asarray(speedup, dtype=float), np.asarray(best_speed, dtype=float)
+    best_k_value, k, conc = (np.asarray(x, dtype=np.int64) for x in (best_k_value, k, concurrency))
+    off, off_k = np.asarray(off_above_batch, dtype=np.int64), np.asarray(off_above_k, dtype=np.int64)
+    if len(k) == 0:
+        return np.empty(0, dtype=object)
+    speeds, speed_at = np.unique(best_speed, return_inverse=True)
+    texts = [f"{v:.2f}" for v in speeds.tolist()]
+    text_ids, text_of = np.unique(np.array(texts, dtype=object), return_inverse=True)
+    text_code = text_of.reshape(-1)[speed_at.reshape(-1)]
+    named = (best_k_value != 0) & (best_k_value != k)  # the only advice that shows the best k's speedup
+    lower = named & (best_k_value < k)
+    with np.errstate(invalid="ignore"):
+        within = lower & (best_speed <= speedup * (1 + K_TIE))
+    off_said = (off >= 0) & (off >= conc) & (best_k_value > 0)
+    parts = [best_k_value, np.where(named, text_code, -1), within.astype(np.int64), k,
+             np.where((best_k_value == 0) | off_said, conc, -1), np.where(off_said, off, -1),
+             np.where(off_said, off_k, -1)]
+    values, codes = zip(*(np.unique(p, return_inverse=True) for p in parts))  # each part's distinct values
+    codes = [c.reshape(-1) for c in codes]
+    sizes = [len(v) for v in values]
+    if np.prod(np.array(sizes, dtype=float)) < 2.0 ** 62:  # one integer per run: a fast 1-D unique
+        firsts, at = np.unique(np.ravel_multi_index(codes, sizes), return_index=True, return_inverse=True)[1:]
+    else:
+        firsts, at = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)[1:]
+    worded = np.empty(len(firsts), dtype=object)
+    worded[:] = [_advice(b, text_ids[t] if t >= 0 else "", bool(w), None if o < 0 else o, kk, c,
+                         None if ok < 0 else ok) for b, t, w, kk, c, o, ok in zip(*(p[firsts].tolist() for p in parts))]
+    return worded[at.reshape(-1)]
 
 
 @dataclass(frozen=True)

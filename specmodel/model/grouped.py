@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, band_around, band_variants, ks_in_use, off_above,
-                                    smallest_best, summarize, verdict)
+from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, advice_many, band_around, band_variants, ks_in_use,
+                                    off_above, smallest_best, summarize)
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
@@ -139,8 +139,8 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     r_full = _ratio(setup, a0, ks, batches)
     # the schedule per distinct α (decide.ks_in_use, as k_schedule): its off threshold, the k just below
     # it, and the k it runs at each run's concurrency up to 512 (decide.decided_k)
-    off_u, in_use = _schedules(t_grid, r_full[:, :SCHEDULE_BATCHES])
-    off = [off_u[u] for u in u_idx]
+    off_u, last_k_u, in_use = _schedules(t_grid, r_full[:, :SCHEDULE_BATCHES])
+    off, last_k = off_u[u_idx], last_k_u[u_idx]  # -1 where None
     inside = conc <= SCHEDULE_BATCHES
     if in_use is not None and inside.any():
         rows = np.flatnonzero(inside)
@@ -148,7 +148,7 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
         best_speed = grid[np.arange(n), best]
 
     # crossover (as scenario.crossover_concurrency): the last batch before the first losing one in 1..4096
-    crossover: list = [None] * n
+    crossover = np.full(n, None, dtype=object)
     for kv in np.unique(k):
         if kv == 0:
             continue
@@ -157,65 +157,68 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
         with np.errstate(divide="ignore"):
             need = 1.0 / t_grid[u_idx[rows], kv]
         first_losing = np.searchsorted(-falling, -need, side="right")
-        for r, f in zip(rows, first_losing):
-            crossover[r] = None if f >= len(batches) else int(f)
+        losing = first_losing < len(batches)
+        crossover[rows[losing]] = _objects(first_losing[losing].tolist())
 
 
     band_low, band_high = _band(setup, a0, ks, c_uniq, c_idx, k, speedup, tokens)
 
-    advice, uncertain = [], []
-    for i in range(n):
-        kv, cv = int(k[i]), int(conc[i])
-        if spec_fits[i]:
-            v = verdict(float(speedup[i]), (int(best[i]), float(best_speed[i])), off[i][0], kv, cv, True, off[i][1])
-            advice.append(v.advice)
-        else:  # the message names the real cause: summarize() for this run
-            advice.append(summarize(with_changes(setup, alpha=float(alpha[i]), k=kv, concurrency=cv)).verdict.advice)
-        uncertain.append(bool(band_low[i] < 1.0 < band_high[i] and kv > 0))
+    advice = advice_many(speedup, best, best_speed, off, k, conc, last_k)
+    for i in np.flatnonzero(~spec_fits).tolist():  # the message names the real cause: summarize() for this run
+        advice[i] = summarize(with_changes(setup, alpha=float(alpha[i]), k=int(k[i]),
+                                           concurrency=int(conc[i]))).verdict.advice
+    with np.errstate(invalid="ignore"):
+        uncertain = (band_low < 1.0) & (1.0 < band_high) & (k > 0)
     be_alpha = np.broadcast_to(np.asarray(p.break_even_alpha, dtype=float), (n,))
+    off_above = np.full(n, None, dtype=object)
+    off_above[off >= 0] = _objects(off[off >= 0].tolist())
     return {"speedup": speedup.tolist(), "tokens_per_step": tokens.tolist(),
             "break_even_tokens_per_step": vec(p.break_even_tokens_per_step).tolist(),
             "break_even_alpha": be_alpha.tolist(), "plain_tok_s": vec(p.plain.throughput_tok_s).tolist(),
-            "spec_tok_s": vec(p.spec.throughput_tok_s).tolist(), "best_k": [int(b) for b in best],
-            "best_k_speedup": best_speed.tolist(), "crossover": crossover, "off_above": [o[0] for o in off],
-            "advice": advice,
-            "speedup_low": band_low.tolist(), "speedup_high": band_high.tolist(), "uncertain": uncertain,
+            "spec_tok_s": vec(p.spec.throughput_tok_s).tolist(), "best_k": best.tolist(),
+            "best_k_speedup": best_speed.tolist(), "crossover": crossover.tolist(), "off_above": off_above.tolist(),
+            "advice": advice.tolist(),
+            "speedup_low": band_low.tolist(), "speedup_high": band_high.tolist(), "uncertain": uncertain.tolist(),
             "error": [None] * n}
+
+
+def _objects(values: list) -> np.ndarray:
+    """A list as a 1-d object array of its items."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
     """Per row of t_grid (one α): (off_above of its schedule, the schedule's k just below it), and the
     k the schedule runs at every batch 1..512 (rows × batches; None without any k > 0)."""
     k_count = t_grid.shape[1] - 1
+    rows = t_grid.shape[0]
     if k_count == 0:
-        return [(0, None)] * t_grid.shape[0], None
+        return np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), None
     chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * r_sched.shape[1]))
-    out: list = []
-    in_use = np.empty((t_grid.shape[0], r_sched.shape[1]), dtype=int)
-    for start in range(0, t_grid.shape[0], chunk):
+    off, last_k = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
+    in_use = np.empty((rows, r_sched.shape[1]), dtype=int)
+    for start in range(0, rows, chunk):
         g = np.nan_to_num(t_grid[start:start + chunk, :, None] * r_sched[None, :, :], nan=0.0)
         g[:, 0, :] = 1.0
         ks_used = ks_in_use(g)
         in_use[start:start + chunk] = ks_used
-        out.extend(_off_and_last_k(ks_used))
-    return out, in_use
+        off[start:start + chunk], last_k[start:start + chunk] = _off_and_last_k(ks_used)
+    return off, last_k, in_use
 
 
-def _off_and_last_k(ks_used: np.ndarray) -> list[tuple]:
-    """Per row (the k at every batch from 1): (off_above, the k of the range before the last) of its
-    ranges_of schedule, as decide.off_above reads it, without building the ranges."""
+def _off_and_last_k(ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (the k at every batch from 1): off_above and the k of the range before the last of its
+    ranges_of schedule, as decide.off_above reads it, without building the ranges (-1 where None)."""
     last = ks_used[:, -1]
     changed = ks_used != last[:, None]
     has_before = changed.any(axis=1)
     # index of the last batch whose k differs from the final one (-1 where none does)
     last_change = np.where(has_before, ks_used.shape[1] - 1 - np.argmax(changed[:, ::-1], axis=1), -1)
-    out = []
-    for final, before, at in zip(last.tolist(), has_before.tolist(), last_change.tolist()):
-        if final != 0:
-            out.append((None, None))
-        else:
-            out.append((at + 1, int(ks_used[len(out), at]) if before else None))
-    return out
+    before_k = ks_used[np.arange(len(last)), np.maximum(last_change, 0)]
+    off = np.where(last != 0, -1, last_change + 1)
+    return off, np.where((last != 0) | ~has_before, -1, before_k)
 
 
 def _band(setup: Scenario, a0, ks, c_uniq, c_idx, k, speedup, tokens):

@@ -6,7 +6,6 @@ by record, with the same rows and messages."""
 from __future__ import annotations
 
 import csv
-import re
 
 from specmodel import limits
 from specmodel.runs.cells import plain_text
@@ -108,12 +107,7 @@ def block_of(name: str, header: list[str], lines: list, columns: dict, layout, s
     return RecordBlock(name, lines, cells, dict(layout.headers), context)
 
 
-_EDGE_SPACE = re.compile(r"(?:^|\n)[^\S\n]|[^\S\n](?:\n|$)")  # a cell starting or ending with white space
-
-
 def stripped(cells) -> list[str]:
-    """A column's cells (no line breaks in them) stripped, looking at each only when one needs it."""
-    joined = "\n".join(cells)
-    if joined.count("\n") != max(0, len(cells) - 1) or "\r" in joined or _EDGE_SPACE.search(joined):
-        return list(map(str.strip, cells))
-    return list(cells)
+    """A column's cells stripped (str.strip gives back the very cell where there is nothing to strip: no
+    copy; 200,000 cells in hundredths of a second)."""
+    return list(map(str.strip, cells))

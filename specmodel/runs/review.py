@@ -105,7 +105,7 @@ def _setups(rows: pd.DataFrame, idx: np.ndarray) -> list[np.ndarray]:
         if c not in rows.columns:
             continue
         column = rows[c].iloc[idx]
-        if column.dtype == object and column.map(lambda v: isinstance(v, list)).any():
+        if column.dtype == object and _cells_that(column, lambda v: isinstance(v, list)).any():
             column = column.map(lambda v: tuple(v) if isinstance(v, list) else v)
         codes.append(pd.factorize(column, use_na_sentinel=False)[0])
     if not codes:
@@ -120,6 +120,17 @@ def _setups(rows: pd.DataFrame, idx: np.ndarray) -> list[np.ndarray]:
     bounds = np.flatnonzero(np.diff(inverse[order])) + 1
     groups = np.split(idx[order], bounds)
     return sorted(groups, key=lambda g: g[0])
+
+
+def _cells_that(column: pd.Series, test) -> np.ndarray:
+    """test(cell) for every cell of a column as a bool array, looking only at the cells that are not
+    None or NaN (a column of 200,000 Nones is not walked)."""
+    out = np.zeros(len(column), dtype=bool)
+    given = np.flatnonzero(column.notna().to_numpy())
+    if given.size:
+        cells = column.to_numpy(dtype=object)[given]
+        out[given] = np.fromiter(map(test, cells), dtype=bool, count=len(cells))
+    return out
 
 
 def _ngram_break_even(setup: Scenario, k: np.ndarray, conc: np.ndarray) -> np.ndarray:
@@ -221,7 +232,7 @@ def _widen_assumed(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Effici
     marked = rows["assumed"].fillna("").astype(str).str.contains("acceptance").to_numpy().copy()
     for column in ("k_spread", "draft_spread"):
         if column in rows.columns:
-            marked |= rows[column].map(lambda v: isinstance(v, (tuple, list)) and len(v) > 0).to_numpy()
+            marked |= _cells_that(rows[column], lambda v: isinstance(v, (tuple, list)) and len(v) > 0)
     for i in np.flatnonzero(marked & np.isfinite(results["predicted_speedup"].to_numpy(dtype=float))):
         row = rows.iloc[i].to_dict()
         try:
@@ -283,6 +294,7 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     with np.errstate(divide="ignore", invalid="ignore"):
         e_ratio = np.where(be_finite, measured_e / np.where(be_finite, be, 1.0), np.nan)
     measured_verdict, predicted_verdict = _labels(measured), _labels(predicted)
+    n = len(measured)
 
     by_e = ~has_measured & has_predicted & np.isfinite(e_ratio)
     by_speedup = ~has_measured & has_predicted & ~by_e & be_finite
@@ -295,12 +307,17 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
                       [MEASURED, PREDICTED_E, PREDICTED_SPEEDUP, PREDICTED_UNREACHABLE], "")
     margin_pct = np.where(has_measured, measured - 1, np.where(by_e, e_ratio - 1, np.nan))
     both = has_measured & has_predicted
-    agrees = [bool(mv == pv) if b else None for b, mv, pv in zip(both, measured_verdict, predicted_verdict)]
-    disagreement = [f"model: {verdict_words(pv)} ({p:.2f}×); measured {m:.2f}×" if a is False else ""
-                    for a, pv, p, m in zip(agrees, predicted_verdict, predicted, measured)]
+    same = measured_verdict == predicted_verdict
+    agrees = np.full(n, None, dtype=object)
+    agrees[both] = [bool(a) for a in same[both].tolist()]
+    disagreement = np.full(n, "", dtype=object)
+    differ = np.flatnonzero(both & ~same)
+    disagreement[differ] = [f"model: {verdict_words(pv)} ({p:.2f}×); measured {m:.2f}×" for pv, p, m in
+                            zip(predicted_verdict[differ].tolist(), predicted[differ].tolist(),
+                                measured[differ].tolist())]
 
     results["verdict"] = verdict
-    results["verdict_words"] = [verdict_words(v) for v in verdict]
+    results["verdict_words"] = [verdict_words(v) for v in verdict.tolist()]
     results["verdict_basis"] = np.where(basis == "", None, basis)
     results["measured_verdict"] = measured_verdict
     results["predicted_verdict"] = predicted_verdict
@@ -311,11 +328,14 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     results["disagreement"] = disagreement
 
     # n-gram advice where the verdict is not "clears" and n-gram's break-even is reachable at this k
-    advice = results["advice"].tolist()
-    for i in np.flatnonzero(has_predicted & (verdict != CLEARS) & np.isfinite(ngram_be) & (ngram_be <= k + 1)):
-        extra = f"try n-gram: with no draft model it breaks even at {ngram_be[i]:.2f} tokens per step here"
-        advice[i] = "; ".join(filter(None, [advice[i], extra]))
-    results["advice"] = advice
+    advice = results["advice"].to_numpy(dtype=object).copy()
+    told = np.flatnonzero(has_predicted & (verdict != CLEARS) & np.isfinite(ngram_be) & (ngram_be <= k + 1))
+    if told.size:  # each distinct break-even worded once
+        values, at = np.unique(ngram_be[told], return_inverse=True)
+        extra = np.array([f"try n-gram: with no draft model it breaks even at {v:.2f} tokens per step here"
+                          for v in values.tolist()], dtype=object)[at.reshape(-1)]
+        advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
+    results["advice"] = advice.tolist()
 
 
 def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
