@@ -118,11 +118,43 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     _fill_missing_alpha(rows)
     _fill_same_tree(rows, same_tree)
     _fill_rate_concurrency(rows)
-    frame = pd.DataFrame(rows.columns, columns=COLUMNS)
+    columns = rows.columns
     del rows
-    frame[_NUMERIC] = frame[_NUMERIC].apply(pd.to_numeric, errors="coerce")
+    frame = frame_of(columns, COLUMNS, _NUMERIC)  # empties `columns` as it goes
     frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
-    return RunTable(frame.reset_index(drop=True), problems, fallbacks, defaults)
+    return RunTable(frame, problems, fallbacks, defaults)
+
+
+# Text columns keep their cells as the Python strings they are (pandas' "str" dtype, python storage): a
+# sweep's repeated remark is one string shared by 200,000 rows, where pyarrow storage copies it into each
+# (78 MB for one column of the 200,000-row bench file) and takes ~20x as long to build.
+TEXT = pd.StringDtype("python", na_value=np.nan)
+
+
+def frame_of(columns: dict, order: list[str], numeric=()) -> pd.DataFrame:
+    """A DataFrame of {column: list} (as pd.DataFrame(columns, columns=order) makes it, `numeric` columns
+    through pd.to_numeric(errors="coerce")), each list dropped from `columns` once its column is made, so
+    a large table is never held twice; text columns as TEXT."""
+    if not any(map(len, columns.values())):  # no rows: the empty table as it always was
+        frame = pd.DataFrame(columns, columns=order)
+        if len(numeric):
+            frame[list(numeric)] = frame[list(numeric)].apply(pd.to_numeric, errors="coerce")
+        columns.clear()
+        return frame
+    made = {}
+    for c in order:
+        values = columns.pop(c)
+        made[c] = pd.to_numeric(pd.Series(values), errors="coerce") if c in numeric else column_of(values)
+        del values
+    return pd.DataFrame(made, columns=order, copy=False)
+
+
+def column_of(values) -> pd.Series:
+    """One column of a table (a list or 1-d array; its positions the index) as pandas infers it, text as
+    TEXT."""
+    if pd.api.types.infer_dtype(values, skipna=True) == "string":
+        return pd.Series(values, dtype=TEXT)
+    return pd.Series(values)
 
 
 def _not_checked(left: list[RunRecord]) -> list[Problem]:

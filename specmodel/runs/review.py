@@ -28,7 +28,7 @@ from specmodel.model.decide import BORDERLINE, band_around
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.load import paused_gc
+from specmodel.runs.load import column_of, frame_of, paused_gc
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 
@@ -162,7 +162,8 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     rows = rows.reset_index(drop=True)  # copy-on-write (pandas 3): the caller's table is never changed
     rows[numeric] = rows[numeric].apply(pd.to_numeric, errors="coerce")
     n = len(rows)
-    res: dict[str, np.ndarray] = {c: np.full(n, None, dtype=object) for c in RESULT_COLUMNS}
+    res: dict[str, np.ndarray] = {c: np.full(n, np.nan) if c in _NUMERIC_RESULTS else np.full(n, None, dtype=object)
+                                  for c in RESULT_COLUMNS}
     alpha = rows["alpha"].to_numpy(dtype=float)
     if "alpha_assumed" in rows.columns:  # a published figure where the row and its source have none
         alpha = np.where(np.isfinite(alpha), alpha, pd.to_numeric(rows["alpha_assumed"], errors="coerce").to_numpy(float))
@@ -183,17 +184,20 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             res["prediction_error"][idx[failed]] = [e for e in part["error"] if e is not None]
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
+                if column in _NUMERIC_RESULTS:  # floats (None: NaN) straight into a float column
+                    res[column][good] = np.asarray(part[field], dtype=float)[~failed]
+                    continue
                 values = np.empty(len(idx), dtype=object)
                 values[:] = part[field]
                 res[column][good] = values[~failed]
+            del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method != "ngram":
                 ngram_be[idx] = _ngram_break_even(setup, k[idx], conc[idx])
         done += len(idx)
         if progress is not None:
             progress(done, n)
-    results = pd.DataFrame(res, columns=RESULT_COLUMNS)
-    results[_NUMERIC_RESULTS] = results[_NUMERIC_RESULTS].apply(pd.to_numeric, errors="coerce")
+    results = frame_of(res, RESULT_COLUMNS, _NUMERIC_RESULTS)
     _rate_rows(rows, results, efficiency)
     _widen_assumed(rows, results, efficiency)
     _judge(rows, results, ngram_be)
@@ -316,16 +320,16 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
                             zip(predicted_verdict[differ].tolist(), predicted[differ].tolist(),
                                 measured[differ].tolist())]
 
-    results["verdict"] = verdict
-    results["verdict_words"] = [verdict_words(v) for v in verdict.tolist()]
-    results["verdict_basis"] = np.where(basis == "", None, basis)
-    results["measured_verdict"] = measured_verdict
-    results["predicted_verdict"] = predicted_verdict
+    results["verdict"] = column_of(verdict)
+    results["verdict_words"] = column_of([verdict_words(v) for v in verdict.tolist()])
+    results["verdict_basis"] = column_of(np.where(basis == "", None, basis))
+    results["measured_verdict"] = column_of(measured_verdict)
+    results["predicted_verdict"] = column_of(predicted_verdict)
     results["margin_pct"] = margin_pct
     results["margin_tokens_per_step"] = np.where(be_finite & np.isfinite(measured_e), measured_e - be, np.nan)
     results["break_even_tokens_per_step"] = np.where(be_finite, be, np.nan)
     results["model_agrees"] = pd.Series(agrees, index=results.index, dtype=object)
-    results["disagreement"] = disagreement
+    results["disagreement"] = column_of(disagreement)
 
     # n-gram advice where the verdict is not "clears" and n-gram's break-even is reachable at this k
     advice = results["advice"].to_numpy(dtype=object).copy()
@@ -335,7 +339,7 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
         extra = np.array([f"try n-gram: with no draft model it breaks even at {v:.2f} tokens per step here"
                           for v in values.tolist()], dtype=object)[at.reshape(-1)]
         advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
-    results["advice"] = advice.tolist()
+    results["advice"] = column_of(advice)
 
 
 def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
