@@ -6,8 +6,8 @@ baseline, and the time taken. The inputs are the largest the readers accept: a f
 limit (20 MB) filled with the most rows per file, every run at k = 64 with a 64-position survival
 profile; a JSON document at the depth limit; a /metrics page with k = 64 positions for many
 engines. What the Past runs page then predicts for every row (`specmodel.runs.review`) is measured on
-the first rows only: its cost per row is constant, so the full file's cost is that times the rows
-(issue 11 vectorises it).
+the file with the most rows, every run predicted. The worst peak and the slowest read are printed
+against issue 25's goals.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench import against_goal
+
 ROOT = Path(__file__).resolve().parents[1]
+GOAL_MB, GOAL_S = 600, 5  # issue 25: the worst accepted input ≤ 600 MB above idle and ≤ 5 s
 
 _RUNNER = r'''
 import json, resource, sys, time
@@ -223,7 +226,7 @@ def run():
         most_rows = _csv_most_rows(folder)
         cases = [
             ("runs", most_rows, 0, "CSV with the most rows: {size}, {loaded:,} runs at k = 64 (read)"),
-            ("runs", most_rows, 2000, "the same CSV, read and its first 2,000 runs predicted (review)"),
+            ("runs", most_rows, 200_000, "the same CSV, read and every run predicted (review)"),
             ("runs", _csv_longest_profiles(folder), 0,
              "CSV at the upload limit: {size}, {loaded:,} runs with 64-position survival profiles (read)"),
             ("runs", _json_at_the_depth_limit(folder), 0,
@@ -255,7 +258,11 @@ def run():
         slowest = None
         for kind, path, review_rows, label in cases:
             size = f"{path.stat().st_size / 2**20:.1f} MB"
-            m = _measure(kind, path, review_rows)
+            try:
+                m = _measure(kind, path, review_rows)
+            except RuntimeError as exc:  # e.g. a processing limit passed on a machine busy with other work
+                yield f"{label.split(':')[0].format(size=size)}: failed: {str(exc).strip().splitlines()[-1]}"
+                continue
             text = label.format(size=size, loaded=m["loaded"])
             yield (f"{text}: peak {m['peak_MB']:.0f} MB ({m['above_idle_MB']:.0f} MB above an idle process), "
                    f"{m['seconds']:.1f} s")
@@ -263,5 +270,5 @@ def run():
                 worst = (m["above_idle_MB"], text)
             if review_rows == 0 and (slowest is None or m["seconds"] > slowest[0]):
                 slowest = (m["seconds"], text)
-        yield f"worst accepted input: {worst[1]} — {worst[0]:.0f} MB above idle"
-        yield f"slowest input read: {slowest[1]} — {slowest[0]:.1f} s"
+        yield f"worst accepted input: {worst[1]} — {against_goal(worst[0], GOAL_MB, unit=' MB')} above idle"
+        yield f"slowest input read: {slowest[1]} — {against_goal(slowest[0], GOAL_S, unit=' s')}"

@@ -131,10 +131,13 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     # best k at each run's own concurrency (as decide.best_k: NaN counts 0, k = 0 counts 1, within K_TIE the smaller k)
     c_uniq, c_idx = np.unique(conc, return_inverse=True)
     r_runs = _ratio(setup, a0, ks, c_uniq)
-    grid = np.nan_to_num(t_grid[u_idx] * r_runs[:, c_idx].T, nan=0.0)
+    # one grid row per distinct (α, concurrency), not per run: 200,000 runs at k = 64 are not 200,000 × 65 floats
+    pairs, pair_of = np.unique(u_idx.reshape(-1) * len(c_uniq) + c_idx.reshape(-1), return_inverse=True)
+    pair_of = pair_of.reshape(-1)
+    grid = np.nan_to_num(t_grid[pairs // len(c_uniq)] * r_runs[:, pairs % len(c_uniq)].T, nan=0.0)
     grid[:, 0] = 1.0
-    best = smallest_best(grid, axis=1)
-    best_speed = grid[np.arange(n), best]
+    best = smallest_best(grid, axis=1)[pair_of]
+    best_speed = grid[pair_of, best]
     batches = np.arange(1, MAX_CROSSOVER_BATCH + 1)
     r_full = _ratio(setup, a0, ks, batches)
     # the schedule per distinct α (decide.ks_in_use, as k_schedule): its off threshold, the k just below
@@ -145,7 +148,7 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     if in_use is not None and inside.any():
         rows = np.flatnonzero(inside)
         best[rows] = in_use[u_idx[rows], conc[rows].astype(int) - 1]
-        best_speed = grid[np.arange(n), best]
+        best_speed = grid[pair_of, best]
 
     # crossover (as scenario.crossover_concurrency): the last batch before the first losing one in 1..4096
     crossover = np.full(n, None, dtype=object)

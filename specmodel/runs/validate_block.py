@@ -108,9 +108,9 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         eligible &= ~np.isin(gid, bad_groups)
 
     # each eligible row's acceptance at its group's k, converted once per distinct number
-    accs: list = [None] * n
+    acc_of = np.full(n, -1, dtype=np.int64)  # a row's acceptance: its place in `accs`, -1 where none
+    accs: list = []
     if acceptance_free:
-        converted = seen.setdefault("acceptance", {})
         todo = np.flatnonzero(eligible & (form >= 0))
         values = np.full(n, np.nan)
         for f, key in enumerate(_ACCEPTANCE_FORMS):
@@ -119,19 +119,10 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         acc_k = np.array([None] * (int(gid.max()) + 1 if n else 0), dtype=object)
         for g, (_, _, info) in templates.items():
             acc_k[g] = info[0] if info is not None else None
-        for i, f, value, kk in zip(todo.tolist(), form[todo].tolist(), values[todo].tolist(), acc_k[gid[todo]].tolist()):
-            found = converted.get((f, value, kk), converted)
-            if found is converted:
-                key = _ACCEPTANCE_FORMS[f]
-                try:
-                    found = convert_single(key, value, kk, block.headers.get(key, key))
-                except SpecModelError:
-                    found = None
-                converted[(f, value, kk)] = found
-            if found is None:
-                eligible[i] = False
-            else:
-                accs[i] = found
+        if todo.size:
+            acc_of[todo], refused = _acceptances(block, seen.setdefault("acceptance", {}), form[todo],
+                                                 values[todo], acc_k[gid[todo]], accs)
+            eligible[todo[refused]] = False
 
     slow: dict[int, tuple] = {}
     for i in np.flatnonzero(~eligible).tolist():
@@ -159,19 +150,47 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         for g, (_, _, info) in templates.items():
             scale[g] = info[2] if info is not None else 1
         _fast_numbers(columns, fast, numbers, present, block.lines, scale[gid[fast]])
-        with_acc = [i for i in fast.tolist() if accs[i] is not None]
-        if with_acc:
-            found = [accs[i] for i in with_acc]
-            at = np.array(with_acc, dtype=np.int64)
-            columns["tokens_per_step"][at] = _objects([a.tokens_per_step for a in found])
-            columns["survival"][at] = _objects([a.survival for a in found], scalars=False)
-            assumed_k = np.array([templates[g][2][1] for g in gid[at].tolist()], dtype=bool)
-            alphas = _objects([a.alpha for a in found])
+        at = fast[acc_of[fast] >= 0]
+        if at.size:
+            found = acc_of[at]
+            columns["tokens_per_step"][at] = _objects([a.tokens_per_step for a in accs])[found]
+            columns["survival"][at] = _objects([a.survival for a in accs], scalars=False)[found]
+            assumed_by_group = np.zeros(int(gid.max()) + 1, dtype=bool)
+            for g, (_, _, info) in templates.items():
+                assumed_by_group[g] = bool(info[1]) if info is not None else False
+            assumed_k = assumed_by_group[gid[at]]
+            alphas = _objects([a.alpha for a in accs])[found]
             columns["alpha"][at[~assumed_k]] = alphas[~assumed_k]
             columns["alpha_assumed"][at[assumed_k]] = alphas[assumed_k]
             columns["alpha"][at[assumed_k]] = np.nan
     columns = {c: v[kept].tolist() for c, v in columns.items()}
     return (columns, *_block_notes(block, templates, gid, fast, slow, kept))
+
+
+def _acceptances(block, converted: dict, forms: np.ndarray, values: np.ndarray, ks: np.ndarray, accs: list):
+    """convert_single of each row's (form, number, k), once per distinct one (`converted` keeps them between
+    the parts of a file): (each row's place in `accs`, which the distinct ones are appended to; which rows
+    the conversion refuses)."""
+    k_codes, _ = pd.factorize(ks, use_na_sentinel=False)
+    value_codes = np.unique(values, return_inverse=True)[1].reshape(-1)
+    dims = (len(_ACCEPTANCE_FORMS), int(value_codes.max()) + 1, int(k_codes.max()) + 1)
+    _, first, inverse = np.unique(np.ravel_multi_index((forms, value_codes, k_codes), dims), return_index=True,
+                                  return_inverse=True)
+    place = np.empty(len(first), dtype=np.int64)
+    for j, (f, value, kk) in enumerate(zip(forms[first].tolist(), values[first].tolist(), ks[first].tolist())):
+        found = converted.get((f, value, kk), converted)
+        if found is converted:
+            key = _ACCEPTANCE_FORMS[f]
+            try:
+                found = convert_single(key, value, kk, block.headers.get(key, key))
+            except SpecModelError:
+                found = None
+            converted[(f, value, kk)] = found
+        place[j] = -1 if found is None else len(accs)
+        if found is not None:
+            accs.append(found)
+    rows = place[inverse.reshape(-1)]
+    return rows, rows < 0
 
 
 def _block_notes(block, templates: dict, gid: np.ndarray, fast: np.ndarray, slow: dict, kept: np.ndarray):
