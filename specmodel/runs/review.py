@@ -28,7 +28,7 @@ from specmodel.model.decide import BORDERLINE, band_around
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.load import column_of, frame_of, paused_gc
+from specmodel.runs.load import cells_that, column_of, frame_of, paused_gc
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 
@@ -105,7 +105,7 @@ def _setups(rows: pd.DataFrame, idx: np.ndarray) -> list[np.ndarray]:
         if c not in rows.columns:
             continue
         column = rows[c].iloc[idx]
-        if column.dtype == object and _cells_that(column, lambda v: isinstance(v, list)).any():
+        if column.dtype == object and cells_that(column, lambda v: isinstance(v, list)).any():
             column = column.map(lambda v: tuple(v) if isinstance(v, list) else v)
         codes.append(pd.factorize(column, use_na_sentinel=False)[0])
     if not codes:
@@ -120,17 +120,6 @@ def _setups(rows: pd.DataFrame, idx: np.ndarray) -> list[np.ndarray]:
     bounds = np.flatnonzero(np.diff(inverse[order])) + 1
     groups = np.split(idx[order], bounds)
     return sorted(groups, key=lambda g: g[0])
-
-
-def _cells_that(column: pd.Series, test) -> np.ndarray:
-    """test(cell) for every cell of a column as a bool array, looking only at the cells that are not
-    None or NaN (a column of 200,000 Nones is not walked)."""
-    out = np.zeros(len(column), dtype=bool)
-    given = np.flatnonzero(column.notna().to_numpy())
-    if given.size:
-        cells = column.to_numpy(dtype=object)[given]
-        out[given] = np.fromiter(map(test, cells), dtype=bool, count=len(cells))
-    return out
 
 
 def _ngram_break_even(setup: Scenario, k: np.ndarray, conc: np.ndarray) -> np.ndarray:
@@ -236,7 +225,7 @@ def _widen_assumed(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Effici
     marked = rows["assumed"].fillna("").astype(str).str.contains("acceptance").to_numpy().copy()
     for column in ("k_spread", "draft_spread"):
         if column in rows.columns:
-            marked |= _cells_that(rows[column], lambda v: isinstance(v, (tuple, list)) and len(v) > 0)
+            marked |= cells_that(rows[column], lambda v: isinstance(v, (tuple, list)) and len(v) > 0)
     for i in np.flatnonzero(marked & np.isfinite(results["predicted_speedup"].to_numpy(dtype=float))):
         row = rows.iloc[i].to_dict()
         try:
