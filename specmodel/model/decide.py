@@ -25,11 +25,21 @@ K_MAX = 8
 K_TIE = 0.01
 
 
+def nan_as_zero(grid) -> np.ndarray:
+    """np.nan_to_num(grid, nan=0.0) (NaN 0, ±inf the largest finite floats), a new array, looking one by
+    one only at the cells that are not finite (a large grid of finite speedups in one pass)."""
+    g = np.array(grid, dtype=float)
+    bad = ~np.isfinite(g)
+    if bad.any():
+        g[bad] = np.nan_to_num(g[bad], nan=0.0)
+    return g
+
+
 def smallest_best(grid, axis: int = 0):
     """Index along `axis` of the smallest k whose speedup is within K_TIE of the largest (NaN: 0)."""
     g = np.asarray(grid, dtype=float)
     if not np.isfinite(g).all():  # a grid already cleaned (schedule_grid's) is not copied again
-        g = np.nan_to_num(g, nan=0.0)
+        g = nan_as_zero(g)
     top = g.max(axis=axis, keepdims=True)
     return np.argmax(g >= top * (1.0 - K_TIE) - 1e-12, axis=axis)
 

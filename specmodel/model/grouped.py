@@ -20,7 +20,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import (K_MAX, MAX_CROSSOVER_BATCH, advice_many, band_around, band_variants, ks_in_use,
-                                    off_above, smallest_best, summarize)
+                                    nan_as_zero, off_above, smallest_best, summarize)
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 SCHEDULE_BATCHES = 512  # k_schedule's batch range in summarize()
@@ -134,7 +134,7 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     # one grid row per distinct (α, concurrency), not per run: 200,000 runs at k = 64 are not 200,000 × 65 floats
     pairs, pair_of = np.unique(u_idx.reshape(-1) * len(c_uniq) + c_idx.reshape(-1), return_inverse=True)
     pair_of = pair_of.reshape(-1)
-    grid = np.nan_to_num(t_grid[pairs // len(c_uniq)] * r_runs[:, pairs % len(c_uniq)].T, nan=0.0)
+    grid = nan_as_zero(t_grid[pairs // len(c_uniq)] * r_runs[:, pairs % len(c_uniq)].T)
     grid[:, 0] = 1.0
     best = smallest_best(grid, axis=1)[pair_of]
     best_speed = grid[pair_of, best]
@@ -203,7 +203,7 @@ def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
     off, last_k = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
     in_use = np.empty((rows, r_sched.shape[1]), dtype=int)
     for start in range(0, rows, chunk):
-        g = np.nan_to_num(t_grid[start:start + chunk, :, None] * r_sched[None, :, :], nan=0.0)
+        g = nan_as_zero(t_grid[start:start + chunk, :, None] * r_sched[None, :, :])
         g[:, 0, :] = 1.0
         ks_used = ks_in_use(g)
         in_use[start:start + chunk] = ks_used
