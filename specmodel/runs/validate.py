@@ -198,8 +198,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     gpus = int(names.tp or 1)
     scale = gpus if (base or spec) and gpus > 1 and throughput_per_gpu(described) else 1
     if scale > 1:
-        base, spec = (None if x is None else x * gpus for x in (base, spec))
-        remarks.append(f"throughputs given per GPU: × {gpus} GPUs, the replica's throughput the model predicts")
+        base, spec = (None if x is None else x * scale for x in (base, spec))
+        remarks.append(f"throughputs given per GPU: × {scale} GPUs, the replica's throughput the model predicts")
     latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
     if conc is None and rate is not None and output_len is None and latencies is None and not errors:
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
