@@ -55,6 +55,7 @@ def browser_page(_chromium):
 LONGEST_FIRST = (
     "tests/test_fidelity.py::test_leave_one_source_out",
     "tests/test_fidelity.py",
+    "tests/test_fleet.py",  # its Prometheus: before a worker that has run out of tests takes part of the queue
     "tests/test_browser_coldstart.py",
     "tests/test_browser_state.py",
     "tests/test_published_dev.py::test_cli_json_and_text",
@@ -66,7 +67,6 @@ LONGEST_FIRST = (
     "tests/test_browser_layout.py",
     "tests/test_browser_whatif.py",
     "tests/test_browser_mix.py",
-    "tests/test_fleet.py",
     "tests/test_browser_links.py",
     "tests/test_plan.py::test_uploading_the_plans_results",
     "tests/test_browser_capacity.py",

@@ -50,7 +50,6 @@ GRIDS_JS = """() => [...document.querySelectorAll("[data-testid='stDataFrame']")
             none: [...d.querySelectorAll('td')].filter(td => td.innerText.trim() === 'None').length}; })"""
 
 
-
 def shoot(page, name: str) -> None:
     """The whole page at 1280 wide (Streamlit scrolls inside its main block: grow the window to it)."""
     if not SHOTS:
