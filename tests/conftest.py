@@ -46,10 +46,47 @@ def browser_page(_chromium):
     context.close()
 
 
+# The tests that take longest on 2 busy cores (pytest --durations), longest first. They run before
+# the rest: pytest.ini's `--dist worksteal` gives each worker half of the tests in this order and an
+# idle worker takes the back half of the other's queue, so the last tests to run are short ones and
+# neither worker waits alone on a minute-long test at the end. A name is a node id or its start; a
+# module with a module-scoped fixture (test_fidelity's, test_fleet's Prometheus) is named whole so that
+# its tests stay together and the fixture is set up once.
+LONGEST_FIRST = (
+    "tests/test_fidelity.py::test_leave_one_source_out",
+    "tests/test_fidelity.py",
+    "tests/test_fleet.py",  # its Prometheus: before a worker that has run out of tests takes part of the queue
+    "tests/test_browser_coldstart.py",
+    "tests/test_browser_state.py",
+    "tests/test_published_dev.py::test_cli_json_and_text",
+    "tests/test_browser_runs.py",
+    "tests/test_browser_live.py",
+    "tests/test_runs_json_columns.py::test_runs_json_is_the_row_by_row_document",
+    "tests/test_mix_many.py::test_a_mix_past_the_cap",
+    "tests/test_browser_incident.py",
+    "tests/test_browser_layout.py",
+    "tests/test_browser_whatif.py",
+    "tests/test_browser_mix.py",
+    "tests/test_browser_links.py",
+    "tests/test_plan.py::test_uploading_the_plans_results",
+    "tests/test_browser_capacity.py",
+    "tests/test_browser_theme.py",
+    "tests/test_browser_report.py",
+    "tests/test_grouped.py::test_every_sample",
+    "tests/test_docs_commands.py",
+)
+
+
+def _cost_rank(item) -> int:
+    return next((i for i, start in enumerate(LONGEST_FIRST) if item.nodeid.startswith(start)), len(LONGEST_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark tests that start a real Prometheus (fixtures prom_*) or run promtool: `make test-fast`
-    leaves them and the browser tests out."""
+    leaves them and the browser tests out. Then put the longest tests first (LONGEST_FIRST; the sort
+    is stable, so the others keep their order and every xdist worker collects the same list)."""
     for item in items:
         names = getattr(item, "fixturenames", ())
         if any(n.startswith("prom_") for n in names) or "promtool" in item.name:
             item.add_marker(pytest.mark.prometheus)
+    items.sort(key=_cost_rank)

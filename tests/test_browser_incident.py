@@ -42,6 +42,14 @@ def page(request, _chromium):
     context.close()
 
 
+GRIDS_JS = """() => [...document.querySelectorAll("[data-testid='stDataFrame']")]
+  .filter(d => d.getBoundingClientRect().width > 0 && d.querySelector('.dvn-scroller'))
+  .map(d => { const s = d.querySelector('.dvn-scroller');
+    return {right: d.getBoundingClientRect().right, scroll: s.scrollWidth, client: s.clientWidth,
+            every_column: d.closest('.st-key-runs_as_read') !== null,
+            none: [...d.querySelectorAll('td')].filter(td => td.innerText.trim() === 'None').length}; })"""
+
+
 def shoot(page, name: str) -> None:
     """The whole page at 1280 wide (Streamlit scrolls inside its main block: grow the window to it)."""
     if not SHOTS:
@@ -75,6 +83,41 @@ def alerts(page) -> list[str]:
 def no_duplicate_alerts(page) -> None:
     seen = alerts(page)
     assert len(seen) == len(set(seen)), seen
+
+
+def open_expanders(page) -> None:
+    for summary in page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").all():
+        summary.click()
+    wait_for_app(page)
+    page.wait_for_timeout(1000)  # the grids inside lay out once shown
+
+
+def tables_fit(page, width: int = 1280) -> list[dict]:
+    """Every table on screen within the window and without a sideways scroll, no "None" cell, no cut label,
+    no message twice (main area and sidebar together); the tables for further checks."""
+    page.wait_for_function("""() => { const d = [...document.querySelectorAll("[data-testid='stDataFrame']")]
+        .filter(e => e.getBoundingClientRect().width > 0 && !e.closest('details:not([open])'));
+        return d.length > 0 && d.every(e => e.querySelector('.dvn-scroller')); }""")  # the grids have drawn
+    grids = page.evaluate(GRIDS_JS)
+    assert grids
+    for grid in grids:
+        # Past runs' "Runs as read" holds every column of the file as read: it alone scrolls, its file, row
+        # and workload pinned in view.
+        assert grid["scroll"] <= grid["client"] + 1 or grid["every_column"], grids  # no sideways scroll
+        assert grid["right"] <= width, grids
+        assert grid["none"] == 0, grids
+    assert not no_cut_labels(page), no_cut_labels(page)
+    shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts()]
+    assert len(shown) == len(set(shown)), shown
+    return grids
+
+
+def fits_the_window(page, width: int = 1280) -> None:
+    """No label cut, no alert twice, and the page never scrolls sideways (test_browser_layout.py's check
+    of Live and Capacity at 1280×720 light: one load of the page serves both)."""
+    assert not no_cut_labels(page), no_cut_labels(page)
+    no_duplicate_alerts(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
 def looks_right(page, name: str) -> None:
@@ -142,11 +185,19 @@ def test_past_runs_reads_the_hand_written_csv_and_says_its_verdicts_are_measured
     assert all(charts.nth(i).locator(".trace").count() > 0 for i in range(charts.count()))
     assert charts.count() == 2 or "No break-even chart: no run has both" in main_text(page)  # drawn, or said why not
     shoot(page, "runs")
+    # The tables fit the window (test_browser_layout.py checks 1440×900 dark): the break-even table and the
+    # runs as read, then with the expanders open the advice, basis, file and row of each run.
+    assert len(tables_fit(page)) == 2
+    open_expanders(page)
+    assert len(tables_fit(page)) == 3
+    detail = page.locator("[data-testid='stExpander']", has_text="Advice, how each verdict was reached")
+    assert "lower k to 3" in detail.locator("td").all_inner_texts()[2]  # the advice is in it, in words
 
 
 def test_live_recorded_server_judges_the_operating_point(streamlit_server, page):
     page.goto(f"{streamlit_server}/live?{SIDEBAR}")
     wait_for_app(page)
+    fits_the_window(page)  # before a server is given (test_browser_layout.py checks 1440×900 dark)
     page.get_by_role("button", name="Try it with a recorded server").click()
     verdict = page.get_by_text(re.compile(r"Right now: "))
     verdict.wait_for()
@@ -162,11 +213,24 @@ def test_live_recorded_server_judges_the_operating_point(streamlit_server, page)
 def test_fleet_recorded_prometheus_predicts_each_instance_on_its_own_model(streamlit_server, page):
     page.goto(f"{streamlit_server}/fleet?{SIDEBAR}")
     wait_for_app(page)
+    # A focused input is outlined in the accent (blue), not in the red that marks an error.
+    page.get_by_role("textbox", name="Prometheus URL").focus()
+    page.wait_for_function("""() => { const c = getComputedStyle(document.activeElement.closest(
+        "[data-testid='stTextInputRootElement']")).borderTopColor.match(/\\d+/g).map(Number);
+        return c[3] === undefined && c[2] > c[0] + 60; }""")  # an opaque blue border (unfocused: 20% grey)
     page.get_by_role("button", name="Try it with a recorded server").click()
     page.get_by_text(re.compile(r"instance\(s\) at the recorded Prometheus")).wait_for()
     wait_for_app(page)
     wait_for_charts(page, 90_000)
     looks_right(page, "fleet")
+    # The instances' table fits the window with what each was predicted on (test_browser_layout.py checks
+    # 1440×900 dark), and so do the tables in the expanders.
+    tables_fit(page)
+    table = page.locator("[data-testid='stDataFrame']").first
+    assert "Predicted on" in table.locator("th").all_inner_texts()
+    assert any("Llama 3.1 70B" in t for t in table.locator("td").all_inner_texts())  # in view, not cut off
+    open_expanders(page)
+    tables_fit(page)
 
 
 def test_traffic_mix_answers_the_mixed_32_with_one_alpha_per_workload(streamlit_server, page):
@@ -185,7 +249,6 @@ def test_capacity_for_the_incident_pair(streamlit_server, page):
     wait_for_app(page)
     wait_for_charts(page, 90_000)
     assert "Capacity" in page.locator("h1").first.inner_text()
-    assert not no_cut_labels(page), no_cut_labels(page)
-    no_duplicate_alerts(page)
+    fits_the_window(page)
     assert not NOT_ON_SCREEN.search(main_text(page))
     shoot(page, "capacity")

@@ -1,7 +1,8 @@
 """The review tables fit the page as a reviewer opens it at 1280×720 and 1440×900, light and dark: no table
 scrolls sideways (Past runs' break-even table, Fleet's instances with their "Predicted on", Traffic mix's
 workloads and comparison), no cell reads "None", no label is cut, no message is shown twice on a page or in
-its sidebar, and a focused input is outlined in the accent colour, not in the red of an error.
+its sidebar, and a focused input is outlined in the accent colour, not in the red of an error. At 1280×720
+light, Past runs, Fleet, Live and Capacity are checked by test_browser_incident.py's walks of the same pages.
 Run one file at a time: `pytest -q -n 0 tests/test_browser_layout.py`."""
 
 from __future__ import annotations
@@ -11,19 +12,11 @@ import re
 import pytest
 
 from tests.browser import wait_for_app, wait_for_charts
-from tests.test_browser_incident import INCIDENT, SIDEBAR, no_cut_labels
+from tests.test_browser_incident import INCIDENT, SIDEBAR, no_cut_labels, open_expanders, tables_fit
 
 pytestmark = pytest.mark.browser
 
 VIEWS = [(1280, 720, "light"), (1440, 900, "dark")]
-
-GRIDS_JS = """() => [...document.querySelectorAll("[data-testid='stDataFrame']")]
-  .filter(d => d.getBoundingClientRect().width > 0 && d.querySelector('.dvn-scroller'))
-  .map(d => { const s = d.querySelector('.dvn-scroller');
-    return {right: d.getBoundingClientRect().right, scroll: s.scrollWidth, client: s.clientWidth,
-            every_column: d.closest('.st-key-runs_as_read') !== null,
-            none: [...d.querySelectorAll('td')].filter(td => td.innerText.trim() === 'None').length}; })"""
-
 
 @pytest.fixture(params=VIEWS, ids=lambda v: f"{v[0]}x{v[1]}-{v[2]}")
 def page(request, _chromium):
@@ -36,33 +29,16 @@ def page(request, _chromium):
     context.close()
 
 
-def open_expanders(page) -> None:
-    for summary in page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").all():
-        summary.click()
-    wait_for_app(page)
-    page.wait_for_timeout(1000)  # the grids inside lay out once shown
-
-
 def looks_right(page) -> list[dict]:
-    """Every table on screen within the window and without a sideways scroll, no "None" cell, no cut label,
-    no message twice (main area and sidebar together); the tables for further checks."""
-    page.wait_for_function("""() => { const d = [...document.querySelectorAll("[data-testid='stDataFrame']")]
-        .filter(e => e.getBoundingClientRect().width > 0 && !e.closest('details:not([open])'));
-        return d.length > 0 && d.every(e => e.querySelector('.dvn-scroller')); }""")  # the grids have drawn
-    grids = page.evaluate(GRIDS_JS)
-    assert grids
-    for grid in grids:
-        # Past runs' "Runs as read" holds every column of the file as read: it alone scrolls, its file, row
-        # and workload pinned in view.
-        assert grid["scroll"] <= grid["client"] + 1 or grid["every_column"], grids  # no sideways scroll
-        assert grid["right"] <= page.width, grids
-        assert grid["none"] == 0, grids
-    assert not no_cut_labels(page), no_cut_labels(page)
-    shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts()]
-    assert len(shown) == len(set(shown)), shown
-    return grids
+    return tables_fit(page, page.width)
 
 
+# At 1280×720 light, Past runs and Fleet are checked the same way by test_browser_incident.py's walks of
+# those pages (tables_fit, open_expanders): one upload, one recorded server, serves both.
+DARK_ONLY = pytest.mark.parametrize("page", VIEWS[1:], indirect=True, ids=lambda v: f"{v[0]}x{v[1]}-{v[2]}")
+
+
+@DARK_ONLY
 def test_past_runs_break_even_table_fits_with_its_detail(streamlit_server, page):
     page.goto(f"{streamlit_server}/past-runs?{SIDEBAR}")
     wait_for_app(page)
@@ -77,6 +53,7 @@ def test_past_runs_break_even_table_fits_with_its_detail(streamlit_server, page)
     assert "lower k to 3" in detail.locator("td").all_inner_texts()[2]  # the advice is in it, in words
 
 
+@DARK_ONLY
 def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, page):
     page.goto(f"{streamlit_server}/fleet?{SIDEBAR}")
     wait_for_app(page)
@@ -119,7 +96,14 @@ def test_traffic_mix_tables_fit_and_an_empty_cell_reads_empty(streamlit_server, 
     looks_right(page)
 
 
-@pytest.mark.parametrize("path", ["/", "/live", "/capacity"])
+# Live (before a server is given) and Capacity at 1280×720 light are the same pages as
+# test_browser_incident.py's walks, which make these checks on them (fits_the_window): one load serves both.
+OTHER_PAGES = [(view, path) for view in VIEWS for path in ("/", "/live", "/capacity")
+               if view != VIEWS[0] or path == "/"]
+
+
+@pytest.mark.parametrize(("page", "path"), OTHER_PAGES, indirect=["page"],
+                         ids=[f"{w}x{h}-{scheme}-{path}" for (w, h, scheme), path in OTHER_PAGES])
 def test_the_other_pages_show_no_message_twice_and_no_cut_label(streamlit_server, page, path):
     page.goto(f"{streamlit_server}{path}?{SIDEBAR}")
     wait_for_app(page)

@@ -19,11 +19,19 @@ MEASURED_VS_MODEL = FIXTURES / "measured_vs_model.csv"  # MT-Bench at 24: measur
 
 
 def open_past_runs(page, base_url: str) -> None:
+    """Start where a user starts (What-if) and follow the sidebar to Past runs."""
     page.goto(base_url + "/")
     wait_for_app(page)
     sidebar_link(page, "Past runs")
     page.wait_for_url("**/past-runs**")
     wait_for_app(page)
+
+
+def go_to_past_runs(page, base_url: str) -> None:
+    """Past runs opened from its address (a bookmark): no What-if run first."""
+    page.goto(base_url + "/past-runs")
+    wait_for_app(page)
+    page.get_by_role("heading", name="Past runs").first.wait_for()
 
 
 def sidebar_link(page, title: str) -> None:
@@ -41,7 +49,7 @@ def upload(page, path) -> None:
 def test_a_measured_loss_is_flagged_with_the_models_disagreement_and_the_cli_agrees(streamlit_server, browser_page,
                                                                                      capsys):
     page = browser_page
-    open_past_runs(page, streamlit_server)
+    go_to_past_runs(page, streamlit_server)
     upload(page, MEASURED_VS_MODEL)
     line = page.get_by_text("MT-Bench loses at concurrency 24, 64 (measured) — the model said pays off at 24, 64")
     line.wait_for()
@@ -104,7 +112,7 @@ def test_fifty_thousand_runs_load_with_progress(streamlit_server, browser_page, 
     page = browser_page
     big = tmp_path / "sweep_50k.csv"
     big.write_bytes(large_csv(50_000))
-    open_past_runs(page, streamlit_server)
+    go_to_past_runs(page, streamlit_server)
     upload(page, big)
     progress = page.locator("[data-testid='stProgress']")
     progress.wait_for(timeout=120_000)

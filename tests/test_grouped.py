@@ -85,19 +85,22 @@ def test_every_sample_and_fixture_row_matches_summarize():
     # Spec-Bench's trees of 63-64 tokens each price every k up to theirs (a grid 8x the others'): two of
     # them are enough to compare, and keep this test seconds rather than minutes
     rows = pd.concat([rows[rows["k"] <= K_MAX], rows[rows["k"] > K_MAX].head(2)])
-    checked = 0
     records = rows.to_dict("records")
     # every run with the default parameters; a quarter of them again calibrated (the parameters reach
-    # the grouped path the same way for every row, so a spread subset shows it)
+    # the grouped path the same way for every row, so a spread subset shows it). The runs of one setup
+    # go through summarize_many together, as a file's runs do, each compared with summarize() alone.
+    by_setup: dict[Scenario, list[Scenario]] = {}
     for eff, chosen in ((None, records), (CALIBRATED, records[::4])):
         for r in chosen:
             try:
                 s = scenario_for_row(r, eff)
             except SpecModelError:
                 continue
-            assert_same(setup_of(s), [s.alpha], [s.k], [s.concurrency])
-            checked += 1
-    assert checked > 300  # the runs (of 5 files) with an acceptance, and a quarter of them calibrated
+            by_setup.setdefault(setup_of(s), []).append(s)
+    for setup, runs in by_setup.items():
+        assert_same(setup, [s.alpha for s in runs], [s.k for s in runs], [s.concurrency for s in runs])
+    assert sum(map(len, by_setup.values())) > 300  # the runs (of 5 files) with an acceptance, a quarter calibrated
+    assert len(by_setup) > 20 and max(map(len, by_setup.values())) > 1  # many setups, several runs in some
 
 
 def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(monkeypatch, request):
