@@ -14,8 +14,8 @@ import json
 import numpy as np
 import pytest
 
-from bench.bench_fidelity import (_mape, _verdicts, band_quantiles, coverage, evaluate, load, log_residuals, loso,
-                                  moe_layer, shape_errors, steptime_grid)
+from bench.bench_fidelity import (_mape, _verdicts, band_quantiles, coverage, evaluate, extrapolation, load,
+                                  log_residuals, loso, moe_layer, shape_errors, steptime_grid)
 from specmodel.cli import main
 from specmodel.export.prediction import prediction_dict
 from specmodel.model.decide import BAND_RATIO, summarize
@@ -38,6 +38,16 @@ def dev_evaluated(dev):
 
 # --- the development set, read by the project's own run reader -------------------------------------
 
+def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_within_12_percent(dev):
+    """Issue 20's extrapolation target: the one development sweep with two batch sizes at or below 8
+    (MiniMax-M2.5 EAGLE-3 on 4x MI355X, S18: 1.79x at batch 4, 1.71x at 8, then 1.55x, 1.57x, 1.38x at
+    16, 32, 64) calibrated on batch <= 8 predicts the fall above within 12% (11.9% when written, 12.3%
+    uncalibrated; 18.0% before vLLM's ROCm verify kernel was priced)."""
+    (label, above, uncalibrated, calibrated), = extrapolation(dev)
+    assert "MiniMax" in label and above == 3
+    assert calibrated <= 12.0 and calibrated <= uncalibrated
+
+
 def test_leave_one_source_out_meets_the_targets_and_the_band_covers_about_eighty_percent(dev):
     """Each source predicted with the engine-overhead scales, the per-sequence scale among them (the
     per-sequence constants of data/engines.json were fitted to SpecDecode-Bench), re-fitted without it.
@@ -54,14 +64,17 @@ def test_leave_one_source_out_meets_the_targets_and_the_band_covers_about_eighty
     and coverage, verdicts 80%. With the fits taking plain throughputs of runs without acceptance and
     per-GPU throughputs read as the replica's: MAPE 20.4%, verdicts 81%, 20/21 losses, shape 12.2% (the
     fit without SpecDecode-Bench now holds the engine overheads at 1.6x, not 2.4x, and takes the MI355X
-    sweep's fall as per-sequence cost, 2.0x), coverage 86% (the model's own band 86%). The bounds below
-    are regression floors, not the targets."""
+    sweep's fall as per-sequence cost, 2.0x), coverage 86% (the model's own band 86%). With vLLM's ROCm
+    verify kernel from 0.19 priced (ROCM_ATTN's prefix prefill; the MI355X sweep names no version and
+    runs as the newest release read): MAPE 19.6%, verdicts 84%, 19/21 losses, shape 10.2% (the fit
+    without SpecDecode-Bench takes the per-sequence cost at 1.5x), coverage 86%. The bounds below are
+    regression floors, not the targets."""
     out_ev, out_shape, _ = loso(dev)
     n, mape = _mape(out_ev[out_ev["own_acceptance"]])
     v = _verdicts(out_ev)
-    assert n >= 25 and mape <= 22.0
-    assert v["verdict"] >= 0.80 and v["caught"] / v["losses"] >= 0.8
-    assert out_shape["error"].mean() <= 0.125
+    assert n >= 25 and mape <= 20.5
+    assert v["verdict"] >= 0.83 and v["caught"] / v["losses"] >= 0.8
+    assert out_shape["error"].mean() <= 0.11
     res = log_residuals(out_ev)
     per_source = {s: band_quantiles(res[res.index != s]) for s in set(out_ev["source"])}
     rows, covered = coverage(out_ev, per_source)
