@@ -22,7 +22,8 @@ from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_
 # (2,000 inputs per target, with its coverage report). SPECMODEL_QUICK_FUZZ_EXAMPLES scales every count
 # (150 = these; `make test-fast`, the loop while editing, sets 40).
 QUICK_EXAMPLES = {"runs csv": 50, "runs guidellm": 50, "runs vllm bench": 50, "runs spec json": 25, "runs vllm log": 20,
-                  "runs bytes": 50, "prometheus api": 40, "workloads": 60, "cli": 60, "cli commands": 35, "stacked encodings": 50}
+                  "runs rows": 10, "runs bytes": 50, "prometheus api": 25, "fleet": 10, "workloads": 60, "cli": 60,
+                  "cli commands": 35, "stacked encodings": 50}
 SCALE = int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")) / 150
 
 
