@@ -4,6 +4,8 @@ the defect's number."""
 
 from __future__ import annotations
 
+import math
+import re
 import tracemalloc
 
 import httpx
@@ -554,3 +556,41 @@ def test_8_workload_problems_name_the_file_row_after_a_multi_line_cell(tmp_path)
     assert found["chat"].notes == "two\nlines"
     (error,) = errors
     assert error.startswith("rows.csv, row 4 ('sum'): workload 'sum' refused: column 'alpha' must be a number")
+
+
+# --- done when: docs/deploy.md states each bound, as the code has it --------------------------------
+
+def _bounds():
+    """(where, constant, the figure docs/deploy.md must give on the constant's line) for every bound of
+    specmodel/limits.py and the modules' own bounds the deploy page lists."""
+    from specmodel import limits
+    from specmodel.export import report
+    from specmodel.metrics import live
+    from specmodel.plan import capacity, mix
+    from specmodel.runs import csv_rows, sniff
+    from specmodel.show import runs_view
+    out = [("limits", name, f"{value:,g}" if isinstance(value, float) else f"{value:,}")
+           for name, value in vars(limits).items() if name.startswith("MAX_") and isinstance(value, (int, float))]
+    out += [("promapi", "MAX_WINDOW_S", f"{promapi.MAX_WINDOW_S // 86400} days"),
+            ("promapi", "MAX_RANGE_POINTS", f"{promapi.MAX_RANGE_POINTS:,}"),
+            ("promapi", "DEFAULT_TIMEOUT_S", f"{promapi.DEFAULT_TIMEOUT_S:g} s"),
+            ("promapi", "EXCHANGE_MARGIN_S", f"{promapi.EXCHANGE_MARGIN_S:g} s"),
+            ("sniff", "MAX_BAD_BYTES", f"{sniff.MAX_BAD_BYTES:,}"),
+            ("csv_rows", "MAX_BROKEN_ROWS", f"{csv_rows.MAX_BROKEN_ROWS:,}"),
+            ("live", "HISTORY_CAP", f"{live.HISTORY_CAP:,}"),
+            ("mix", "MAX_WORKLOADS", f"{mix.MAX_WORKLOADS}"), ("mix", "MAX_GPU_UNITS", f"{mix.MAX_GPU_UNITS}"),
+            ("mix", "MAX_PLANS", f"{mix.MAX_PLANS:,}"),
+            ("capacity", "MAX_USERS", f"10^{round(math.log10(capacity.MAX_USERS))}"),
+            ("capacity", "MAX_BATCH", f"{capacity.MAX_BATCH:,}"),
+            ("report", "REPORT_ROWS", f"{report.REPORT_ROWS:,}"),
+            ("runs_view", "TABLE_ROWS_SHOWN", f"{runs_view.TABLE_ROWS_SHOWN:,}")]
+    return out
+
+
+@pytest.mark.parametrize("where, name, figure", _bounds(), ids=lambda x: x if isinstance(x, str) else None)
+def test_deploy_md_states_each_bound_with_the_codes_figure(where, name, figure):
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text(encoding="utf-8")
+    lines = [line for line in doc.splitlines() if re.search(rf"`(?:[\w.]+\.)?{name}`", line)]
+    assert lines, f"docs/deploy.md does not name {where}.{name}"
+    assert any(figure in line for line in lines), f"docs/deploy.md gives {name} without its figure {figure}"
