@@ -14,7 +14,8 @@ instance(s) not judged" branch runs without 30 s of work.
 
 `target_fleet` runs `fleet.fleet` and `fleet.history` against that server and checks what the Fleet page
 and `specmodel fleet` then show: every instance with data is judged or listed as a problem (never dropped
-silently), every number in the JSON is finite or null, an instance without a preset is never predicted.
+silently), none with a NaN or infinite counter is judged (it read as "speculation off"), every number in the
+JSON is finite or null, an instance without a preset is never predicted.
 """
 
 from __future__ import annotations
@@ -224,12 +225,23 @@ def target_fleet(item) -> fleet.FleetReport | None:
     return report
 
 
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan  # as promapi reads a value that is not a number
+
+
 def _check(report: fleet.FleetReport, instances: list[dict], s: dict) -> None:
     judged = {(i.job, i.instance) for i in report.instances} | {(p["job"], p["instance"]) for p in report.problems}
     cut = any(p["job"] == "any" for p in report.problems)
     with_data = {i["key"] for i in instances if i["data"]}
     if not cut and not with_data <= judged:
         raise AssertionError(f"instances with series neither judged nor listed: {sorted(with_data - judged)[:3]}")
+    infinite = {i["key"] for i in instances if any(l[fleet.SERIES_LABEL] in fleet._INCREASES and not math.isfinite(
+        _float(v)) for l, v in i["rows"])}
+    if infinite & {(i.job, i.instance) for i in report.instances}:  # read as "off", or with a wrong k
+        raise AssertionError(f"an instance with a NaN or infinite counter was judged: {sorted(infinite)[:3]}")
     for i in report.instances:
         out = i.to_dict()
         json.dumps(out, allow_nan=False)  # every number finite or null

@@ -221,6 +221,41 @@ def test_6_counters_near_the_float_limit_are_a_reason_for_that_instance_not_an_o
         fleet.windows_for_instance(rows, 300.0, 1000.0)
 
 
+def _fleet_with_a_second_instance(value_of):
+    """A fleet answer from a real 127.0.0.1 server: the reference vLLM instance gpu-0 and gpu-1, a copy of it
+    whose values `value_of(series, value)` rewrites; the fleet report."""
+    import json
+    from specmodel import Scenario
+    from specmodel.metrics import fleet
+    from tests.fuzz_targets import FLEET_ROWS, _vector
+    second = [({**labels, "instance": "gpu-1:8000"}, value_of(labels[fleet.SERIES_LABEL], value))
+              for labels, value in FLEET_ROWS]
+    with ReplayServer(json.dumps(_vector(FLEET_ROWS + second)) + "\n", path="/api/v1/query") as srv, \
+            httpx.Client() as client:
+        base = srv.url.removesuffix("/api/v1/query")
+        return fleet.fleet(client, promapi.PromServer(base), Scenario(), window="5m", at_s=1700000000.0)
+
+
+def test_6_an_infinite_counter_lists_its_fleet_instance_with_the_reason_not_as_speculation_off():
+    # the +Inf counters were left out, so gpu-1 showed as "speculative decoding is off on this server"
+    report = _fleet_with_a_second_instance(lambda series, v: "+Inf" if "spec_decode" in series else v)
+    assert [i.instance for i in report.instances] == ["gpu-0:8000"]
+    (problem,) = report.problems
+    assert problem["instance"] == "gpu-1:8000"
+    assert "vllm:spec_decode_num_accepted_tokens_total" in problem["reason"]
+    assert "NaN or infinite, not a count" in problem["reason"]
+
+
+def test_6_an_infinite_counter_on_a_metrics_page_is_named_not_read_as_a_draft_ratio():
+    from specmodel.metrics import prom
+    text = "".join(f'vllm:{name}{{engine="0",model_name="m"}} {value}\n' for name, value in [
+        ("spec_decode_num_drafts_total", "100"), ("spec_decode_num_draft_tokens_total", "+Inf"),
+        ("spec_decode_num_accepted_tokens_total", "250"), ("generation_tokens_total", "1000")])
+    with pytest.raises(SpecModelError, match=r"the counter vllm:spec_decode_num_draft_tokens_total is \+Inf on this "
+                                             "page, not a count"):
+        prom.parse_snapshot(text, at=0.0)
+
+
 @pytest.mark.parametrize("gpu, words", [
     ("H100 (TP=" + "9" * 5000 + ")", "above the 64"), ("99999999999x H100", "99,999,999,999, above the 64"),
     ("H100 (TP=0)", "must be ≥ 1, got 0"),

@@ -351,6 +351,10 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
             if name in by_name:
                 counters[canon] = float(sum(s.value for s in by_name[name]))
                 break
+    for canon, value in counters.items():  # +Inf or NaN is not a count: never read as "off" or as a k
+        if not math.isfinite(value):
+            raise SpecModelError(f"the counter {prefix}{engine.counters[canon]} is {_prom_number(value)} on this "
+                                 "page, not a count: check the server's /metrics")
     per_position = ()
     if engine.per_position:
         per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
@@ -599,6 +603,11 @@ def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[f
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _prom_number(value: float) -> str:
+    """A number as the exposition format writes it (NaN, +Inf, -Inf)."""
+    return "NaN" if value != value else ("+Inf" if value == math.inf else "-Inf" if value == -math.inf else f"{value:g}")
 
 
 def _check_count(name: str, value: float | None) -> None:
