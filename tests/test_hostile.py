@@ -306,6 +306,34 @@ def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkey
     assert out.returncode == 2 and "printable ASCII" in out.stderr
 
 
+def test_6_fleet_window_past_any_retention_is_one_line_and_exit_2(capsys):
+    from specmodel import cli
+    code = cli.main(["fleet", "http://127.0.0.1:9", "--window", "99999999999999999999999d"])
+    err = capsys.readouterr().err
+    assert code == 2 and "3660 days" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+# --- 7: text from a server is shown as text, never as Markdown -----------------------------------------
+
+def test_7_a_prometheus_error_text_with_a_link_and_an_image_is_shown_inert_on_the_fleet_page():
+    """The Fleet page quoted a Prometheus error as Markdown: the link was clickable and the browser fetched
+    the image. Served by a real 127.0.0.1 server answering the fleet query with that error."""
+    import json
+    from streamlit.testing.v1 import AppTest
+    from tests.conftest import ROOT
+    hostile = "parse error at char 3: [click](http://127.0.0.1:9/x) ![i](http://127.0.0.1:9/pixel.png) # Heading"
+    body = json.dumps({"status": "error", "errorType": "execution", "error": hostile}) + "\n"
+    with ReplayServer(body, path="/api/v1/query") as srv:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params["prom_url"] = srv.url.removesuffix("/api/v1/query")
+        at.run()
+        at.switch_page("pages/fleet.py").run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "could not run the query" in shown and "click" in shown  # the message is there, as text
+    assert not re.search(r"(?<!\\)\]\(|(?<!\\)!\[", shown), shown  # no unescaped link or image syntax
+
+
 # --- 4: caches shared by every session are bounded in bytes -----------------------------------------
 
 def test_4_twenty_uploads_with_a_5_mb_name_leave_nothing_in_the_shared_caches():
