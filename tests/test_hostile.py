@@ -313,6 +313,23 @@ def test_6_fleet_window_past_any_retention_is_one_line_and_exit_2(capsys):
     assert code == 2 and "3660 days" in err and "Traceback" not in err and len(err.splitlines()) == 1
 
 
+def test_14_a_rejected_fleet_query_keeps_prometheus_reason_in_the_message():
+    """The fleet query is over 4,000 characters: quoted whole, it pushed Prometheus' reason past the
+    2,000 characters a message shows, so the Fleet page said "rejected the query …" without why."""
+    import json
+    from specmodel import Scenario
+    from specmodel.limits import MAX_MESSAGE_CHARS
+    from specmodel.metrics import fleet
+    body = json.dumps({"status": "error", "errorType": "bad_data", "error": "parse error at char 3: unexpected"})
+    with ReplayServer(body + "\n", path="/api/v1/query") as srv, httpx.Client() as client, \
+            pytest.raises(SpecModelError) as info:
+        fleet.fleet(client, promapi.PromServer(srv.url.removesuffix("/api/v1/query")), Scenario())
+    message = str(info.value)
+    assert len(fleet.fleet_promql("5m")) > MAX_MESSAGE_CHARS
+    assert "parse error at char 3: unexpected; check the label filter" in message
+    assert len(message) < MAX_MESSAGE_CHARS // 2
+
+
 # --- 7: text from a server is shown as text, never as Markdown -----------------------------------------
 
 def test_7_a_prometheus_error_text_with_a_link_and_an_image_is_shown_inert_on_the_fleet_page():
