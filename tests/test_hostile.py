@@ -674,3 +674,19 @@ def test_deploy_md_states_each_bound_with_the_codes_figure(where, name, figure):
     lines = [line for line in doc.splitlines() if re.search(rf"`(?:[\w.]+\.)?{name}`", line)]
     assert lines, f"docs/deploy.md does not name {where}.{name}"
     assert any(figure in line for line in lines), f"docs/deploy.md gives {name} without its figure {figure}"
+
+
+def test_7_an_uploaded_file_name_with_a_link_and_an_image_is_shown_inert_on_past_runs():
+    from streamlit.testing.v1 import AppTest
+    from tests.conftest import ROOT
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/past-runs.py").run()
+    name = "[x](http://127.0.0.1:9/x)![i](http://127.0.0.1:9/p.png).csv"
+    data = b"workload,concurrency,k,alpha,speedup\nw,1,4,0.8,1.6\nbad,x,4,0.8,1.6\n"
+    at.file_uploader(key="run_files").set_value((name, data, "text/csv")).run()
+    assert not at.exception
+    shown = [e.value for kind in ("markdown", "caption", "warning", "error", "info", "success")
+             for e in (*getattr(at, kind), *getattr(at.sidebar, kind)) if "127.0.0.1" in e.value]
+    assert any("row 3, column 'concurrency'" in text for text in shown)  # the file is named, as text
+    assert not any(re.search(r"(?<!\\)\]\(|(?<!\\)!\[", text) for text in shown), shown
