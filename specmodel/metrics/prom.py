@@ -314,7 +314,9 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position
     ('vllm-v1', 2, 10.0, (8.0, 4.0))
     """
-    samples = [s for s in samples if not s.name.endswith("_created")]
+    # prometheus_client reads "999…9" as an int: one of 400 digits overflowed every float use (a traceback)
+    samples = [s if isinstance(s.value, float) else s._replace(value=_as_float(s.value))
+               for s in samples if not s.name.endswith("_created")]
     names = {s.name for s in samples}
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server
@@ -603,6 +605,14 @@ def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[f
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _as_float(value) -> float:
+    """A sample's value as a float: an integer past the float range is ±Inf (then refused as a counter)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _prom_number(value: float) -> str:
