@@ -13,7 +13,7 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
     MAX_MIX_WORKLOADS      workloads in one traffic mix: the first ones load, the rest are named in a message
     MAX_CELL_CHARS         characters of one CSV cell: a longer cell refuses its row, the rest loads
     MAX_COLUMNS            columns of a CSV header that are read: the rest are named in one warning
-    MAX_TP, MAX_GPUS       tensor parallelism per replica, GPUs named in one hardware text ("8x H100")
+    MAX_TP                 tensor parallelism per replica (a GPU text's count, "8x H100", is its TP)
     MAX_CONCURRENCY        concurrent sequences of a setting (a flag, a page, a run row)
     MAX_CONTEXT            tokens in a sequence's KV cache (and a self_spec draft's KV budget)
     MAX_BRANCHING          tree drafting: tokens per sequence in a draft pass
@@ -62,7 +62,6 @@ MAX_MIX_WORKLOADS = 10_000  # a traffic mix has a few kinds of traffic; 10,000 c
 MAX_CELL_CHARS = 131_072
 MAX_COLUMNS = 10_000  # a run file has a few dozen columns; 10,000 are read in well under a second
 MAX_TP = 64  # the largest NVLink domains (GB200 NVL72) run TP <= 64 per replica
-MAX_GPUS = 100_000  # GPUs named in one hardware text; a count beyond it is a typo, not a cluster
 MAX_CONCURRENCY = 65_536  # concurrent sequences; engines cap max_num_seqs far below (vLLM default 256-1024)
 # 16M tokens: above the longest context a released model serves (Llama 4 Scout: 10M,
 # max_position_embeddings 10,485,760 in its config.json)

@@ -22,7 +22,8 @@ from tests.fuzz_targets import FLEET_ROWS, TARGETS, _vector, check, target_prom_
 # (2,000 inputs per target, with its coverage report). SPECMODEL_QUICK_FUZZ_EXAMPLES scales every count
 # (150 = these; `make test-fast`, the loop while editing, sets 40).
 QUICK_EXAMPLES = {"runs csv": 50, "runs guidellm": 50, "runs vllm bench": 50, "runs spec json": 25, "runs vllm log": 20,
-                  "runs bytes": 50, "prometheus api": 40, "workloads": 60, "cli": 60, "cli commands": 35, "stacked encodings": 50}
+                  "runs rows": 10, "runs bytes": 50, "prometheus api": 25, "fleet": 10, "workloads": 60, "cli": 60,
+                  "cli commands": 35, "stacked encodings": 50}
 SCALE = int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")) / 150
 
 
@@ -131,3 +132,22 @@ def test_runs_export_to_a_missing_folder_is_one_line_and_exit_2(tmp_path, capsys
 
 def test_every_quick_count_is_for_a_target():
     assert set(QUICK_EXAMPLES) <= {name for name, _, _ in TARGETS}
+
+
+# Issue 25 (15): `make fuzz` reports line coverage for every reader and the URL policy, and fails under 85%.
+READERS = ["runs/csv_plain.py", "runs/csv_rows.py", "runs/cells.py", "runs/guidellm.py", "runs/vllm_bench.py",
+           "runs/spec_json.py", "runs/logs.py", "runs/sniff.py", "runs/validate.py", "metrics/prom.py",
+           "metrics/promapi.py", "metrics/fleet.py", "metrics/fetch.py", "plan/workloads.py",
+           "model/calibration_file.py"]
+
+
+def test_15_make_fuzz_reports_coverage_of_every_reader_and_the_url_policy_against_85_percent():
+    from tests.fuzz_targets import COVERAGE_GOAL, COVERS
+    covered = {module.partition("::")[0]: module for modules in COVERS.values() for module in modules}
+    assert COVERAGE_GOAL == 85.0
+    assert set(READERS) <= set(covered), sorted(set(READERS) - set(covered))
+    assert "check_url" in covered["metrics/scrape.py"] and "refused_address" in covered["metrics/scrape.py"]
+    names = {name for name, _, _ in TARGETS}
+    assert all(set(key.split(" + ")) <= names for key in COVERS)  # every report is of targets that exist
+    for module in covered:
+        assert (ROOT / "specmodel" / module.partition("::")[0]).is_file(), module

@@ -4,6 +4,8 @@ the defect's number."""
 
 from __future__ import annotations
 
+import math
+import re
 import tracemalloc
 
 import httpx
@@ -219,6 +221,41 @@ def test_6_counters_near_the_float_limit_are_a_reason_for_that_instance_not_an_o
         fleet.windows_for_instance(rows, 300.0, 1000.0)
 
 
+def _fleet_with_a_second_instance(value_of):
+    """A fleet answer from a real 127.0.0.1 server: the reference vLLM instance gpu-0 and gpu-1, a copy of it
+    whose values `value_of(series, value)` rewrites; the fleet report."""
+    import json
+    from specmodel import Scenario
+    from specmodel.metrics import fleet
+    from tests.fuzz_targets import FLEET_ROWS, _vector
+    second = [({**labels, "instance": "gpu-1:8000"}, value_of(labels[fleet.SERIES_LABEL], value))
+              for labels, value in FLEET_ROWS]
+    with ReplayServer(json.dumps(_vector(FLEET_ROWS + second)) + "\n", path="/api/v1/query") as srv, \
+            httpx.Client() as client:
+        base = srv.url.removesuffix("/api/v1/query")
+        return fleet.fleet(client, promapi.PromServer(base), Scenario(), window="5m", at_s=1700000000.0)
+
+
+def test_6_an_infinite_counter_lists_its_fleet_instance_with_the_reason_not_as_speculation_off():
+    # the +Inf counters were left out, so gpu-1 showed as "speculative decoding is off on this server"
+    report = _fleet_with_a_second_instance(lambda series, v: "+Inf" if "spec_decode" in series else v)
+    assert [i.instance for i in report.instances] == ["gpu-0:8000"]
+    (problem,) = report.problems
+    assert problem["instance"] == "gpu-1:8000"
+    assert "vllm:spec_decode_num_accepted_tokens_total" in problem["reason"]
+    assert "NaN or infinite, not a count" in problem["reason"]
+
+
+def test_6_an_infinite_counter_on_a_metrics_page_is_named_not_read_as_a_draft_ratio():
+    from specmodel.metrics import prom
+    text = "".join(f'vllm:{name}{{engine="0",model_name="m"}} {value}\n' for name, value in [
+        ("spec_decode_num_drafts_total", "100"), ("spec_decode_num_draft_tokens_total", "+Inf"),
+        ("spec_decode_num_accepted_tokens_total", "250"), ("generation_tokens_total", "1000")])
+    with pytest.raises(SpecModelError, match=r"the counter vllm:spec_decode_num_draft_tokens_total is \+Inf on this "
+                                             "page, not a count"):
+        prom.parse_snapshot(text, at=0.0)
+
+
 @pytest.mark.parametrize("gpu, words", [
     ("H100 (TP=" + "9" * 5000 + ")", "above the 64"), ("99999999999x H100", "99,999,999,999, above the 64"),
     ("H100 (TP=0)", "must be ≥ 1, got 0"),
@@ -267,6 +304,69 @@ def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkey
     monkeypatch.setenv("HOSTILE_TOKEN", "tok\u00e9n")
     out = run_cli("scrape", "http://127.0.0.1:9/metrics", "--token-env", "HOSTILE_TOKEN")
     assert out.returncode == 2 and "printable ASCII" in out.stderr
+
+
+@pytest.mark.parametrize("series, words", [
+    ("vllm:num_requests_running", None),  # a gauge past the float range is left out, as a NaN one is
+    ("vllm:spec_decode_num_drafts_total", "the counter vllm:spec_decode_num_drafts_total is +Inf on this page"),
+])
+def test_6_a_400_digit_value_on_a_metrics_page_is_a_message_not_an_overflow(series, words):
+    # prometheus_client reads an integer value as a Python int: math.isfinite raised OverflowError (make fuzz)
+    from specmodel.metrics import prom
+    from tests.replay import fixture_text
+    text = fixture_text("vllm_v1_specdecode_sample.txt")
+    line = next(line for line in text.splitlines() if line.startswith(series + "{"))
+    text = text.replace(line, line.rsplit(" ", 1)[0] + " " + "9" * 400)
+    if words is None:
+        assert "running" not in prom.parse_snapshot(text, at=0.0).gauges
+    else:
+        with pytest.raises(SpecModelError, match=re.escape(words)):
+            prom.parse_snapshot(text, at=0.0)
+
+
+def test_6_fleet_window_past_any_retention_is_one_line_and_exit_2(capsys):
+    from specmodel import cli
+    code = cli.main(["fleet", "http://127.0.0.1:9", "--window", "99999999999999999999999d"])
+    err = capsys.readouterr().err
+    assert code == 2 and "3660 days" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_14_a_rejected_fleet_query_keeps_prometheus_reason_in_the_message():
+    """The fleet query is over 4,000 characters: quoted whole, it pushed Prometheus' reason past the
+    2,000 characters a message shows, so the Fleet page said "rejected the query …" without why."""
+    import json
+    from specmodel import Scenario
+    from specmodel.limits import MAX_MESSAGE_CHARS
+    from specmodel.metrics import fleet
+    body = json.dumps({"status": "error", "errorType": "bad_data", "error": "parse error at char 3: unexpected"})
+    with ReplayServer(body + "\n", path="/api/v1/query") as srv, httpx.Client() as client, \
+            pytest.raises(SpecModelError) as info:
+        fleet.fleet(client, promapi.PromServer(srv.url.removesuffix("/api/v1/query")), Scenario())
+    message = str(info.value)
+    assert len(fleet.fleet_promql("5m")) > MAX_MESSAGE_CHARS
+    assert "parse error at char 3: unexpected; check the label filter" in message
+    assert len(message) < MAX_MESSAGE_CHARS // 2
+
+
+# --- 7: text from a server is shown as text, never as Markdown -----------------------------------------
+
+def test_7_a_prometheus_error_text_with_a_link_and_an_image_is_shown_inert_on_the_fleet_page():
+    """The Fleet page quoted a Prometheus error as Markdown: the link was clickable and the browser fetched
+    the image. Served by a real 127.0.0.1 server answering the fleet query with that error."""
+    import json
+    from streamlit.testing.v1 import AppTest
+    from tests.conftest import ROOT
+    hostile = "parse error at char 3: [click](http://127.0.0.1:9/x) ![i](http://127.0.0.1:9/pixel.png) # Heading"
+    body = json.dumps({"status": "error", "errorType": "execution", "error": hostile}) + "\n"
+    with ReplayServer(body, path="/api/v1/query") as srv:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params["prom_url"] = srv.url.removesuffix("/api/v1/query")
+        at.run()
+        at.switch_page("pages/fleet.py").run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "could not run the query" in shown and "click" in shown  # the message is there, as text
+    assert not re.search(r"(?<!\\)\]\(|(?<!\\)!\[", shown), shown  # no unescaped link or image syntax
 
 
 # --- 4: caches shared by every session are bounded in bytes -----------------------------------------
@@ -554,3 +654,57 @@ def test_8_workload_problems_name_the_file_row_after_a_multi_line_cell(tmp_path)
     assert found["chat"].notes == "two\nlines"
     (error,) = errors
     assert error.startswith("rows.csv, row 4 ('sum'): workload 'sum' refused: column 'alpha' must be a number")
+
+
+# --- done when: docs/deploy.md states each bound, as the code has it --------------------------------
+
+def _bounds():
+    """(where, constant, the figure docs/deploy.md must give on the constant's line) for every bound of
+    specmodel/limits.py and the modules' own bounds the deploy page lists."""
+    from specmodel import limits
+    from specmodel.export import report
+    from specmodel.metrics import live
+    from specmodel.plan import capacity, mix
+    from specmodel.runs import csv_rows, sniff
+    from specmodel.show import runs_view
+    out = [("limits", name, f"{value:,g}" if isinstance(value, float) else f"{value:,}")
+           for name, value in vars(limits).items() if name.startswith("MAX_") and isinstance(value, (int, float))]
+    out += [("promapi", "MAX_WINDOW_S", f"{promapi.MAX_WINDOW_S // 86400} days"),
+            ("promapi", "MAX_RANGE_POINTS", f"{promapi.MAX_RANGE_POINTS:,}"),
+            ("promapi", "DEFAULT_TIMEOUT_S", f"{promapi.DEFAULT_TIMEOUT_S:g} s"),
+            ("promapi", "EXCHANGE_MARGIN_S", f"{promapi.EXCHANGE_MARGIN_S:g} s"),
+            ("sniff", "MAX_BAD_BYTES", f"{sniff.MAX_BAD_BYTES:,}"),
+            ("csv_rows", "MAX_BROKEN_ROWS", f"{csv_rows.MAX_BROKEN_ROWS:,}"),
+            ("live", "HISTORY_CAP", f"{live.HISTORY_CAP:,}"),
+            ("mix", "MAX_WORKLOADS", f"{mix.MAX_WORKLOADS}"), ("mix", "MAX_GPU_UNITS", f"{mix.MAX_GPU_UNITS}"),
+            ("mix", "MAX_PLANS", f"{mix.MAX_PLANS:,}"),
+            ("capacity", "MAX_USERS", f"10^{round(math.log10(capacity.MAX_USERS))}"),
+            ("capacity", "MAX_BATCH", f"{capacity.MAX_BATCH:,}"),
+            ("report", "REPORT_ROWS", f"{report.REPORT_ROWS:,}"),
+            ("runs_view", "TABLE_ROWS_SHOWN", f"{runs_view.TABLE_ROWS_SHOWN:,}")]
+    return out
+
+
+@pytest.mark.parametrize("where, name, figure", _bounds(), ids=lambda x: x if isinstance(x, str) else None)
+def test_deploy_md_states_each_bound_with_the_codes_figure(where, name, figure):
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text(encoding="utf-8")
+    lines = [line for line in doc.splitlines() if re.search(rf"`(?:[\w.]+\.)?{name}`", line)]
+    assert lines, f"docs/deploy.md does not name {where}.{name}"
+    assert any(figure in line for line in lines), f"docs/deploy.md gives {name} without its figure {figure}"
+
+
+def test_7_an_uploaded_file_name_with_a_link_and_an_image_is_shown_inert_on_past_runs():
+    from streamlit.testing.v1 import AppTest
+    from tests.conftest import ROOT
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/past-runs.py").run()
+    name = "[x](http://127.0.0.1:9/x)![i](http://127.0.0.1:9/p.png).csv"
+    data = b"workload,concurrency,k,alpha,speedup\nw,1,4,0.8,1.6\nbad,x,4,0.8,1.6\n"
+    at.file_uploader(key="run_files").set_value((name, data, "text/csv")).run()
+    assert not at.exception
+    shown = [e.value for kind in ("markdown", "caption", "warning", "error", "info", "success")
+             for e in (*getattr(at, kind), *getattr(at.sidebar, kind)) if "127.0.0.1" in e.value]
+    assert any("row 3, column 'concurrency'" in text for text in shown)  # the file is named, as text
+    assert not any(re.search(r"(?<!\\)\]\(|(?<!\\)!\[", text) for text in shown), shown

@@ -46,6 +46,9 @@ def _catalogue() -> list[tuple[str, str]]:
     return sorted(out.items())
 
 
+_INCREASES = frozenset(name for name, how in _catalogue() if how == "increase")  # counters: increase() per window
+
+
 def check_selector(selector: str) -> str:
     """A label filter such as `job="vllm"` or `job=~"vllm-.*", namespace="prod"`, braces optional."""
     text = (selector or "").strip()
@@ -79,7 +82,8 @@ def fleet_promql(window: str, selector: str = "") -> str:
 
 def samples_of(rows: list[tuple[dict, float]]) -> list[Sample]:
     """The (labels incl. SERIES_LABEL, value) rows of one instance as the samples its /metrics page
-    would give: named by SERIES_LABEL, without job and instance; NaN and infinite values left out."""
+    would give: named by SERIES_LABEL, without job and instance; NaN and infinite values left out (a gauge's
+    average over a window without samples; a counter's is refused first, in windows_for_instance)."""
     return [Sample(labels[SERIES_LABEL], {k: str(v) for k, v in sorted(labels.items())
                                           if k not in (SERIES_LABEL, "job", "instance")}, value)
             for labels, value in rows if math.isfinite(value)]
@@ -95,6 +99,11 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
     if not samples:
         raise SpecModelError("every series of this instance is NaN or infinite over the window: check the "
                              "server's /metrics")
+    broken = sorted({labels[SERIES_LABEL] for labels, value in rows
+                     if labels[SERIES_LABEL] in _INCREASES and not math.isfinite(value)})
+    if broken:  # left out, the instance would read as "speculation off" or with the wrong k
+        raise SpecModelError(f"the increase of {', '.join(broken[:3])}{', …' if len(broken) > 3 else ''} over the "
+                             "window is NaN or infinite, not a count: check the server's /metrics")
     first = prom.snapshot_from_samples(samples, at=at_s, k=k)
     out = []
     for model in first.model_names or (None,):

@@ -314,7 +314,9 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     >>> snap.server, snap.k, snap.counters["drafts"], snap.per_position
     ('vllm-v1', 2, 10.0, (8.0, 4.0))
     """
-    samples = [s for s in samples if not s.name.endswith("_created")]
+    # prometheus_client reads "999…9" as an int: one of 400 digits overflowed every float use (a traceback)
+    samples = [s if isinstance(s.value, float) else s._replace(value=_as_float(s.value))
+               for s in samples if not s.name.endswith("_created")]
     names = {s.name for s in samples}
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server
@@ -351,6 +353,10 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
             if name in by_name:
                 counters[canon] = float(sum(s.value for s in by_name[name]))
                 break
+    for canon, value in counters.items():  # +Inf or NaN is not a count: never read as "off" or as a k
+        if not math.isfinite(value):
+            raise SpecModelError(f"the counter {prefix}{engine.counters[canon]} is {_prom_number(value)} on this "
+                                 "page, not a count: check the server's /metrics")
     per_position = ()
     if engine.per_position:
         per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
@@ -599,6 +605,19 @@ def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[f
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _as_float(value) -> float:
+    """A sample's value as a float: an integer past the float range is ±Inf (then refused as a counter)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _prom_number(value: float) -> str:
+    """A number as the exposition format writes it (NaN, +Inf, -Inf)."""
+    return "NaN" if value != value else ("+Inf" if value == math.inf else "-Inf" if value == -math.inf else f"{value:g}")
 
 
 def _check_count(name: str, value: float | None) -> None:

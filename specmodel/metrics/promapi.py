@@ -299,7 +299,7 @@ def _api_error(where: str, payload: dict, promql: str | None) -> str:
     kind = clean_name(payload.get("errorType", "error"), 20)[0]
     detail = _safe_detail(str(payload.get("error", "")).strip())
     if kind == "bad_data":
-        shown = f" `{promql}`" if promql else ""
+        shown = f" `{clean_name(promql, 160)[0]}`" if promql else ""  # the reason after it must fit a message
         return f"{where} rejected the query{shown}: {detail}; check the label filter"
     if kind in ("timeout", "canceled"):
         return f"{where} gave up on the query ({kind}: {detail}): choose a shorter window or history"
