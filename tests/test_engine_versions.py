@@ -179,3 +179,12 @@ def test_the_rocm_verify_kernel_computes_whole_128_row_query_tiles():
     gap_long = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup) / \
         float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).speedup)
     assert 1.0 < gap_short < gap_long
+
+
+def test_a_version_older_than_any_release_read_says_so_and_its_band_spans_the_other_behaviours():
+    old = summarize(Scenario(**EAGLE_H100, engine="sglang 0.3.0", concurrency=32))
+    assert any("older than the oldest release read for this preset (0.4.6)" in n for n in old.notes)
+    paying = float(predict(Scenario(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
+    assert old.band[0] <= paying * 0.8  # spans the release that pays the serial CPU term
+    assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.10.1")).notes)
+    assert any("V0 engine" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.6.3")).notes)

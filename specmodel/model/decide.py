@@ -499,6 +499,15 @@ def engine_version_notes(s: Scenario) -> list[str]:
     engine, method = find_engine(s.engine), find_method(s.method).name
     variants = engine_variants(s)
     notes = _unpacked_note(s)
+    if engine.before_read:
+        notes.append(info(f"{engine.label} {engine.version_text} is older than the oldest release read for this "
+                          f"preset ({engine.read_from}): none of its source was read, so the band also spans the "
+                          "other behaviours the releases read show; an engine that old may schedule speculative "
+                          "decoding differently (vLLM before 0.10 ran its V0 engine): give a version from the "
+                          "releases read, or measure it"))
+        if variants:
+            notes.append(info("The band also spans " + "; and ".join(_variant_words(s, v) for v in variants)))
+            variants = []
     if engine.beyond_read:
         notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
                           f"preset ({engine.read_through}): predicted with that release's scheduling and kernels; "

@@ -84,6 +84,21 @@ class Engine:
         return (self.overlap or {}).get("read_through")
 
     @property
+    def read_from(self) -> str | None:
+        """The oldest release whose scheduling was read for this preset (data/engines.json)."""
+        return (self.overlap or {}).get("read_from")
+
+    @property
+    def before_read(self) -> bool:
+        """True for a version older than any release read: predicted as the oldest read, and said."""
+        return bool(self.version and self.read_from and self.version < parse_version(self.read_from))
+
+    @property
+    def unread(self) -> bool:
+        """A version outside the releases read (before the oldest or after the newest)."""
+        return self.beyond_read or self.before_read
+
+    @property
     def beyond_read(self) -> bool:
         """True for a version newer than any release read for this preset: predicted as the newest read."""
         return bool(self.version and self.read_through and self.version > parse_version(self.read_through))
@@ -94,7 +109,7 @@ class Engine:
         not pack the GQA group on this GPU; where this one pays either, also the release that pays
         neither), as engine texts ("sglang 0.5.10", "vllm 0.18.99"), newest first; the band spans them.
         [] for a version named and read."""
-        if (self.version is not None and not self.beyond_read) or not (self.overlap or self.verify_unpacked):
+        if (self.version is not None and not self.unread) or not (self.overlap or self.verify_unpacked):
             return []
         overlap = self.overlap or {}
         edges = [overlap.get("spec_since", {}).get(method), overlap.get("plain_since")]
