@@ -7,9 +7,10 @@ Engines by version: an engine named with a version ("SGLang v0.5.9", "vllm 0.14.
 behaviour of that version where it costs time. Today that is the overlap (async) scheduler: it hides
 a step's CPU work behind the GPU's previous step, and versions that turn it off for speculative
 decoding but keep it for plain decoding make the speculative step pay that work in series
-(data/engines.json `overlap`, with the engine files and tags it comes from). An engine named without
-a version is predicted as the engine preset's constants stand (they were fitted to runs of several
-versions, without the term), says so, and the band spans the version that pays it."""
+(data/engines.json `overlap`, with the engine files and tags it comes from); and the verify pass's
+attention kernel where a version's default backend does not pack the GQA group (`verify_unpacked`:
+vLLM from 0.19.0 on Instinct GPUs). An engine named without a version is predicted as the newest
+release read behaves, says so, and the band spans each version that behaves otherwise."""
 
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ class Engine:
 
     @property
     def before_read(self) -> bool:
-        """True for a version older than any release read: predicted as the oldest read, and said."""
+        """True for a version older than any release read: the notes say so and the band spans the other
+        behaviours (other_behaviours)."""
         return bool(self.version and self.read_from and self.version < parse_version(self.read_from))
 
     @property
@@ -104,7 +106,7 @@ class Engine:
         return bool(self.version and self.read_through and self.version > parse_version(self.read_through))
 
     def other_behaviours(self, method: str, gpu_name: str = "", attention: str = "gqa") -> list[str]:
-        """For an engine named without a version, or with one newer than any release read: the newest
+        """For an engine named without a version, or with one outside the releases read: the newest
         version of each other behaviour (the serial CPU term for this method, a verify kernel that does
         not pack the GQA group on this GPU; where this one pays either, also the release that pays
         neither), as engine texts ("sglang 0.5.10", "vllm 0.18.99"), newest first; the band spans them.
