@@ -130,3 +130,69 @@ def test_one_grid_schedule_runs_the_same_k_as_the_batched_rule():
     # a k 1% better is not worth a switch, one 3% better is
     grid = np.array([[1.0, 1.0, 1.0], [1.1, 1.1, 1.1], [1.0, 1.1 * (1 + SWITCH_GAIN / 2), 1.1 * (1 + SWITCH_GAIN * 1.5)]])
     assert ks_in_use(grid).tolist() == [1, 1, 2]
+
+
+_STEP_CASES = [
+    Scenario(), Scenario(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4, concurrency=48),
+    Scenario(method="ngram", draft=None, alpha=0.8, k=3),
+    Scenario(survival=(0.8, 0.56, 0.35), k=3), Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3),
+    Scenario(method="eagle", draft=None, alpha=0.6, k=4, draft_depth=3, branching=2),
+    Scenario(method="medusa", draft=None, alpha=0.5, k=3),
+    Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2, context_len=2700),  # no draft fits
+]
+
+
+def _fields(p) -> list:
+    return [np.asarray(v, dtype=float) for v in (p.alpha, p.k, p.concurrency, p.tokens_per_step, p.speedup,
+                                                 p.break_even_tokens_per_step, *p.plain.__dict__.values(),
+                                                 *p.spec.__dict__.values())]
+
+
+@pytest.mark.parametrize("s", _STEP_CASES)
+def test_predict_with_the_cached_step_times_equals_predict_computing_them(s, monkeypatch):
+    """predict() keeps step times per scenario apart from α, the profile, k and the batch; after an α move,
+    a profile or a k and batch grid, every field equals the long way round exactly (the same arithmetic)."""
+    from specmodel.model import scenario
+
+    calls = [dict(), dict(k=np.arange(0, 9)[:, None], concurrency=np.array([1, 4, 64, 512])[None, :]),
+             dict(alpha=np.array([0.2, 0.9]), concurrency=np.array([3.0, 700.0])),
+             dict(k=1),  # same shapes as above, other values
+             dict(k=np.arange(1, 10)[:, None], concurrency=np.array([2, 5, 65, 513])[None, :])]
+    moved = [s, Scenario(**{**s.__dict__, "alpha": 0.33}), Scenario(**{**s.__dict__, "alpha": 0.9, "survival": None})]
+    cached = [_fields(predict(m, **kw)) for m in moved for kw in calls]
+    again = [_fields(predict(m, **kw)) for m in moved for kw in calls]  # served from the cache
+    monkeypatch.setattr(scenario, "_STEPS_MAX_CELLS", -1)  # every call computes its steps
+    scenario.clear_caches()
+    fresh = [_fields(predict(m, **kw)) for m in moved for kw in calls]
+    for a, b, c in zip(cached, again, fresh):
+        for x, y, z in zip(a, b, c):
+            assert np.array_equal(x, z, equal_nan=True) and np.array_equal(y, z, equal_nan=True)
+
+
+def test_writing_into_a_prediction_does_not_change_the_next_one():
+    s = Scenario(alpha=0.61, k=3, gpu="H200")
+    batches = np.array([1.0, 8.0, 32.0])
+    first = predict(s, concurrency=batches)
+    kept = np.array(first.spec.step_ms, copy=True)
+    first.spec.step_ms[:] = -1.0
+    first.plain.batch[:] = 0.0
+    second = predict(Scenario(alpha=0.62, k=3, gpu="H200"), concurrency=batches)
+    assert np.array_equal(second.spec.step_ms, kept) and np.all(second.plain.batch > 0)
+
+
+def test_the_page_figures_after_an_alpha_move_equal_those_computed_without_step_caches(monkeypatch):
+    """What reaches the browser (each figure's JSON) and the summary are the same whether the page's
+    rerun after an α move found the steps cached or computed everything afresh."""
+    from specmodel.model import scenario
+
+    s = Scenario(alpha=0.47, k=5, concurrency=24, gpu="H100 SXM")
+    figures.whatif_view(Scenario(alpha=0.12, k=5, concurrency=24, gpu="H100 SXM"))  # the steps, cached
+    summary, figs = figures.whatif_view.__wrapped__(s)
+    monkeypatch.setattr(scenario, "_STEPS_MAX_CELLS", -1)
+    scenario.clear_caches()
+    figures._alpha_k_grid_for.cache_clear()
+    figures._best_k_by_batch.cache_clear()
+    summary_fresh, figs_fresh = figures.whatif_view.__wrapped__(s)
+    assert [f.to_json() for f in figs] == [f.to_json() for f in figs_fresh]
+    assert summary.verdict == summary_fresh.verdict and summary.best_k == summary_fresh.best_k
+    assert summary.crossover_concurrency == summary_fresh.crossover_concurrency

@@ -195,7 +195,14 @@ def draft_shape(s: Scenario, method: str) -> PassShape | None:
 @bounded_cache(256)
 def compile_scenario(s: Scenario) -> _Compiled:
     """The constants of a scenario that predict() evaluates at any batch, α and k (cached): step-time
-    parts of the target, the draft and the engine, memory budget and the fit. Public for bench/."""
+    parts of the target, the draft and the engine, memory budget and the fit. Public for bench/.
+    They depend on neither α, the profile, k nor the concurrency: compiled once for every value of those."""
+    s.validated()
+    return _compile(_free_of(s))
+
+
+@bounded_cache(64)
+def _compile(s: Scenario) -> _Compiled:
     s.validated()
     hw = Hardware(find_gpu(s.gpu), int(s.tp))
     target_model = find_model(s.target)
@@ -382,6 +389,8 @@ def _speedup_at_probe(free: Scenario, ks: tuple[int, ...], batches: tuple[int, .
 def clear_caches() -> None:
     """Forget every cached step-time grid (for code that swaps the model's functions, e.g. a test)."""
     _speedup_at_probe.cache_clear()
+    _steps_cached.cache_clear()
+    _compile.cache_clear()
 
 
 def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
@@ -395,28 +404,36 @@ def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
     return speed * (_emitted(s, np.asarray(ks, dtype=int)[:, None]) / emitted)
 
 
-def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
-    """Predict both arms. alpha, k and concurrency override the scenario's and may be arrays
-    (broadcast together); a survival profile in the scenario is used unless alpha is given.
+# Step times, the sequences that fit and the batches that run depend on neither α nor the profile (those
+# change only the tokens a step emits): predict() computes them once per scenario apart from those, k and
+# the concurrency, so a rerun after an α move (the What-if page predicts a dozen times per rerun) skips the
+# rooflines. Arrays of more cells than this (a file's runs) are computed each time, never kept.
+_STEPS_MAX_CELLS = 4096
 
-    The seed's worked example (one sequence, 19 ms target step, 3 ms draft step, k = 4, α = 0.7):
 
-    >>> p = predict(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))
-    >>> round(p.speedup, 2), round(p.tokens_per_step, 2), round(p.break_even_tokens_per_step, 2)
-    (1.7, 2.77, 1.63)
-    >>> predict(Scenario(k=4, t_target_ms=19, t_draft_ms=3), alpha=[0.3, 0.9]).speedup.round(2).tolist()
-    [0.87, 2.51]
-    """
-    c = compile_scenario(s)
+def _free_of(s: Scenario) -> Scenario:
+    """The scenario with the inputs that step times do not depend on set to fixed values."""
+    return replace(s, alpha=_PROBE_ALPHA, k=0, concurrency=1, survival=None)
+
+
+def _steps_of(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
+    """_steps(...) of the scenario at whole k values kk and offered batches, cached for small arrays
+    (copies of the cached arrays: a caller may write into a prediction's arrays)."""
+    if kk.size > _STEPS_MAX_CELLS or offered.size > _STEPS_MAX_CELLS:
+        return _steps(s, c, kk, offered)
+    key = (kk.shape, kk.dtype.str, kk.tobytes(), offered.shape, offered.dtype.str, offered.tobytes())
+    return tuple(v.copy() if isinstance(v, np.ndarray) else v for v in _steps_cached(_free_of(s), key, c, kk, offered))
+
+
+@bounded_cache(256, key_args=2)
+def _steps_cached(free: Scenario, key: tuple, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
+    return _steps(free, c, kk, offered)
+
+
+def _steps(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
+    """(fits_plain, b_plain, t_plain, fits_spec, b_spec, t_spec, proposal rate) at whole k values kk and
+    offered batches: everything of predict() that α and the profile do not change."""
     eff = s.efficiency
-    kk = np.asarray(s.k if k is None else k)
-    if np.any(kk < 0) or np.any(kk != np.round(kk)):
-        raise SpecModelError(f"k must be whole numbers ≥ 0, got {k}")
-    kk = kk.astype(int)
-    offered = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
-    if np.any(offered < 1):
-        raise SpecModelError(f"concurrency must be ≥ 1, got {concurrency}")
-    a, tokens = _acceptance(s, alpha, kk)
     L = s.context_len
 
     fits_plain = sequences_that_fit(c.budget_bytes, c.target_layout.resident_bytes(L))
@@ -456,6 +473,32 @@ def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
                       * eff.overhead_scale, 0.0)
     t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
                       pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
+    return fits_plain, b_plain, t_plain, fits_spec, b_spec, t_spec, rate
+
+
+def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:
+    """Predict both arms. alpha, k and concurrency override the scenario's and may be arrays
+    (broadcast together); a survival profile in the scenario is used unless alpha is given.
+
+    The seed's worked example (one sequence, 19 ms target step, 3 ms draft step, k = 4, α = 0.7):
+
+    >>> p = predict(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))
+    >>> round(p.speedup, 2), round(p.tokens_per_step, 2), round(p.break_even_tokens_per_step, 2)
+    (1.7, 2.77, 1.63)
+    >>> predict(Scenario(k=4, t_target_ms=19, t_draft_ms=3), alpha=[0.3, 0.9]).speedup.round(2).tolist()
+    [0.87, 2.51]
+    """
+    c = compile_scenario(s)
+    kk = np.asarray(s.k if k is None else k)
+    if np.any(kk < 0) or np.any(kk != np.round(kk)):
+        raise SpecModelError(f"k must be whole numbers ≥ 0, got {k}")
+    kk = kk.astype(int)
+    offered = np.asarray(s.concurrency if concurrency is None else concurrency, dtype=float)
+    if np.any(offered < 1):
+        raise SpecModelError(f"concurrency must be ≥ 1, got {concurrency}")
+    a, tokens = _acceptance(s, alpha, kk)
+    fits_plain, b_plain, t_plain, fits_spec, b_spec, t_spec, rate = _steps_of(s, c, kk, offered)
+    spec_on = kk > 0
     tokens, emitted = _per_step(tokens, spec_on, rate)
 
     plain = _arm(t_plain, 1.0, b_plain, fits_plain)
