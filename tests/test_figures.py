@@ -83,3 +83,39 @@ def test_figures_send_the_same_chart_as_plain_plotly_with_its_default_template()
     # one figure's copy is its own: editing it leaves the next figure's template alone
     ours.to_dict()["layout"]["template"]["layout"]["font"] = {"size": 99}
     assert figures.figure(traces, "t", "x", "y").to_dict()["layout"]["template"] == plain.to_dict()["layout"]["template"]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS + [Scenario(alpha=0.37, k=7, concurrency=300, gpu="H200")],
+                         ids=["default", "h100-busy", "ngram-profile", "off", "h200-k7"])
+def test_figures_kept_as_specs_send_what_the_constructed_figures_send(scenario):
+    """The What-if figures stay dict specs until read (st.plotly_chart only calls to_dict): what reaches
+    the browser is byte-for-byte what the figure plotly constructs from the same spec sends, and a
+    figure read any other way (fig.data, update_layout) is that constructed figure."""
+    import json
+
+    import plotly.io as pio
+    import plotly.tools
+    import streamlit.elements.plotly_chart  # noqa: F401  (the "streamlit" template, as on a page)
+
+    _, figs = figures.whatif_view.__wrapped__(scenario)
+    for fig in figs:
+        assert "_spec" in fig.__dict__  # not constructed by the page's own calls
+        built = figures._Figure(figures._copy_spec(fig._spec), _validate=False)
+        for send in (lambda f: pio.to_json(f, validate=False),
+                     lambda f: json.dumps(plotly.tools.return_figure_from_figure_or_data(f, True), default=str)):
+            assert send(fig) == send(built)
+        assert "_spec" in fig.__dict__
+        assert [t.name for t in fig.data] == [t.name for t in built.data]  # constructed on this read
+        assert "_spec" not in fig.__dict__ and pio.to_json(fig, validate=False) == pio.to_json(built, validate=False)
+        fig.update_layout(height=123)
+        assert fig.to_dict()["layout"]["height"] == 123
+
+
+def test_a_figure_spec_with_its_own_template_is_sent_as_plotly_constructs_it():
+    import plotly.io as pio
+
+    traces = [figures.line([1, 2, 4], [1.0, 1.2, 0.9], "k = 2", "%{y}")]
+    fig = figures.figure(traces, "t", "x (ms)", "y (×)", template="plotly_white")
+    built = figures._Figure(figures._copy_spec(fig._spec), _validate=False)
+    assert pio.to_json(fig, validate=False) == pio.to_json(built, validate=False)
+    assert fig.to_dict()["layout"]["template"] == built.to_dict()["layout"]["template"]

@@ -7,6 +7,7 @@ figure through the validating constructor, so a wrong property still fails a tes
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -45,7 +46,7 @@ def figure(traces: list[dict], title: str, x: str, y: str, **layout) -> go.Figur
             base[key] = {**base[key], **value}
         else:
             base[key] = value
-    return _Figure(dict(data=traces, layout=base), _validate=False)
+    return _SpecFigure(dict(data=traces, layout=base))
 
 
 def _template_json(name) -> dict:
@@ -77,6 +78,127 @@ class _Figure(go.Figure):
         else:
             super()._initialize_layout_template()
 
+
+
+class _SpecFigure(_Figure):
+    """A _Figure kept as its dict spec until something other than to_dict() (or to_json(), which calls
+    it) reads it: st.plotly_chart only sends fig.to_dict(), and plotly's constructor (a trace object per
+    trace, a setter per property: more than the model's own rerun after an α move) is then never run.
+    to_dict() gives what the constructed figure's would, key order included: plotly keeps its own
+    order of each object's keys, learnt once per shape of spec (the keys present, not their values)
+    from a constructed figure. Any other read (fig.data, fig.layout, update_layout …) constructs the
+    figure first, so it behaves as a _Figure in every way. tests/test_figures.py compares both."""
+
+    def __init__(self, spec: dict):
+        import plotly.io as pio
+
+        object.__setattr__(self, "_spec", spec)
+        object.__setattr__(self, "_spec_template", pio.templates.default)
+
+    def __getattr__(self, name):  # only for attributes not set yet: construct the figure, then read it
+        if name.startswith("_spec") or "_spec" not in self.__dict__:
+            raise AttributeError(name)
+        with _CONSTRUCTING:
+            if "_spec" in self.__dict__:
+                spec = self.__dict__["_spec"]
+                _Figure.__init__(self, _copy_spec(spec), _validate=False)
+                del self.__dict__["_spec"]
+        return getattr(self, name)
+
+    def to_dict(self):
+        spec = self.__dict__.get("_spec")
+        template = self.__dict__.get("_spec_template")
+        ordered = None if spec is None or not isinstance(template, str) else _in_plotly_order(spec, template)
+        if ordered is None:
+            return super().to_dict()  # constructed already, or a spec this shortcut does not cover
+        from copy import deepcopy
+
+        from _plotly_utils.utils import convert_to_base64
+
+        res = deepcopy(ordered)  # as plotly's to_dict: the caller owns every part (the template's too)
+        convert_to_base64(res)
+        return res
+
+
+_CONSTRUCTING = threading.RLock()  # sessions share cached figures across threads
+_ORDERS: dict = {}  # (spec shape, template name) -> the key order plotly gives it, or None: not covered
+
+
+def _copy_spec(value):
+    """The spec's dicts and lists copied (plotly's constructor pops keys from the dicts it is given);
+    values (arrays, strings) shared."""
+    if isinstance(value, dict):
+        return {k: _copy_spec(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_spec(v) for v in value]
+    return value
+
+
+def _shape(value):
+    """The keys of a spec, nested (dicts, and lists of dicts), without the values."""
+    if isinstance(value, dict):
+        return tuple((k, _shape(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        return ("[]", tuple(_shape(v) for v in value))
+    return None
+
+
+def _order_of(real):
+    """The key order of a constructed figure's dict, nested as _shape."""
+    if isinstance(real, dict):
+        return {k: _order_of(v) for k, v in real.items()}
+    if isinstance(real, (list, tuple)) and real and all(isinstance(v, dict) for v in real):
+        return [_order_of(v) for v in real]
+    return None
+
+
+def _in_plotly_order(spec: dict, template: str):
+    """The spec as the figure plotly constructs from it would hold it (keys in plotly's order, the
+    template in its place in the layout), or None where plotly's dict has other keys than the spec."""
+    key = (_shape(spec), template)
+    if key not in _ORDERS:
+        import plotly.io as pio
+
+        saved = pio.templates.default
+        try:
+            pio.templates.default = template
+            built = _Figure(_copy_spec(spec), _validate=False)
+            real = {"data": built._data, "layout": built._layout}  # what its to_dict copies
+        finally:
+            pio.templates.default = saved
+        order = _order_of(real)
+        layout = spec.get("layout")
+        covered = (set(spec) == set(order) == {"data", "layout"} and isinstance(layout, dict)
+                   and "template" not in layout and set(order["layout"]) == set(layout) | {"template"}
+                   and _covers(spec["data"], order["data"])
+                   and all(_covers(layout[k], o) for k, o in order["layout"].items() if k != "template"))
+        if len(_ORDERS) >= 256:
+            _ORDERS.clear()
+        _ORDERS[key] = order if covered else None
+    order = _ORDERS[key]
+    if order is None:
+        return None
+    layout = {k: _template_json(template) if k == "template" else _arrange(spec["layout"][k], o)
+              for k, o in order["layout"].items()}
+    return {k: layout if k == "layout" else _arrange(spec[k], o) for k, o in order.items()}
+
+
+def _covers(spec, order) -> bool:
+    """Whether the spec has exactly the keys of plotly's dict, at every level."""
+    if isinstance(order, dict):
+        return isinstance(spec, dict) and set(spec) == set(order) and all(_covers(spec[k], o) for k, o in order.items())
+    if isinstance(order, list):
+        return isinstance(spec, list) and len(spec) == len(order) and all(_covers(s, o) for s, o in zip(spec, order))
+    return _shape(spec) is None
+
+
+def _arrange(spec, order):
+    """The spec with its keys in plotly's order (values shared: to_dict copies them)."""
+    if isinstance(order, dict):
+        return {k: _arrange(spec[k], o) for k, o in order.items()}
+    if isinstance(order, list):
+        return [_arrange(s, o) for s, o in zip(spec, order)]
+    return spec
 
 def line(x, y, name: str, hover: str, **style) -> dict:
     return dict(type="scatter", mode="lines", x=np.asarray(x), y=np.asarray(y, dtype=float),
