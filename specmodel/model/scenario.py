@@ -375,12 +375,12 @@ def _emitted(s: Scenario, kk, alpha=None):
 _PROBE_ALPHA = 0.5  # any α works: predict at it, then scale by the emitted tokens (speedup_grid)
 
 
-@bounded_cache(128)
-def _speedup_at_probe(free: Scenario, ks: tuple[int, ...], batches: tuple[int, ...]):
-    """predict()'s speedup over ks × batches at _PROBE_ALPHA and the emitted tokens there (read-only)."""
-    kk = np.asarray(ks, dtype=int)[:, None]
-    speed = np.asarray(predict(free, alpha=_PROBE_ALPHA, k=kk, concurrency=np.asarray(batches)[None, :]).speedup,
-                       dtype=float)
+@bounded_cache(128, key_args=3)
+def _speedup_at_probe(free: Scenario, ks_key: bytes, batches_key: bytes, ks: np.ndarray, batches: np.ndarray):
+    """predict()'s speedup over ks × batches at _PROBE_ALPHA and the emitted tokens there (read-only),
+    keyed by the whole numbers' bytes (a tuple of 4096 ints cost more to build and check than the rest)."""
+    kk = ks[:, None]
+    speed = np.asarray(predict(free, alpha=_PROBE_ALPHA, k=kk, concurrency=batches[None, :]).speedup, dtype=float)
     emitted = np.asarray(_emitted(free, kk, _PROBE_ALPHA), dtype=float)
     speed.flags.writeable = emitted.flags.writeable = False
     return speed, emitted
@@ -399,16 +399,18 @@ def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
     emits (step times, the batches that fit and so the tokens at which speculation breaks even do
     not depend on them), so the speedup is the cached prediction at one α times the ratio of the
     emitted tokens. Moving α, the profile, k or the concurrency reuses the steps' grid."""
-    free = replace(s, alpha=_PROBE_ALPHA, k=0, concurrency=1, survival=None)
-    speed, emitted = _speedup_at_probe(free, tuple(int(k) for k in ks), tuple(int(b) for b in batches))
-    return speed * (_emitted(s, np.asarray(ks, dtype=int)[:, None]) / emitted)
+    kk = np.array([int(k) for k in ks] if not isinstance(ks, np.ndarray) else ks, dtype=np.int64).ravel()
+    bb = np.array([int(b) for b in batches] if not isinstance(batches, np.ndarray) else batches, dtype=np.int64).ravel()
+    speed, emitted = _speedup_at_probe(_free_of(s), kk.tobytes(), bb.tobytes(), kk, bb)
+    return speed * (_emitted(s, kk[:, None]) / emitted)
 
 
 # Step times, the sequences that fit and the batches that run depend on neither α nor the profile (those
 # change only the tokens a step emits): predict() computes them once per scenario apart from those, k and
 # the concurrency, so a rerun after an α move (the What-if page predicts a dozen times per rerun) skips the
-# rooflines. Arrays of more cells than this (a file's runs) are computed each time, never kept.
-_STEPS_MAX_CELLS = 4096
+# rooflines. Grids of more cells than this (a file's runs, a k × batch grid) are computed each time, never
+# kept (speedup_grid keeps those).
+_STEPS_MAX_CELLS = 2048  # 6 arrays of 8-byte cells: at most 100 kB an entry, 13 MB for 128
 
 
 def _free_of(s: Scenario) -> Scenario:
@@ -419,13 +421,13 @@ def _free_of(s: Scenario) -> Scenario:
 def _steps_of(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
     """_steps(...) of the scenario at whole k values kk and offered batches, cached for small arrays
     (copies of the cached arrays: a caller may write into a prediction's arrays)."""
-    if kk.size > _STEPS_MAX_CELLS or offered.size > _STEPS_MAX_CELLS:
+    if kk.size * offered.size > _STEPS_MAX_CELLS:  # at most the cells of the broadcast result
         return _steps(s, c, kk, offered)
     key = (kk.shape, kk.dtype.str, kk.tobytes(), offered.shape, offered.dtype.str, offered.tobytes())
     return tuple(v.copy() if isinstance(v, np.ndarray) else v for v in _steps_cached(_free_of(s), key, c, kk, offered))
 
 
-@bounded_cache(256, key_args=2)
+@bounded_cache(128, key_args=2)
 def _steps_cached(free: Scenario, key: tuple, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
     return _steps(free, c, kk, offered)
 
