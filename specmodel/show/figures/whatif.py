@@ -99,10 +99,13 @@ class _SpecFigure(_Figure):
         if name.startswith("_spec") or "_spec" not in self.__dict__:
             raise AttributeError(name)
         with _CONSTRUCTING:
-            if "_spec" in self.__dict__:
-                spec = self.__dict__["_spec"]
-                _Figure.__init__(self, _copy_spec(spec), _validate=False)
-                del self.__dict__["_spec"]
+            spec = self.__dict__.pop("_spec", None)  # from here on a _Figure (reads inside __init__ too)
+            if spec is not None:
+                try:
+                    _Figure.__init__(self, _copy_spec(spec), _validate=False)
+                except BaseException:
+                    self.__dict__["_spec"] = spec
+                    raise
         return getattr(self, name)
 
     def to_dict(self):
