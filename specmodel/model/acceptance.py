@@ -78,7 +78,7 @@ def parse_survival(value, what: str = "the survival profile", validate: bool = T
     else:
         items = [None]  # true/false, an object, ...: refused below
     try:
-        numbers = tuple(float(x) for x in items)
+        numbers = tuple(map(float, items))
     except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{what} must be numbers p_1,...,p_k separated by commas (such as 0.80, 0.56, "
                              f"0.35), got '{_short(value)}'") from None
