@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from specmodel.limits import bounded_cache
 from specmodel.model import acceptance
 
 _DATA = Path(__file__).with_name("data") / "spec_defaults.json"
@@ -116,6 +117,7 @@ def default_draft(method: str, text: str = "", method_text: str = "") -> Default
     return None
 
 
+@bounded_cache(4096)  # a large file repeats the same few method names: each matched once
 def unmodelled(method_text: str) -> str | None:
     """Why a method the model does not cost is refused (REST, Lookahead), or None."""
     for e in _raw().get("unmodelled", []):

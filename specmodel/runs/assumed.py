@@ -13,6 +13,7 @@ marked in its `assumed` column (the band then spans what it may have been: runs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from specmodel.errors import SpecModelError
@@ -95,8 +96,14 @@ def assumed_engine(names, assumed: list[str], remarks: list[str]) -> None:
     """Mark a row that names no engine (names.engine None): it runs on engines.DEFAULT_ENGINE, said."""
     if names.engine is None:
         assumed.append("engine")
-        remarks.append(ENGINE_ASSUMED.format(default=engines.find_engine(None).label, others=" and ".join(
-            engines.find_engine(e).label for e in engines.UNNAMED_ENGINE_OTHERS)))
+        remarks.append(_engine_assumed_remark())
+
+
+@functools.cache
+def _engine_assumed_remark() -> str:
+    """The remark of a row naming no engine: the same words on every such row, worded once per process."""
+    return ENGINE_ASSUMED.format(default=engines.find_engine(None).label, others=" and ".join(
+        engines.find_engine(e).label for e in engines.UNNAMED_ENGINE_OTHERS))
 
 
 def given_engine(rows, engine: str):

@@ -16,6 +16,7 @@ REFUSED_METRICS = {"total_throughput": "a total (prefill + decode) token through
                    "request_throughput": "a request-throughput ratio", "ttft": "a time-to-first-token ratio"}
 
 
+@bounded_cache(4096)  # a large file repeats the same few descriptions: each read once
 def speedup_metric(text: str) -> str:
     """What a row's speedup measures, from the text that describes it: "e2e_latency", "total_throughput",
     "request_throughput", "ttft", else "decode_throughput" (tokens/s, ms/token, walltime at batch 1)."""
