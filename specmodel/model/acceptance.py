@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_K, check_k
+from specmodel.limits import MAX_K, bounded_cache, check_k
 
 
 def tokens_per_step(alpha, k):
@@ -248,6 +248,18 @@ def from_survival(survival, source: str = "per-position acceptance") -> Acceptan
     e = 1.0 + float(p.sum())
     return Acceptance(e, float(alpha_from_tokens_per_step(e, len(p))), len(p), source,
                       tuple(float(x) for x in p))
+
+
+@bounded_cache(4096)
+def from_survival_once(survival: tuple[float, ...], source: str) -> Acceptance:
+    """from_survival once per distinct profile (the Acceptance is frozen, so shared): a run file repeats its profiles."""
+    return from_survival(survival, source)
+
+
+@bounded_cache(4096)
+def survival_of_text(text: str) -> tuple[float, ...]:
+    """parse_survival(text, validate=False) once per distinct text (a survival cell of a run file)."""
+    return parse_survival(text, validate=False)
 
 
 def from_draft_acceptance_rate(rate: float, k: int) -> Acceptance:

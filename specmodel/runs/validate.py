@@ -58,23 +58,9 @@ def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_
 
 
 def _survival_values(raw) -> list[float]:
-    """The numbers of a survival cell (acceptance.parse_survival's grammar; checked later, with the
-    row's message). Raises ValueError (SpecModelError) for anything that is not a list of numbers."""
-    if isinstance(raw, (list, tuple)):
-        return list(acceptance.parse_survival(raw, validate=False))
-    return list(_survival_text(str(raw)))
-
-
-@bounded_cache(4096)
-def _survival_text(text: str) -> tuple[float, ...]:
-    """A survival cell's text parsed once per distinct text: a large file repeats its profiles."""
-    return acceptance.parse_survival(text, validate=False)
-
-
-@bounded_cache(4096)
-def _from_survival(survival: tuple[float, ...]):
-    """acceptance.from_survival once per distinct profile (the Acceptance is frozen, so shared)."""
-    return acceptance.from_survival(survival, "per-position acceptance")
+    """A survival cell's numbers (parse_survival's grammar, checked later); ValueError if not a list of numbers."""
+    return list(acceptance.parse_survival(raw, validate=False) if isinstance(raw, (list, tuple))
+                else acceptance.survival_of_text(str(raw)))
 
 
 # Acceptance given as one number that needs k, most direct first: (column, low, high, what is
@@ -109,7 +95,7 @@ def _acceptance(rec: RunRecord, k: int | None, errors: list):
             except ValueError:
                 raise _RowError(col("survival"), f"'{v['survival']}' is not a list of numbers; expected "
                                 "p_1;p_2;...;p_k, each in [0, 1]") from None
-            return _from_survival(tuple(surv)), col("survival")
+            return acceptance.from_survival_once(tuple(surv), "per-position acceptance"), col("survival")
         if "drafts" in v and "accepted_tokens" in v:
             drafts = _number(rec, "drafts", errors, lo=0, strict_lo=True, what="a count of drafts > 0")
             accepted = _number(rec, "accepted_tokens", errors, lo=0, what="a count of accepted tokens ≥ 0")
