@@ -72,6 +72,11 @@ MAX_BRANCHING = MAX_K  # a tree pass proposes at most as many tokens as a step v
 # Seconds of parsing and processing one input may take once its bytes are here (a file read into runs,
 # a scrape parsed, a Fleet answer judged instance by instance): past it the work stops and says how far
 # it got (12,000 Fleet instances took 46.6 s). The HTTP exchange before it has its own total deadline.
+# Sample lines of one /metrics page (histogram buckets, which are skipped, and comments not counted):
+# one engine's page holds a few hundred to a few thousand (the reference pages: under 300), so 50,000 is
+# dozens of data-parallel engines at k = 64; prometheus_client reads ~25-55 µs a sample, so the bound
+# keeps a page's parse within a few seconds (2,000 engines x 64 positions took 8.7 s of CPU).
+MAX_METRICS_SAMPLES = 50_000
 MAX_WORK_S = 30.0
 # A load of run files is a heavier job a user starts and watches (a progress bar): the largest accepted
 # file (200,000 runs) took 39 s on a busy 2-core machine, so it gets more before it is cut.

@@ -708,3 +708,21 @@ def test_7_an_uploaded_file_name_with_a_link_and_an_image_is_shown_inert_on_past
              for e in (*getattr(at, kind), *getattr(at.sidebar, kind)) if "127.0.0.1" in e.value]
     assert any("row 3, column 'concurrency'" in text for text in shown)  # the file is named, as text
     assert not any(re.search(r"(?<!\\)\]\(|(?<!\\)!\[", text) for text in shown), shown
+
+
+def test_13_a_metrics_page_past_the_sample_bound_is_refused_before_parsing_and_one_at_it_is_read():
+    from specmodel.limits import MAX_METRICS_SAMPLES
+    from specmodel.metrics.prom import parse_snapshot
+    engines = MAX_METRICS_SAMPLES // 65
+    lines = ["# TYPE vllm:spec_decode_num_drafts_total counter"]
+    for e in range(engines):
+        lines.append(f'vllm:spec_decode_num_drafts_total{{engine="{e}",model_name="m"}} 1000')
+        lines += [f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="{e}",model_name="m",position="{p}"}} '
+                  f'{1000 - p}' for p in range(64)]
+    text = "\n".join(lines) + "\n"
+    snap = parse_snapshot(text, at=0.0)
+    assert snap.k == 64 and snap.engines == engines
+    more = text + "".join(f'vllm:spec_decode_num_drafts_total{{engine="x{i}",model_name="m"}} 1\n' for i in range(100))
+    with pytest.raises(SpecModelError) as err:
+        parse_snapshot(more, at=0.0)
+    assert f"more than the {MAX_METRICS_SAMPLES:,}" in str(err.value) and "Fleet page" in str(err.value)

@@ -201,10 +201,17 @@ def _families(text: str):
     if head.startswith("<") or "<html" in head:
         raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
+    text = _BUCKET_LINE.sub("", text) if "_bucket{" in text else text
+    samples = sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    if samples > limits.MAX_METRICS_SAMPLES:  # counted before the parser runs: its time grows with them
+        raise SpecModelError(f"the metrics text has {samples:,} samples (histogram buckets not counted), more than "
+                             f"the {limits.MAX_METRICS_SAMPLES:,} one server's /metrics page is read with: check "
+                             "that the URL is one server's /metrics endpoint, not a federation or aggregation "
+                             "endpoint (use the Fleet page with a Prometheus server for many servers)")
     families, stopped = [], False
     try:
         with limits.work_deadline():
-            for family in text_string_to_metric_families(_BUCKET_LINE.sub("", text) if "_bucket{" in text else text):
+            for family in text_string_to_metric_families(text):
                 families.append(family)
                 if limits.out_of_time():
                     stopped = True
