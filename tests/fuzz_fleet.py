@@ -37,6 +37,7 @@ from specmodel.errors import SpecModelError
 from specmodel.metrics import fleet, promapi
 from specmodel.model.scenario import with_changes
 from tests.fuzz_structured import MAX_BYTES, _sized
+from tests.replay import start_quiet_server
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AT_S = 1_700_000_000.0
@@ -176,21 +177,13 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass
-
-
 _server: ThreadingHTTPServer | None = None
 
 
 def server_url() -> str:
     global _server
     if _server is None:
-        _server = _QuietServer(("127.0.0.1", 0), _Handler)
-        threading.Thread(target=_server.serve_forever, daemon=True).start()
+        _server = start_quiet_server(_Handler)
     return f"http://127.0.0.1:{_server.server_address[1]}"
 
 

@@ -43,6 +43,7 @@ from tests import fuzz_fleet as fleet_fuzz
 from tests import fuzz_formats as formats
 from tests import fuzz_rows as row_fuzz
 from tests import fuzz_structured as structured
+from tests.replay import start_quiet_server
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -406,11 +407,6 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request, client_address):  # a client that hung up early (a refused answer) is no news
-        pass
-
-
 _server: ThreadingHTTPServer | None = None
 
 
@@ -418,9 +414,7 @@ def fuzz_server_url() -> str:
     """Start (once) the canned-response server; its base URL."""
     global _server
     if _server is None:
-        _server = _QuietServer(("127.0.0.1", 0), _Handler)
-        _server.daemon_threads = True
-        threading.Thread(target=_server.serve_forever, daemon=True).start()
+        _server = start_quiet_server(_Handler)
     return f"http://127.0.0.1:{_server.server_address[1]}"
 
 

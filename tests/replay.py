@@ -244,3 +244,18 @@ SGLANG = {  # k = 3 (spec_num_steps): E = (2600 − 100) / 1000 = 2.5
     "sglang:num_requests_total": 100,
 }
 V0 = {"vllm:generation_tokens_total": 3000}  # V0's E comes from its efficiency gauge: 0.68267 · 5 = 3.413
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A 127.0.0.1 test server in a daemon thread that does not print a client that hung up early."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):  # a client that hung up early (a refused answer) is no news
+        pass
+
+
+def start_quiet_server(handler) -> QuietServer:
+    server = QuietServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
