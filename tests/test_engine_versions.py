@@ -188,3 +188,19 @@ def test_a_version_older_than_any_release_read_says_so_and_its_band_spans_the_ot
     assert old.band[0] <= paying * 0.8  # spans the release that pays the serial CPU term
     assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.10.1")).notes)
     assert any("V0 engine" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.6.3")).notes)
+
+
+def test_an_eagle3_acceptance_on_vllm_rocm_from_0_19_comes_with_the_drafter_defect_and_its_workaround():
+    """vLLM PR #47854: EAGLE-3's drafter on ROCM_ATTN (the default from 0.19.0 on Instinct GPUs) can
+    accept far less than on CUDA, so a published or CUDA acceptance may not hold there."""
+    def notes(**change):
+        s = dict(LONG_70B_MI300X, method="eagle3", draft=None, context_len=2048)
+        s.update(change)
+        return " ".join(summarize(Scenario(**s)).notes)
+    for engine in ("vllm 0.19.0", "vllm"):  # a version not given runs as the newest release read
+        text = notes(engine=engine)
+        assert "PR #47854" in text and "ROCM_AITER_UNIFIED_ATTN" in text and "measured on this engine" in text
+    assert "PR #47854" not in notes(engine="vllm 0.18.0")  # TRITON_ATTN before 0.19
+    assert "PR #47854" not in notes(engine="vllm 0.19.0", gpu="8x H100")  # CUDA
+    assert "PR #47854" not in notes(engine="vllm 0.19.0", method="eagle")  # the EAGLE-3 layer-0 path only
+    assert "PR #47854" not in notes(engine="sglang 0.5.9")

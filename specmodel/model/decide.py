@@ -492,13 +492,26 @@ def _unpacked_note(s: Scenario) -> list[str]:
                  "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596)")]
 
 
+def _acceptance_note(s: Scenario) -> list[str]:
+    engine, gpu, method = find_engine(s.engine), find_gpu(s.gpu).name, find_method(s.method)
+    c = engine.acceptance_caveat(method.name, gpu)
+    if c is None:
+        return []
+    version = engine.version_text or f"{engine.read_through} (the newest release read; no version given)"
+    return [info(f"{engine.label} {version} on {gpu}: its {method.label} drafter runs on {c['drafter_backend']} "
+                 f"(the default from {c['since']}), where a known defect can cut acceptance well below what "
+                 f"{method.label} reaches on CUDA (vLLM PR #47854, open): an acceptance measured on CUDA or published "
+                 "for the method may not hold here, so use one measured on this engine and GPU (its /metrics is); "
+                 f"{c['workaround']} is the workaround named there")]
+
+
 def engine_version_notes(s: Scenario) -> list[str]:
     """What the engine's version does to the speculative step, in words (none where nothing differs)."""
     if not s.k:
         return []
     engine, method = find_engine(s.engine), find_method(s.method).name
     variants = engine_variants(s)
-    notes = _unpacked_note(s)
+    notes = _unpacked_note(s) + _acceptance_note(s)
     if engine.before_read:
         notes.append(info(f"{engine.label} {engine.version_text} is older than the oldest release read for this "
                           f"preset ({engine.read_from}): none of its source was read, so the band also spans the "

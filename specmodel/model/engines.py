@@ -59,6 +59,9 @@ class Engine:
     # data/engines.json `verify_unpacked`: GPUs and versions whose default attention backend runs the
     # verify pass (q > 1) in a kernel that reads each KV head once per query head (vLLM >= 0.19 on ROCm)
     verify_unpacked: dict | None = None
+    # data/engines.json `acceptance_caveats`: versions, GPUs and methods where the engine's drafter is
+    # known to accept less than the method does elsewhere (not a time cost: the acceptance to enter)
+    acceptance_caveats: tuple = ()
 
     @property
     def version_text(self) -> str | None:
@@ -145,6 +148,14 @@ class Engine:
         version = self.version if self.version is not None else parse_version(u.get("read_through", ""))
         low = gpu_name.lower()
         return bool(version and version >= parse_version(u["since"]) and any(w.lower() in low for w in u["gpus"]))
+
+    def acceptance_caveat(self, method: str, gpu_name: str) -> dict | None:
+        """The caveat (data/engines.json `acceptance_caveats`) on an acceptance entered for this method on this
+        GPU with this version (one not given runs as the newest release read), else None."""
+        version = self.version if self.version is not None else parse_version(self.read_through or "")
+        low = gpu_name.lower()
+        return next((c for c in self.acceptance_caveats if method in c["methods"] and version
+                     and version >= parse_version(c["since"]) and any(w.lower() in low for w in c["gpus"])), None)
 
     def verify_query_tile(self, gpu_name: str, attention: str = "gqa") -> int:
         """Query rows the unpacked verify kernel computes per program (0: as many as the pass has)."""
@@ -242,7 +253,8 @@ def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
-                  bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"))
+                  bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
+                  tuple(e.get("acceptance_caveats", ())))
 
 
 def with_version(engine: str, version_text) -> str:
