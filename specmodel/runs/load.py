@@ -19,8 +19,8 @@ from specmodel.model.presets import find_model
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.pairing import pair_arms
 from specmodel.runs.row_scenario import rate_prediction
-from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, first_records,
-                                    record_count)
+from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, blocks_of,
+                                    first_records, record_count)
 from specmodel.runs.sniff import name_and_bytes, read_one
 from specmodel.runs.validate import validate
 from specmodel.runs.validate_block import validate_block
@@ -70,6 +70,7 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records, problems = _records(files, defaults)
     records, pair_problems = pair_arms(records, pairs or {})
     problems.extend(pair_problems)
+    records = blocks_of(records)  # a JSON reader's alike runs checked a column at a time, as a CSV file's
     rows = _Rows()
     same_tree: list[bool] = []
     fallbacks = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}

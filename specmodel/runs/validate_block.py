@@ -1,5 +1,5 @@
-"""validate() of a plain CSV file's rows a column at a time (a RecordBlock): what validate() gives row by
-row, for 200,000 rows in seconds.
+"""validate() of a plain CSV file's rows, or of a JSON reader's alike runs (records.blocks_of), a column at a
+time (a RecordBlock): what validate() gives row by row, for 200,000 rows in seconds.
 
 Rows that agree in every cell but their load, throughput, speedup and single-number acceptance cells
 (a sweep: the same GPU, models, method and k at many concurrencies) validate alike: one of them goes
@@ -7,7 +7,8 @@ through validate(), the others take its row with their own numbers, checked and 
 a time. A row whose numbers would make validate() say something of them (an unreadable or
 out-of-range number, a fractional concurrency, a speedup that disagrees with the throughputs, an
 acceptance the conversion refuses, no concurrency) goes through validate() itself.
-tests/test_runs_block.py compares both ways on files that mix good and bad rows.
+tests/test_runs_block.py (CSV) and tests/test_runs_json_block.py (vllm bench serve lists, vLLM logs) compare
+both ways on files that mix good and bad rows.
 """
 
 from __future__ import annotations
@@ -31,21 +32,41 @@ _HIGH = {key: hi for key, _, hi, *_ in SINGLE_NUMBER_FORMS}
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def _block_numbers(cells: list[str], lo: float, strict_lo: bool, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _block_numbers(cells: list, lo: float, strict_lo: bool, hi, every_value: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the numbers, NaN where empty; which cells validate() takes as they are: empty, or a plain number
-    in range; which cells are empty)."""
-    matched = list(map(_PLAIN_NUMBER.fullmatch, cells))
-    if all(matched):  # every cell a plain number
-        values = np.fromiter(map(float, cells), dtype=float, count=len(cells))
+    in range; which cells are empty). every_value (a JSON reader's values): no cell is empty, a number is
+    taken as it is, text as a CSV cell."""
+    if every_value:
+        values = np.fromiter(map(_plain_value, cells), dtype=float, count=len(cells))
         empty = np.zeros(len(cells), dtype=bool)
     else:
-        values = np.array([float(c) if m else np.nan for c, m in zip(cells, matched)], dtype=float)
-        empty = ~np.fromiter(map(bool, cells), dtype=bool, count=len(cells))
+        matched = list(map(_PLAIN_NUMBER.fullmatch, cells))
+        if all(matched):  # every cell a plain number
+            values = np.fromiter(map(float, cells), dtype=float, count=len(cells))
+            empty = np.zeros(len(cells), dtype=bool)
+        else:
+            values = np.array([float(c) if m else np.nan for c, m in zip(cells, matched)], dtype=float)
+            empty = ~np.fromiter(map(bool, cells), dtype=bool, count=len(cells))
     with np.errstate(invalid="ignore"):
         fine = np.isfinite(values) & ((values > lo) if strict_lo else (values >= lo))
         if hi is not None:
             fine &= values <= hi
     return values, empty | fine, empty
+
+
+def _plain_value(value) -> float:
+    """A JSON value as validate() reads it when it is a plain number (an int or float, or text a CSV cell
+    would be read from); NaN for anything else (true/false, lists, ints beyond a float), which then goes
+    through validate() itself."""
+    kind = type(value)
+    if kind is float:
+        return value
+    if kind is int:
+        return float(value) if -2 ** 63 < value < 2 ** 63 else np.nan
+    if kind is str and _PLAIN_NUMBER.fullmatch(value):
+        return float(value)
+    return np.nan
 
 
 def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = None):
@@ -56,13 +77,15 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
     cells = block.cells
     acceptance_free = "survival" not in cells and not ("drafts" in cells and "accepted_tokens" in cells)
     free = [c for c in _BLOCK_NUMBERS if c in cells and (acceptance_free or c not in _ACCEPTANCE_FORMS)]
-    keyed = [cells[c] for c in cells if c not in free]
+    keyed = [block.key_cells(c) for c in cells if c not in free]
     if block.context is not None:
         keyed.append(block.context)
+    if block.remarks is not None:  # a JSON reader's remarks (a baseline found or not) make rows differ
+        keyed.append(list(map(repr, block.remarks)))
     numbers, present, eligible = {}, {}, np.ones(n, dtype=bool)
     for c in free:
         lo, strict_lo = _BLOCK_NUMBERS[c]
-        numbers[c], fine, empty = _block_numbers(cells[c], lo, strict_lo, _HIGH.get(c))
+        numbers[c], fine, empty = _block_numbers(cells[c], lo, strict_lo, _HIGH.get(c), block.every_value)
         present[c] = ~empty
         eligible &= fine
     if "concurrency" in present:
