@@ -61,7 +61,6 @@ def paused_gc():
             gc.enable()
 
 
-
 def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -> RunTable:
     return read_runs([(name, data)], defaults)
 
@@ -143,7 +142,9 @@ def frame_of(columns: dict, order: list[str], numeric=()) -> pd.DataFrame:
     made = {}
     for c in order:
         values = columns.pop(c)
-        made[c] = pd.to_numeric(pd.Series(values), errors="coerce") if c in numeric else column_of(values)
+        nones = c in numeric and isinstance(values, list) and values.count(None) == len(values)  # no row gives it
+        made[c] = pd.Series(np.full(len(values), np.nan)) if nones else (  # NaN without pandas' inference
+            pd.to_numeric(pd.Series(values), errors="coerce") if c in numeric else column_of(values))
     return pd.DataFrame(made, columns=order, copy=False)
 
 
@@ -264,7 +265,6 @@ def _fill_same_tree(rows: _Rows, same_tree: list[bool]) -> None:
                 row["remarks"] = "; ".join(filter(None, [row["remarks"], f"same tree as row {prev['row']}: depth "
                                                         f"{prev['draft_depth']}, branching {prev['branching']}"]))
                 break
-
 
 
 def _fill_spread_k(rows: _Rows) -> None:

@@ -13,7 +13,6 @@ both ways on files that mix good and bad rows.
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pandas as pd
@@ -28,8 +27,6 @@ _BLOCK_NUMBERS = {  # column: (low, low excluded) as validate() checks it
 }
 _ACCEPTANCE_FORMS = tuple(key for key, *_ in SINGLE_NUMBER_FORMS)
 _HIGH = {key: hi for key, _, hi, *_ in SINGLE_NUMBER_FORMS}
-# what float() and _number() read alike; one way to match each cell (no backtracking over a long column)
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _block_numbers(cells: list, lo: float, strict_lo: bool, hi, every_value: bool = False
@@ -40,19 +37,27 @@ def _block_numbers(cells: list, lo: float, strict_lo: bool, hi, every_value: boo
     if every_value:
         values = np.fromiter(map(_plain_value, cells), dtype=float, count=len(cells))
         empty = np.zeros(len(cells), dtype=bool)
-    else:
-        matched = list(map(_PLAIN_NUMBER.fullmatch, cells))
-        if all(matched):  # every cell a plain number
+    else:  # a cell float() reads, finite, is the number _number() reads (styles are applied; no '%')
+        try:
             values = np.fromiter(map(float, cells), dtype=float, count=len(cells))
             empty = np.zeros(len(cells), dtype=bool)
-        else:
-            values = np.array([float(c) if m else np.nan for c, m in zip(cells, matched)], dtype=float)
+        except ValueError:  # some cell is empty or no number: NaN there
+            values = np.fromiter(map(_float_or_nan, cells), dtype=float, count=len(cells))
             empty = ~np.fromiter(map(bool, cells), dtype=bool, count=len(cells))
     with np.errstate(invalid="ignore"):
         fine = np.isfinite(values) & ((values > lo) if strict_lo else (values >= lo))
         if hi is not None:
             fine &= values <= hi
     return values, empty | fine, empty
+
+
+def _float_or_nan(cell: str) -> float:
+    if not cell:
+        return np.nan
+    try:
+        return float(cell)
+    except ValueError:
+        return np.nan
 
 
 def _plain_value(value) -> float:
@@ -64,9 +69,7 @@ def _plain_value(value) -> float:
         return value
     if kind is int:
         return float(value) if -2 ** 63 < value < 2 ** 63 else np.nan
-    if kind is str and _PLAIN_NUMBER.fullmatch(value):
-        return float(value)
-    return np.nan
+    return _float_or_nan(value) if kind is str else np.nan
 
 
 def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = None):
@@ -219,18 +222,22 @@ def _acceptances(block, converted: dict, forms: np.ndarray, values: np.ndarray, 
 def _block_notes(block, templates: dict, gid: np.ndarray, fast: np.ndarray, slow: dict, kept: np.ndarray):
     """validate_block's problems (in row order), fallbacks ((first row, the fallbacks, rows) per group
     and per row that went alone) and the kept rows' same-tree flags."""
-    said = {g for g, (_, probs, _) in templates.items() if probs}
-    noted = [i for i in fast.tolist() if gid[i] in said] if said else []
-    per_row = sorted([*((i, None) for i in noted), *((i, probs) for i, (_, probs) in slow.items() if probs)],
-                     key=lambda item: item[0])
+    said = [g for g, (_, probs, _) in templates.items() if probs]  # each template's problems, on its rows
+    noted = fast[np.isin(gid[fast], said)] if said else fast[:0]
+    told = {g: [(p.file, p.column, p.message, p.severity, p.reason) for p in templates[g][1]] for g in said}
+    lines = block.lines
+    per_row = zip(noted.tolist(), gid[noted].tolist())
+    alone = [(i, probs) for i, (_, probs) in slow.items() if probs]
+    if alone:
+        per_row = sorted([*per_row, *alone], key=lambda item: item[0])
     problems: list[Problem] = []
-    for i, probs in per_row:
-        if probs is None:
-            line = block.lines[i]
-            problems.extend(Problem(p.file, line, p.column, p.message, p.severity, p.reason)
-                            for p in templates[gid[i]][1])
+    for i, found in per_row:
+        if type(found) is int:  # its group's template: the same problems at its own row
+            line = lines[i]
+            problems.extend([Problem(file, line, column, message, severity, reason)
+                             for file, column, message, severity, reason in told[found]])
         else:
-            problems.extend(probs)
+            problems.extend(found)
     groups, first, counts = np.unique(gid[fast], return_index=True, return_counts=True)
     fallbacks = [(int(fast[at]), templates[g][0].get("_fallbacks") or {}, int(count))
                  for g, at, count in zip(groups.tolist(), first.tolist(), counts.tolist())]
