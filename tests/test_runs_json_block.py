@@ -97,16 +97,19 @@ def _read(monkeypatch, files, by_columns: bool, every: int = 7):
     return read_runs(files)
 
 
-@pytest.mark.parametrize("files", [
-    [("bench.json", _bench_list(3))],
-    [("bench.json", _bench_list(2)), ("again.json", _bench_list(1, dataset_name="random"))],
+@pytest.mark.parametrize("files, every", [
+    ([("bench.json", _bench_list(3))], 7),
+    ([("bench.json", _bench_list(2)), ("again.json", _bench_list(1, dataset_name="random"))], 7),
     # speculative runs paired with a baseline file: each row's remark names its baseline's row
-    [("spec.json", _bench_list(1)), ("base.json", _baselines(40))],
-    [("engine.log", _log(60))],
+    ([("spec.json", _bench_list(1)), ("base.json", _baselines(40))], 7),
+    ([("engine.log", _log(60))], 7),
+    # a log's lines each name their line: parts of mostly unlike rows go row by row inside the block path
+    ([("engine.log", _log(400))], 5000),
+    ([("bench.json", _bench_list(12))], 5000),  # parts of many groups
 ])
-def test_the_block_path_gives_the_record_by_record_table_problems_and_fallbacks(monkeypatch, files):
-    by_rows = _read(monkeypatch, files, by_columns=False)
-    by_columns = _read(monkeypatch, files, by_columns=True)
+def test_the_block_path_gives_the_record_by_record_table_problems_and_fallbacks(monkeypatch, files, every):
+    by_rows = _read(monkeypatch, files, by_columns=False, every=every)
+    by_columns = _read(monkeypatch, files, by_columns=True, every=every)
     pd.testing.assert_frame_equal(by_columns.rows, by_rows.rows, check_dtype=True)
     assert by_columns.problems == by_rows.problems
     assert by_columns.fallbacks == by_rows.fallbacks

@@ -26,6 +26,7 @@ _BLOCK_NUMBERS = {  # column: (low, low excluded) as validate() checks it
     **{key: (lo, False) for key, lo, *_ in SINGLE_NUMBER_FORMS},
 }
 _ACCEPTANCE_FORMS = tuple(key for key, *_ in SINGLE_NUMBER_FORMS)
+MOSTLY_DISTINCT_ROWS = 256  # a part of at least this many rows, more than half of them unlike, goes row by row
 _HIGH = {key: hi for key, _, hi, *_ in SINGLE_NUMBER_FORMS}
 
 
@@ -112,6 +113,8 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         codes, uniques = pd.factorize(np.asarray(column, dtype=object)) if not isinstance(column, np.ndarray) \
             else (column.astype(np.int64), (0, 1))
         gid = np.unique(gid * (len(uniques) + 1) + codes, return_inverse=True)[1].reshape(-1)
+    if n >= MOSTLY_DISTINCT_ROWS and int(gid.max()) + 1 > n // 2:  # rows mostly unlike one another (a log's
+        eligible[:] = False  # lines, each naming its line): validate() each, templates would only add work
 
     # one validate() per group, on its first eligible row
     seen = {} if templates_seen is None else templates_seen
@@ -159,14 +162,19 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         kept[i] = row is not None
 
     fast_group = number_of[gid[fast]]
-    if len(fast) and seen.get("good_columns", (None, -1))[1] != len(good):  # each group's row, a column at a time
-        seen["good_columns"] = ({c: _objects([row[c] for row in good], scalars=c != "survival") for c in COLUMNS},
-                                len(good))
+    if len(good) > n:  # many groups so far: only the rows of this part's groups, a column at a time
+        used, fast_group = np.unique(fast_group, return_inverse=True)
+        group_columns = {c: _objects([good[u][c] for u in used.tolist()], scalars=c != "survival") for c in COLUMNS}
+    else:  # each group's row, a column at a time, kept between the parts while no group is added
+        if len(fast) and seen.get("good_columns", (None, -1))[1] != len(good):
+            seen["good_columns"] = ({c: _objects([row[c] for row in good], scalars=c != "survival")
+                                     for c in COLUMNS}, len(good))
+        group_columns = seen.get("good_columns", ({},))[0]
     columns = {}
     for c in COLUMNS:
         out = np.empty(n, dtype=object)
         if len(fast):
-            out[fast] = seen["good_columns"][0][c][fast_group]
+            out[fast] = group_columns[c][fast_group.reshape(-1)]
         for i, (row, _) in slow.items():
             if row is not None:
                 out[i] = row[c]
