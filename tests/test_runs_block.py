@@ -42,6 +42,10 @@ ROWS = [  # each kind of row, good and bad; the file repeats them so that groups
     "chat,2x H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,16,,2.41,,1100,1650,,output throughput tok/s/GPU,",
     "chat,H100,Llama 3.1 8B,,REST,3,8,,2.41,,1000,1500,,,",  # a method the model does not cost
     "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,2,,2.0, ,1000,1100,,,",  # a cell of spaces
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,1_6,,2.41,,1_000,1500,,,",  # underscores float() reads
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,nan,,2.41,,1000,inf,,,",  # NaN and infinity spelt out
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,\uff18,,2.41,,1000,1500,,,",  # a full-width digit
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1e3,15e2,,,",  # exponents
 ]
 
 

@@ -99,7 +99,10 @@ def block_of(name: str, header: list[str], lines: list, columns: dict, layout, s
     if layout.kept:
         kept = [stripped(columns[i]) for i in layout.kept]
         context = [" | ".join(x for x in texts if x) for texts in zip(*kept)]
-    keep = [j not in failed and any(texts) for j, texts in enumerate(zip(*cells.values()))] if cells else []
+    if not failed and any("" not in v for v in cells.values()):  # a column with a value on every row
+        keep = [True] * len(lines)
+    else:
+        keep = [j not in failed and any(texts) for j, texts in enumerate(zip(*cells.values()))] if cells else []
     if not all(keep):
         lines = [x for x, k in zip(lines, keep) if k]
         cells = {c: [x for x, k in zip(v, keep) if k] for c, v in cells.items()}

@@ -19,8 +19,8 @@ from specmodel.model.presets import find_model
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.pairing import pair_arms
 from specmodel.runs.row_scenario import rate_prediction
-from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, first_records,
-                                    record_count)
+from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, blocks_of,
+                                    first_records, record_count)
 from specmodel.runs.sniff import name_and_bytes, read_one
 from specmodel.runs.validate import validate
 from specmodel.runs.validate_block import validate_block
@@ -61,7 +61,6 @@ def paused_gc():
             gc.enable()
 
 
-
 def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -> RunTable:
     return read_runs([(name, data)], defaults)
 
@@ -70,6 +69,7 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records, problems = _records(files, defaults)
     records, pair_problems = pair_arms(records, pairs or {})
     problems.extend(pair_problems)
+    records = blocks_of(records)  # a JSON reader's alike runs checked a column at a time, as a CSV file's
     rows = _Rows()
     same_tree: list[bool] = []
     fallbacks = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
@@ -142,7 +142,9 @@ def frame_of(columns: dict, order: list[str], numeric=()) -> pd.DataFrame:
     made = {}
     for c in order:
         values = columns.pop(c)
-        made[c] = pd.to_numeric(pd.Series(values), errors="coerce") if c in numeric else column_of(values)
+        nones = c in numeric and isinstance(values, list) and values.count(None) == len(values)  # no row gives it
+        made[c] = pd.Series(np.full(len(values), np.nan)) if nones else (  # NaN without pandas' inference
+            pd.to_numeric(pd.Series(values), errors="coerce") if c in numeric else column_of(values))
     return pd.DataFrame(made, columns=order, copy=False)
 
 
@@ -263,7 +265,6 @@ def _fill_same_tree(rows: _Rows, same_tree: list[bool]) -> None:
                 row["remarks"] = "; ".join(filter(None, [row["remarks"], f"same tree as row {prev['row']}: depth "
                                                         f"{prev['draft_depth']}, branching {prev['branching']}"]))
                 break
-
 
 
 def _fill_spread_k(rows: _Rows) -> None:

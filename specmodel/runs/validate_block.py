@@ -1,5 +1,5 @@
-"""validate() of a plain CSV file's rows a column at a time (a RecordBlock): what validate() gives row by
-row, for 200,000 rows in seconds.
+"""validate() of a plain CSV file's rows, or of a JSON reader's alike runs (records.blocks_of), a column at a
+time (a RecordBlock): what validate() gives row by row, for 200,000 rows in seconds.
 
 Rows that agree in every cell but their load, throughput, speedup and single-number acceptance cells
 (a sweep: the same GPU, models, method and k at many concurrencies) validate alike: one of them goes
@@ -7,12 +7,12 @@ through validate(), the others take its row with their own numbers, checked and 
 a time. A row whose numbers would make validate() say something of them (an unreadable or
 out-of-range number, a fractional concurrency, a speedup that disagrees with the throughputs, an
 acceptance the conversion refuses, no concurrency) goes through validate() itself.
-tests/test_runs_block.py compares both ways on files that mix good and bad rows.
+tests/test_runs_block.py (CSV) and tests/test_runs_json_block.py (vllm bench serve lists, vLLM logs) compare
+both ways on files that mix good and bad rows.
 """
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pandas as pd
@@ -26,26 +26,51 @@ _BLOCK_NUMBERS = {  # column: (low, low excluded) as validate() checks it
     **{key: (lo, False) for key, lo, *_ in SINGLE_NUMBER_FORMS},
 }
 _ACCEPTANCE_FORMS = tuple(key for key, *_ in SINGLE_NUMBER_FORMS)
+MOSTLY_DISTINCT_ROWS = 256  # a part of at least this many rows, more than half of them unlike, goes row by row
 _HIGH = {key: hi for key, _, hi, *_ in SINGLE_NUMBER_FORMS}
-# what float() and _number() read alike; one way to match each cell (no backtracking over a long column)
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def _block_numbers(cells: list[str], lo: float, strict_lo: bool, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _block_numbers(cells: list, lo: float, strict_lo: bool, hi, every_value: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the numbers, NaN where empty; which cells validate() takes as they are: empty, or a plain number
-    in range; which cells are empty)."""
-    matched = list(map(_PLAIN_NUMBER.fullmatch, cells))
-    if all(matched):  # every cell a plain number
-        values = np.fromiter(map(float, cells), dtype=float, count=len(cells))
+    in range; which cells are empty). every_value (a JSON reader's values): no cell is empty, a number is
+    taken as it is, text as a CSV cell."""
+    if every_value:
+        values = np.fromiter(map(_plain_value, cells), dtype=float, count=len(cells))
         empty = np.zeros(len(cells), dtype=bool)
-    else:
-        values = np.array([float(c) if m else np.nan for c, m in zip(cells, matched)], dtype=float)
-        empty = ~np.fromiter(map(bool, cells), dtype=bool, count=len(cells))
+    else:  # a cell float() reads, finite, is the number _number() reads (styles are applied; no '%')
+        try:
+            values = np.fromiter(map(float, cells), dtype=float, count=len(cells))
+            empty = np.zeros(len(cells), dtype=bool)
+        except ValueError:  # some cell is empty or no number: NaN there
+            values = np.fromiter(map(_float_or_nan, cells), dtype=float, count=len(cells))
+            empty = ~np.fromiter(map(bool, cells), dtype=bool, count=len(cells))
     with np.errstate(invalid="ignore"):
         fine = np.isfinite(values) & ((values > lo) if strict_lo else (values >= lo))
         if hi is not None:
             fine &= values <= hi
     return values, empty | fine, empty
+
+
+def _float_or_nan(cell: str) -> float:
+    if not cell:
+        return np.nan
+    try:
+        return float(cell)
+    except ValueError:
+        return np.nan
+
+
+def _plain_value(value) -> float:
+    """A JSON value as validate() reads it when it is a plain number (an int or float, or text a CSV cell
+    would be read from); NaN for anything else (true/false, lists, ints beyond a float), which then goes
+    through validate() itself."""
+    kind = type(value)
+    if kind is float:
+        return value
+    if kind is int:
+        return float(value) if -2 ** 63 < value < 2 ** 63 else np.nan
+    return _float_or_nan(value) if kind is str else np.nan
 
 
 def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = None):
@@ -56,13 +81,15 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
     cells = block.cells
     acceptance_free = "survival" not in cells and not ("drafts" in cells and "accepted_tokens" in cells)
     free = [c for c in _BLOCK_NUMBERS if c in cells and (acceptance_free or c not in _ACCEPTANCE_FORMS)]
-    keyed = [cells[c] for c in cells if c not in free]
+    keyed = [block.key_cells(c) for c in cells if c not in free]
     if block.context is not None:
         keyed.append(block.context)
+    if block.remarks is not None:  # a JSON reader's remarks (a baseline found or not) make rows differ
+        keyed.append(list(map(repr, block.remarks)))
     numbers, present, eligible = {}, {}, np.ones(n, dtype=bool)
     for c in free:
         lo, strict_lo = _BLOCK_NUMBERS[c]
-        numbers[c], fine, empty = _block_numbers(cells[c], lo, strict_lo, _HIGH.get(c))
+        numbers[c], fine, empty = _block_numbers(cells[c], lo, strict_lo, _HIGH.get(c), block.every_value)
         present[c] = ~empty
         eligible &= fine
     if "concurrency" in present:
@@ -86,6 +113,8 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         codes, uniques = pd.factorize(np.asarray(column, dtype=object)) if not isinstance(column, np.ndarray) \
             else (column.astype(np.int64), (0, 1))
         gid = np.unique(gid * (len(uniques) + 1) + codes, return_inverse=True)[1].reshape(-1)
+    if n >= MOSTLY_DISTINCT_ROWS and int(gid.max()) + 1 > n // 2:  # rows mostly unlike one another (a log's
+        eligible[:] = False  # lines, each naming its line): validate() each, templates would only add work
 
     # one validate() per group, on its first eligible row
     seen = {} if templates_seen is None else templates_seen
@@ -133,14 +162,19 @@ def validate_block(block, defaults: RunDefaults, templates_seen: dict | None = N
         kept[i] = row is not None
 
     fast_group = number_of[gid[fast]]
-    if len(fast) and seen.get("good_columns", (None, -1))[1] != len(good):  # each group's row, a column at a time
-        seen["good_columns"] = ({c: _objects([row[c] for row in good], scalars=c != "survival") for c in COLUMNS},
-                                len(good))
+    if len(good) > n:  # many groups so far: only the rows of this part's groups, a column at a time
+        used, fast_group = np.unique(fast_group, return_inverse=True)
+        group_columns = {c: _objects([good[u][c] for u in used.tolist()], scalars=c != "survival") for c in COLUMNS}
+    else:  # each group's row, a column at a time, kept between the parts while no group is added
+        if len(fast) and seen.get("good_columns", (None, -1))[1] != len(good):
+            seen["good_columns"] = ({c: _objects([row[c] for row in good], scalars=c != "survival")
+                                     for c in COLUMNS}, len(good))
+        group_columns = seen.get("good_columns", ({},))[0]
     columns = {}
     for c in COLUMNS:
         out = np.empty(n, dtype=object)
         if len(fast):
-            out[fast] = seen["good_columns"][0][c][fast_group]
+            out[fast] = group_columns[c][fast_group.reshape(-1)]
         for i, (row, _) in slow.items():
             if row is not None:
                 out[i] = row[c]
@@ -196,18 +230,22 @@ def _acceptances(block, converted: dict, forms: np.ndarray, values: np.ndarray, 
 def _block_notes(block, templates: dict, gid: np.ndarray, fast: np.ndarray, slow: dict, kept: np.ndarray):
     """validate_block's problems (in row order), fallbacks ((first row, the fallbacks, rows) per group
     and per row that went alone) and the kept rows' same-tree flags."""
-    said = {g for g, (_, probs, _) in templates.items() if probs}
-    noted = [i for i in fast.tolist() if gid[i] in said] if said else []
-    per_row = sorted([*((i, None) for i in noted), *((i, probs) for i, (_, probs) in slow.items() if probs)],
-                     key=lambda item: item[0])
+    said = [g for g, (_, probs, _) in templates.items() if probs]  # each template's problems, on its rows
+    noted = fast[np.isin(gid[fast], said)] if said else fast[:0]
+    told = {g: [(p.file, p.column, p.message, p.severity, p.reason) for p in templates[g][1]] for g in said}
+    lines = block.lines
+    per_row = zip(noted.tolist(), gid[noted].tolist())
+    alone = [(i, probs) for i, (_, probs) in slow.items() if probs]
+    if alone:
+        per_row = sorted([*per_row, *alone], key=lambda item: item[0])
     problems: list[Problem] = []
-    for i, probs in per_row:
-        if probs is None:
-            line = block.lines[i]
-            problems.extend(Problem(p.file, line, p.column, p.message, p.severity, p.reason)
-                            for p in templates[gid[i]][1])
+    for i, found in per_row:
+        if type(found) is int:  # its group's template: the same problems at its own row
+            line = lines[i]
+            problems.extend([Problem(file, line, column, message, severity, reason)
+                             for file, column, message, severity, reason in told[found]])
         else:
-            problems.extend(probs)
+            problems.extend(found)
     groups, first, counts = np.unique(gid[fast], return_index=True, return_counts=True)
     fallbacks = [(int(fast[at]), templates[g][0].get("_fallbacks") or {}, int(count))
                  for g, at, count in zip(groups.tolist(), first.tolist(), counts.tolist())]

@@ -43,6 +43,13 @@ def read_vllm_bench_list(name: str, docs: list[dict]) -> tuple[list[RunRecord], 
     return recs, probs
 
 
+@limits.bounded_cache(256)
+def _stem(name: str) -> str:
+    """The file's name without its suffix (a workload's name when the run names none): once per file, not
+    per run."""
+    return Path(name).stem
+
+
 def _lengths(name: str, d: dict, values: dict) -> tuple[float | None, float | None, object]:
     """(mean input tokens, mean output tokens, dataset) per request; sets context_len and workload."""
     completed = number(d.get("completed")) or number(d.get("num_prompts"))
@@ -56,7 +63,7 @@ def _lengths(name: str, d: dict, values: dict) -> tuple[float | None, float | No
             in_len = out_len = None
     dataset = d.get("dataset_name") or d.get("dataset")
     values["workload"] = str(dataset) if dataset else (
-        f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None else Path(name).stem)
+        f"{in_len:.0f} in / {out_len:.0f} out tokens" if in_len is not None else _stem(name))
     return in_len, out_len, dataset
 
 
