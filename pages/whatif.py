@@ -109,8 +109,11 @@ if advice.note:
     st.caption(no_links(advice.note))
 if summary.threshold_text:
     st.caption(no_links(summary.threshold_text[0].upper() + summary.threshold_text[1:] + "."))
-with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms"):
-    deploy_tabs(summary)
+# Drawn while open (opening reruns the page): closed, the page sends none of its tabs' commands and configs.
+with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms", key="deploy_tabs",
+                 on_change="rerun") as engine_terms:
+    if engine_terms.open:
+        deploy_tabs(summary)
 chart(fig_deploy, "fig_deploy_options")
 plan_section(summary)
 

@@ -254,11 +254,12 @@ def test_the_what_if_page_draws_without_pandas_scipy_or_the_scrapers():
     """The first page a reviewer opens runs the model and draws its charts: pandas, scipy, the HTTP
     client, the /metrics parser and the run readers load with the pages that use them; Streamlit's
     emoji catalog (one regex of every emoji, loaded by an alert box whose text is not ASCII unless it
-    is told there is no icon: pages/parts/display.py alert) is not loaded either."""
+    is told there is no icon: pages/parts/display.py alert) is not loaded either, nor numpy.ma (a
+    plain np.unique asks it whether its array is masked: ~80 ms of a fresh server's first page)."""
     code = ("import sys; from streamlit.testing.v1 import AppTest; at = AppTest.from_file(sys.argv[1], default_timeout=120)"
             ".run(); assert not at.exception and at.title[0].value.startswith('What-if'), at.exception; "
             "print(sorted(m for m in ('pandas', 'scipy', 'httpx', 'prometheus_client', 'specmodel.runs', "
-            "'specmodel.metrics', 'streamlit.emojis') if m in sys.modules))")
+            "'specmodel.metrics', 'streamlit.emojis', 'numpy.ma') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "app.py")], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert out.strip().splitlines()[-1] == "[]"

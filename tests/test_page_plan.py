@@ -12,10 +12,30 @@ APP = str(ROOT / "app.py")
 PLAN_RUNS = sorted((ROOT / "tests" / "fixtures" / "plan_runs").glob("*.json"))
 
 
-def open_page(page: str) -> AppTest:
+def open_page(page: str, open_boxes: tuple[str, ...] = ()) -> AppTest:
+    """The page after its first run; `open_boxes`: the keys of expanders drawn only while open
+    (on_change="rerun"), opened as a click on each would, before the page runs again."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    return at.switch_page(page).run()
+    at.switch_page(page).run()
+    if open_boxes:
+        for key in open_boxes:
+            at.session_state[key] = True
+        at.run()
+    return at
+
+
+def expander(at: AppTest, label: str):
+    return next(e for e in at.expander if e.label == label)
+
+
+def test_whatif_sends_the_closed_boxes_of_commands_only_once_they_are_opened():
+    at = open_page("pages/whatif.py")
+    assert not expander(at, "The runs, as commands").children  # closed: its commands are not sent
+    assert not expander(at, "The same decision in vLLM, SGLang and TensorRT-LLM terms").children
+    at = open_page("pages/whatif.py", ("plan_commands", "deploy_tabs"))
+    assert any("vllm bench serve " in c.value for c in expander(at, "The runs, as commands").code)
+    assert len(expander(at, "The same decision in vLLM, SGLang and TensorRT-LLM terms").tabs) == 3
 
 
 def chart_titles(at: AppTest) -> list[str]:
@@ -23,7 +43,7 @@ def chart_titles(at: AppTest) -> list[str]:
 
 
 def test_whatif_compares_off_fixed_k_schedule_and_upper_bound_and_gives_the_plan():
-    at = open_page("pages/whatif.py")
+    at = open_page("pages/whatif.py", ("plan_commands",))
     assert not at.exception
     assert "Off, fixed k, schedule or per-batch best: throughput by batch" in chart_titles(at)
     assert "Measure what the model cannot know" in [h.value for h in at.subheader]
@@ -46,7 +66,7 @@ def test_past_runs_calibrates_on_the_plans_results_and_shows_the_band_narrowing(
 
 
 def test_whatif_gives_every_engine_its_own_command():
-    at = open_page("pages/whatif.py")
+    at = open_page("pages/whatif.py", ("deploy_tabs",))
     code = [c.value for c in at.code]
     assert any(c.startswith("vllm serve ") and "--speculative-config" in c for c in code)
     assert any(c.startswith("python -m sglang.launch_server") for c in code)

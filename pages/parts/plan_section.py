@@ -36,13 +36,15 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
                "min with two server starts): batch 1 pins the fixed cost of a step, the ends of the range where the "
                "model places the off threshold bracket it and separate the per-sequence cost. Upload the results "
                "on Past runs to calibrate.")
-    with st.expander("The runs, as commands", expanded=False):
-        script = [f"# plain server\n{plan.servers['plain']}", f"# speculative server\n{plan.servers['speculative']}"]
-        script += [f"# batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} (~{r.seconds / 60:.1f} min): "
-                   f"{r.why}\n{r.command}" for r in plan.runs]
-        st.code("\n\n".join(script), language="bash", wrap_lines=True)
-        for note in plan.notes:
-            st.caption(no_links(note))
+    # drawn while open (opening reruns the page), so a closed box sends no commands with the page
+    with st.expander("The runs, as commands", key=f"{key}_commands", on_change="rerun") as commands:
+        if commands.open:
+            script = [f"# plain server\n{plan.servers['plain']}", f"# speculative server\n{plan.servers['speculative']}"]
+            script += [f"# batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} "
+                       f"(~{r.seconds / 60:.1f} min): {r.why}\n{r.command}" for r in plan.runs]
+            st.code("\n\n".join(script), language="bash", wrap_lines=True)
+            for note in plan.notes:
+                st.caption(no_links(note))
     if rows is None:
         return
     if st.button("Band before and after calibrating on these runs", key=f"{key}_band"):
