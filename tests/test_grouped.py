@@ -123,6 +123,6 @@ def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(mon
     setup = setup_of(Scenario())
     many = grouped.summarize_many(setup, [0.5, 0.9], [4, 4], [1, 64])
     ref = one_by_one(setup, [0.5, 0.9], [4, 4], [1, 64])
-    assert many["speedup"] == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)
-    assert many["best_k"] == [r.best_k for r in ref]
-    assert many["best_k_speedup"] == pytest.approx([r.best_k_speedup for r in ref], rel=1e-12)
+    assert many["speedup"].tolist() == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)
+    assert many["best_k"].tolist() == [r.best_k for r in ref]
+    assert many["best_k_speedup"].tolist() == pytest.approx([r.best_k_speedup for r in ref], rel=1e-12)

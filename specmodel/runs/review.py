@@ -168,17 +168,12 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
         except (SpecModelError, TypeError, ValueError) as exc:
             res["prediction_error"][idx] = str(exc)
         else:
-            part = summarize_many(setup, alpha[idx], k[idx], conc[idx])
-            failed = np.array([e is not None for e in part["error"]], dtype=bool)
-            res["prediction_error"][idx[failed]] = [e for e in part["error"] if e is not None]
+            part = summarize_many(setup, alpha[idx], k[idx], conc[idx])  # arrays: floats (NaN) or objects
+            failed = part["error"] != None  # noqa: E711 - elementwise: the runs with a message
+            res["prediction_error"][idx[failed]] = part["error"][failed]
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
-                if column in _NUMERIC_RESULTS:  # floats (None: NaN) straight into a float column
-                    res[column][good] = np.asarray(part[field], dtype=float)[~failed]
-                    continue
-                values = np.empty(len(idx), dtype=object)
-                values[:] = part[field]
-                res[column][good] = values[~failed]
+                res[column][good] = part[field][~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method != "ngram":
