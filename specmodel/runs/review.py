@@ -300,12 +300,13 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     agrees[both] = [bool(a) for a in same[both].tolist()]
     disagreement = np.full(n, "", dtype=object)
     differ = np.flatnonzero(both & ~same)
-    disagreement[differ] = [f"model: {verdict_words(pv)} ({p:.2f}×); measured {m:.2f}×" for pv, p, m in
-                            zip(predicted_verdict[differ].tolist(), predicted[differ].tolist(),
-                                measured[differ].tolist())]
+    if differ.size:  # each distinct (verdict, predicted, measured) worded once
+        said = [_each_once(lambda v: f"model: {verdict_words(v)} (", predicted_verdict[differ]),
+                _each_once("{:.2f}×); measured ".format, predicted[differ]), _each_once("{:.2f}×".format, measured[differ])]
+        disagreement[differ] = list(map("".join, zip(*(s.tolist() for s in said))))
 
     results["verdict"] = column_of(verdict)
-    results["verdict_words"] = column_of([verdict_words(v) for v in verdict.tolist()])
+    results["verdict_words"] = column_of(_each_once(verdict_words, verdict))
     results["verdict_basis"] = column_of(np.where(basis == "", None, basis))
     results["measured_verdict"] = column_of(measured_verdict)
     results["predicted_verdict"] = column_of(predicted_verdict)
@@ -324,6 +325,21 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
                           for v in values.tolist()], dtype=object)[at.reshape(-1)]
         advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
     results["advice"] = column_of(advice)
+
+
+def _each_once(word, values: np.ndarray) -> np.ndarray:
+    """[word(v) for v in values] as an object array, word called once per distinct value (None and NaN
+    each a value of their own; -0.0 and 0.0 apart)."""
+    if values.dtype.kind == "f" and (values == 0).any():  # factorize takes -0.0 for 0.0
+        return _objects([word(v) for v in values.tolist()])
+    codes, distinct = pd.factorize(values, use_na_sentinel=False)
+    return _objects([word(v) for v in distinct.tolist()])[codes]
+
+
+def _objects(values: list) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
