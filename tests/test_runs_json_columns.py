@@ -216,3 +216,20 @@ def test_floats_print_as_json_dumps_of_round_4_at_every_magnitude_and_tie():
         whole = str(int(round(v, 4))) if finite else "null"
         assert line.strip().rstrip(",") == f'{{"x": {x}, "whole": {whole}}}', v
     assert len(lines) == len(values)
+
+
+@pytest.mark.parametrize("odd", [None, 2.5, True, {"nested": 1}])
+def test_a_long_list_of_records_prints_as_json_dumps_of_each(odd):
+    """A file's problems (one per row of 200,000 at worst) print one per line, each item as json.dumps
+    writes it: text with quotes, control characters and accents escaped, ints, null; a list with other
+    values (a float, a bool, a dict) the same text by the one-at-a-time path."""
+    problems = [{"severity": ["warning", "error"][i % 2], "file": "a \"b\".csv", "row": None if i % 7 == 0 else i,
+                 "column": None if i % 3 else "k", "message": f"GPU 'H100' \u00e9 \x1b[2J {i % 5}", "reason": None}
+                for i in range(1500)]
+    if odd is not None:
+        problems[700]["reason"] = odd
+    out = io.StringIO()
+    print_json_table("rows", pd.DataFrame({"a": [1]}), ["a"], rest={"summary": {"n": 1}, "problems": problems}, out=out)
+    expected = ('{\n  "rows": [\n    {"a": 1}\n  ],\n  "summary": {\n    "n": 1\n  },\n  "problems": [\n    '
+                + ",\n    ".join(json.dumps(p) for p in problems) + "\n  ]\n}\n")
+    assert out.getvalue() == expected

@@ -66,6 +66,9 @@ def _encode(value, whole: bool) -> str:
     return json.dumps(_whole(value) if whole else json_value(value), allow_nan=False)
 
 
+_CODE = np.int32  # a row's code into a table (tables hold at most a few entries a row)
+
+
 class _Piece:
     """Part of every row's text: row i's text is table[codes[i]] (the tables hold whole '"key": value'
     texts, or a number's head and tail); adjacent pieces of few combinations merge into one."""
@@ -73,7 +76,7 @@ class _Piece:
     __slots__ = ("codes", "table", "longest")
 
     def __init__(self, codes: np.ndarray, table):
-        self.codes = codes
+        self.codes = codes.astype(_CODE, copy=False)
         self.table = table if isinstance(table, np.ndarray) else _objects(table)
         self.longest = max(map(len, self.table.tolist()), default=0)
 
@@ -223,44 +226,86 @@ def _by_identity(cells: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     return by_id, cells[first]
 
 
-def _merged(pieces: list, rows: int) -> list:
-    """Adjacent coded pieces joined into one where the combinations present are few (at most an eighth
-    of the rows, 32 MB of text) and the pairs possible at most 4 a row: fewer, longer strings for each
-    row's join."""
-    limit = max(1024, rows // 8)
-    out: list = []
-    for piece in pieces:
-        last = out[-1] if out else None
-        width = len(piece.table) if isinstance(piece, _Piece) else 0
-        if isinstance(last, _Piece) and width and len(last.table) * width <= max(4 * rows, 1 << 16):
-            pairs, combos = _compact(last.codes * width + piece.codes)  # a table over the pairs: no sort
-            if len(combos) <= limit and len(combos) * (last.longest + piece.longest) <= 32_000_000:
-                left, right = np.divmod(combos, width)
-                table = list(map(str.__add__, last.table[left].tolist(), piece.table[right].tolist()))
-                out[-1] = _Piece(pairs, table)
-                continue
-        out.append(piece)
-    return out
+def _merge_into(pieces: list, piece, rows: int) -> None:
+    """Append piece to a row's pieces, joined into the last one where the combinations present are few
+    (at most an eighth of the rows, 32 MB of text) and the pairs possible at most 4 a row: fewer,
+    longer strings for each row's join."""
+    last = pieces[-1] if pieces else None
+    width = len(piece.table) if isinstance(piece, _Piece) else 0
+    if isinstance(last, _Piece) and width and len(last.table) * width <= max(4 * rows, 1 << 16):
+        pairs, combos = _compact(last.codes.astype(np.int64) * width + piece.codes)  # a table over the pairs
+        if len(combos) <= max(1024, rows // 8) and len(combos) * (last.longest + piece.longest) <= 32_000_000:
+            left, right = np.divmod(combos, width)
+            pieces[-1] = _Piece(pairs, list(map(str.__add__, last.table[left].tolist(), piece.table[right].tolist())))
+            return
+    pieces.append(piece)
 
 
 def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = frozenset(), rest=None,
                      renamed: dict | None = None, out=None) -> None:
     """Print {table_key: rows, **rest} as print_json would (indented; rows' values as json_value
     makes them, `whole` keys as int), where rows are frame's columns `keys` (a key the frame lacks is
-    null; renamed maps an output key to the frame column it reads), one row per line."""
+    null; renamed maps an output key to the frame column it reads), one row per line. A list in rest
+    is printed one item per line (json.dumps of each); a long list of flat records (a file's problems,
+    one a row) is encoded a column at a time as the rows are, to the same text."""
     out = out or sys.stdout
     renamed = renamed or {}
-    n = len(frame)
+    columns = [(key, frame[renamed.get(key, key)] if renamed.get(key, key) in frame.columns else None) for key in keys]
+    out.write("{\n  " + json.dumps(table_key) + ": [")
+    _write_rows(out, columns, whole, len(frame))
+    out.write("\n  ]" if len(frame) else "]")
+    for key, value in (rest or {}).items():  # a list one item per line, anything else indented
+        records = _flat_records(value)
+        if records is not None:
+            out.write(",\n  " + json.dumps(key) + ": [")
+            _write_rows(out, records, frozenset(), len(value))
+            out.write("\n  ]")
+            continue
+        if isinstance(value, list) and value:
+            text = "[\n    " + ",\n    ".join(json.dumps(item, allow_nan=False) for item in value) + "\n  ]"
+        else:
+            text = json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n  ")
+        out.write(",\n  " + json.dumps(key) + ": " + text)
+    out.write("\n}\n")
+    out.flush()
+
+
+_RECORDS_AT = 1000  # items from which a list of flat records is encoded a column at a time
+_RECORD_VALUES = (str, int, type(None))  # what json.dumps and json_value write alike (no float, no bool)
+
+
+def _flat_records(value) -> list | None:
+    """[(key, object Series)] of a long list of dicts with the same string keys in the same order and
+    only strings, ints and None as values (json_value leaves them as json.dumps has them); None for
+    anything else."""
+    import pandas as pd
+
+    if not isinstance(value, list) or len(value) < _RECORDS_AT or type(value[0]) is not dict:
+        return None
+    keys = list(value[0])
+    if not all(type(k) is str for k in keys):
+        return None
+    if not all(type(item) is dict and list(item) == keys for item in value):
+        return None
+    columns = []
+    for key in keys:
+        cells = [item[key] for item in value]
+        if not all(type(v) in _RECORD_VALUES for v in cells):
+            return None
+        columns.append((key, pd.Series(cells, dtype=object)))
+    return columns
+
+
+def _write_rows(out, columns: list, whole: frozenset, n: int) -> None:
+    """The rows of a table, one per line ('\n    {"key": value, ...}', ',\n    ' between them), from
+    (key, values or None) columns, written a chunk at a time."""
     # each column's texts carry what goes before them in a row ("{" or ", "), and the row's end is one more
     # piece, so a chunk is one join of its pieces' texts interleaved (no per-row tuple, dict or join)
-    pieces: list = []
-    for at, key in enumerate(keys):
-        column = renamed.get(key, key)
-        pieces += _column_pieces(key, frame[column] if column in frame.columns else None, key in whole,
-                                 "{" if at == 0 else ", ", n)
-    pieces.append(_Piece(np.zeros(n, dtype=np.intp), [_ROW_END if keys else "{" + _ROW_END]))
-    pieces = _merged(pieces, n)
-    out.write("{\n  " + json.dumps(table_key) + ": [")
+    pieces: list = []  # merged as they are made: the codes of a piece merged away are freed at once
+    for at, (key, values) in enumerate(columns):
+        for piece in _column_pieces(key, values, key in whole, "{" if at == 0 else ", ", n):
+            _merge_into(pieces, piece, n)
+    _merge_into(pieces, _Piece(np.zeros(n, dtype=_CODE), [_ROW_END if columns else "{" + _ROW_END]), n)
     width = len(pieces)
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
@@ -269,12 +314,3 @@ def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = 
             cells[at::width] = piece.texts(lo, hi)
         text = "".join(cells)[:-len(_ROW_END) + 1]  # the last row's ",\n    " goes
         out.write(("\n    " if lo == 0 else ",\n    ") + text)
-    out.write("\n  ]" if n else "]")
-    for key, value in (rest or {}).items():  # a list one item per line, anything else indented
-        if isinstance(value, list) and value:
-            text = "[\n    " + ",\n    ".join(json.dumps(item, allow_nan=False) for item in value) + "\n  ]"
-        else:
-            text = json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n  ")
-        out.write(",\n  " + json.dumps(key) + ": " + text)
-    out.write("\n}\n")
-    out.flush()
