@@ -331,15 +331,9 @@ def _each_once(word, values: np.ndarray) -> np.ndarray:
     """[word(v) for v in values] as an object array, word called once per distinct value (None and NaN
     each a value of their own; -0.0 and 0.0 apart)."""
     if values.dtype.kind == "f" and (values == 0).any():  # factorize takes -0.0 for 0.0
-        return _objects([word(v) for v in values.tolist()])
+        return np.array([word(v) for v in values.tolist()], dtype=object)  # words: text or None
     codes, distinct = pd.factorize(values, use_na_sentinel=False)
-    return _objects([word(v) for v in distinct.tolist()])[codes]
-
-
-def _objects(values: list) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+    return np.array([word(v) for v in distinct.tolist()], dtype=object)[codes]
 
 
 def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
