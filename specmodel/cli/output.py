@@ -62,6 +62,9 @@ def _whole(value):
     return None if value is None else int(value)
 
 
+_quoted = json.encoder.encode_basestring_ascii  # what json.dumps does with a str (ensure_ascii, the default)
+
+
 def _encode(value, whole: bool) -> str:
     return json.dumps(_whole(value) if whole else json_value(value), allow_nan=False)
 
@@ -205,7 +208,8 @@ def _column_pieces(key: str, values, whole: bool, before: str, rows: int) -> lis
         except TypeError:  # unhashable cells (lists): each encoded as it is
             pass
         else:
-            table = [prefix + _encode(u, whole) for u in uniques] + [prefix + "null"]
+            table = [prefix + (_quoted(u) if type(u) is str and not whole else _encode(u, whole)) for u in uniques]
+            table.append(prefix + "null")
             codes = np.where(codes < 0, len(uniques), codes)
             return [_Piece(codes if by_id is None else codes[by_id], table)]
     return [_Cells(prefix, cells, whole)]
