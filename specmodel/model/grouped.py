@@ -189,13 +189,22 @@ def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
     rows = t_grid.shape[0]
     if k_count == 0:
         return np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), None
-    chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * r_sched.shape[1]))
+    batches = r_sched.shape[1]
+    # Above the sequences that fit every batch runs the same: from the first batch whose column equals the
+    # last one, every column is that one, and a schedule (the k in use, switched only where another k
+    # beats it) that met it once keeps its k at the next; it is walked up to there and held.
+    same = (r_sched == r_sched[:, -1:]) | (np.isnan(r_sched) & np.isnan(r_sched[:, -1:]))
+    differs = np.flatnonzero(~same.all(axis=0))
+    width = min(batches, (int(differs[-1]) + 1 if differs.size else 0) + 1)
+    chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * width))
     off, last_k = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
-    in_use = np.empty((rows, r_sched.shape[1]), dtype=int)
+    in_use = np.empty((rows, batches), dtype=int)
     for start in range(0, rows, chunk):
-        g = nan_as_zero(t_grid[start:start + chunk, :, None] * r_sched[None, :, :])
+        g = nan_as_zero(t_grid[start:start + chunk, :, None] * r_sched[None, :, :width])
         g[:, 0, :] = 1.0
         ks_used = ks_in_use(g)
+        if width < batches:
+            ks_used = np.concatenate([ks_used, np.repeat(ks_used[:, -1:], batches - width, axis=1)], axis=1)
         in_use[start:start + chunk] = ks_used
         off[start:start + chunk], last_k[start:start + chunk] = _off_and_last_k(ks_used)
     return off, last_k, in_use
