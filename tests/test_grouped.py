@@ -123,6 +123,22 @@ def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(mon
     setup = setup_of(Scenario())
     many = grouped.summarize_many(setup, [0.5, 0.9], [4, 4], [1, 64])
     ref = one_by_one(setup, [0.5, 0.9], [4, 4], [1, 64])
-    assert many["speedup"] == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)
-    assert many["best_k"] == [r.best_k for r in ref]
-    assert many["best_k_speedup"] == pytest.approx([r.best_k_speedup for r in ref], rel=1e-12)
+    assert many["speedup"].tolist() == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)
+    assert many["best_k"].tolist() == [r.best_k for r in ref]
+    assert many["best_k_speedup"].tolist() == pytest.approx([r.best_k_speedup for r in ref], rel=1e-12)
+
+
+def test_schedules_walked_only_up_to_the_batches_that_fit_match_summarize(monkeypatch):
+    """Above the sequences that fit every batch runs the same, so the grouped schedules stop there and
+    hold their k: best k, crossover, off threshold and advice still equal summarize() run by run,
+    at batches below, at and above that point."""
+    import specmodel.model.grouped as grouped
+
+    widths = []
+    real = grouped.ks_in_use
+    monkeypatch.setattr(grouped, "ks_in_use", lambda g: widths.append(g.shape[-1]) or real(g))
+    setup = setup_of(Scenario(gpu="L40S", context_len=16384))
+    alphas, ks, concs = zip(*[(a, k, c) for a in (0.35, 0.6, 0.75, 0.9) for k in (1, 2, 4, 7)
+                              for c in (1, 8, 20, 40, 64, 200, 512, 600)])
+    assert_same(setup, alphas, ks, concs)
+    assert widths and max(widths) < 512  # the walk stopped where the batches that fit end

@@ -169,6 +169,47 @@ def test_predict_with_the_cached_step_times_equals_predict_computing_them(s, mon
             assert np.array_equal(x, z, equal_nan=True) and np.array_equal(y, z, equal_nan=True)
 
 
+@pytest.mark.parametrize("s", _STEP_CASES)
+def test_predict_once_per_distinct_k_and_batch_equals_every_cell_computed(s, monkeypatch):
+    """A file's runs (a few dozen (k, concurrency) pairs over thousands of cells) and a k x batch grid
+    beyond the sequences that fit have their step times, and the α at break-even, computed once per
+    distinct input: every field, break_even_alpha too, equals computing each cell, to the last bit."""
+    from specmodel.model import distinct, scenario
+
+    rng = np.random.default_rng(1)
+    runs = dict(alpha=rng.uniform(0.3, 0.95, 6000).round(2), k=rng.integers(0, 9, 6000),
+                concurrency=(2 ** rng.integers(0, 10, 6000)).astype(float))
+    grid = dict(k=np.arange(0, 9)[:, None], concurrency=np.arange(1, 4097)[None, :])
+    cells = []
+    real = scenario._spec_step_ms
+    monkeypatch.setattr(scenario, "_spec_step_ms", lambda s, c, kk, b, rate: cells.append(np.size(b)) or real(s, c, kk, b, rate))
+    once = [predict(s, **kw) for kw in (runs, grid)]
+    assert cells[0] <= 90  # 9 k x 10 concurrencies, not 6,000 runs
+    monkeypatch.setattr(distinct, "DISTINCT_AT", 10 ** 12)  # every cell computed
+    scenario.clear_caches()
+    every = [predict(s, **kw) for kw in (runs, grid)]
+    for a, b in zip(once, every):
+        for x, y in zip([*_fields(a), np.asarray(a.break_even_alpha)], [*_fields(b), np.asarray(b.break_even_alpha)]):
+            assert x.shape == y.shape and np.array_equal(x, y, equal_nan=True)
+            assert np.array_equal(np.signbit(x), np.signbit(y))
+
+
+def test_per_distinct_computes_each_distinct_input_once_and_tells_minus_zero_apart():
+    from specmodel.model.distinct import per_distinct
+
+    seen = []
+
+    def double(k, b):
+        seen.append(len(k))
+        return np.where(np.signbit(b), -1.0, 2.0 * k + b)
+
+    k = np.tile([1, 2, 3], 4000)
+    b = np.tile([0.0, -0.0, 5.0, 0.0], 3000)
+    assert np.array_equal(per_distinct(double, k, b), double(k, b))
+    assert seen[0] == 9  # 3 k x 3 batches (0.0, -0.0 and 5.0) repeat: 9 pairs of 12,000 cells
+    assert per_distinct(double, k[:100], b[:100]).shape == (100,) and seen[2] == 100  # small: as it is
+
+
 def test_writing_into_a_prediction_does_not_change_the_next_one():
     s = Scenario(alpha=0.61, k=3, gpu="H200")
     batches = np.array([1.0, 8.0, 32.0])

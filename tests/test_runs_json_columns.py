@@ -121,10 +121,115 @@ def test_rows_are_written_a_chunk_at_a_time(monkeypatch):
 
 @pytest.mark.parametrize("whole", [False, True])
 def test_a_float_column_of_few_numbers_prints_as_each_number_alone(whole):
-    """A column that repeats a few numbers (tokens per step to 2 decimals) formats each distinct one once:
-    the text is what formatting every cell gives, null for NaN and ±inf, -0.0 kept apart from 0.0."""
+    """A column that repeats a few numbers (tokens per step to 2 decimals) prints each as formatting every
+    cell gives it: null for NaN and ±inf, -0.0 kept apart from 0.0."""
     values = np.array([2.41, np.nan, 2.41, np.inf, 1 / 3, 2.41, -np.inf, 1 / 3, 2.00005, 2.41] * 5)
     for column in (values, np.where(values == 2.41, -0.0, values), np.where(values == 2.41, 0.0, values)):
-        encoded = output._Column("tps", pd.Series(column), whole)
-        assert encoded.texts(0, len(column)) == output._float_texts(column, '"tps": ', whole)
-    assert output._Column("tps", pd.Series(values), whole).kind == "codes"
+        out = io.StringIO()
+        print_json_table("rows", pd.DataFrame({"tps": column}), ["tps"], frozenset({"tps"} if whole else ()), out=out)
+        expected = _reference_rows(pd.DataFrame({"tps": column}), ["tps"], {"tps"} if whole else set())
+        assert out.getvalue().startswith('{\n  "rows": [\n    ' + ",\n    ".join(map(json.dumps, expected)))
+
+
+def _mixed_csv(rows: int = 2000, seed: int = 7) -> str:
+    """A run file of every kind at once: four GPUs, two model pairs, three methods, three engines (and
+    none), k and acceptance missing or unreadable on some rows, rows the reader refuses, numbers at
+    every precision."""
+    rng = np.random.default_rng(seed)
+    gpus = ["H100", "L40S", "A100 80GB", "H200"]
+    pairs = [("Llama 3.1 8B", "Llama 3.2 1B"), ("Qwen2.5 14B", "Qwen2.5 0.5B")]
+    lines = ["workload,gpu,target_model,draft_model,method,engine,k,concurrency,tokens_per_step,alpha,"
+             "baseline_tok_s,spec_tok_s,speedup"]
+    for i in range(rows):
+        target, draft = pairs[rng.integers(2)]
+        method = ["draft_model", "eagle", "ngram"][rng.integers(3)]
+        k = int(rng.integers(1, 9))
+        alpha = rng.uniform(0.3, 0.95)
+        e = (1 - alpha ** (k + 1)) / (1 - alpha)
+        base = rng.uniform(10, 9000)
+        cells = [f"w{rng.integers(6)}", gpus[rng.integers(4)], target, draft if method == "draft_model" else "",
+                 method, ["vllm", "sglang", "", ""][rng.integers(4)], str(k), str(2 ** int(rng.integers(0, 9))),
+                 f"{e:.2f}", "", f"{base:.1f}", f"{base * rng.uniform(0.4, 2.6):.3f}", ""]
+        kind = i % 23
+        if kind == 1:  # acceptance as α, to many digits
+            cells[8], cells[9] = "", repr(alpha)
+        elif kind == 2:  # no acceptance
+            cells[8] = ""
+        elif kind == 3:  # no k
+            cells[6] = ""
+        elif kind == 4:  # unreadable k: the row is refused
+            cells[6] = "x"
+        elif kind == 5:  # a measured speedup beside the throughputs
+            cells[12] = f"{rng.uniform(0.5, 2.5):.5f}"
+        elif kind == 6:  # tokens per step above k + 1: refused
+            cells[8] = str(k + 3)
+        elif kind == 7:  # no throughputs: predicted only
+            cells[10] = cells[11] = ""
+        elif kind == 8:  # an unknown GPU
+            cells[1] = "Z9000"
+        elif kind == 9:  # a target that does not fit its GPU: loaded, not predicted
+            cells[1:4] = ["L40S", "Llama 3.1 70B", "Llama 3.2 1B"]
+        lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def test_runs_json_of_a_mixed_2000_row_file_is_byte_for_byte_the_row_by_row_text(tmp_path):
+    """The rows' text is exactly what encoding every row as its own dict printed (json.dumps of each
+    row, one a line): the same bytes, not only the same parsed values."""
+    path = tmp_path / "mixed.csv"
+    path.write_text(_mixed_csv(), encoding="utf-8")
+    result = run_cli("runs", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+
+    table = read_runs([(path.name, path.read_bytes())])
+    evaluated = review(table.rows).evaluated
+    assert evaluated["gpu_preset"].nunique() >= 4 and evaluated["method"].nunique() == 3
+    assert evaluated["predicted_speedup"].isna().any() and evaluated["predicted_speedup"].notna().sum() > 1400
+    assert evaluated["assumed"].str.contains("acceptance").any() and len(evaluated) < 2000  # some refused
+    assert any(p.row is not None and p.column == "k" for p in table.problems)
+    rows = _reference_rows(evaluated, ROW_KEYS, WHOLE_KEYS)
+    expected = '{\n  "rows": [\n    ' + ",\n    ".join(json.dumps(r, allow_nan=False) for r in rows) + "\n  ],\n"
+    assert result.stdout.startswith(expected), next(
+        f"first difference at character {i}: {result.stdout[i - 80:i + 80]!r}"
+        for i, (a, b) in enumerate(zip(result.stdout, expected)) if a != b)
+
+
+def test_floats_print_as_json_dumps_of_round_4_at_every_magnitude_and_tie():
+    """Numbers formatted in bulk are the text json.dumps(round(x, 4)) gives each: halves at the fourth
+    decimal both ways, -0.0 and what rounds to it, numbers beyond 10^11, the largest and smallest doubles,
+    NaN and ±inf (null); whole keys as int(round(x, 4))."""
+    rng = np.random.default_rng(3)
+    edges = [0.0, -0.0, 0.00005, -0.00005, 0.00004999, -0.00004999, 0.03125, 1.00005, 2.00005, 0.12345, -0.12345,
+             1.99995, 0.99995, -0.99995, 9999.99995, 1e11 - 0.00005, 1e11, 1e11 + 0.5, 1e15 + 0.3, 1e20, -1e20,
+             np.finfo(float).max, -np.finfo(float).max, 5e-324, -5e-324, np.nan, np.inf, -np.inf, 1 / 3, 2 / 3, 0.1, 0.7]
+    random = np.concatenate([rng.uniform(-1, 1, 3000) * 10.0 ** rng.integers(-6, 14, 3000),
+                             np.round(rng.uniform(-50, 50, 2000), 4) + rng.choice([-1, 0, 1], 2000) * 5e-5,
+                             rng.integers(-10**6, 10**6, 1000) / 10**4 + 0.5e-4])
+    values = np.concatenate([edges, random])
+    frame = pd.DataFrame({"x": values, "whole": values})
+    out = io.StringIO()
+    print_json_table("rows", frame, ["x", "whole"], frozenset({"whole"}), out=out)
+    lines = out.getvalue().split("\n")[2:-3]
+    for line, v in zip(lines, values.tolist()):
+        finite = math.isfinite(v)
+        x = json.dumps(round(v, 4)) if finite else "null"
+        whole = str(int(round(v, 4))) if finite else "null"
+        assert line.strip().rstrip(",") == f'{{"x": {x}, "whole": {whole}}}', v
+    assert len(lines) == len(values)
+
+
+@pytest.mark.parametrize("odd", [None, 2.5, True, {"nested": 1}])
+def test_a_long_list_of_records_prints_as_json_dumps_of_each(odd):
+    """A file's problems (one per row of 200,000 at worst) print one per line, each item as json.dumps
+    writes it: text with quotes, control characters and accents escaped, ints, null; a list with other
+    values (a float, a bool, a dict) the same text by the one-at-a-time path."""
+    problems = [{"severity": ["warning", "error"][i % 2], "file": "a \"b\".csv", "row": None if i % 7 == 0 else i,
+                 "column": None if i % 3 else "k", "message": f"GPU 'H100' \u00e9 \x1b[2J {i % 5}", "reason": None}
+                for i in range(1500)]
+    if odd is not None:
+        problems[700]["reason"] = odd
+    out = io.StringIO()
+    print_json_table("rows", pd.DataFrame({"a": [1]}), ["a"], rest={"summary": {"n": 1}, "problems": problems}, out=out)
+    expected = ('{\n  "rows": [\n    {"a": 1}\n  ],\n  "summary": {\n    "n": 1\n  },\n  "problems": [\n    '
+                + ",\n    ".join(json.dumps(p) for p in problems) + "\n  ]\n}\n")
+    assert out.getvalue() == expected

@@ -16,6 +16,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_K, bounded_cache, check_k
+from specmodel.model.distinct import per_distinct
 
 
 def tokens_per_step(alpha, k):
@@ -138,6 +139,11 @@ def alpha_from_tokens_per_step(tokens, k, iterations: int = 60):
     kk = np.asarray(k, dtype=float)
     if e.ndim == 0 and kk.ndim == 0:
         return _alpha_from_tokens_scalar(float(e), float(kk), iterations)
+    return per_distinct(lambda e, kk: _alpha_from_tokens_array(e, kk, iterations), e, kk)  # runs repeat (E, k)
+
+
+def _alpha_from_tokens_array(e: np.ndarray, kk: np.ndarray, iterations: int):
+    """alpha_from_tokens_per_step's bisection over arrays, cell by cell."""
     e, kk = np.broadcast_arrays(e, kk)
     lo = np.zeros(e.shape)
     hi = np.ones(e.shape)

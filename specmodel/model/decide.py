@@ -288,16 +288,17 @@ def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurren
     off, off_k = np.asarray(off_above_batch, dtype=np.int64), np.asarray(off_above_k, dtype=np.int64)
     if len(k) == 0:
         return np.empty(0, dtype=object)
-    speeds, speed_at = np.unique(best_speed, return_inverse=True)
+    named = (best_k_value != 0) & (best_k_value != k)  # the only advice that shows the best k's speedup
+    speeds, speed_at = np.unique(best_speed[named], return_inverse=True)  # each worded once
     texts = [f"{v:.2f}" for v in speeds.tolist()]
     text_ids, text_of = np.unique(np.array(texts, dtype=object), return_inverse=True)
-    text_code = text_of.reshape(-1)[speed_at.reshape(-1)]
-    named = (best_k_value != 0) & (best_k_value != k)  # the only advice that shows the best k's speedup
+    text_code = np.full(len(k), -1, dtype=np.int64)
+    text_code[named] = text_of.reshape(-1)[speed_at.reshape(-1)]
     lower = named & (best_k_value < k)
     with np.errstate(invalid="ignore"):
         within = lower & (best_speed <= speedup * (1 + K_TIE))
     off_said = (off >= 0) & (off >= conc) & (best_k_value > 0)
-    parts = [best_k_value, np.where(named, text_code, -1), within.astype(np.int64), k,
+    parts = [best_k_value, text_code, within.astype(np.int64), k,
              np.where((best_k_value == 0) | off_said, conc, -1), np.where(off_said, off, -1),
              np.where(off_said, off_k, -1)]
     values, codes = zip(*(np.unique(p, return_inverse=True) for p in parts))  # each part's distinct values

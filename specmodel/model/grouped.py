@@ -31,6 +31,8 @@ _PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])
 FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
           "spec_tok_s", "best_k", "best_k_speedup", "crossover", "off_above", "advice", "speedup_low",
           "speedup_high", "uncertain", "error")
+NUMBER_FIELDS = frozenset({"speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
+                           "spec_tok_s", "best_k_speedup", "speedup_low", "speedup_high"})
 
 
 def setup_of(s: Scenario) -> Scenario:
@@ -39,16 +41,16 @@ def setup_of(s: Scenario) -> Scenario:
     return with_changes(s, alpha=0.5, k=0, concurrency=1)
 
 
-def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -> dict[str, list]:
-    """Per run (α[i], k[i], concurrency[i]) on `setup`: the FIELDS, as lists. `error` holds the
-    message summarize() raised for a run (its other fields None). A survival profile in the setup
-    is used for every run (α is then ignored), as in summarize()."""
+def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -> dict[str, np.ndarray]:
+    """Per run (α[i], k[i], concurrency[i]) on `setup`: the FIELDS, as arrays (NUMBER_FIELDS as floats,
+    NaN where a run has none; the others as objects, None where a run has none). `error` holds the
+    message summarize() raised for a run (its other fields NaN or None). A survival profile in the
+    setup is used for every run (α is then ignored), as in summarize()."""
     alpha = np.asarray(alpha, dtype=float).reshape(-1)
     k = np.asarray(k, dtype=float).reshape(-1)
     conc = np.asarray(concurrency, dtype=float).reshape(-1)
     n = len(k)
-    out: dict[str, list] = {f: [None] * n for f in FIELDS}
-    parts: list[tuple[np.ndarray, dict]] = []  # (runs, their FIELDS) from the vectorised path
+    out = {f: np.full(n, np.nan) if f in NUMBER_FIELDS else np.full(n, None, dtype=object) for f in FIELDS}
     ok = _valid_runs(setup, alpha, k, conc)
     k_grid = np.maximum(k_max, np.where(ok, k, 0)).astype(int)
     for kk in np.unique(k_grid[ok]):
@@ -63,18 +65,8 @@ def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -
         if part is None:
             ok[idx] = False
             continue
-        parts.append((idx, part))
-    if parts:  # each field's values put in place a whole part at a time
-        for f in FIELDS:
-            column = np.empty(n, dtype=object)
-            column[:] = out[f]
-            for idx, part in parts:
-                if f not in part:  # a part the setup refused has only its errors
-                    continue
-                values = np.empty(len(idx), dtype=object)
-                values[:] = part[f]
-                column[idx] = values
-            out[f] = column.tolist()
+        for f, values in part.items():  # a part the setup refused has only its errors
+            out[f][idx] = values
     for i in np.flatnonzero(~ok):  # one by one: runs the vectorised path does not cover, with their messages
         _one(setup, alpha[i], k[i], conc[i], k_max, out, i)
     return out
@@ -102,7 +94,7 @@ def _ratio(setup: Scenario, alpha, ks, batches) -> np.ndarray:
         return np.asarray(p.speedup, dtype=float) / np.asarray(p.tokens_per_step, dtype=float)
 
 
-def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
+def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, np.ndarray]:
     survival = setup.survival is not None
     ks = np.arange(0, k_top + 1)
     a0 = None if survival else _PROBE_ALPHAS[0]
@@ -175,14 +167,12 @@ def _vectorised(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, list]:
     be_alpha = np.broadcast_to(np.asarray(p.break_even_alpha, dtype=float), (n,))
     off_above = np.full(n, None, dtype=object)
     off_above[off >= 0] = _objects(off[off >= 0].tolist())
-    return {"speedup": speedup.tolist(), "tokens_per_step": tokens.tolist(),
-            "break_even_tokens_per_step": vec(p.break_even_tokens_per_step).tolist(),
-            "break_even_alpha": be_alpha.tolist(), "plain_tok_s": vec(p.plain.throughput_tok_s).tolist(),
-            "spec_tok_s": vec(p.spec.throughput_tok_s).tolist(), "best_k": best.tolist(),
-            "best_k_speedup": best_speed.tolist(), "crossover": crossover.tolist(), "off_above": off_above.tolist(),
-            "advice": advice.tolist(),
-            "speedup_low": band_low.tolist(), "speedup_high": band_high.tolist(), "uncertain": uncertain.tolist(),
-            "error": [None] * n}
+    return {"speedup": speedup, "tokens_per_step": tokens,
+            "break_even_tokens_per_step": vec(p.break_even_tokens_per_step), "break_even_alpha": be_alpha,
+            "plain_tok_s": vec(p.plain.throughput_tok_s), "spec_tok_s": vec(p.spec.throughput_tok_s),
+            "best_k": _objects(best.tolist()), "best_k_speedup": best_speed, "crossover": crossover,
+            "off_above": off_above, "advice": advice, "speedup_low": band_low, "speedup_high": band_high,
+            "uncertain": _objects(uncertain.tolist())}
 
 
 def _objects(values: list) -> np.ndarray:
@@ -199,13 +189,22 @@ def _schedules(t_grid: np.ndarray, r_sched: np.ndarray):
     rows = t_grid.shape[0]
     if k_count == 0:
         return np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), None
-    chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * r_sched.shape[1]))
+    batches = r_sched.shape[1]
+    # Above the sequences that fit every batch runs the same: from the first batch whose column equals the
+    # last one, every column is that one, and a schedule (the k in use, switched only where another k
+    # beats it) that met it once keeps its k at the next; it is walked up to there and held.
+    same = (r_sched == r_sched[:, -1:]) | (np.isnan(r_sched) & np.isnan(r_sched[:, -1:]))
+    differs = np.flatnonzero(~same.all(axis=0))
+    width = min(batches, (int(differs[-1]) + 1 if differs.size else 0) + 1)
+    chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * width))
     off, last_k = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
-    in_use = np.empty((rows, r_sched.shape[1]), dtype=int)
+    in_use = np.empty((rows, batches), dtype=int)
     for start in range(0, rows, chunk):
-        g = nan_as_zero(t_grid[start:start + chunk, :, None] * r_sched[None, :, :])
+        g = nan_as_zero(t_grid[start:start + chunk, :, None] * r_sched[None, :, :width])
         g[:, 0, :] = 1.0
         ks_used = ks_in_use(g)
+        if width < batches:
+            ks_used = np.concatenate([ks_used, np.repeat(ks_used[:, -1:], batches - width, axis=1)], axis=1)
         in_use[start:start + chunk] = ks_used
         off[start:start + chunk], last_k[start:start + chunk] = _off_and_last_k(ks_used)
     return off, last_k, in_use
@@ -264,4 +263,4 @@ def _one(setup: Scenario, alpha, k, conc, k_max: int, out: dict, i: int) -> None
               "speedup_high": summary.band[1] if summary.band else None, "uncertain": summary.uncertain,
               "error": None}
     for f, v in values.items():
-        out[f][i] = v
+        out[f][i] = np.nan if v is None and f in NUMBER_FIELDS else v

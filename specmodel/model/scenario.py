@@ -21,6 +21,7 @@ from specmodel.errors import SpecModelError
 from specmodel.limits import (MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K, MAX_TP, bounded_cache,
                               check_setting)
 from specmodel.model import acceptance, memory
+from specmodel.model.distinct import per_distinct
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
 from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, sequences_that_fit
 from specmodel.model.presets import find_gpu, find_method, find_model, stated_tp
@@ -435,14 +436,11 @@ def _steps_cached(free: Scenario, key: tuple, c: _Compiled, kk: np.ndarray, offe
 def _steps(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
     """(fits_plain, b_plain, t_plain, fits_spec, b_spec, t_spec, proposal rate) at whole k values kk and
     offered batches: everything of predict() that α and the profile do not change."""
-    eff = s.efficiency
     L = s.context_len
 
     fits_plain = sequences_that_fit(c.budget_bytes, c.target_layout.resident_bytes(L))
     b_plain = np.minimum(offered, fits_plain)
-    b_plain_eval = np.maximum(b_plain, 1.0)
-    t_plain = (pass_time_ms(c.target, c.hw, eff, b_plain_eval, 1, L, c.target_bw_scale)
-               + _step_overhead_ms(c, s, b_plain_eval))
+    t_plain = per_distinct(lambda b: _plain_step_ms(s, c, b), b_plain)  # once per distinct batch
 
     spec_on = kk > 0
     depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
@@ -452,8 +450,26 @@ def _steps(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
     spec_seq = c.target_layout.resident_bytes(L + kk, kk + 1) + c.draft_kv_per_token * (L + kk)
     fits_spec = np.where(spec_on, sequences_that_fit(spec_budget, spec_seq), fits_plain)
     b_spec = np.minimum(offered, fits_spec)
-    b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
     rate = proposal_rate(s)
+    t_spec = per_distinct(lambda k, b: _spec_step_ms(s, c, k, b, rate), kk, b_spec)  # per (k, batch)
+    return fits_plain, b_plain, t_plain, fits_spec, b_spec, t_spec, rate
+
+
+def _plain_step_ms(s: Scenario, c: _Compiled, b_plain):
+    """Milliseconds of a plain decode step at batch b_plain (a batch of one where nothing fits)."""
+    b_plain_eval = np.maximum(b_plain, 1.0)
+    return (pass_time_ms(c.target, c.hw, s.efficiency, b_plain_eval, 1, s.context_len, c.target_bw_scale)
+            + _step_overhead_ms(c, s, b_plain_eval))
+
+
+def _spec_step_ms(s: Scenario, c: _Compiled, kk, b_spec, rate: float):
+    """Milliseconds of a speculative step (drafts, verify, tree, overheads) at k kk and batch b_spec; a plain
+    step where k = 0."""
+    eff = s.efficiency
+    L = s.context_len
+    spec_on = kk > 0
+    depth = np.minimum(kk, s.draft_depth) if s.draft_depth is not None else kk
+    b_eval = np.maximum(b_spec, 1.0)  # time a batch of one where nothing fits; throughput is 0 anyway
     t_verify = (pass_time_ms(c.target, c.hw, eff, b_eval, 1 + rate * kk, L, c.target_bw_scale,
                              verify_kv_reads=c.verify_kv_reads, verify_query_tile=c.verify_query_tile)
                 + _step_overhead_ms(c, s, b_eval))
@@ -475,7 +491,7 @@ def _steps(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
                       * eff.overhead_scale, 0.0)
     t_spec = np.where(spec_on, t_draft + t_verify + t_tree + _spec_overhead_ms(c, s, b_eval),
                       pass_time_ms(c.target, c.hw, eff, b_eval, 1, L, c.target_bw_scale) + _step_overhead_ms(c, s, b_eval))
-    return fits_plain, b_plain, t_plain, fits_spec, b_spec, t_spec, rate
+    return t_spec
 
 
 def predict(s: Scenario, alpha=None, k=None, concurrency=None) -> Prediction:

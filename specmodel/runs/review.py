@@ -168,17 +168,12 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
         except (SpecModelError, TypeError, ValueError) as exc:
             res["prediction_error"][idx] = str(exc)
         else:
-            part = summarize_many(setup, alpha[idx], k[idx], conc[idx])
-            failed = np.array([e is not None for e in part["error"]], dtype=bool)
-            res["prediction_error"][idx[failed]] = [e for e in part["error"] if e is not None]
+            part = summarize_many(setup, alpha[idx], k[idx], conc[idx])  # arrays: floats (NaN) or objects
+            failed = part["error"] != None  # noqa: E711 - elementwise: the runs with a message
+            res["prediction_error"][idx[failed]] = part["error"][failed]
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
-                if column in _NUMERIC_RESULTS:  # floats (None: NaN) straight into a float column
-                    res[column][good] = np.asarray(part[field], dtype=float)[~failed]
-                    continue
-                values = np.empty(len(idx), dtype=object)
-                values[:] = part[field]
-                res[column][good] = values[~failed]
+                res[column][good] = part[field][~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method != "ngram":
@@ -305,12 +300,13 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     agrees[both] = [bool(a) for a in same[both].tolist()]
     disagreement = np.full(n, "", dtype=object)
     differ = np.flatnonzero(both & ~same)
-    disagreement[differ] = [f"model: {verdict_words(pv)} ({p:.2f}×); measured {m:.2f}×" for pv, p, m in
-                            zip(predicted_verdict[differ].tolist(), predicted[differ].tolist(),
-                                measured[differ].tolist())]
+    if differ.size:  # each distinct (verdict, predicted, measured) worded once
+        said = [_each_once(lambda v: f"model: {verdict_words(v)} (", predicted_verdict[differ]),
+                _each_once("{:.2f}×); measured ".format, predicted[differ]), _each_once("{:.2f}×".format, measured[differ])]
+        disagreement[differ] = list(map("".join, zip(*(s.tolist() for s in said))))
 
     results["verdict"] = column_of(verdict)
-    results["verdict_words"] = column_of([verdict_words(v) for v in verdict.tolist()])
+    results["verdict_words"] = column_of(_each_once(verdict_words, verdict))
     results["verdict_basis"] = column_of(np.where(basis == "", None, basis))
     results["measured_verdict"] = column_of(measured_verdict)
     results["predicted_verdict"] = column_of(predicted_verdict)
@@ -329,6 +325,15 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
                           for v in values.tolist()], dtype=object)[at.reshape(-1)]
         advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
     results["advice"] = column_of(advice)
+
+
+def _each_once(word, values: np.ndarray) -> np.ndarray:
+    """[word(v) for v in values] as an object array, word called once per distinct value (None and NaN
+    each a value of their own; -0.0 and 0.0 apart)."""
+    if values.dtype.kind == "f" and (values == 0).any():  # factorize takes -0.0 for 0.0
+        return np.array([word(v) for v in values.tolist()], dtype=object)  # words: text or None
+    codes, distinct = pd.factorize(values, use_na_sentinel=False)
+    return np.array([word(v) for v in distinct.tolist()], dtype=object)[codes]
 
 
 def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
