@@ -13,7 +13,8 @@ PYTEST_ARGS ?=
 # pytest workers. Three on the 2-core machines: about half of the suite's time is waiting (a streamlit
 # server or Prometheus starting, a browser page, a server made slow on purpose), so two workers kept
 # about one core busy (10.7 CPU-minutes in 11.2 min); a fresh clone of 11f285b ran 2,053 tests in
-# 9 min 56 s with 2 workers and 7 min 53 s with 3. --durations prints the slowest tests, to keep it so.
+# 9 min 56 s with 2 workers, and 7 min 53 s and 8 min 46 s in two runs with 3. --durations prints
+# the slowest tests, to keep it so.
 WORKERS ?= 3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
