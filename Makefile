@@ -13,9 +13,9 @@ PYTEST_ARGS ?=
 # pytest workers. About half of the suite's time is waiting (a streamlit server or Prometheus starting,
 # a browser page, a server made slow on purpose): with 2 workers a fresh clone kept about one core
 # busy (10.7 CPU-minutes in 11.2 min, 9 min 56 s of pytest at 11f285b). 3 workers gave 7 min 53 s,
-# 8 min 46 s and 10 min 1 s in three fresh-clone runs, no clear gain, and test_browser_coldstart took
-# 57 s in two of them (it once failed its 60 s wait under load): 2 stays the default (make test
-# WORKERS=3 to try). --durations prints the slowest tests.
+# 8 min 46 s and 10 min 1 s in three fresh-clone runs against 9 min 56 s and 8 min 45 s with 2: no
+# clear gain for a third browser on the 2 cores, so 2 stays the default (make test WORKERS=3 to try).
+# --durations prints the slowest tests.
 WORKERS ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
