@@ -144,18 +144,21 @@ class Engine:
         u = self.verify_unpacked
         if not u or attention in u.get("except_attention", ()):
             return False
-        # a version not given runs as the newest release read (as the overlap terms do: none of them pays)
-        version = self.version if self.version is not None else parse_version(u.get("read_through", ""))
+        return self._from_on(u["since"], u["gpus"], gpu_name, u.get("read_through", ""))
+
+    def _from_on(self, since: str, gpus, gpu_name: str, newest_read: str | None = None) -> bool:
+        """True for this version from `since` on, on a GPU whose name holds one of `gpus`; a version not
+        given runs as the newest release read (as the overlap terms do)."""
+        newest = self.read_through if newest_read is None else newest_read
+        version = self.version if self.version is not None else parse_version(newest or "")
         low = gpu_name.lower()
-        return bool(version and version >= parse_version(u["since"]) and any(w.lower() in low for w in u["gpus"]))
+        return bool(version and version >= parse_version(since) and any(w.lower() in low for w in gpus))
 
     def acceptance_caveat(self, method: str, gpu_name: str) -> dict | None:
         """The caveat (data/engines.json `acceptance_caveats`) on an acceptance entered for this method on this
         GPU with this version (one not given runs as the newest release read), else None."""
-        version = self.version if self.version is not None else parse_version(self.read_through or "")
-        low = gpu_name.lower()
-        return next((c for c in self.acceptance_caveats if method in c["methods"] and version
-                     and version >= parse_version(c["since"]) and any(w.lower() in low for w in c["gpus"])), None)
+        return next((c for c in self.acceptance_caveats
+                     if method in c["methods"] and self._from_on(c["since"], c["gpus"], gpu_name)), None)
 
     def verify_query_tile(self, gpu_name: str, attention: str = "gqa") -> int:
         """Query rows the unpacked verify kernel computes per program (0: as many as the pass has)."""
