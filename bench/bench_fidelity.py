@@ -326,6 +326,36 @@ def loso_drivers(rows: pd.DataFrame) -> tuple[str, list[tuple[str, Efficiency, d
     return largest, out
 
 
+def _family(engine) -> str:
+    text = str(engine).strip().lower() if isinstance(engine, str) and engine.strip() else ""
+    return text.split()[0] if text else "no engine named"
+
+
+def loso_misses(out_ev: pd.DataFrame, rows: pd.DataFrame) -> list[dict]:
+    """Where the LOSO verdicts miss, by engine and method (most misses first), and how many other
+    sources sweep batch (two or more batch sizes of one setup) with that engine and method: a pair no
+    other source sweeps has its per-sequence cost pinned by the held-out source alone."""
+    ok = out_ev["predicted_speedup"].notna() & out_ev["measured_speedup"].notna()
+    ev = out_ev[ok]
+    miss = ev["measured_speedup"].astype(float).map(_label) != ev["predicted_speedup"].astype(float).map(_label)
+    fixed = fixed_batch(rows)
+    keys = [c for c in SETUP if c in fixed.columns]
+    swept = {}
+    for _, g in fixed.groupby(keys, dropna=False, sort=False):
+        if g["concurrency"].nunique() >= 2:
+            first = g.iloc[0]
+            swept.setdefault((_family(first["engine"]), first["method"]), set()).add(first["source"])
+    out = []
+    for (source, family, method), g in ev.assign(family=ev["engine"].map(_family), miss=miss).groupby(
+            ["source", "family", "method"]):
+        if g["miss"].any():
+            out.append({"source": source, "engine": family, "method": method, "rows": len(g),
+                        "misses": int(g["miss"].sum()),
+                        "bias": float(np.mean(g["predicted_speedup"].astype(float) / g["measured_speedup"].astype(float) - 1)),
+                        "other_sweeps": len(swept.get((family, method), set()) - {source})})
+    return sorted(out, key=lambda d: -d["misses"])
+
+
 def log_residuals(ev: pd.DataFrame) -> pd.Series:
     """log(measured ÷ predicted speedup) of the rows with their own acceptance, by source."""
     own = ev[ev["own_acceptance"] & ev["predicted_speedup"].notna()]
@@ -418,6 +448,11 @@ def run():
            "(MAPE) are: " + "; ".join(f"without {o} {v['verdict']:.0%} ({v['mape']:.1f}%; spec_seq_scale "
                                       f"{e.spec_seq_scale:.2f}, overhead_scale {e.overhead_scale:.2f})"
                                       for o, e, v in drivers))
+    misses = loso_misses(out_ev, rows)
+    yield (f"  where the LOSO verdicts miss ({sum(m['misses'] for m in misses)} rows; source, engine, method: misses of "
+           "rows, mean predicted ÷ measured − 1, other sources that sweep batch with that engine and method): "
+           + "; ".join(f"{m['source']} {m['engine']} {m['method']} {m['misses']}/{m['rows']} {m['bias']:+.0%} "
+                       f"{m['other_sweeps']}" for m in misses))
     n, cov = coverage(ev)
     res_in = log_residuals(ev)
     q_all = band_quantiles(res_in)
