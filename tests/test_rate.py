@@ -71,12 +71,16 @@ def test_the_vllm_blog_rate_rows_are_predicted_at_each_arms_measured_concurrency
 
 def test_the_blogs_rate_rows_fall_with_load_as_measured():
     """vLLM 2024 blog: the draft model pays off at QPS 1 (1.55x) and pays less at QPS 10 (0.71x); n-gram
-    on CNN/DailyMail pays off at QPS 1 (2.79x) and loses at QPS 8 (0.54x), where its arm holds 85 requests."""
+    on CNN/DailyMail pays off at QPS 1 (2.79x) and loses at QPS 8 (0.54x), where its arm holds 85 requests.
+    The losses of this v0-era engine the model does not reach: at QPS 10 and 8 it says "uncertain" (the
+    band straddles 1.0) instead. (It called the n-gram loss only while Spec-Bench's acceptance, which
+    counts the steps without a match, had vLLM's proposal rate applied a second time.)"""
     ev = evaluate_runs(read(blog_rows()).rows)
     draft1, draft10, ngram1, ngram8 = ev["predicted_speedup"].tolist()
     assert draft1 > 1.1 and draft10 < draft1 - 0.2  # the fall with load; the blog's 0.71 the model does not reach
-    assert ngram1 > 1.1 and ngram8 < 0.97  # pays off at QPS 1, loses at QPS 8, as measured
-    assert ev["model_agrees"].tolist()[2:] == [True, True]
+    assert ngram1 > 1.1 and ngram8 < ngram1 - 0.3  # pays off at QPS 1, much less at QPS 8
+    assert ev["model_agrees"].tolist()[2] and ev["speedup_low"].iloc[2] > 1.0
+    assert ev["uncertain"].tolist()[1::2] == [True, True] and (ev["speedup_low"].iloc[[1, 3]] < 1.0).all()
 
 
 def test_a_rate_without_latencies_or_output_length_stays_refused():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from specmodel.model import presets, spec_defaults
+from specmodel.model import presets, scenario, spec_defaults
 
 
 def method_changed() -> None:
@@ -12,12 +12,14 @@ def method_changed() -> None:
     What-if page's α, instead of keeping the previous method's; a method without one keeps α."""
     method = st.session_state.get("method", "draft_model")
     label = presets.find_method(method).label
-    found = spec_defaults.method_default_acceptance(method)
+    found = spec_defaults.method_default_acceptance(
+        method, scenario.default_proposal_rate(method, st.session_state.get("engine")))
     if found is None:
         st.session_state["alpha_from"] = (f"{label} has no published default acceptance in the table: α kept.",
                                           st.session_state.get("alpha"))
         return
     alpha = round(found.alpha, 2)
     st.session_state["alpha"] = alpha
+    converted = f" ({found.converted})" if found.converted else ""
     st.session_state["alpha_from"] = (f"α {alpha:.2f}: {label}'s default acceptance, from {found.label} "
-                                      f"({found.source}). Move the slider to your own.", alpha)
+                                      f"({found.source}){converted}. Move the slider to your own.", alpha)

@@ -37,6 +37,29 @@ def tokens_per_step(alpha, k):
     return np.where(near_one, kk + 1.0, geometric)
 
 
+def emitted_per_step(tokens, rate):
+    """Tokens a step emits per sequence when only a share `rate` of sequence-steps carries drafts (an
+    n-gram proposer finds no match elsewhere and the sequence decodes one token): 1 + rate · (E − 1),
+    E counted over the steps with a proposal (vLLM's convention).
+
+    >>> float(emitted_per_step(2.0, 0.4))
+    1.4
+    """
+    return 1.0 + np.asarray(rate, dtype=float) * (np.asarray(tokens, dtype=float) - 1.0)
+
+
+def tokens_with_proposal(emitted: float, rate: float, k: int) -> float:
+    """The inverse of emitted_per_step: E over the steps with a proposal, from tokens per step averaged
+    over every step (a figure that counts the steps without a proposal), at most k + 1.
+
+    >>> round(tokens_with_proposal(1.74, 0.4, 10), 4)  # Spec-Bench's PLD figure read for vLLM
+    2.85
+    """
+    if not 0.0 < rate <= 1.0:
+        raise SpecModelError(f"a proposal rate must lie in (0, 1], got {rate}")
+    return min(1.0 + (float(emitted) - 1.0) / rate, k + 1.0)
+
+
 def survival_from_alpha(alpha: float, k: int) -> np.ndarray:
     """Survival profile p_1..p_k of a constant per-token acceptance: p_i = α^i."""
     return float(alpha) ** np.arange(1, int(k) + 1, dtype=float)

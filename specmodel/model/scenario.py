@@ -310,15 +310,21 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
 NGRAM_PROPOSAL_RATE = 0.4
 
 
-def proposal_rate(s: Scenario) -> float:
-    """Share of sequence-steps whose verify carries drafts: the scenario's own, else n-gram's default
+def default_proposal_rate(method: str, engine: str | None) -> float:
+    """Share of sequence-steps whose verify carries drafts where none is measured: n-gram's default
     where the engine verifies only matched sequences (vLLM), 1 where it pads every sequence to k
-    drafts every step (SGLang: Engine.ngram_drafts_every_step, with the file it comes from)."""
-    if s.proposal_rate is not None:
-        return float(s.proposal_rate)
-    if find_method(s.method).name != "ngram" or find_engine(s.engine).ngram_drafts_every_step:
+    drafts every step (SGLang: Engine.ngram_drafts_every_step, with the file it comes from) and for
+    every other method."""
+    if find_method(method).name != "ngram" or find_engine(engine).ngram_drafts_every_step:
         return 1.0
     return NGRAM_PROPOSAL_RATE
+
+
+def proposal_rate(s: Scenario) -> float:
+    """The scenario's own proposal rate, else the method's and engine's default."""
+    if s.proposal_rate is not None:
+        return float(s.proposal_rate)
+    return default_proposal_rate(s.method, s.engine)
 
 
 def _step_overhead_ms(c: _Compiled, s: Scenario, batch):
@@ -365,7 +371,7 @@ def _per_step(tokens, spec_on, rate: float):
     """(E, tokens a step emits per sequence). E as engines report it counts steps with a proposal;
     throughput sees 1 + rate · (E − 1) per step; both are 1 with speculation off."""
     tokens = np.where(spec_on, np.asarray(tokens, dtype=float), 1.0)
-    return tokens, 1.0 + rate * (tokens - 1.0)
+    return tokens, acceptance.emitted_per_step(tokens, rate)
 
 
 def _emitted(s: Scenario, kk, alpha=None):

@@ -54,9 +54,12 @@ class AssumedAcceptance:
     source: str
     matched: tuple[str, ...]  # what matched besides the method: "family", "dataset"
     differs: tuple[str, ...]  # what the row has that the figure does not: "another model family", ...
+    converted: str = ""  # how the figure was read for this engine's convention, where it had to be
 
     def remark(self) -> str:
         said = f"assumed acceptance: α {self.alpha:.2f} from '{self.label}' ({self.source})"
+        if self.converted:
+            said += f"; {self.converted}"
         if self.differs:
             said += "; the figure is for " + " and ".join(self.differs)
         low, high = alpha_range(self.alpha)
@@ -126,22 +129,33 @@ def unmodelled(method_text: str) -> str | None:
     return None
 
 
-def _entry_alpha(e: dict, context_len: float | None) -> float:
+def _entry_alpha(e: dict, context_len: float | None, proposal_rate: float = 1.0) -> tuple[float, str]:
+    """(α, how the figure was converted). A mean accepted length that counts the steps without a
+    proposal (`counts_steps_without_proposal`) is, for an engine that verifies drafts only where a
+    proposal was made (proposal_rate < 1), first read back to the steps with one, so that the model's
+    1 + rate · (E − 1) gives the published tokens per step at the published k again."""
     if "alpha" in e:
-        return float(e["alpha"])
+        return float(e["alpha"]), ""
     if "survival" in e:
-        return float(acceptance.from_survival(e["survival"]).alpha)
+        return float(acceptance.from_survival(e["survival"]).alpha), ""
     if "mean_accept_len" in e:
-        return float(acceptance.from_tokens_per_step(float(e["mean_accept_len"]), int(e["k"])).alpha)
+        tokens, k, said = float(e["mean_accept_len"]), int(e["k"]), ""
+        if e.get("counts_steps_without_proposal") and proposal_rate < 1.0:
+            tokens = acceptance.tokens_with_proposal(tokens, proposal_rate, k)
+            said = (f"its {e['mean_accept_len']} tokens per step count every step, those without a proposal "
+                    f"too ({e['counts_steps_without_proposal']}): {tokens:.2f} per step with a proposal at "
+                    f"this engine's proposal rate {proposal_rate:.2f}")
+        return float(acceptance.from_tokens_per_step(tokens, k).alpha), said
     curve = e["alpha_by_context"]
     ctx = float(context_len or curve[0][0])
-    return float(min(curve, key=lambda point: abs(point[0] - ctx))[1])
+    return float(min(curve, key=lambda point: abs(point[0] - ctx))[1]), ""
 
 
 def assumed_acceptance(method: str, family: str | None = None, workload: str = "",
-                       context_len: float | None = None) -> AssumedAcceptance | None:
+                       context_len: float | None = None, proposal_rate: float = 1.0) -> AssumedAcceptance | None:
     """The published figure nearest to a row (same method required; then same family and dataset
-    preferred; else the method's default entry), or None where the method has none."""
+    preferred; else the method's default entry), or None where the method has none. `proposal_rate`:
+    the share of steps the row's engine verifies drafts on (scenario.default_proposal_rate)."""
     best, best_score = None, -1
     for e in _raw()["acceptance"]:
         if e["method"] != method:
@@ -161,14 +175,16 @@ def assumed_acceptance(method: str, family: str | None = None, workload: str = "
     if not data:
         differs.append("another dataset" if best.get("dataset") else "no stated dataset")
     matched = tuple(w for w, ok in (("family", fam), ("dataset", data)) if ok)
-    return AssumedAcceptance(_entry_alpha(best, context_len), best["label"], best["source"], matched, tuple(differs))
+    alpha, converted = _entry_alpha(best, context_len, proposal_rate)
+    return AssumedAcceptance(alpha, best["label"], best["source"], matched, tuple(differs), converted)
 
 
-def method_default_acceptance(method: str) -> AssumedAcceptance | None:
+def method_default_acceptance(method: str, proposal_rate: float = 1.0) -> AssumedAcceptance | None:
     """A method's own default acceptance (the entry marked default), for the What-if page."""
     for e in _raw()["acceptance"]:
         if e["method"] == method and e.get("default"):
-            return AssumedAcceptance(_entry_alpha(e, None), e["label"], e["source"], (), ())
+            alpha, converted = _entry_alpha(e, None, proposal_rate)
+            return AssumedAcceptance(alpha, e["label"], e["source"], (), (), converted)
     return None
 
 

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model import engines, presets, spec_defaults
+from specmodel.model.scenario import default_proposal_rate
 from specmodel.runs.records import RunRecord
 
 
@@ -121,3 +122,17 @@ def given_engine(rows, engine: str):
             lambda r: "; ".join(x for x in r.split("; ") if x and not x.startswith("no engine named:")))
     return rows
 
+
+def published_acceptance(row: dict):
+    """The published acceptance figure nearest to a row that has none (model.spec_defaults), read in the
+    convention of the row's engine, or None where its method has none."""
+    try:
+        family = presets.find_model(row["target_preset"]).family
+    except SpecModelError:
+        family = None
+    try:  # the share of steps the row's engine verifies drafts on: how a figure's convention is read
+        rate = default_proposal_rate(row["method"], row.get("engine") or None)
+    except SpecModelError:
+        rate = 1.0
+    return spec_defaults.assumed_acceptance(row["method"], family, row.get("workload") or "", row.get("context_len"),
+                                            rate)

@@ -14,9 +14,9 @@ import pandas as pd
 
 from specmodel import limits
 from specmodel.errors import SpecModelError
-from specmodel.model import acceptance, spec_defaults
-from specmodel.model.presets import find_model
+from specmodel.model import acceptance
 from specmodel.paths import SAMPLE_DIR
+from specmodel.runs.assumed import published_acceptance
 from specmodel.runs.pairing import pair_arms
 from specmodel.runs.row_scenario import rate_prediction
 from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, blocks_of,
@@ -329,7 +329,7 @@ def _fill_missing_alpha(rows: _Rows) -> None:
             said = (f"assumed acceptance: α = {alpha:.2f}, the mean of the {len(found)} other rows of this file "
                     f"{'and source ' if row.get('source') else ''}with this target and draft")
         else:
-            published = _published(row)
+            published = published_acceptance(row)
             if published is None:
                 row["remarks"] = "; ".join(filter(None, [row["remarks"], "no acceptance in this row, no other row of "
                                                           "its source to take it from and no published figure for "
@@ -361,14 +361,6 @@ def _fill_rate_concurrency(rows: _Rows) -> None:
 
 def _peer_key(row: dict) -> tuple:
     return (row["file"], row.get("source"), row["target_preset"], row["draft_preset"], row["method"])
-
-
-def _published(row: dict):
-    try:
-        family = find_model(row["target_preset"]).family
-    except SpecModelError:
-        family = None
-    return spec_defaults.assumed_acceptance(row["method"], family, row.get("workload") or "", row.get("context_len"))
 
 
 def cells_that(column: pd.Series, test) -> np.ndarray:
