@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 from specmodel import Scenario, summarize
@@ -33,6 +35,22 @@ def test_sglang_gets_launch_flags_for_a_chain_of_the_best_k():
     standalone = deploy_advice(summarize(Scenario(**SEED, engine="sglang")))
     assert "--speculative-algorithm STANDALONE" in standalone.code
     assert "--speculative-draft-model-path meta-llama/Llama-3.2-1B-Instruct" in standalone.code
+
+
+@pytest.mark.parametrize("engine", ["sglang", "SGLang v0.5.9"])
+def test_sglang_above_48_requests_gets_the_flag_that_lets_them_all_run(engine):
+    """SGLang resets --max-running-requests to 48 for speculative decoding (server_args.py, v0.4.6 to
+    v0.5.23): at concurrency 128 the launch flags raise it and the verdict says why; at 32 neither."""
+    busy = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine=engine, concurrency=128))
+    advice = deploy_advice(busy)
+    assert advice.one_line.endswith("--max-running-requests 128")
+    assert any("runs at most 48 requests at once while speculating" in n and "queues the other 80" in n
+               for n in busy.notes)
+    quiet = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine=engine, concurrency=32))
+    assert "--max-running-requests" not in deploy_advice(quiet).code
+    assert not any("48 requests" in n for n in quiet.notes)
+    vllm = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine="vllm", concurrency=128))
+    assert not any("48 requests" in n for n in vllm.notes)
 
 
 def test_an_engine_without_a_per_batch_schedule_is_told_where_speculation_stops_paying():

@@ -55,6 +55,11 @@ def test_sglang_plan_uses_bench_serving_and_simulated_acceptance():
     assert spec and all(shlex.split(r["command"])[:3] == ["python", "-m", "sglang.bench_serving"] for r in out["runs"])
     assert all(r["server"].startswith("SGLANG_SIMULATE_ACC_LEN=") for r in spec)
     assert "--speculative-algorithm EAGLE3" in spec[0]["server"]
+    # SGLang runs 48 requests at once while speculating unless told (server_args.py): the plan's largest
+    # batch must run, not queue
+    largest = max(r["concurrency"] for r in out["runs"])
+    assert largest > 48 and f"--max-running-requests {largest}" in spec[0]["server"]
+    assert any("runs at most 48 requests at once while speculating" in n for n in out["notes"])
 
 
 def test_trtllm_plan_uses_guidellm_at_a_concurrent_rate():

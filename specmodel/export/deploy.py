@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from specmodel.model.decide import Summary, off_above
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
+from specmodel.model.engines import find_engine
 from specmodel.model.presets import find_model
 
 
@@ -63,7 +64,7 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
     if k_run == 0 and all(k == 0 for _, _, k in schedule):
         return DeployAdvice(s.engine, "Speculation does not pay off at any batch size up to 512 here: leave it off.",
                             None, None, None)
-    if s.engine == "vllm":
+    if s.engine == "vllm":  # (a vLLM version named may predate the per-batch key: the words below)
         import json
 
         return DeployAdvice("vllm", "vLLM `--speculative-config` with the best k for each batch-size range "
@@ -71,7 +72,7 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
                             json.dumps(vllm_speculative_config(summary)), "json", None)
     off_text = f"above batch {off} speculation loses here" if off else None
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
-    if s.engine == "sglang" and s.method in SGLANG_ALGORITHM:
+    if find_engine(s.engine).name == "sglang" and s.method in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
         flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method]}"]
         if s.method == "draft_model" and s.draft:
             flags.append(f"--speculative-draft-model-path {find_model(s.draft).hf_id}")
@@ -80,11 +81,20 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         if s.method != "ngram":
             flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
         flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
+        flags += [" ".join(sglang_running_flags(s))] if sglang_running_flags(s) else []
         note = _one_k_note("SGLang", schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
                             " \\\n  ".join(flags), "bash", note)
     return DeployAdvice(s.engine, f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
+
+
+def sglang_running_flags(s) -> list[str]:
+    """SGLang runs at most 48 requests at once while speculating unless --max-running-requests is given
+    (data/engines.json `spec_running_cap`): the flag and the scenario's concurrency where that is above."""
+    engine = find_engine("sglang")
+    cap = engine.running_cap(s.method)
+    return [engine.spec_running_cap["flag"], str(s.concurrency)] if cap is not None and s.concurrency > cap else []
 
 
 def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) -> str | None:
@@ -231,7 +241,7 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
         flags += ["--speculative-draft-model-path", _draft_path(s)]
     if s.method != "ngram":
         flags += ["--speculative-num-steps", str(k_run), "--speculative-eagle-topk", "1"]
-    flags += ["--speculative-num-draft-tokens", str(k_run + 1)]
+    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + sglang_running_flags(s)
     ks = {k for _, _, k in summary.schedule}
     config: dict = {"flags": flags, "adaptive_config": None}
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}

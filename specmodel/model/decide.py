@@ -368,7 +368,7 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
         if why is not None:
             v = Verdict(v.label, f"{v.label}: {why}", why.closest)
     notes = []  # all "info": the queue shows in the throughput, and the tail is how the model extends a profile
-    notes += engine_version_notes(s)
+    notes += engine_version_notes(s) + running_cap_notes(s)
     if s.k > 0 and p.spec.batch < s.concurrency:
         notes.append(info(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
                           f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue"))
@@ -504,6 +504,20 @@ def _acceptance_note(s: Scenario) -> list[str]:
                  f"{method.label} reaches on CUDA (vLLM PR #47854, open): an acceptance measured on CUDA or published "
                  "for the method may not hold here, so use one measured on this engine and GPU (its /metrics is); "
                  f"{c['workaround']} is the workaround named there")]
+
+
+def running_cap_notes(s: Scenario) -> list[str]:
+    """The engine's own limit on requests running at once while speculating (SGLang: 48 unless
+    --max-running-requests is given), where the scenario's concurrency is above it."""
+    engine, method = find_engine(s.engine), find_method(s.method).name
+    cap = engine.running_cap(method)
+    if not s.k or cap is None or s.concurrency <= cap:
+        return []
+    flag = engine.spec_running_cap["flag"]
+    return [info(f"{engine.label} runs at most {cap} requests at once while speculating unless {flag} is given "
+                 f"(its server arguments reset the limit to {cap} for speculative decoding; plain decoding keeps a "
+                 f"larger one): predicted with {flag} {s.concurrency} or more, as the launch flags set it; without "
+                 f"it the speculative server runs {cap} and queues the other {s.concurrency - cap}")]
 
 
 def engine_version_notes(s: Scenario) -> list[str]:

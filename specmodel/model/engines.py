@@ -62,6 +62,14 @@ class Engine:
     # data/engines.json `acceptance_caveats`: versions, GPUs and methods where the engine's drafter is
     # known to accept less than the method does elsewhere (not a time cost: the acceptance to enter)
     acceptance_caveats: tuple = ()
+    # data/engines.json `spec_running_cap`: requests the engine runs at once while speculating when its
+    # limit flag is not given (SGLang: 48), with the methods it applies to, the flag and the source
+    spec_running_cap: dict | None = None
+
+    def running_cap(self, method: str) -> int | None:
+        """Requests this engine runs at once with `method` speculating unless its flag raises the limit."""
+        cap = self.spec_running_cap
+        return int(cap["requests"]) if cap and method in cap["methods"] else None
 
     @property
     def version_text(self) -> str | None:
@@ -257,7 +265,7 @@ def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
-                  tuple(e.get("acceptance_caveats", ())))
+                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"))
 
 
 def with_version(engine: str, version_text) -> str:

@@ -136,7 +136,7 @@ def _spec_k(summary: Summary) -> int:
     return int(summary.scenario.k or summary.best_k or 4)
 
 
-def _servers(s: Scenario, engine: str, k: int, accept_len: float) -> dict:
+def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int = 1) -> dict:
     target = find_model(s.target).hf_id
     draft = draft_path(s)
     e = round(accept_len, 2)
@@ -158,6 +158,9 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float) -> dict:
             ["--speculative-draft-model-path", draft] if draft else []) + (
             ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method != "ngram" else []) + [
             "--speculative-num-draft-tokens", str(k + 1)]
+        cap = find_engine(engine).running_cap(s.method)
+        if cap is not None and max_batch > cap:  # else the speculative server runs `cap` requests at once
+            flags += [find_engine(engine).spec_running_cap["flag"], str(max_batch)]
         return {"plain": shlex.join(base), "speculative": f"SGLANG_SIMULATE_ACC_LEN={e} " + shlex.join(base + flags)}
     if s.method not in TRTLLM_DECODING_TYPE:
         raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
@@ -211,9 +214,9 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
         raise SpecModelError(f"unknown benchmark '{bench}'; one of {', '.join(BENCHES)}")
     k = _spec_k(summary)
     accept = float(predict(replace(s, k=k)).tokens_per_step)
-    servers = _servers(s, engine, k, accept)
-    runs = []
     points = plan_concurrencies(summary)
+    servers = _servers(s, engine, k, accept, max(c for c, _ in points))
+    runs = []
     # one prediction over the plan's batches (elementwise, so each is what predicting it alone gives)
     p = predict(replace(s, k=k), concurrency=np.array([c for c, _ in points]))
     for i, (c, why) in enumerate(points):
@@ -242,6 +245,12 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
                      "against the SGLang server")
     if bench == "guidellm":
         notes.append("guidellm records no k or acceptance: pass `--k` to `runs` and give tokens_per_step in a CSV row")
+    cap = find_engine(s.engine).running_cap(find_method(s.method).name)
+    if cap is not None and max(r.concurrency for r in runs) > cap:
+        flag = find_engine(s.engine).spec_running_cap["flag"]
+        notes.append(f"the speculative server sets {flag}: {engine_text(find_engine(s.engine))} runs at most {cap} "
+                     "requests at once while speculating unless it is given (its server arguments reset the limit "
+                     "for speculative decoding), so the larger batches would queue instead of running")
     if find_method(s.method).name == "ngram":
         notes.append("n-gram proposes only on a match: synthetic acceptance fixes what is accepted, not how often "
                      "it proposes (--proposal-rate)")
