@@ -68,13 +68,15 @@ def test_leave_one_source_out_meets_the_targets_and_the_band_covers_about_eighty
     sweep's fall as per-sequence cost, 2.0x), coverage 86% (the model's own band 86%). With vLLM's ROCm
     verify kernel from 0.19 priced (ROCM_ATTN's prefix prefill; the MI355X sweep names no version and
     runs as the newest release read): MAPE 19.6%, verdicts 84%, 19/21 losses, shape 10.2% (the fit
-    without SpecDecode-Bench takes the per-sequence cost at 1.5x), coverage 86%. The bounds below are
-    regression floors, not the targets."""
+    without SpecDecode-Bench takes the per-sequence cost at 1.5x), coverage 86%. With Spec-Bench's n-gram
+    acceptance (which counts the steps without a match) read back to vLLM's steps with a proposal:
+    verdicts 89%, 18/21 losses, the rest unchanged. The bounds below are regression floors, not the
+    targets."""
     out_ev, out_shape, _ = loso(dev)
     n, mape = _mape(out_ev[out_ev["own_acceptance"]])
     v = _verdicts(out_ev)
     assert n >= 25 and mape <= 20.5
-    assert v["verdict"] >= 0.83 and v["caught"] / v["losses"] >= 0.8
+    assert v["verdict"] >= 0.88 and v["caught"] / v["losses"] >= 0.8
     assert out_shape["error"].mean() <= 0.11
     res = log_residuals(out_ev)
     per_source = {s: band_quantiles(res[res.index != s]) for s in set(out_ev["source"])}
@@ -109,7 +111,7 @@ def test_development_set_verdicts_agree_and_measured_losses_are_caught(dev_evalu
     assert v["rows"] >= 270  # 281 since rows are predicted on what they name (issue 21), 176 on a published α
     # Regression floor: 91.1% when written (issue 10's target 92% was met on the 172 rows the reader
     # predicted before, with acceptance borrowed across methods); "always pays off" reaches 0.90.
-    assert v["verdict"] >= 0.90
+    assert v["verdict"] >= 0.93  # 94% since the n-gram convention fix (92% before)
     assert v["losses"] >= 15 and v["caught"] / v["losses"] >= 0.8
 
 

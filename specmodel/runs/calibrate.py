@@ -140,8 +140,10 @@ def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
 def _shape_errors(sweeps: list[list[dict]], eff: Efficiency) -> np.ndarray:
     """log(predicted ÷ measured fall of speedup from each sweep's lowest batch), per row above it."""
     out = []
-    for g in sweeps:
-        pred = _predict_rows(g, eff)
+    flat = _predict_rows([r for g in sweeps for r in g], eff)  # one call: sweeps of one setup share predict()
+    starts = np.cumsum([0] + [len(g) for g in sweeps])
+    for g, start in zip(sweeps, starts):
+        pred = flat[start:start + len(g)]
         if pred[0] is None:
             out.extend([np.nan] * (len(g) - 1))
             continue
