@@ -5,7 +5,14 @@ import time
 
 import streamlit as st
 
-from pages.parts.common import render_sidebar
+from pages.parts.streamlit_mode import leave_pages_directory_mode, skip_direct_run_check
+
+# Both before the page's own imports (numpy, the model): a fresh server's first session leaves folder mode
+# (a rerun) before spending them, and the first element drawn does not walk every module loaded.
+skip_direct_run_check()
+leave_pages_directory_mode()
+
+from pages.parts.common import render_sidebar  # noqa: E402 - after the rerun above
 
 # Page titles are text only: emoji icons show as empty boxes where no emoji font is installed, and
 # Material icons make the browser fetch them from the internet.

@@ -117,14 +117,15 @@ with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms", key
 chart(fig_deploy, "fig_deploy_options")
 plan_section(summary)
 
-with st.expander("How the model computes this"):
-    st.markdown(
-        "- Tokens per step: E = (1 − α^(k+1)) / (1 − α), or 1 + Σ p_i from a measured profile.\n"
-        "- Step time: two rooflines (weights and KV cache), each the smooth maximum of memory time and "
-        "compute time, with a latency per GEMM kernel and per attention layer; a verify step carries k + 1 "
-        "tokens per sequence (mixture-of-experts targets read more experts for them; GPUs without packed GQA "
-        "verify kernels re-read the KV cache per query head); tensor parallelism adds two all-reduces per layer.\n"
-        "- Speculative step = draft passes (the first takes in the accepted tokens) + one verify pass + the "
-        "engine's own costs per step, per draft pass and per sequence (sidebar: serving engine). Memory: the "
-        "draft's weights and KV cache shrink how many sequences fit; sequences that do not fit wait in the queue.\n"
-        "- Speedup = (sequences running × E / speculative step) ÷ (sequences running / plain step).")
+with st.expander("How the model computes this", key="how_computed", on_change="rerun") as how:
+    if how.open:  # drawn while open, as the boxes above
+        st.markdown(
+            "- Tokens per step: E = (1 − α^(k+1)) / (1 − α), or 1 + Σ p_i from a measured profile.\n"
+            "- Step time: two rooflines (weights and KV cache), each the smooth maximum of memory time and "
+            "compute time, with a latency per GEMM kernel and per attention layer; a verify step carries k + 1 "
+            "tokens per sequence (mixture-of-experts targets read more experts for them; GPUs without packed GQA "
+            "verify kernels re-read the KV cache per query head); tensor parallelism adds two all-reduces per layer.\n"
+            "- Speculative step = draft passes (the first takes in the accepted tokens) + one verify pass + the "
+            "engine's own costs per step, per draft pass and per sequence (sidebar: serving engine). Memory: the "
+            "draft's weights and KV cache shrink how many sequences fit; sequences that do not fit wait in the queue.\n"
+            "- Speedup = (sequences running × E / speculative step) ÷ (sequences running / plain step).")

@@ -1,11 +1,14 @@
 """Every What-if figure is a valid plotly figure with a title, axis titles with units and a legend."""
 
+from pathlib import Path
+
 import plotly.graph_objects as go
 import pytest
 
 from specmodel import Scenario
 from specmodel.show.figures import whatif as figures
 
+ROOT = Path(__file__).resolve().parent.parent
 BUILDERS = [figures.speedup_vs_alpha, figures.speedup_vs_concurrency, figures.alpha_k_heatmap,
             figures.best_k_by_batch]
 SCENARIOS = [Scenario(), Scenario(gpu="H100 SXM", concurrency=200, alpha=0.5, k=6),
@@ -119,3 +122,45 @@ def test_a_figure_spec_with_its_own_template_is_sent_as_plotly_constructs_it():
     built = figures._Figure(figures._copy_spec(fig._spec), _validate=False)
     assert pio.to_json(fig, validate=False) == pio.to_json(built, validate=False)
     assert fig.to_dict()["layout"]["template"] == built.to_dict()["layout"]["template"]
+
+
+def test_arrays_are_sent_as_plotly_sends_them_without_asking_narwhals():
+    """to_dict() turns numpy arrays into plotly.js typed arrays itself (plotly's own walk first asks
+    narwhals whether each array is a dataframe, which reads every installed package's entry points on
+    a process's first chart): the same dict as plotly's convert_to_base64, for every dtype and key it
+    treats apart, and plotly's walk where an array-like is not a plain numeric array."""
+    import copy
+
+    import numpy as np
+    from _plotly_utils.utils import convert_to_base64
+
+    spec = {"data": [{"x": np.arange(5), "y": np.array([0.5, np.nan, 2.0]), "z": np.arange(6.0).reshape(2, 3),
+                      "big": np.array([0, 40_000]), "huge": np.array([0, 2 ** 40]), "u": np.array([3], dtype=np.uint64),
+                      "f4": np.array([1.5], dtype=np.float32), "scalar": np.float64(2.5), "flags": np.array([True]),
+                      "empty": np.array([]), "text": ["a", "b"], "nested": {"range": np.array([1.0, 2.0])}}],
+            "layout": {"xaxis": {"range": np.array([0, 3])}, "tuple": (np.arange(2),)}}
+    for case in (spec, {"data": [{"x": np.arange(3), "y": np.array([1.0, 2.0, 3.0])}]}):
+        ours, theirs = copy.deepcopy(case), copy.deepcopy(case)
+        done = figures._as_typed_arrays(ours)
+        if not done:
+            convert_to_base64(ours)
+        convert_to_base64(theirs)
+        assert repr(ours) == repr(theirs)
+    assert not figures._as_typed_arrays(copy.deepcopy(spec))  # booleans, empty: plotly's own walk
+    plain = {"data": [{"x": np.arange(3), "y": np.array([1.0, 2.0, 3.0]), "z": np.arange(4).reshape(2, 2)}]}
+    assert figures._as_typed_arrays(plain) and plain["data"][0]["z"] == {"dtype": "i1", "bdata": "AAECAw==",
+                                                                         "shape": "2, 2"}
+
+
+def test_the_what_if_charts_never_ask_narwhals_for_plugins():
+    """In a fresh process, the What-if page's five figures as st.plotly_chart sends them: narwhals'
+    plugin discovery (importlib.metadata over every installed package, ~120 ms) never runs."""
+    import subprocess
+    import sys
+
+    code = ("import plotly.io, plotly.tools, narwhals.plugins as p; from specmodel import Scenario; "
+            "from specmodel.show.figures import whatif as f; _, figs = f.whatif_view(Scenario()); "
+            "[plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(x, True), validate=False) for x in figs]; "
+            "print(p._discover_entrypoints.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "0", out.stderr

@@ -1,4 +1,5 @@
-"""pages/parts/streamlit_mode.py works around one Streamlit behaviour (streamlit/streamlit#9624). These tests
+"""pages/parts/streamlit_mode.py works around Streamlit behaviours (folder mode, streamlit/streamlit#9624; the
+bound-URL correction; the first element's stack walk). These tests
 pin what the workaround relies on, so a Streamlit upgrade that changes it fails here, by name, instead
 of silently breaking shared links (tests/test_browser_links.py checks the whole path in a browser)."""
 
@@ -68,3 +69,22 @@ def test_the_url_correction_write_bound_url_uses_is_still_there():
     params._send_query_param_msg = lambda: sent.append(dict(params._query_params))
     params.set_corrected_value("gpu", "H100 SXM", "string_value")
     assert sent == [{"gpu": "H100 SXM"}]
+
+
+def test_the_first_element_skips_the_direct_run_check_streamlit_would_walk_the_stack_for(monkeypatch):
+    """skip_direct_run_check marks Streamlit's "run it with streamlit run" warning as given, so the first
+    element of a process does not call env_util.is_repl (inspect.stack over every loaded module). If
+    the second half fails, Streamlit no longer makes that check: delete skip_direct_run_check."""
+    from streamlit import delta_generator, env_util
+
+    from pages.parts import streamlit_mode
+
+    checks = []
+    monkeypatch.setattr(env_util, "is_repl", lambda: checks.append("is_repl") or False)
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    streamlit_mode.skip_direct_run_check()
+    delta_generator._maybe_print_use_warning()
+    assert checks == []
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)  # without the workaround
+    delta_generator._maybe_print_use_warning()
+    assert checks == ["is_repl"]

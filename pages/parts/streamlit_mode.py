@@ -12,6 +12,7 @@ tests/test_streamlit_mode.py, which fails when a Streamlit upgrade changes what 
    - that page imports pages/parts/common.py, which calls leave_pages_directory_mode(): the process
      switches to st.navigation mode and the run starts again through app.py, on the same page.
 2. Bound widgets given a value through session state: write_bound_url below.
+3. The first element of a process walks the whole call stack (skip_direct_run_check below).
 """
 
 from __future__ import annotations
@@ -26,6 +27,18 @@ def leave_pages_directory_mode() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def skip_direct_run_check() -> None:
+    """3. Call before the first element of the process is drawn. Streamlit's first element in a process
+    asks whether it runs in a plain `python` REPL instead of `streamlit run`, to print a warning
+    (streamlit/delta_generator.py `_maybe_print_use_warning`, `env_util.is_repl`): `inspect.stack()`
+    with source context, which maps every frame to its module by resolving the path of every module
+    loaded (~900 with numpy and specmodel: ~90 ms of the first page's CPU). app.py runs only under
+    `streamlit run` (or AppTest), where that warning never applies, so it is marked as given."""
+    from streamlit import delta_generator
+
+    delta_generator._use_warning_has_been_displayed = True
 
 
 def write_bound_url(key: str, text: str) -> None:
