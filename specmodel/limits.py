@@ -462,7 +462,7 @@ def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) 
     return text
 
 
-_PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
+PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
 
 
 def terminal_text(text: str) -> str:
@@ -473,7 +473,7 @@ def terminal_text(text: str) -> str:
     also cut and cleaned where they are read (clean_name)."""
     if text.isascii():  # 300 MB of `runs --json` in a fraction of a second: bytes with no control character
         data = text.encode("ascii")
-        if not data.translate(None, _PRINTABLE_ASCII):
+        if not data.translate(None, PRINTABLE_ASCII):
             return text
     elif text.replace("\n", "").replace("\t", "").isprintable():
         return text
