@@ -28,7 +28,8 @@ from specmodel.model.decide import BORDERLINE, band_around
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.load import cells_that, column_of, frame_of, paused_gc
+from specmodel.runs.frames import cells_that, column_of, frame_of
+from specmodel.runs.load import paused_gc
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 
