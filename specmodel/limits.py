@@ -81,6 +81,7 @@ MAX_WORK_S = 30.0
 # A load of run files is a heavier job a user starts and watches (a progress bar): the largest accepted
 # file (200,000 runs) took 39 s on a busy 2-core machine, so it gets more before it is cut.
 MAX_LOAD_S = 120.0
+PROMETHEUS_TIMEOUT_S = 15.0  # one Prometheus query waits this long by default (metrics.promapi, `fleet --timeout`)
 
 MAX_CACHED_KEY_CHARS = 256
 MAX_NAME_TEXT = 1_000  # the longest real name ("8x H100 80GB HBM3 (TP=8, ...)") is under 200 characters
