@@ -54,24 +54,28 @@ def frame_rows(name: str, text: str, at: int, header_line: int, layout, delimite
     (their line numbers, {cell index: the rows' cells} for the layout's columns, rows seen), as plain_rows gives
     them; None unless every line holds the header's cells (as many delimiters), a cell that is not blank in ASCII
     and fewer characters than the cell limit, and there are min_rows rows (plain_rows or csv_records then read it)."""
-    data = text[at:]
     width = layout.width
-    if width < 2 or not data or data.startswith("\ufeff"):  # pandas would drop a byte-order mark there
+    if width < 2 or at >= len(text) or text.startswith("\ufeff", at):  # pandas would drop a byte-order mark there
         return None
     try:
-        raw = np.frombuffer(data.encode("utf-8"), dtype=np.uint8)
+        data = text[at:].encode("utf-8")  # what pandas reads (a str it would copy at 4 bytes a character)
     except UnicodeEncodeError:  # a lone surrogate: not text pandas reads
         return None
+    raw = np.frombuffer(data, dtype=np.uint8)
     breaks = np.flatnonzero(raw == 10)
     starts = np.concatenate(([0], breaks[breaks < len(raw) - 1] + 1))
-    ends = np.append(starts[1:], len(raw))
-    delimiters = np.add.reduceat((raw == ord(delimiter)).view(np.uint8), starts, dtype=np.int64)
-    content = np.add.reduceat((~_ASCII_SPACE[raw] & (raw < 128) & (raw != ord(delimiter))).view(np.uint8), starts,
-                              dtype=np.int64)
-    if (delimiters != width - 1).any() or not content.all() or int((ends - starts).max()) > limits.MAX_CELL_CHARS \
-            or len(starts) < min_rows:
+    del breaks
+    if int(np.diff(starts, append=len(raw)).max()) > limits.MAX_CELL_CHARS or len(starts) < min_rows:
         return None
-    del raw, breaks, delimiters, content
+    delimiter_code = ord(delimiter)
+    delimiters = np.add.reduceat((raw == delimiter_code).view(np.uint8), starts, dtype=np.int64)
+    if (delimiters != width - 1).any():
+        return None
+    content = np.add.reduceat((~_ASCII_SPACE[raw] & (raw < 128) & (raw != delimiter_code)).view(np.uint8), starts,
+                              dtype=np.int64)
+    if not content.all():
+        return None
+    del raw, delimiters, content
     total = len(starts)
     kept = min(total, limits.MAX_ROWS_PER_FILE)
     for seen in range(CHECK_EVERY, total, CHECK_EVERY):  # where plain_rows looks at the clock
@@ -80,9 +84,10 @@ def frame_rows(name: str, text: str, at: int, header_line: int, layout, delimite
             total = kept = min(seen, kept)
             break
     used = sorted({i for _, i in layout.columns} | set(layout.kept))
-    frame = pd.read_csv(io.StringIO(data), sep=delimiter, header=None, names=range(width), usecols=used,
-                        nrows=kept, dtype=object, na_filter=False, skipinitialspace=True, skip_blank_lines=False,
-                        engine="c")
+    frame = pd.read_csv(io.BytesIO(data), encoding="utf-8", sep=delimiter, header=None, names=range(width),
+                        usecols=used, nrows=kept, dtype=object, na_filter=False, skipinitialspace=True,
+                        skip_blank_lines=False, engine="c")
+    del data
     columns = {i: frame[i].to_numpy().tolist() for i in used}
     return list(range(header_line + 1, header_line + 1 + kept)), columns, total
 
