@@ -81,6 +81,7 @@ MAX_WORK_S = 30.0
 # A load of run files is a heavier job a user starts and watches (a progress bar): the largest accepted
 # file (200,000 runs) took 39 s on a busy 2-core machine, so it gets more before it is cut.
 MAX_LOAD_S = 120.0
+PROMETHEUS_TIMEOUT_S = 15.0  # one Prometheus query waits this long by default (metrics.promapi, `fleet --timeout`)
 
 MAX_CACHED_KEY_CHARS = 256
 MAX_NAME_TEXT = 1_000  # the longest real name ("8x H100 80GB HBM3 (TP=8, ...)") is under 200 characters
@@ -462,7 +463,7 @@ def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) 
     return text
 
 
-_PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
+PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
 
 
 def terminal_text(text: str) -> str:
@@ -473,7 +474,7 @@ def terminal_text(text: str) -> str:
     also cut and cleaned where they are read (clean_name)."""
     if text.isascii():  # 300 MB of `runs --json` in a fraction of a second: bytes with no control character
         data = text.encode("ascii")
-        if not data.translate(None, _PRINTABLE_ASCII):
+        if not data.translate(None, PRINTABLE_ASCII):
             return text
     elif text.replace("\n", "").replace("\t", "").isprintable():
         return text

@@ -91,3 +91,68 @@ def test_the_block_path_stops_where_the_row_path_stops_at_the_processing_limit(m
     pd.testing.assert_frame_equal(table.rows, expected[0])
     assert table.problems == expected[1]
     assert any("limit on processing" in p.message for p in table.problems)
+
+
+def _without_blank_lines(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if line.strip(", ")) + "\n"
+
+
+@pytest.mark.parametrize("text", [
+    _without_blank_lines(_file()),
+    _without_blank_lines(_file()).replace(",", ";").replace("2.41", "2,41").replace("2400.5", "2400,5"),
+    _without_blank_lines(_file()).replace(",", "\t").replace("chat", " chat ").replace("1500", "1,500"),
+    "\n\n" + _without_blank_lines(_file()).replace("Llama 3.2 1B", "Llama 3.2 1B\u00a0").replace("code", "\tcódigo"),
+])
+def test_rows_read_in_columns_by_pandas_are_the_rows_the_csv_module_reads(monkeypatch, text):
+    """A file without quotes whose every row has the header's cells is read by pandas' C reader: the same table,
+    problems (rows, columns, messages, order) and fallbacks as the csv module's reading of it."""
+    from specmodel.runs import csv_columns
+    fast = read_runs([("sweep.csv", text)])
+    monkeypatch.setattr(csv_plain, "frame_rows", lambda *args: None)
+    slow = read_runs([("sweep.csv", text)])
+    pd.testing.assert_frame_equal(fast.rows, slow.rows, check_dtype=True)
+    assert fast.problems == slow.problems and fast.fallbacks == slow.fallbacks
+    assert len(fast.rows) > 20 and any(p.severity == "error" for p in fast.problems)
+    monkeypatch.undo()
+    called = []
+    monkeypatch.setattr(csv_plain, "frame_rows", lambda *a, **k: called.append(1) or csv_columns.frame_rows(*a, **k))
+    read_runs([("sweep.csv", text)])
+    assert called  # the file did go through pandas
+
+
+@pytest.mark.parametrize("bad", [
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,",  # a cell short
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,,,x",  # a cell too many
+    "",  # a blank line
+    " , ,\u3000,,,,,,,,,,,,",  # cells of spaces only
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,," + "x" * 140_000,  # a cell too long
+])
+def test_a_file_pandas_would_read_otherwise_keeps_the_csv_modules_rows_and_messages(monkeypatch, bad):
+    rows = _without_blank_lines(_file()).split("\n")
+    text = "\n".join([*rows[:10], bad, *rows[10:]])
+    fast = read_runs([("ragged.csv", text)])
+    monkeypatch.setattr(csv_plain, "frame_rows", lambda *args: None)
+    slow = read_runs([("ragged.csv", text)])
+    pd.testing.assert_frame_equal(fast.rows, slow.rows, check_dtype=True)
+    assert fast.problems == slow.problems
+    if bad.strip(", \u3000"):
+        assert any(p.row == 11 and p.severity == "error" for p in fast.problems)  # the bad row named by its line
+
+
+def test_rows_past_the_row_limit_and_the_processing_limit_are_cut_where_the_csv_module_cuts_them(monkeypatch):
+    from specmodel import limits
+    from specmodel.runs import csv_columns
+    text = _without_blank_lines(_file(30))
+    monkeypatch.setattr(csv_columns, "CHECK_EVERY", 100)
+    results = []
+    for reader in (csv_columns.frame_rows, lambda *args: None):
+        monkeypatch.setattr(csv_plain, "frame_rows", reader)
+        monkeypatch.setattr(limits, "MAX_ROWS_PER_FILE", 500)
+        clock = iter(range(10**6))
+        monkeypatch.setattr(limits, "clock", lambda clock=clock: float(next(clock)))
+        monkeypatch.setattr(limits, "MAX_LOAD_S", 4.0)
+        table = read_runs([("big.csv", text)])
+        results.append((table.rows, table.problems))
+    pd.testing.assert_frame_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+    assert any("limit on processing" in p.message for p in results[0][1])

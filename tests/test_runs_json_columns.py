@@ -233,3 +233,20 @@ def test_a_long_list_of_records_prints_as_json_dumps_of_each(odd):
     expected = ('{\n  "rows": [\n    {"a": 1}\n  ],\n  "summary": {\n    "n": 1\n  },\n  "problems": [\n    '
                 + ",\n    ".join(json.dumps(p) for p in problems) + "\n  ]\n}\n")
     assert out.getvalue() == expected
+
+
+def test_rows_written_to_a_terminals_byte_buffer_are_the_text_written_to_a_text_stream():
+    """The rows go to stdout's byte buffer; the text around them (written to the text layer) stays in order,
+    and a name with escape sequences reaches the bytes as JSON's escapes, nothing a terminal acts on."""
+    frame = pd.DataFrame({"workload": ["chat \x1b[2J\u202e", "code é"] * 3000, "x": np.linspace(0, 1, 6000)})
+    problems = [{"severity": "warning", "file": "a.csv", "row": i, "column": None, "message": "m \x07", "reason": None}
+                for i in range(1200)]
+    text = io.StringIO()
+    print_json_table("rows", frame, ["workload", "x"], rest={"summary": {"n": 1}, "problems": problems}, out=text)
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    print_json_table("rows", frame, ["workload", "x"], rest={"summary": {"n": 1}, "problems": problems},
+                     out=output.SafeStream(stream))
+    assert raw.getvalue().decode("utf-8") == text.getvalue()
+    assert json.loads(text.getvalue())["rows"][0]["workload"] == "chat \x1b[2J\u202e"
+    assert not raw.getvalue().translate(None, bytes(range(0x20, 0x7f)) + b"\n")  # printable ASCII only

@@ -6,7 +6,6 @@ import argparse
 
 from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
 from specmodel.notes import cli_label
-from specmodel.plan.capacity import Load, Target, plan
 
 
 def add_parser(sub) -> None:
@@ -31,6 +30,7 @@ def add_parser(sub) -> None:
 
 def run_capacity(args: argparse.Namespace) -> int:
     from specmodel.cli.output import print_json
+    from specmodel.plan.capacity import Load, Target, plan  # here: only this command needs the planner
 
     s = scenario_from_args(args)
     result = plan(s, Load(users=args.users, rps=args.rps, output_tokens=args.output_tokens),

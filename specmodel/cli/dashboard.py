@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
-from specmodel.export import dashboard
 from specmodel.export.outfile import write_atomically
 
 
@@ -26,6 +25,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from specmodel.export import dashboard  # here: only this command needs it
+
     text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title,
                                     instances=instances_from_args(args))
     if args.out:

@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
-from specmodel.metrics import promapi, scrape
+from specmodel.limits import PROMETHEUS_TIMEOUT_S
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.model.presets import find_model
 from specmodel.model.scenario import Scenario
+
+if TYPE_CHECKING:
+    from specmodel.metrics import promapi
 
 PASSWORD_ENV = "SPECMODEL_PROMETHEUS_PASSWORD"
 TOKEN_ENV = "SPECMODEL_PROMETHEUS_TOKEN"
@@ -29,8 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--window", default="5m", help="Prometheus duration the statistics cover (30s, 5m, 1h); default 5m")
     p.add_argument("--match", default="", metavar="LABELS",
                    help='label filter for every series, e.g. job="vllm" or job=~"vllm-.*"')
-    p.add_argument("--timeout", type=number(0.1, 600), default=promapi.DEFAULT_TIMEOUT_S,
-                   help=f"seconds to wait for Prometheus; default {promapi.DEFAULT_TIMEOUT_S:g}")
+    p.add_argument("--timeout", type=number(0.1, 600), default=PROMETHEUS_TIMEOUT_S,
+                   help=f"seconds to wait for Prometheus; default {PROMETHEUS_TIMEOUT_S:g}")
     p.add_argument("--user", help="user name for basic auth (the password comes from --password-env)")
     p.add_argument("--password-env", default=PASSWORD_ENV,
                    help=f"environment variable holding the basic-auth password; default {PASSWORD_ENV}")
@@ -48,6 +52,8 @@ def add_parser(sub) -> None:
 
 
 def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env: str = TOKEN_ENV) -> promapi.PromAuth:
+    from specmodel.metrics import promapi  # here, not at the top: the HTTP client loads only for a query
+
     token = os.environ.get(token_env) or None
     password = os.environ.get(password_env) or None
     if user and token:
@@ -69,7 +75,7 @@ def _fmt(value, spec: str, none: str = "-") -> str:
 
 def run(args: argparse.Namespace) -> int:
     from specmodel.cli.output import print_json
-    from specmodel.metrics import fleet  # here, not at the top: building every command's parser should not import pandas
+    from specmodel.metrics import fleet, promapi, scrape  # here: building every command's parser imports no HTTP client
 
     policy = scrape.ScrapePolicy.from_env()
     server = promapi.PromServer(args.url, auth_from_env(args.user, args.password_env, args.token_env),

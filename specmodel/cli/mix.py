@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
@@ -12,8 +13,9 @@ from specmodel.model.decide import K_MAX
 from specmodel.model.presets import METHODS, find_model
 from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
-from specmodel.plan.mix import MixReport, compare
-from specmodel.plan.workloads import read_workloads
+
+if TYPE_CHECKING:
+    from specmodel.plan.mix import MixReport
 
 
 def _methods(text: str) -> tuple[str, ...]:
@@ -52,6 +54,9 @@ def add_parser(sub) -> None:
 
 
 def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
+    from specmodel.plan.mix import compare  # here: only this command needs the planner
+    from specmodel.plan.workloads import read_workloads
+
     workloads, problems, notes = read_workloads(args.file)
     if problems:
         more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""

@@ -8,10 +8,13 @@ nor the whole text are ever held (print_json's text of 200,000 rows was 300 MB, 
 Every cell's text is an entry of a small table picked by a code per row: each distinct text is
 encoded once, a float is its head ('"key": 12') and its four decimals ('.5') from numpy integer
 arithmetic (no number formatted one at a time), and neighbouring columns of few combinations share
-one table, so a chunk is one join of a few strings a row."""
+one table, so a chunk is one join of a few strings a row. The tables hold bytes, each table's text
+passed through limits.terminal_text once (JSON's ASCII text never changes there), so the rows go to
+the stream's byte buffer as they are: 300 MB are never checked or encoded again a chunk at a time."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import numbers
@@ -19,7 +22,7 @@ import sys
 
 import numpy as np
 
-from specmodel.limits import terminal_text
+from specmodel.limits import PRINTABLE_ASCII, terminal_text
 
 CHUNK_ROWS = 5000  # rows encoded and written at a time
 _ROW_END = "},\n    "  # after each row of a chunk (the last one's comma and indent cut)
@@ -66,6 +69,8 @@ _quoted = json.encoder.encode_basestring_ascii  # what json.dumps does with a st
 
 
 def _encode(value, whole: bool) -> str:
+    if type(value) is int:  # json.dumps of an int, and of json_value's and _whole's of it
+        return str(value)
     return json.dumps(_whole(value) if whole else json_value(value), allow_nan=False)
 
 
@@ -74,13 +79,14 @@ _CODE = np.int32  # a row's code into a table (tables hold at most a few entries
 
 class _Piece:
     """Part of every row's text: row i's text is table[codes[i]] (the tables hold whole '"key": value'
-    texts, or a number's head and tail); adjacent pieces of few combinations merge into one."""
+    texts, or a number's head and tail, as terminal-safe bytes); adjacent pieces of few combinations
+    merge into one."""
 
     __slots__ = ("codes", "table", "longest")
 
     def __init__(self, codes: np.ndarray, table):
         self.codes = codes.astype(_CODE, copy=False)
-        self.table = table if isinstance(table, np.ndarray) else _objects(table)
+        self.table = table if isinstance(table, np.ndarray) else _objects(_safe_bytes(table))
         self.longest = max(map(len, self.table.tolist()), default=0)
 
     def texts(self, lo: int, hi: int) -> list[str]:
@@ -93,8 +99,17 @@ class _Cells:
     def __init__(self, prefix: str, cells: np.ndarray, whole: bool):
         self.prefix, self.cells, self.whole = prefix, cells, whole
 
-    def texts(self, lo: int, hi: int) -> list[str]:
-        return [self.prefix + _encode(v, self.whole) for v in self.cells[lo:hi]]
+    def texts(self, lo: int, hi: int) -> list[bytes]:
+        return _safe_bytes([self.prefix + _encode(v, self.whole) for v in self.cells[lo:hi]])
+
+
+def _safe_bytes(texts: list[str]) -> list[bytes]:
+    """Each text as terminal_text leaves it, in bytes (UTF-8): JSON's texts, ASCII without a control character,
+    looked at once for the whole list, not one by one."""
+    whole = "".join(texts)
+    if whole.isascii() and not whole.encode("ascii").translate(None, PRINTABLE_ASCII):
+        return [t.encode("ascii") for t in texts]
+    return [terminal_text(t).encode("utf-8") for t in texts]
 
 
 def _objects(values) -> np.ndarray:
@@ -125,7 +140,7 @@ _TAILS: list = []  # ".0", ".0001" ... ".9999" (a number's four decimals, traili
 
 def _tails() -> np.ndarray:
     if not _TAILS:
-        _TAILS.append(_objects(["." + (f"{i:04d}".rstrip("0") or "0") for i in range(10_000)] + [""]))
+        _TAILS.append(_objects([b"." + ((b"%04d" % i).rstrip(b"0") or b"0") for i in range(10_000)] + [b""]))
     return _TAILS[0]
 
 
@@ -240,7 +255,8 @@ def _merge_into(pieces: list, piece, rows: int) -> None:
         pairs, combos = _compact(last.codes.astype(np.int64) * width + piece.codes)  # a table over the pairs
         if len(combos) <= max(1024, rows // 8) and len(combos) * (last.longest + piece.longest) <= 32_000_000:
             left, right = np.divmod(combos, width)
-            pieces[-1] = _Piece(pairs, list(map(str.__add__, last.table[left].tolist(), piece.table[right].tolist())))
+            pieces[-1] = _Piece(pairs, _objects(list(map(bytes.__add__, last.table[left].tolist(),
+                                                         piece.table[right].tolist()))))
             return
     pieces.append(piece)
 
@@ -256,13 +272,13 @@ def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = 
     renamed = renamed or {}
     columns = [(key, frame[renamed.get(key, key)] if renamed.get(key, key) in frame.columns else None) for key in keys]
     out.write("{\n  " + json.dumps(table_key) + ": [")
-    _write_rows(out, columns, whole, len(frame))
+    _write_rows(_byte_writer(out), columns, whole, len(frame))
     out.write("\n  ]" if len(frame) else "]")
     for key, value in (rest or {}).items():  # a list one item per line, anything else indented
         records = _flat_records(value)
         if records is not None:
             out.write(",\n  " + json.dumps(key) + ": [")
-            _write_rows(out, records, frozenset(), len(value))
+            _write_rows(_byte_writer(out), records, frozenset(), len(value))
             out.write("\n  ]")
             continue
         if isinstance(value, list) and value:
@@ -300,9 +316,19 @@ def _flat_records(value) -> list | None:
     return columns
 
 
-def _write_rows(out, columns: list, whole: frozenset, n: int) -> None:
+def _byte_writer(out):
+    """write(bytes) onto `out`: its byte buffer where it has one that takes UTF-8 (its text written so far
+    flushed first), else the bytes decoded and written as text."""
+    buffer, encoding = getattr(out, "buffer", None), getattr(out, "encoding", None)
+    if buffer is not None and encoding and codecs.lookup(encoding).name in ("utf-8", "ascii"):
+        out.flush()
+        return buffer.write
+    return lambda data: out.write(data.decode("utf-8"))
+
+
+def _write_rows(write, columns: list, whole: frozenset, n: int) -> None:
     """The rows of a table, one per line ('\n    {"key": value, ...}', ',\n    ' between them), from
-    (key, values or None) columns, written a chunk at a time."""
+    (key, values or None) columns, written a chunk at a time through write(bytes)."""
     # each column's texts carry what goes before them in a row ("{" or ", "), and the row's end is one more
     # piece, so a chunk is one join of its pieces' texts interleaved (no per-row tuple, dict or join)
     pieces: list = []  # merged as they are made: the codes of a piece merged away are freed at once
@@ -316,5 +342,5 @@ def _write_rows(out, columns: list, whole: frozenset, n: int) -> None:
         cells: list = [None] * ((hi - lo) * width)
         for at, piece in enumerate(pieces):
             cells[at::width] = piece.texts(lo, hi)
-        text = "".join(cells)[:-len(_ROW_END) + 1]  # the last row's ",\n    " goes
-        out.write(("\n    " if lo == 0 else ",\n    ") + text)
+        text = b"".join(cells)[:-len(_ROW_END) + 1]  # the last row's ",\n    " goes
+        write((b"\n    " if lo == 0 else b",\n    ") + text)

@@ -15,7 +15,6 @@ import sys
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
-from specmodel.metrics import live, scrape
 from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
 
@@ -53,6 +52,7 @@ def add_parser(sub) -> None:
 
 def run_scrape(args: argparse.Namespace) -> int:
     from specmodel.cli.output import print_json
+    from specmodel.metrics import live, scrape  # here: building every command's parser imports no HTTP client
 
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)

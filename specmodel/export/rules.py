@@ -55,12 +55,18 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
-from specmodel.metrics import promapi
 from specmodel.model import presets
 from specmodel.model.decide import off_above, summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 ALERT = "SpeculativeDecodingBelowBreakEven"
+
+
+def _parse_duration(text: str) -> float:
+    from specmodel.metrics.promapi import parse_duration  # here: the HTTP client loads only where rules are made
+    return parse_duration(text)
+
+
 GROUP = "specmodel-speculative-decoding"
 BY = "job, instance, model_name"
 LEVEL = "job_instance_model_name"
@@ -114,13 +120,13 @@ _LEGACY = {
 
 def names(window: str) -> dict[str, str]:
     """Recorded series names for a window ("5m" -> job_instance_model_name:spec_decode_drafts:rate5m, ...)."""
-    promapi.parse_duration(window)
+    _parse_duration(window)
     return {key: value.format(L=LEVEL, w=window) for key, value in _NAMES.items()}
 
 
 def legacy_names(window: str) -> dict[str, str]:
     """The names the rules had before they followed the convention, still recorded (deprecated)."""
-    promapi.parse_duration(window)
+    _parse_duration(window)
     return {key: value.format(w=window) for key, value in _LEGACY.items()}
 
 
@@ -392,9 +398,9 @@ def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
     """The rules file as a dict (one group). Raises SpecModelError for a model that does not fit.
     `instances`: InstanceModel per instance judged on its own k (and target); `legacy`: also record the
     names from before the naming convention (copies of the new series)."""
-    promapi.parse_duration(window)
+    _parse_duration(window)
     if str(for_).strip() not in ("0", "0s"):
-        promapi.parse_duration(for_)  # raises with a message naming the value
+        _parse_duration(for_)  # raises with a message naming the value
     s = scenario.validated()
     first = predict(with_changes(s, concurrency=1))
     if not float(first.spec.max_concurrency) >= 1:

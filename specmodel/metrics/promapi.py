@@ -19,11 +19,11 @@ import httpx
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import clean_name, load_json
+from specmodel.limits import PROMETHEUS_TIMEOUT_S, clean_name, load_json
 from specmodel.metrics.fetch import GetLimits, Wording, capped_get, check_token
 from specmodel.metrics.scrape import ScrapePolicy, check_url, display_url
 
-DEFAULT_TIMEOUT_S = 15.0
+DEFAULT_TIMEOUT_S = PROMETHEUS_TIMEOUT_S
 EXCHANGE_MARGIN_S = 2.0  # one exchange may last the query timeout plus this (connect, transfer)
 MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per series
 

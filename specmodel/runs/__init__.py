@@ -28,6 +28,7 @@ One module per job:
     measured     what a row's text says was measured (the speedup's quantity, latencies at a rate)
     validate     one record -> one row of the table, or its errors
     validate_block  a RecordBlock's rows validated a column at a time (the same rows and messages)
+    frames       columns -> one DataFrame (text as TEXT, plain numbers by numpy)
     load         read_runs: files -> RunTable; the sample sets
     review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it
 """

@@ -1,22 +1,102 @@
-"""A plain CSV file read at once: the records of a file without quotes in one pass of the csv module (each
-record one line), the rows checked at once, and the rows as one RecordBlock of columns (what
-csv_plain._record gives row by row), for 200,000 rows in seconds. csv_plain reads any other file record
-by record, with the same rows and messages."""
+"""A plain CSV file read at once, and its rows as one RecordBlock of columns (what csv_plain._record gives
+row by row), for 200,000 rows in seconds. A file without quotes whose every row has the header's cells is
+read a column at a time by pandas' C reader (frame_rows: the cells as the csv module reads them); one with
+blank or ragged rows in one pass of the csv module (plain_records, each record one line); csv_plain reads
+any other file record by record, with the same rows and messages."""
 
 from __future__ import annotations
 
 import csv
+import io
+
+import numpy as np
+import pandas as pd
 
 from specmodel import limits
 from specmodel.runs.cells import plain_text
 from specmodel.runs.records import Problem, RecordBlock
+
+HEADER_WITHIN = 100  # lines a plain file's header is looked for in (blank lines before it) before frame_rows gives up
+
+
+def _is_plain(text: str) -> bool:
+    """No quotes, carriage returns or NUL characters: each line is one record, its cells split at the delimiter."""
+    return '"' not in text and "\r" not in text and "\x00" not in text
+
+
+def plain_header(text: str, delimiter: str):
+    """(its line number, its cells, where the next line starts) of a plain file's header, the first line with a
+    non-blank cell, as plain_records reads it; None for any other file or a header past HEADER_WITHIN lines."""
+    if not _is_plain(text):
+        return None
+    at = 0
+    for line in range(1, HEADER_WITHIN + 1):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if end - at > limits.MAX_CELL_CHARS:  # the csv module's field limit: named by csv_records
+            return None
+        cells = next(csv.reader([text[at:end]], delimiter=delimiter, skipinitialspace=True, strict=False), [])
+        if any(c.strip() for c in cells):
+            return line, cells, end + 1
+        if end >= len(text):
+            return None
+        at = end + 1
+    return None
+
+
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # what str.strip() strips of ASCII
+
+
+def frame_rows(name: str, text: str, at: int, header_line: int, layout, delimiter: str, problems: list[Problem],
+               min_rows: int = 1):
+    """The rows after a plain file's header (text[at:], the header on line header_line) read by pandas' C reader:
+    (their line numbers, {cell index: the rows' cells} for the layout's columns, rows seen), as plain_rows gives
+    them; None unless every line holds the header's cells (as many delimiters), a cell that is not blank in ASCII
+    and fewer characters than the cell limit, and there are min_rows rows (plain_rows or csv_records then read it)."""
+    width = layout.width
+    if width < 2 or at >= len(text) or text.startswith("\ufeff", at):  # pandas would drop a byte-order mark there
+        return None
+    try:
+        data = text[at:].encode("utf-8")  # what pandas reads (a str it would copy at 4 bytes a character)
+    except UnicodeEncodeError:  # a lone surrogate: not text pandas reads
+        return None
+    raw = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(raw == 10)
+    starts = np.concatenate(([0], breaks[breaks < len(raw) - 1] + 1))
+    del breaks
+    if int(np.diff(starts, append=len(raw)).max()) > limits.MAX_CELL_CHARS or len(starts) < min_rows:
+        return None
+    delimiter_code = ord(delimiter)
+    delimiters = np.add.reduceat((raw == delimiter_code).view(np.uint8), starts, dtype=np.int64)
+    if (delimiters != width - 1).any():
+        return None
+    content = np.add.reduceat((~_ASCII_SPACE[raw] & (raw < 128) & (raw != delimiter_code)).view(np.uint8), starts,
+                              dtype=np.int64)
+    if not content.all():
+        return None
+    del raw, delimiters, content
+    total = len(starts)
+    kept = min(total, limits.MAX_ROWS_PER_FILE)
+    for seen in range(CHECK_EVERY, total, CHECK_EVERY):  # where plain_rows looks at the clock
+        if limits.out_of_time():
+            problems.append(stopped_reading(name, header_line + 1 + seen))
+            total = kept = min(seen, kept)
+            break
+    used = sorted({i for _, i in layout.columns} | set(layout.kept))
+    frame = pd.read_csv(io.BytesIO(data), encoding="utf-8", sep=delimiter, header=None, names=range(width),
+                        usecols=used, nrows=kept, dtype=object, na_filter=False, skipinitialspace=True,
+                        skip_blank_lines=False, engine="c")
+    del data
+    columns = {i: frame[i].to_numpy().tolist() for i in used}
+    return list(range(header_line + 1, header_line + 1 + kept)), columns, total
 
 
 def plain_records(text: str, delimiter: str):
     """The records of a file without quotes, carriage returns or NUL characters, as csv_records gives
     them (each record one line: its number, its cells, no trouble), read in one pass; None for any other
     file (csv_records then reads it record by record)."""
-    if '"' in text or "\r" in text or "\x00" in text:
+    if not _is_plain(text):
         return None
     lines = text.split("\n")
     if lines and lines[-1] == "":

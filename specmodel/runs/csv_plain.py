@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.runs.cells import MIXED, number_styles, plain_text
-from specmodel.runs.csv_columns import CHECK_EVERY, block_of, plain_records, plain_rows, stopped_reading
+from specmodel.runs.csv_columns import (CHECK_EVERY, block_of, frame_rows, plain_header, plain_records, plain_rows,
+                                       stopped_reading)
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
@@ -191,8 +192,6 @@ def _some(names: list[str], shown: int = 3) -> str:
     return head + (", …" if len(names) > shown else "")
 
 
-
-
 @dataclass(frozen=True)
 class _Layout:
     """Where each field sits in a row, worked out once from the header."""
@@ -254,21 +253,37 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
         problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
                                                   f"with {shown}", "warning"))
-    plain = plain_records(text, delimiter)
-    lines = plain if plain is not None else csv_records(text, delimiter)
-    header = None
-    for line, cells, trouble in lines:
-        if trouble is not None:
-            problems.append(Problem(name, line, None, trouble))
-        elif any(c.strip() for c in cells):
-            header = cells
-            break
+    head = plain_header(text, delimiter)  # a file without quotes: its header without reading the rows yet
+    plain = lines = None
+    if head is not None:
+        header_line, header, after = head
+    else:
+        plain = plain_records(text, delimiter)
+        lines = plain if plain is not None else csv_records(text, delimiter)
+        header = None
+        for line, cells, trouble in lines:
+            if trouble is not None:
+                problems.append(Problem(name, line, None, trouble))
+            elif any(c.strip() for c in cells):
+                header = cells
+                break
     if header is None:
         if problems:
             raise SpecModelError(f"no header line could be read ({problems[0].message})")
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
     layout, unknown = _layout(name, header)
     problems.extend(unknown)
+    if head is not None and not layout.position_columns:  # every row at once, in columns
+        found = frame_rows(name, text, after, header_line, layout, delimiter, problems, BLOCK_MIN_ROWS)
+        if found is not None:
+            row_lines, columns, rows_seen = found
+            return _as_block(name, header, row_lines, columns, layout, problems, rows_seen, [])
+    if head is not None:
+        plain = plain_records(text, delimiter)
+        lines = plain if plain is not None else csv_records(text, delimiter)
+        for line, _, _ in lines:  # the header's line: every record of a file without quotes is one line
+            if line == header_line:
+                break
     found = None
     if plain is not None:  # every row at once; a file with short or long rows is read row by row
         rest = plain.rest()
@@ -279,10 +294,7 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         by_index = list(zip(*[cells for _, cells in rows])) if rows else []
         columns = {i: by_index[i] if i < len(by_index) else () for i in range(layout.width)}
         del by_index
-        styles = _number_styles(name, header, rows, layout, problems, columns)
-        block = block_of(name, header, [line for line, _ in rows], columns, layout, styles, problems)
-        problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, [block] if len(block) else []))
-        return ([block] if len(block) else []), problems
+        return _as_block(name, header, [line for line, _ in rows], columns, layout, problems, rows_seen, padded_rows)
     styles = _number_styles(name, header, rows, layout, problems)
     records: list[RunRecord] = []
     for line, cells in rows:
@@ -300,6 +312,14 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
             records.append(record)
     problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, records))
     return records, problems
+
+
+def _as_block(name, header, lines, columns, layout, problems, rows_seen, padded_rows):
+    """read_plain_csv's result for rows read in columns ({cell index: the rows' cells}): one block."""
+    styles = _number_styles(name, header, None, layout, problems, columns)
+    block = block_of(name, header, lines, columns, layout, styles, problems)
+    problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, [block] if len(block) else []))
+    return ([block] if len(block) else []), problems
 
 
 # Files of at least this many runs (and no p1, p2, ... columns) are handed on as one RecordBlock, checked a

@@ -17,6 +17,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model import acceptance
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.assumed import published_acceptance
+from specmodel.runs.frames import frame_of
 from specmodel.runs.pairing import pair_arms
 from specmodel.runs.row_scenario import rate_prediction
 from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, blocks_of,
@@ -121,39 +122,6 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     frame = frame_of(rows.columns, COLUMNS, _NUMERIC)  # empties rows.columns as it goes
     frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
     return RunTable(frame, problems, fallbacks, defaults)
-
-
-# Text columns keep their cells as the Python strings they are (pandas' "str" dtype, python storage): a
-# sweep's repeated remark is one string shared by 200,000 rows, where pyarrow storage copies it into each
-# (78 MB for one column of the 200,000-row bench file) and takes ~20x as long to build.
-TEXT = pd.StringDtype("python", na_value=np.nan)
-
-
-def frame_of(columns: dict, order: list[str], numeric=()) -> pd.DataFrame:
-    """A DataFrame of {column: list} (as pd.DataFrame(columns, columns=order) makes it, `numeric` columns
-    through pd.to_numeric(errors="coerce")), each list dropped from `columns` once its column is made, so
-    a large table is never held twice; text columns as TEXT."""
-    if not any(map(len, columns.values())):  # no rows: the empty table as it always was
-        frame = pd.DataFrame(columns, columns=order)
-        if len(numeric):
-            frame[list(numeric)] = frame[list(numeric)].apply(pd.to_numeric, errors="coerce")
-        columns.clear()
-        return frame
-    made = {}
-    for c in order:
-        values = columns.pop(c)
-        nones = c in numeric and isinstance(values, list) and values.count(None) == len(values)  # no row gives it
-        made[c] = pd.Series(np.full(len(values), np.nan)) if nones else (  # NaN without pandas' inference
-            pd.to_numeric(pd.Series(values), errors="coerce") if c in numeric else column_of(values))
-    return pd.DataFrame(made, columns=order, copy=False)
-
-
-def column_of(values) -> pd.Series:
-    """One column of a table (a list or 1-d array; its positions the index) as pandas infers it, text as
-    TEXT."""
-    if pd.api.types.infer_dtype(values, skipna=True) == "string":
-        return pd.Series(values, dtype=TEXT)
-    return pd.Series(values)
 
 
 def _not_checked(left: list[RunRecord]) -> list[Problem]:
@@ -363,15 +331,6 @@ def _peer_key(row: dict) -> tuple:
     return (row["file"], row.get("source"), row["target_preset"], row["draft_preset"], row["method"])
 
 
-def cells_that(column: pd.Series, test) -> np.ndarray:
-    """test(cell) for every cell of a column as a bool array, looking only at the cells that are not
-    None or NaN (a column of 200,000 Nones is not walked)."""
-    out = np.zeros(len(column), dtype=bool)
-    given = np.flatnonzero(column.notna().to_numpy())
-    if given.size:
-        cells = column.to_numpy(dtype=object)[given]
-        out[given] = np.fromiter(map(test, cells), dtype=bool, count=len(cells))
-    return out
 
 
 # --- samples shipped with the app -----------------------------------------------------------------

@@ -40,7 +40,8 @@ _FIELD = re.compile(r"\s*([A-Za-z][A-Za-z \-]{0,80}):(.*)", re.S)
 
 def looks_like_log(text: str) -> bool:
     head = text[:2_000_000]
-    return text.lstrip()[:1] not in "{[" and ("SpecDecoding metrics:" in head or bool(_V0.search(head)))
+    return text.lstrip()[:1] not in "{[" and ("SpecDecoding metrics:" in head or (  # the words first: _V0 needs them
+        "Draft acceptance rate:" in head and bool(_V0.search(head))))
 
 
 def _fields(body: str) -> dict[str, str]:

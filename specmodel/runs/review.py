@@ -16,6 +16,7 @@ vectorised predict() calls, with a progress callback between groups.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,7 +29,8 @@ from specmodel.model.decide import BORDERLINE, band_around
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.load import cells_that, column_of, frame_of, paused_gc
+from specmodel.runs.frames import cells_that, column_of, frame_of
+from specmodel.runs.load import paused_gc
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 
@@ -354,11 +356,13 @@ def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
         by_reason[reason] = by_reason.get(reason, 0) + 1
     assumed_col = evaluated["assumed"].fillna("").astype(str)[predicted] if "assumed" in evaluated else pd.Series([])
     n_pred = int(predicted.sum())
+    codes, texts = pd.factorize(assumed_col)  # each distinct "assumed" text looked at once, with its rows
+    said = list(zip(texts.tolist(), np.bincount(codes[codes >= 0], minlength=len(texts)).tolist()))
     total = n_pred + len(refused)
     return {"rows_in_files": total, "rows_predicted": n_pred,
             "share_predicted": round(n_pred / total, 4) if total else None, "rows_refused": len(refused),
             "refused_by_reason": dict(sorted(by_reason.items(), key=lambda kv: -kv[1])),
-            "assumed": {kind: int(assumed_col.str.contains(rf"\b{kind}\b").sum()) for kind in ASSUMED_KINDS}}
+            "assumed": {kind: sum(n for text, n in said if re.search(rf"\b{kind}\b", text)) for kind in ASSUMED_KINDS}}
 
 
 def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
