@@ -91,6 +91,16 @@ def _matches(e: dict, method: str, engine: str | None, text: str, method_text: s
         ("only" not in e or bool(re.search(e["only"], method_text, re.I)))
 
 
+def benchmark_proposal_rate(method: str, engine: str | None, text: str = "",
+                            method_text: str = "") -> tuple[float, str] | None:
+    """(share of steps that verify drafts, source) where a benchmark's own code fixes it (Spec-Bench's PLD:
+    every step, a placeholder where nothing matches), else None."""
+    for e in _raw().get("proposal_rate", []):
+        if _matches(e, method, engine, text, method_text):
+            return float(e["rate"]), e["source"]
+    return None
+
+
 @dataclass(frozen=True)
 class KSpread:
     k: int  # the central k a row with none is predicted at

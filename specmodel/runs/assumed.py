@@ -123,6 +123,20 @@ def given_engine(rows, engine: str):
     return rows
 
 
+def benchmark_proposal_rate(rec: RunRecord, names, remarks: list[str]) -> float:
+    """The share of steps that verify drafts where the row's benchmark code fixes it (model.spec_defaults:
+    Spec-Bench's PLD verifies every step, so its accepted length counts every step), said in the remarks;
+    NaN elsewhere (the engine's own default applies: scenario.default_proposal_rate)."""
+    found = spec_defaults.benchmark_proposal_rate(names.method, names.engine, _row_text(rec),
+                                                  str(rec.values.get("method") or ""))
+    if found is None:
+        return float("nan")
+    rate, source = found
+    remarks.append(f"proposal rate {rate:g}: its benchmark verifies drafts at every step and counts its accepted "
+                   f"length over every step ({source})")
+    return rate
+
+
 def published_acceptance(row: dict):
     """The published acceptance figure nearest to a row that has none (model.spec_defaults), read in the
     convention of the row's engine, or None where its method has none."""
@@ -130,9 +144,11 @@ def published_acceptance(row: dict):
         family = presets.find_model(row["target_preset"]).family
     except SpecModelError:
         family = None
-    try:  # the share of steps the row's engine verifies drafts on: how a figure's convention is read
-        rate = default_proposal_rate(row["method"], row.get("engine") or None)
-    except SpecModelError:
-        rate = 1.0
+    rate = row.get("proposal_rate")
+    if rate is None or rate != rate:  # the share of steps the row verifies drafts on: how a figure is read
+        try:
+            rate = default_proposal_rate(row["method"], row.get("engine") or None)
+        except SpecModelError:
+            rate = 1.0
     return spec_defaults.assumed_acceptance(row["method"], family, row.get("workload") or "", row.get("context_len"),
                                             rate)

@@ -16,7 +16,7 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_CONCURRENCY, MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
-from specmodel.runs.assumed import assumed_draft, assumed_engine, default_k, spread_k
+from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
@@ -186,6 +186,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
             k, k_spread = spread_k(rec, names, assumed, remarks)
     names, draft_spread = assumed_draft(rec, names, assumed, remarks)
     assumed_engine(names, assumed, remarks)
+    proposal_rate = benchmark_proposal_rate(rec, names, remarks)  # NaN: the engine's own
     if depth_default is not None and measured.depth is None and names.method_depth is None:
         rec.values.setdefault("draft_depth", depth_default)
     acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
@@ -229,8 +230,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         assumed.append("context")
         remarks.append(f"context {int(names.context)} tokens assumed (the row states no context or input/output "
                        "lengths)")
-    if speedup is None:
-        remarks.append("no measured speedup: predicted only")
+    remarks += [] if speedup is not None else ["no measured speedup: predicted only"]
     row = {
         "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
         "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
@@ -253,7 +253,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
         "alpha_assumed": np.nan, "latency_plain_s": latencies[0] if latencies else np.nan,
         "latency_spec_s": latencies[1] if latencies else np.nan, "k_spread": k_spread,
-        "draft_spread": draft_spread,
+        "draft_spread": draft_spread, "proposal_rate": proposal_rate,
     }
     if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
         row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
