@@ -202,9 +202,27 @@ def compile_scenario(s: Scenario) -> _Compiled:
     return _compile(_free_of(s))
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """The part of _Compiled that the efficiency parameters do not change: presets, pass shapes, memory."""
+
+    hw: Hardware
+    target_model: object
+    method: object
+    engine: Engine
+    target: PassShape
+    budget_bytes: float
+    draft: PassShape | None
+    extra: object  # memory.draft_memory
+    draft_context: float
+    verify_reads: tuple[float, float, int, int]
+    target_layout: memory.KVLayout
+
+
 @bounded_cache(64)
-def _compile(s: Scenario) -> _Compiled:
-    s.validated()
+def _layout(s: Scenario) -> _Layout:
+    """Presets, pass shapes and memory of a scenario whose efficiency is the default (cached apart from the
+    efficiency: a calibration's fit moves only the efficiency, hundreds of times, and re-read none of these)."""
     hw = Hardware(find_gpu(s.gpu), int(s.tp))
     target_model = find_model(s.target)
     method = find_method(s.method)
@@ -214,6 +232,20 @@ def _compile(s: Scenario) -> _Compiled:
     if why is not None:  # not even one sequence fits: say what it needs and what fits
         raise why
     budget = kv_budget_bytes(hw.memory_bytes, memory.resident_weight_bytes(target_model, s.weight_dtype))
+    draft = draft_shape(s, method.name)
+    extra = memory.draft_memory(target_model, method.name, s.draft, s.weight_dtype, s.kv_dtype)
+    draft_context = float(s.context_len)
+    if method.name == "self_spec":
+        draft_context = float(min(s.context_len, s.draft_kv_budget or SELF_SPEC_DEFAULT_BUDGET))
+    return _Layout(hw, target_model, method, engine, target, budget, draft, extra, draft_context,
+                   _verify_reads(engine, hw, target_model, s), memory.kv_layout(target_model, s.kv_dtype))
+
+
+@bounded_cache(64)
+def _compile(s: Scenario) -> _Compiled:
+    s.validated()
+    lay = _layout(replace(s, efficiency=_DEFAULT_EFFICIENCY))
+    hw, target_model, method, engine, target = lay.hw, lay.target_model, lay.method, lay.engine, lay.target
     eff = s.efficiency
     measured = s.t_target_ms is not None
     target_bw_scale = 1.0
@@ -230,11 +262,7 @@ def _compile(s: Scenario) -> _Compiled:
                 f"a {s.t_target_ms:g} ms target step is faster than {hw.gpu.name}'s compute and "
                 f"{engine.label}'s overheads allow for {target_model.name} ({floor:.2f} ms at infinite "
                 "bandwidth): check the measurement, or choose the engine 'ideal'")
-    draft = draft_shape(s, method.name)
-    extra = memory.draft_memory(target_model, method.name, s.draft, s.weight_dtype, s.kv_dtype)
-    draft_context = float(s.context_len)
-    if method.name == "self_spec":
-        draft_context = float(min(s.context_len, s.draft_kv_budget or SELF_SPEC_DEFAULT_BUDGET))
+    draft, extra, draft_context = lay.draft, lay.extra, lay.draft_context
     draft_bw_scale = 1.0
     ngram_ms = 0.0
     if s.t_draft_ms is not None:
@@ -248,11 +276,12 @@ def _compile(s: Scenario) -> _Compiled:
             if draft_bw_scale is None:  # faster than the preset's floors: growth with batch from compute only
                 draft_bw_scale = 1e12
     return _Compiled(hw, target, draft, method.name, method.draft_passes, target_bw_scale, draft_bw_scale,
-                     ngram_ms, budget, extra.weights_bytes, extra.weights_per_k_bytes, extra.kv_bytes_per_token, engine,
-                     draft_context, measured,
-                     *_verify_reads(engine, hw, target_model, s), step_overhead,
-                     _serial_cpu(engine, method.name, eff), draft_overhead,
-                     memory.kv_layout(target_model, s.kv_dtype))
+                     ngram_ms, lay.budget_bytes, extra.weights_bytes, extra.weights_per_k_bytes,
+                     extra.kv_bytes_per_token, engine, draft_context, measured, *lay.verify_reads, step_overhead,
+                     _serial_cpu(engine, method.name, eff), draft_overhead, lay.target_layout)
+
+
+_DEFAULT_EFFICIENCY = Efficiency()
 
 
 def _serial_cpu(engine: Engine, method: str, eff: Efficiency) -> tuple[float, float]:
@@ -398,6 +427,7 @@ def clear_caches() -> None:
     _speedup_at_probe.cache_clear()
     _steps_cached.cache_clear()
     _compile.cache_clear()
+    _layout.cache_clear()
 
 
 def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
