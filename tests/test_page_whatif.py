@@ -150,3 +150,19 @@ def test_switching_the_method_brings_its_own_default_acceptance_with_its_source(
     at.selectbox(key="method").set_value("medusa").run()  # no published default: α stays
     assert at.slider(key="alpha").value == pytest.approx(0.55)
     assert "no published default acceptance" in " ".join(c.value for c in at.caption)
+
+
+def test_switching_the_engine_rereads_the_methods_default_acceptance_until_the_slider_moves():
+    """Spec-Bench's n-gram figure is α 0.65 for vLLM (its proposal rate applied) and 0.43 for SGLang (every
+    step padded): a new engine re-reads it while the default is still the α in use, and keeps a moved one."""
+    def after_engine_switch(alpha: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params["method"], at.query_params["alpha"] = "ngram", alpha
+        at.session_state["alpha_from"] = ("α 0.65: N-gram (prompt lookup)'s default acceptance", 0.65)
+        at.run()  # as after switching to n-gram on vLLM (the default engine)
+        return at.selectbox(key="engine").set_value("sglang").run()
+
+    at = after_engine_switch("0.65")
+    assert not at.exception and at.slider(key="alpha").value == pytest.approx(0.43)
+    assert "α 0.43: N-gram (prompt lookup)'s default acceptance" in " ".join(c.value for c in at.caption)
+    assert after_engine_switch("0.6").slider(key="alpha").value == pytest.approx(0.6)  # the user's own α stays

@@ -23,3 +23,12 @@ def method_changed() -> None:
     converted = f" ({found.converted})" if found.converted else ""
     st.session_state["alpha_from"] = (f"α {alpha:.2f}: {label}'s default acceptance, from {found.label} "
                                       f"({found.source}){converted}. Move the slider to your own.", alpha)
+
+
+def engine_changed() -> None:
+    """A new engine re-reads the method's default acceptance while it is still the one in use (the slider
+    not moved): a published figure's convention depends on the engine (model.spec_defaults: Spec-Bench's
+    n-gram figure counts every step, which vLLM's proposal rate must not count again)."""
+    said, for_alpha = st.session_state.get("alpha_from") or (None, None)
+    if said and for_alpha is not None and st.session_state.get("alpha") == for_alpha:
+        method_changed()
