@@ -81,20 +81,14 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         if s.method != "ngram":
             flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
         flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
-        flags += [" ".join(sglang_running_flags(s))] if sglang_running_flags(s) else []
+        cap_flags = find_engine(s.engine).running_cap_flags(s.method, s.concurrency)  # SGLang: 48 otherwise
+        if cap_flags:
+            flags.append(" ".join(cap_flags))
         note = _one_k_note("SGLang", schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
                             " \\\n  ".join(flags), "bash", note)
     return DeployAdvice(s.engine, f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
-
-
-def sglang_running_flags(s) -> list[str]:
-    """SGLang runs at most 48 requests at once while speculating unless --max-running-requests is given
-    (data/engines.json `spec_running_cap`): the flag and the scenario's concurrency where that is above."""
-    engine = find_engine("sglang")
-    cap = engine.running_cap(s.method)
-    return [engine.spec_running_cap["flag"], str(s.concurrency)] if cap is not None and s.concurrency > cap else []
 
 
 def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) -> str | None:
@@ -241,7 +235,8 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
         flags += ["--speculative-draft-model-path", _draft_path(s)]
     if s.method != "ngram":
         flags += ["--speculative-num-steps", str(k_run), "--speculative-eagle-topk", "1"]
-    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + sglang_running_flags(s)
+    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + find_engine(s.engine).running_cap_flags(
+        s.method, s.concurrency)
     ks = {k for _, _, k in summary.schedule}
     config: dict = {"flags": flags, "adaptive_config": None}
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}

@@ -71,6 +71,12 @@ class Engine:
         cap = self.spec_running_cap
         return int(cap["requests"]) if cap and method in cap["methods"] else None
 
+    def running_cap_flags(self, method: str, requests: int) -> list[str]:
+        """The launch flag and value that let `requests` run at once while speculating, where the engine's
+        own limit is lower (SGLang's --max-running-requests); [] where none is needed."""
+        cap = self.running_cap(method)
+        return [self.spec_running_cap["flag"], str(requests)] if cap is not None and requests > cap else []
+
     @property
     def version_text(self) -> str | None:
         return ".".join(map(str, self.version)) if self.version else None

@@ -158,9 +158,7 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
             ["--speculative-draft-model-path", draft] if draft else []) + (
             ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method != "ngram" else []) + [
             "--speculative-num-draft-tokens", str(k + 1)]
-        cap = find_engine(engine).running_cap(s.method)
-        if cap is not None and max_batch > cap:  # else the speculative server runs `cap` requests at once
-            flags += [find_engine(engine).spec_running_cap["flag"], str(max_batch)]
+        flags += find_engine(engine).running_cap_flags(s.method, max_batch)  # else it runs 48 at once
         return {"plain": shlex.join(base), "speculative": f"SGLANG_SIMULATE_ACC_LEN={e} " + shlex.join(base + flags)}
     if s.method not in TRTLLM_DECODING_TYPE:
         raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
