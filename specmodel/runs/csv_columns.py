@@ -46,6 +46,7 @@ def plain_header(text: str, delimiter: str):
 
 _ASCII_SPACE = np.zeros(256, dtype=bool)
 _ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # what str.strip() strips of ASCII
+_CONTENT_BYTE = (~_ASCII_SPACE & (np.arange(256) < 128)).astype(np.uint8)  # 1: an ASCII byte a cell's text counts
 
 
 def frame_rows(name: str, text: str, at: int, header_line: int, layout, delimiter: str, problems: list[Problem],
@@ -68,12 +69,13 @@ def frame_rows(name: str, text: str, at: int, header_line: int, layout, delimite
     if int(np.diff(starts, append=len(raw)).max()) > limits.MAX_CELL_CHARS or len(starts) < min_rows:
         return None
     delimiter_code = ord(delimiter)
-    delimiters = np.add.reduceat((raw == delimiter_code).view(np.uint8), starts, dtype=np.int64)
+    # delimiters per line: where each line's start falls among the delimiters' positions (no per-byte sum)
+    delimiters = np.diff(np.searchsorted(np.flatnonzero(raw == delimiter_code), np.append(starts, len(raw))))
     if (delimiters != width - 1).any():
         return None
-    content = np.add.reduceat((~_ASCII_SPACE[raw] & (raw < 128) & (raw != delimiter_code)).view(np.uint8), starts,
-                              dtype=np.int64)
-    if not content.all():
+    content = _CONTENT_BYTE.copy()
+    content[delimiter_code] = 0
+    if not np.maximum.reduceat(content[raw], starts).all():  # a byte per line that is content, in uint8
         return None
     del raw, delimiters, content
     total = len(starts)
