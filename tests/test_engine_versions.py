@@ -101,6 +101,32 @@ def test_the_sidebar_takes_the_engine_version_as_people_write_it():
     assert any("is not a version number" in w.value for w in at.sidebar.warning)
 
 
+def test_the_command_line_and_the_sidebar_take_an_attention_backend_after_the_version(capsys):
+    import json
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    args = ["predict", "--gpu", "8x MI300X", "--target", "Llama 3.1 70B", "--method", "EAGLE-3", "--context", "32768",
+            "--concurrency", "32", "--json", "--engine"]
+    assert main([*args, "vLLM 0.19.0 ROCM_AITER_FA"]) == 0
+    forced = json.loads(capsys.readouterr().out)
+    assert main([*args, "vLLM 0.19.0"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert forced["attention_backend"] == "ROCM_AITER_FA" and default["attention_backend"] is None
+    assert forced["speedup"] > 1.15 * default["speedup"]  # the default ROCM_ATTN re-reads 32k of KV per query head
+    def notes(version):
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=90)
+        at.session_state["engine"], at.session_state["gpu"] = "vllm", "MI300X"
+        at.session_state["engine_version"] = version
+        at.run()
+        assert not at.exception and not at.sidebar.warning
+        return " ".join(e.value for e in at.info)
+
+    assert "one program per query head" in notes("0.19.0")  # the default ROCM_ATTN, and how to avoid it
+    assert "one program per query head" not in notes("0.19.0 --attention-backend ROCM_AITER_FA")
+
+
 @pytest.mark.parametrize("notes, engine", [
     ("Serving: vLLM v0.10.1 (some v0.11.1), H100", "vllm 0.10.1"),
     ("Exact bar labels. vLLM v0.19.0 ROCm, MML 2248", "vllm 0.19.0"),
@@ -166,6 +192,29 @@ def test_vllm_without_a_version_on_an_instinct_gpu_runs_as_the_newest_release_an
                for n in unnamed.notes)
 
 
+def test_an_attention_backend_forced_after_the_version_is_the_kernel_predicted():
+    """AMD's speculative recipes force --attention-backend ROCM_AITER_FA (InferenceX
+    minimaxm2.5_fp8_mi355x_eagle3.sh), whose verify pass packs the GQA group (AITER's unified attention):
+    written after the version as people write it, it is predicted as the packed kernel, the band no
+    longer spans the default's, and the commands the tool writes start the servers with it."""
+    from specmodel.export.deploy import deploy_by_engine
+    from specmodel.model.engines import find_engine, named_engine
+    from specmodel.plan.measure import measurement_plan
+    forced = Scenario(**LONG_70B_MI300X, engine=named_engine("vLLM v0.19.0 --attention-backend rocm_aiter_fa"))
+    assert forced.engine == "vllm 0.19.0 ROCM_AITER_FA"
+    packed = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
+    assert float(predict(forced).speedup) == pytest.approx(packed)
+    summary = summarize(forced)
+    assert not any("one program per query head" in n for n in summary.notes)
+    assert summary.band == summarize(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).band
+    assert find_engine("vllm 0.17.0 ROCM_ATTN").unpacks_verify("MI300X")  # named: its own kernel at any version
+    assert not find_engine("vllm 0.19.0 ROCM_AITER_FA").unpacks_verify("MI300X")
+    by_engine, _ = deploy_by_engine(summary)
+    assert "--attention-backend ROCM_AITER_FA" in by_engine["vllm"]["command"]
+    servers = measurement_plan(summary).servers
+    assert all("--attention-backend ROCM_AITER_FA" in cmd for cmd in servers.values())
+
+
 def test_the_rocm_verify_kernel_computes_whole_128_row_query_tiles():
     """prefix_prefill.py launches BLOCK_M = 128 query rows per program: a k = 3 verify pass (4 rows)
     does 32 times the attention arithmetic its rows need; the term grows with context and batch."""
@@ -204,3 +253,16 @@ def test_an_eagle3_acceptance_on_vllm_rocm_from_0_19_comes_with_the_drafter_defe
     assert "PR #47854" not in notes(engine="vllm 0.19.0", gpu="8x H100")  # CUDA
     assert "PR #47854" not in notes(engine="vllm 0.19.0", method="eagle")  # the EAGLE-3 layer-0 path only
     assert "PR #47854" not in notes(engine="sglang 0.5.9")
+
+
+def test_a_run_files_engine_column_takes_the_attention_backend(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "rocm.csv"
+    path.write_text("workload,gpu,target_model,method,k,alpha,concurrency,context_len,engine,speedup\n"
+                    "long,8x MI300X,Llama 3.1 70B,eagle3,3,0.7,32,32768,vLLM 0.19.0 ROCM_AITER_FA,1.3\n"
+                    "long,8x MI300X,Llama 3.1 70B,eagle3,3,0.7,32,32768,vLLM 0.19.0,1.3\n")
+    assert main(["runs", str(path), "--json"]) == 0
+    forced, default = json.loads(capsys.readouterr().out)["rows"]
+    assert forced["engine"] == "vllm 0.19.0 ROCM_AITER_FA" and default["engine"] == "vllm 0.19.0"
+    assert forced["predicted_speedup"] > 1.15 * default["predicted_speedup"]

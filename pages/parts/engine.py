@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages.parts.method_alpha import engine_changed
 from pages.parts.text import plain
-from specmodel.model.engines import engine_names, find_engine, parse_version
+from specmodel.model.engines import attention_backend, engine_names, find_engine, parse_version
 
 
 def engine_inputs(sb, start: int) -> None:
@@ -18,7 +18,9 @@ def engine_inputs(sb, start: int) -> None:
                       "sampling), with its source; 'No engine overhead' is kernels only.")
     sb.text_input("Engine version", key="engine_version", bind="query-params", placeholder="e.g. 0.5.9 (optional)",
                   help="As released (0.5.9, v0.10.1): versions differ where it costs time (e.g. SGLang before 0.5.11 "
-                       "runs speculation without its overlap scheduler). Without one the band spans the versions.")
-    if (version := st.session_state.get("engine_version")) and parse_version(version) is None:
+                       "runs speculation without its overlap scheduler). Without one the band spans the versions. "
+                       "An attention backend forced with --attention-backend may follow (0.19.0 ROCM_AITER_FA).")
+    version = st.session_state.get("engine_version")
+    if version and parse_version(version) is None and attention_backend(st.session_state.get("engine"), version) is None:
         sb.warning(f"'{plain(version[:40])}' is not a version number (e.g. 0.5.9): taken as no version "
                    "given, so the band spans the versions.")

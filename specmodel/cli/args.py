@@ -68,7 +68,8 @@ def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
                    help="mean tokens in each sequence's KV cache; default 1024")
     p.add_argument("--engine", type=_engine_name, default=None, metavar="ENGINE",
                    help=f"serving engine whose per-step overheads apply (data/engines.json), with its version where "
-                        f"it changes the step ('SGLang v0.5.9', 'vllm 0.14'); one of {', '.join(engine_names())}; "
+                        f"it changes the step ('SGLang v0.5.9', 'vllm 0.14') and an attention backend forced with "
+                        f"--attention-backend after it ('vllm 0.19.0 ROCM_AITER_FA'); one of {', '.join(engine_names())}; "
                         "default vllm")
     p.add_argument("--calibration", metavar="FILE.json",
                    help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it")

@@ -181,7 +181,7 @@ def _vllm(summary: Summary, dp: int) -> dict:
     s = summary.scenario
     target = find_model(s.target).hf_id
     serve = ["vllm", "serve", target] + (["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []) \
-        + (["--data-parallel-size", str(dp)] if dp > 1 else [])
+        + (["--data-parallel-size", str(dp)] if dp > 1 else []) + find_engine(s.engine).backend_flags
     warnings = common_warnings(summary)
     if _never_pays(summary):
         return {"config": None, "command": shlex.join(serve), "min_version": {}, "warnings": warnings,

@@ -36,7 +36,7 @@ def _inputs(s: Scenario) -> dict:
     engine = find_engine(s.engine)
     return {"gpu": s.gpu, "target": s.target, "method": s.method,
             "draft": s.draft if s.method == "draft_model" else None, "context_len": s.context_len, "tp": s.tp,
-            "engine": engine.name, "engine_version": engine.version_text,
+            "engine": engine.name, "engine_version": engine.version_text, "attention_backend": engine.attention_backend,
             "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype,
             "kv_dtype": s.kv_dtype, "timings": "measured" if s.t_target_ms is not None else "hardware"}
 

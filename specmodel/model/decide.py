@@ -490,7 +490,8 @@ def _unpacked_note(s: Scenario) -> list[str]:
                  "prefill kernel, its default attention backend for this model: one program per query head and "
                  f"{engine.verify_query_tile(gpu, find_model(s.target).attention)} query rows per program, so the "
                  "verify pass reads the KV cache several times over (one-token decode packs the group; "
-                 "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596)")]
+                 "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596: name it after the version, "
+                 "'0.19.0 ROCM_AITER_FA', to predict with it)")]
 
 
 def _acceptance_note(s: Scenario) -> list[str]:

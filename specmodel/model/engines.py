@@ -65,6 +65,9 @@ class Engine:
     # data/engines.json `spec_running_cap`: requests the engine runs at once while speculating when its
     # limit flag is not given (SGLang: 48), with the methods it applies to, the flag and the source
     spec_running_cap: dict | None = None
+    # an attention backend named in the engine text ("vllm 0.19.0 ROCM_AITER_FA": --attention-backend), one
+    # of verify_unpacked's `backend` and `packed_backends`; None: the version's default
+    attention_backend: str | None = None
 
     def running_cap(self, method: str) -> int | None:
         """Requests this engine runs at once with `method` speculating unless its flag raises the limit."""
@@ -76,6 +79,11 @@ class Engine:
         own limit is lower (SGLang's --max-running-requests); [] where none is needed."""
         cap = self.running_cap(method)
         return [self.spec_running_cap["flag"], str(requests)] if cap is not None and requests > cap else []
+
+    @property
+    def backend_flags(self) -> list[str]:
+        """--attention-backend NAME where the engine text names one (both servers of a comparison)."""
+        return ["--attention-backend", self.attention_backend] if self.attention_backend else []
 
     @property
     def version_text(self) -> str | None:
@@ -132,16 +140,17 @@ class Engine:
             return []
         overlap = self.overlap or {}
         edges = [overlap.get("spec_since", {}).get(method), overlap.get("plain_since")]
-        if self.verify_unpacked and _engine(self.name, (999,)).unpacks_verify(gpu_name, attention):  # matters here
+        if self.verify_unpacked and not self.attention_backend and _engine(self.name, (999,)).unpacks_verify(
+                gpu_name, attention):  # the default backend's kernel matters here (a backend named fixes it)
             edges.append(self.verify_unpacked.get("since"))
         candidates = {v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e))) if v}
         mine, free = self._behaviour(method, gpu_name, attention), ((0.0, 0.0), True)  # free: pays neither
         seen, out = {mine, free} if mine == free else {mine}, []
         for version in sorted(candidates, reverse=True):
-            behaviour = _engine(self.name, version)._behaviour(method, gpu_name, attention)
+            behaviour = _engine(self.name, version, self.attention_backend)._behaviour(method, gpu_name, attention)
             if behaviour not in seen:
                 seen.add(behaviour)
-                out.append(f"{self.name} {'.'.join(map(str, version))}")
+                out.append(engine_text(_engine(self.name, version, self.attention_backend)))
         return out
 
     def other_behaviour(self, method: str, gpu_name: str = "", attention: str = "gqa") -> str | None:
@@ -158,6 +167,8 @@ class Engine:
         u = self.verify_unpacked
         if not u or attention in u.get("except_attention", ()):
             return False
+        if self.attention_backend:  # named: its own kernel at any version (packed_backends pack the group)
+            return self.attention_backend == u["backend"] and any(w.lower() in gpu_name.lower() for w in u["gpus"])
         return self._from_on(u["since"], u["gpus"], gpu_name, u.get("read_through", ""))
 
     def _from_on(self, since: str, gpus, gpu_name: str, newest_read: str | None = None) -> bool:
@@ -260,25 +271,44 @@ def find_engine(name: str | None) -> Engine:
     key = normalise_engine(name) if name else DEFAULT_ENGINE
     if key is None or key not in _raw():
         raise SpecModelError(f"unknown engine '{name}'; choose one of: {', '.join(engine_names())}")
-    return _engine(key, parse_version(name) if isinstance(name, str) else None)
+    return _engine(key, parse_version(name) if isinstance(name, str) else None, attention_backend(key, name))
+
+
+def backends(key: str) -> tuple[str, ...]:
+    """The attention backends an engine text may name for this engine (data/engines.json verify_unpacked:
+    the default kernel's `backend` and the `packed_backends`)."""
+    u = _raw().get(key, {}).get("verify_unpacked") or {}
+    return tuple(([u["backend"]] if u.get("backend") else []) + list(u.get("packed_backends", ())))
+
+
+def attention_backend(key: str | None, text) -> str | None:
+    """The attention backend a text names for the engine `key` ("vllm 0.19.0 --attention-backend rocm_aiter_fa"
+    -> "ROCM_AITER_FA"), else None.
+
+    >>> attention_backend("vllm", "vLLM 0.19.0 ROCM_AITER_FA"), attention_backend("vllm", "vllm 0.19.0")
+    ('ROCM_AITER_FA', None)
+    """
+    if not key or not isinstance(text, str):
+        return None
+    words = set(re.findall(r"[a-z0-9_]+", text[:200].lower()))
+    return next((b for b in backends(key) if b.lower() in words), None)
 
 
 @cache
-def _engine(key: str, version: tuple[int, ...] | None) -> Engine:
+def _engine(key: str, version: tuple[int, ...] | None, backend: str | None = None) -> Engine:
     e = _raw()[key]
     return Engine(key, e["label"], *(float(e[f]) for f in ("step_ms", "seq_us", "draft_pass_ms", "draft_seq_us",
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
-                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"))
+                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend)
 
 
 def with_version(engine: str, version_text) -> str:
-    """An engine key and a version as a user typed it ("v0.5.9") as one engine text ("sglang 0.5.9");
-    the engine alone where the text holds no version."""
-    version = parse_version(version_text or "")
-    return f"{engine} {'.'.join(map(str, version))}" if version else engine
+    """An engine key and a version as a user typed it ("v0.5.9", "0.19.0 ROCM_AITER_FA") as one engine text
+    ("sglang 0.5.9", "vllm 0.19.0 ROCM_AITER_FA"); the engine alone where the text holds neither."""
+    return engine_text(_engine(engine, parse_version(version_text or ""), attention_backend(engine, version_text)))
 
 
 @reads_name
@@ -288,10 +318,9 @@ def named_engine(text) -> str | None:
     key = normalise_engine(text)
     if key is None:
         return None
-    version = parse_version(text)
-    return f"{key} {'.'.join(map(str, version))}" if version else key
+    return engine_text(_engine(key, parse_version(text), attention_backend(key, text)))
 
 
 def engine_text(engine: Engine) -> str:
-    """The engine as a Scenario takes it: its key, and its version where one was named."""
-    return f"{engine.name} {engine.version_text}" if engine.version else engine.name
+    """The engine as a Scenario takes it: its key, its version and its attention backend where named."""
+    return " ".join(filter(None, (engine.name, engine.version_text, engine.attention_backend)))

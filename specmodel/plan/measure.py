@@ -146,7 +146,7 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
         cfg = {"method": s.method, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
                "rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
         tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
-        base = ["vllm", "serve", target, *tp, "--port", "8000"]
+        base = ["vllm", "serve", target, *tp, *find_engine(s.engine).backend_flags, "--port", "8000"]
         return {"plain": shlex.join(base),
                 "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
     if engine == "sglang":
