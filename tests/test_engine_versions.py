@@ -209,6 +209,10 @@ def test_an_attention_backend_forced_after_the_version_is_the_kernel_predicted()
     assert summary.band == summarize(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).band
     assert find_engine("vllm 0.17.0 ROCM_ATTN").unpacks_verify("MI300X")  # named: its own kernel at any version
     assert not find_engine("vllm 0.19.0 ROCM_AITER_FA").unpacks_verify("MI300X")
+    # the drafter runs the backend named too: PR #47854's ROCM_ATTN acceptance caveat follows it
+    assert find_engine("vllm 0.19.0").acceptance_caveat("eagle3", "MI300X") is not None
+    assert find_engine("vllm 0.19.0 ROCM_AITER_FA").acceptance_caveat("eagle3", "MI300X") is None
+    assert find_engine("vllm 0.17.0 ROCM_ATTN").acceptance_caveat("eagle3", "MI300X") is not None
     by_engine, _ = deploy_by_engine(summary)
     assert "--attention-backend ROCM_AITER_FA" in by_engine["vllm"]["command"]
     servers = measurement_plan(summary).servers

@@ -164,3 +164,20 @@ def test_the_what_if_charts_never_ask_narwhals_for_plugins():
             "print(p._discover_entrypoints.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "0", out.stderr
+
+
+def test_the_best_k_chart_draws_the_k_to_deploy_that_the_verdict_names():
+    """At batch 32 on an MI300X, k = 3 beats k = 4 by 1%: the schedule keeps k = 4 (it switches only for
+    more than SWITCH_GAIN) and the verdict says "keep k = 4"; the chart's main line is that schedule, the
+    per-batch best (3 there) a dotted line beside it."""
+    from specmodel import summarize
+
+    s = Scenario(gpu="MI300X", target="Llama 3.1 8B", method="eagle3", alpha=0.7, k=4, concurrency=32,
+                 engine="vllm 0.18.0")
+    summary = summarize(s)
+    fig = figures.best_k_by_batch(s, summary.schedule)  # read as a figure (its arrays as numpy)
+    deploy, alone = (next(t for t in fig.data if t.name == n) for n in ("k to deploy (schedule)",
+                                                                       "best k at each batch alone"))
+    at = [int(x) for x in deploy.x].index(31)  # the batches are log-spaced: 31 and 33 beside the scenario's 32
+    assert deploy.y[at] == summary.best_k == 4 and alone.y[at] == 3
+    assert "keep k = 4" in summary.verdict.text + " " + summary.verdict.advice

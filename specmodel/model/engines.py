@@ -182,8 +182,10 @@ class Engine:
     def acceptance_caveat(self, method: str, gpu_name: str) -> dict | None:
         """The caveat (data/engines.json `acceptance_caveats`) on an acceptance entered for this method on this
         GPU with this version (one not given runs as the newest release read), else None."""
-        return next((c for c in self.acceptance_caveats
-                     if method in c["methods"] and self._from_on(c["since"], c["gpus"], gpu_name)), None)
+        return next((c for c in self.acceptance_caveats if method in c["methods"] and (
+            self._from_on(c["since"], c["gpus"], gpu_name) if not self.attention_backend  # the version's default
+            else self.attention_backend == c.get("drafter_backend")  # named: the drafter runs it too (v0.19.0)
+            and any(w.lower() in gpu_name.lower() for w in c["gpus"]))), None)
 
     def verify_query_tile(self, gpu_name: str, attention: str = "gqa") -> int:
         """Query rows the unpacked verify kernel computes per program (0: as many as the pass has)."""

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from specmodel.limits import bounded_cache
-from specmodel.model.decide import (K_MAX, Summary, best_k, best_k_per_batch, crossover_concurrency, ks_in_use,
+from specmodel.model.decide import (K_MAX, Summary, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use,
                                     schedule_grid, smallest_best, summarize)
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
 
@@ -314,7 +314,7 @@ def whatif_view(s: Scenario) -> tuple[Summary, tuple[go.Figure, ...]]:
     summary = summarize(s)
     return summary, (speedup_vs_alpha(s, summary.prediction), alpha_k_heatmap(s),
                      speedup_vs_concurrency(s, summary.crossover_concurrency, summary.prediction),
-                     best_k_by_batch(s), deploy_options(summary))
+                     best_k_by_batch(s, summary.schedule), deploy_options(summary))
 
 
 def speedup_vs_alpha(s: Scenario, prediction: Prediction | None = None) -> go.Figure:
@@ -390,12 +390,21 @@ def alpha_k_heatmap(s: Scenario) -> go.Figure:
                   yaxis=dict(dtick=1), legend=dict(orientation="h", y=-0.25))
 
 
-def best_k_by_batch(s: Scenario) -> go.Figure:
-    """The best k at each batch size (the vLLM schedule), with its speedup on hover."""
+def best_k_by_batch(s: Scenario, schedule: list[list[int]] | None = None) -> go.Figure:
+    """The k to deploy at each batch size (the schedule the advice and vLLM's config name: it switches k only
+    for more than SWITCH_GAIN; past its last range, the best k) beside the best k of each batch alone (what
+    switching for free would run), with speedups on hover."""
     ks, speeds = _best_k_by_batch(s)
+    if schedule is None:
+        schedule = summarize(s).schedule
+    deployed = np.array([k if (k := k_at(schedule, int(b))) is not None else best
+                         for b, best in zip(BATCHES.tolist(), ks.tolist())])
     traces = [
-        line(BATCHES, ks, "best k", "batch %{x}<br>best k = %{y}<br>speedup = %{customdata:.2f}x<extra></extra>",
-             line=dict(shape="hv", width=3, color="#1f77b4"), customdata=speeds),
+        line(BATCHES, deployed, "k to deploy (schedule)", "batch %{x}<br>k to deploy = %{y}<extra></extra>",
+             line=dict(shape="hv", width=3, color="#1f77b4")),
+        line(BATCHES, ks, "best k at each batch alone",
+             "batch %{x}<br>best k = %{y}<br>speedup = %{customdata:.2f}x<extra>switching for free</extra>",
+             line=dict(shape="hv", width=1.5, dash="dot", color="#2ca02c"), customdata=speeds),
         marker(s.concurrency, s.k, "chosen k at this batch", "batch %{x}<br>k = %{y}<extra>chosen</extra>"),
     ]
     return figure(traces, "Best k by batch size (0 = turn speculation off)",
