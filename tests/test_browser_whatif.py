@@ -25,7 +25,7 @@ def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(strea
     assert before.startswith("Pays off")
     charts = page.locator("[data-testid='stPlotlyChart']")
     assert charts.count() == 5
-    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "Best k by batch",
+    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "k to deploy by batch",
                   "Off, fixed k, schedule or per-batch best"):
         assert page.get_by_text(title, exact=False).count() >= 1
 

@@ -32,7 +32,7 @@ def test_page_runs_clean_with_verdict_metrics_and_five_charts():
     charts = at.get("plotly_chart")
     assert len(charts) == 5
     titles = " ".join(json.loads(c.proto.spec)["layout"]["title"]["text"] for c in charts)
-    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "Best k by batch size",
+    for title in ("Speedup vs acceptance", "Speedup vs concurrency", "Speedup over α and k", "k to deploy by batch size",
                   "Off, fixed k, schedule or per-batch best"):
         assert title in titles
 

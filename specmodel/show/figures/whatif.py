@@ -407,8 +407,8 @@ def best_k_by_batch(s: Scenario, schedule: list[list[int]] | None = None) -> go.
              line=dict(shape="hv", width=1.5, dash="dot", color="#2ca02c"), customdata=speeds),
         marker(s.concurrency, s.k, "chosen k at this batch", "batch %{x}<br>k = %{y}<extra>chosen</extra>"),
     ]
-    return figure(traces, "Best k by batch size (0 = turn speculation off)",
-                  "concurrent sequences (batch size, log scale)", "best k (draft tokens per step)",
+    return figure(traces, "k to deploy by batch size (0 = turn speculation off)",
+                  "concurrent sequences (batch size, log scale)", "k (draft tokens per step)",
                   xaxis=LOG_BATCH_AXIS, yaxis=dict(dtick=1, range=[-0.3, K_MAX + 0.3]))
 
 
