@@ -168,7 +168,7 @@ class Engine:
         if not u or attention in u.get("except_attention", ()):
             return False
         if self.attention_backend:  # named: its own kernel at any version (packed_backends pack the group)
-            return self.attention_backend == u["backend"] and any(w.lower() in gpu_name.lower() for w in u["gpus"])
+            return self.attention_backend == u["backend"] and _on(u["gpus"], gpu_name)
         return self._from_on(u["since"], u["gpus"], gpu_name, u.get("read_through", ""))
 
     def _from_on(self, since: str, gpus, gpu_name: str, newest_read: str | None = None) -> bool:
@@ -176,8 +176,7 @@ class Engine:
         given runs as the newest release read (as the overlap terms do)."""
         newest = self.read_through if newest_read is None else newest_read
         version = self.version if self.version is not None else parse_version(newest or "")
-        low = gpu_name.lower()
-        return bool(version and version >= parse_version(since) and any(w.lower() in low for w in gpus))
+        return bool(version and version >= parse_version(since) and _on(gpus, gpu_name))
 
     def acceptance_caveat(self, method: str, gpu_name: str) -> dict | None:
         """The caveat (data/engines.json `acceptance_caveats`) on an acceptance entered for this method on this
@@ -185,7 +184,7 @@ class Engine:
         return next((c for c in self.acceptance_caveats if method in c["methods"] and (
             self._from_on(c["since"], c["gpus"], gpu_name) if not self.attention_backend  # the version's default
             else self.attention_backend == c.get("drafter_backend")  # named: the drafter runs it too (v0.19.0)
-            and any(w.lower() in gpu_name.lower() for w in c["gpus"]))), None)
+            and _on(c["gpus"], gpu_name))), None)
 
     def verify_query_tile(self, gpu_name: str, attention: str = "gqa") -> int:
         """Query rows the unpacked verify kernel computes per program (0: as many as the pass has)."""
@@ -274,6 +273,12 @@ def find_engine(name: str | None) -> Engine:
     if key is None or key not in _raw():
         raise SpecModelError(f"unknown engine '{name}'; choose one of: {', '.join(engine_names())}")
     return _engine(key, parse_version(name) if isinstance(name, str) else None, attention_backend(key, name))
+
+
+def _on(gpus, gpu_name: str) -> bool:
+    """True on a GPU whose name holds one of the words `gpus` (data/engines.json's GPU lists)."""
+    low = gpu_name.lower()
+    return any(w.lower() in low for w in gpus)
 
 
 def backends(key: str) -> tuple[str, ...]:
