@@ -35,6 +35,19 @@ def test_scatter_has_one_trace_per_workload_and_the_identity_line(evaluated):
     assert list(identity.x) == list(identity.y)
 
 
+def test_scatter_draws_each_runs_band_as_a_bar_and_keeps_it_inside_the_axes(evaluated):
+    fig = predicted_vs_measured(evaluated)
+    extraction = next(t for t in fig.data if t.name == "extraction")
+    run = evaluated[evaluated["workload"] == "extraction"].iloc[0]
+    low, pred, high = run["speedup_low"], run["predicted_speedup"], run["speedup_high"]
+    assert low < pred < high  # the seed's extraction run: 1.55x predicted, its band around it
+    assert extraction.error_y.array[0] == pytest.approx(high - pred)
+    assert extraction.error_y.arrayminus[0] == pytest.approx(pred - low)
+    assert f"80% band {low:.2f}–{high:.2f}x" in extraction.hovertext[0]
+    assert fig.layout.yaxis.range[0] <= low and fig.layout.yaxis.range[1] >= high
+    assert "80% band" in fig.layout.yaxis.title.text
+
+
 def test_workload_names_are_escaped_in_figures(evaluated):
     hostile = evaluated.assign(workload="<img src=x onerror=alert(1)>")
     fig = predicted_vs_measured(hostile)

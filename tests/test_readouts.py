@@ -24,6 +24,20 @@ def test_whatif_figures_show_the_seed_numbers():
     assert line.startswith("Plain: ") and "Speculative: " in line and "inter-token latency" in line
 
 
+def test_whatif_speedup_shows_the_models_80_percent_band_under_it():
+    summary = summarize(SEED)
+    low, high = summary.band
+    caption = shown(readouts.whatif_readouts(summary))["Speedup"].caption
+    assert caption == f"80% band {low:.2f}–{high:.2f}x"
+    assert low < 1.70 < high and "straddles" not in caption
+    # batch 32 on an L40S with a 1B draft at α = 0.6: the band straddles 1.0 and the caption says so
+    busy = summarize(Scenario(gpu="L40S", draft="Llama 3.2 1B", alpha=0.6, k=4, concurrency=32))
+    assert busy.uncertain
+    assert shown(readouts.whatif_readouts(busy))["Speedup"].caption.endswith("(straddles 1.0)")
+    off = summarize(Scenario(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
+    assert shown(readouts.whatif_readouts(off))["Speedup"].caption is None  # no speculation, no band
+
+
 def test_whatif_with_speculation_off_has_no_delta_and_says_off():
     summary = summarize(Scenario(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
     r = shown(readouts.whatif_readouts(summary))

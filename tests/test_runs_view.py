@@ -92,3 +92,17 @@ def test_a_long_break_even_table_shows_its_verdicts_in_the_words_every_page_uses
     assert shown["verdict"].tolist()[:2] == ["pays off", "loses"] and pd.isna(shown["verdict"].iloc[2])
     assert shown["predicted_verdict"].tolist() == ["borderline", "pays off", "loses"]
     assert table["verdict"].tolist()[0] == "clears"  # the table itself keeps the codes the JSON carries
+
+
+def test_the_review_table_shows_each_runs_80_percent_band_beside_its_numbers():
+    from specmodel.runs.review import review, with_band_text
+
+    table = review(read_runs([FIXTURES / "seed_runs.csv"]).rows).table
+    assert {"speedup_low", "speedup_high"} <= set(table.columns)  # numbers for the CSV export
+    shown = with_band_text(table).set_index("workload")["speedup_band"]
+    extraction = table.set_index("workload").loc["extraction"]
+    assert shown["extraction"] == f"{extraction['speedup_low']:.2f}–{extraction['speedup_high']:.2f}"
+    assert extraction["speedup_low"] < extraction["predicted_speedup"] < extraction["speedup_high"]
+    no_band = with_band_text(table.assign(speedup_low=None))
+    assert set(no_band["speedup_band"]) == {""}  # an empty cell, never "nan–nan"
+    assert "speedup_band" in runs_view.filled_columns(with_band_text(table), runs_view.BREAK_EVEN_COLUMNS)

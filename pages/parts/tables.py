@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.parts.display import column_config
+from specmodel.runs.review import with_band_text
 from specmodel.show import readouts
 from specmodel.show import runs_view as runs_view
 
@@ -19,11 +20,11 @@ TALL_ROW_PX = 110  # five lines: a run's advice
 BREAK_EVEN_MAIN = {"verdict": 80, "workload": 105, "concurrency": 90, "measured_speedup": 80,
                    "predicted_verdict": 75, "predicted_speedup": 85, "k": 35, "tokens_per_step": 85,
                    "break_even_tokens_per_step": 80, "margin_pct": 65}
-# ...and, per run, the advice, how the verdict was reached and where the run comes from (its method and GPU
+# ...and, per run, the model's 80% band, the advice, how the verdict was reached and where the run comes from (its method and GPU
 # are in "Runs as read", same file and row; "model vs measured" is the model's verdict and both speedups,
 # shown in the main table).
-BREAK_EVEN_DETAIL = {"workload": 95, "concurrency": 90, "advice": 270, "verdict_basis": 120,
-                     "margin_tokens_per_step": 85, "file": 95, "row": 45}
+BREAK_EVEN_DETAIL = {"workload": 95, "concurrency": 90, "speedup_band": 90, "advice": 240,
+                     "verdict_basis": 105, "margin_tokens_per_step": 85, "file": 95, "row": 45}
 
 # Fleet: who, on which model, the verdict and its prediction and advice...
 FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 70, "predicted_on": 175, "predicted_speedup": 125,
@@ -45,6 +46,7 @@ def _height(rows: int, row_px: int, most: int = 10) -> int:
 
 def break_even_tables(table_shown) -> None:
     """The break-even table as two that fit: the verdicts in view, advice and source under an expander."""
+    table_shown = with_band_text(table_shown)
     filled = runs_view.filled_columns(table_shown, runs_view.BREAK_EVEN_COLUMNS)
     shown = runs_view.break_even_display(table_shown)
     tall = len(table_shown) > 10

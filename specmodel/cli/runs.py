@@ -73,8 +73,8 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.cli.output import json_value, print_json_table
     from specmodel.model.calibration_file import save_calibration
     from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
-    from specmodel.runs.headlines import model_headline
-    from specmodel.runs.review import prediction_counts, review
+    from specmodel.runs.headlines import model_headline, prediction_counts
+    from specmodel.runs.review import review
 
     explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method", "k") if getattr(args, kind, None))
     args.gpu = args.gpu or "L40S"

@@ -18,7 +18,7 @@ from specmodel.model.calibration_file import calibration_line
 from specmodel.model.engines import DEFAULT_ENGINE, find_engine
 from specmodel.model.roofline import Efficiency
 from specmodel.paths import tool_version
-from specmodel.runs.review import TABLE_COLUMNS, verdict_words
+from specmodel.runs.review import TABLE_COLUMNS, verdict_words, with_band_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # A report is a file people mail and open in a browser: each of its tables and its problem list stops
@@ -62,9 +62,9 @@ def _cell(value) -> str:
 # The tables fit the page: a fixed layout gives each column a share of the width by what it holds
 # (sentences most, names more than numbers), and text wraps inside its column, mid-word only when a
 # word is longer than the column is wide.
-_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.2, "workload": 2.2, "file": 2.0, "target_model": 2.0, "draft_model": 2.0,
-                "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 1.8, "margin": 1.2,
-                "k": 0.7, "row": 0.9}
+_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.0, "workload": 2.2, "file": 2.0, "target_model": 2.0, "draft_model": 2.0,
+                "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 1.9, "margin": 1.2,
+                "k": 0.7, "row": 0.9, "model's 80% band ×": 1.2}
 _NUMBER_SHARE, _TEXT_SHARE = 1.3, 1.4
 _NOWRAP = {"verdict", "margin", "k", "row"}  # a few characters each: never broken
 
@@ -116,8 +116,9 @@ def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str
 _REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
                    "verdict_basis": "verdict from", "measured_speedup": "measured speedup ×",
                    "speedup_margin": "measured speedup − 1", "predicted_speedup": "predicted speedup ×",
-                   "tokens_per_step": "tokens/step E", "break_even_tokens_per_step": "break-even E",
-                   "e_margin": "E ÷ break-even E − 1", "advice": "advice", "file": "file", "row": "row"}
+                   "speedup_band": "model's 80% band ×", "tokens_per_step": "tokens/step E",
+                   "break_even_tokens_per_step": "break-even E", "e_margin": "E ÷ break-even E − 1", "advice": "advice",
+                   "file": "file", "row": "row"}
 
 
 def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
@@ -129,7 +130,8 @@ def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
 
 
 def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
-    shown = table.reindex(columns=TABLE_COLUMNS).copy()
+    shown = with_band_text(table.reindex(columns=TABLE_COLUMNS))
+    shown["speedup_band"] = shown["speedup_band"].str.replace("–", "–\u200b")  # may wrap after the dash
     pct = lambda m: "" if pd.isna(m) else f"{m:+.0%}"  # noqa: E731
     shown["speedup_margin"] = (pd.to_numeric(shown["measured_speedup"], errors="coerce") - 1).map(pct)
     e = pd.to_numeric(shown["tokens_per_step"], errors="coerce")

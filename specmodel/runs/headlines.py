@@ -1,12 +1,18 @@
 """What a review of runs says in sentences: one line per workload and verdict, and how far the
-model was off (the Past runs page's headline and `runs`' first line)."""
+model was off (the Past runs page's headline and `runs`' first line); and what became of every row
+(`runs --json`'s counts: predicted, refused by reason, predicted on an assumption)."""
 
 from __future__ import annotations
+
+import math
+import re
 
 import numpy as np
 import pandas as pd
 
+from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, verdict_words
+from specmodel.runs.row_scenario import row_alpha
 
 
 MAX_LEVELS_SHOWN = 12
@@ -83,3 +89,30 @@ def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
             example = f" (e.g. {r['workload']} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
     return (f"The model's verdict differs from the measured one on {off:,} of {n:,} run{'s' if n != 1 else ''}"
             f"{example}; each run with a measurement takes its verdict from it.")
+
+
+def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
+    """What became of every row: predicted, refused (by reason, each row once, its first reason) and
+    predicted on an assumption (k, acceptance, context). Rows left out by the reader are counted from
+    its problems; loaded rows the model could not predict count as "no_acceptance" or "model"."""
+    refused: dict[str, str] = {}
+    for p in problems:
+        if p.severity == "error" and p.row is not None:
+            refused.setdefault(f"{p.file}\0{p.row}", p.reason or "invalid")
+    predicted = evaluated["predicted_speedup"].notna() if len(evaluated) else pd.Series([], dtype=bool)
+    for r in evaluated[~predicted].to_dict("records") if len(evaluated) else []:
+        alpha = row_alpha(r)
+        no_alpha = math.isnan(alpha)
+        refused.setdefault(f"{r['file']}\0{r['row']}", "no_acceptance" if no_alpha else "model")
+    by_reason: dict[str, int] = {}
+    for reason in refused.values():
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    assumed_col = evaluated["assumed"].fillna("").astype(str)[predicted] if "assumed" in evaluated else pd.Series([])
+    n_pred = int(predicted.sum())
+    codes, texts = pd.factorize(assumed_col)  # each distinct "assumed" text looked at once, with its rows
+    said = list(zip(texts.tolist(), np.bincount(codes[codes >= 0], minlength=len(texts)).tolist()))
+    total = n_pred + len(refused)
+    return {"rows_in_files": total, "rows_predicted": n_pred,
+            "share_predicted": round(n_pred / total, 4) if total else None, "rows_refused": len(refused),
+            "refused_by_reason": dict(sorted(by_reason.items(), key=lambda kv: -kv[1])),
+            "assumed": {kind: sum(n for text, n in said if re.search(rf"\b{kind}\b", text)) for kind in ASSUMED_KINDS}}

@@ -15,8 +15,6 @@ vectorised predict() calls, with a progress callback between groups.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,7 +29,6 @@ from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
 from specmodel.runs.load import paused_gc
-from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
@@ -59,7 +56,8 @@ RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_
 
 # Columns of the break-even table (export and page), in order.
 TABLE_COLUMNS = ["workload", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
-                 "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "advice",
+                 "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "speedup_low",
+                 "speedup_high", "advice",
                  "measured_verdict", "predicted_verdict", "verdict_basis", "model_agrees", "disagreement", "method",
                  "gpu_preset", "file", "row"]
 _NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
@@ -338,37 +336,18 @@ def _each_once(word, values: np.ndarray) -> np.ndarray:
     return np.array([word(v) for v in distinct.tolist()], dtype=object)[codes]
 
 
-def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
-    """What became of every row: predicted, refused (by reason, each row once, its first reason) and
-    predicted on an assumption (k, acceptance, context). Rows left out by the reader are counted from
-    its problems; loaded rows the model could not predict count as "no_acceptance" or "model"."""
-    refused: dict[str, str] = {}
-    for p in problems:
-        if p.severity == "error" and p.row is not None:
-            refused.setdefault(f"{p.file}\0{p.row}", p.reason or "invalid")
-    predicted = evaluated["predicted_speedup"].notna() if len(evaluated) else pd.Series([], dtype=bool)
-    for r in evaluated[~predicted].to_dict("records") if len(evaluated) else []:
-        alpha = row_alpha(r)
-        no_alpha = math.isnan(alpha)
-        refused.setdefault(f"{r['file']}\0{r['row']}", "no_acceptance" if no_alpha else "model")
-    by_reason: dict[str, int] = {}
-    for reason in refused.values():
-        by_reason[reason] = by_reason.get(reason, 0) + 1
-    assumed_col = evaluated["assumed"].fillna("").astype(str)[predicted] if "assumed" in evaluated else pd.Series([])
-    n_pred = int(predicted.sum())
-    codes, texts = pd.factorize(assumed_col)  # each distinct "assumed" text looked at once, with its rows
-    said = list(zip(texts.tolist(), np.bincount(codes[codes >= 0], minlength=len(texts)).tolist()))
-    total = n_pred + len(refused)
-    return {"rows_in_files": total, "rows_predicted": n_pred,
-            "share_predicted": round(n_pred / total, 4) if total else None, "rows_refused": len(refused),
-            "refused_by_reason": dict(sorted(by_reason.items(), key=lambda kv: -kv[1])),
-            "assumed": {kind: sum(n for text, n in said if re.search(rf"\b{kind}\b", text)) for kind in ASSUMED_KINDS}}
-
-
 def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
     """Per workload and concurrency: measured E vs break-even, margin, verdict, the model's verdict and advice."""
     table = evaluated.reindex(columns=TABLE_COLUMNS)
     return table.sort_values(["workload", "concurrency"], kind="stable").reset_index(drop=True)
+
+
+def with_band_text(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with "speedup_band": each run's speedup_low–high as shown ("0.68–1.38"; "" without a band)."""
+    if "speedup_low" not in table or "speedup_high" not in table:
+        return table
+    ends = zip(pd.to_numeric(table["speedup_low"], errors="coerce"), pd.to_numeric(table["speedup_high"], errors="coerce"))
+    return table.assign(speedup_band=[f"{lo:.2f}–{hi:.2f}" if lo == lo and hi == hi else "" for lo, hi in ends])
 
 
 def error_summary(evaluated: pd.DataFrame) -> dict:

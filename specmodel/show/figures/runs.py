@@ -28,7 +28,19 @@ def _hover(r) -> str:
             f"{r['method']}, "
             f"{r['gpu_preset']}<br>α {_fmt(r['alpha'])}, tokens/step {_fmt(r['tokens_per_step'])} "
             f"(break-even {_fmt(r.get('break_even_tokens_per_step'))})<br>measured {_fmt(r['measured_speedup'])}x, "
-            f"predicted {_fmt(r.get('predicted_speedup'))}x<br>verdict: {r.get('verdict') or '–'}")
+            f"predicted {_fmt(r.get('predicted_speedup'))}x (80% band {_fmt(r.get('speedup_low'))}–"
+            f"{_fmt(r.get('speedup_high'))}x)<br>verdict: {r.get('verdict') or '–'}")
+
+
+def _band_bars(group: pd.DataFrame) -> dict | None:
+    """Vertical bars from each run's speedup_low to speedup_high (the model's 80% band; none where a run has none)."""
+    if "speedup_low" not in group or "speedup_high" not in group:
+        return None
+    pred = group["predicted_speedup"].astype(float)
+    up = pd.to_numeric(group["speedup_high"], errors="coerce") - pred
+    down = pred - pd.to_numeric(group["speedup_low"], errors="coerce")
+    return {"type": "data", "symmetric": False, "array": up.tolist(), "arrayminus": down.tolist(),
+            "thickness": 1, "width": 0}
 
 
 LEGEND_WORKLOADS = 10  # above this many workloads the scatter colours runs by verdict, not by workload
@@ -55,15 +67,18 @@ def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs me
         fig.add_trace(go.Scatter(
             x=group["measured_speedup"].astype(float), y=group["predicted_speedup"].astype(float), mode="markers",
             name=f"measured: {html.escape(str(verdict_words(name)))}" if by_verdict else html.escape(str(name)), marker=marker,
-            hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
+            error_y=_band_bars(group), hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
         values += group["measured_speedup"].astype(float).tolist() + group["predicted_speedup"].astype(float).tolist()
+        for end in ("speedup_low", "speedup_high"):  # the bars stay inside the axes
+            if end in group:
+                values += [v for v in pd.to_numeric(group[end], errors="coerce").tolist() if v == v]
     lo, hi = min(values) * 0.9, max(values) * 1.1
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="prediction = measurement (y = x)",
                              line={"color": "grey", "dash": "dash"}, hoverinfo="skip"))
     fig.add_hline(y=1.0, line={"color": "#cf222e", "width": 1, "dash": "dot"})
     fig.add_vline(x=1.0, line={"color": "#cf222e", "width": 1, "dash": "dot"})
     fig.update_layout(title=title, xaxis_title="measured speedup (spec / baseline throughput, ×)",
-                      yaxis_title="predicted speedup (×)",
+                      yaxis_title="predicted speedup (×; bars: the model's 80% band)",
                       legend_title=f"measured verdict ({data['workload'].nunique()} workloads)" if by_verdict else "workload",
                       xaxis={"range": [lo, hi]}, yaxis={"range": [lo, hi]}, height=480)
     if data.empty:
