@@ -82,7 +82,7 @@ def show_results(session: live.LiveSession) -> None:
     stats, intervals = live.window_stats(session.snapshots, window)
     verdict = live.live_verdict(stats, base_scenario(alpha=alpha_assumed, k=int(k_assumed)), NAMES)
     st.session_state["live_session"] = session = session.with_latest_point()
-    show_verdict(verdict.tone, f"Right now: {verdict.text}", verdict.advice)
+    show_verdict(verdict.tone, f"Right now: {verdict.text}", verdict.advice, under=readouts.live_band_line(verdict))
     calibration_badge()
     show_notes(stats.notes + verdict.notes)
     st.caption(no_links(readouts.live_window_line(stats, session.snapshots[-1], intervals)))

@@ -40,8 +40,12 @@ def test_operating_point_axis_runs_from_batch_1_to_at_most_4096_and_holds_every_
         for y in trace["y"]:
             assert y0 <= float(y) <= y1, (trace["name"], y)
     assert not layout.get("shapes"), "no add_vline/add_hline shapes: on a log axis they land at 10^x"
-    now = next(t for t in fig["data"] if t["name"] == "right now")
+    now = next(t for t in fig["data"] if t["name"] == "right now (bar: 80% band)")
     assert now["x"] == [float(running)] and now["y"][0] == pytest.approx(verdict.speedup)
+    lo, hi = verdict.band  # the bar is the model's 80% band, inside the plot
+    assert now["error_y"]["array"][0] == pytest.approx(hi - verdict.speedup)
+    assert now["error_y"]["arrayminus"][0] == pytest.approx(verdict.speedup - lo)
+    assert y0 <= lo and hi <= y1
 
 
 def test_operating_point_crossover_is_a_vertical_line_at_the_true_batch():

@@ -41,6 +41,23 @@ def test_k_options_use_the_measured_profile_for_every_shorter_k():
     assert f"batch 12, measured E = {stats.tokens_per_step:.2f}" in v.text
 
 
+def test_the_live_verdict_carries_the_models_band_with_the_acceptance_interval_folded_in():
+    from specmodel.model.decide import BAND_RATIO
+
+    few = live.live_verdict(window_stats(drafts=10, per_position=(8, 5, 2)), Scenario())  # 10 drafts: a wide α interval
+    many = live.live_verdict(window_stats(drafts=40_000, per_position=(32_000, 20_000, 8_000)), Scenario())
+    for v in (few, many):
+        lo, hi = v.band
+        assert lo <= v.speedup_range[0] and v.speedup_range[1] <= hi  # the counters' interval inside the band
+        assert lo <= v.speedup_range[0] * BAND_RATIO[0] + 1e-9 and hi >= v.speedup_range[1] * BAND_RATIO[1] - 1e-9
+        out = v.to_dict()
+        assert (out["speedup_low"], out["speedup_high"]) == pytest.approx(v.band)
+        assert out["uncertain"] == (lo < 1.0 < hi)
+    assert few.band[1] - few.band[0] > many.band[1] - many.band[0]  # fewer drafts counted, a wider band
+    off = live.live_verdict(window_stats(spec=False), Scenario(alpha=0.7, k=3))
+    assert off.band is not None and off.band[0] < off.speedup < off.band[1]  # assumed α: the model's band alone
+
+
 def test_load_decides_the_verdict_at_the_same_acceptance():
     light = live.live_verdict(window_stats(running=1), Scenario())
     heavy = live.live_verdict(window_stats(running=400), Scenario())
@@ -133,7 +150,7 @@ def test_figures_have_titles_units_and_the_operating_point():
     fig = figures_live.operating_point_figure(v)
     assert "Operating point" in fig.layout.title.text
     assert "(running" in fig.layout.xaxis.title.text and "(×)" in fig.layout.yaxis.title.text
-    point = [t for t in fig.data if t.name == "right now"][0]
+    point = [t for t in fig.data if t.name == "right now (bar: 80% band)"][0]
     assert list(point.x) == [12] and point.y[0] == pytest.approx(v.speedup)
     hist = [live.history_point(stats, 1.8e9 + 5 * i, v) for i in range(3)]
     rolling = figures_live.rolling_figure(hist)

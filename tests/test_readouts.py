@@ -59,6 +59,18 @@ def _stats(measured: bool) -> prom.LiveStats:
     return prom.stats_from_window(w)
 
 
+def test_live_band_line_names_the_band_and_says_when_it_straddles_1():
+    from specmodel.metrics import live
+
+    sure = live.live_verdict(_stats(True), Scenario())
+    lo, hi = sure.band
+    line = readouts.live_band_line(sure)
+    assert line.startswith(f"The model's 80% band here: {lo:.2f}–{hi:.2f}x (the window's acceptance interval")
+    assert ("straddles 1.0" in line) == (lo < 1.0 < hi)
+    busy = live.live_verdict(_stats(True), Scenario(gpu="A100 80GB"))  # 12 running: 1.29x, band 0.93–2.01x
+    assert busy.uncertain and "straddles 1.0" in readouts.live_band_line(busy)
+
+
 def test_live_figures_with_intervals_where_measured_and_dashes_where_not():
     r = shown(readouts.live_readouts(_stats(True)))
     assert r["Tokens per step E"].value == "2.50" and r["Tokens per step E"].caption.startswith("95%: ")
@@ -85,7 +97,12 @@ def test_fleet_alerts_name_the_losing_down_and_unreadable_instances_with_their_t
     table = report.table()
     counts = readouts.fleet_counts(table["verdict"])
     assert sum(int(part.split(" ")[0]) for part in counts.split(", ")) == len(table)
-    assert set(readouts.FLEET_COLUMNS) <= set(table.columns)
+    from specmodel.runs.review import with_band_text
+
+    assert set(readouts.FLEET_COLUMNS) <= set(with_band_text(table).columns)  # the band as the page shows it
+    predicted = table.dropna(subset=["predicted_speedup"])
+    assert len(predicted) and ((predicted["speedup_low"] < predicted["predicted_speedup"])
+                               & (predicted["predicted_speedup"] < predicted["speedup_high"])).all()
 
 
 def test_fleet_counts_put_the_most_frequent_verdict_first():

@@ -59,10 +59,12 @@ def tone_box(tone: str, where=st):
     return functools.partial(alert, getattr(where, _TONE_BOX[tone]))
 
 
-def show_verdict(tone: str, headline: str, advice: str = "", where=st) -> None:
+def show_verdict(tone: str, headline: str, advice: str = "", where=st, under: str | None = None) -> None:
     """A verdict in the box its tone calls for: the headline in bold (first letter capitalised),
-    then the advice."""
+    then the advice; `under`, a line under the box (the model's band)."""
     tone_box(tone, where)(f"**{headline[:1].upper() + headline[1:]}**" + (f" — {advice}." if advice else ""))
+    if under:
+        where.caption(no_links(under))
 
 
 def show_notes(notes, where=st, info: str = "caption", heading: str | None = None) -> None:

@@ -29,9 +29,9 @@ BREAK_EVEN_DETAIL = {"workload": 95, "concurrency": 90, "speedup_band": 90, "adv
 # Fleet: who, on which model, the verdict and its prediction and advice...
 FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 70, "predicted_on": 175, "predicted_speedup": 125,
               "advice": 170}
-# ...and what each instance measured over the window.
-FLEET_DETAIL = {"instance": 115, "job": 100, "tokens_per_step": 115, "alpha": 55, "k": 40, "running_requests": 80,
-                "generation_tok_s": 130, "server": 80}
+# ...and the model's band and what each instance measured over the window.
+FLEET_DETAIL = {"instance": 115, "job": 100, "speedup_band": 90, "tokens_per_step": 100, "alpha": 55, "k": 40,
+                "running_requests": 80, "generation_tok_s": 110, "server": 80}
 
 
 def _order(columns: dict, picked: dict, present) -> list[str]:
@@ -66,11 +66,12 @@ def fleet_tables(shown) -> None:
     """Fleet's instance table as two that fit: verdict, model and advice in view, the measurements under an
     expander."""
     columns = readouts.FLEET_COLUMNS
+    shown = with_band_text(shown)
     st.dataframe(shown[list(columns)], key="fleet_table", hide_index=True, width="stretch",
                  row_height=WRAPPED_ROW_PX, height=_height(len(shown), WRAPPED_ROW_PX),
                  column_order=_order(columns, FLEET_MAIN, shown.columns),
                  column_config=column_config(columns, FLEET_MAIN))
-    with st.expander("Measured per instance over the window: E, α, k, load, throughput, server"):
+    with st.expander("The model's 80% band, and what each instance measured over the window: E, α, k, load, throughput"):
         st.dataframe(shown[list(columns)], key="fleet_measured", hide_index=True, width="stretch",
                      column_order=_order(columns, FLEET_DETAIL, shown.columns),
                      column_config=column_config(columns, FLEET_DETAIL))

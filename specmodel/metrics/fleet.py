@@ -154,7 +154,7 @@ def _unknown_model_verdict(verdict: live.LiveVerdict, model_name: str) -> live.L
     text = (f"'{model_name}' is not a model this tool has a preset for, so no speedup is predicted; its measured "
             "E and α are shown as measured")
     return dataclasses.replace(verdict, label=UNKNOWN_MODEL, text=text, advice="", speedup=None, speedup_range=None,
-                               best_k=None, best_k_speedup=None, crossover_concurrency=None, k_options=(),
+                               band=None, best_k=None, best_k_speedup=None, crossover_concurrency=None, k_options=(),
                                notes=tuple(n for n in verdict.notes if "has no preset" not in n))
 
 

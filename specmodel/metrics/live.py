@@ -66,15 +66,25 @@ class LiveVerdict:
     scenario: Scenario  # what the model was evaluated on
     measured: bool  # the acceptance was measured on the server (not the base scenario's)
     notes: tuple[str, ...] = ()
+    # the model's 80% band at this point (decide.speedup_band), the acceptance interval folded in where measured
+    band: tuple[float, float] | None = None
 
     @property
     def tone(self) -> str:
         """How the headline reads (specmodel.notes.TONES): "off" and "unknown" are "neutral"."""
         return tone_of(self.label)
+
+    @property
+    def uncertain(self) -> bool:
+        """True when the band straddles 1.0: the model cannot say whether speculation pays off here."""
+        return self.band is not None and self.band[0] < 1.0 < self.band[1]
+
     def to_dict(self) -> dict:
         return json_safe({
             "label": self.label, "text": self.text, "advice": self.advice, "concurrency": self.concurrency,
             "speedup": self.speedup, "speedup_range": self.speedup_range,
+            "speedup_low": self.band[0] if self.band else None, "speedup_high": self.band[1] if self.band else None,
+            "uncertain": self.uncertain if self.speedup is not None else None,
             "break_even_tokens_per_step": self.break_even_tokens_per_step,
             "k_options": [{"k": o.k, "tokens_per_step": round(o.tokens_per_step, 4),
                            "speedup": round(o.speedup, 4)} for o in self.k_options],
@@ -176,10 +186,14 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
                           "this server"))
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
                            _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
-                           summary.crossover_concurrency, s, False, tuple(notes))
+                           summary.crossover_concurrency, s, False, tuple(notes), summary.band)
 
     k = int(stats.k)
-    summary = summarize(s, k_max=k)  # best k among 0..k: k' ≤ k needs no extrapolation
+    rng = None  # the speedups at the ends of the acceptance interval, which the model's band also spans
+    if stats.alpha_ci is not None:
+        lo_hi = np.asarray(predict(s, alpha=np.asarray(stats.alpha_ci)).speedup, dtype=float)
+        rng = (float(np.min(lo_hi)), float(np.max(lo_hi)))
+    summary = summarize(s, k_max=k, band_spans=rng or ())  # best k among 0..k: k' ≤ k needs no extrapolation
     ks = np.arange(0, k + 1)
     grid = predict(s, k=ks)
     speeds = np.asarray(grid.speedup, dtype=float)
@@ -188,10 +202,6 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
                     for kk, t, v in zip(ks, tokens, speeds))
     p = summary.prediction
     speed = float(p.speedup)
-    rng = None
-    if stats.alpha_ci is not None:
-        lo_hi = np.asarray(predict(s, alpha=np.asarray(stats.alpha_ci)).speedup, dtype=float)
-        rng = (float(np.min(lo_hi)), float(np.max(lo_hi)))
     v = summary.verdict
     text = (f"{v.text} at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with k = {k} "
             f"(break-even {float(p.break_even_tokens_per_step):.2f})")
@@ -199,9 +209,10 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
     if stats.survival is None:
         notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
+    band = summary.band if summary.band is not None and np.isfinite(summary.band).all() else None
     return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
                        summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
-                       tuple(notes))
+                       tuple(notes), band)
 
 
 def _finite_or_none(x) -> float | None:
@@ -336,6 +347,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "kv_capacity_tokens": st["kv_capacity_tokens"],
         "verdict": verdict.label, "verdict_text": verdict.text, "advice": verdict.advice,
         "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
+        "speedup_low": vd["speedup_low"], "speedup_high": vd["speedup_high"], "uncertain": vd["uncertain"],
         "concurrency": verdict.concurrency, "best_k": verdict.best_k,
         "k_options": vd["k_options"], "model": vd["model"],
         "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),

@@ -347,8 +347,9 @@ class Summary:
         return self.band is not None and self.band[0] < 1.0 < self.band[1] and self.scenario.k > 0
 
 
-def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
-    """Predict the scenario and derive best k, crossover, schedule, verdict and notes.
+def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = ()) -> Summary:
+    """Predict the scenario and derive best k, crossover, schedule, verdict and notes. `band_spans`: other
+    speedups the inputs allow (the ends of a measured acceptance interval), which the band also spans.
 
     >>> v = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)).verdict
     >>> v.label, v.text
@@ -378,7 +379,7 @@ def summarize(s: Scenario, k_max: int = K_MAX) -> Summary:
     if s.survival is not None and s.k > len(s.survival):
         notes.append(info(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
                           "positions past it use a geometric tail fitted to the profile"))
-    band = speedup_band(s, speedup=float(p.speedup))
+    band = speedup_band(s, speedup=float(p.speedup), spans=band_spans)
     between = off_above_range(s, grid=grid) if s.k else None
     summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between, grid)
     if summary.uncertain:
@@ -577,12 +578,13 @@ def band_variants(s: Scenario) -> list[Scenario]:
 
 
 def speedup_band(s: Scenario, alpha_range: tuple[float, float] | None = None,
-                 speedup: float | None = None) -> tuple[float, float]:
+                 speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:
     """(low, high): an 80% interval of the speedup (BAND_RATIO) around the predictions the inputs
     leave open: the scenario's own (calibrated or not), an engine version that differs (band_variants),
     and an acceptance interval when one is given (e.g. from counter totals).
-    `speedup`: the scenario's own prediction when already known (saves predicting it again)."""
-    values = [float(predict(s).speedup) if speedup is None else float(speedup)]
+    `speedup`: the scenario's own prediction when already known (saves predicting it again); `spans`:
+    other speedups the inputs allow, already predicted (the ends of a measured profile's interval)."""
+    values = [float(predict(s).speedup) if speedup is None else float(speedup), *map(float, spans)]
     for other in band_variants(s):
         try:
             values.append(float(predict(other).speedup))

@@ -89,6 +89,17 @@ def whatif_arms_line(summary: Summary) -> str:
 
 # --- Live ----------------------------------------------------------------------------------------
 
+def live_band_line(verdict: LiveVerdict) -> str | None:
+    """The model's 80% band at the operating point, in one line (None without a prediction)."""
+    if verdict.band is None or verdict.speedup is None:
+        return None
+    low, high = verdict.band
+    folded = " (the window's acceptance interval folded in)" if verdict.speedup_range is not None else ""
+    line = f"The model's 80% band here: {low:.2f}–{high:.2f}x{folded}"
+    if verdict.uncertain:
+        return line + ": it straddles 1.0, so the model cannot say whether speculation pays off at this load"
+    return line + "."
+
 def live_readouts(stats: LiveStats) -> list[Readout]:
     """E, α and draft acceptance rate (with 95 % intervals where measured), load, throughput, KV use."""
     d = stats.to_dict()
@@ -175,6 +186,8 @@ FLEET_COLUMNS = {
                      "from the model_name label or its scrape target's labels; 'unknown model' when it has no preset "
                      "(not predicted, not counted as paying off)."),
     "predicted_speedup": ("Predicted speedup", "%.2fx", "The model's speedup at this instance's concurrency."),
+    "speedup_band": ("80% band ×", None, "The model's 80% band around the predicted speedup, the window's acceptance "
+                     "interval folded in (speedup_low, speedup_high in `fleet --json`)."),
     "tokens_per_step": ("E (tokens/step)", "%.2f", "Tokens per verify step, bonus token included."),
     "alpha": ("α", "%.2f", "Per-token acceptance giving that E at k."), "k": ("k", None, None),
     "running_requests": ("Running", "%.1f", "Running requests, averaged over the window."),

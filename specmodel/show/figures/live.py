@@ -130,8 +130,9 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
                                                + str(verdict.best_k) + "</extra>"))
     if verdict.speedup is not None:
         ys.append(verdict.speedup)
-        if verdict.speedup_range is not None:
-            ys += list(verdict.speedup_range)
+        for interval in (verdict.speedup_range, verdict.band):
+            if interval is not None:
+                ys += list(interval)
     y_top = float(np.nanmax(_finite_values(ys))) * 1.08
     y_bottom = min(0.0, float(np.nanmin(_finite_values(ys))))
     fig.add_trace(go.Scatter(x=[1, top_batch], y=[1.0, 1.0], mode="lines", name="break-even (1.0x)",
@@ -141,22 +142,25 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
         fig.add_trace(_vertical(cross, y_bottom, y_top, f"crossover: batch {cross}",
                                 color="#c0392b", dash="dot", width=1.5))
     if verdict.speedup is not None:
-        err = None
-        if verdict.speedup_range is not None:
-            lo, hi = verdict.speedup_range
+        err, band_words = None, ""
+        if verdict.band is not None:  # the model's 80% band, the acceptance interval folded in
+            lo, hi = verdict.band
             err = dict(type="data", symmetric=False, array=[max(0.0, hi - verdict.speedup)],
                        arrayminus=[max(0.0, verdict.speedup - lo)], color="#8c8c8c")
+            band_words = f"<br>the model's 80% band {lo:.2f}–{hi:.2f}x"
+        name = "right now" if verdict.measured else "right now (if it were on)"
         fig.add_trace(go.Scatter(x=[b], y=[verdict.speedup], mode="markers", error_y=err,
-                                 name="right now" if verdict.measured else "right now (if it were on)",
+                                 name=name + (" (bar: 80% band)" if err else ""),
                                  marker=dict(size=14, symbol="diamond", color="#222222",
                                              line=dict(width=1.5, color="#ffffff")),
-                                 hovertemplate="batch %{x} (running requests)<br>speedup %{y:.2f}x"
-                                               "<extra>right now</extra>"))
+                                 hovertemplate="batch %{x} (running requests)<br>speedup %{y:.2f}x" + band_words
+                                               + "<extra>right now</extra>"))
     # A log axis's range is given in log10 units: batch 1 to the curve's last batch.
     fig.update_xaxes(**LOG_BATCH_AXIS, range=[0.0, float(np.log10(top_batch))])
     fig.update_yaxes(range=[y_bottom, y_top])
     return _layout(fig, f"Operating point on the model: {s.target} on {s.gpu}",
-                   "concurrent requests (running, log scale)", "speedup over plain decoding (×)")
+                   "concurrent requests (running, log scale)",
+                   "speedup over plain decoding (×)")
 
 
 def survival_figure(stats: LiveStats) -> go.Figure:
