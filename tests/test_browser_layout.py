@@ -50,7 +50,9 @@ def test_past_runs_break_even_table_fits_with_its_detail(streamlit_server, page)
     open_expanders(page)
     assert len(looks_right(page)) == 3  # and the advice, basis, file and row of each run
     detail = page.locator("[data-testid='stExpander']", has_text="Advice, how each verdict was reached")
-    assert "lower k to 3" in detail.locator("td").all_inner_texts()[2]  # the advice is in it, in words
+    cells = detail.locator("td").all_inner_texts()
+    assert re.fullmatch(r"\d\.\d\d–\d\.\d\d", cells[2])  # the model's 80% band of the run, then its advice
+    assert "lower k to 3" in cells[3]  # the advice is in it, in words
 
 
 @DARK_ONLY
