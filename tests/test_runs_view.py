@@ -106,3 +106,35 @@ def test_the_review_table_shows_each_runs_80_percent_band_beside_its_numbers():
     no_band = with_band_text(table.assign(speedup_low=None))
     assert set(no_band["speedup_band"]) == {""}  # an empty cell, never "nan–nan"
     assert "speedup_band" in runs_view.filled_columns(with_band_text(table), runs_view.BREAK_EVEN_COLUMNS)
+
+
+def test_a_number_column_missing_a_value_shows_an_empty_cell_and_the_full_ones_keep_their_numbers():
+    from specmodel.runs.review import review
+
+    table = review(read_runs([FIXTURES / "seed_runs.csv"]).rows).table  # the mixed run states no tokens per step
+    shown, texts = runs_view.blank_where_missing(table, runs_view.BREAK_EVEN_COLUMNS)
+    assert "tokens_per_step" in texts and "measured_speedup" not in texts
+    by_workload = shown.set_index("workload")
+    assert by_workload.loc["mixed extraction+chat", "tokens_per_step"] == ""  # never "None"
+    assert by_workload.loc["extraction", "tokens_per_step"] == "2.77"  # in the column's format
+    assert shown["measured_speedup"].dtype.kind == "f"  # a full column still sorts as numbers
+    assert table["tokens_per_step"].isna().sum() == 1  # the review's own table is not changed
+
+
+def test_past_runs_sends_the_break_even_table_without_a_missing_cell_the_grid_would_print_as_none():
+    """Streamlit's grid draws a missing number as "None" (on its canvas, where a browser test cannot read it):
+    the page sends the seed's mixed run, which states no tokens per step, with an empty text cell instead."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(FIXTURES.parent.parent / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/past-runs.py").run()
+    at.file_uploader(key="run_files").set_value([("seed_runs.csv", (FIXTURES / "seed_runs.csv").read_bytes(),
+                                                  "text/csv")]).run()
+    assert not at.exception
+    for table in at.dataframe[:2]:  # the break-even table and its detail under the expander
+        shown = table.value[list(table.proto.column_order)]
+        assert "workload" in shown.columns
+        mixed = shown[shown["workload"] == "mixed extraction+chat"].iloc[0]
+        assert "" in mixed.tolist()  # its tokens per step (main table) or its margin in tokens (detail)
+        assert not shown.isna().any().any(), shown.isna().sum()

@@ -105,13 +105,19 @@ def sidebar_names(assumed: str):
                       give_k="give k (the server's draft tokens per step) under Connection and model options")
 
 
-def column_config(columns: dict, widths: dict | None = None, pinned: tuple = ()) -> dict:
+def column_config(columns: dict, widths: dict | None = None, pinned: tuple = (), as_text: tuple = ()) -> dict:
     """st.dataframe's column_config from {column: (heading, number format or None, help or None[, width])};
     `widths` ({column: pixels or "small"/"medium"/"large"}) overrides a column's width where a page lays
-    the table out to fit, `pinned` columns stay in view when a table scrolls sideways."""
+    the table out to fit, `pinned` columns stay in view when a table scrolls sideways, `as_text` number
+    columns already written as text (runs_view.blank_where_missing) stay aligned right as numbers are."""
     config = {}
     for c, (head, fmt, tip, *width) in columns.items():
-        kind = st.column_config.NumberColumn if fmt else st.column_config.Column
         size = (widths or {}).get(c, width[0] if width else None)
-        config[c] = kind(head, help=tip, width=size, pinned=c in pinned or None, **({"format": fmt} if fmt else {}))
+        common = {"help": tip, "width": size, "pinned": c in pinned or None}
+        if c in as_text:
+            config[c] = st.column_config.TextColumn(head, alignment="right", **common)
+        elif fmt:
+            config[c] = st.column_config.NumberColumn(head, format=fmt, **common)
+        else:
+            config[c] = st.column_config.Column(head, **common)
     return config

@@ -23,8 +23,8 @@ BREAK_EVEN_MAIN = {"verdict": 80, "workload": 105, "concurrency": 90, "measured_
 # ...and, per run, the model's 80% band, the advice, how the verdict was reached and where the run comes from (its method and GPU
 # are in "Runs as read", same file and row; "model vs measured" is the model's verdict and both speedups,
 # shown in the main table).
-BREAK_EVEN_DETAIL = {"workload": 95, "concurrency": 90, "speedup_band": 90, "advice": 240,
-                     "verdict_basis": 105, "margin_tokens_per_step": 85, "file": 95, "row": 45}
+BREAK_EVEN_DETAIL = {"workload": 90, "concurrency": 85, "speedup_band": 85, "advice": 210, "verdict_basis": 100,
+                     "margin_tokens_per_step": 80, "file": 90, "row": 45}  # 785 of the expander's 786 px
 
 # Fleet: who, on which model, the verdict and its prediction and advice...
 FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 70, "predicted_on": 175, "predicted_speedup": 125,
@@ -46,18 +46,20 @@ def _height(rows: int, row_px: int, most: int = 10) -> int:
 
 def break_even_tables(table_shown) -> None:
     """The break-even table as two that fit: the verdicts in view, advice and source under an expander."""
+    columns = runs_view.BREAK_EVEN_COLUMNS
     table_shown = with_band_text(table_shown)
-    filled = runs_view.filled_columns(table_shown, runs_view.BREAK_EVEN_COLUMNS)
+    filled = runs_view.filled_columns(table_shown, columns)
+    table_shown, texts = runs_view.blank_where_missing(table_shown, columns)  # an empty cell, never "None"
     shown = runs_view.break_even_display(table_shown)
     tall = len(table_shown) > 10
     st.dataframe(shown, key="break_even_table", hide_index=True, height=440 if tall else "auto",
-                 column_order=_order(runs_view.BREAK_EVEN_COLUMNS, BREAK_EVEN_MAIN, filled),
-                 column_config=column_config(runs_view.BREAK_EVEN_COLUMNS, BREAK_EVEN_MAIN))
-    detail = _order(runs_view.BREAK_EVEN_COLUMNS, BREAK_EVEN_DETAIL, filled)
+                 column_order=_order(columns, BREAK_EVEN_MAIN, filled),
+                 column_config=column_config(columns, BREAK_EVEN_MAIN, as_text=tuple(texts)))
+    detail = _order(columns, BREAK_EVEN_DETAIL, filled)
     with st.expander("Advice, how each verdict was reached, file and row"):
         st.dataframe(shown, key="break_even_detail", hide_index=True, height=_height(len(table_shown), TALL_ROW_PX, 5),
                      row_height=TALL_ROW_PX, column_order=detail,
-                     column_config=column_config(runs_view.BREAK_EVEN_COLUMNS, BREAK_EVEN_DETAIL))
+                     column_config=column_config(columns, BREAK_EVEN_DETAIL, as_text=tuple(texts)))
         st.caption("Each run's method and GPU: Runs as read below (same file and row). The CSV export has every "
                    "column in one table.")
 

@@ -146,23 +146,44 @@ def _filled(v) -> bool:
                 (isinstance(v, str) and v == ""))
 
 
+def _number_text(value, fmt: str | None) -> str:
+    """A cell as its column shows it: a number in the column's format (printf, or Streamlit's "percent"),
+    anything else as its text, "" where the value is missing."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if fmt and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return f"{value * 100:.2f}%" if fmt == "percent" else fmt % value
+    return str(value)
+
+
 def as_cells(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:
     """A table as the text of its cells, for a grid that would print a missing value as "None": numbers in
     their column's format, a missing value as an empty cell; and the columns with their formats dropped
     (applied already)."""
     out = frame.reindex(columns=[c for c in columns if c in frame.columns]).copy()
-
-    def text(value, fmt):
-        if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
-            return ""
-        if fmt and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-            return fmt % value
-        return str(value)
-
     for c in out.columns:
         fmt = columns[c][1]
-        out[c] = [text(v, fmt) for v in out[c].tolist()]
+        out[c] = [_number_text(v, fmt) for v in out[c].tolist()]
     return out, {c: (head, None, *rest) for c, (head, _fmt, *rest) in columns.items()}
+
+
+def blank_where_missing(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The number columns that miss a value somewhere, as the text of their cells (the column's format, the
+    missing cell empty: Streamlit's grid prints a missing number as "None"), and their names (to align them
+    right); the columns with every value keep their numbers and sort as numbers."""
+    out, texts = frame, []
+    for c, (_head, fmt, *_rest) in columns.items():
+        if c not in frame.columns:
+            continue
+        values = frame[c]
+        present = values.notna()
+        if present.all() or not present.any():
+            continue
+        if not (fmt or all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in values[present])):
+            continue  # a text column: an empty cell is already empty
+        out = out.assign(**{c: [_number_text(v, fmt) for v in values.tolist()]})
+        texts.append(c)
+    return out, texts
 
 
 def calibration_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
