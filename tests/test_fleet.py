@@ -201,6 +201,13 @@ def test_page_lists_instances_and_calls_out_the_losing_one(prom_fleet):
     assert len(table) == len(FLEET) and set(table["instance"]) == set(prom_fleet.targets.values())
     assert table.set_index("instance").loc[prom_fleet.targets["v1-good"], "verdict"] == "pays off"
     assert table.set_index("instance").loc[prom_fleet.targets["v0"], "predicted_on"].startswith("Llama 3.1 70B")
+    # the instance with speculation off measures no E, α or k: empty cells (the grid draws a missing number
+    # as "None"), and every instance carries the model's band
+    for sent in at.dataframe[:2]:
+        shown = sent.value[list(sent.proto.column_order)]
+        assert not shown.isna().any().any(), shown.isna().sum()
+    off = at.dataframe[1].value.set_index("instance").loc[prom_fleet.targets["v1-off"]]
+    assert (off["tokens_per_step"], off["alpha"], off["k"]) == ("", "", "") and "–" in off["speedup_band"]
 
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert titles == ["Where each instance runs: predicted speedup at its own concurrency",

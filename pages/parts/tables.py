@@ -68,15 +68,15 @@ def fleet_tables(shown) -> None:
     """Fleet's instance table as two that fit: verdict, model and advice in view, the measurements under an
     expander."""
     columns = readouts.FLEET_COLUMNS
-    shown = with_band_text(shown)
-    st.dataframe(shown[list(columns)], key="fleet_table", hide_index=True, width="stretch",
+    shown, texts = runs_view.blank_where_missing(with_band_text(shown)[list(columns)], columns)  # never "None"
+    st.dataframe(shown, key="fleet_table", hide_index=True, width="stretch",
                  row_height=WRAPPED_ROW_PX, height=_height(len(shown), WRAPPED_ROW_PX),
                  column_order=_order(columns, FLEET_MAIN, shown.columns),
-                 column_config=column_config(columns, FLEET_MAIN))
+                 column_config=column_config(columns, FLEET_MAIN, as_text=tuple(texts)))
     with st.expander("The model's 80% band, and what each instance measured over the window: E, α, k, load, throughput"):
-        st.dataframe(shown[list(columns)], key="fleet_measured", hide_index=True, width="stretch",
+        st.dataframe(shown, key="fleet_measured", hide_index=True, width="stretch",
                      column_order=_order(columns, FLEET_DETAIL, shown.columns),
-                     column_config=column_config(columns, FLEET_DETAIL))
+                     column_config=column_config(columns, FLEET_DETAIL, as_text=tuple(texts)))
 
 
 # Traffic mix's comparison: each plan and its totals in view; the per-workload numbers (two columns per
