@@ -22,7 +22,7 @@ from specmodel.metrics import scrape
 from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
 from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
-from specmodel.model.decide import summarize, tone_of
+from specmodel.model.decide import straddles, summarize, tone_of
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
@@ -77,7 +77,7 @@ class LiveVerdict:
     @property
     def uncertain(self) -> bool:
         """True when the band straddles 1.0: the model cannot say whether speculation pays off here."""
-        return self.band is not None and self.band[0] < 1.0 < self.band[1]
+        return straddles(self.band)
 
     def to_dict(self) -> dict:
         return json_safe({
@@ -186,7 +186,7 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
                           "this server"))
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
                            _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
-                           summary.crossover_concurrency, s, False, tuple(notes), summary.band)
+                           summary.crossover_concurrency, s, False, tuple(notes), _finite_band(summary.band))
 
     k = int(stats.k)
     rng = None  # the speedups at the ends of the acceptance interval, which the model's band also spans
@@ -209,10 +209,14 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
     if stats.survival is None:
         notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
-    band = summary.band if summary.band is not None and np.isfinite(summary.band).all() else None
     return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
                        summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
-                       tuple(notes), band)
+                       tuple(notes), _finite_band(summary.band))
+
+
+def _finite_band(band: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The summary's band, or None where nothing the inputs allow could be predicted (NaN ends)."""
+    return band if band is not None and np.isfinite(band).all() else None
 
 
 def _finite_or_none(x) -> float | None:

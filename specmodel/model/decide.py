@@ -344,7 +344,7 @@ class Summary:
     @property
     def uncertain(self) -> bool:
         """True when the band straddles 1.0: the data leave open whether speculation pays off."""
-        return self.band is not None and self.band[0] < 1.0 < self.band[1] and self.scenario.k > 0
+        return straddles(self.band) and self.scenario.k > 0
 
 
 def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = ()) -> Summary:
@@ -447,6 +447,16 @@ def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_M
 # of the 29 rows that carry their own acceptance (4 sources: Leviathan et al. 2023, MagicDec,
 # SpecDecode-Bench, vLLM PR #29334), few enough that the band is itself uncertain.
 BAND_RATIO = (0.769, 1.504)
+
+
+def straddles(band: tuple[float, float] | None) -> bool:
+    """True when a band reaches both sides of 1.0: the inputs leave open whether speculation pays off."""
+    return band is not None and band[0] < 1.0 < band[1]
+
+
+def band_text(low: float, high: float) -> str:
+    """A band as the pages, tables and report write it: "0.68–1.38"."""
+    return f"{low:.2f}–{high:.2f}"
 
 
 def band_around(low, high):
@@ -577,22 +587,18 @@ def band_variants(s: Scenario) -> list[Scenario]:
     return [replace(s, engine=variant) for variant in engine_variants(s)]
 
 
-def speedup_band(s: Scenario, alpha_range: tuple[float, float] | None = None,
-                 speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:
+def speedup_band(s: Scenario, speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:
     """(low, high): an 80% interval of the speedup (BAND_RATIO) around the predictions the inputs
     leave open: the scenario's own (calibrated or not), an engine version that differs (band_variants),
-    and an acceptance interval when one is given (e.g. from counter totals).
-    `speedup`: the scenario's own prediction when already known (saves predicting it again); `spans`:
-    other speedups the inputs allow, already predicted (the ends of a measured profile's interval)."""
+    and `spans`, other speedups the inputs allow, already predicted (the speedups at the ends of an
+    acceptance interval from counter totals). `speedup`: the scenario's own prediction when already
+    known (saves predicting it again)."""
     values = [float(predict(s).speedup) if speedup is None else float(speedup), *map(float, spans)]
     for other in band_variants(s):
         try:
             values.append(float(predict(other).speedup))
         except SpecModelError:
             pass
-    if alpha_range is not None and s.survival is None:
-        for a in alpha_range:
-            values.append(float(predict(s, alpha=a).speedup))
     values = [v for v in values if np.isfinite(v)]
     if not values:
         return float("nan"), float("nan")

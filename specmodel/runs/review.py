@@ -23,7 +23,7 @@ import pandas as pd
 
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, spec_defaults
-from specmodel.model.decide import BORDERLINE, band_around
+from specmodel.model.decide import BORDERLINE, band_around, band_text
 from specmodel.model.grouped import setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
@@ -347,7 +347,7 @@ def with_band_text(table: pd.DataFrame) -> pd.DataFrame:
     if "speedup_low" not in table or "speedup_high" not in table:
         return table
     ends = zip(pd.to_numeric(table["speedup_low"], errors="coerce"), pd.to_numeric(table["speedup_high"], errors="coerce"))
-    return table.assign(speedup_band=[f"{lo:.2f}–{hi:.2f}" if lo == lo and hi == hi else "" for lo, hi in ends])
+    return table.assign(speedup_band=[band_text(lo, hi) if lo == lo and hi == hi else "" for lo, hi in ends])
 
 
 def error_summary(evaluated: pd.DataFrame) -> dict:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specmodel.export.prediction import prediction_dict
+from specmodel.model.decide import band_text, straddles
 
 if TYPE_CHECKING:  # names for the annotations only: the What-if page loads no scraper, pandas or planner
     from specmodel.metrics.fleet import FleetReport
@@ -74,7 +75,7 @@ def _band_caption(out: dict) -> str | None:
     low, high = out.get("speedup_low"), out.get("speedup_high")
     if low is None or high is None or not out.get("k"):
         return None
-    return f"80% band {low:.2f}–{high:.2f}x" + (" (straddles 1.0)" if low < 1.0 < high else "")
+    return f"80% band {band_text(low, high)}x" + (" (straddles 1.0)" if straddles((low, high)) else "")
 
 
 def whatif_arms_line(summary: Summary) -> str:
@@ -95,10 +96,11 @@ def live_band_line(verdict: LiveVerdict) -> str | None:
         return None
     low, high = verdict.band
     folded = " (the window's acceptance interval folded in)" if verdict.speedup_range is not None else ""
-    line = f"The model's 80% band here: {low:.2f}–{high:.2f}x{folded}"
+    line = f"The model's 80% band here: {band_text(low, high)}x{folded}"
     if verdict.uncertain:
         return line + ": it straddles 1.0, so the model cannot say whether speculation pays off at this load"
     return line + "."
+
 
 def live_readouts(stats: LiveStats) -> list[Readout]:
     """E, α and draft acceptance rate (with 95 % intervals where measured), load, throughput, KV use."""

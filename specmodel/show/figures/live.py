@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 from specmodel.metrics.live import LiveVerdict
 from specmodel.metrics.prom import LiveStats
+from specmodel.model.decide import band_text
 from specmodel.model.scenario import predict
 from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
 
@@ -147,7 +148,7 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
             lo, hi = verdict.band
             err = dict(type="data", symmetric=False, array=[max(0.0, hi - verdict.speedup)],
                        arrayminus=[max(0.0, verdict.speedup - lo)], color="#8c8c8c")
-            band_words = f"<br>the model's 80% band {lo:.2f}–{hi:.2f}x"
+            band_words = f"<br>the model's 80% band {band_text(lo, hi)}x"
         name = "right now" if verdict.measured else "right now (if it were on)"
         fig.add_trace(go.Scatter(x=[b], y=[verdict.speedup], mode="markers", error_y=err,
                                  name=name + (" (bar: 80% band)" if err else ""),
