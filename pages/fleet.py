@@ -114,7 +114,7 @@ except SpecModelError as exc:
     show_error(exc)
     st.stop()
 
-table = report.table()
+table = readouts.fleet_shown(report.table())  # 'uncertain' where the band straddles 1.0
 alerts = st.container()  # however many instances lose, are down or unreadable: one block
 for alert in readouts.fleet_alerts(report):
     tone_box(alert.tone, alerts)(f"**{plain(alert.instance)}** {no_links(alert.detail)}")
@@ -130,6 +130,8 @@ jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs",
 shown = fleet.select(table, models=models, jobs=jobs)
 
 fleet_tables(shown)  # verdicts in view, measurements under an expander: both fit at 1280 wide
+for who, words in readouts.fleet_uncertain(shown):  # why "uncertain", and where to measure
+    st.caption(f"**{plain(who)}** {no_links(words)}")
 
 notes = fleet.notes(report, shown)
 with st.container():  # present or not, one block

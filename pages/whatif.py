@@ -85,7 +85,7 @@ except SpecModelError as exc:
     st.stop()
 
 with answer:
-    show_verdict(summary.verdict.tone, summary.verdict.text, summary.verdict.advice)
+    show_verdict(summary.tone, summary.verdict.text, summary.verdict.advice)
     calibration_badge()
     show_notes(summary.notes, info="info")
 show_readouts(readouts.whatif_readouts(summary))

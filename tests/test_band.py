@@ -29,6 +29,19 @@ def test_an_uncertain_verdict_gives_the_range_of_the_off_threshold_and_says_to_m
     assert f"between {low} and {high}" in out["verdict_text"] and "measure" in out["verdict_text"]
 
 
+def test_an_uncertain_verdict_reads_as_a_caution_whichever_way_its_speedup_leans():
+    """A box that says "pays off" in green while its band reaches below 1.0 is read as a go: the What-if,
+    Live and Fleet boxes are amber ("caution") where the band straddles 1.0, green or red where it is clear."""
+    from specmodel.model.decide import band_tone
+
+    near = summarize(Scenario(concurrency=40))  # near its crossover: 1.0x to either side within the band
+    clear = summarize(Scenario(concurrency=1))  # 1.15-2.32x
+    assert near.uncertain and near.tone == "caution" and near.verdict.tone in ("good", "neutral", "bad")
+    assert not clear.uncertain and clear.tone == clear.verdict.tone == "good"
+    assert band_tone("loses", "bad", (0.6, 1.2)) == "caution" and band_tone("loses", "bad", (0.3, 0.6)) == "bad"
+    assert band_tone("off", "neutral", (0.7, 1.4)) == "neutral"  # speculation off judges no speedup
+
+
 def test_the_range_keys_are_there_when_nothing_fits_too(capsys):
     assert main(["predict", "--json", "--target", "Llama 3.1 70B"]) == 0
     out = json.loads(capsys.readouterr().out)

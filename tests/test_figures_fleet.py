@@ -40,3 +40,39 @@ def test_operating_points_colour_instances_by_verdict_with_a_break_even_line():
 def test_empty_inputs_draw_empty_figures():
     assert figures_fleet.history(HISTORY.iloc[0:0], "5m").layout.annotations[-1].text == "no history in this span"
     assert len(figures_fleet.operating_points(TABLE.iloc[0:0]).data) == 0
+
+
+def test_an_instance_whose_band_straddles_one_is_shown_uncertain_with_its_band_as_a_bar():
+    """The recorded fleet's SGLang instance: the model predicts 1.25x at its concurrency with an 80% band of
+    0.93-1.89x. The page's table, its count line and the chart call it "uncertain", not "pays off"; the
+    JSON keeps the model's label and `uncertain`."""
+    from specmodel import Scenario
+    from specmodel.metrics import fleet, promapi, samples
+    from specmodel.show import readouts
+
+    server = promapi.PromServer(samples.FLEET_SAMPLE_URL, promapi.PromAuth(None, None, None))
+    with samples.recorded_prometheus_client() as client:
+        report = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                             at_s=samples.fleet_sample_time())
+    raw = report.table()
+    shown = readouts.fleet_shown(raw)
+    sglang = shown.index[shown["instance"] == "sglang:8000"][0]
+    assert raw.at[sglang, "verdict"] == "pays off" and raw.at[sglang, "uncertain"] == True  # noqa: E712  # the JSON's words
+    assert shown.at[sglang, "verdict"] == "uncertain"
+    assert raw.at[sglang, "speedup_low"] < 1.0 < raw.at[sglang, "speedup_high"]
+    clear = shown.index[(shown["verdict"] == "pays off")]
+    assert len(clear) and (shown.loc[clear, "speedup_low"] > 1.0).all()  # the others' bands are clear of 1.0
+    assert shown.at[shown.index[shown["instance"] == "v1-off:8000"][0], "verdict"] == "off"  # off stays off
+    assert readouts.fleet_counts(shown["verdict"]) == "3 pays off, 1 uncertain, 1 loses, 1 off"
+    assert [who for who, _ in readouts.fleet_uncertain(shown)] == ["sglang:8000"]
+    # the text reads in order: the speedup, what was measured, then why it is uncertain and where to measure
+    text = raw.at[sglang, "verdict_text"]
+    assert text.startswith("pays off: 1.25x at batch 31, measured E = 2.74")
+    assert "— uncertain: 0.93x to 1.89x; the batch above which it stops paying lies between 24 and 512" in text
+    fig = figures_fleet.operating_points(shown)
+    trace = next(t for t in fig.data if t.name == "uncertain")
+    assert trace.marker.color == figures_fleet.VERDICT_COLOURS["uncertain"]
+    y = trace.y[0]
+    assert abs(y - trace.error_y.arrayminus[0] - raw.at[sglang, "speedup_low"]) < 1e-9
+    assert abs(y + trace.error_y.array[0] - raw.at[sglang, "speedup_high"]) < 1e-9
+    assert "0.93–1.89" in trace.customdata[0][2] and "80% band" in fig.layout.legend.title.text

@@ -111,8 +111,16 @@ def test_notes_that_call_for_attention_are_warnings_and_json_keeps_strings():
 
 def test_verdict_tones():
     assert live.live_verdict(window_stats(running=1), Scenario()).tone == "good"
-    assert live.live_verdict(window_stats(running=1, per_position=(50, 10, 1)), Scenario()).tone == "bad"
+    # a loss whose band stays below 1.0 is red; with fewer drafts the same E's band reaches 1.03x: amber
+    assert live.live_verdict(window_stats(running=1, drafts=10000, per_position=(200, 20, 2)), Scenario()).tone == "bad"
+    assert live.live_verdict(window_stats(running=1, per_position=(50, 10, 1)), Scenario()).tone == "caution"
     assert live.live_verdict(window_stats(spec=False), Scenario()).tone == "neutral"
+    # the recorded server as its load rises: where the band straddles 1.0 a "pays off" reads amber, not green
+    snaps = [samples.live_sample_snapshot(i, 10.0 * i) for i in range(samples.live_sample_length())]
+    verdicts = [live.live_verdict(prom.stats_from_window(prom.window_between(a, b)), Scenario())
+                for a, b in zip(snaps, snaps[1:])]
+    unsure = [v for v in verdicts if v.label == "pays off" and v.uncertain]
+    assert unsure and {v.tone for v in unsure} == {"caution"}
 
 
 def test_a_session_keeps_the_newest_snapshots_and_starts_over_for_another_model():

@@ -64,7 +64,8 @@ def test_a_link_with_the_url_and_interval_opens_the_same_view():
         assert at.select_slider(key="live_every").value == 10
         at.run()
     assert not at.exception
-    assert "measured E = 2.50 tokens per step with k = 3" in texts(at.success)
+    # its band straddles 1.0 at this load, so the verdict is an amber box (what the link carries is the point)
+    assert "measured E = 2.50 tokens per step with k = 3" in texts(at.success) + texts(at.warning)
     assert "sglang" in " ".join(c.value for c in at.caption)
 
 

@@ -27,7 +27,7 @@ BREAK_EVEN_DETAIL = {"workload": 90, "concurrency": 85, "speedup_band": 85, "adv
                      "margin_tokens_per_step": 80, "file": 90, "row": 45}  # 785 of the expander's 786 px
 
 # Fleet: who, on which model, the verdict and its prediction and advice...
-FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 70, "predicted_on": 175, "predicted_speedup": 125,
+FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 85, "predicted_on": 160, "predicted_speedup": 125,
               "advice": 170}
 # ...and the model's band and what each instance measured over the window.
 FLEET_DETAIL = {"instance": 115, "job": 100, "speedup_band": 90, "tokens_per_step": 100, "alpha": 55, "k": 40,

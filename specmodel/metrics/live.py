@@ -22,7 +22,7 @@ from specmodel.metrics import scrape
 from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
 from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
-from specmodel.model.decide import straddles, summarize, tone_of
+from specmodel.model.decide import band_tone, straddles, summarize, tone_of
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
@@ -71,8 +71,9 @@ class LiveVerdict:
 
     @property
     def tone(self) -> str:
-        """How the headline reads (specmodel.notes.TONES): "off" and "unknown" are "neutral"."""
-        return tone_of(self.label)
+        """How the headline reads (specmodel.notes.TONES): "off" and "unknown" are "neutral"; "caution" where
+        the band straddles 1.0 (decide.band_tone)."""
+        return band_tone(self.label, tone_of(self.label), self.band)
 
     @property
     def uncertain(self) -> bool:
@@ -203,8 +204,8 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
     p = summary.prediction
     speed = float(p.speedup)
     v = summary.verdict
-    text = (f"{v.text} at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with k = {k} "
-            f"(break-even {float(p.break_even_tokens_per_step):.2f})")
+    text = summary.verdict_text_with(f" at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with "
+                                     f"k = {k} (break-even {float(p.break_even_tokens_per_step):.2f})")
     if rng is not None and (rng[0] < 1.0 <= rng[1] or rng[0] <= 1.0 < rng[1]):
         notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
     if stats.survival is None:

@@ -221,13 +221,22 @@ def tone_of(label: str) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    label: str  # "pays off" | "borderline" | "loses" | "off"
+    label: str  # "pays off" | "borderline" | "loses" | "off" (JUDGED: the labels a band can leave open)
     text: str  # one sentence with the number
     advice: str  # what to deploy
 
     @property
     def tone(self) -> str:
         return tone_of(self.label)
+
+
+JUDGED = ("pays off", "borderline", "loses")  # verdicts on a speedup; "off" (k = 0) and "unknown" judge none
+
+
+def band_tone(label: str, tone: str, band: tuple[float, float] | None) -> str:
+    """How a verdict's box reads: "caution" where its band straddles 1.0 (the model cannot tell whether
+    speculation pays off, whichever way the speedup leans), else the label's own `tone`."""
+    return "caution" if label in JUDGED and straddles(band) else tone
 
 
 def off_above(schedule: list[list[int]]) -> int | None:
@@ -329,6 +338,17 @@ class Summary:
     band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
     off_above_range: tuple[int | None, int | None] | None = None  # off_above_batch_low/high (off_above_range)
     grid: np.ndarray | None = field(default=None, compare=False, repr=False)  # schedule_grid the schedule came from
+    uncertain_words: str = ""  # what summarize added to the verdict's words where the band straddles 1.0
+
+    @property
+    def tone(self) -> str:
+        """The verdict box's tone: the label's, or "caution" where the band straddles 1.0 (band_tone)."""
+        return band_tone(self.verdict.label, self.verdict.tone, self.band)
+
+    def verdict_text_with(self, measured: str) -> str:
+        """The verdict's words with `measured` (" at batch 31, measured E = …") after the speedup and before
+        the uncertain clause, so the sentence reads in order."""
+        return self.verdict.text.removesuffix(self.uncertain_words) + measured + self.uncertain_words
 
     @property
     def off_above(self) -> int | None:
@@ -383,13 +403,22 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
     between = off_above_range(s, grid=grid) if s.k else None
     summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between, grid)
     if summary.uncertain:
-        text = f"{v.text} — uncertain: {band[0]:.2f}x to {band[1]:.2f}x"
-        if between and between != (None, None):
-            lo, hi = (f"{b:,}" if b is not None else f"above {SCHEDULE_MAX_BATCH}" for b in between)
-            text += (f"; the batch above which it stops paying lies between {lo} and {hi}: measure plain and "
-                     "speculative runs there to settle it")
-        summary = replace(summary, verdict=replace(v, text=text))
+        words = uncertain_words(band, between)
+        summary = replace(summary, verdict=replace(v, text=v.text + words), uncertain_words=words)
     return summary
+
+
+def uncertain_words(band: tuple[float, float], between: tuple[int | None, int | None] | None) -> str:
+    """What summarize adds to the words of a verdict whose band straddles 1.0: the band, and the batch sizes
+    between which the threshold lies (None: beyond the largest batch the schedule checks), where to measure."""
+    text = f" — uncertain: {band[0]:.2f}x to {band[1]:.2f}x"
+    if between and between != (None, None):
+        lo, hi = between
+        top = f"{hi:,}" if hi is not None else f"{SCHEDULE_MAX_BATCH:,}, or beyond it"
+        where = f"between {lo:,} and {top}" if lo else f"anywhere up to {top}"  # lo 0: it may never pay
+        text += (f"; the batch above which it stops paying lies {where}: measure plain and speculative runs there "
+                 "to settle it")
+    return text
 
 
 SCHEDULE_MAX_BATCH = 512

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specmodel.export.prediction import prediction_dict
-from specmodel.model.decide import band_text, straddles
+from specmodel.model.decide import JUDGED, band_text, straddles
 
 if TYPE_CHECKING:  # names for the annotations only: the What-if page loads no scraper, pandas or planner
     from specmodel.metrics.fleet import FleetReport
@@ -183,7 +183,9 @@ def capacity_readouts(result: CapacityPlan) -> list[Readout]:
 # The fleet table's columns in the order shown: column -> (heading, number format or None, help or None).
 FLEET_COLUMNS = {
     "instance": ("Instance", None, None), "job": ("Job", None, None), "model_name": ("Model", None, None),
-    "verdict": ("Verdict", None, None),
+    "verdict": ("Verdict", None, "The model at this instance's own concurrency and measured acceptance: pays off, "
+                "borderline (within 5% of break-even), loses; 'uncertain' where its 80% band straddles 1.0 (the "
+                "lines under the table say between which batch sizes to measure); 'off' with speculation off."),
     "predicted_on": ("Predicted on", None, "The target (+ draft) the model used for this instance: its own model "
                      "from the model_name label or its scrape target's labels; 'unknown model' when it has no preset "
                      "(not predicted, not counted as paying off)."),
@@ -214,6 +216,29 @@ def fleet_alerts(report: FleetReport) -> list[Alert]:
                for d in report.down]
     return alerts + [Alert("caution", p["instance"], f"(job {p['job']}) is not shown: {p['reason']}")
                      for p in report.problems]
+
+
+UNCERTAIN = "uncertain"  # the verdict shown where the model's 80% band straddles 1.0
+
+
+def fleet_shown(table):
+    """The fleet table as the page shows it: an instance whose model band straddles 1.0 has the verdict
+    "uncertain" (the model cannot tell whether speculation pays off there; its predicted speedup and
+    band stay in their columns, and `fleet --json` keeps the model's label with `uncertain`: true);
+    every other verdict as the model gave it."""
+    if table.empty or "uncertain" not in table:
+        return table
+    unsure = table["uncertain"].eq(True) & table["verdict"].isin(JUDGED)  # None (not predicted) is not True
+    return table.assign(verdict=table["verdict"].where(~unsure, UNCERTAIN))
+
+
+def fleet_uncertain(table) -> list[tuple[str, str]]:
+    """(instance, the model's words) for each instance shown as uncertain: its speedup, what was measured,
+    its band and between which batch sizes to measure (the same words as `fleet` and the Live page)."""
+    if table.empty or "verdict_text" not in table:
+        return []
+    unsure = table[table["verdict"] == UNCERTAIN]
+    return list(zip(unsure["instance"], unsure["verdict_text"]))
 
 
 def fleet_counts(verdicts) -> str:

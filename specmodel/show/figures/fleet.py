@@ -6,10 +6,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from specmodel.runs.review import with_band_text
+from specmodel.show.figures.runs import band_bars
 from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
+from specmodel.show.readouts import UNCERTAIN
 
 VERDICT_COLOURS = {"pays off": "#2ca02c", "borderline": "#ff7f0e", "loses": "#d62728", "off": "#7f7f7f",
-                   "unknown": "#bcbd22"}
+                   "unknown": "#bcbd22", UNCERTAIN: "#9467bd"}
 
 
 def _style(fig: go.Figure, title: str, **layout) -> go.Figure:
@@ -49,20 +52,22 @@ def history(frame: pd.DataFrame, window: str) -> go.Figure:
 
 
 def operating_points(table: pd.DataFrame) -> go.Figure:
-    """Each instance at (its concurrency, the model's predicted speedup there), coloured by verdict."""
+    """Each instance at (its concurrency, the model's predicted speedup there) with the model's 80% band as a
+    bar, coloured by verdict as the table shows it (readouts.fleet_shown: "uncertain" where the band straddles 1.0)."""
     fig = go.Figure()
     shown = table.dropna(subset=["predicted_speedup"]) if not table.empty else table
     for verdict, g in shown.groupby("verdict", sort=False) if not shown.empty else []:
         labels = [_label(r) for r in g.to_dict("records")]
         e = g["tokens_per_step"].map(lambda v: "-" if pd.isna(v) else f"{v:.2f}")
+        band = with_band_text(g)["speedup_band"] if "speedup_low" in g else pd.Series("", index=g.index)
         fig.add_trace(go.Scatter(
-            x=g["concurrency"], y=g["predicted_speedup"], mode="markers", name=verdict,
+            x=g["concurrency"], y=g["predicted_speedup"], mode="markers", name=verdict, error_y=band_bars(g),
             marker=dict(size=13, color=VERDICT_COLOURS.get(verdict, "#1f77b4"), line=dict(width=1, color="white")),
-            text=labels, customdata=list(zip(g["job"], e)),
+            text=labels, customdata=list(zip(g["job"], e, band.map(lambda b: b or "-"))),
             hovertemplate="%{text}<br>job %{customdata[0]}<br>running %{x}<br>E = %{customdata[1]}"
-                          "<br>predicted %{y:.2f}x<extra>%{fullData.name}</extra>"))
+                          "<br>predicted %{y:.2f}x (80% band %{customdata[2]}x)<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=1.0, line=BREAK_EVEN_STYLE, annotation_text="break-even (1.0x)", annotation_position="bottom right")
     fig.update_xaxes(**LOG_BATCH_AXIS, title_text="running requests (sequences, log scale)")
     fig.update_yaxes(title_text="predicted speedup over plain decoding (×)")
     return _style(fig, "Where each instance runs: predicted speedup at its own concurrency",
-                  legend_title_text="verdict")
+                  legend_title_text="verdict (bars: the model's 80% band)")

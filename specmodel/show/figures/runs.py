@@ -32,7 +32,7 @@ def _hover(r) -> str:
             f"{_fmt(r.get('speedup_high'))}x)<br>verdict: {r.get('verdict') or '–'}")
 
 
-def _band_bars(group: pd.DataFrame) -> dict | None:
+def band_bars(group: pd.DataFrame) -> dict | None:
     """Vertical bars from each run's speedup_low to speedup_high (the model's 80% band; none where a run has none)."""
     if "speedup_low" not in group or "speedup_high" not in group:
         return None
@@ -67,7 +67,7 @@ def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs me
         fig.add_trace(go.Scatter(
             x=group["measured_speedup"].astype(float), y=group["predicted_speedup"].astype(float), mode="markers",
             name=f"measured: {html.escape(str(verdict_words(name)))}" if by_verdict else html.escape(str(name)), marker=marker,
-            error_y=_band_bars(group), hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
+            error_y=band_bars(group), hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
         values += group["measured_speedup"].astype(float).tolist() + group["predicted_speedup"].astype(float).tolist()
         for end in ("speedup_low", "speedup_high"):  # the bars stay inside the axes
             if end in group:
