@@ -107,3 +107,21 @@ def test_fleet_alerts_name_the_losing_down_and_unreadable_instances_with_their_t
 
 def test_fleet_counts_put_the_most_frequent_verdict_first():
     assert readouts.fleet_counts(["loses", "pays off", "pays off", "off"]) == "2 pays off, 1 loses, 1 off"
+
+
+def test_a_losing_instance_whose_band_reaches_one_is_a_caution_not_an_alarm():
+    """The recorded fleet's losing instance (0.38x, band 0.28-0.58x) is a red box; the same loss with a band
+    reaching past 1.0 (a short window, an assumed acceptance) is amber, as its verdict box is on Live."""
+    import dataclasses
+
+    from specmodel.metrics import fleet, promapi, samples
+
+    server = promapi.PromServer(samples.FLEET_SAMPLE_URL, promapi.PromAuth(None, None, None))
+    with samples.recorded_prometheus_client() as client:
+        report = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
+                             at_s=samples.fleet_sample_time())
+    (losing,) = report.losing
+    assert [a.tone for a in readouts.fleet_alerts(report) if a.instance == losing.instance] == ["bad"]
+    wide = dataclasses.replace(losing, verdict=dataclasses.replace(losing.verdict, band=(0.6, 1.2)))
+    report = dataclasses.replace(report, instances=tuple(wide if i is losing else i for i in report.instances))
+    assert [a.tone for a in readouts.fleet_alerts(report) if a.instance == losing.instance] == ["caution"]

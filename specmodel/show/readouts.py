@@ -208,9 +208,9 @@ class Alert:
 
 
 def fleet_alerts(report: FleetReport) -> list[Alert]:
-    """One line per instance that needs a look: those where speculation loses (bad), those that are
-    down, and those whose series could not be read (caution)."""
-    alerts = [Alert("bad", i.instance, f"({i.model_name}, job {i.job}) {i.verdict.text}"
+    """One line per instance that needs a look: those where speculation loses (bad; caution where the band
+    reaches 1.0), those that are down, and those whose series could not be read (caution)."""
+    alerts = [Alert(i.verdict.tone, i.instance, f"({i.model_name}, job {i.job}) {i.verdict.text}"  # caution: uncertain
                     + (f" — {i.verdict.advice}." if i.verdict.advice else ".")) for i in report.losing]
     alerts += [Alert("caution", d["instance"], f"(job {d['job']}) is down: {d['last_error'] or 'Prometheus cannot scrape it'}")
                for d in report.down]
