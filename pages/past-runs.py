@@ -16,7 +16,7 @@ from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
-from specmodel.runs.headlines import model_headline, verdict_lines
+from specmodel.runs.headlines import as_read, model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
 from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
@@ -86,31 +86,31 @@ if table.rows.empty:
 summary = result.summary
 headline = model_headline(summary, result.table)
 (st.warning if summary.get("model_disagreements") else st.info)(plain(headline))
-counts = runs_view.verdict_counts(result.evaluated)
+counts = runs_view.verdict_counts(as_read(result.evaluated))  # "uncertain": a predicted verdict whose band straddles 1.0
 m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")
 m1.metric("Runs loaded", f"{len(table.rows):,}")
 m2.metric("Model error", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
           help="Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both.")
 m3.metric("Verdicts agree", runs_view.agreeing_share(summary),  # a share: "302 of 331" is cut at 1280 px
           help=runs_view.agreeing_help(summary))
-m4.metric("Pay off · borderline · lose", " · ".join(runs_view.compact(counts[v]) for v in ("clears", "borderline", "fails")),
-          help=f"{counts['measured']:,} verdicts from a measured speedup, {counts['predicted']:,} predicted.")
+m4.metric(*runs_view.verdict_metric(counts), help=runs_view.verdict_metric_help(counts))
 with m5:
     calibration_badge()
 
-LABELS = {"clears": ":green[**pays off**]", "borderline": ":orange[**borderline**]", "fails": ":red[**loses**]"}
+LABELS = {"clears": ":green[**pays off**]", "borderline": ":orange[**borderline**]", "fails": ":red[**loses**]",
+          "uncertain": ":violet[**uncertain**]"}
 compared = bool(summary["rows_compared"])  # no empty chart: without runs having both speedups, none is drawn
 shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN, "The chart", spread=True)
 if compared:
     chart(predicted_vs_measured(shown), "runs_scatter")
 st.caption(no_links(note or ""))
-table_shown, note = runs_view.shown_rows(result.table, runs_view.TABLE_ROWS_SHOWN, "The table")
+table_shown, note = runs_view.shown_rows(as_read(result.table), runs_view.TABLE_ROWS_SHOWN, "The table")
 break_even_tables(table_shown)  # the table full width, in two that fit (pages/parts/tables.py)
 st.caption(no_links(note or ""))
 
 st.subheader("Verdicts per workload")
 st.caption(no_links(runs_view.VERDICT_LINES_CAPTION))
-lines = verdict_lines(result.table)
+lines = verdict_lines(as_read(result.table))
 with st.container(height=260 if len(lines) > 8 else "content", border=False):
     st.markdown("  \n".join(f"{LABELS[label]}: {plain(sentence)}"  # workload names are user text
                             for label, sentence in lines))

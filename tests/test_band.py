@@ -67,3 +67,18 @@ def test_a_calibrated_band_sits_around_the_calibrated_prediction_and_not_the_shi
     old = (min(moved, float(shipped.prediction.speedup)) * BAND_RATIO[0],
            max(moved, float(shipped.prediction.speedup)) * BAND_RATIO[1])
     assert high - low < (old[1] - old[0]) * 0.97  # narrower than the span of both predictions it was
+
+
+def test_runs_text_calls_a_predicted_verdict_uncertain_and_the_json_keeps_its_code(tmp_path, capsys):
+    runs = tmp_path / "near.csv"
+    runs.write_text("workload,gpu,target_model,draft_model,method,k,concurrency,alpha,speedup\n"
+                    "near,L40S,Llama 3.1 8B,Llama 3.2 1B,draft_model,4,40,0.7,\n"
+                    "measured,L40S,Llama 3.1 8B,Llama 3.2 1B,draft_model,4,40,0.7,1.1\n")
+    assert main(["runs", str(runs)]) == 0
+    text = capsys.readouterr().out
+    near = next(line for line in text.splitlines() if line.startswith("near"))
+    measured = next(line for line in text.splitlines() if line.startswith("measured "))
+    assert "uncertain*" in near and "pays off" in measured  # a measured 1.10x stays a measured verdict
+    assert main(["runs", str(runs), "--json"]) == 0
+    rows = {r["workload"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["near"]["verdict"] == "clears" and rows["near"]["uncertain"] is True  # public codes unchanged

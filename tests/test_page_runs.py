@@ -144,7 +144,8 @@ def test_a_measured_loss_the_model_calls_a_gain_is_a_loss_with_the_disagreement_
     assert row["disagreement"].startswith("model: pays off (") and row["disagreement"].endswith("measured 0.71×")
     flags = " ".join(m.value for m in at.markdown)
     assert "MT-Bench loses at concurrency 24, 64 (measured) — the model said pays off at 24, 64" in flags
-    assert "long context pays off at concurrency 32 (predicted)" in flags
+    # its measured E (2.40) clears the model's break-even (2.12) by 13%, inside the model's band: uncertain
+    assert "long context is uncertain at concurrency 32 (predicted)" in flags
     assert at.metric[2].value == "40%" and at.metric[2].help.startswith("2 of 5 runs")
 
 
@@ -198,3 +199,25 @@ def test_a_run_without_k_keeps_its_k_spread_until_the_k_box_is_set():
     at.number_input(key="runs_k").set_value(5).run()
     run = table_by_key(at, "runs_table").iloc[0]
     assert int(run["k"]) == 5 and "k = 5 from the settings" in run["remarks"]
+
+
+NEAR_AND_CLEAR = (b"workload,gpu,target_model,draft_model,method,k,concurrency,alpha\n"
+                  b"near,L40S,Llama 3.1 8B,Llama 3.2 1B,draft_model,4,40,0.7\n"
+                  b"clear,L40S,Llama 3.1 8B,Llama 3.2 1B,draft_model,4,1,0.7\n")
+
+
+def test_a_predicted_verdict_whose_band_straddles_one_reads_uncertain_as_on_what_if():
+    """Two runs with an acceptance and no measured speedup: at batch 1 the model predicts 1.55x (band
+    1.15-2.32x), at batch 40 1.07x (band 0.81-1.62x), which What-if calls uncertain. The page's table,
+    its lines and its count say so for the second; the CSV export keeps the model's code."""
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("near.csv", NEAR_AND_CLEAR, "text/csv")).run()
+    assert not at.exception
+    table = table_by_key(at, "break_even_table").set_index("workload")
+    assert table.loc["near", "verdict"] == "uncertain" and table.loc["clear", "verdict"] == "clears"
+    assert table.loc["near", "predicted_verdict"] == "clears"  # the model's lean, as `runs --json` gives it
+    flags = " ".join(m.value for m in at.markdown)
+    assert "near is uncertain at concurrency 40 (predicted)" in flags and "clear pays off at concurrency 1" in flags
+    metric = next(m for m in at.metric if m.label.startswith("Pay off"))
+    assert metric.label == "Pay off · borderline · lose · uncertain" and metric.value == "1 · 0 · 0 · 1"
+    assert "1 predicted are uncertain" in metric.help

@@ -168,7 +168,10 @@ def _f(x, fmt="{:.2f}"):
 
 def _print_text(evaluated, summary, calibration) -> None:
     from specmodel.cli.output import json_value
+    from specmodel.runs.headlines import as_read
     from specmodel.runs.review import verdict_words
+
+    evaluated = as_read(evaluated)  # a predicted verdict whose band straddles 1.0 reads "uncertain"
 
     header = (f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     "
               f"model        advice")
@@ -187,8 +190,9 @@ def _print_text(evaluated, summary, calibration) -> None:
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
               f"{_f(r['predicted_speedup']):>6}  {str(verdict_words(r['verdict']) or '–') + basis:<10}  {model:<12} "
               f"{r['advice'] or ''}")
-    print("verdict: from the measured speedup; * predicted (no measured speedup). model: the model's verdict on the "
-          "same run; ≠ where it differs from the measured one.")
+    print("verdict: from the measured speedup; * predicted (no measured speedup); uncertain*: predicted, with the "
+          "model's 80% band across 1.0. model: the model's verdict on the same run; ≠ where it differs from the "
+          "measured one.")
     if summary["rows_compared"]:
         print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "

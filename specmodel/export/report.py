@@ -18,6 +18,7 @@ from specmodel.model.calibration_file import calibration_line
 from specmodel.model.engines import DEFAULT_ENGINE, find_engine
 from specmodel.model.roofline import Efficiency
 from specmodel.paths import tool_version
+from specmodel.runs.headlines import as_read
 from specmodel.runs.review import TABLE_COLUMNS, verdict_words, with_band_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -130,7 +131,7 @@ def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
 
 
 def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
-    shown = with_band_text(table.reindex(columns=TABLE_COLUMNS))
+    shown = with_band_text(as_read(table.reindex(columns=TABLE_COLUMNS)))  # "uncertain" as on the page
     shown["speedup_band"] = shown["speedup_band"].str.replace("–", "–\u200b")  # may wrap after the dash
     pct = lambda m: "" if pd.isna(m) else f"{m:+.0%}"  # noqa: E731
     shown["speedup_margin"] = (pd.to_numeric(shown["measured_speedup"], errors="coerce") - 1).map(pct)
@@ -169,7 +170,7 @@ table{border-collapse:collapse;font-size:12px;margin:0.5rem 0 1.5rem;width:100%;
 th,td{border:1px solid #d0d7de;padding:3px 5px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f6f8fa;overflow-wrap:break-word}td.num{text-align:right}td.short{overflow-wrap:normal}
 .v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
-.v-borderline{color:#9a6700;font-weight:600}.muted{color:#59636e}
+.v-borderline{color:#9a6700;font-weight:600}.v-uncertain{color:#8250df;font-weight:600}.muted{color:#59636e}
 """
 
 

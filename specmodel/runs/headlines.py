@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from specmodel.runs.records import ASSUMED_KINDS
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, verdict_words
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, UNCERTAIN, verdict_words
 from specmodel.runs.row_scenario import row_alpha
 
 
@@ -26,6 +26,19 @@ def _levels(values) -> str:
     return ", ".join(map(str, levels[:MAX_LEVELS_SHOWN - 2])) + f", … {levels[-1]} ({len(levels)} levels)"
 
 
+def as_read(table: pd.DataFrame) -> pd.DataFrame:
+    """A review table as people read it: a verdict the model predicted (no measured speedup) whose 80% band
+    straddles 1.0 reads "uncertain", as the What-if page says for the same setting; measured verdicts stay.
+    For what is shown (the page's tables and lines, `runs`' text, the HTML report); `runs --json` and the
+    CSV export keep the model's code in `verdict` beside `uncertain`."""
+    if table.empty or not {"speedup_low", "speedup_high", "verdict", "verdict_basis"} <= set(table.columns):
+        return table
+    low, high = (pd.to_numeric(table[c], errors="coerce") for c in ("speedup_low", "speedup_high"))
+    unsure = ((low < 1.0) & (1.0 < high) & table["verdict_basis"].notna() & table["verdict_basis"].ne(MEASURED)
+              & table["verdict"].isin([CLEARS, BORDERLINE_LABEL, FAILS]))
+    return table.assign(verdict=table["verdict"].where(~unsure, UNCERTAIN)) if unsure.any() else table
+
+
 def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
     """One (verdict, sentence) per workload and verdict, saying which levels were measured and which
     predicted and where the model disagreed with the measurement, e.g.
@@ -34,7 +47,7 @@ def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
     if table.empty:
         return lines
     for workload, group in table.groupby("workload", sort=False):
-        for label in (CLEARS, BORDERLINE_LABEL, FAILS):
+        for label in (CLEARS, BORDERLINE_LABEL, FAILS, UNCERTAIN):
             sel = group[group["verdict"] == label]
             if sel.empty:
                 continue
@@ -45,7 +58,8 @@ def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
                 parts.append(f"{_levels(sel['concurrency'][is_measured])} (measured)")
             if (~is_measured).any():
                 parts.append(f"{_levels(sel['concurrency'][~is_measured])} (predicted)")
-            sentence = (f"{workload} {'is borderline' if label == BORDERLINE_LABEL else verdict_words(label)} at concurrency "
+            verb = f"is {verdict_words(label)}" if label in (BORDERLINE_LABEL, UNCERTAIN) else verdict_words(label)
+            sentence = (f"{workload} {verb} at concurrency "
                         + ", ".join(parts))
             if "model_agrees" in sel:
                 off = sel[sel["model_agrees"].eq(False)]

@@ -34,7 +34,8 @@ from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alph
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
 # every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
 CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
-VERDICT_WORDS = {CLEARS: "pays off", BORDERLINE_LABEL: "borderline", FAILS: "loses"}
+UNCERTAIN = "uncertain"  # shown only (headlines.as_read): a predicted verdict whose band straddles 1.0
+VERDICT_WORDS = {CLEARS: "pays off", BORDERLINE_LABEL: "borderline", FAILS: "loses", UNCERTAIN: "uncertain"}
 
 
 def verdict_words(code) -> str | None:

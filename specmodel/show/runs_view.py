@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, verdict_words
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, UNCERTAIN, verdict_words
 
 TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
 CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption
@@ -110,8 +110,24 @@ def verdict_counts(evaluated: pd.DataFrame) -> dict:
     verdicts = evaluated["verdict"] if "verdict" in evaluated else pd.Series(dtype=object)
     measured = (evaluated["verdict_basis"] == MEASURED) if "verdict_basis" in evaluated else verdicts.isna()
     return {CLEARS: int((verdicts == CLEARS).sum()), BORDERLINE_LABEL: int((verdicts == BORDERLINE_LABEL).sum()),
-            FAILS: int((verdicts == FAILS).sum()), "measured": int((measured & verdicts.notna()).sum()),
-            "predicted": int((~measured & verdicts.notna()).sum())}
+            FAILS: int((verdicts == FAILS).sum()), UNCERTAIN: int((verdicts == UNCERTAIN).sum()),
+            "measured": int((measured & verdicts.notna()).sum()), "predicted": int((~measured & verdicts.notna()).sum())}
+
+
+def verdict_metric(counts: dict) -> tuple[str, str]:
+    """The Past runs metric of verdict_counts: (label, value), "Pay off · borderline · lose" and, where some
+    predicted verdict's band straddles 1.0 (headlines.as_read), "· uncertain" with its count."""
+    codes = [CLEARS, BORDERLINE_LABEL, FAILS] + ([UNCERTAIN] if counts.get(UNCERTAIN) else [])
+    label = "Pay off · borderline · lose" + (" · uncertain" if UNCERTAIN in codes else "")
+    return label, " · ".join(compact(counts[c]) for c in codes)
+
+
+def verdict_metric_help(counts: dict) -> str:
+    words = f"{counts['measured']:,} verdicts from a measured speedup, {counts['predicted']:,} predicted."
+    if counts.get(UNCERTAIN):
+        words += (f" {counts[UNCERTAIN]:,} predicted are uncertain: the model's 80% band straddles 1.0 there, so "
+                  "a run at that setting would settle it.")
+    return words
 
 
 def shown_rows(frame: pd.DataFrame, limit: int, what: str, spread: bool = False) -> tuple[pd.DataFrame, str | None]:

@@ -8,9 +8,9 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, verdict_words
+from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 
-VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e"}
+VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e", UNCERTAIN: "#8250df"}
 
 
 def _fmt(x, digits=2, suffix=""):
