@@ -93,7 +93,8 @@ m2.metric("Model error", "–" if summary["mape_speedup_pct"] is None else f"{su
           help="Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both.")
 m3.metric("Verdicts agree", runs_view.agreeing_share(summary),  # a share: "302 of 331" is cut at 1280 px
           help=runs_view.agreeing_help(summary))
-m4.metric(*runs_view.verdict_metric(counts), help=runs_view.verdict_metric_help(counts))
+label, value, uncertain = runs_view.verdict_metric(counts)
+m4.metric(label, value, uncertain, "off", delta_arrow="off", help=runs_view.verdict_metric_help(counts))
 with m5:
     calibration_badge()
 

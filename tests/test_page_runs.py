@@ -219,5 +219,5 @@ def test_a_predicted_verdict_whose_band_straddles_one_reads_uncertain_as_on_what
     flags = " ".join(m.value for m in at.markdown)
     assert "near is uncertain at concurrency 40 (predicted)" in flags and "clear pays off at concurrency 1" in flags
     metric = next(m for m in at.metric if m.label.startswith("Pay off"))
-    assert metric.label == "Pay off · borderline · lose · uncertain" and metric.value == "1 · 0 · 0 · 1"
+    assert metric.label == "Pay off · borderline · lose" and metric.value == "1 · 0 · 0" and metric.delta == "1 uncertain"
     assert "1 predicted are uncertain" in metric.help

@@ -114,12 +114,11 @@ def verdict_counts(evaluated: pd.DataFrame) -> dict:
             "measured": int((measured & verdicts.notna()).sum()), "predicted": int((~measured & verdicts.notna()).sum())}
 
 
-def verdict_metric(counts: dict) -> tuple[str, str]:
-    """The Past runs metric of verdict_counts: (label, value), "Pay off · borderline · lose" and, where some
-    predicted verdict's band straddles 1.0 (headlines.as_read), "· uncertain" with its count."""
-    codes = [CLEARS, BORDERLINE_LABEL, FAILS] + ([UNCERTAIN] if counts.get(UNCERTAIN) else [])
-    label = "Pay off · borderline · lose" + (" · uncertain" if UNCERTAIN in codes else "")
-    return label, " · ".join(compact(counts[c]) for c in codes)
+def verdict_metric(counts: dict) -> tuple[str, str, str | None]:
+    """The Past runs metric of verdict_counts: (label, value, note under it): "Pay off · borderline · lose",
+    their counts, and "N uncertain" where some predicted verdict's band straddles 1.0 (headlines.as_read)."""
+    value = " · ".join(compact(counts[c]) for c in (CLEARS, BORDERLINE_LABEL, FAILS))
+    return "Pay off · borderline · lose", value, f"{compact(counts[UNCERTAIN])} uncertain" if counts.get(UNCERTAIN) else None
 
 
 def verdict_metric_help(counts: dict) -> str:
