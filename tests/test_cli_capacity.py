@@ -95,3 +95,31 @@ def test_bad_input_exits_2_with_one_line(capsys, args, message):
 def test_bad_input_through_the_real_command_has_no_traceback():
     r = cli("capacity", "--users", "0", "--min-user-tok-s", "30")
     assert r.returncode == 2 and r.stderr.startswith("error: concurrent users") and "Traceback" not in r.stderr
+
+
+def test_a_saving_inside_the_band_is_uncertain_and_one_clear_of_it_is_not():
+    """The default 8B + 1B on an L40S. 64 users at ITL ≤ 24 ms: speculation saves 3 GPUs as predicted, but at
+    the low end of the model's 80% band it saves none, so the plan says uncertain, where to measure, and
+    reads amber. At ITL ≤ 23 ms it saves 5 (2 to 6 across the band): a clear saving."""
+    inside = json.loads(cli("capacity", "--users", "64", "--max-itl-ms", "24", "--json").stdout)
+    assert (inside["verdict"], inside["gpus_saved"]) == ("saves GPUs", 3)
+    assert inside["gpus_saved_low"] < 1 <= inside["gpus_saved_high"] and inside["uncertain"] is True
+    assert (inside["verdict_low"], inside["verdict_high"]) == ("same", "saves GPUs")
+    assert "— uncertain: across the model's 80% band" in inside["verdict_text"]
+    assert "users per replica to settle it" in inside["verdict_text"]
+    clear = json.loads(cli("capacity", "--users", "64", "--max-itl-ms", "23", "--json").stdout)
+    assert clear["verdict"] == "saves GPUs" and clear["uncertain"] is False
+    assert 1 <= clear["gpus_saved_low"] <= clear["gpus_saved"] <= clear["gpus_saved_high"]
+    assert "uncertain" not in clear["verdict_text"]
+    assert plan(Scenario(), Load(users=64), Target(max_itl_ms=24.0)).tone == "caution"
+    assert plan(Scenario(), Load(users=64), Target(max_itl_ms=23.0)).tone == "good"
+
+
+def test_a_band_whose_ends_both_say_leave_it_off_is_not_uncertain():
+    """The Capacity page's default (64 users at ≥ 30 tok/s each): speculation costs 1 GPU, and none at the
+    band's high end. Either way the advice is to leave it off, so the plan commits to it."""
+    r = plan(Scenario(), Load(users=64), Target(min_user_tok_s=30.0))
+    assert r.verdict == "costs GPUs" and r.band_verdicts == ("costs GPUs", "same")
+    assert not r.uncertain and "uncertain" not in r.verdict_text and r.tone == "caution"  # costs GPUs: its own amber
+    d = r.to_dict()
+    assert (d["gpus_saved_low"], d["gpus_saved"], d["gpus_saved_high"]) == (-1, -1, 0) and d["uncertain"] is False

@@ -23,12 +23,12 @@ Scenario (its `efficiency`) is all it takes to plan with calibrated parameters.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from specmodel.errors import DoesNotFit, SpecModelError
-from specmodel.model.decide import K_MAX
+from specmodel.model.decide import K_MAX, speedup_band
 from specmodel.model.scenario import Scenario, predict
 from specmodel.notes import info
 
@@ -233,10 +233,23 @@ class CapacityPlan:
     verdict_text: str  # one sentence with the numbers
     advice: str  # what to deploy
     notes: tuple[str, ...]
+    # The speculative arm planned again at the ends of the model's 80% band (decide.speedup_band at its
+    # operating point): (low end, high end); None where there is no speculative operating point to judge.
+    spec_band: tuple[ArmPlan, ArmPlan] | None = None
+    band_verdicts: tuple[str, str] | None = None  # the verdict at each end
+
+    @property
+    def uncertain(self) -> bool:
+        """True where the band's ends disagree on whether speculation is worth deploying for this load."""
+        return _disagree(self.band_verdicts)
 
     @property
     def tone(self) -> str:
-        return VERDICT_TONES[self.verdict]
+        return "caution" if self.uncertain else VERDICT_TONES[self.verdict]
+
+    def _saved_at(self, end: int) -> int | None:
+        arm = self.spec_band[end] if self.spec_band else None
+        return None if arm is None or arm.gpus is None or self.plain.gpus is None else self.plain.gpus - arm.gpus
 
     def table_rows(self) -> list[dict]:
         """One row per arm for the page's table: whether it meets the target, GPUs, replicas, speed."""
@@ -274,6 +287,10 @@ class CapacityPlan:
             "plain": self.plain.to_dict(), "spec": self.spec.to_dict(),
             "gpus_saved": self.gpus_saved, "verdict": self.verdict, "verdict_text": self.verdict_text,
             "advice": self.advice, "notes": list(self.notes),
+            # the speculative arm at the ends of the model's 80% band: GPUs saved (negative: cost) and verdicts
+            "gpus_saved_low": self._saved_at(0), "gpus_saved_high": self._saved_at(1),
+            "verdict_low": self.band_verdicts[0] if self.band_verdicts else None,
+            "verdict_high": self.band_verdicts[1] if self.band_verdicts else None, "uncertain": self.uncertain,
         }
 
 
@@ -295,14 +312,8 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
     """plan() on a frontier already computed (the page draws the same one); k fixes the
     speculative arm's k (it must be on the frontier), None searches every k > 0 of the frontier."""
     load, target = load.validated(), target.validated()
-    arms = _solve(f, load, target.user_tok_s)
-    plain = arms[f.row(0)]
+    plain, spec, spec_rows = _arms(f, load, target, k)
     k_fixed = k is not None
-    spec_rows = [arms[f.row(int(k))]] if k_fixed else [arms[i] for i in range(f.ks.size) if f.ks[i] > 0]
-    if not spec_rows:
-        raise SpecModelError("the frontier has no speculative k to plan with")
-    spec = min(spec_rows, key=lambda a: (a.replicas if a.meets_target else math.inf,
-                                         -a.user_tok_s, a.k))
     notes = []
     for a in (plain, spec):
         if a.meets_target and a.batch_per_replica >= MAX_BATCH and a.max_batch_per_replica > MAX_BATCH:
@@ -312,8 +323,69 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
         notes.append(info("decode only: prefill (time to first token) is not modelled; the concurrency is Little's "
                           "law, requests/s × output tokens ÷ per-user speed"))
     verdict, text, advice = _verdict(f.scenario, load, target, plain, spec, k_fixed)
+    ends = _band_ends(f, load, target, k, spec)
+    band_verdicts = tuple(_verdict(f.scenario, load, target, plain, e, k_fixed)[0] for e in ends) if ends else None
+    if _disagree(band_verdicts):
+        saved = [None if e.gpus is None or plain.gpus is None else plain.gpus - e.gpus for e in ends]
+        batch = spec.batch_per_replica or spec.best_reachable_batch
+        text += (f" — uncertain: across the model's 80% band speculation {_saved_words(saved[0])} at its low end "
+                 f"and {_saved_words(saved[1])} at its high end; measure both arms at {batch} users per replica "
+                 "to settle it")
     return CapacityPlan(f.scenario, load, target, plain, spec, k_fixed, tuple(int(a.k) for a in spec_rows), verdict,
-                        text, advice, tuple(notes))
+                        text, advice, tuple(notes), ends, band_verdicts)
+
+
+GAINS = ("saves GPUs", "only spec meets the target")  # the verdicts that say: deploy speculation for this load
+
+
+def _disagree(ends: tuple[str, str] | None) -> bool:
+    """True where one end of the band says deploy speculation (GAINS) and the other does not (it saves GPUs
+    at one end and costs or saves none at the other; or only it meets the target at one end and nothing
+    does at the other); costing 1 GPU at one end and none at the other says the same: leave it off."""
+    return ends is not None and (ends[0] in GAINS) != (ends[1] in GAINS)
+
+
+def _arms(f: Frontier, load: Load, target: Target, k: int | None) -> tuple[ArmPlan, ArmPlan, list[ArmPlan]]:
+    """(plain arm, the speculative arm chosen, every speculative arm allowed) on a frontier: the speculative
+    arm is k's when given, else the one needing the fewest replicas, then the fastest users, then the smaller k."""
+    arms = _solve(f, load, target.user_tok_s)
+    spec_rows = [arms[f.row(int(k))]] if k is not None else [arms[i] for i in range(f.ks.size) if f.ks[i] > 0]
+    if not spec_rows:
+        raise SpecModelError("the frontier has no speculative k to plan with")
+    spec = min(spec_rows, key=lambda a: (a.replicas if a.meets_target else math.inf, -a.user_tok_s, a.k))
+    return arms[f.row(0)], spec, spec_rows
+
+
+def _band_ends(f: Frontier, load: Load, target: Target, k: int | None, spec: ArmPlan) -> tuple[ArmPlan, ArmPlan] | None:
+    """The speculative arm planned with every speculative row of the frontier scaled to the low and to the
+    high end of the model's 80% band at the chosen arm's operating point (decide.speedup_band: the model's
+    error, an engine version not given): the band is of speculative over plain throughput at the same
+    batch, so each user's speed scales with it. None where that point cannot be predicted."""
+    batch = spec.batch_per_replica or spec.best_reachable_batch
+    if not batch or spec.best_reachable_user_tok_s <= 0:
+        return None
+    point = replace(f.scenario, k=int(spec.k), concurrency=int(batch))
+    try:
+        speedup = float(predict(point).speedup)
+        low, high = speedup_band(point, speedup=speedup)
+    except SpecModelError:
+        return None
+    if not (speedup > 0 and math.isfinite(low) and math.isfinite(high)):
+        return None
+    return tuple(_arms(_scaled(f, r), load, target, k)[1] for r in (low / speedup, high / speedup))
+
+
+def _scaled(f: Frontier, ratio: float) -> Frontier:
+    """The frontier with every speculative row's throughput, and so each user's speed, times `ratio`."""
+    spec = (f.ks > 0)[:, None]
+    return replace(f, user_tok_s=np.where(spec, f.user_tok_s * ratio, f.user_tok_s),
+                   replica_tok_s=np.where(spec, f.replica_tok_s * ratio, f.replica_tok_s))
+
+
+def _saved_words(saved: int | None) -> str:
+    if saved is None:
+        return "cannot meet the target"
+    return f"saves {_gpus(saved)}" if saved > 0 else f"costs {_gpus(-saved)}" if saved < 0 else "needs the same GPUs"
 
 
 def _solve(f: Frontier, load: Load, need_tok_s: float) -> list[ArmPlan]:

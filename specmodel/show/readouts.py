@@ -172,10 +172,17 @@ def capacity_readouts(result: CapacityPlan) -> list[Readout]:
                                                              f"users on the fullest, {result.target.reach(arm.user_tok_s)}"))
         else:
             arms.append(Readout(label, "impossible", help=f"Misses the target: {arm.reason}."))
-    saved = result.gpus_saved
+    saved, d = result.gpus_saved, result.to_dict()
+    low, high = d["gpus_saved_low"], d["gpus_saved_high"]
+    signed = lambda n: f"{n:+,}" if n else "0"  # noqa: E731
+    band = (f"80% band {signed(low)} to {signed(high)}" + (" (uncertain)" if result.uncertain else "")
+            if low is not None and high is not None else None)
     return arms + [Readout("GPUs saved by speculation", "—" if saved is None else f"{saved:+,}",
-                           help="Plain GPUs − speculative GPUs (negative: speculation costs GPUs)."),
-                   Readout("Verdict", result.verdict)]
+                           help="Plain GPUs − speculative GPUs (negative: speculation costs GPUs); the band: the same "
+                                "plan with the speculative arm at the ends of the model's 80% band.", caption=band),
+                   Readout("Verdict", result.verdict,
+                           caption="uncertain: one end of the band says deploy it, the other not" if result.uncertain
+                           else None)]
 
 
 # --- Fleet ---------------------------------------------------------------------------------------
