@@ -31,11 +31,10 @@ def as_read(table: pd.DataFrame) -> pd.DataFrame:
     straddles 1.0 reads "uncertain", as the What-if page says for the same setting; measured verdicts stay.
     For what is shown (the page's tables and lines, `runs`' text, the HTML report); `runs --json` and the
     CSV export keep the model's code in `verdict` beside `uncertain`."""
-    if table.empty or not {"speedup_low", "speedup_high", "verdict", "verdict_basis"} <= set(table.columns):
+    if table.empty or not {"uncertain", "verdict", "verdict_basis"} <= set(table.columns):
         return table
-    low, high = (pd.to_numeric(table[c], errors="coerce") for c in ("speedup_low", "speedup_high"))
-    unsure = ((low < 1.0) & (1.0 < high) & table["verdict_basis"].notna() & table["verdict_basis"].ne(MEASURED)
-              & table["verdict"].isin([CLEARS, BORDERLINE_LABEL, FAILS]))
+    unsure = (table["uncertain"].eq(True) & table["verdict_basis"].notna() & table["verdict_basis"].ne(MEASURED)
+              & table["verdict"].isin([CLEARS, BORDERLINE_LABEL, FAILS]))  # `uncertain`: review's, the band's test
     return table.assign(verdict=table["verdict"].where(~unsure, UNCERTAIN)) if unsure.any() else table
 
 

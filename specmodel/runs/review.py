@@ -58,7 +58,7 @@ RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_
 # Columns of the break-even table (export and page), in order.
 TABLE_COLUMNS = ["workload", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
                  "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "speedup_low",
-                 "speedup_high", "advice",
+                 "speedup_high", "uncertain", "advice",
                  "measured_verdict", "predicted_verdict", "verdict_basis", "model_agrees", "disagreement", "method",
                  "gpu_preset", "file", "row"]
 _NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
