@@ -163,7 +163,17 @@ def test_the_best_plan_is_worth_it_only_above_the_named_margin_over_speculation_
     split = compare(L40S, [replace(w, alpha_by_method=(("ngram", 0.7),)) if w.label == "extraction" else w
                            for w in example_workloads()], 64, 2)
     assert split.best.throughput_tok_s > 1.1 * split.single_off.throughput_tok_s
-    assert split.best_worth_it and split.tone == "good" and split.to_dict()["best_worth_it"] is True
+    assert split.best_worth_it and split.to_dict()["best_worth_it"] is True
+    # +12% as predicted, but its n-gram pool's throughput at the band's low end (×0.77) leaves 0.98x of off
+    low, high = split.vs_off_band(split.best)
+    assert low < 1 + WORTH_IT_GAIN < high and split.uncertain and split.tone == "caution"
+    d = split.to_dict()
+    assert d["uncertain"] is True and d["best_vs_off_low"] == pytest.approx(low, abs=1e-4)
+    assert "Uncertain: across the model's 80% band that plan gives 0.98x to 1.44x" in split.recommendation
+    clear = compare(L40S, [replace(w, alpha_by_method=(("ngram", 0.9),)) if w.label == "extraction" else w
+                           for w in example_workloads()], 64, 2)  # +51%: 1.28x of off even at the low end
+    assert clear.best_worth_it and not clear.uncertain and clear.tone == "good"
+    assert clear.vs_off_band(clear.best)[0] > 1.2 and "Uncertain" not in clear.recommendation
     hopeless = compare(L40S, one(alpha=0.0), 32, 1)  # no draft token is ever accepted: off is best
     assert hopeless.best.throughput_tok_s <= hopeless.single_off.throughput_tok_s * (1 + WORTH_IT_GAIN)
     assert not hopeless.best_worth_it and hopeless.tone == "neutral"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import K_MAX
+from specmodel.model.decide import BAND_RATIO, K_MAX
 from specmodel.model.presets import METHODS, find_method, find_model
 from specmodel.model.scenario import Scenario, predict
 from specmodel.notes import Note, info, warning, warnings_in
@@ -151,10 +151,31 @@ class MixReport:
         a smaller gain is within the model's error and not worth a change of deployment."""
         return self.best.throughput_tok_s > self.single_off.throughput_tok_s * (1 + WORTH_IT_GAIN)
 
+    def vs_off_band(self, plan: Plan) -> tuple[float, float]:
+        """A plan's throughput over one pool with speculation off at the low and high end of the model's 80%
+        band: every speculating pool's throughput × decide.BAND_RATIO (the band is of speculative over plain
+        throughput at the same batch), pools with speculation off as predicted."""
+        off = self.single_off.throughput_tok_s
+        if off <= 0:
+            return float("nan"), float("nan")
+        spec = sum(p.throughput_tok_s for p in plan.pools if p.k > 0)
+        rest = plan.throughput_tok_s - spec
+        return (rest + spec * BAND_RATIO[0]) / off, (rest + spec * BAND_RATIO[1]) / off
+
+    @property
+    def uncertain(self) -> bool:
+        """True where the band leaves the recommendation open: the best plan is worth it as predicted but not at
+        the band's low end, or speculation off is best as predicted but some plan is worth it at the high end."""
+        bar = 1 + WORTH_IT_GAIN
+        if self.best_worth_it:
+            return self.vs_off_band(self.best)[0] <= bar
+        return any(self.vs_off_band(p)[1] > bar for p in self.plans)
+
     @property
     def tone(self) -> str:
-        """How the recommendation reads (specmodel.notes.TONES): good when the best plan is worth it."""
-        return "good" if self.best_worth_it else "neutral"
+        """How the recommendation reads (specmodel.notes.TONES): good when the best plan is worth it, caution
+        where the band leaves that open."""
+        return "caution" if self.uncertain else "good" if self.best_worth_it else "neutral"
 
     def table_rows(self) -> list[dict]:
         """One row per plan for a comparison table: aggregate and per-workload numbers, rounded."""
@@ -209,6 +230,9 @@ class MixReport:
             "single_best": plan(self.single_best), "splits": [plan(p) for p in self.splits],
             "best": plan(self.best), "recommendation": self.recommendation, "notes": list(self.notes),
             "best_worth_it": self.best_worth_it, "warnings": warnings_in(self.notes),
+            # the best plan over speculation off at the ends of the model's 80% band, and whether that leaves it open
+            "best_vs_off_low": _r(self.vs_off_band(self.best)[0]), "best_vs_off_high": _r(self.vs_off_band(self.best)[1]),
+            "uncertain": self.uncertain,
         }
 
 
@@ -538,6 +562,15 @@ def recommend(report: MixReport) -> str:
         words.append("Inter-token latency there, against one pool off: " + ", ".join(changes) + ".")
     if not best.fits:
         words.append("Warning: that plan does not hold every sequence in memory; some queue.")
+    if report.uncertain and report.best_worth_it:
+        low, high = report.vs_off_band(best)
+        words.append(f"Uncertain: across the model's 80% band that plan gives {low:.2f}x to {high:.2f}x the throughput "
+                     "of one pool with speculation off; measure its speculating pools against speculation off before "
+                     "moving GPUs.")
+    elif report.uncertain:
+        top = max(report.plans, key=lambda p: report.vs_off_band(p)[1])
+        words.append(f"Uncertain: at the high end of the model's 80% band, {top.describe()} would give "
+                     f"{report.vs_off_band(top)[1]:.2f}x; a measurement with speculation on would settle it.")
     return " ".join(words)
 
 
