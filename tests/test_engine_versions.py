@@ -20,12 +20,40 @@ def test_engine_versions_are_read_as_people_write_them(text, expected):
     assert named_engine(text) == expected
 
 
-@pytest.mark.parametrize("version, pays", [("0.4.6", True), ("0.5.9", True), ("0.5.10", True), ("0.5.11", False),
+@pytest.mark.parametrize("version, pays", [("0.4.2", True), ("0.4.6", True), ("0.5.9", True), ("0.5.10", True),
+                                           ("0.5.11", False),
                                            ("0.5.12", False)])
 def test_sglang_runs_eagle_without_its_overlap_scheduler_before_0_5_11(version, pays):
     # server_args.py: disable_overlap_schedule = True for EAGLE until spec v2 became the default in v0.5.11
     ms, per_seq = find_engine(f"sglang {version}").serial_cpu("eagle3")
     assert (ms > 0 and per_seq > 0) is pays
+
+
+@pytest.mark.parametrize("version, eager", [("0.4.2", True), ("0.4.4", True), ("0.4.6", True), ("0.4.7", False),
+                                            ("0.5.9", False), (None, False)])
+def test_sglang_runs_the_eagle_draft_extend_pass_outside_cuda_graphs_before_0_4_7(version, eager):
+    # forward_batch_info.py: ForwardMode.is_cuda_graph() holds DECODE, TARGET_VERIFY and IDLE only, so the
+    # DRAFT_EXTEND pass after each verify ran eagerly until v0.4.7 added EAGLEDraftExtendCudaGraphRunner.
+    engine = find_engine("sglang" + (f" {version}" if version else ""))
+    extra = engine.eager_first_pass_ms("eagle")
+    assert (extra == pytest.approx(0.9 - engine.draft_pass_ms)) if eager else extra == 0.0
+    assert engine.eager_first_pass_ms("ngram") == 0.0 and find_engine("vllm 0.10.1").eager_first_pass_ms("eagle") == 0.0
+
+
+def test_an_sglang_0_4_4_eagle_step_costs_the_eager_draft_pass_and_says_so():
+    """SGLang v0.4.4 (the issue's example version): overlap off for EAGLE, the draft-extend pass eager, and no
+    48-request cap yet (server_args.py resets max_running_requests to 48 from v0.4.5)."""
+    s = dict(EAGLE_H100, method="eagle", concurrency=2)
+    old, graphed = summarize(Scenario(**s, engine="SGLang v0.4.4")), summarize(Scenario(**s, engine="SGLang v0.4.7"))
+    # ~0.65 ms on a ~10 ms speculative step of Llama 3.1 8B on an H100 at batch 2
+    assert float(graphed.prediction.speedup) / float(old.prediction.speedup) == pytest.approx(1.06, abs=0.03)
+    assert any("outside CUDA graphs" in n and "0.4.7" in n for n in old.notes)
+    assert not any("outside CUDA graphs" in n for n in graphed.notes)
+    assert find_engine("sglang 0.4.4").running_cap("eagle") is None
+    assert find_engine("sglang 0.4.5").running_cap("eagle") == find_engine("sglang").running_cap("eagle") == 48
+    unnamed = summarize(Scenario(**s, engine="sglang"))
+    assert any("version not given" in n and "up to sglang 0.4.6 the draft pass" in n for n in unnamed.notes)
+    assert unnamed.band[0] <= float(old.prediction.speedup) * 0.8  # the band spans the eager release
 
 
 def test_vllm_keeps_async_scheduling_for_eagle_but_not_for_the_cpu_ngram_proposer_from_0_14():
@@ -236,7 +264,7 @@ def test_the_rocm_verify_kernel_computes_whole_128_row_query_tiles():
 
 def test_a_version_older_than_any_release_read_says_so_and_its_band_spans_the_other_behaviours():
     old = summarize(Scenario(**EAGLE_H100, engine="sglang 0.3.0", concurrency=32))
-    assert any("older than the oldest release read for this preset (0.4.6)" in n for n in old.notes)
+    assert any("older than the oldest release read for this preset (0.4.2)" in n for n in old.notes)
     paying = float(predict(Scenario(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
     assert old.band[0] <= paying * 0.8  # spans the release that pays the serial CPU term
     assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.10.1")).notes)

@@ -500,9 +500,16 @@ def engine_variants(s: Scenario) -> list[str]:
                                                   find_model(s.target).attention)
 
 
-def _variant_words(s: Scenario, variant: str) -> str:
-    """What one engine version of engine_variants does differently from the scenario's, in words."""
-    mine, other = find_engine(s.engine), find_engine(variant)
+def _variants_words(s: Scenario, variants: list[str], sep: str = "; ") -> str:
+    """What each engine version of engine_variants (newest first) does differently from the one before it
+    (the first: from the scenario's), in words."""
+    bases = [s.engine, *variants[:-1]]
+    return sep.join(_variant_words(s, v, base) for v, base in zip(variants, bases))
+
+
+def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
+    """What one engine version of engine_variants does differently from `base` (the scenario's engine), in words."""
+    mine, other = find_engine(base or s.engine), find_engine(variant)
     method, gpu, attention = find_method(s.method).name, find_gpu(s.gpu).name, find_model(s.target).attention
     shown = variant.replace(".99", ".x")
     parts = []
@@ -512,6 +519,12 @@ def _variant_words(s: Scenario, variant: str) -> str:
                      f"keeps and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step")
     elif not (ms or per_seq) and mine.serial_cpu(method) != (0.0, 0.0):
         parts.append(f"at {shown} plain and speculative decoding run the same scheduler")
+    eager, my_eager = other.eager_first_pass_ms(method), mine.eager_first_pass_ms(method)
+    if eager and not my_eager:
+        parts.append(f"up to {shown} the draft pass after each verify runs outside CUDA graphs: ~{eager:.2f} ms more "
+                     "per step")
+    elif my_eager and not eager:
+        parts.append(f"from {shown} the draft pass after each verify runs in a CUDA graph")
     if other.unpacks_verify(gpu, attention) and not mine.unpacks_verify(gpu, attention):
         parts.append(f"from {shown} on {gpu} the verify pass runs {other.verify_unpacked.get('backend')}'s prefill "
                      "kernel, which reads each KV head once per query head (the default attention backend there)")
@@ -575,7 +588,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
                           "decoding differently (vLLM before 0.10 ran its V0 engine): give a version from the "
                           "releases read, or measure it"))
         if variants:
-            notes.append(info("The band also spans " + "; and ".join(_variant_words(s, v) for v in variants)))
+            notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
             variants = []
     if engine.beyond_read:
         notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
@@ -583,13 +596,13 @@ def engine_version_notes(s: Scenario) -> list[str]:
                           "check its release notes for changes to async or overlap scheduling with speculative "
                           "decoding and to the default attention backend"))
         if variants:
-            notes.append(info("The band also spans " + "; and ".join(_variant_words(s, v) for v in variants)))
+            notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
             variants = []
     if variants:
         example = variants[0].replace(".99", ".0")
         newest = f" as the newest release read ({engine.read_through})" if engine.read_through else ""
         return notes + [info(f"{engine.label} version not given: predicted{newest} with the preset's constants; "
-                             + "; ".join(_variant_words(s, v) for v in variants)
+                             + _variants_words(s, variants)
                              + f" (the band spans {'both' if len(variants) == 1 else 'each'}; the sidebar's Engine "
                              f"version, a run file's engine column or --engine takes it, e.g. '{example}')")]
     ms, per_seq = engine.serial_cpu(method)
@@ -597,6 +610,12 @@ def engine_version_notes(s: Scenario) -> list[str]:
         notes.append(info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU "
                           f"work with the GPU but not speculative decoding's: the speculative step pays ~{ms:.2f} ms + "
                           f"{per_seq * 1e3:.0f} µs per sequence more"))
+    eager = engine.eager_first_pass_ms(method)
+    if eager and s.t_target_ms is None:
+        since = engine.eager_draft["first_pass_graphed_since"]
+        notes.append(info(f"{engine.label} {engine.version_text} runs the draft pass after each verify (its draft "
+                          f"extend) outside CUDA graphs, as releases before {since} do: ~{eager:.2f} ms more per "
+                          "speculative step"))
     return notes
 
 

@@ -9,7 +9,8 @@ a step's CPU work behind the GPU's previous step, and versions that turn it off 
 decoding but keep it for plain decoding make the speculative step pay that work in series
 (data/engines.json `overlap`, with the engine files and tags it comes from); and the verify pass's
 attention kernel where a version's default backend does not pack the GQA group (`verify_unpacked`:
-vLLM from 0.19.0 on Instinct GPUs). An engine named without a version is predicted as the newest
+vLLM from 0.19.0 on Instinct GPUs); and a first draft pass run outside CUDA graphs (`eager_draft`: SGLang's
+EAGLE draft-extend pass before v0.4.7). An engine named without a version is predicted as the newest
 release read behaves, says so, and the band spans each version that behaves otherwise."""
 
 from __future__ import annotations
@@ -68,11 +69,17 @@ class Engine:
     # an attention backend named in the engine text ("vllm 0.19.0 ROCM_AITER_FA": --attention-backend), one
     # of verify_unpacked's `backend` and `packed_backends`; None: the version's default
     attention_backend: str | None = None
+    # data/engines.json `eager_draft`: versions whose first draft pass after a verify runs outside CUDA
+    # graphs (SGLang before v0.4.7: the EAGLE draft-extend pass), the methods and that pass's eager cost
+    eager_draft: dict | None = None
 
     def running_cap(self, method: str) -> int | None:
-        """Requests this engine runs at once with `method` speculating unless its flag raises the limit."""
+        """Requests this engine runs at once with `method` speculating unless its flag raises the limit
+        (a version named before the cap's `since` keeps the limit as given; one not named runs as the newest)."""
         cap = self.spec_running_cap
-        return int(cap["requests"]) if cap and method in cap["methods"] else None
+        if not cap or method not in cap["methods"] or self._before(cap.get("since")):
+            return None
+        return int(cap["requests"])
 
     def running_cap_flags(self, method: str, requests: int) -> list[str]:
         """The launch flag and value that let `requests` run at once while speculating, where the engine's
@@ -91,6 +98,19 @@ class Engine:
 
     def _at_least(self, since: str | None) -> bool:
         return since is not None and self.version is not None and self.version >= parse_version(since)
+
+    def _before(self, since: str | None) -> bool:
+        """True for a version named and older than `since` (a version not named runs as the newest read)."""
+        return since is not None and self.version is not None and self.version < parse_version(since)
+
+    def eager_first_pass_ms(self, method: str) -> float:
+        """What the first draft pass of a speculative step costs beyond the preset's draft_pass_ms because
+        this version runs it outside CUDA graphs (data/engines.json `eager_draft`: SGLang before v0.4.7,
+        its EAGLE draft-extend pass); 0 elsewhere and for a version not named (the newest read graphs it)."""
+        e = self.eager_draft
+        if not e or method not in e["methods"] or not self._before(e["first_pass_graphed_since"]):
+            return 0.0
+        return max(float(e["eager_pass_ms"]) - self.draft_pass_ms, 0.0)
 
     def serial_cpu(self, method: str) -> tuple[float, float]:
         """(ms, ms per sequence) a speculative step pays in series because this version overlaps plain
@@ -133,18 +153,22 @@ class Engine:
     def other_behaviours(self, method: str, gpu_name: str = "", attention: str = "gqa") -> list[str]:
         """For an engine named without a version, or with one outside the releases read: the newest
         version of each other behaviour (the serial CPU term for this method, a verify kernel that does
-        not pack the GQA group on this GPU; where this one pays either, also the release that pays
-        neither), as engine texts ("sglang 0.5.10", "vllm 0.18.99"), newest first; the band spans them.
-        [] for a version named and read."""
+        not pack the GQA group on this GPU, a first draft pass outside CUDA graphs; where this one pays
+        any, also the release that pays none), as engine texts ("sglang 0.5.10", "vllm 0.18.99"), newest
+        first; the band spans them. [] for a version named and read."""
         if (self.version is not None and not self.unread) or not (self.overlap or self.verify_unpacked):
             return []
         overlap = self.overlap or {}
         edges = [overlap.get("spec_since", {}).get(method), overlap.get("plain_since")]
+        if self.eager_draft and method in self.eager_draft["methods"]:
+            edges.append(self.eager_draft["first_pass_graphed_since"])
         if self.verify_unpacked and not self.attention_backend and _engine(self.name, (999,)).unpacks_verify(
                 gpu_name, attention):  # the default backend's kernel matters here (a backend named fixes it)
             edges.append(self.verify_unpacked.get("since"))
-        candidates = {v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e))) if v}
-        mine, free = self._behaviour(method, gpu_name, attention), ((0.0, 0.0), True)  # free: pays neither
+        oldest = parse_version(overlap.get("read_from") or "0")  # a version before any read runs as the oldest
+        candidates = {v for e in edges if e for v in (parse_version(e), _just_before(parse_version(e)))
+                      if v and v >= oldest}
+        mine, free = self._behaviour(method, gpu_name, attention), ((0.0, 0.0), True, 0.0)  # free: pays none
         seen, out = {mine, free} if mine == free else {mine}, []
         for version in sorted(candidates, reverse=True):
             behaviour = _engine(self.name, version, self.attention_backend)._behaviour(method, gpu_name, attention)
@@ -158,7 +182,7 @@ class Engine:
         return next(iter(self.other_behaviours(method, gpu_name, attention)), None)
 
     def _behaviour(self, method: str, gpu_name: str, attention: str) -> tuple:
-        return self.serial_cpu(method), not self.unpacks_verify(gpu_name, attention)
+        return self.serial_cpu(method), not self.unpacks_verify(gpu_name, attention), self.eager_first_pass_ms(method)
 
     def unpacks_verify(self, gpu_name: str, attention: str = "gqa") -> bool:
         """True where this version's default attention backend on this GPU runs verify passes in a
@@ -309,7 +333,7 @@ def _engine(key: str, version: tuple[int, ...] | None, backend: str | None = Non
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
-                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend)
+                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend, e.get("eager_draft"))
 
 
 def with_version(engine: str, version_text) -> str:

@@ -161,6 +161,7 @@ class _Compiled:
     step_overhead: tuple[float, float]  # engine cost of a target step: (ms, ms per sequence)
     serial_cpu: tuple[float, float]  # CPU work a spec step pays in series where plain overlaps it (ms, ms/seq)
     draft_overhead: tuple[float, float]  # engine cost of a draft pass: (ms, ms per sequence)
+    eager_first_ms: float  # what the first draft pass costs more where the version runs it outside CUDA graphs
     target_layout: memory.KVLayout  # what one sequence of the target caches (windows, recurrent state)
 
 
@@ -278,7 +279,9 @@ def _compile(s: Scenario) -> _Compiled:
     return _Compiled(hw, target, draft, method.name, method.draft_passes, target_bw_scale, draft_bw_scale,
                      ngram_ms, lay.budget_bytes, extra.weights_bytes, extra.weights_per_k_bytes,
                      extra.kv_bytes_per_token, engine, draft_context, measured, *lay.verify_reads, step_overhead,
-                     _serial_cpu(engine, method.name, eff), draft_overhead, lay.target_layout)
+                     _serial_cpu(engine, method.name, eff), draft_overhead,
+                     0.0 if measured else engine.eager_first_pass_ms(method.name) * eff.overhead_scale,
+                     lay.target_layout)
 
 
 _DEFAULT_EFFICIENCY = Efficiency()
@@ -308,7 +311,8 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
     """Total draft cost of one speculative step with k verified drafts per sequence drawn in
     `depth` sequential passes: the first pass also takes in the tokens the last verify accepted
     (depth + 1 per sequence, as vLLM's and SGLang's EAGLE and draft-model proposers do), the rest
-    `branching` tokens per sequence (1 for a chain)."""
+    `branching` tokens per sequence (1 for a chain). Where the engine version runs that first pass
+    outside CUDA graphs (Engine.eager_first_pass_ms: SGLang before v0.4.7) it costs that much more."""
     k = np.asarray(k, dtype=float)
     depth = np.asarray(depth, dtype=float)
     b = np.asarray(batch, dtype=float)
@@ -325,11 +329,11 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
     if s.parallel_draft:  # one pass over the accepted token and k mask positions per sequence
         one_pass = pass_time_ms(c.draft, c.hw, eff, b, k + 1, c.draft_context, c.draft_bw_scale,
                                 verify_kv_reads=c.draft_verify_kv_reads, verify_query_tile=c.draft_verify_query_tile)
-        return np.where(k > 0, one_pass + per_pass_overhead, 0.0)
+        return np.where(k > 0, one_pass + per_pass_overhead + c.eager_first_ms, 0.0)
     first = pass_time_ms(c.draft, c.hw, eff, b, depth + 1, c.draft_context, c.draft_bw_scale,
                          verify_kv_reads=c.draft_verify_kv_reads, verify_query_tile=c.draft_verify_query_tile)
     rest = pass_time_ms(c.draft, c.hw, eff, b, float(s.branching), c.draft_context, c.draft_bw_scale)
-    return np.where(k > 0, first + (depth - 1) * rest + depth * per_pass_overhead, 0.0)
+    return np.where(k > 0, first + (depth - 1) * rest + depth * per_pass_overhead + c.eager_first_ms, 0.0)
 
 
 # n-gram (prompt lookup) proposes only where the last tokens recur in the context; elsewhere the
