@@ -269,6 +269,9 @@ def test_a_version_older_than_any_release_read_says_so_and_its_band_spans_the_ot
     assert old.band[0] <= paying * 0.8  # spans the release that pays the serial CPU term
     assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.10.1")).notes)
     assert any("V0 engine" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.6.3")).notes)
+    # v0.9.0 runs EAGLE on V1 by default, proposer in CUDA graphs (arg_utils.py, v1/spec_decode/eagle.py); 0.8.5 not
+    assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.9.2")).notes)
+    assert any("V0 engine" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.8.5")).notes)
 
 
 def test_an_eagle3_acceptance_on_vllm_rocm_from_0_19_comes_with_the_drafter_defect_and_its_workaround():

@@ -585,7 +585,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
         notes.append(info(f"{engine.label} {engine.version_text} is older than the oldest release read for this "
                           f"preset ({engine.read_from}): none of its source was read, so the band also spans the "
                           "other behaviours the releases read show; an engine that old may schedule speculative "
-                          "decoding differently (vLLM before 0.10 ran its V0 engine): give a version from the "
+                          "decoding differently (vLLM before 0.9 ran it on its V0 engine by default): give a version from the "
                           "releases read, or measure it"))
         if variants:
             notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
