@@ -56,6 +56,10 @@ HARDWARE = {
     "NVIDIA H20": ("H20", None, None, None),
     "H20 141GB": (None, None, None, None),  # the 141 GB H20 is no preset: not the 96 GB one
     "8x H200 (TP=8)": ("H200", 8, 8, None),
+    "1x GH200": ("GH200", 1, 1, None),  # not the H200: a Grace Hopper superchip's 144 GB HBM3e version
+    "NVIDIA GH200 Grace Hopper Superchip": ("GH200", None, None, None),
+    "GH200 96GB HBM3": ("GH200 96GB", None, None, None),
+    "2x GH200 144GB (TP=2)": ("GH200", 2, 2, None),
 }
 
 
