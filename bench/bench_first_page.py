@@ -17,6 +17,7 @@ chart has its SVG is printed too, outside the goal."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import statistics
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from bench import against_goal
 from bench.bench_load import cpu_s
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_process
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_process
 
 ROUNDS = int(os.environ.get("FIRST_PAGE_ROUNDS", "5"))
 ONE_LINE_APP = 'import streamlit as st\nst.title("Hello")\n'
@@ -60,6 +61,18 @@ def _open(browser, base: str, pid: int, title: str, charts: bool) -> dict:
         return out
     finally:
         context.close()
+
+
+def bytecode_state(root: Path = ROOT) -> str:
+    """How many of the app's own modules have current bytecode (what `make bytecode`, and so `make run`,
+    leaves): the first page's server CPU depends on it where Python may not write __pycache__ itself."""
+    sources = [root / "app.py", *sorted((root / "pages").rglob("*.py")), *sorted((root / "specmodel").rglob("*.py"))]
+    fresh = 0
+    for src in sources:
+        pyc = Path(importlib.util.cache_from_source(str(src)))
+        fresh += pyc.exists() and pyc.stat().st_mtime >= src.stat().st_mtime
+    said = "as `make run` leaves them" if fresh == len(sources) else "run `make bytecode` to measure what `make run` leaves"
+    return f"the app's modules with current bytecode: {fresh} of {len(sources)} ({said})"
 
 
 def _server_ms(path: Path) -> float:
@@ -97,7 +110,8 @@ def run():
 
     a, o = ms("app", "wall"), ms("one-line", "wall")
     return [
-        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {ROUNDS} rounds, fresh servers each",
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {ROUNDS} rounds, fresh servers each; "
+        + bytecode_state(),
         f"one-line Streamlit app, goto -> first run finished: median {o:.0f} ms ({walls('one-line')}); "
         f"server CPU {ms('one-line', 'server'):.0f} ms, renderer main thread busy {ms('one-line', 'main'):.0f} ms",
         f"app.py What-if page, goto -> first run finished: median {a:.0f} ms ({walls('app')}); "
