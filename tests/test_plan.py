@@ -62,6 +62,31 @@ def test_sglang_plan_uses_bench_serving_and_simulated_acceptance():
     assert any("runs at most 48 requests at once while speculating" in n for n in out["notes"])
 
 
+@pytest.mark.parametrize("engine, prefix", [("SGLang v0.5.2", "SIMULATE_ACC_LEN="), ("SGLang v0.4.4", None),
+                                            ("sglang 0.5.3", "SGLANG_SIMULATE_ACC_LEN=")])
+def test_an_older_sglang_gets_its_own_synthetic_acceptance_variable_or_none(engine, prefix):
+    """eagle_utils.py reads SIMULATE_ACC_LEN from v0.4.5 to v0.5.2; v0.5.3 renamed it (environ.py); v0.4.4 has
+    none, and no 48-request cap yet (server_args.py from v0.4.5), so its plan sets neither."""
+    out = plan_json("--method", "eagle", "--alpha", "0.7", "--engine", engine)
+    server = next(r for r in out["runs"] if r["speculative"])["server"]
+    if prefix:
+        assert server.startswith(prefix) and out["synthetic_acceptance"]["setting"].endswith(prefix + "E")
+    else:
+        assert "SIMULATE_ACC_LEN" not in server and out["synthetic_acceptance"] is None
+        assert "--max-running-requests" not in server
+        assert any("has no synthetic-acceptance setting" in n for n in out["notes"])
+
+
+def test_a_vllm_before_0_20_gets_no_synthetic_keys_its_server_would_refuse():
+    out = plan_json(*SEED, "--engine", "vllm 0.10.1")
+    server = shlex.split(next(r for r in out["runs"] if r["speculative"])["server"])
+    config = json.loads(server[server.index("--speculative-config") + 1])
+    assert "rejection_sample_method" not in config and "synthetic_acceptance_length" not in config
+    assert out["synthetic_acceptance"] is None
+    assert any("vllm 0.10.1 has no synthetic-acceptance setting" in n for n in out["notes"])
+    assert not any("acceptance fixed at" in r["why"] for r in out["runs"])
+
+
 def test_trtllm_plan_uses_guidellm_at_a_concurrent_rate():
     out = plan_json(*SEED, "--engine", "TensorRT-LLM")
     assert out["bench"] == "guidellm" and out["synthetic_acceptance"] is None

@@ -15,9 +15,11 @@ Synthetic acceptance (so the fit sees step cost apart from acceptance), read fro
   `synthetic_acceptance_length` (mean tokens per step, bonus included, in [1, k + 1]) from v0.20.0
   (vllm/config/speculative.py; absent in v0.19.0);
 - SGLang: environment `SGLANG_SIMULATE_ACC_LEN` (accepted length per step, bonus included; clamped to
-  [1, steps + 1]) from v0.5.3 (python/sglang/srt/environ.py; `SIMULATE_ACC_LEN` in
-  speculative/eagle_utils.py in v0.4.6-v0.5.1);
+  [1, steps + 1]) from v0.5.3 (python/sglang/srt/environ.py); `SIMULATE_ACC_LEN` in
+  speculative/eagle_utils.py from v0.4.5 to v0.5.2; none in v0.4.4 and before (release wheels);
 - TensorRT-LLM: none found; acceptance is what the prompts give.
+An engine named with a version gets that version's setting, or none where it has none (the server
+would refuse vLLM's keys before 0.20.0); one named without a version gets the newest.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, engine_variants, speedup_band
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
-from specmodel.model.engines import engine_text, find_engine
+from specmodel.model.engines import engine_text, find_engine, parse_version
 from specmodel.model.presets import find_method, find_model
 from specmodel.model.scenario import Scenario, predict
 
@@ -48,6 +50,31 @@ SYNTHETIC = {
     "sglang": {"setting": "environment SGLANG_SIMULATE_ACC_LEN=E", "since": "SGLang 0.5.3",
                "source": "python/sglang/srt/environ.py (SIMULATE_ACC_LEN in speculative/eagle_utils.py before)"},
 }
+# Older settings by version, newest first after SYNTHETIC's own: (first release, setting, environment variable)
+_SYNTHETIC_OLDER = {
+    "sglang": [("0.4.5", {"setting": "environment SIMULATE_ACC_LEN=E", "since": "SGLang 0.4.5",
+                          "source": "python/sglang/srt/speculative/eagle_utils.py, v0.4.5 to v0.5.2 (release wheels; "
+                                    "renamed SGLANG_SIMULATE_ACC_LEN in v0.5.3, absent in v0.4.4)"})],
+}
+
+
+def synthetic_setting(s: Scenario) -> dict | None:
+    """The synthetic-acceptance setting of the scenario's engine at its version (SYNTHETIC: the newest,
+    also for an engine named without a version), or None where that version has none."""
+    engine = find_engine(s.engine)
+    newest = SYNTHETIC.get(engine.name)
+    if newest is None or engine.version is None:
+        return newest
+    for setting in [newest, *(older for _, older in _SYNTHETIC_OLDER.get(engine.name, []))]:
+        if engine.version >= parse_version(setting["since"].split()[-1]):
+            return setting
+    return None
+
+
+def _simulate_env(setting: dict | None) -> str:
+    """The environment prefix a synthetic setting given as an environment variable needs ("NAME=")."""
+    words = (setting or {}).get("setting", "").split()
+    return words[1].split("=")[0] + "=" if len(words) == 2 and words[0] == "environment" else ""
 
 
 @dataclass(frozen=True)
@@ -144,7 +171,8 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
         if s.method not in VLLM_METHODS:
             raise SpecModelError(f"vLLM has no speculative method for '{s.method}': plan for another engine")
         cfg = {"method": s.method, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
-               "rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
+               **({"rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
+                  if synthetic_setting(s) else {})}
         tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
         base = ["vllm", "serve", target, *tp, *find_engine(s.engine).backend_flags, "--port", "8000"]
         return {"plain": shlex.join(base),
@@ -158,8 +186,9 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
             ["--speculative-draft-model-path", draft] if draft else []) + (
             ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method != "ngram" else []) + [
             "--speculative-num-draft-tokens", str(k + 1)]
-        flags += find_engine(engine).running_cap_flags(s.method, max_batch)  # else it runs 48 at once
-        return {"plain": shlex.join(base), "speculative": f"SGLANG_SIMULATE_ACC_LEN={e} " + shlex.join(base + flags)}
+        flags += find_engine(s.engine).running_cap_flags(s.method, max_batch)  # else it runs 48 at once (v0.4.5+)
+        env = _simulate_env(synthetic_setting(s))
+        return {"plain": shlex.join(base), "speculative": (f"{env}{e} " if env else "") + shlex.join(base + flags)}
     if s.method not in TRTLLM_DECODING_TYPE:
         raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
     tp = ["--tp_size", str(s.tp)] if s.tp > 1 else []
@@ -214,6 +243,7 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     accept = float(predict(replace(s, k=k)).tokens_per_step)
     points = plan_concurrencies(summary)
     servers = _servers(s, engine, k, accept, max(c for c, _ in points))
+    synthetic = synthetic_setting(s)
     runs = []
     # one prediction over the plan's batches (elementwise, so each is what predicting it alone gives)
     p = predict(replace(s, k=k), concurrency=np.array([c for c, _ in points]))
@@ -223,17 +253,26 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
             arm = p.spec if spec else p.plain
             label = f"{'spec' if spec else 'plain'}_c{c}"
             seconds = n * OUTPUT_LEN / max(float(np.asarray(arm.throughput_tok_s)[i]), 1e-9)
-            words = (f"{why}; speculative (k = {k}" + (f", acceptance fixed at E = {accept:.2f}" if engine in SYNTHETIC
+            words = (f"{why}; speculative (k = {k}" + (f", acceptance fixed at E = {accept:.2f}" if synthetic
                                                        else "") + ")") if spec else f"{why}; plain decoding"
             runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, k, label),
                                    servers["speculative" if spec else "plain"], words, n, seconds))
     notes = [f"run the plain runs against `{servers['plain']}`, then the speculative ones against the speculative "
              "server; upload every result file (Past runs, or `python -m specmodel runs results/* --calibrate`, or "
              "`plan ... --results results/*`) to calibrate"]
-    if engine in SYNTHETIC:
-        notes.append(f"synthetic acceptance: {SYNTHETIC[engine]['setting']} ({SYNTHETIC[engine]['since']} and later, "
-                     f"{SYNTHETIC[engine]['source']}); E = {accept:.2f} is the model's tokens per step at k = {k}; "
+    named = engine_text(find_engine(s.engine))
+    if synthetic and find_engine(s.engine).version is None:
+        notes.append(f"synthetic acceptance: {synthetic['setting']} ({synthetic['since']} and later, "
+                     f"{synthetic['source']}); E = {accept:.2f} is the model's tokens per step at k = {k}; "
                      "with older releases drop it and the acceptance is whatever the prompts give")
+    elif synthetic:
+        notes.append(f"synthetic acceptance: {synthetic['setting']} (from {synthetic['since']}, {synthetic['source']}); "
+                     f"E = {accept:.2f} is the model's tokens per step at k = {k}")
+    elif engine in SYNTHETIC:
+        notes.append(f"{named} has no synthetic-acceptance setting ({SYNTHETIC[engine]['setting']} from "
+                     f"{SYNTHETIC[engine]['since']}" + "".join(f", {o['setting']} from {o['since']}" for _, o in
+                                                              _SYNTHETIC_OLDER.get(engine, []))
+                     + "): the acceptance is what the prompts give, so use prompts like production's")
     else:
         notes.append("TensorRT-LLM has no synthetic-acceptance setting that we found: the acceptance is what the "
                      "prompts give, so use prompts like production's")
@@ -254,7 +293,7 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
                      "it proposes (--proposal-rate)")
     total = sum(r.seconds for r in runs) + 2 * SERVER_START_S
     return Plan(engine_text(find_engine(s.engine)), bench, k, accept, tuple(runs), servers,
-                SYNTHETIC.get(engine), total, tuple(notes))
+                synthetic, total, tuple(notes))
 
 
 def calibrated_band(s: Scenario, rows) -> dict:
