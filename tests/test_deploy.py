@@ -12,6 +12,8 @@ from tests.cli_runner import run_cli
 from tests.conftest import ROOT
 
 SEED = dict(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", alpha=0.7, k=4)
+CLI_SEED = ("--gpu", "L40S", "--target", "Llama 3.1 8B", "--method", "draft_model", "--draft", "Llama 3.2 1B",
+            "--alpha", "0.7", "--k", "4")
 
 
 def test_vllm_gets_its_speculative_config_with_the_per_batch_schedule():
@@ -22,6 +24,39 @@ def test_vllm_gets_its_speculative_config_with_the_per_batch_schedule():
                                        # off from 56: plain decoding beats k = 3 there by more than 2%
                                        # (decide.SWITCH_GAIN; k = 3 is within noise of plain at 51-55)
                                        "num_speculative_tokens_per_batch_size": [[1, 55, 3], [56, 512, 0]]}
+
+
+@pytest.mark.parametrize("engine, per_batch", [("vllm 0.10.1", False), ("vLLM v0.23.0", False), ("vllm 0.24.0", True),
+                                               ("vllm 0.30.0", True)])
+def test_a_vllm_version_named_gets_the_config_that_version_takes(engine, per_batch):
+    """num_speculative_tokens_per_batch_size exists from vLLM 0.24.0 (vllm/config/speculative.py): an older
+    version named gets one k and is told where to stop speculating; a newer one the per-batch table."""
+    summary = summarize(Scenario(**SEED, engine=engine))
+    advice = deploy_advice(summary)
+    config = json.loads(advice.code)
+    assert advice.language == "json" and config["method"] == "draft_model"
+    assert ("num_speculative_tokens_per_batch_size" in config) is per_batch
+    if not per_batch:
+        assert config["num_speculative_tokens"] == summary.best_k == 3
+        off = next(lo for lo, _hi, k in summary.schedule if k == 0) - 1
+        assert "needs vLLM 0.24.0 or later" in advice.intro and f"above batch {off} speculation loses" in advice.note
+    tab = json.loads(run_cli("predict", *CLI_SEED, "--engine", engine, "--json").stdout)["deploy_by_engine"]["vllm"]
+    assert ("num_speculative_tokens_per_batch_size" in tab["config"]) is per_batch
+    assert ("num_speculative_tokens_per_batch_size" in tab["command"]) is per_batch
+
+
+@pytest.mark.parametrize("engine, adaptive", [("sglang 0.5.9", False), ("sglang 0.5.13", False), ("sglang 0.5.14", True),
+                                              ("sglang", True)])
+def test_an_sglang_version_named_gets_adaptive_steps_only_where_it_has_them(engine, adaptive):
+    """Per-batch-size slots in --speculative-adaptive-config from v0.5.13, a 0 (off) step from v0.5.14
+    (speculative/adaptive_spec_params.py): a schedule that turns speculation off needs v0.5.14."""
+    eagle3 = ("--gpu", "A100 80GB", "--target", "Llama 3.1 8B", "--method", "eagle3", "--alpha", "0.5", "--k", "4")
+    out = json.loads(run_cli("predict", *eagle3, "--engine", engine, "--json").stdout)
+    assert any(k == 0 for _lo, _hi, k in out["num_speculative_tokens_per_batch_size"])  # the schedule has an off range
+    tab = out["deploy_by_engine"]["sglang"]
+    assert ("--speculative-adaptive" in tab["command"]) is adaptive
+    if not adaptive:
+        assert tab["config"]["adaptive_config"] is None and "has no per-batch adaptive steps" in tab["note"]
 
 
 def test_sglang_gets_launch_flags_for_a_chain_of_the_best_k():

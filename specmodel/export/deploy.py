@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from specmodel.model.decide import Summary, off_above
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
-from specmodel.model.engines import find_engine
+from specmodel.model.engines import engine_text, find_engine, parse_version
 from specmodel.model.presets import find_model
 
 
 
 def vllm_speculative_config(summary: Summary) -> dict | None:
-    """What to put in vLLM's --speculative-config: the best k here and the per-batch schedule.
-    None when speculation should be off at every batch size."""
+    """What to put in vLLM's --speculative-config: the best k here and the per-batch schedule (one k
+    where the vLLM version named predates the per-batch key, vllm_per_batch). None when speculation
+    should be off at every batch size."""
     schedule = summary.schedule
     if all(k == 0 for _, _, k in schedule) and summary.best_k == 0:
         return None
@@ -32,9 +33,29 @@ def vllm_speculative_config(summary: Summary) -> dict | None:
     config: dict = {"method": s.method}
     if _draft_path(s):
         config["model"] = _draft_path(s)
-    config["num_speculative_tokens"] = max(summary.best_k, max(k for _, _, k in schedule))
+    k_max = max(summary.best_k, max(k for _, _, k in schedule))
+    if not vllm_per_batch(s):
+        config["num_speculative_tokens"] = summary.best_k or k_max
+        return config
+    config["num_speculative_tokens"] = k_max
     config["num_speculative_tokens_per_batch_size"] = schedule
     return config
+
+
+def _named_version(s, engine: str) -> tuple[int, ...] | None:
+    """The version the scenario's engine text names when it is `engine` ("vllm 0.10.1"), else None: the
+    other engines' dialects, and an engine named without a version, are written for the newest release."""
+    e = find_engine(s.engine)
+    return e.version if e.name == engine else None
+
+
+def _before(version: tuple[int, ...] | None, since: str) -> bool:
+    return version is not None and version < parse_version(since)
+
+
+def vllm_per_batch(s) -> bool:
+    """Whether the vLLM the scenario names takes num_speculative_tokens_per_batch_size (from v0.24.0)."""
+    return not _before(_named_version(s, "vllm"), VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"])
 
 
 @dataclass(frozen=True)
@@ -64,13 +85,20 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
     if k_run == 0 and all(k == 0 for _, _, k in schedule):
         return DeployAdvice(s.engine, "Speculation does not pay off at any batch size up to 512 here: leave it off.",
                             None, None, None)
-    if s.engine == "vllm":  # (a vLLM version named may predate the per-batch key: the words below)
+    off_text = f"above batch {off} speculation loses here" if off else None
+    if find_engine(s.engine).name == "vllm":  # "vllm 0.10.1" too: a version before 0.24.0 runs one k
         import json
 
-        return DeployAdvice("vllm", "vLLM `--speculative-config` with the best k for each batch-size range "
-                            "(`[min batch, max batch, k]`, k = 0 turns speculation off):",
-                            json.dumps(vllm_speculative_config(summary)), "json", None)
-    off_text = f"above batch {off} speculation loses here" if off else None
+        if vllm_per_batch(s):
+            return DeployAdvice(s.engine, "vLLM `--speculative-config` with the best k for each batch-size range "
+                                "(`[min batch, max batch, k]`, k = 0 turns speculation off):",
+                                json.dumps(vllm_speculative_config(summary)), "json", None)
+        since = VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"]
+        return DeployAdvice(s.engine, f"vLLM {find_engine(s.engine).version_text} `--speculative-config` with one k "
+                            f"(a k per batch-size range, `num_speculative_tokens_per_batch_size`, needs vLLM {since} "
+                            "or later):", json.dumps(vllm_speculative_config(summary)), "json",
+                            f"{off_text}: send those batches to a server without --speculative-config."
+                            if off_text else None)
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
     if find_engine(s.engine).name == "sglang" and s.method in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
         flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method]}"]
@@ -188,7 +216,8 @@ def _vllm(summary: Summary, dp: int) -> dict:
                 "note": "speculation does not pay at any batch up to 512 here: serve without --speculative-config"}
     config = vllm_speculative_config(summary)
     k_max = config["num_speculative_tokens"]
-    if k_max and any(k == 0 for _, _, k in summary.schedule):
+    per_batch = "num_speculative_tokens_per_batch_size" in config
+    if per_batch and k_max and any(k == 0 for _, _, k in summary.schedule):
         warnings.append(f"vLLM reserves KV lookahead for num_speculative_tokens = {k_max} at every batch, also "
                         "where the table says 0 (vllm/v1/core/sched/scheduler.py)")
     if dp > 1:
@@ -202,12 +231,16 @@ def _vllm(summary: Summary, dp: int) -> dict:
     warnings.append("disable_by_batch_size does nothing from vLLM 0.10.0 and is gone from 0.17.0: the per-batch "
                     "table (k = 0 ranges) is how vLLM turns speculation off above a batch")
     command = shlex.join(serve + ["--speculative-config", json.dumps(config, separators=(", ", ": "))])
+    since = VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"]
+    off = off_above(summary.schedule) or "the off threshold"
+    note = (f"vLLM before {since} has no per-batch k: run num_speculative_tokens = {summary.best_k or k_max} alone "
+            f"and send batches above {off} to a server without it" if per_batch else
+            f"vLLM {find_engine(s.engine).version_text} has no per-batch k (num_speculative_tokens_per_batch_size "
+            f"from {since}): this runs num_speculative_tokens = {k_max} at every batch; send batches above {off} to a "
+            "server without it")
     return {"config": config, "command": command,
             "min_version": {k: VLLM_MIN_VERSION[k] for k in config if k in VLLM_MIN_VERSION},
-            "warnings": warnings,
-            "note": f"vLLM before {VLLM_MIN_VERSION['num_speculative_tokens_per_batch_size']} has no per-batch k: "
-                    f"run num_speculative_tokens = {summary.best_k or k_max} alone and send batches above "
-                    f"{off_above(summary.schedule) or 'the off threshold'} to a server without it"}
+            "warnings": warnings, "note": note}
 
 
 def sglang_adaptive_config(summary: Summary) -> dict:
@@ -242,7 +275,10 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}
     prefix = ""
     note = None
-    if len(ks) > 1 and s.method in SGLANG_ADAPTIVE_METHODS and dp == 1:
+    version = _named_version(s, "sglang")  # a version named before the per-batch slots (or a 0 step) runs one k
+    too_old = _before(version, SGLANG_MIN_VERSION["--speculative-adaptive-config (per batch size keys)"]) or (
+        0 in ks and _before(version, SGLANG_MIN_VERSION["candidate_steps 0 (off)"]))
+    if len(ks) > 1 and s.method in SGLANG_ADAPTIVE_METHODS and dp == 1 and not too_old:
         adaptive = sglang_adaptive_config(summary)
         config["adaptive_config"] = adaptive
         flags += ["--speculative-adaptive", "--speculative-adaptive-config", "sglang_adaptive.json"]
@@ -257,7 +293,10 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     else:
         off = off_above(summary.schedule)
         why = ("SGLang's adaptive steps run EAGLE/EAGLE3 only" if len(ks) > 1 and s.method not in SGLANG_ADAPTIVE_METHODS
-               else "adaptive steps are not synchronised across attention-DP ranks" if len(ks) > 1 and dp > 1 else None)
+               else "adaptive steps are not synchronised across attention-DP ranks" if len(ks) > 1 and dp > 1
+               else f"{engine_text(find_engine(s.engine))} has no per-batch adaptive steps (slots per batch size from "
+                    f"{SGLANG_MIN_VERSION['--speculative-adaptive-config (per batch size keys)']}, a 0 step from "
+                    f"{SGLANG_MIN_VERSION['candidate_steps 0 (off)']})" if len(ks) > 1 and too_old else None)
         note = _one_k_note("SGLang", summary.schedule, f"above batch {off} speculation loses here" if off else None)
         if why:
             note = f"{why}: {note or 'one k at every batch'}"
