@@ -102,7 +102,7 @@ with c2:
 
 st.subheader("What to deploy")
 advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
-st.write(no_links(advice.intro))
+st.markdown(advice.intro)  # the app's own words (code in backticks): no user text in them
 if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
 if advice.note:

@@ -39,7 +39,7 @@ def test_a_vllm_version_named_gets_the_config_that_version_takes(engine, per_bat
     if not per_batch:
         assert config["num_speculative_tokens"] == summary.best_k == 3
         off = next(lo for lo, _hi, k in summary.schedule if k == 0) - 1
-        assert "needs vLLM 0.24.0 or later" in advice.intro and f"above batch {off} speculation loses" in advice.note
+        assert "needs vLLM 0.24.0 or later" in advice.intro and f"Above batch {off} speculation loses" in advice.note
     tab = json.loads(run_cli("predict", *CLI_SEED, "--engine", engine, "--json").stdout)["deploy_by_engine"]["vllm"]
     assert ("num_speculative_tokens_per_batch_size" in tab["config"]) is per_batch
     assert ("num_speculative_tokens_per_batch_size" in tab["command"]) is per_batch

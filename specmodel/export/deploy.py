@@ -97,8 +97,8 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         return DeployAdvice(s.engine, f"vLLM {find_engine(s.engine).version_text} `--speculative-config` with one k "
                             f"(a k per batch-size range, `num_speculative_tokens_per_batch_size`, needs vLLM {since} "
                             "or later):", json.dumps(vllm_speculative_config(summary)), "json",
-                            f"{off_text}: send those batches to a server without --speculative-config."
-                            if off_text else None)
+                            f"{off_text[0].upper() + off_text[1:]}: send those batches to a server without "
+                            "--speculative-config." if off_text else None)
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
     if find_engine(s.engine).name == "sglang" and s.method in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
         flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method]}"]
