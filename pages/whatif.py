@@ -5,7 +5,7 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.mixed import mixed_traffic_path
-from pages.parts.text import no_links
+from pages.parts.text import no_links, own_words
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
@@ -102,7 +102,7 @@ with c2:
 
 st.subheader("What to deploy")
 advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
-st.markdown(advice.intro)  # the app's own words (code in backticks): no user text in them
+st.markdown(own_words(advice.intro))
 if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
 if advice.note:

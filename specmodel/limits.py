@@ -430,6 +430,7 @@ MAX_MESSAGE_CHARS = 2_000  # a message shown on a page or a terminal line: a few
 # into links (an escape inside them breaks the pattern; the text reads the same).
 _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@!"})
 _MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@<"})  # a message keeps its own **bold**
+_CODE_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\@<"})  # ... and, for the app's own words, `code`
 _AUTOLINK = re.compile(r"(?i)(://|www\.)")
 _LINE_START = re.compile(r"(?m)^([ \t]*)(\d{1,9}(?=[.)]\s)|)([#>=|]|[.)+*-](?=\s))")
 
@@ -448,13 +449,16 @@ def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) 
         markdown="plain"    a user value inside Markdown: no formatting, link, image, HTML, heading or maths
         markdown="message"  a whole message for st.error/st.warning/st.info/st.caption quoting user
                             text: no link, image, HTML or code; its own **bold** and punctuation stay
+        markdown="code_message"  the same for the app's own words that mark `code` (a launch flag, a
+                            config key): its code spans stay code; no link, image or HTML
     """
-    if markdown == "message":  # line breaks of a message stay; each line is cleaned and its start made inert
+    if markdown in ("message", "code_message"):  # line breaks stay; each line is cleaned and its start made inert
         lines = [clean_name(line, limit)[0] for line in str(value)[:limit * 4 + 64].split("\n")]
         text = "\n".join(lines)
         if len(text) > limit:
             text = text[:limit - 1] + "…"
-        text = _no_autolinks(text.translate(_MESSAGE_SPECIAL).replace("](", "]\\(").replace("![", "!\\["))
+        special = _MESSAGE_SPECIAL if markdown == "message" else _CODE_MESSAGE_SPECIAL
+        text = _no_autolinks(text.translate(special).replace("](", "]\\(").replace("![", "!\\["))
         # a heading, quote, list or rule at a line's start is escaped: "\\# ", "1\\. "
         return _LINE_START.sub(lambda m: m.group(1) + m.group(2) + "\\" + m.group(3), text)
     text = clean_name(value, limit)[0]

@@ -19,7 +19,7 @@ from specmodel.limits import safe_text
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_CALLS = {"markdown", "write", "error", "warning", "info", "success", "caption", "title", "header",
               "subheader", "toast", "text", "exception"}
-SAFE_FUNCS = {"plain", "name", "no_links", "code", "safe_text"}
+SAFE_FUNCS = {"plain", "name", "no_links", "own_words", "code", "safe_text"}
 FILES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "pages" / "parts").glob("*.py"))]
 
 
@@ -96,6 +96,18 @@ def test_7_9_hostile_text_is_inert_in_every_mode(hostile, absent):
         shown = safe_text("\n" + hostile, markdown=mode)
         assert not re.search(r"(?<!\\)" + re.escape(absent), shown), (mode, shown)
     assert "\x1b" not in safe_text(hostile) and "\r" not in safe_text(hostile)
+
+
+@pytest.mark.parametrize("hostile, absent", [
+    ("[click](http://evil.example/x)", "](http"), ("![img](http://evil.example/x.png)", "![img]("),
+    ("# Heading", "\n# "), ("<img src=x onerror=alert(1)>", "<img"), ("see www.evil.example", "www.evil"),
+])
+def test_7_9_the_apps_own_words_keep_their_code_spans_and_nothing_else(hostile, absent):
+    """own_words (markdown="code_message"): a launch flag in backticks renders as code; a link, an image,
+    HTML, a heading or an autolink stays as inert as in a message."""
+    shown = safe_text("run `--speculative-config` with\n" + hostile, markdown="code_message")
+    assert "`--speculative-config`" in shown
+    assert not re.search(r"(?<!\\)" + re.escape(absent), shown), shown
 
 
 def test_9_a_5_mb_name_is_cut_to_200_characters():

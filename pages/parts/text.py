@@ -25,6 +25,12 @@ def no_links(text, limit: int = MAX_MESSAGE_CHARS) -> str:
     return safe_text(text, limit, markdown="message")
 
 
+def own_words(text, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """The app's own sentence that marks `code` (a launch flag, a config key): its code spans render as
+    code; no link, image or HTML can appear in it."""
+    return safe_text(text, limit, markdown="code_message")
+
+
 def code(text, limit: int = MAX_LABEL_CHARS) -> str:
     """Text for inside a Markdown code span (`` `{code(key)}` ``): cleaned and cut, its backticks removed
     (nothing else is interpreted inside a code span, so escapes would show)."""
