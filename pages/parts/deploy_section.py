@@ -7,7 +7,7 @@ import json
 
 import streamlit as st
 
-from pages.parts.text import code, no_links, plain
+from pages.parts.text import code, own_words, plain
 from specmodel.export.deploy import deploy_by_engine
 from specmodel.limits import bounded_cache
 
@@ -38,6 +38,6 @@ def deploy_tabs(summary) -> None:
                 st.caption("First release that accepts each key: " + ", ".join(
                     f"`{code(k)}` {plain(v)}" for k, v in entry["min_version"].items()) + ".")
             for warning in entry["warnings"]:
-                st.caption(f"⚠ {no_links(warning)}")
+                st.caption(f"⚠ {own_words(warning)}")  # the app's own words, flags in backticks
             if entry.get("note"):
-                st.caption(no_links(entry["note"]))
+                st.caption(own_words(entry["note"]))
