@@ -9,7 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from pages.parts.display import show_error
-from pages.parts.text import code, no_links, plain
+from pages.parts.text import code, no_links, own_words, plain
 from specmodel import Efficiency, SpecModelError, summarize
 from specmodel.limits import bounded_cache
 from specmodel.plan.measure import calibrated_band, measurement_plan
@@ -43,8 +43,8 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
             script += [f"# batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} "
                        f"(~{r.seconds / 60:.1f} min): {r.why}\n{r.command}" for r in plan.runs]
             st.code("\n\n".join(script), language="bash", wrap_lines=True)
-            for note in plan.notes:
-                st.caption(no_links(note))
+            for note in plan.notes:  # the app's own words: commands and flags in backticks
+                st.caption(own_words(note))
     if rows is None:
         return
     if st.button("Band before and after calibrating on these runs", key=f"{key}_band"):
