@@ -143,6 +143,11 @@ MODELS = {
     "MiMo-V2-Flash (309B MoE)": ("MiMo-V2-Flash", "preset", "fp8"),
     "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8": ("Llama-4-Maverick", "alias", "fp8"),
     "Llama 4 Maverick": ("Llama-4-Maverick", "preset", "bf16"),
+    "meta-llama/Llama-3.1-405B-Instruct-FP8": ("Llama 3.1 405B", "preset", "fp8"),
+    "Llama-3.1-405B": ("Llama 3.1 405B", "preset", "bf16"),
+    "Meta-Llama-3.1-405B-Instruct": ("Llama 3.1 405B", "preset", "bf16"),
+    "mistralai/Mistral-Large-Instruct-2411": ("Mistral Large 2", "alias", "bf16"),
+    "Mistral-Large-Instruct-2407": ("Mistral Large 2", "alias", "bf16"),
 }
 
 
@@ -156,7 +161,7 @@ def test_model_strings(text, expected):
 @pytest.mark.parametrize("text, why", [
     ("7.8B-parameter code model (per abstract)", "a size but no model name"),
     ("gemma-2-2b-it", "not a preset"),  # same family, another size: not silently Gemma 2 9B
-    ("Llama-3.1-405B", "not a preset"),
+    ("Llama-3.2-90B-Vision-Instruct", "not a preset"),  # another Llama size: not silently 3.1 70B or 405B
     ("Qwen3.5-9B", "not a preset"),  # another Qwen3.5 size: not silently one of the MoE presets
     ("", "no model named"),
 ])
