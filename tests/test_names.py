@@ -148,6 +148,8 @@ MODELS = {
     "Meta-Llama-3.1-405B-Instruct": ("Llama 3.1 405B", "preset", "bf16"),
     "mistralai/Mistral-Large-Instruct-2411": ("Mistral Large 2", "alias", "bf16"),
     "Mistral-Large-Instruct-2407": ("Mistral Large 2", "alias", "bf16"),
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct": ("Qwen3-30B-A3B", "derivative", "bf16"),
+    "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF": ("Llama 3.1 70B", "derivative", "bf16"),
 }
 
 
