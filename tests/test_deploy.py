@@ -123,3 +123,25 @@ def test_sglang_is_told_how_the_best_k_changes_with_the_batch_since_it_runs_one(
     expected = ", ".join(f"{k} up to batch {hi}" for _, hi, k in ranges[:-1]) + f" and {ranges[-1][2]} above that"
     assert deploy_advice(summary).note == (f"SGLang runs one k at every batch size: the best k here is {expected}: "
                                            "pick the k of your usual batch.")
+
+
+def test_vllm_above_its_default_running_limit_gets_max_num_seqs_on_both_servers():
+    """vLLM runs at most 256 sequences at once on an A100 (1024 on a GPU of 70 GiB or more that is not an
+    A100: EngineArgs defaults, vllm/engine/arg_utils.py) unless --max-num-seqs is given; the model predicts
+    the batch asked for, so the flags and the plan's servers set it and a note says why."""
+    base = ("--target", "Llama 3.1 8B", "--method", "eagle", "--k", "3", "--alpha", "0.7", "--concurrency", "512")
+    a100 = json.loads(run_cli("predict", "--gpu", "A100 80GB", *base, "--json").stdout)
+    running = a100["plain"]["running"]
+    assert 256 < running <= 512
+    assert f"--max-num-seqs {running}" in a100["deploy_by_engine"]["vllm"]["command"]
+    assert f"--max-num-seqs {running}" in a100["deploy"]["note"]
+    assert any("runs at most 256 sequences at once on A100 80GB" in n for n in a100["notes"])
+    h100 = json.loads(run_cli("predict", "--gpu", "H100 SXM", *base, "--json").stdout)  # 1024 there
+    assert "--max-num-seqs" not in h100["deploy_by_engine"]["vllm"]["command"]
+    assert not any("sequences at once" in n for n in h100["notes"])
+    l40s = json.loads(run_cli("predict", "--gpu", "L40S", *base, "--json").stdout)  # the KV cache binds first
+    assert l40s["plain"]["running"] < 256 and "--max-num-seqs" not in l40s["deploy_by_engine"]["vllm"]["command"]
+    plan = json.loads(run_cli("plan", "--gpu", "A100 80GB", *base[:-2], "--alpha", "0.9", "--json").stdout)
+    largest = max(r["concurrency"] for r in plan["runs"])
+    assert largest > 256
+    assert all(f"--max-num-seqs {largest}" in server for server in plan["servers"].values())

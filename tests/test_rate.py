@@ -5,7 +5,7 @@ concurrencies and says so. A rate with neither latencies nor an output length st
 
 import pytest
 
-from specmodel.model.rate import MAX_NUM_SEQS, at_request_rate, littles_law_concurrency
+from specmodel.model.rate import at_request_rate, littles_law_concurrency, running_limit
 from specmodel.model.scenario import Scenario
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.measured import latencies_from_text
@@ -118,7 +118,7 @@ def test_one_arm_measured_the_other_solved_from_the_output_length():
 def test_an_arm_holding_more_requests_than_run_at_once_saturates_and_queues():
     found = at_request_rate(SCENARIO, 100, None, None, measured_latency_s=(2.0, 30.0))  # 3,000 in the system
     assert found.spec.saturated and not found.plain.saturated
-    assert found.spec.concurrency <= MAX_NUM_SEQS and found.spec.in_system == pytest.approx(3000)
+    assert found.spec.concurrency <= running_limit(SCENARIO) and found.spec.in_system == pytest.approx(3000)
     assert "the speculative arm saturates (3000.0 requests in the system" in found.remark()
     unsaturated = at_request_rate(SCENARIO, 100, None, None, measured_latency_s=(2.0, 2.0))
     # the queue: each request spends in_system / running times its service time in the system
@@ -133,3 +133,14 @@ def test_calibration_leaves_rate_rows_out():
     alone = calibrate(read_runs([seed]).rows)
     both = calibrate(read_runs([seed, ("blog.csv", (HEAD + blog_rows()).encode())]).rows)
     assert both.efficiency == alone.efficiency
+
+
+def test_an_arm_runs_as_many_sequences_as_the_engines_default_limit_on_that_gpu():
+    """vLLM's EngineArgs default max_num_seqs (vllm/engine/arg_utils.py, V1): 1024 on a GPU of 70 GiB or
+    more that is not an A100 (from v0.9.0), 256 otherwise; V0 (before 0.8.5 here) 256."""
+    from dataclasses import replace
+
+    assert running_limit(replace(SCENARIO, gpu="H100 SXM", engine="vllm")) == 1024
+    assert running_limit(replace(SCENARIO, gpu="A100 80GB", engine="vllm")) == 256
+    assert running_limit(replace(SCENARIO, gpu="L40S", engine="vllm")) == 256
+    assert running_limit(replace(SCENARIO, gpu="H100 SXM", engine="vllm 0.8.0")) == 256

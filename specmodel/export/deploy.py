@@ -18,7 +18,7 @@ from specmodel.model.decide import Summary, off_above
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
 from specmodel.model.engines import engine_text, find_engine, parse_version
-from specmodel.model.presets import find_model
+from specmodel.model.presets import find_gpu, find_model
 
 
 
@@ -40,6 +40,16 @@ def vllm_speculative_config(summary: Summary) -> dict | None:
     config["num_speculative_tokens"] = k_max
     config["num_speculative_tokens_per_batch_size"] = schedule
     return config
+
+
+def _vllm_limit_flags(summary: Summary) -> list[str]:
+    """--max-num-seqs where more sequences run at the scenario's concurrency (what fits of it) than vLLM's
+    default limit on this GPU (the version named, or the newest read for another engine's scenario)."""
+    s, p = summary.scenario, summary.prediction
+    gpu = find_gpu(s.gpu)
+    engine = find_engine(s.engine) if find_engine(s.engine).name == "vllm" else find_engine("vllm")
+    running = int(max(float(p.plain.batch), float(p.spec.batch) if s.k else 0.0))
+    return engine.running_limit_flags(gpu.name, gpu.memory_GB, running)
 
 
 def _named_version(s, engine: str) -> tuple[int, ...] | None:
@@ -89,16 +99,20 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
     if find_engine(s.engine).name == "vllm":  # "vllm 0.10.1" too: a version before 0.24.0 runs one k
         import json
 
+        limit = " ".join(_vllm_limit_flags(summary))
+        limit_note = (f"Start both servers (plain and speculative) with {limit}: vLLM's default limit on sequences "
+                      "running at once on this GPU is lower than the batch here." if limit else None)
         if vllm_per_batch(s):
             return DeployAdvice(s.engine, "vLLM `--speculative-config` with the best k for each batch-size range "
                                 "(`[min batch, max batch, k]`, k = 0 turns speculation off):",
-                                json.dumps(vllm_speculative_config(summary)), "json", None)
+                                json.dumps(vllm_speculative_config(summary)), "json", limit_note)
         since = VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"]
+        off_note = (f"{off_text[0].upper() + off_text[1:]}: send those batches to a server without "
+                    "--speculative-config." if off_text else None)
         return DeployAdvice(s.engine, f"vLLM {find_engine(s.engine).version_text} `--speculative-config` with one k "
                             f"(a k per batch-size range, `num_speculative_tokens_per_batch_size`, needs vLLM {since} "
                             "or later):", json.dumps(vllm_speculative_config(summary)), "json",
-                            f"{off_text[0].upper() + off_text[1:]}: send those batches to a server without "
-                            "--speculative-config." if off_text else None)
+                            " ".join(filter(None, [off_note, limit_note])) or None)
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
     if find_engine(s.engine).name == "sglang" and s.method in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
         flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method]}"]
@@ -209,7 +223,8 @@ def _vllm(summary: Summary, dp: int) -> dict:
     s = summary.scenario
     target = find_model(s.target).hf_id
     serve = ["vllm", "serve", target] + (["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []) \
-        + (["--data-parallel-size", str(dp)] if dp > 1 else []) + find_engine(s.engine).backend_flags
+        + (["--data-parallel-size", str(dp)] if dp > 1 else []) + find_engine(s.engine).backend_flags \
+        + _vllm_limit_flags(summary)
     warnings = common_warnings(summary)
     if _never_pays(summary):
         return {"config": None, "command": shlex.join(serve), "min_version": {}, "warnings": warnings,

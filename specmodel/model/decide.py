@@ -389,7 +389,8 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
         if why is not None:
             v = Verdict(v.label, f"{v.label}: {why}", why.closest)
     notes = []  # all "info": the queue shows in the throughput, and the tail is how the model extends a profile
-    notes += engine_version_notes(s) + running_cap_notes(s)
+    notes += engine_version_notes(s) + running_cap_notes(s) + running_limit_notes(
+        s, int(max(p.plain.batch, p.spec.batch if s.k else 0)))
     if s.k > 0 and p.spec.batch < s.concurrency:
         notes.append(info(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
                           f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue"))
@@ -572,6 +573,20 @@ def running_cap_notes(s: Scenario) -> list[str]:
                  f"(its server arguments reset the limit to {cap} for speculative decoding; plain decoding keeps a "
                  f"larger one): predicted with {flag} {s.concurrency} or more, as the launch flags set it; without "
                  f"it the speculative server runs {cap} and queues the other {s.concurrency - cap}")]
+
+
+def running_limit_notes(s: Scenario, running: int) -> list[str]:
+    """The engine's default limit on sequences running at once (vLLM's max_num_seqs: 1024 or 256 by GPU
+    memory), both arms alike, where more than that would run (`running`: what fits of the concurrency)."""
+    engine, gpu = find_engine(s.engine), find_gpu(s.gpu)
+    limit = engine.default_running_limit(gpu.name, gpu.memory_GB)
+    if limit is None or running <= limit:
+        return []
+    flag = engine.max_num_seqs["flag"]
+    return [info(f"{engine.label} runs at most {limit} sequences at once on {gpu.name} unless {flag} is given "
+                 f"(its default by GPU memory, vllm/engine/arg_utils.py): predicted with {flag} {running}, as "
+                 f"the launch flags set it; without it both servers run {limit} and queue the rest, and the "
+                 f"speedup is the one at batch {limit}")]
 
 
 def engine_version_notes(s: Scenario) -> list[str]:

@@ -72,6 +72,9 @@ class Engine:
     # data/engines.json `eager_draft`: versions whose first draft pass after a verify runs outside CUDA
     # graphs (SGLang before v0.4.7: the EAGLE draft-extend pass), the methods and that pass's eager cost
     eager_draft: dict | None = None
+    # data/engines.json `max_num_seqs`: the sequences the engine runs at once when its limit flag is not given
+    # (vLLM: 1024 or 256 by GPU memory), both arms alike
+    max_num_seqs: dict | None = None
 
     def running_cap(self, method: str) -> int | None:
         """Requests this engine runs at once with `method` speculating unless its flag raises the limit
@@ -80,6 +83,23 @@ class Engine:
         if not cap or method not in cap["methods"] or self._before(cap.get("since")):
             return None
         return int(cap["requests"])
+
+    def default_running_limit(self, gpu_name: str, memory_GB: float) -> int | None:
+        """Sequences this engine version runs at once on this GPU, plain or speculative, when its limit flag
+        is not given (data/engines.json `max_num_seqs`: vLLM 1024 on a GPU of 70 GiB or more, not an A100 from
+        v0.9.0, else 256); None for an engine whose limit follows from memory (the KV fit binds first)."""
+        m = self.max_num_seqs
+        if not m:
+            return None
+        large = (memory_GB * 1e9 >= m["large_memory_GiB"] * 2 ** 30 and not self._before(m["large_from"])
+                 and not (not self._before(m["not_large_from"]) and _on(m["not_large"], gpu_name)))
+        return int(m["large"] if large else m["default"])
+
+    def running_limit_flags(self, gpu_name: str, memory_GB: float, requests: int) -> list[str]:
+        """The flag that lets `requests` sequences run at once where this engine's default limit is lower
+        (vLLM's --max-num-seqs), for both servers; [] where none is needed."""
+        limit = self.default_running_limit(gpu_name, memory_GB)
+        return [self.max_num_seqs["flag"], str(requests)] if limit is not None and requests > limit else []
 
     def running_cap_flags(self, method: str, requests: int) -> list[str]:
         """The launch flag and value that let `requests` run at once while speculating, where the engine's
@@ -333,7 +353,8 @@ def _engine(key: str, version: tuple[int, ...] | None, backend: str | None = Non
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
-                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend, e.get("eager_draft"))
+                  tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend, e.get("eager_draft"),
+                  e.get("max_num_seqs"))
 
 
 def with_version(engine: str, version_text) -> str:

@@ -7,7 +7,7 @@ tokens at the arm's per-sequence speed. The speculative arm is faster per reques
 requests in flight than the plain arm at the same λ; each arm is solved on its own.
 
 An arm saturates when λ exceeds the most requests per second it can serve (c / L(c) at the largest
-batch that fits, at most MAX_NUM_SEQS): requests queue for as long as the benchmark offers them. Its
+batch that fits, at most the engine's running limit, running_limit): requests queue for as long as the benchmark offers them. Its
 latency is then taken as L at that largest batch times λ / capacity (the backlog of a run of fixed
 length grows in that proportion), and the result says which arm saturated.
 
@@ -30,12 +30,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.model.engines import find_engine
+from specmodel.model.presets import find_gpu
 from specmodel.model.roofline import pass_time_ms
 from specmodel.model.scenario import Scenario, compile_scenario, predict
 
-# vLLM's default scheduler limit on running sequences (EngineArgs max_num_seqs = 256,
-# vllm/engine/arg_utils.py, v0.6-v0.11); SGLang's is set from memory, so the KV fit binds first.
+# The most sequences an arm runs where the engine states no limit of its own (vLLM V0's EngineArgs
+# max_num_seqs = 256); vLLM V1's default by GPU memory is Engine.default_running_limit (1024 on a GPU of
+# 70 GiB or more); SGLang's limit is set from memory, so the KV fit binds first.
 MAX_NUM_SEQS = 256
+
+
+def running_limit(s: Scenario) -> int:
+    """The sequences each arm runs at once at a request rate: the engine's default limit on this GPU."""
+    gpu = find_gpu(s.gpu)
+    return find_engine(s.engine).default_running_limit(gpu.name, gpu.memory_GB) or MAX_NUM_SEQS
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,7 @@ def prefill_ms(s: Scenario, input_len: int) -> float:
 def _arm(per_seq_tok_s: np.ndarray, fits: float, cs: np.ndarray, rate: float, output_len: int,
          prefill_s: float) -> ArmAtRate:
     latency = prefill_s + output_len / np.maximum(per_seq_tok_s, 1e-12)
-    usable = cs <= max(1.0, min(float(fits), MAX_NUM_SEQS))
+    usable = cs <= max(1.0, min(float(fits), float(cs[-1])))
     served = np.where(usable, cs / latency, 0.0)
     top = int(np.flatnonzero(usable)[-1]) if usable.any() else 0
     capacity = float(served.max())
@@ -125,7 +134,7 @@ def _arm(per_seq_tok_s: np.ndarray, fits: float, cs: np.ndarray, rate: float, ou
 def _measured_arm(per_seq_tok_s: np.ndarray, fits: float, cs: np.ndarray, rate: float, measured_s: float,
                   output_len: int | None, prefill_s: float) -> ArmAtRate:
     """An arm at the concurrency its measured latency makes (Little's law), predicted there."""
-    top = float(cs[cs <= max(1.0, min(float(fits), MAX_NUM_SEQS))][-1])
+    top = float(cs[cs <= max(1.0, min(float(fits), float(cs[-1])))][-1])
     in_system = float(littles_law_concurrency(rate, measured_s))
     running = min(max(1.0, in_system), top)
     speed = float(np.interp(running, cs, per_seq_tok_s))
@@ -153,7 +162,7 @@ def at_request_rate(s: Scenario, rate_rps: float, output_len: int | None, input_
     if (not output_len or output_len < 1) and None in measured:
         raise SpecModelError("a request rate needs the output length (tokens per request), or each arm's measured "
                              "end-to-end latency, to find the concurrency")
-    cs = np.arange(1, MAX_NUM_SEQS + 1, dtype=float)
+    cs = np.arange(1, running_limit(s) + 1, dtype=float)  # up to the engine's limit on running sequences
     p = predict(s, concurrency=cs)
     pre = prefill_ms(s, input_len or 0) / 1e3 if output_len else 0.0
     arms = []

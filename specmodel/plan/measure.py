@@ -34,7 +34,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, engine_variants, speedup_band
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
 from specmodel.model.engines import engine_text, find_engine, parse_version
-from specmodel.model.presets import find_method, find_model
+from specmodel.model.presets import find_gpu, find_method, find_model
 from specmodel.model.scenario import Scenario, predict
 
 BENCHES = ("vllm", "sglang", "guidellm")
@@ -174,7 +174,9 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
                **({"rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
                   if synthetic_setting(s) else {})}
         tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
-        base = ["vllm", "serve", target, *tp, *find_engine(s.engine).backend_flags, "--port", "8000"]
+        gpu = find_gpu(s.gpu)  # both servers run the plan's largest batch, above vLLM's default limit too
+        limit = find_engine(s.engine).running_limit_flags(gpu.name, gpu.memory_GB, max_batch)
+        base = ["vllm", "serve", target, *tp, *find_engine(s.engine).backend_flags, *limit, "--port", "8000"]
         return {"plain": shlex.join(base),
                 "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
     if engine == "sglang":
