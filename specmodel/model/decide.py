@@ -389,8 +389,7 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
         if why is not None:
             v = Verdict(v.label, f"{v.label}: {why}", why.closest)
     notes = []  # all "info": the queue shows in the throughput, and the tail is how the model extends a profile
-    notes += engine_version_notes(s) + running_cap_notes(s) + running_limit_notes(
-        s, int(max(p.plain.batch, p.spec.batch if s.k else 0)))
+    notes += engine_version_notes(s) + running_limit_notes(s, int(max(p.plain.batch, p.spec.batch if s.k else 0)))
     if s.k > 0 and p.spec.batch < s.concurrency:
         notes.append(info(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
                           f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue"))
@@ -561,32 +560,31 @@ def _acceptance_note(s: Scenario) -> list[str]:
                  f"{c['workaround']} is the workaround named there")]
 
 
-def running_cap_notes(s: Scenario) -> list[str]:
-    """The engine's own limit on requests running at once while speculating (SGLang: 48 unless
-    --max-running-requests is given), where the scenario's concurrency is above it."""
-    engine, method = find_engine(s.engine), find_method(s.method).name
-    cap = engine.running_cap(method)
-    if not s.k or cap is None or s.concurrency <= cap:
-        return []
-    flag = engine.spec_running_cap["flag"]
-    return [info(f"{engine.label} runs at most {cap} requests at once while speculating unless {flag} is given "
-                 f"(its server arguments reset the limit to {cap} for speculative decoding; plain decoding keeps a "
-                 f"larger one): predicted with {flag} {s.concurrency} or more, as the launch flags set it; without "
-                 f"it the speculative server runs {cap} and queues the other {s.concurrency - cap}")]
-
-
 def running_limit_notes(s: Scenario, running: int) -> list[str]:
-    """The engine's default limit on sequences running at once (vLLM's max_num_seqs: 1024 or 256 by GPU
-    memory), both arms alike, where more than that would run (`running`: what fits of the concurrency)."""
+    """The engine's own limits on requests running at once, where the scenario's batch is above them:
+    SGLang's 48 while speculating unless --max-running-requests is given (spec_running_cap), and vLLM's
+    default max_num_seqs by GPU memory, both arms alike (`running`: what fits of the concurrency)."""
     engine, gpu = find_engine(s.engine), find_gpu(s.gpu)
+    notes = []
+    cap = engine.running_cap(find_method(s.method).name) if s.k else None
+    if cap is not None and s.concurrency > cap:
+        notes.append(_over_limit(engine.label, cap, "requests at once while speculating", engine.spec_running_cap["flag"],
+                                 f"its server arguments reset the limit to {cap} for speculative decoding; plain "
+                                 "decoding keeps a larger one", f"{s.concurrency} or more",
+                                 f"the speculative server runs {cap} and queues the other {s.concurrency - cap}"))
     limit = engine.default_running_limit(gpu.name, gpu.memory_GB)
-    if limit is None or running <= limit:
-        return []
-    flag = engine.max_num_seqs["flag"]
-    return [info(f"{engine.label} runs at most {limit} sequences at once on {gpu.name} unless {flag} is given "
-                 f"(its default by GPU memory, vllm/engine/arg_utils.py): predicted with {flag} {running}, as "
-                 f"the launch flags set it; without it both servers run {limit} and queue the rest, and the "
-                 f"speedup is the one at batch {limit}")]
+    if limit is not None and running > limit:
+        notes.append(_over_limit(engine.label, limit, f"sequences at once on {gpu.name}", engine.max_num_seqs["flag"],
+                                 "its default by GPU memory, vllm/engine/arg_utils.py", str(running),
+                                 f"both servers run {limit} and queue the rest, and the speedup is the one at batch "
+                                 f"{limit}"))
+    return notes
+
+
+def _over_limit(label: str, limit: int, what: str, flag: str, why: str, asked: str, without: str) -> str:
+    """A note: the engine runs at most `limit` of `what` unless `flag` is given; predicted with it."""
+    return info(f"{label} runs at most {limit} {what} unless {flag} is given ({why}): predicted with {flag} {asked}, "
+                f"as the launch flags set it; without it {without}")
 
 
 def engine_version_notes(s: Scenario) -> list[str]:
