@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from specmodel.model.decide import Summary, off_above
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
-from specmodel.model.engines import engine_text, find_engine, parse_version
+from specmodel.model.engines import engine_text, find_engine
 from specmodel.model.presets import find_gpu, find_model
 
 
@@ -46,26 +46,22 @@ def _vllm_limit_flags(summary: Summary) -> list[str]:
     """--max-num-seqs where more sequences run at the scenario's concurrency (what fits of it) than vLLM's
     default limit on this GPU (the version named, or the newest read for another engine's scenario)."""
     s, p = summary.scenario, summary.prediction
-    gpu = find_gpu(s.gpu)
-    engine = find_engine(s.engine) if find_engine(s.engine).name == "vllm" else find_engine("vllm")
+    gpu, engine = find_gpu(s.gpu), find_engine(s.engine)
+    engine = engine if engine.name == "vllm" else find_engine("vllm")
     running = int(max(float(p.plain.batch), float(p.spec.batch) if s.k else 0.0))
     return engine.running_limit_flags(gpu.name, gpu.memory_GB, running)
 
 
-def _named_version(s, engine: str) -> tuple[int, ...] | None:
-    """The version the scenario's engine text names when it is `engine` ("vllm 0.10.1"), else None: the
-    other engines' dialects, and an engine named without a version, are written for the newest release."""
+def _named_older(s, engine: str, since: str) -> bool:
+    """True where the scenario names `engine` with a version older than `since` ("vllm 0.10.1"): the other
+    engines' dialects, and an engine named without a version, are written for the newest release."""
     e = find_engine(s.engine)
-    return e.version if e.name == engine else None
-
-
-def _before(version: tuple[int, ...] | None, since: str) -> bool:
-    return version is not None and version < parse_version(since)
+    return e.name == engine and e.older_than(since)
 
 
 def vllm_per_batch(s) -> bool:
     """Whether the vLLM the scenario names takes num_speculative_tokens_per_batch_size (from v0.24.0)."""
-    return not _before(_named_version(s, "vllm"), VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"])
+    return not _named_older(s, "vllm", VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"])
 
 
 @dataclass(frozen=True)
@@ -290,9 +286,9 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}
     prefix = ""
     note = None
-    version = _named_version(s, "sglang")  # a version named before the per-batch slots (or a 0 step) runs one k
-    too_old = _before(version, SGLANG_MIN_VERSION["--speculative-adaptive-config (per batch size keys)"]) or (
-        0 in ks and _before(version, SGLANG_MIN_VERSION["candidate_steps 0 (off)"]))
+    # a version named before the per-batch slots (or a 0 step) runs one k
+    too_old = _named_older(s, "sglang", SGLANG_MIN_VERSION["--speculative-adaptive-config (per batch size keys)"]) or (
+        0 in ks and _named_older(s, "sglang", SGLANG_MIN_VERSION["candidate_steps 0 (off)"]))
     if len(ks) > 1 and s.method in SGLANG_ADAPTIVE_METHODS and dp == 1 and not too_old:
         adaptive = sglang_adaptive_config(summary)
         config["adaptive_config"] = adaptive

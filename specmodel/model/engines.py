@@ -80,7 +80,7 @@ class Engine:
         """Requests this engine runs at once with `method` speculating unless its flag raises the limit
         (a version named before the cap's `since` keeps the limit as given; one not named runs as the newest)."""
         cap = self.spec_running_cap
-        if not cap or method not in cap["methods"] or self._before(cap.get("since")):
+        if not cap or method not in cap["methods"] or self.older_than(cap.get("since")):
             return None
         return int(cap["requests"])
 
@@ -91,8 +91,8 @@ class Engine:
         m = self.max_num_seqs
         if not m:
             return None
-        large = (memory_GB * 1e9 >= m["large_memory_GiB"] * 2 ** 30 and not self._before(m["large_from"])
-                 and not (not self._before(m["not_large_from"]) and _on(m["not_large"], gpu_name)))
+        large = (memory_GB * 1e9 >= m["large_memory_GiB"] * 2 ** 30 and not self.older_than(m["large_from"])
+                 and not (not self.older_than(m["not_large_from"]) and _on(m["not_large"], gpu_name)))
         return int(m["large"] if large else m["default"])
 
     def running_limit_flags(self, gpu_name: str, memory_GB: float, requests: int) -> list[str]:
@@ -119,7 +119,7 @@ class Engine:
     def _at_least(self, since: str | None) -> bool:
         return since is not None and self.version is not None and self.version >= parse_version(since)
 
-    def _before(self, since: str | None) -> bool:
+    def older_than(self, since: str | None) -> bool:
         """True for a version named and older than `since` (a version not named runs as the newest read)."""
         return since is not None and self.version is not None and self.version < parse_version(since)
 
@@ -128,7 +128,7 @@ class Engine:
         this version runs it outside CUDA graphs (data/engines.json `eager_draft`: SGLang before v0.4.7,
         its EAGLE draft-extend pass); 0 elsewhere and for a version not named (the newest read graphs it)."""
         e = self.eager_draft
-        if not e or method not in e["methods"] or not self._before(e["first_pass_graphed_since"]):
+        if not e or method not in e["methods"] or not self.older_than(e["first_pass_graphed_since"]):
             return 0.0
         return max(float(e["eager_pass_ms"]) - self.draft_pass_ms, 0.0)
 

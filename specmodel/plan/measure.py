@@ -33,7 +33,7 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, engine_variants, speedup_band
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
-from specmodel.model.engines import engine_text, find_engine, parse_version
+from specmodel.model.engines import engine_text, find_engine
 from specmodel.model.presets import find_gpu, find_method, find_model
 from specmodel.model.scenario import Scenario, predict
 
@@ -66,7 +66,7 @@ def synthetic_setting(s: Scenario) -> dict | None:
     if newest is None or engine.version is None:
         return newest
     for setting in [newest, *(older for _, older in _SYNTHETIC_OLDER.get(engine.name, []))]:
-        if engine.version >= parse_version(setting["since"].split()[-1]):
+        if not engine.older_than(setting["since"].split()[-1]):
             return setting
     return None
 
