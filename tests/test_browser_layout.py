@@ -56,6 +56,21 @@ def test_past_runs_break_even_table_fits_with_its_detail(streamlit_server, page)
 
 
 @DARK_ONLY
+def test_past_runs_names_each_setup_of_a_workload_and_its_detail_table_still_fits(streamlit_server, page):
+    page.goto(f"{streamlit_server}/past-runs?{SIDEBAR}")
+    wait_for_app(page)
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(
+        str(INCIDENT.parent / "methods_compared.csv"))
+    page.get_by_text("each run with a measurement takes its verdict from it", exact=False).wait_for()
+    wait_for_app(page)
+    page.get_by_text("ShareGPT (Llama-3-70B-Instruct, EAGLE-3) pays off at concurrency 64", exact=False).wait_for()
+    open_expanders(page)
+    assert len(looks_right(page)) == 3  # the setup column fits beside the advice, basis, file and row
+    detail = page.locator("[data-testid='stExpander']", has_text="Advice, setup, how each verdict was reached")
+    assert "Llama-3.1-8B-Instruct, EAGLE-3" in detail.locator("td").all_inner_texts()
+
+
+@DARK_ONLY
 def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, page):
     page.goto(f"{streamlit_server}/fleet?{SIDEBAR}")
     wait_for_app(page)

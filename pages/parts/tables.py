@@ -25,6 +25,10 @@ BREAK_EVEN_MAIN = {"verdict": 80, "workload": 105, "concurrency": 90, "measured_
 # shown in the main table).
 BREAK_EVEN_DETAIL = {"workload": 90, "concurrency": 85, "speedup_band": 85, "advice": 210, "verdict_basis": 100,
                      "margin_tokens_per_step": 80, "file": 90, "row": 45}  # 785 of the expander's 786 px
+# Where a workload ran under several setups, which setup each run is (runs.setups) takes the place of the
+# tokens margin (the main table has the margin in percent; the CSV export has both).
+BREAK_EVEN_DETAIL_SETUPS = {"workload": 90, "setup": 140, "concurrency": 85, "speedup_band": 85, "advice": 170,
+                            "verdict_basis": 100, "file": 70, "row": 45}  # 785 px
 
 # Fleet: who, on which model, the verdict and its prediction and advice...
 FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 85, "predicted_on": 160, "predicted_speedup": 125,
@@ -55,11 +59,13 @@ def break_even_tables(table_shown) -> None:
     st.dataframe(shown, key="break_even_table", hide_index=True, height=440 if tall else "auto",
                  column_order=_order(columns, BREAK_EVEN_MAIN, filled),
                  column_config=column_config(columns, BREAK_EVEN_MAIN, as_text=tuple(texts)))
-    detail = _order(columns, BREAK_EVEN_DETAIL, filled)
-    with st.expander("Advice, how each verdict was reached, file and row"):
+    picked = BREAK_EVEN_DETAIL_SETUPS if "setup" in filled else BREAK_EVEN_DETAIL
+    detail = _order(columns, picked, filled)
+    with st.expander("Advice, setup, how each verdict was reached, file and row" if "setup" in filled
+                     else "Advice, how each verdict was reached, file and row"):
         st.dataframe(shown, key="break_even_detail", hide_index=True, height=_height(len(table_shown), TALL_ROW_PX, 5),
                      row_height=TALL_ROW_PX, column_order=detail,
-                     column_config=column_config(columns, BREAK_EVEN_DETAIL, as_text=tuple(texts)))
+                     column_config=column_config(columns, picked, as_text=tuple(texts)))
         st.caption("Each run's method and GPU: Runs as read below (same file and row). The CSV export has every "
                    "column in one table.")
 

@@ -26,7 +26,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
-            "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread"]
+            "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup"]
+SETUP_CHARS = 48  # the text table's setup column is cut to this width (`--json` and the page have it whole)
 # Row keys printed as whole numbers.
 WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
                         "draft_kv_budget"})
@@ -173,20 +174,25 @@ def _print_text(evaluated, summary, calibration) -> None:
 
     evaluated = as_read(evaluated)  # a predicted verdict whose band straddles 1.0 reads "uncertain"
 
-    header = (f"{'workload':<26} {'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  verdict     "
-              f"model        advice")
+    setups = evaluated["setup"].fillna("").astype(str).tolist() if "setup" in evaluated else [""] * len(evaluated)
+    width = min(max(map(len, setups), default=0), SETUP_CHARS)  # a column only where a workload has several setups
+    setup_head = f"{'setup':<{width}} " if width else ""
+    header = (f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  "
+              f"verdict     model        advice")
     print(header)
     shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
              "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice"]
     columns = [evaluated[key].tolist() if key in evaluated.columns else [None] * len(evaluated) for key in shown]
-    for values in zip(*columns):  # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
+    # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
+    for setup, values in zip(setups, zip(*columns)):
         r = {key: json_value(v) for key, v in zip(shown, values)}
+        setup_cell = f"{setup[:width]:<{width}} " if width else ""
         for key in ("concurrency", "k"):
             if r[key] is not None:
                 r[key] = int(r[key])
         basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
         model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
-        print(f"{str(r['workload'])[:26]:<26} {r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
+        print(f"{str(r['workload'])[:26]:<26} {setup_cell}{r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
               f"{_f(r['predicted_speedup']):>6}  {str(verdict_words(r['verdict']) or '–') + basis:<10}  {model:<12} "
               f"{r['advice'] or ''}")

@@ -13,6 +13,7 @@ import pandas as pd
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, UNCERTAIN, verdict_words
 from specmodel.runs.row_scenario import row_alpha
+from specmodel.runs.setups import setups_of
 
 
 MAX_LEVELS_SHOWN = 12
@@ -39,13 +40,17 @@ def as_read(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """One (verdict, sentence) per workload and verdict, saying which levels were measured and which
+    """One (verdict, sentence) per workload, setup and verdict, saying which levels were measured and which
     predicted and where the model disagreed with the measurement, e.g.
-    ("fails", "chat loses at concurrency 8, 32 (measured) — the model said pays off at 32")."""
+    ("fails", "chat loses at concurrency 8, 32 (measured) — the model said pays off at 32"); a workload run
+    under several setups names each by what differs (setups.setup_names): "GSM8K (Qwen3-8B, k=6) pays off …"."""
     lines = []
     if table.empty:
         return lines
-    for workload, group in table.groupby("workload", sort=False):
+    setups = setups_of(table)
+    for (workload, setup), group in table.groupby([table["workload"], setups], sort=False, dropna=False):
+        if setup:
+            workload = f"{workload} ({setup})"
         for label in (CLEARS, BORDERLINE_LABEL, FAILS, UNCERTAIN):
             sel = group[group["verdict"] == label]
             if sel.empty:

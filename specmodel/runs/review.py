@@ -30,6 +30,7 @@ from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
+from specmodel.runs.setups import setup_names
 
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
 # every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
@@ -56,7 +57,7 @@ RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_
                   "speedup_high", "uncertain"]
 
 # Columns of the break-even table (export and page), in order.
-TABLE_COLUMNS = ["workload", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
+TABLE_COLUMNS = ["workload", "setup", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
                  "margin_tokens_per_step", "margin_pct", "measured_speedup", "predicted_speedup", "speedup_low",
                  "speedup_high", "uncertain", "advice",
                  "measured_verdict", "predicted_verdict", "verdict_basis", "model_agrees", "disagreement", "method",
@@ -142,7 +143,7 @@ def evaluate_runs(rows: pd.DataFrame, efficiency: Efficiency | None = None,
     progress(done, total) is called between groups of rows; an exception it raises (a page whose
     session ended) stops the work."""
     if rows.empty:
-        return rows.reindex(columns=[*rows.columns, *RESULT_COLUMNS])
+        return rows.reindex(columns=[*rows.columns, *RESULT_COLUMNS, "setup"])
     with paused_gc():
         return _evaluate(rows, efficiency, progress)
 
@@ -186,7 +187,9 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     _rate_rows(rows, results, efficiency)
     _widen_assumed(rows, results, efficiency)
     _judge(rows, results, ngram_be)
-    return pd.concat([rows, results], axis=1)
+    out = pd.concat([rows, results], axis=1)
+    out["setup"] = setup_names(out)  # what tells the run apart from its workload's other setups
+    return out
 
 
 def _rate_rows(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Efficiency | None) -> None:
@@ -338,9 +341,11 @@ def _each_once(word, values: np.ndarray) -> np.ndarray:
 
 
 def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
-    """Per workload and concurrency: measured E vs break-even, margin, verdict, the model's verdict and advice."""
+    """Per workload and concurrency: measured E vs break-even, margin, verdict, the model's verdict and advice;
+    sorted by workload, then its setups in the order the files first give them, then concurrency."""
     table = evaluated.reindex(columns=TABLE_COLUMNS)
-    return table.sort_values(["workload", "concurrency"], kind="stable").reset_index(drop=True)
+    first_seen = (lambda c: pd.Series(pd.factorize(c)[0], index=c.index) if c.name == "setup" else c)  # noqa: E731
+    return table.sort_values(["workload", "setup", "concurrency"], kind="stable", key=first_seen).reset_index(drop=True)
 
 
 def with_band_text(table: pd.DataFrame) -> pd.DataFrame:

@@ -265,6 +265,8 @@ def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=No
 BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
     "verdict": ("verdict", None, "From the measured speedup where there is one; else predicted", "small"),
     "workload": ("workload", None, None, "small"),
+    "setup": ("setup", None, "What tells this run apart from the workload's other setups in the files (model, method, "
+                             "k, GPU, engine); empty where the workload ran under one setup", "medium"),
     "concurrency": ("concurrency", None, None),
     "measured_speedup": ("measured ×", "%.2f", None),
     "predicted_verdict": ("model", None, None),

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
+from specmodel.runs.setups import setups_of
 
 VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e", UNCERTAIN: "#8250df"}
 
@@ -24,7 +25,8 @@ def _fmt(x, digits=2, suffix=""):
 def _hover(r) -> str:
     """Hover text of one run; user strings escaped (plotly renders a subset of HTML in hover text)."""
     where = html.escape(str(r["file"])) + (f", row {int(r['row'])}" if pd.notna(r.get("row")) else "")
-    return (f"<b>{html.escape(str(r['workload']))}</b><br>{where}<br>concurrency {r['concurrency']}, k = {r['k']}, "
+    setup = f" ({html.escape(str(r['setup']))})" if isinstance(r.get("setup"), str) and r["setup"] else ""
+    return (f"<b>{html.escape(str(r['workload']))}</b>{setup}<br>{where}<br>concurrency {r['concurrency']}, k = {r['k']}, "
             f"{r['method']}, "
             f"{r['gpu_preset']}<br>α {_fmt(r['alpha'])}, tokens/step {_fmt(r['tokens_per_step'])} "
             f"(break-even {_fmt(r.get('break_even_tokens_per_step'))})<br>measured {_fmt(r['measured_speedup'])}x, "
@@ -100,15 +102,17 @@ def _short(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def _row_labels(data: pd.DataFrame) -> list[str]:
-    """One distinct label per run, "workload @ concurrency", with k and then a counter added only
-    where two runs would otherwise share a row (on a category axis they would sit on top of each other)."""
-    base = [f"{_short(r['workload'])} @ {r['concurrency']}" for r in data.to_dict("records")]
-    with_k = [f"{b}, k={r['k']}" if base.count(b) > 1 else b for b, r in zip(base, data.to_dict("records"))]
+    """One distinct label per run, "workload @ concurrency", with what tells its setup apart from the
+    workload's other setups (setups.setup_names: "Qwen3-8B, EAGLE-3, k=6"), and a counter where two runs
+    of one setup would still share a row (on a category axis they would sit on top of each other)."""
+    setups = setups_of(data).tolist()
+    base = [f"{_short(r['workload'])} @ {r['concurrency']}" + (f", {setup}" if setup else "")
+            for r, setup in zip(data.to_dict("records"), setups)]
     seen: dict[str, int] = {}
     out = []
-    for label in with_k:
+    for label in base:
         seen[label] = seen.get(label, 0) + 1
-        out.append(label if with_k.count(label) == 1 else f"{label} #{seen[label]}")
+        out.append(label if base.count(label) == 1 else f"{label} #{seen[label]}")
     return [html.escape(label) for label in out]
 
 
