@@ -288,3 +288,15 @@ def test_every_string_in_the_development_set_is_covered_here():
     assert set(_dev_column("hardware")) - {""} <= set(HARDWARE)
     assert set(_dev_column("target_model")) - {""} <= set(MODELS) | unread_models
     assert set(_dev_column("draft_model_or_method")) - {""} <= set(METHODS)
+
+
+def test_a_gpu_count_in_the_gpu_text_is_no_warning_where_the_row_has_its_own_tp_column():
+    from specmodel.runs import read_runs
+
+    head = "workload,gpu,target_model,method,k,concurrency,tokens_per_step,baseline_tok_s,spec_tok_s"
+    row = "chat,4x H100 80GB,Llama-3-70B-Instruct,EAGLE-3,3,64,2.4,2400,2600"
+    without = read_runs([("a.csv", f"{head}\n{row}\n".encode())])
+    with_tp = read_runs([("b.csv", f"{head},tp\n{row},4\n".encode())])
+    assert any("TP not stated" in p.message for p in without.problems)  # the count is taken as TP: said
+    assert not any("TP not stated" in p.message for p in with_tp.problems)  # the tp column says it
+    assert int(with_tp.rows["tp"].iloc[0]) == int(without.rows["tp"].iloc[0]) == 4

@@ -79,3 +79,13 @@ def test_runs_command_prints_a_setup_column_and_json_rows_carry_setup(tmp_path, 
     assert {r["setup"] for r in rows if r["workload"] == "chat"} == {""}
     assert {r["setup"] for r in rows if r["workload"] == "ShareGPT"} >= {"Llama-3.1-8B-Instruct, EAGLE-3",
                                                                          "Llama-3-70B-Instruct, EAGLE-3"}
+
+
+def test_html_report_has_a_setup_column_only_where_a_workload_has_several_setups(tmp_path):
+    from specmodel.cli import main
+
+    several, one = tmp_path / "several.html", tmp_path / "one.html"
+    assert main(["runs", str(FIXTURES / "methods_compared.csv"), "--html", str(several)]) == 0
+    assert main(["runs", str(FIXTURES / "seed_runs.csv"), "--html", str(one)]) == 0
+    assert "<th>setup</th>" in several.read_text() and "Llama-3-70B-Instruct, EAGLE-3" in several.read_text()
+    assert "<th>setup</th>" not in one.read_text()

@@ -63,7 +63,8 @@ def _cell(value) -> str:
 # The tables fit the page: a fixed layout gives each column a share of the width by what it holds
 # (sentences most, names more than numbers), and text wraps inside its column, mid-word only when a
 # word is longer than the column is wide.
-_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.0, "workload": 2.2, "file": 2.0, "target_model": 2.0, "draft_model": 2.0,
+_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.0, "workload": 2.2, "setup": 2.4, "file": 2.0, "target_model": 2.0,
+                "draft_model": 2.0,
                 "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 1.9, "margin": 1.2,
                 "k": 0.7, "row": 0.9, "model's 80% band ×": 1.2}
 _NUMBER_SHARE, _TEXT_SHARE = 1.3, 1.4
@@ -114,7 +115,7 @@ def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str
 
 # Each heading says what its column holds: the verdict's basis (measured speedup or predicted), and
 # the two margins apart (a measured speedup over 1×, a measured E over the break-even E).
-_REPORT_COLUMNS = {"workload": "workload", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
+_REPORT_COLUMNS = {"workload": "workload", "setup": "setup", "concurrency": "concurrency", "k": "k", "verdict": "verdict",
                    "verdict_basis": "verdict from", "measured_speedup": "measured speedup ×",
                    "speedup_margin": "measured speedup − 1", "predicted_speedup": "predicted speedup ×",
                    "speedup_band": "model's 80% band ×", "tokens_per_step": "tokens/step E",
@@ -138,7 +139,9 @@ def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
     e = pd.to_numeric(shown["tokens_per_step"], errors="coerce")
     be = pd.to_numeric(shown["break_even_tokens_per_step"], errors="coerce")
     shown["e_margin"] = (e / be.where(be > 0) - 1).map(pct)
-    return shown.reindex(columns=list(_REPORT_COLUMNS)).rename(columns=_REPORT_COLUMNS)
+    columns = [c for c in _REPORT_COLUMNS  # a setup column only where some workload ran under several setups
+               if c != "setup" or shown["setup"].fillna("").astype(str).str.len().gt(0).any()]
+    return shown.reindex(columns=columns).rename(columns=_REPORT_COLUMNS)
 
 
 def _distinct(evaluated: pd.DataFrame, column: str) -> str:

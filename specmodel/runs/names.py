@@ -88,7 +88,7 @@ def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaul
     if parsed_method is not None and parsed_method.method is None and "method" not in defaults.explicit:
         refused.append(("method_unknown", f"method '{method_text}' is no speculation method this model knows "
                         f"({', '.join(presets.METHODS)}); give --method to predict it as one"))
-    gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks)
+    gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks, tp_given=tp is not None)
     target_text, target, target_match = _preset("model", v.get("target_model"), defaults.target,
                                                 defaults.named("target"), remarks, "target")
     if target_text is not None and (target_match is None or target_match.model is None):
@@ -167,9 +167,11 @@ def _method(method_text, parsed_method, defaults: RunDefaults, remarks: list[str
     return parsed_method.method
 
 
-def _gpu(rec: RunRecord, defaults: RunDefaults, remarks: list[str], fallbacks: dict):
-    """(GPU as written, preset, the hardware reading); notes a fallback in `fallbacks`."""
-    gpu_text, gpu, hw = _preset("GPU", rec.values.get("gpu"), defaults.gpu, defaults.named("gpu"), remarks)
+def _gpu(rec: RunRecord, defaults: RunDefaults, remarks: list[str], fallbacks: dict, tp_given: bool = False):
+    """(GPU as written, preset, the hardware reading); notes a fallback in `fallbacks`. tp_given: the row
+    has a tp column of its own (no "TP not stated" remark)."""
+    gpu_text, gpu, hw = _preset("GPU", rec.values.get("gpu"), defaults.gpu, defaults.named("gpu"), remarks,
+                                tp_given=tp_given)
     if gpu_text is not None and (hw is None or hw.gpu is None) and gpu == defaults.gpu and \
             not any(r.startswith(f"GPU '{gpu_text}' matched") for r in remarks):
         fallbacks["gpu"] = gpu_text
@@ -217,9 +219,11 @@ def _settings(v: dict, hw, tp, ep, context, defaults: RunDefaults, remarks: list
     return tp, ep, context
 
 
-def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], role: str = "model"):
+def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], role: str = "model",
+            tp_given: bool = False):
     """(user's text, preset name, the reading): free text matched to a preset (a derivative of a
-    known architecture counts, with a remark), else the default with a remark naming it as `said`."""
+    known architecture counts, with a remark), else the default with a remark naming it as `said`.
+    A GPU text's "TP not stated" is no remark where the row has a tp column of its own (tp_given)."""
     if raw in (None, ""):
         return None, default, None
     text = str(raw).strip()
@@ -232,7 +236,7 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
                            + (f" ({', '.join(as_near)} as near; their compute differs)" if as_near else ""))
         elif found is not None:
             assumed = [part for part in hw.how.split("; ")[1:] if ("no variant named" in part or "taken as" in part)
-                       and "GPU count (1)" not in part]
+                       and "GPU count (1)" not in part and not (tp_given and part.startswith("TP not stated"))]
             if assumed:
                 remarks.append(f"GPU '{text}': " + "; ".join(assumed))
         reading, why = hw, "GPU not stated" if "not stated" in hw.how else "not recognised"
