@@ -249,3 +249,15 @@ def test_a_0_to_32_jump_is_judged_at_the_window_end_and_says_load_changed():
 def test_a_steady_load_has_no_load_change_note():
     v = live.live_verdict(prom.stats_from_window(prom.window_over(_snapshots_with_running([31, 32, 32]))), Scenario())
     assert v.concurrency == 32 and not [n for n in v.notes if "load changed" in n]
+
+
+def test_an_idle_server_with_speculation_on_is_predicted_at_its_own_k_with_the_assumed_alpha():
+    # vLLM exposes k (1 + the largest per-position label) even in a window with no drafts: the prediction is
+    # for the k the server runs, only α is the assumed one.
+    idle = live.live_verdict(window_stats(k=3, drafts=0, per_position=(0, 0, 0), running=0.0),
+                             Scenario(alpha=0.6, k=5))
+    assert not idle.measured and idle.label == "unknown"
+    assert "the model predicts k = 3 at α = 0.60" in idle.text
+    notes = " ".join(idle.notes)
+    assert "α = 0.60 is assumed (--alpha and --spec-k), not measured on this server; k = 3 is the server's" in notes
+    assert "k = 5" not in notes and "k = 5" not in idle.text

@@ -114,9 +114,13 @@ def measured_concurrency(stats: LiveStats) -> int:
 
 
 def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
-    """The base scenario with the measured acceptance, k and concurrency put in."""
+    """The base scenario with the measured acceptance, k and concurrency put in; where the window measured
+    no acceptance (an idle server) but the server says its k, that k with the assumed α."""
     b = measured_concurrency(stats)
     if not stats.measured or not stats.k:
+        if stats.spec_enabled and stats.k:
+            keep = base.survival if base.survival is not None and len(base.survival) >= int(stats.k) else None
+            return with_changes(base, k=int(stats.k), survival=keep, concurrency=b)
         return with_changes(base, concurrency=b)
     if stats.survival is not None and len(stats.survival) == stats.k:
         return with_changes(base, k=stats.k, survival=tuple(stats.survival), alpha=float(stats.alpha),
@@ -183,8 +187,12 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
             advice = f"try k = {summary.best_k} ({summary.best_k_speedup:.2f}x predicted at batch {b})"
             if summary.crossover_concurrency is not None and summary.crossover_concurrency >= 1:
                 advice += f", off above batch {summary.crossover_concurrency}"
-        notes.append(info(f"α = {s.alpha:.2f} and k = {s.k} are assumed ({names.assumed}), not measured on "
-                          "this server"))
+        if stats.spec_enabled and stats.k:
+            notes.append(info(f"α = {s.alpha:.2f} is assumed ({names.assumed}), not measured on this server; "
+                              f"k = {s.k} is the server's"))
+        else:
+            notes.append(info(f"α = {s.alpha:.2f} and k = {s.k} are assumed ({names.assumed}), not measured on "
+                              "this server"))
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
                            _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
                            summary.crossover_concurrency, s, False, tuple(notes), _finite_band(summary.band))
