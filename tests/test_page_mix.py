@@ -107,3 +107,16 @@ def test_without_past_runs_the_page_says_where_to_load_them():
     at = open_page()
     assert not [b for b in at.button if b.key == "mix_from_runs"]
     assert any("Past runs page" in c.value for c in at.caption)
+
+
+def test_the_comparisons_numbers_read_alike_in_every_row():
+    # 1384 beside 1327.4 read as if one were rounded: one format per column, whole tok/s, three decimals vs off
+    import json
+
+    at = open_page()
+    tables = [d for d in at.dataframe if d.editing_mode == "read_only"]
+    main, per_workload = (json.loads(t.proto.columns) for t in tables[:2])
+    assert main["aggregate tok/s"]["type_config"]["format"] == "%.0f"
+    assert main["vs off (×)"]["type_config"]["format"] == "%.3f"
+    assert per_workload["chat: ITL ms"]["type_config"]["format"] == "%.2f"
+    assert per_workload["extraction: tok/s per sequence"]["type_config"]["format"] == "%.1f"

@@ -88,6 +88,15 @@ def fleet_tables(shown) -> None:
 # Traffic mix's comparison: each plan and its totals in view; the per-workload numbers (two columns per
 # workload, as many as the mix has) under an expander, the plan's name kept in view when they scroll.
 MIX_MAIN = {"plan": 190, "pools": 330, "aggregate tok/s": 110, "vs off (×)": 80, "fits in memory": 105}
+MIX_FORMATS = {"aggregate tok/s": "%.0f", "vs off (×)": "%.3f"}  # every row alike (1384 beside 1327.4 read oddly)
+MIX_WORKLOAD_FORMATS = {": ITL ms": "%.2f", ": tok/s per sequence": "%.1f"}
+
+
+def _mix_column(name: str, width=None):
+    fmt = MIX_FORMATS.get(name) or next((f for end, f in MIX_WORKLOAD_FORMATS.items() if name.endswith(end)), None)
+    if fmt:
+        return st.column_config.NumberColumn(name, width=width, format=fmt)
+    return st.column_config.Column(name, width=width)
 
 
 def mix_tables(rows: list[dict]) -> None:
@@ -95,8 +104,9 @@ def mix_tables(rows: list[dict]) -> None:
     per_workload = [c for c in frame.columns if c not in MIX_MAIN]
     st.dataframe(frame, key="mix_comparison", hide_index=True, width="stretch", row_height=WRAPPED_ROW_PX,
                  height=_height(len(frame), WRAPPED_ROW_PX), column_order=list(MIX_MAIN),
-                 column_config={c: st.column_config.Column(c, width=w) for c, w in MIX_MAIN.items()})
+                 column_config={c: _mix_column(c, w) for c, w in MIX_MAIN.items()})
     with st.expander("Per workload under each plan: inter-token latency and tok/s per sequence"):
         st.dataframe(frame, key="mix_per_workload", hide_index=True, width="stretch",
                      column_order=["plan", *per_workload],
-                     column_config={"plan": st.column_config.Column("plan", width=190, pinned=True)})
+                     column_config={"plan": st.column_config.Column("plan", width=190, pinned=True),
+                                    **{c: _mix_column(c) for c in per_workload}})
