@@ -63,9 +63,9 @@ def _cell(value) -> str:
 # The tables fit the page: a fixed layout gives each column a share of the width by what it holds
 # (sentences most, names more than numbers), and text wraps inside its column, mid-word only when a
 # word is longer than the column is wide.
-_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.0, "workload": 2.2, "setup": 2.4, "file": 2.0, "target_model": 2.0,
+_WIDTH_SHARE = {"remarks": 4.0, "advice": 3.0, "workload": 2.2, "setup": 2.0, "file": 2.0, "target_model": 2.0,
                 "draft_model": 2.0,
-                "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 1.9, "margin": 1.2,
+                "gpu": 1.6, "gpu_preset": 1.5, "method": 1.8, "acceptance_from": 1.4, "verdict": 2.1, "margin": 1.2,
                 "k": 0.7, "row": 0.9, "model's 80% band ×": 1.2}
 _NUMBER_SHARE, _TEXT_SHARE = 1.3, 1.4
 _NOWRAP = {"verdict", "margin", "k", "row"}  # a few characters each: never broken
