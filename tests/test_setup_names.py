@@ -89,3 +89,13 @@ def test_html_report_has_a_setup_column_only_where_a_workload_has_several_setups
     assert main(["runs", str(FIXTURES / "seed_runs.csv"), "--html", str(one)]) == 0
     assert "<th>setup</th>" in several.read_text() and "Llama-3-70B-Instruct, EAGLE-3" in several.read_text()
     assert "<th>setup</th>" not in one.read_text()
+
+
+def test_names_take_any_cell_a_table_may_hold_without_failing():
+    table = pd.DataFrame({"workload": ["chat", "chat", "chat", None], "method": ["eagle3", "no such", "eagle3", "x"],
+                          "temperature": [0.0, "greedy", None, 1.0], "k": [3, 3, float("nan"), 2]})
+    names = setup_names(table).tolist()
+    # method and k split the three chat rows; temperature splits them no further (it goes with them)
+    assert names[:3] == ["EAGLE-3, k=3", "no such, k=3", "EAGLE-3"]  # an empty k adds nothing
+    assert names[3] == ""  # the row without a workload is a group of its own, one setup: no name
+    assert setup_names(table.assign(k=3)).tolist()[:3] == ["EAGLE-3, temperature 0", "no such, greedy", "EAGLE-3"]

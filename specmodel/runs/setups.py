@@ -38,12 +38,10 @@ def _words(column: str, value) -> str:
         return ""
     if column == "method":
         return _method_words(value)
-    if column == "k":
-        return f"k={int(value)}" if float(value) == int(float(value)) else f"k={value}"
-    if column == "temperature":
-        return f"temperature {float(value):g}"
-    if column == "tp":
-        return f"TP={int(value)}" if int(float(value)) > 1 else "TP=1"
+    number = pd.to_numeric(value, errors="coerce") if column in ("k", "temperature", "tp") else None
+    if number is not None and pd.notna(number):  # the reader gives numbers here; a text stays as written
+        return {"k": f"k={float(number):g}", "temperature": f"temperature {float(number):g}",
+                "tp": f"TP={float(number):g}"}[column]
     return _cut(str(value))
 
 
@@ -75,7 +73,7 @@ def setup_names(table: pd.DataFrame, by: str = "workload") -> pd.Series:
     no `by` column. Columns at a time over the distinct setups, never row by row (a file of 200,000 runs)."""
     if table.empty or by not in table:
         return pd.Series([""] * len(table), index=table.index, dtype=object)
-    group = pd.factorize(table[by].astype(str))[0]
+    group = pd.factorize(table[by], use_na_sentinel=False)[0]  # an empty workload is a group of its own
     columns = [_word_codes(table, column, preset) for column, preset in SETUP_COLUMNS]
     combo = group
     for codes, _ in columns:
