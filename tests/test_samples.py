@@ -62,15 +62,15 @@ def test_live_replays_the_recording_labelled_as_a_sample(no_network):
     assert any("First scrape done" in i.value for i in at.info)
     at.run()  # the next refresh replays the next scrape
     # pays off 1.22x at batch 32 with a band of 0.91-1.90x: an amber box (uncertain), not a green one
-    assert not at.success and at.warning[0].value.startswith("**Right now: pays off")
-    assert "uncertain: 0.91x to 1.90x" in at.warning[0].value
+    assert not at.success and at.warning[0].value.startswith("**Right now: uncertain (pays off by the estimate): 1.22x")
+    assert "— 0.91x to 1.90x across the model's 80% band" in at.warning[0].value
     assert len(at.get("plotly_chart")) >= 2
     for _ in range(samples.live_sample_length()):
         at.run()
     assert not at.exception
     # the load rose to 256: loses 0.68x, and the band (about 0.5-1.06x) still reaches 1.0, so amber too
-    assert at.warning[0].value.startswith("**Right now: loses")
-    assert re.search(r"— uncertain: 0\.\d\dx to 1\.\d\dx", at.warning[0].value)
+    assert at.warning[0].value.startswith("**Right now: uncertain (loses by the estimate)")
+    assert re.search(r"— 0\.\d\dx to 1\.\d\dx across the model's 80% band", at.warning[0].value)
     assert any("End of the recording (8 scrapes)" in c.value for c in at.caption)
     at.button(key="live_stop_sample").click().run()
     assert any("Enter the metrics URL" in i.value for i in at.info)
@@ -98,4 +98,5 @@ def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
     assert table.loc["sglang:8000", "verdict"] == "uncertain" and table.loc["v1-good:8000", "verdict"] == "pays off"
     assert any("3 pays off, 1 uncertain, 1 loses, 1 off" in c.value for c in at.caption)
     why = [c.value for c in at.caption if c.value.startswith("**sglang:8000**")]
-    assert len(why) == 1 and "uncertain: 0.93x to 1.89x" in why[0] and "between 24 and 512" in why[0]
+    assert len(why) == 1 and why[0].startswith("**sglang:8000** uncertain (pays off by the estimate): 1.25x")
+    assert "0.93x to 1.89x across the model's 80% band" in why[0] and "between 24 and 512" in why[0]

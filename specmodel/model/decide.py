@@ -404,14 +404,24 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
     summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between, grid)
     if summary.uncertain:
         words = uncertain_words(band, between)
-        summary = replace(summary, verdict=replace(v, text=v.text + words), uncertain_words=words)
+        summary = replace(summary, verdict=replace(v, text=uncertain_head(v.text, v.label) + words),
+                          uncertain_words=words)
     return summary
+
+
+def uncertain_head(text: str, label: str) -> str:
+    """A verdict's words led by "uncertain" where its band straddles 1.0, the point estimate's label kept in
+    brackets: "pays off: 1.07x" -> "uncertain (pays off by the estimate): 1.07x". The headline a reviewer
+    reads first is then the verdict the band allows, not the one the point estimate alone would give."""
+    if text.startswith(f"{label}: "):
+        return f"uncertain ({label} by the estimate): {text[len(label) + 2:]}"
+    return f"uncertain: {text}"
 
 
 def uncertain_words(band: tuple[float, float], between: tuple[int | None, int | None] | None) -> str:
     """What summarize adds to the words of a verdict whose band straddles 1.0: the band, and the batch sizes
     between which the threshold lies (None: beyond the largest batch the schedule checks), where to measure."""
-    text = f" — uncertain: {band[0]:.2f}x to {band[1]:.2f}x"
+    text = f" — {band[0]:.2f}x to {band[1]:.2f}x across the model's 80% band"
     if between and between != (None, None):
         lo, hi = between
         top = f"{hi:,}" if hi is not None else f"{SCHEDULE_MAX_BATCH:,}, or beyond it"
