@@ -105,7 +105,8 @@ def test_a_saving_inside_the_band_is_uncertain_and_one_clear_of_it_is_not():
     assert (inside["verdict"], inside["gpus_saved"]) == ("saves GPUs", 3)
     assert inside["gpus_saved_low"] < 1 <= inside["gpus_saved_high"] and inside["uncertain"] is True
     assert (inside["verdict_low"], inside["verdict_high"]) == ("same", "saves GPUs")
-    assert "— uncertain: across the model's 80% band" in inside["verdict_text"]
+    assert inside["verdict_text"].startswith("uncertain: by the estimate speculation saves 3 GPUs")
+    assert "— across the model's 80% band speculation needs the same GPUs at its low end" in inside["verdict_text"]
     assert "users per replica to settle it" in inside["verdict_text"]
     clear = json.loads(cli("capacity", "--users", "64", "--max-itl-ms", "23", "--json").stdout)
     assert clear["verdict"] == "saves GPUs" and clear["uncertain"] is False

@@ -328,9 +328,10 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
     if _disagree(band_verdicts):
         saved = [None if e.gpus is None or plain.gpus is None else plain.gpus - e.gpus for e in ends]
         batch = spec.batch_per_replica or spec.best_reachable_batch
-        text += (f" — uncertain: across the model's 80% band speculation {_saved_words(saved[0])} at its low end "
-                 f"and {_saved_words(saved[1])} at its high end; measure both arms at {batch} users per replica "
-                 "to settle it")
+        # led by "uncertain", as decide.uncertain_head leads a speedup verdict: the estimate's words follow
+        text = (f"uncertain: by the estimate {text} — across the model's 80% band speculation "
+                f"{_saved_words(saved[0])} at its low end and {_saved_words(saved[1])} at its high end; measure "
+                f"both arms at {batch} users per replica to settle it")
     return CapacityPlan(f.scenario, load, target, plain, spec, k_fixed, tuple(int(a.k) for a in spec_rows), verdict,
                         text, advice, tuple(notes), ends, band_verdicts)
 
