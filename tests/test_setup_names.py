@@ -99,3 +99,10 @@ def test_names_take_any_cell_a_table_may_hold_without_failing():
     assert names[:3] == ["EAGLE-3, k=3", "no such, k=3", "EAGLE-3"]  # an empty k adds nothing
     assert names[3] == ""  # the row without a workload is a group of its own, one setup: no name
     assert setup_names(table.assign(k=3)).tolist()[:3] == ["EAGLE-3, temperature 0", "no such, greedy", "EAGLE-3"]
+
+
+def test_the_headlines_example_names_the_setup_it_comes_from(result):
+    from specmodel.runs.headlines import model_headline
+
+    headline = model_headline(result.summary, result.table)
+    assert "(e.g. ShareGPT (Llama-3.1-8B-Instruct, N-gram" in headline, headline

@@ -104,7 +104,9 @@ def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
         first = table[table["model_agrees"].eq(False)].head(1)
         if not first.empty:
             r = first.iloc[0]
-            example = f" (e.g. {r['workload']} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
+            setup = r.get("setup")
+            named = f"{r['workload']} ({setup})" if isinstance(setup, str) and setup else f"{r['workload']}"
+            example = f" (e.g. {named} at concurrency {int(r['concurrency'])}: {r['disagreement']})"
     return (f"The model's verdict differs from the measured one on {off:,} of {n:,} run{'s' if n != 1 else ''}"
             f"{example}; each run with a measurement takes its verdict from it.")
 
