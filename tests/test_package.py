@@ -22,7 +22,8 @@ def test_the_wheel_carries_the_package_its_presets_and_the_specmodel_command(tmp
         names = set(z.namelist())
         assert {"specmodel/__init__.py", "specmodel/cli/router.py", "specmodel/model/data/presets.json",
                 "specmodel/model/engines.py", "specmodel/metrics/schemas.py", "specmodel/export/rules.py",
-                "specmodel/runs/__init__.py", "specmodel/runs/review.py"} <= names  # the run readers' package
+                "specmodel/runs/__init__.py", "specmodel/runs/review.py",
+                "specmodel/export/templates/report.html.j2"} <= names  # the run readers' package
         entry_points = next(n for n in names if n.endswith("entry_points.txt"))
         assert "specmodel = specmodel.cli:main" in z.read(entry_points).decode()
     assert not any(n.startswith(("pages/", "tests/", "app.py")) for n in names)

@@ -1,12 +1,13 @@
 """Exports of the Runs review: the break-even table as CSV, and a self-contained HTML report.
 
-Every string that came from a user's file is escaped in the HTML; CSV cells that a spreadsheet
+The report is the Jinja2 template templates/report.html.j2, rendered with autoescape on: every string
+that came from a user's file is escaped in the HTML; CSV cells that a spreadsheet
 would run as a formula (starting with = + - @, tab or carriage return) get a leading apostrophe.
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import math
 import re
 from datetime import datetime, timezone
@@ -50,14 +51,14 @@ def break_even_csv(table: pd.DataFrame) -> str:
     return safe.to_csv(index=False, float_format="%.4g")
 
 
-def _cell(value) -> str:
+def _cell(value) -> str:  # the template escapes it
     if value is None:
         return ""
     if isinstance(value, float):
         if math.isnan(value):
             return ""
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return html.escape(str(value))
+    return str(value)
 
 
 # The tables fit the page: a fixed layout gives each column a share of the width by what it holds
@@ -80,7 +81,7 @@ def _header(column) -> str:
     """A column name as a header that wraps to fit: words apart ("measured_speedup" reads
     "measured speedup") and long words with a soft hyphen."""
     words = str(column).replace("_", " ").split(" ")
-    return " ".join(html.escape(_SOFT_HYPHENS.get(w, w)) for w in words)
+    return " ".join(_SOFT_HYPHENS.get(w, w) for w in words)
 
 
 def _share(frame: pd.DataFrame, column: str) -> float:
@@ -89,28 +90,26 @@ def _share(frame: pd.DataFrame, column: str) -> float:
     return _NUMBER_SHARE if pd.api.types.is_numeric_dtype(frame[column]) else _TEXT_SHARE
 
 
-def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str = "") -> str:
+def _table(frame: pd.DataFrame, columns: list[str] | None = None, css_class: str = "") -> dict:
+    """A table for the template's `table` macro: column widths (%), headers and rows of (classes, text) cells."""
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
     shares = [_share(frame, c) for c in cols]
-    colgroup = "".join(f"<col style='width:{100 * w / sum(shares):.2f}%'>" for w in shares)
-    head = "".join(f"<th>{_header(c)}</th>" for c in cols)
-    body = []
+    rows = []
     for r in frame[cols].to_dict("records"):
         cells = []
         for c in cols:
             classes = []
             if c == "verdict" and isinstance(r[c], str):
-                classes.append(f"v-{html.escape(r[c])}")
+                classes.append(f"v-{r[c]}")
             if c in _NOWRAP:
                 classes.append("short")
             if isinstance(r[c], (int, float)) and not isinstance(r[c], bool):
                 classes.append("num")
-            cls = f' class="{" ".join(classes)}"' if classes else ""
             value = verdict_words(r[c]) if c in ("verdict", "measured_verdict", "predicted_verdict") else r[c]
-            cells.append(f"<td{cls}>{_cell(value)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<table class='{css_class}'><colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")
+            cells.append((" ".join(classes), _cell(value)))
+        rows.append(cells)
+    return {"css_class": css_class, "widths": [f"{100 * w / sum(shares):.2f}" for w in shares],
+            "headers": [_header(c) for c in cols], "rows": rows}
 
 
 # Each heading says what its column holds: the verdict's basis (measured speedup or predicted), and
@@ -121,14 +120,6 @@ _REPORT_COLUMNS = {"workload": "workload", "setup": "setup", "concurrency": "con
                    "speedup_band": "model's 80% band ×", "tokens_per_step": "tokens/step E",
                    "break_even_tokens_per_step": "break-even E", "e_margin": "E ÷ break-even E − 1", "advice": "advice",
                    "file": "file", "row": "row"}
-
-
-def _first_rows(rows, what: str, where_the_rest_is: str) -> str:
-    """A line above a table or list cut at its cap ("" when it is whole)."""
-    cap = REPORT_PROBLEMS if what == "problems" else REPORT_ROWS
-    if len(rows) <= cap:
-        return ""
-    return f"<p class='muted'>The first {cap:,} of {len(rows):,} {what}; {where_the_rest_is}.</p>"
 
 
 def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
@@ -167,14 +158,18 @@ def setup_lines(evaluated: pd.DataFrame, efficiency: Efficiency | None) -> list[
             ("specmodel", tool_version())]
 
 
-_STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1400px}
-table{border-collapse:collapse;font-size:12px;margin:0.5rem 0 1.5rem;width:100%;table-layout:fixed}
-th,td{border:1px solid #d0d7de;padding:3px 5px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f6f8fa;overflow-wrap:break-word}td.num{text-align:right}td.short{overflow-wrap:normal}
-.v-clears{color:#1a7f37;font-weight:600}.v-fails{color:#cf222e;font-weight:600}
-.v-borderline{color:#9a6700;font-weight:600}.v-uncertain{color:#8250df;font-weight:600}.muted{color:#59636e}
-"""
+_RUNS_AS_READ = ["file", "row", "format", "workload", "concurrency", "k", "method", "alpha", "tokens_per_step",
+                 "acceptance_from", "baseline_tok_s", "spec_tok_s", "measured_speedup", "gpu", "gpu_preset",
+                 "target_model", "draft_model", "remarks"]
+
+
+@functools.cache
+def _template():
+    import jinja2  # here: only a report loads the template engine
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("specmodel.export", "templates"), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    return env.get_template("report.html.j2")
 
 
 def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, figures: list[go.Figure],
@@ -183,42 +178,19 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
     """One HTML file with everything inline (plotly.js included): opens offline, mails as is. Its head
     names what the runs were predicted on and the calibration (`efficiency`: the applied one, None
     when uncalibrated; the fit's `calibration` dict adds its errors)."""
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_STYLE}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1><p class='muted'>Generated {stamp} by specmodel "
-             f"{html.escape(tool_version())}.</p>"]
-    parts.append("<table class='setup'><tbody>" + "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in setup_lines(evaluated, efficiency))
-        + "</tbody></table>")
-    n = summary.get("rows_compared", 0)
-    if n:
-        parts.append(f"<p>{n} run(s) with both a measured and a predicted speedup: mean absolute percentage error "
-                     f"{summary['mape_speedup_pct']:.1f}%, verdicts agree on {summary['verdicts_agreeing']} of {n}.</p>")
-    if calibration:
-        params = ", ".join(f"{html.escape(k)} = {v:.3g}" for k, v in calibration["parameters"].items())
-        parts.append(f"<h2>Calibration</h2><p>{params}</p><p>{html.escape(calibration['message'])}</p>")
-    parts.append("<h2>Break-even</h2><p class='muted'>Measured tokens per verify step against the break-even at "
-                 "each run's concurrency; pays off: more than 5% above, loses: more than 5% below.</p>")
-    parts.append(_first_rows(table, "runs", "the break-even CSV holds every run"))
-    parts.append(_table(_break_even_display(table.head(REPORT_ROWS)), css_class="be"))
+    figure_html = []
     for i, fig in enumerate(figures):
         # A file read on its own, without the app's theme: plotly's light template, whatever the
         # figure was drawn with in the app.
         fig = go.Figure(fig).update_layout(template="plotly_white")
-        parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
-                                 config={"displaylogo": False}))
-    parts.append("<h2>Runs as read</h2>")
-    parts.append(_first_rows(evaluated, "runs", "the files hold the rest"))
-    parts.append(_table(evaluated.head(REPORT_ROWS), ["file", "row", "format", "workload", "concurrency", "k", "method", "alpha",
-                                    "tokens_per_step", "acceptance_from", "baseline_tok_s", "spec_tok_s",
-                                    "measured_speedup", "gpu", "gpu_preset", "target_model", "draft_model",
-                                    "remarks"]))
-    if problems:
-        parts.append("<h2>Problems in the input</h2>")
-        parts.append(_first_rows(problems, "problems", "the Past runs page lists them grouped"))
-        parts.append("<ul>")
-        parts.extend(f"<li>{html.escape(p.severity)}: {html.escape(str(p))}</li>" for p in problems[:REPORT_PROBLEMS])
-        parts.append("</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+        figure_html.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
+                                       config={"displaylogo": False}))  # plotly's own HTML: the template keeps it as is
+    return _template().render(
+        title=title, stamp=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=tool_version(),
+        setup=setup_lines(evaluated, efficiency), compared=summary.get("rows_compared", 0),
+        mape_pct=summary.get("mape_speedup_pct"), agreeing=summary.get("verdicts_agreeing"),
+        calibration=calibration and {"parameters": [(k, f"{v:.3g}") for k, v in calibration["parameters"].items()],
+                                     "message": calibration["message"]},
+        cap=REPORT_ROWS, runs=len(table), break_even=_table(_break_even_display(table.head(REPORT_ROWS)), css_class="be"),
+        figures=figure_html, runs_read=len(evaluated), runs_as_read=_table(evaluated.head(REPORT_ROWS), _RUNS_AS_READ),
+        problems=list(problems or []), problem_cap=REPORT_PROBLEMS)
