@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from packaging.version import Version
+
 from specmodel.errors import SpecModelError
 from specmodel.limits import reads_name
 
@@ -51,7 +53,7 @@ class Engine:
     packed_verify_gpus: tuple[str, ...] = ()  # GPU name words where verify attention packs GQA; ("*",) = all
     tree_step_ms: float = 0.0  # a tree step beyond its passes: top-k expansion, masks, path selection
     tree_token_us: float = 0.0  # per sequence and per verified tree token beyond the depth
-    version: tuple[int, ...] | None = None  # as named ("sglang 0.5.9"); None: not named
+    version: Version | None = None  # as named ("sglang 0.5.9"); None: not named
     overlap: dict | None = None  # data/engines.json `overlap`: versions from which the scheduler overlaps
     # n-gram: True where every sequence verifies k drafts every step, matched or not (padded), so its
     # acceptance length already averages over steps without a match; False where a sequence without
@@ -114,7 +116,7 @@ class Engine:
 
     @property
     def version_text(self) -> str | None:
-        return ".".join(map(str, self.version)) if self.version else None
+        return str(self.version) if self.version else None
 
     def _at_least(self, since: str | None) -> bool:
         return since is not None and self.version is not None and self.version >= parse_version(since)
@@ -182,7 +184,7 @@ class Engine:
         edges = [overlap.get("spec_since", {}).get(method), overlap.get("plain_since")]
         if self.eager_draft and method in self.eager_draft["methods"]:
             edges.append(self.eager_draft["first_pass_graphed_since"])
-        if self.verify_unpacked and not self.attention_backend and _engine(self.name, (999,)).unpacks_verify(
+        if self.verify_unpacked and not self.attention_backend and _engine(self.name, Version("999")).unpacks_verify(
                 gpu_name, attention):  # the default backend's kernel matters here (a backend named fixes it)
             edges.append(self.verify_unpacked.get("since"))
         oldest = parse_version(overlap.get("read_from") or "0")  # a version before any read runs as the oldest
@@ -284,24 +286,25 @@ _VERSION = re.compile(r"(?<![\w.])v?(\d{1,3}(?:\.\d{1,4}){1,3})(?:\.post\d+|rc\d
 
 
 @reads_name
-def parse_version(text) -> tuple[int, ...] | None:
-    """A release version in a text ("SGLang v0.5.9" -> (0, 5, 9), "vllm 0.10.1.post1" -> (0, 10, 1)).
+def parse_version(text) -> Version | None:
+    """The release version in a text, its release numbers only ("SGLang v0.5.9" -> 0.5.9, "vllm 0.10.1.post1"
+    -> 0.10.1), compared as packaging's Version (0.14 is 0.14.0).
 
     >>> parse_version("SGLang v0.5.9"), parse_version("vLLM 0.14"), parse_version("vLLM V1")
-    ((0, 5, 9), (0, 14), None)
+    (<Version('0.5.9')>, <Version('0.14')>, None)
     """
     if not isinstance(text, str):
         return None
     m = _VERSION.search(text[:200])
-    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+    return Version(m.group(1)) if m else None
 
 
-def _just_before(version: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The last release before `version` as a version tuple (0.5.11 -> 0.5.10, 0.14.0 -> 0.13.99)."""
-    v = list(version) + [0] * (3 - len(version))
+def _just_before(version: Version) -> Version | None:
+    """The last release before `version` (0.5.11 -> 0.5.10, 0.14.0 -> 0.13.99)."""
+    v = list(version.release) + [0] * (3 - len(version.release))
     for i in (2, 1, 0):
         if v[i] > 0:
-            return tuple(v[:i] + [v[i] - 1] + [99] * (2 - i))
+            return Version(".".join(map(str, v[:i] + [v[i] - 1] + [99] * (2 - i))))
     return None
 
 
@@ -345,9 +348,15 @@ def attention_backend(key: str | None, text) -> str | None:
     return next((b for b in backends(key) if b.lower() in words), None)
 
 
+def _engine(key: str, version: Version | None, backend: str | None = None) -> Engine:
+    # cached by the version as written: Version("0.14") == Version("0.14.0"), and an engine's text keeps its own
+    return _engine_as_written(key, None if version is None else str(version), backend)
+
+
 @cache
-def _engine(key: str, version: tuple[int, ...] | None, backend: str | None = None) -> Engine:
+def _engine_as_written(key: str, version_text: str | None, backend: str | None) -> Engine:
     e = _raw()[key]
+    version = None if version_text is None else Version(version_text)
     return Engine(key, e["label"], *(float(e[f]) for f in ("step_ms", "seq_us", "draft_pass_ms", "draft_seq_us",
                                                             "spec_step_ms", "spec_seq_us", "ngram_seq_us")),
                   e["source"], tuple(e.get("packed_verify_gpus", ("*",))), float(e.get("tree_step_ms", 0.0)),
