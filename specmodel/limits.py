@@ -29,7 +29,8 @@ quantity that work grows with has a stated maximum (docs/deploy.md lists them):
 
 `read_file(path)` is the command line's way to read a file: `stat` first (devices, pipes and
 folders are refused), then a read capped at the limit. `load_json(text)` parses JSON within the
-depth and integer bounds and says what was wrong instead of raising RecursionError or ValueError.
+depth and integer bounds and says what was wrong instead of raising RecursionError or ValueError;
+`json_validator(schema)` checks what it read against a JSON Schema (jsonschema).
 """
 
 from __future__ import annotations
@@ -421,6 +422,28 @@ def load_json(text: str | bytes):
         raise SpecModelError(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep; a benchmark result "
                              "or a Prometheus answer is a few levels deep: check the file")
     return doc
+
+
+def json_validator(schema: dict):
+    """A jsonschema validator (Draft 2020-12) of `schema` for a document load_json read, with one format of
+    its own: "finite", a number that is neither NaN nor infinite (json.loads reads NaN and Infinity, and an
+    integer longer than MAX_INT_DIGITS is a float). Callers turn its errors into their own messages."""
+    import math
+
+    import jsonschema
+
+    formats = jsonschema.FormatChecker(formats=())
+
+    @formats.checks("finite")
+    def finite(value) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return True  # a format applies to its own type: "type" refuses the rest
+        try:
+            return math.isfinite(value)
+        except OverflowError:  # an integer beyond any float
+            return False
+
+    return jsonschema.Draft202012Validator(schema, format_checker=formats)
 
 
 MAX_MESSAGE_CHARS = 2_000  # a message shown on a page or a terminal line: a few sentences

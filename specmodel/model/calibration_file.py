@@ -1,37 +1,57 @@
 """Calibration files: the fitted parameters written by `runs --calibrate --save-calibration` and the
 Past runs page, read back by every command's `--calibration` and the page's upload; every value
-checked against the one bounds table (parameters.PARAMETERS). Light on purpose: reading a
-calibration needs neither the fit (scipy) nor the run readers (pandas).
+checked against the one bounds table (parameters.PARAMETERS) by a JSON Schema (jsonschema) built from
+it, each error said in the file's own words. Light on purpose: reading a calibration needs neither the
+fit (scipy) nor the run readers (pandas).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
+from functools import cache
 
 from specmodel.errors import SpecModelError
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 
 
+@cache
+def _parameters_validator():
+    """The parameters object's schema: each known parameter a finite number within its hard bounds
+    (> 0 for one outside PARAMETERS), any other name refused on its own (path: the name)."""
+    from specmodel.limits import json_validator
+
+    properties = {}
+    for name in Efficiency().as_dict():
+        bound = PARAMETERS.get(name)
+        properties[name] = {"type": "number", "format": "finite",
+                            **({"minimum": bound.lo, "maximum": bound.hi} if bound else {"exclusiveMinimum": 0})}
+    return json_validator({"type": "object", "properties": properties, "additionalProperties": {"not": {}}})
+
+
+_FIRST = {"not": 0, "type": 1, "format": 2}  # of a parameter's errors, the one its message names (then bounds)
+
+
 def check_parameters(values: dict, where: str) -> Efficiency:
     """An Efficiency from name -> value, every value checked against PARAMETERS' hard bounds;
-    SpecModelError naming `where` and the field otherwise (unknown names too)."""
-    known = Efficiency().as_dict()
-    clean = {}
-    for name, value in values.items():
-        if name not in known:
-            raise SpecModelError(f"{where}: '{name}' is not a model parameter; known: {', '.join(known)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    SpecModelError naming `where` and the field otherwise (unknown names too): the first field in the
+    file's order with an error."""
+    order = {name: i for i, name in enumerate(values)}
+    errors = sorted(_parameters_validator().iter_errors(values),
+                    key=lambda e: (order[e.path[0]], _FIRST.get(e.validator, 3)))
+    if errors:
+        name, kind = errors[0].path[0], errors[0].validator
+        value = values[name]
+        if kind == "not":
+            raise SpecModelError(f"{where}: '{name}' is not a model parameter; known: {', '.join(Efficiency().as_dict())}")
+        if kind in ("type", "format"):
             raise SpecModelError(f"{where}: '{name}' must be a finite number, got {value!r}")
-        bound = PARAMETERS.get(name)
-        if bound is not None and not bound.lo <= value <= bound.hi:
-            raise SpecModelError(f"{where}: '{name}' = {value:g} is outside its allowed range "
-                                 f"[{bound.lo:g}, {bound.hi:g}] ({bound.words})")
-        if bound is None and value <= 0:
+        if kind == "exclusiveMinimum":
             raise SpecModelError(f"{where}: '{name}' must be > 0, got {value:g}")
-        clean[name] = float(value)
-    return replace(Efficiency(), **clean)
+        bound = PARAMETERS[name]
+        raise SpecModelError(f"{where}: '{name}' = {value:g} is outside its allowed range "
+                             f"[{bound.lo:g}, {bound.hi:g}] ({bound.words})")
+    return replace(Efficiency(), **{name: float(value) for name, value in values.items()})
 
 
 def outside_physical(eff: Efficiency, names=None) -> tuple[str, ...]:
@@ -98,6 +118,38 @@ def calibration_line(eff: Efficiency) -> str:
 
 CALIBRATION_FORMAT = "specmodel-calibration"
 CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined the parameters
+# A calibration file's frame; its parameters are checked apart (check_parameters), as the other form's are.
+_DOCUMENT = {"type": "object", "required": ["format", "version", "parameters"],
+             "properties": {"format": {"const": CALIBRATION_FORMAT}, "version": {"const": CALIBRATION_VERSION},
+                            "parameters": {"type": "object"}}}
+_FIELDS = (None, "format", "version", "parameters")  # what a file is refused for first (None: not an object)
+
+
+@cache
+def _document_validator():
+    from specmodel.limits import json_validator
+
+    return json_validator(_DOCUMENT)
+
+
+def _frame_problem(doc, where: str) -> str | None:
+    """What is wrong with a calibration file's frame (format, version, parameters), in the order above."""
+    fields = []
+    for error in _document_validator().iter_errors(doc):
+        if error.validator == "required":
+            fields += [f for f in error.validator_value if f not in error.instance]
+        else:
+            fields.append(error.path[0] if error.path else None)
+    if not fields:
+        return None
+    field = min(fields, key=_FIELDS.index)
+    if field in (None, "format"):
+        return (f"{where}: not a specmodel calibration file (field 'format' should be "
+                f"'{CALIBRATION_FORMAT}')")
+    if field == "version":
+        return (f"{where}: calibration file version {doc.get('version')!r}, this specmodel reads version "
+                f"{CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate --save-calibration`")
+    return f"{where}: field 'parameters' must be an object of parameter -> number"
 
 
 def save_calibration(cal, path: str) -> None:
@@ -127,16 +179,10 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
         if isinstance(params, dict):
             checked = check_parameters(params, f"{where}, field 'calibration.parameters'")
             return require_physical(checked, f"{where}, field 'calibration.parameters'"), doc
-    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
-        raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
-                             f"'{CALIBRATION_FORMAT}')")
-    version = doc.get("version")
-    if version != CALIBRATION_VERSION:
-        raise SpecModelError(f"{where}: calibration file version {version!r}, this specmodel reads version "
-                             f"{CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate --save-calibration`")
-    params = doc.get("parameters")
-    if not isinstance(params, dict):
-        raise SpecModelError(f"{where}: field 'parameters' must be an object of parameter -> number")
+    problem = _frame_problem(doc, where)
+    if problem:
+        raise SpecModelError(problem)
+    params = doc["parameters"]
     return require_physical(check_parameters(params, f"{where}, field 'parameters'"), f"{where}, field 'parameters'"), doc
 
 

@@ -64,14 +64,51 @@ def _float(value) -> float:
     return float(value)
 
 
-def _fraction(value, what: str) -> float:
+def _number(value):
+    """A cell as the row schema reads it: a number where float() reads one (a CSV cell is text), else the
+    cell as text (a boolean, a list, an unreadable string: the schema's "type" refuses it)."""
     try:
-        x = _float(value)
+        return _float(value)
     except (TypeError, ValueError, OverflowError):
-        raise SpecModelError(f"{what} must be a number in [0, 1], got '{value}'") from None
-    if not math.isfinite(x) or not 0.0 <= x <= 1.0:
-        raise SpecModelError(f"{what} must lie in [0, 1], got {value}")
-    return x
+        return str(value)
+
+
+_FRACTION = {"type": "number", "format": "finite", "minimum": 0, "maximum": 1}
+
+
+def _row_schema(method_columns) -> dict:
+    """One workload row, its blank cells left out and its numbers read (_number): share ≥ 0, α and each
+    α-per-method column in [0, 1], a number for temperature, and an acceptance (alpha or survival)."""
+    return {"type": "object", "properties": {
+        "share": {"type": "number", "format": "finite", "minimum": 0}, "alpha": _FRACTION,
+        "temperature": {"type": "number"}, **{c: _FRACTION for c in method_columns}},
+        "anyOf": [{"required": ["alpha"]}, {"required": ["survival"]}]}
+
+
+def _row_problem(errors, r: dict, order: list[str]) -> tuple[int, str] | None:
+    """A row's first error in the columns' order (`order`; "" for the missing acceptance) as (its place in
+    `order`, its message in the words each column has always had); None for a row without one."""
+    found = []
+    for e in errors:
+        column = e.path[0] if e.path else ("share" if e.validator == "required" else "")
+        found.append((order.index(column), column, e.validator))
+    if not found:
+        return None
+    place, column, kind = min(found)
+    return place, _message(column, kind, r.get(column))
+
+
+def _message(column: str, kind: str, value) -> str:
+    if column == "":
+        return ("has no acceptance: fill 'alpha' (per-token acceptance α) or 'survival' "
+                "(p_1,...,p_k) measured with the pool's method")
+    if kind == "required":
+        return "column 'share' is empty; give the workload's fraction of the sequences"
+    if column in ("share", "temperature"):
+        return (f"column '{column}' must be a number, got '{value}'" if kind == "type"
+                else f"column 'share' must be a number ≥ 0, got {value}")
+    return (f"column '{column}' must be a number in [0, 1], got '{value}'" if kind == "type"
+            else f"column '{column}' must lie in [0, 1], got {value}")
 
 
 def _survival_values(value, what: str) -> tuple[float, ...]:
@@ -115,6 +152,7 @@ def parse_workloads(records: list[dict], source: str = "workloads",
                         f"{len(records) - MAX_MIX_WORKLOADS:,} were left out; merge workloads of similar acceptance")
         records = records[:MAX_MIX_WORKLOADS]
     has_share = any(not _blank(r.get("share")) for r in records)
+    validators: dict = {}  # one row schema per set of α-per-method columns, for this call only
     if records and not has_share:
         notes.append(info(f"{source} gives no shares: every workload gets an equal share of the sequences"))
     for n, raw in enumerate(records, start=1):
@@ -132,41 +170,11 @@ def parse_workloads(records: list[dict], source: str = "workloads",
         try:
             if label in seen:
                 raise SpecModelError(f"label '{label}' appears twice; give each workload its own label")
-            share = 1.0
-            if has_share:
-                if _blank(r.get("share")):
-                    raise SpecModelError("column 'share' is empty; give the workload's fraction of the sequences")
-                try:
-                    share = _float(r["share"])
-                except (TypeError, ValueError, OverflowError):
-                    raise SpecModelError(f"column 'share' must be a number, got '{r['share']}'") from None
-                if not math.isfinite(share) or share < 0:
-                    raise SpecModelError(f"column 'share' must be a number ≥ 0, got {r['share']}")
-            alpha = None if _blank(r.get("alpha")) else _fraction(r["alpha"], "column 'alpha'")
-            survival = None if _blank(r.get("survival")) else _survival_values(r["survival"], "column 'survival'")
-            by_method = []
-            for column, value in r.items():
-                method = _method_of_column(column)
-                if method and not _blank(value):
-                    by_method.append((method, _fraction(value, f"column '{column}'")))
-            if alpha is None and survival is None:
-                raise SpecModelError("has no acceptance: fill 'alpha' (per-token acceptance α) or 'survival' "
-                                     "(p_1,...,p_k) measured with the pool's method")
-            if alpha is None:
-                from specmodel.model.acceptance import from_survival
-                alpha = from_survival(survival).alpha
-            temperature = None
-            if not _blank(r.get("temperature")):
-                try:
-                    temperature = _float(r["temperature"])
-                except (TypeError, ValueError, OverflowError):
-                    raise SpecModelError(f"column 'temperature' must be a number, got '{r['temperature']}'") from None
-            notes_text = "" if _blank(r.get("notes")) else str(r["notes"])
+            workloads.append(_workload(label, r, has_share, validators))
         except SpecModelError as exc:
             problems.append(f"{where}: workload '{label}' refused: {exc}")
             continue
         seen.add(label)
-        workloads.append(Workload(label, share, alpha, survival, temperature, notes_text, tuple(by_method)))
     if not workloads:
         if not problems:
             problems.append(f"{source} holds no workloads: give at least one row with a label, share and alpha")
@@ -178,6 +186,34 @@ def parse_workloads(records: list[dict], source: str = "workloads",
     if share_note:
         notes.append(info(share_note))
     return workloads, problems, notes
+
+
+def _workload(label: str, r: dict, has_share: bool, validators: dict) -> Workload:
+    """One row as a Workload, checked by the row schema (_row_schema) and the survival grammar; SpecModelError
+    with the first problem in the columns' order (share, alpha, survival, α per method, acceptance, temperature)."""
+    from specmodel.limits import json_validator
+
+    methods = {column: m for column in r if (m := _method_of_column(column))}
+    if (tuple(methods), has_share) not in validators:
+        schema = _row_schema(methods)
+        validators[tuple(methods), has_share] = json_validator({**schema, "required": ["share"]} if has_share else schema)
+    cells = ("share",) * has_share + ("alpha", "temperature", *methods)
+    row = {c: _number(r[c]) for c in cells if not _blank(r.get(c))}
+    if not _blank(r.get("survival")):
+        row["survival"] = r["survival"]
+    order = ["share", "alpha", "survival", *methods, "", "temperature"]
+    problem = _row_problem(validators[tuple(methods), has_share].iter_errors(row), r, order)
+    survival = None
+    if "survival" in row and (problem is None or problem[0] > order.index("survival")):
+        survival = _survival_values(row["survival"], "column 'survival'")  # its grammar's own message
+    if problem is not None:
+        raise SpecModelError(problem[1])
+    alpha = row.get("alpha")
+    if alpha is None:
+        from specmodel.model.acceptance import from_survival
+        alpha = from_survival(survival).alpha
+    return Workload(label, row.get("share", 1.0), alpha, survival, row.get("temperature"),
+                    "" if _blank(r.get("notes")) else str(r["notes"]), tuple((m, row[c]) for c, m in methods.items() if c in row))
 
 
 def normalise_shares(workloads: list[Workload]) -> tuple[list[Workload], str | None]:
@@ -208,7 +244,7 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     if not text.strip():
         raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
     if p.suffix.lower() == ".json" or text.lstrip()[:1] in "[{":
-        from specmodel.limits import load_json
+        from specmodel.limits import json_validator, load_json
 
         try:
             data = load_json(text)
@@ -218,7 +254,7 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
             raise SpecModelError(f"{path}: {exc}") from None
         if isinstance(data, dict):
             data = data.get("workloads")
-        if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        if not json_validator({"type": "array", "items": {"type": "object"}}).is_valid(data):
             raise SpecModelError(f"{path}: expected a JSON list of workload objects (or {{\"workloads\": [...]}})")
         records, lines, read_problems = data, None, []
     else:
