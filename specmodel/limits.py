@@ -43,7 +43,6 @@ import re
 import stat
 import time
 import unicodedata
-from collections import namedtuple
 
 from specmodel.errors import SpecModelError
 
@@ -196,17 +195,32 @@ def bounded_cache(maxsize: int, key_args: int | None = None):
     (maxsize x 256 characters of keys), not only in entries: 20 uploads with a 5 MB name held 100 MB.
     `key_args=n`: only the first n positional arguments key the cache (the rest are derived from them
     and passed through, like a Streamlit cache's _underscored arguments) and must be hashable; a page
-    keys by its frozen Scenario this way in microseconds, where Streamlit's own hashing of one takes ~9 ms."""
+    keys by its frozen Scenario this way in microseconds, where Streamlit's own hashing of one takes ~9 ms.
+    That one is a cachetools.LRUCache behind a lock (sessions run on threads of one process; two sessions
+    missing the same key at once both compute it)."""
     import functools
+
+    def keyed(*args):
+        return args[:key_args]
+
+    def too_long(args, kwargs) -> bool:  # the text that would key the cache
+        if key_args is not None:
+            return _key_chars(args[:key_args]) > MAX_CACHED_KEY_CHARS
+        return _key_chars(args) + (_key_chars(kwargs.values()) if kwargs else 0) > MAX_CACHED_KEY_CHARS
 
     def wrap(fn):
         if key_args is not None:
-            return _keyed_cache(fn, maxsize, key_args)
-        cached = functools.lru_cache(maxsize=maxsize)(fn)
+            import threading
+
+            import cachetools
+
+            cached = cachetools.cached(cachetools.LRUCache(maxsize), key=keyed, lock=threading.Lock(), info=True)(fn)
+        else:
+            cached = functools.lru_cache(maxsize=maxsize)(fn)
 
         @functools.wraps(fn)
         def call(*args, **kwargs):
-            if _key_chars(args) + (_key_chars(kwargs.values()) if kwargs else 0) > MAX_CACHED_KEY_CHARS:
+            if too_long(args, kwargs):
                 return fn(*args, **kwargs)
             return cached(*args, **kwargs)
 
@@ -214,48 +228,6 @@ def bounded_cache(maxsize: int, key_args: int | None = None):
         return call
 
     return wrap
-
-
-CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")  # lru_cache's fields
-
-
-def _keyed_cache(fn, maxsize: int, key_args: int):
-    """bounded_cache keyed by the first key_args positional arguments (LRU, thread-safe: sessions run
-    on threads of one process; two sessions missing the same key at once both compute it)."""
-    import collections
-    import functools
-    import threading
-
-    entries: collections.OrderedDict = collections.OrderedDict()
-    lock = threading.Lock()
-    counts = {"hits": 0, "misses": 0}
-
-    @functools.wraps(fn)
-    def call(*args):
-        key = args[:key_args]
-        if _key_chars(key) > MAX_CACHED_KEY_CHARS:
-            return fn(*args)
-        with lock:
-            if key in entries:
-                entries.move_to_end(key)
-                counts["hits"] += 1
-                return entries[key]
-            counts["misses"] += 1
-        value = fn(*args)
-        with lock:
-            entries[key] = value
-            while len(entries) > maxsize:
-                entries.popitem(last=False)
-        return value
-
-    def cache_clear():
-        with lock:
-            entries.clear()
-            counts.update(hits=0, misses=0)
-
-    call.cache_clear = cache_clear
-    call.cache_info = lambda: CacheInfo(counts["hits"], counts["misses"], maxsize, len(entries))
-    return call
 
 
 def check_setting(value, what: str, lo: float, hi: float, *, whole: bool = True):
