@@ -29,14 +29,17 @@ the exceptions that caused it, never from the text of its message:
 
 Every failure is a `FetchFailed` (a SpecModelError) whose `kind` is one of these names.
 
-The total deadline: inside `total_deadline(seconds)`, every read, write and connect of a client
-whose streams are wrapped in `DeadlineStream` (`scrape.make_client`) ends by then; other clients
-are held to it between two chunks of the body. A deadline set inside another never extends it.
+The total deadline: inside `total_deadline(seconds)` (capped_get sets one of `total_s`), each request
+gets httpx timeouts no longer than the time left, and the body, streamed (`client.stream`), is read
+chunk by chunk with the deadline checked after each one: a server that trickles a byte at a time stops
+at the first chunk past the deadline. A read waiting when the deadline passes ends at its read timeout
+(`read_s`, or the time that was left when the request started if shorter), so a server that falls silent
+just before the deadline holds the exchange at most that long past it. A deadline set inside another
+never extends it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import ssl
 import time
@@ -44,7 +47,6 @@ import zlib
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
-import httpcore
 import httpx
 
 from specmodel.errors import SpecModelError
@@ -161,36 +163,48 @@ def capped_get(client: httpx.Client, url, *, where: str, limits: GetLimits = Get
     address) passes through unchanged."""
     facts = {"where": where, "connect_s": limits.connect_s, "read_s": limits.read_s, "total_s": limits.total_s,
              "max_size": _size(limits.max_bytes), "received": 0, "error": "", "detail": ""}
-    received = [0]
+    received, answered = [0], [False]  # bytes of the body so far; whether the status line and headers came
 
     def failed(kind: str, **more) -> FetchFailed:
         return FetchFailed(getattr(wording, kind).format(**{**facts, "received": received[0], **more}), kind)
 
-    try:
-        with total_deadline(limits.total_s), client.stream(
-                "GET", url, params=params, headers=headers,
-                auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
-                timeout=limits.timeout(), follow_redirects=False) as response:
-            body = b""
-            redirect = response.is_redirect
-            if not redirect and (read_body_if is None or read_body_if(response)):
-                body = _read_capped(response, limits.max_bytes, received, failed)
-            return Fetched(response.url, response.status_code, response.headers, body, where, wording)
-    except DeadlinePassed:
-        raise failed("too_slow") from None
-    except httpx.ConnectTimeout:
-        raise failed("connect_timeout") from None
-    except httpx.ReadTimeout:
-        raise failed("read_timeout") from None
-    except httpx.TimeoutException:
-        raise failed("timeout") from None
-    except httpx.ConnectError as exc:
-        kind, detail = _connect_failure(exc)
-        raise failed(kind, detail=detail) from None
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        raise failed("broken", error=type(exc).__name__) from None
-    except httpx.HTTPError as exc:
-        raise failed("failed", error=type(exc).__name__) from None
+    with total_deadline(limits.total_s):
+        try:
+            with client.stream("GET", url, params=params, headers=headers,
+                               auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
+                               timeout=_within_deadline(limits.timeout()), follow_redirects=False) as response:
+                answered[0] = True
+                body = b""
+                if not response.is_redirect and (read_body_if is None or read_body_if(response)):
+                    body = _read_capped(response, limits.max_bytes, received, failed)
+                return Fetched(response.url, response.status_code, response.headers, body, where, wording)
+        except DeadlinePassed:
+            raise failed("too_slow") from None
+        except httpx.TimeoutException as exc:
+            raise failed(_timeout_kind(exc, answered[0])) from None
+        except httpx.ConnectError as exc:
+            kind, detail = _connect_failure(exc)
+            raise failed(kind, detail=detail) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise failed("broken", error=type(exc).__name__) from None
+        except httpx.HTTPError as exc:
+            raise failed("failed", error=type(exc).__name__) from None
+
+
+def _timeout_kind(exc: httpx.TimeoutException, answered: bool) -> str:
+    """A timeout in the body that ended at the total deadline is the deadline passing (too_slow); before
+    any answer, a silent server (read_timeout), however long it was given."""
+    if answered and deadline_passed(margin_s=0.01):
+        return "too_slow"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connect_timeout"
+    return "read_timeout" if isinstance(exc, httpx.ReadTimeout) else "timeout"
+
+
+def _within_deadline(timeout: httpx.Timeout) -> httpx.Timeout:
+    """`timeout` with each part no longer than the time left before the total deadline."""
+    return httpx.Timeout(connect=bounded_timeout(timeout.connect), read=bounded_timeout(timeout.read),
+                         write=bounded_timeout(timeout.write), pool=bounded_timeout(timeout.pool))
 
 
 def _read_capped(response: httpx.Response, max_bytes: int, received: list, failed) -> bytes:
@@ -207,7 +221,7 @@ def _read_capped(response: httpx.Response, max_bytes: int, received: list, faile
             received[0] = len(body)
             if len(body) > max_bytes:
                 raise failed("too_large")
-        if deadline_passed():  # for clients whose streams do not watch the deadline themselves
+        if deadline_passed():  # a trickle: every chunk came within the read timeout, the whole is too slow
             raise DeadlinePassed("the server did not finish answering within the total time allowed")
     return bytes(body)
 
@@ -284,9 +298,8 @@ _deadline = Deadline("specmodel_http_deadline", time.monotonic)  # the nesting r
 
 
 def total_deadline(seconds: float):
-    """Every read, write and connect through a `DeadlineStream` inside this block ends by `seconds`
-    from now (or by an enclosing block's deadline, if that is sooner): the whole exchange, not only
-    each silence between two bytes."""
+    """Every request capped_get makes inside this block ends by `seconds` from now (or by an enclosing
+    block's deadline, if that is sooner): the whole exchange, not only each silence between two bytes."""
     return _deadline.until(seconds)
 
 
@@ -304,39 +317,3 @@ def bounded_timeout(timeout: float | None) -> float | None:
     if left <= 0:
         raise DeadlinePassed("the server did not finish answering within the total time allowed")
     return left if timeout is None else min(timeout, left)
-
-
-@contextlib.contextmanager
-def _deadline_timeouts():
-    """A timeout that ends at the total deadline is the deadline passing, not a silent server."""
-    try:
-        yield
-    except httpcore.TimeoutException:
-        if deadline_passed(margin_s=0.01):
-            raise DeadlinePassed("the server did not finish answering within the total time allowed") from None
-        raise
-
-
-class DeadlineStream(httpcore.NetworkStream):
-    """A socket stream whose every read and write is cut at the exchange's total deadline."""
-
-    def __init__(self, inner: httpcore.NetworkStream):
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        with _deadline_timeouts():
-            return self._inner.read(max_bytes, bounded_timeout(timeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        with _deadline_timeouts():
-            self._inner.write(buffer, bounded_timeout(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
-        with _deadline_timeouts():
-            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, bounded_timeout(timeout)))
-
-    def get_extra_info(self, info: str):
-        return self._inner.get_extra_info(info)

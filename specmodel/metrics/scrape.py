@@ -35,7 +35,7 @@ import httpx
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
-from specmodel.metrics.fetch import (DeadlinePassed, DeadlineStream, FetchFailed, GetLimits, Wording,
+from specmodel.metrics.fetch import (DeadlinePassed, FetchFailed, GetLimits, Wording,
                                      bounded_timeout, capped_get, check_token, deadline_passed, total_deadline)
 from specmodel.metrics.prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between
 
@@ -327,7 +327,7 @@ class _CheckedBackend(httpcore.SyncBackend):
                 sock.close()
                 last = exc
                 continue
-            return DeadlineStream(httpcore._backends.sync.SyncStream(sock))
+            return httpcore._backends.sync.SyncStream(sock)
         raise httpcore.ConnectError(str(last or "no address to connect to")) from last
 
 
