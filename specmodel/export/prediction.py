@@ -8,7 +8,8 @@ import numpy as np
 
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice, deploy_by_engine, vllm_speculative_config
-from specmodel.model.decide import Summary, off_above
+from specmodel.model.decide import off_above
+from specmodel.words import Summary
 from specmodel.model.engines import find_engine
 from specmodel.model.scenario import Arm, Scenario
 

@@ -22,7 +22,8 @@ from specmodel.metrics import scrape
 from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
 from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
-from specmodel.model.decide import band_tone, straddles, summarize, tone_of
+from specmodel.model.decide import band_tone, straddles, tone_of
+from specmodel.words import summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 

@@ -9,7 +9,7 @@ says so ("model: pays off (1.42×); measured 0.71×") and the summary counts it.
 acceptance (no measured speedup) keeps the model's verdict, labelled as predicted: its measured E
 against the model's break-even E.
 
-Rows are predicted grouped by setup (specmodel.model.grouped): a file of 200,000 runs is a few hundred
+Rows are predicted grouped by setup (specmodel.model.decide.summarize_many): a file of 200,000 runs is a few hundred
 vectorised predict() calls, with a progress callback between groups.
 """
 
@@ -23,14 +23,14 @@ import pandas as pd
 
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, spec_defaults
-from specmodel.model.decide import BORDERLINE, band_around, band_text
-from specmodel.model.grouped import setup_of, summarize_many
+from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
+from specmodel.words import advice_of_runs
 
 # The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
 # every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
@@ -71,12 +71,12 @@ _SETUP_COLUMNS = ["gpu_preset", "target_preset", "method", "draft_preset", "surv
                   "kv_dtype", "proposal_rate", "parallel_draft"]
 
 Progress = Callable[[int, int], None]  # (rows done, rows in all)
-# result column <- grouped.summarize_many field
+# result column <- decide.summarize_many field (advice: words.advice_of_runs)
 _FROM_SUMMARY = {"predicted_speedup": "speedup", "predicted_tokens_per_step": "tokens_per_step",
                  "break_even_tokens_per_step": "break_even_tokens_per_step", "break_even_alpha": "break_even_alpha",
                  "best_k": "best_k", "crossover_concurrency": "crossover", "predicted_baseline_tok_s": "plain_tok_s",
                  "predicted_spec_tok_s": "spec_tok_s", "speedup_low": "speedup_low", "speedup_high": "speedup_high",
-                 "uncertain": "uncertain", "advice": "advice"}
+                 "uncertain": "uncertain"}
 
 
 def _label(ratio: float) -> str:
@@ -176,6 +176,7 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
                 res[column][good] = part[field][~failed]
+            res["advice"][good] = advice_of_runs(setup, alpha[idx], k[idx], conc[idx], part)[~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method != "ngram":
