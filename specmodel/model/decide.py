@@ -273,7 +273,7 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
 
     >>> d = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))
     >>> d.label, round(d.prediction.speedup, 2), d.best_k
-    ('pays off', 1.7, 4)
+    ('pays off', 1.7, 3)
     """
     p = predict(s)
     k_top = max(k_max, s.k)
