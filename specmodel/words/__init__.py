@@ -365,3 +365,36 @@ def advice_of_runs(setup: Scenario, alpha, k, concurrency, runs: dict[str, np.nd
     for i in idx[runs["spec_fits"][idx] == False].tolist():  # noqa: E712 - the message names the real cause
         out[i] = summarize(replace(setup, alpha=float(alpha[i]), k=int(k[i]), concurrency=int(conc[i]))).verdict.advice
     return out
+
+
+# The codes of a runs review's `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
+# every page, report and CLI line shows them in (the labels of decide.verdict_label; JSON key `verdict_words`).
+CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
+UNCERTAIN = "uncertain"  # shown only (headlines.as_read): a predicted verdict whose band straddles 1.0
+VERDICT_WORDS = {CLEARS: "pays off", BORDERLINE_LABEL: "borderline", FAILS: "loses", UNCERTAIN: "uncertain"}
+
+# One machine vocabulary, the JSON key `decision` (beside `verdict` and `verdict_words`, kept): a label of
+# predict, Live and Fleet ("pays off") and a code of a runs review ("clears") name the same decision once.
+DECISIONS = {"pays off": "pays_off", CLEARS: "pays_off", "borderline": "borderline", "loses": "loses", FAILS: "loses",
+             "off": "off", "unknown": "unknown", "does not fit": "does_not_fit"}
+
+
+def verdict_words(code) -> str | None:
+    """A verdict code of the runs table in the words shown to people ("clears" -> "pays off")."""
+    return VERDICT_WORDS.get(code, code) if isinstance(code, str) else None
+
+
+def decision(verdict) -> str | None:
+    """A verdict label or code in the one machine vocabulary of `decision`: "pays_off", "borderline",
+    "loses", "off", "unknown" or "does_not_fit" (None for anything else: no verdict)."""
+    return DECISIONS.get(verdict) if isinstance(verdict, str) else None
+
+
+def disagreement_words(predicted_code: str, predicted: float, measured: float) -> str:
+    """Where the model's verdict on a run differs from the measured one: "model: pays off (1.42×); measured 0.71×"."""
+    return f"model: {verdict_words(predicted_code)} ({predicted:.2f}×); measured {measured:.2f}×"
+
+
+def ngram_advice(break_even: float) -> str:
+    """The advice a run adds where n-gram drafting would break even within its k."""
+    return f"try n-gram: with no draft model it breaks even at {break_even:.2f} tokens per step here"
