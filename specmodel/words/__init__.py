@@ -12,6 +12,7 @@ metrics/, plan/ and export/ word their results with it, and so do show/ and cli/
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -22,7 +23,9 @@ from specmodel.model.decide import (K_MAX, K_TIE, SCHEDULE_MAX_BATCH, SWITCH_GAI
 from specmodel.model.engines import find_engine
 from specmodel.model.memory import speculation_does_not_fit
 from specmodel.model.presets import find_gpu, find_method, find_model
+from specmodel.model.rate import RatePrediction
 from specmodel.model.scenario import Prediction, Scenario
+from specmodel.model.spec_defaults import ASSUMED_ALPHA_SPREAD, AssumedAcceptance, alpha_range
 from specmodel.notes import info
 
 
@@ -398,3 +401,54 @@ def disagreement_words(predicted_code: str, predicted: float, measured: float) -
 def ngram_advice(break_even: float) -> str:
     """The advice a run adds where n-gram drafting would break even within its k."""
     return f"try n-gram: with no draft model it breaks even at {break_even:.2f} tokens per step here"
+
+
+def rate_remark(found: RatePrediction) -> str:
+    """How a row given as a request rate was predicted (model.rate), in words: the concurrency Little's law
+    gives each arm, the latencies, and an arm that saturates."""
+    if found.from_measured:
+        return _measured_rate_remark(found)
+    said = (f"request rate {found.rate_rps:g}/s: by Little's law the plain arm runs at concurrency "
+            f"{found.plain.concurrency:.0f}, the speculative arm at {found.spec.concurrency:.0f}; end-to-end "
+            f"latency {found.plain.latency_s:.2f} s vs {found.spec.latency_s:.2f} s")
+    for name, arm in (("plain", found.plain), ("speculative", found.spec)):
+        if arm.saturated:
+            said += (f"; the {name} arm saturates (it serves at most {arm.capacity_rps:.2f} requests/s), so its "
+                     "requests queue")
+    return said
+
+
+def _measured_rate_remark(found: RatePrediction) -> str:
+    """rate_remark of a row whose arms were put at the concurrency of their measured latencies."""
+    parts = []
+    for name, arm in (("plain", found.plain), ("speculative", found.spec)):
+        if arm.measured_latency_s is None:
+            parts.append(f"the {name} arm at {arm.concurrency:.1f} (the model's own latency, c = λ · L(c))")
+        else:
+            parts.append(f"the {name} arm at {arm.in_system:.1f} (measured latency {arm.measured_latency_s:.3g} s "
+                         f"× {found.rate_rps:g}/s)")
+    said = (f"request rate {found.rate_rps:g}/s: concurrency by Little's law from the measured end-to-end latency "
+            f"× rate, per arm: {parts[0]}, {parts[1]}; predicted at those concurrencies")
+    if math.isnan(found.plain.capacity_rps) and math.isnan(found.spec.capacity_rps):
+        said += (f": time per output token {found.plain.latency_s * 1e3:.3g} ms vs {found.spec.latency_s * 1e3:.3g} ms "
+                 "(the row gives no output length: prefill left out)")
+    else:
+        said += f": end-to-end latency {found.plain.latency_s:.2f} s vs {found.spec.latency_s:.2f} s"
+    for name, arm in (("plain", found.plain), ("speculative", found.spec)):
+        if arm.saturated:
+            said += (f"; the {name} arm saturates ({arm.in_system:.1f} requests in the system, "
+                     f"{arm.concurrency:.0f} run at once), so its requests queue")
+    return said
+
+
+def published_remark(published: AssumedAcceptance) -> str:
+    """What a row predicted on a published acceptance figure (spec_defaults.assumed_acceptance) says of it."""
+    said = f"assumed acceptance: α {published.alpha:.2f} from '{published.label}' ({published.source})"
+    if published.converted:
+        said += f"; {published.converted}"
+    if published.differs:
+        said += "; the figure is for " + " and ".join(published.differs)
+    low, high = alpha_range(published.alpha)
+    # every published figure, another family's included, widens the band alike (runs.review)
+    return said + (f"; the band spans α {low:.2f}-{high:.2f} (± {ASSUMED_ALPHA_SPREAD:g}, as for any "
+                   "assumed acceptance)")
