@@ -17,7 +17,8 @@ import importlib
 
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, presets
-from specmodel.model.decide import Summary, Verdict, best_k, crossover_concurrency, k_schedule, off_above, summarize, verdict
+from specmodel.model.decide import best_k, crossover_concurrency, k_schedule, off_above
+from specmodel.words import Summary, Verdict, summarize, verdict
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Prediction, Scenario, predict, with_changes
 

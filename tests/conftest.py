@@ -73,7 +73,6 @@ LONGEST_FIRST = (
     "tests/test_browser_capacity.py",
     "tests/test_browser_theme.py",
     "tests/test_browser_report.py",
-    "tests/test_grouped.py::test_every_sample",
     "tests/test_docs_commands.py",
 )
 

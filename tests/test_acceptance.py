@@ -107,10 +107,11 @@ def test_spec_benchs_pld_figure_is_read_in_each_engines_convention(engine, alpha
     a proposal and the model applies its proposal rate, so the figure is read back to those steps
     first; SGLang pads every step, as Spec-Bench does. Either way the model emits 1.74 per step at k = 10."""
     from specmodel.model import spec_defaults
+    from specmodel.words import published_remark
     from specmodel.model.scenario import Scenario, default_proposal_rate, predict
     found = spec_defaults.assumed_acceptance("ngram", "llama", "", None, default_proposal_rate("ngram", engine))
     assert found.alpha == pytest.approx(alpha, abs=0.005)
-    assert ("count every step" in found.remark()) == (engine == "vllm")
+    assert ("count every step" in published_remark(found)) == (engine == "vllm")
     s = Scenario(gpu="A100 80GB", target="Llama 3.1 8B", method="ngram", draft=None, k=10, alpha=found.alpha,
                  engine=engine)
     p = predict(s)

@@ -21,7 +21,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 
 # The layers, bottom first: a module may import its own layer and those before it.
 BASE = {"errors", "notes", "limits", "paths"}  # used by every layer
-LAYERS = ["base", "model", "runs", "metrics", "plan", "export", "show", "cli"]
+LAYERS = ["base", "model", "words", "runs", "metrics", "plan", "export", "show", "cli"]
 FACADE = {"", "__main__"}  # specmodel/__init__.py (the public API) and __main__.py sit above everything
 
 

@@ -11,6 +11,7 @@ from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.measured import latencies_from_text
 from specmodel.runs.calibrate import calibrate
 from specmodel.runs.review import evaluate_runs
+from specmodel.words import rate_remark
 from tests.conftest import FIXTURES
 
 # The development set's own columns and the vLLM 2024 blog's rows as it transcribes them (S03: Figures 5-7,
@@ -104,13 +105,13 @@ def test_with_the_output_length_the_measured_arms_compare_end_to_end_latencies()
     assert (found.plain.concurrency, found.spec.concurrency) == pytest.approx((11.76, 9.08))
     assert not found.plain.saturated and not found.spec.saturated
     assert found.latency_speedup == pytest.approx(found.plain.latency_s / found.spec.latency_s)
-    assert "end-to-end latency" in found.remark() and "prefill left out" not in found.remark()
+    assert "end-to-end latency" in rate_remark(found) and "prefill left out" not in rate_remark(found)
 
 
 def test_one_arm_measured_the_other_solved_from_the_output_length():
     found = at_request_rate(SCENARIO, 4, 200, 300, measured_latency_s=(2.94, None))
     assert found.plain.in_system == pytest.approx(11.76) and found.spec.measured_latency_s is None
-    assert "the speculative arm at" in found.remark() and "the model's own latency" in found.remark()
+    assert "the speculative arm at" in rate_remark(found) and "the model's own latency" in rate_remark(found)
     with pytest.raises(Exception, match="output length"):
         at_request_rate(SCENARIO, 4, None, None, measured_latency_s=(2.94, None))
 
@@ -119,7 +120,7 @@ def test_an_arm_holding_more_requests_than_run_at_once_saturates_and_queues():
     found = at_request_rate(SCENARIO, 100, None, None, measured_latency_s=(2.0, 30.0))  # 3,000 in the system
     assert found.spec.saturated and not found.plain.saturated
     assert found.spec.concurrency <= running_limit(SCENARIO) and found.spec.in_system == pytest.approx(3000)
-    assert "the speculative arm saturates (3000.0 requests in the system" in found.remark()
+    assert "the speculative arm saturates (3000.0 requests in the system" in rate_remark(found)
     unsaturated = at_request_rate(SCENARIO, 100, None, None, measured_latency_s=(2.0, 2.0))
     # the queue: each request spends in_system / running times its service time in the system
     assert found.spec.latency_s > 10 * unsaturated.spec.latency_s

@@ -111,22 +111,12 @@ def test_deploy_options_throughputs_equal_predicting_every_k_at_every_batch(s):
         assert np.allclose(rows[name], expected, rtol=1e-12, atol=1e-9)
 
 
-def test_one_grid_schedule_runs_the_same_k_as_the_batched_rule():
-    """ks_in_use keeps a plain-float loop for one grid (every page rerun) beside the numpy loop over
-    many grids (the grouped runs): the two must pick the same k at every batch, ties and NaN included."""
+def test_a_schedule_switches_k_only_for_a_gain_beyond_switch_gain():
+    """ks_in_use (the one walk, for one grid or many): a k 1% better is not worth a switch, one 3% better is."""
     import numpy as np
 
     from specmodel.model.decide import SWITCH_GAIN, ks_in_use
 
-    rng = np.random.default_rng(7)
-    for trial in range(60):
-        grid = rng.uniform(0.5, 2.0, (9, int(rng.integers(1, 520))))
-        if trial % 3 == 0:
-            grid[rng.uniform(size=grid.shape) < 0.1] = np.nan
-        if trial % 4 == 0:
-            grid = np.round(grid, 1)  # ties: the smallest k wins
-        one, many = ks_in_use(grid), ks_in_use(np.stack([grid, grid * 1.0]))[0]
-        assert one.dtype == many.dtype and one.tolist() == many.tolist(), trial
     # a k 1% better is not worth a switch, one 3% better is
     grid = np.array([[1.0, 1.0, 1.0], [1.1, 1.1, 1.1], [1.0, 1.1 * (1 + SWITCH_GAIN / 2), 1.1 * (1 + SWITCH_GAIN * 1.5)]])
     assert ks_in_use(grid).tolist() == [1, 1, 2]

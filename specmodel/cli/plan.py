@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     from specmodel.cli.output import print_json
-    from specmodel.model.decide import summarize
+    from specmodel.words import summarize
     from specmodel.plan.measure import measurement_plan
 
     scenario = scenario_from_args(args)

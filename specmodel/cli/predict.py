@@ -10,7 +10,7 @@ from specmodel.export.deploy import deploy_advice
 from specmodel.export.prediction import does_not_fit_dict, prediction_dict
 from specmodel.limits import MAX_CONCURRENCY
 from specmodel.model import presets
-from specmodel.model.decide import summarize
+from specmodel.words import summarize
 from specmodel.model.memory import kv_bytes_per_token
 from specmodel.notes import cli_label
 

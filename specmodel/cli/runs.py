@@ -20,7 +20,7 @@ from specmodel.model import presets
 from specmodel.model.roofline import Efficiency
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
-            "verdict_words",
+            "verdict_words", "decision",
             "break_even_tokens_per_step", "margin_pct", "measured_verdict", "predicted_verdict", "advice", "method",
             "alpha", "acceptance_from", "baseline_tok_s", "spec_tok_s", "gpu_preset", "target_preset",
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
@@ -170,7 +170,7 @@ def _f(x, fmt="{:.2f}"):
 def _print_text(evaluated, summary, calibration) -> None:
     from specmodel.cli.output import json_value
     from specmodel.runs.headlines import as_read
-    from specmodel.runs.review import verdict_words
+    from specmodel.words import verdict_words
 
     evaluated = as_read(evaluated)  # a predicted verdict whose band straddles 1.0 reads "uncertain"
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice, deploy_by_engine, vllm_speculative_config
-from specmodel.model.decide import Summary, off_above
+from specmodel.model.decide import off_above
+from specmodel.words import Summary, decision
 from specmodel.model.engines import find_engine
 from specmodel.model.scenario import Arm, Scenario
 
@@ -51,7 +52,8 @@ def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> 
         **_inputs(s),
         "alpha": _round(p.alpha), "k": int(p.k), "concurrency": int(p.concurrency),
         "tokens_per_step": _round(p.tokens_per_step), "speedup": _round(p.speedup),
-        "verdict": summary.verdict.label, "verdict_text": summary.verdict.text, "advice": summary.verdict.advice,
+        "verdict": summary.verdict.label, "decision": decision(summary.verdict.label),
+        "verdict_text": summary.verdict.text, "advice": summary.verdict.advice,
         "speedup_low": _round(band[0]) if band else None, "speedup_high": _round(band[1]) if band else None,
         "uncertain": summary.uncertain,
         "break_even_tokens_per_step": _round(p.break_even_tokens_per_step),
@@ -81,7 +83,8 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
     return {
         **_inputs(s),
         "alpha": s.alpha, "k": s.k, "concurrency": s.concurrency,
-        "tokens_per_step": None, "speedup": None, "verdict": "does not fit", "verdict_text": str(exc),
+        "tokens_per_step": None, "speedup": None, "verdict": "does not fit", "decision": decision("does not fit"),
+        "verdict_text": str(exc),
         "advice": exc.closest, "speedup_low": None, "speedup_high": None, "uncertain": False,
         "break_even_tokens_per_step": None, "break_even_alpha": None, "best_k": None,
         "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],

@@ -20,7 +20,8 @@ from specmodel.model.engines import DEFAULT_ENGINE, find_engine
 from specmodel.model.roofline import Efficiency
 from specmodel.paths import tool_version
 from specmodel.runs.headlines import as_read
-from specmodel.runs.review import TABLE_COLUMNS, verdict_words, with_band_text
+from specmodel.runs.review import TABLE_COLUMNS, with_band_text
+from specmodel.words import verdict_words
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # A report is a file people mail and open in a browser: each of its tables and its problem list stops

@@ -57,7 +57,8 @@ import yaml
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
 from specmodel.model import presets
-from specmodel.model.decide import off_above, summarize
+from specmodel.model.decide import off_above
+from specmodel.words import summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 ALERT = "SpeculativeDecodingBelowBreakEven"

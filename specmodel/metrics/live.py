@@ -22,7 +22,8 @@ from specmodel.metrics import scrape
 from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
 from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
-from specmodel.model.decide import band_tone, straddles, summarize, tone_of
+from specmodel.model.decide import band_tone, straddles, tone_of
+from specmodel.words import decision, summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
@@ -358,7 +359,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
         "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
         "kv_capacity_tokens": st["kv_capacity_tokens"],
-        "verdict": verdict.label, "verdict_text": verdict.text, "advice": verdict.advice,
+        "verdict": verdict.label, "decision": decision(verdict.label), "verdict_text": verdict.text, "advice": verdict.advice,
         "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
         "speedup_low": vd["speedup_low"], "speedup_high": vd["speedup_high"], "uncertain": vd["uncertain"],
         "concurrency": verdict.concurrency, "best_k": verdict.best_k,

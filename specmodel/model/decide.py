@@ -1,6 +1,7 @@
 """Decisions built on predict(): the best k, the crossover batch, vLLM-style per-batch schedules,
-the verdict in words (one vocabulary for pages, CLI and reports), the band and the Summary a
-reviewer reads off one scenario."""
+the verdict's label, the band: the Decision a reviewer reads off one scenario (summarize), and the same
+for many runs of one setup at once (summarize_many, files of 200,000 runs), one implementation
+(_decide) for both. Numbers and labels only: specmodel.words says them."""
 
 from __future__ import annotations
 
@@ -10,10 +11,8 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.engines import find_engine
-from specmodel.model.memory import speculation_does_not_fit
 from specmodel.model.presets import find_gpu, find_method, find_model
-from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
-from specmodel.notes import info
+from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid, with_changes
 
 BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
 MAX_CROSSOVER_BATCH = 4096
@@ -106,25 +105,14 @@ def best_k_per_batch(grid: np.ndarray) -> np.ndarray:
 def ks_in_use(grid: np.ndarray) -> np.ndarray:
     """The k a schedule runs at every batch of a speedup grid (k rows 0..K, batch columns 1..B; any
     leading axes are separate grids): the best k of batch 1, kept until another k beats it by more
-    than SWITCH_GAIN. One rule for k_schedule and the grouped runs (model/grouped.py)."""
+    than SWITCH_GAIN (a comparison with NaN is false). The one walk, for one grid (k_schedule, a page)
+    and for many (summarize_many's runs): for every k that may be in use, where the batch's best k beats
+    it by more than SWITCH_GAIN; then each grid's next switch after its last one, for all grids at once
+    (a schedule switches a few times, not at every batch)."""
     g = np.asarray(grid, dtype=float)
-    best = smallest_best(g, axis=-2)
     lead = g.shape[:-2]
     flat = g.reshape((-1,) + g.shape[-2:])
-    best = best.reshape(flat.shape[0], flat.shape[-1])
-    if flat.shape[0] == 1:  # one grid (every page rerun): plain floats, ~50x faster than a numpy step per batch
-        return _ks_in_use_one(flat[0].tolist(), best[0].tolist()).astype(best.dtype).reshape(lead + (flat.shape[-1],))
-    return _ks_in_use_many(flat, best).astype(best.dtype, copy=False).reshape(lead + (flat.shape[-1],))
-
-
-_SWITCH_ROUNDS = 16  # switches looked for all grids at once before the rest go batch by batch
-
-
-def _ks_in_use_many(flat: np.ndarray, best: np.ndarray) -> np.ndarray:
-    """ks_in_use for grids × k × batches, one switch at a time rather than one batch at a time: for
-    every k that may be in use, where the batch's best k beats it by more than SWITCH_GAIN (a comparison
-    with NaN is false, as in _ks_in_use_one); then each grid's next switch after the last one, for
-    all grids at once (a schedule switches a few times, not at every batch)."""
+    best = smallest_best(flat, axis=-2)
     n, k_count, batches = flat.shape
     keep = 1.0 + SWITCH_GAIN
     at_best = np.take_along_axis(flat, best[:, None, :], axis=1)[:, 0, :]
@@ -155,18 +143,10 @@ def _ks_in_use_many(flat: np.ndarray, best: np.ndarray) -> np.ndarray:
             current[now[moved]] = cand[moved]
             new_k[now[moved], b] = cand[moved]
     last_switch = np.maximum.accumulate(np.where(new_k >= 0, columns[None, :], 0), axis=1)
-    return np.take_along_axis(new_k, last_switch, axis=1)
+    return np.take_along_axis(new_k, last_switch, axis=1).astype(best.dtype, copy=False).reshape(lead + (batches,))
 
 
-def _ks_in_use_one(grid: list[list[float]], best: list[int]) -> np.ndarray:
-    """ks_in_use for one grid, in Python floats (the same rule, the same NaN handling: a comparison
-    with NaN is false in both)."""
-    out, current, keep = [], best[0], 1.0 + SWITCH_GAIN
-    for i, cand in enumerate(best):
-        if cand != current and grid[cand][i] > grid[current][i] * keep:
-            current = cand
-        out.append(current)
-    return np.asarray(out)
+_SWITCH_ROUNDS = 16  # switches looked for all grids at once before the rest go batch by batch
 
 
 def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, grid: np.ndarray | None = None) -> list[list[int]]:
@@ -219,17 +199,6 @@ def tone_of(label: str) -> str:
     return TONE_OF_LABEL.get(label, "neutral")
 
 
-@dataclass(frozen=True)
-class Verdict:
-    label: str  # "pays off" | "borderline" | "loses" | "off" (JUDGED: the labels a band can leave open)
-    text: str  # one sentence with the number
-    advice: str  # what to deploy
-
-    @property
-    def tone(self) -> str:
-        return tone_of(self.label)
-
-
 JUDGED = ("pays off", "borderline", "loses")  # verdicts on a speedup; "off" (k = 0) and "unknown" judge none
 
 
@@ -240,92 +209,32 @@ def band_tone(label: str, tone: str, band: tuple[float, float] | None) -> str:
 
 
 def off_above(schedule: list[list[int]]) -> int | None:
-    """The batch size above which the schedule turns speculation off for good (None if it never
+    """The batch above which the schedule turns speculation off for good (None if it never
     does within the schedule's range; 0 if it is off from batch 1)."""
     if not schedule or schedule[-1][2] != 0:
         return None
     return schedule[-1][0] - 1
 
 
-def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None, k: int,
-            concurrency: int, spec_fits: bool = True, off_above_k: int | None = None) -> Verdict:
-    """Words for a speedup, and the advice that follows from the best k here and the batch size
-    above which the best k is 0 (from k_schedule; `off_above_k` is the schedule's k just below it)."""
-    best_k_value, best_speed = best
+def verdict_label(speedup: float, k: int, spec_fits: bool = True) -> str:
+    """A verdict's label: "loses" where speculation does not fit, "off" at k = 0, else "pays off" at
+    1 + BORDERLINE and above, "borderline" within BORDERLINE of 1, "loses" below (specmodel.words says it)."""
     if not spec_fits:
-        return Verdict("loses", "loses: the draft and its KV cache do not fit beside the target",
-                       "turn speculation off, or use n-gram or a smaller draft, or a GPU with more memory")
+        return "loses"
     if k == 0:
-        label, text = "off", "speculation is off (k = 0)"
-    elif speedup >= 1 + BORDERLINE:
-        label, text = "pays off", f"pays off: {speedup:.2f}x"
-    elif speedup >= 1 - BORDERLINE:
-        label, text = "borderline", f"borderline: {speedup:.2f}x, within run-to-run noise"
-    else:
-        label, text = "loses", f"loses: {speedup:.2f}x"
-    within = best_speed <= speedup * (1 + K_TIE)
-    return Verdict(label, text, _advice(best_k_value, f"{best_speed:.2f}", within, off_above_batch, k, concurrency,
-                                        off_above_k))
+        return "off"
+    if speedup >= 1 + BORDERLINE:
+        return "pays off"
+    return "borderline" if speedup >= 1 - BORDERLINE else "loses"
 
 
-def _advice(best_k_value: int, best_text: str, within: bool, off_above_batch: int | None, k: int,
-            concurrency: int, off_above_k: int | None) -> str:
-    """verdict()'s advice: best_text is the best k's speedup as shown, `within` whether it is within K_TIE of
-    the speedup at k."""
-    parts = []
-    if best_k_value == 0:
-        parts.append(f"turn speculation off at batch {concurrency}")
-    elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
-        verb = "lower" if best_k_value < k else "raise"
-        same = f", within 1% of k = {k}" if best_k_value < k and within else ""
-        parts.append(f"{verb} k to {best_k_value} ({best_text}x{same})")
-    elif k > 0:
-        parts.append(f"keep k = {k}")
-    if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:
-        # Name the k this batch belongs to: it is the schedule's last k, not necessarily the chosen
-        # one (whose own crossover may be far lower).
-        parts.append(f"turn it off above batch {off_above_batch}"
-                     + (f", where k = {off_above_k} stops paying" if off_above_k else ""))
-    return "; ".join(parts)
-
-
-def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurrency, off_above_k) -> np.ndarray:
-    """verdict()'s advice for many runs at once (arrays; off_above_batch and off_above_k -1 where None),
-    worded once per distinct advice: an object array of strings."""
-    speedup, best_speed = np.asarray(speedup, dtype=float), np.asarray(best_speed, dtype=float)
-    best_k_value, k, conc = (np.asarray(x, dtype=np.int64) for x in (best_k_value, k, concurrency))
-    off, off_k = np.asarray(off_above_batch, dtype=np.int64), np.asarray(off_above_k, dtype=np.int64)
-    if len(k) == 0:
-        return np.empty(0, dtype=object)
-    named = (best_k_value != 0) & (best_k_value != k)  # the only advice that shows the best k's speedup
-    speeds, speed_at = np.unique(best_speed[named], return_inverse=True)  # each worded once
-    texts = [f"{v:.2f}" for v in speeds.tolist()]
-    text_ids, text_of = np.unique(np.array(texts, dtype=object), return_inverse=True)
-    text_code = np.full(len(k), -1, dtype=np.int64)
-    text_code[named] = text_of.reshape(-1)[speed_at.reshape(-1)]
-    lower = named & (best_k_value < k)
-    with np.errstate(invalid="ignore"):
-        within = lower & (best_speed <= speedup * (1 + K_TIE))
-    off_said = (off >= 0) & (off >= conc) & (best_k_value > 0)
-    parts = [best_k_value, text_code, within.astype(np.int64), k,
-             np.where((best_k_value == 0) | off_said, conc, -1), np.where(off_said, off, -1),
-             np.where(off_said, off_k, -1)]
-    values, codes = zip(*(np.unique(p, return_inverse=True) for p in parts))  # each part's distinct values
-    codes = [c.reshape(-1) for c in codes]
-    sizes = [len(v) for v in values]
-    if np.prod(np.array(sizes, dtype=float)) < 2.0 ** 62:  # one integer per run: a fast 1-D unique
-        firsts, at = np.unique(np.ravel_multi_index(codes, sizes), return_index=True, return_inverse=True)[1:]
-    else:
-        firsts, at = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)[1:]
-    worded = np.empty(len(firsts), dtype=object)
-    worded[:] = [_advice(b, text_ids[t] if t >= 0 else "", bool(w), None if o < 0 else o, kk, c,
-                         None if ok < 0 else ok) for b, t, w, kk, c, o, ok in zip(*(p[firsts].tolist() for p in parts))]
-    return worded[at.reshape(-1)]
+SCHEDULE_MAX_BATCH = 512
 
 
 @dataclass(frozen=True)
-class Summary:
-    """Everything a reviewer reads off one scenario (scalars), for the CLI and the pages."""
+class Decision:
+    """What the model decides for one scenario, numbers and labels only (specmodel.words.Summary adds
+    the words): the prediction, the k the schedule runs here, the crossover, the schedule, the label."""
 
     scenario: Scenario
     prediction: Prediction
@@ -333,22 +242,11 @@ class Summary:
     best_k_speedup: float
     crossover_concurrency: int | None
     schedule: list[list[int]]
-    verdict: Verdict
-    notes: tuple[str, ...]
+    label: str  # verdict_label: "pays off" | "borderline" | "loses" | "off"
+    spec_fits: bool = True  # False: the draft and its KV cache do not fit beside the target
     band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
     off_above_range: tuple[int | None, int | None] | None = None  # off_above_batch_low/high (off_above_range)
     grid: np.ndarray | None = field(default=None, compare=False, repr=False)  # schedule_grid the schedule came from
-    uncertain_words: str = ""  # what summarize added to the verdict's words where the band straddles 1.0
-
-    @property
-    def tone(self) -> str:
-        """The verdict box's tone: the label's, or "caution" where the band straddles 1.0 (band_tone)."""
-        return band_tone(self.verdict.label, self.verdict.tone, self.band)
-
-    def verdict_text_with(self, measured: str) -> str:
-        """The verdict's words with `measured` (" at batch 31, measured E = …") after the speedup and before
-        the uncertain clause, so the sentence reads in order."""
-        return self.verdict.text.removesuffix(self.uncertain_words) + measured + self.uncertain_words
 
     @property
     def off_above(self) -> int | None:
@@ -356,10 +254,10 @@ class Summary:
         return off_above(self.schedule)
 
     @property
-    def threshold_text(self) -> str | None:
-        """Why the crossover (the k set here) and the off threshold (the schedule's k) are two numbers,
-        in words; None where only one of them exists or they agree."""
-        return threshold_words(self.scenario.k, self.crossover_concurrency, self.schedule)
+    def off_above_k(self) -> int | None:
+        """The schedule's k just below the batch where it turns speculation off (None where it never does)."""
+        s = self.schedule
+        return s[-2][2] if len(s) >= 2 and s[-1][2] == 0 else None
 
     @property
     def uncertain(self) -> bool:
@@ -367,99 +265,323 @@ class Summary:
         return straddles(self.band) and self.scenario.k > 0
 
 
-def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = ()) -> Summary:
-    """Predict the scenario and derive best k, crossover, schedule, verdict and notes. `band_spans`: other
+def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = ()) -> Decision:
+    """Predict the scenario and decide: best k, crossover, schedule, label, band. `band_spans`: other
     speedups the inputs allow (the ends of a measured acceptance interval), which the band also spans.
+    summarize_many's one implementation, for one run whose own speedups make the grid (specmodel.words.summarize
+    adds the words).
 
-    >>> v = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)).verdict
-    >>> v.label, v.text
-    ('pays off', 'pays off: 1.70x')
+    >>> d = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))
+    >>> d.label, round(d.prediction.speedup, 2), d.best_k
+    ('pays off', 1.7, 3)
     """
     p = predict(s)
-    cross = crossover_concurrency(s)
-    spec_fits = s.k == 0 or p.spec.max_concurrency >= 1
-    grid = schedule_grid(s, max(k_max, s.k), SCHEDULE_MAX_BATCH)
-    schedule = k_schedule(s, grid=grid)
-    best = decided_k(s, schedule, grid, max(k_max, s.k))
-    last_k = schedule[-2][2] if len(schedule) >= 2 and schedule[-1][2] == 0 else None
-    v = verdict(float(p.speedup), best, off_above(schedule), s.k, s.concurrency, spec_fits, last_k)
-    if not spec_fits:  # name the real cause for this method and the closest setting that fits
-        why = speculation_does_not_fit(s.gpu, s.tp, s.target, s.context_len, s.method, s.k, s.draft,
-                                       s.weight_dtype, s.kv_dtype)
-        if why is not None:
-            v = Verdict(v.label, f"{v.label}: {why}", why.closest)
-    notes = []  # all "info": the queue shows in the throughput, and the tail is how the model extends a profile
-    notes += engine_version_notes(s) + running_limit_notes(s, int(max(p.plain.batch, p.spec.batch if s.k else 0)))
-    if s.k > 0 and p.spec.batch < s.concurrency:
-        notes.append(info(f"with speculation only {int(p.spec.max_concurrency)} sequences fit in the KV cache; "
-                          f"{int(s.concurrency - p.spec.batch)} of {s.concurrency} wait in the queue"))
-    if p.plain.batch < s.concurrency:
-        notes.append(info(f"without speculation only {int(p.plain.max_concurrency)} sequences fit; "
-                          f"{int(s.concurrency - p.plain.batch)} of {s.concurrency} wait in the queue"))
-    if s.survival is not None and s.k > len(s.survival):
-        notes.append(info(f"k = {s.k} is beyond the measured profile's {len(s.survival)} positions: "
-                          "positions past it use a geometric tail fitted to the profile"))
-    band = speedup_band(s, speedup=float(p.speedup), spans=band_spans)
+    k_top = max(k_max, s.k)
+    speedups = _Speedups(s, None, np.ones((1, k_top + 1)))
+    one = lambda x: np.array([x])  # noqa: E731 - the one run as arrays of one
+    runs = _decide(speedups, one(s.k), one(s.concurrency), np.zeros(1, dtype=np.int64), p,
+                   [one(float(v)) for v in band_spans], keep_grid=True)
+    grid = runs["grid"]
+    schedule = ranges_of(runs["in_use"][0])
     between = off_above_range(s, grid=grid) if s.k else None
-    summary = Summary(s, p, best[0], best[1], cross, schedule, v, tuple(notes), band, between, grid)
-    if summary.uncertain:
-        words = uncertain_words(band, between)
-        summary = replace(summary, verdict=replace(v, text=uncertain_head(v.text, v.label) + words),
-                          uncertain_words=words)
-    return summary
+    return Decision(s, p, int(runs["best_k"][0]), float(runs["best_k_speedup"][0]), runs["crossover"][0], schedule,
+                    verdict_label(float(p.speedup), s.k, bool(runs["spec_fits"][0])), bool(runs["spec_fits"][0]),
+                    (float(runs["speedup_low"][0]), float(runs["speedup_high"][0])), between, grid)
 
 
-def uncertain_head(text: str, label: str) -> str:
-    """A verdict's words led by "uncertain" where its band straddles 1.0, the point estimate's label kept in
-    brackets: "pays off: 1.07x" -> "uncertain (pays off by the estimate): 1.07x". The headline a reviewer
-    reads first is then the verdict the band allows, not the one the point estimate alone would give."""
-    if text.startswith(f"{label}: "):
-        return f"uncertain ({label} by the estimate): {text[len(label) + 2:]}"
-    return f"uncertain: {text}"
+class _Speedups:
+    """How one group of runs of a setup gets its speedups: tokens[u, k] (per distinct α, rows u) times
+    ratio(scenario, ks, batches), which is free of α. `alpha0` None: the runs share one α (or a profile)
+    and ratio is the speedup itself (speedup_grid), tokens all 1; else ratio is speedup ÷ tokens per step
+    at alpha0 (summarize_many checks that the product is the speedup)."""
+
+    def __init__(self, base: Scenario, alpha0: float | None, tokens: np.ndarray):
+        self.base, self.alpha0, self.tokens = base, alpha0, tokens
+
+    def ratio(self, scenario: Scenario, ks, batches) -> np.ndarray:
+        if self.alpha0 is None:
+            return speedup_grid(scenario, np.asarray(ks), np.asarray(batches))
+        return _ratio(scenario, self.alpha0, np.asarray(ks), np.asarray(batches))
+
+    def at_runs(self, scenario: Scenario, k, conc, u_idx) -> np.ndarray:
+        """Each run's speedup under `scenario` (a band variant of the base)."""
+        if self.alpha0 is None and len(k) == 1:  # one run (summarize): its scalar prediction, as speedup_band's
+            return np.array([float(predict(scenario, k=int(k[0]), concurrency=int(conc[0])).speedup)])
+        if self.alpha0 is None:
+            return np.broadcast_to(np.asarray(predict(scenario, k=k, concurrency=conc).speedup, dtype=float), k.shape)
+        c_uniq, c_idx = np.unique(conc, return_inverse=True)
+        r = self.ratio(scenario, np.arange(self.tokens.shape[1]), c_uniq)
+        return self.tokens[u_idx, k] * r[k, c_idx.reshape(-1)]
 
 
-def uncertain_words(band: tuple[float, float], between: tuple[int | None, int | None] | None) -> str:
-    """What summarize adds to the words of a verdict whose band straddles 1.0: the band, and the batch sizes
-    between which the threshold lies (None: beyond the largest batch the schedule checks), where to measure."""
-    text = f" — {band[0]:.2f}x to {band[1]:.2f}x across the model's 80% band"
-    if between and between != (None, None):
-        lo, hi = between
-        top = f"{hi:,}" if hi is not None else f"{SCHEDULE_MAX_BATCH:,}, or beyond it"
-        where = f"between {lo:,} and {top}" if lo else f"anywhere up to {top}"  # lo 0: it may never pay
-        text += (f"; the batch above which it stops paying lies {where}: measure plain and speculative runs there "
-                 "to settle it")
-    return text
+def _ratio(setup: Scenario, alpha, ks, batches) -> np.ndarray:
+    """R(k, B) = speedup / tokens per step, shape (len(ks), len(batches))."""
+    p = predict(setup, alpha=alpha, k=np.asarray(ks)[:, None], concurrency=np.asarray(batches)[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(p.speedup, dtype=float) / np.asarray(p.tokens_per_step, dtype=float)
 
 
-SCHEDULE_MAX_BATCH = 512
+def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p: Prediction,
+            spans: list[np.ndarray], keep_grid: bool = False) -> dict[str, np.ndarray]:
+    """The decision for runs (k, concurrency, α row u_idx) of one group: the k the schedule runs at each
+    run's concurrency (best k beyond the schedule's 512 batches) and its speedup, the crossover, where the
+    schedule turns speculation off and its k just below, whether speculation fits, the band; `in_use`:
+    the schedule's k at every batch per α row."""
+    n = len(k)
+    ks = np.arange(sp.tokens.shape[1])
+    vec = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731 - scalars from one run
+    speedup = vec(p.speedup)
+    r_sched = sp.ratio(sp.base, ks, np.arange(1, SCHEDULE_MAX_BATCH + 1))
+    off_u, last_k_u, in_use, grid = _schedules(sp.tokens, r_sched, keep_grid)
+    inside = conc <= SCHEDULE_MAX_BATCH
+    col = np.where(inside, conc, 1).astype(int) - 1
+    best = np.where(inside, in_use[u_idx, col], 0)
+    best_speed = nan_as_zero(sp.tokens[u_idx, best] * r_sched[best, col])
+    best_speed[best == 0] = 1.0
+    if (~inside).any():  # beyond the schedule: best k at the run's own concurrency (best_k)
+        rows = np.flatnonzero(~inside)
+        c_uniq, c_idx = np.unique(conc[rows], return_inverse=True)
+        g = nan_as_zero(sp.tokens[u_idx[rows]] * sp.ratio(sp.base, ks, c_uniq)[:, c_idx.reshape(-1)].T)
+        g[:, 0] = 1.0
+        best[rows] = smallest_best(g, axis=1)
+        best_speed[rows] = g[np.arange(len(rows)), best[rows]]
+    band_low, band_high = band_of([speedup, *spans, *_variant_speedups(sp, k, conc, u_idx)])
+    with np.errstate(invalid="ignore"):
+        uncertain = (band_low < 1.0) & (1.0 < band_high) & (k > 0)
+    out = {"best_k": best, "best_k_speedup": best_speed, "crossover": _crossovers(sp, r_sched, k, u_idx),
+           "off_above": off_u[u_idx], "off_above_k": last_k_u[u_idx], "in_use": in_use,
+           "spec_fits": (k == 0) | (vec(p.spec.max_concurrency) >= 1), "speedup_low": band_low,
+           "speedup_high": band_high, "uncertain": uncertain}
+    if keep_grid:
+        out["grid"] = grid
+    return out
 
 
-def decided_k(s: Scenario, schedule: list[list[int]], grid: np.ndarray, k_max: int = K_MAX) -> tuple[int, float]:
-    """(k, its speedup) the decision runs at the scenario's concurrency: the schedule's k there (so the
-    advice, the schedule and every engine's config name one k), best_k beyond the schedule's range."""
-    k = k_at(schedule, int(s.concurrency))
-    if k is None:
-        return best_k(s, k_max)
-    return k, float(grid[k, int(s.concurrency) - 1])
+def _variant_speedups(sp: _Speedups, k, conc, u_idx) -> list[np.ndarray]:
+    """Each run's speedup in each of band_variants (an engine version that differs; one it refuses left out)."""
+    values = []
+    for other in band_variants(sp.base):
+        try:
+            values.append(sp.at_runs(other, k, conc, u_idx))
+        except SpecModelError:
+            pass
+    return values
 
 
-def threshold_words(k: int, crossover: int | None, schedule: list[list[int]]) -> str | None:
-    """The crossover (where the k set here stops paying) beside the schedule's off threshold, in words."""
-    off = off_above(schedule)
-    if not k or off is None or crossover is None or off == crossover:
-        return None
-    off_k = schedule[-2][2] if len(schedule) >= 2 else None
-    cross = ("from batch 1" if crossover == 0 else f"above batch {crossover}")
-    if off_k == k:
-        why = (f"between the two, k = {k} is within {SWITCH_GAIN:.0%} of plain decoding (run-to-run noise), "
-               "so the schedule does not switch for it")
+def _crossovers(sp: _Speedups, r_sched: np.ndarray, k: np.ndarray, u_idx: np.ndarray) -> np.ndarray:
+    """crossover_concurrency per run: the last batch before the first losing one (speedup below 1 or not
+    a number) in 1..MAX_CROSSOVER_BATCH, None where none loses or k = 0; batches past the schedule's
+    are predicted only for the runs that do not lose within it."""
+    crossover = np.full(len(k), None, dtype=object)
+    for kv in sorted(set(k[k > 0].tolist())):  # not np.unique: it loads numpy.ma (the What-if page loads none)
+        rows = np.flatnonzero(k == kv)
+        with np.errstate(divide="ignore"):
+            need = 1.0 / sp.tokens[u_idx[rows], kv]
+        first, found = _first_below(r_sched[kv], need)
+        rest = rows[~found]
+        if rest.size and MAX_CROSSOVER_BATCH > SCHEDULE_MAX_BATCH:
+            later = sp.ratio(sp.base, [kv], np.arange(SCHEDULE_MAX_BATCH + 1, MAX_CROSSOVER_BATCH + 1))[0]
+            more, found_more = _first_below(later, need[~found])
+            first[~found], found[~found] = more + SCHEDULE_MAX_BATCH, found_more
+        crossover[rows[found]] = _objects(first[found].tolist())
+    return crossover
+
+
+def _first_below(row: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each threshold in `need`: the first index of `row` whose value is below it (NaN counts as
+    below), and whether there is one."""
+    falling = np.minimum.accumulate(np.where(np.isnan(row), -np.inf, row))
+    first = np.searchsorted(-falling, -need, side="right")
+    return first, first < len(row)
+
+
+def _objects(values: list) -> np.ndarray:
+    """A list as a 1-d object array of its items."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+_CHUNK_ELEMENTS = 2_000_000  # schedule grid elements per numpy operation (memory stays ~ 16 MB)
+
+
+def _schedules(tokens: np.ndarray, r_sched: np.ndarray, keep_grid: bool = False):
+    """Per row of tokens (one α): (off_above of its schedule, -1 where None; the schedule's k just below
+    it, -1 where None), the k the schedule runs at every batch 1..512 (rows × batches), and the first
+    row's whole schedule_grid where keep_grid (else None)."""
+    rows, k_count, batches = tokens.shape[0], tokens.shape[1] - 1, r_sched.shape[1]
+    first = None
+    if keep_grid:
+        first = nan_as_zero(tokens[0][:, None] * r_sched)
+        first[0] = 1.0
+    if k_count == 0:
+        return np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), np.zeros((rows, batches), int), first
+    # Above the sequences that fit every batch runs the same: from the first batch whose column equals the
+    # last one, every column is that one, and a schedule (the k in use, switched only where another k
+    # beats it) that met it once keeps its k at the next; it is walked up to there and held.
+    same = (r_sched == r_sched[:, -1:]) | (np.isnan(r_sched) & np.isnan(r_sched[:, -1:]))
+    differs = np.flatnonzero(~same.all(axis=0))
+    width = min(batches, (int(differs[-1]) + 1 if differs.size else 0) + 1)
+    chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * width))
+    off, last_k = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
+    in_use = np.empty((rows, batches), dtype=int)
+    for start in range(0, rows, chunk):
+        g = nan_as_zero(tokens[start:start + chunk, :, None] * r_sched[None, :, :width])
+        g[:, 0, :] = 1.0
+        ks_used = ks_in_use(g)
+        if width < batches:
+            ks_used = np.concatenate([ks_used, np.repeat(ks_used[:, -1:], batches - width, axis=1)], axis=1)
+        in_use[start:start + chunk] = ks_used
+        off[start:start + chunk], last_k[start:start + chunk] = _off_and_last_k(ks_used)
+    return off, last_k, in_use, first
+
+
+def _off_and_last_k(ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (the k at every batch from 1): off_above and the k of the range before the last of its
+    ranges_of schedule, as Decision.off_above and off_above_k read it, without building the ranges (-1 where None)."""
+    last = ks_used[:, -1]
+    changed = ks_used != last[:, None]
+    has_before = changed.any(axis=1)
+    # index of the last batch whose k differs from the final one (-1 where none does)
+    last_change = np.where(has_before, ks_used.shape[1] - 1 - np.argmax(changed[:, ::-1], axis=1), -1)
+    before_k = ks_used[np.arange(len(last)), np.maximum(last_change, 0)]
+    off = np.where(last != 0, -1, last_change + 1)
+    return off, np.where((last != 0) | ~has_before, -1, before_k)
+
+
+# summarize() for many runs of one setup at once, for files of 200,000 runs. A setup is everything of a
+# Scenario except α, k and concurrency (GPU, models, method, timings, calibration). It rests on one
+# property of the model: at a given k and batch, α changes only the tokens per step T (E after the
+# proposal rate), so speedup(α, k, B) = T(α, k) · R(k, B) with R free of α. Best k, crossover and schedule
+# for thousands of distinct α then need R once per setup (a k × batch grid) and multiplications. The
+# property is checked on every call (R at two α must agree); where it fails, as it would for a model in
+# which α changes step times, the runs of each α are decided as one run is (_Speedups without alpha0).
+_PROBE_ALPHAS = (0.5, 0.9)
+_PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])
+
+FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
+          "spec_tok_s", "best_k", "best_k_speedup", "crossover", "off_above", "off_above_k", "spec_fits",
+          "speedup_low", "speedup_high", "uncertain", "error")
+NUMBER_FIELDS = frozenset({"speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
+                           "spec_tok_s", "best_k_speedup", "speedup_low", "speedup_high"})
+
+
+def setup_of(s: Scenario) -> Scenario:
+    """The setup a scenario belongs to: its α, k and concurrency set to fixed values (k = 0 skips
+    the per-k checks, which summarize_many makes per run)."""
+    return with_changes(s, alpha=0.5, k=0, concurrency=1)
+
+
+def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -> dict[str, np.ndarray]:
+    """Per run (α[i], k[i], concurrency[i]) on `setup`: the FIELDS, as arrays (NUMBER_FIELDS as floats,
+    NaN where a run has none; the others as objects, None where a run has none). `error` holds the
+    message summarize() raised for a run (its other fields NaN or None). A survival profile in the
+    setup is used for every run (α is then ignored), as in summarize()."""
+    alpha = np.asarray(alpha, dtype=float).reshape(-1)
+    k = np.asarray(k, dtype=float).reshape(-1)
+    conc = np.asarray(concurrency, dtype=float).reshape(-1)
+    n = len(k)
+    out = {f: np.full(n, np.nan) if f in NUMBER_FIELDS else np.full(n, None, dtype=object) for f in FIELDS}
+    ok = _valid_runs(setup, alpha, k, conc)
+    k_grid = np.maximum(k_max, np.where(ok, k, 0)).astype(int)
+    for kk in np.unique(k_grid[ok]):
+        idx = np.flatnonzero(ok & (k_grid == kk))
+        try:
+            part = _many(setup, alpha[idx], k[idx].astype(int), conc[idx].astype(int), int(kk))
+        except SpecModelError as exc:  # the setup itself refused (nothing fits): summarize() says the same
+            _one(setup, alpha[idx[0]], k[idx[0]], conc[idx[0]], k_max, out, idx[0])
+            part = {"error": [str(exc)] * len(idx)} if out["error"][idx[0]] == str(exc) else None
+        if part is None:
+            ok[idx] = False
+            continue
+        for f, values in part.items():  # a part the setup refused has only its errors
+            out[f][idx] = values
+    for i in np.flatnonzero(~ok):  # one by one: runs summarize() refuses, with their messages
+        _one(setup, alpha[i], k[i], conc[i], k_max, out, i)
+    return out
+
+
+def _valid_runs(setup: Scenario, alpha, k, conc) -> np.ndarray:
+    """Runs whose α, k and concurrency pass Scenario.validated() (the others go one by one and
+    get its message)."""
+    ok = np.isfinite(k) & (k >= 0) & (k == np.round(k)) & np.isfinite(conc) & (conc >= 1) & (conc == np.round(conc))
+    if setup.survival is None:
+        ok &= np.isfinite(alpha) & (alpha >= 0) & (alpha <= 1)
+    if setup.draft_depth is not None:
+        ok &= ~((k > 0) & (setup.draft_depth > k))
+    return ok
+
+
+def _factorable(setup: Scenario, ks) -> bool:
+    """R(k, B) is the same at two α: the speedup is T(α, k) · R(k, B) for this setup."""
+    r0 = _ratio(setup, _PROBE_ALPHAS[0], ks, _PROBE_BATCHES)
+    r1 = _ratio(setup, _PROBE_ALPHAS[1], ks, _PROBE_BATCHES)
+    return bool(np.allclose(r0, r1, rtol=1e-9, atol=0.0, equal_nan=True))
+
+
+def _many(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, np.ndarray]:
+    """summarize_many's runs of one k range: each group (every α at once where the setup factors, else
+    each α apart) decided by _decide, with the predictions' own numbers beside."""
+    survival = setup.survival is not None
+    ks = np.arange(0, k_top + 1)
+    if survival:
+        groups = [(np.arange(len(k)), _Speedups(setup, None, np.ones((1, k_top + 1))))]
+    elif _factorable(setup, ks):
+        uniq, u_idx = np.unique(alpha, return_inverse=True)
+        tokens = np.asarray(predict(setup, alpha=uniq[:, None], k=ks[None, :], concurrency=1).tokens_per_step,
+                            dtype=float).reshape(len(uniq), len(ks))
+        groups = [(np.arange(len(k)), _Speedups(setup, _PROBE_ALPHAS[0], tokens), u_idx.reshape(-1))]
     else:
-        why = (f"the schedule runs k = {off_k} there, which keeps within {SWITCH_GAIN:.0%} of plain decoding up to "
-               f"batch {off}")
-    if off == 0:
-        return f"k = {k} loses {cross}; the schedule keeps speculation off at every batch"
-    return (f"k = {k} (the k set here) loses {cross} (the crossover); the schedule turns speculation off above "
-            f"batch {off}: {why}")
+        groups = [(np.flatnonzero(alpha == a), _Speedups(with_changes(setup, alpha=float(a)), None,
+                                                          np.ones((1, k_top + 1)))) for a in sorted(set(alpha.tolist()))]
+    out = {f: np.full(len(k), np.nan) if f in NUMBER_FIELDS else np.full(len(k), None, dtype=object)
+           for f in FIELDS if f != "error"}
+    for rows, sp, *u in groups:
+        u_idx = u[0] if u else np.zeros(len(rows), dtype=np.int64)
+        p = predict(sp.base, alpha=None if sp.alpha0 is None else alpha[rows], k=k[rows], concurrency=conc[rows])
+        runs = _decide(sp, k[rows], conc[rows], u_idx, p, [])
+        for f, v in _fields(p, runs, len(rows)).items():
+            out[f][rows] = v
+    return out
+
+
+def _fields(p: Prediction, runs: dict, n: int) -> dict[str, np.ndarray]:
+    """summarize_many's FIELDS (but error) of n runs from their prediction and _decide."""
+    vec = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731 - scalars from one run
+    off, off_k = runs["off_above"], runs["off_above_k"]
+    return {"speedup": vec(p.speedup), "tokens_per_step": vec(p.tokens_per_step),
+            "break_even_tokens_per_step": vec(p.break_even_tokens_per_step),
+            "break_even_alpha": vec(p.break_even_alpha), "plain_tok_s": vec(p.plain.throughput_tok_s),
+            "spec_tok_s": vec(p.spec.throughput_tok_s), "best_k": _objects(runs["best_k"].tolist()),
+            "best_k_speedup": runs["best_k_speedup"], "crossover": runs["crossover"],
+            "off_above": _objects([None if v < 0 else v for v in off.tolist()]),
+            "off_above_k": _objects([None if v < 0 else v for v in off_k.tolist()]),
+            "spec_fits": _objects(runs["spec_fits"].tolist()), "speedup_low": runs["speedup_low"],
+            "speedup_high": runs["speedup_high"], "uncertain": _objects(runs["uncertain"].tolist())}
+
+
+def _one(setup: Scenario, alpha, k, conc, k_max: int, out: dict, i: int) -> None:
+    """One run through summarize() (runs the grouped path does not cover, with their messages), into out[...][i]."""
+    try:
+        s = with_changes(setup, alpha=float(alpha), k=int(k) if k == round(k) else k,
+                         concurrency=int(conc) if conc == round(conc) else conc)
+        d = summarize(s, k_max)
+    except SpecModelError as exc:
+        out["error"][i] = str(exc)
+        return
+    except (TypeError, ValueError, OverflowError) as exc:  # NaN k or concurrency: not a number to predict at
+        out["error"][i] = f"cannot predict at k = {k}, concurrency = {conc}: {exc}"
+        return
+    p = d.prediction
+    values = {"speedup": float(p.speedup), "tokens_per_step": float(p.tokens_per_step),
+              "break_even_tokens_per_step": float(p.break_even_tokens_per_step),
+              "break_even_alpha": float(p.break_even_alpha), "plain_tok_s": float(p.plain.throughput_tok_s),
+              "spec_tok_s": float(p.spec.throughput_tok_s), "best_k": d.best_k, "best_k_speedup": d.best_k_speedup,
+              "crossover": d.crossover_concurrency, "off_above": d.off_above, "off_above_k": d.off_above_k,
+              "spec_fits": d.spec_fits, "speedup_low": d.band[0] if d.band else None,
+              "speedup_high": d.band[1] if d.band else None, "uncertain": d.uncertain, "error": None}
+    for f, v in values.items():
+        out[f][i] = np.nan if v is None and f in NUMBER_FIELDS else v
 
 
 def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_MAX_BATCH,
@@ -510,136 +632,6 @@ def engine_variants(s: Scenario) -> list[str]:
                                                   find_model(s.target).attention)
 
 
-def _variants_words(s: Scenario, variants: list[str], sep: str = "; ") -> str:
-    """What each engine version of engine_variants (newest first) does differently from the one before it
-    (the first: from the scenario's), in words."""
-    bases = [s.engine, *variants[:-1]]
-    return sep.join(_variant_words(s, v, base) for v, base in zip(variants, bases))
-
-
-def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
-    """What one engine version of engine_variants does differently from `base` (the scenario's engine), in words."""
-    mine, other = find_engine(base or s.engine), find_engine(variant)
-    method, gpu, attention = find_method(s.method).name, find_gpu(s.gpu).name, find_model(s.target).attention
-    shown = variant.replace(".99", ".x")
-    parts = []
-    ms, per_seq = other.serial_cpu(method)
-    if (ms or per_seq) and (ms, per_seq) != mine.serial_cpu(method):
-        parts.append(f"at {shown} the speculative step runs without the overlap (async) scheduler that plain decoding "
-                     f"keeps and pays ~{ms:.2f} ms + {per_seq * 1e3:.0f} µs per sequence more per step")
-    elif not (ms or per_seq) and mine.serial_cpu(method) != (0.0, 0.0):
-        parts.append(f"at {shown} plain and speculative decoding run the same scheduler")
-    eager, my_eager = other.eager_first_pass_ms(method), mine.eager_first_pass_ms(method)
-    if eager and not my_eager:
-        parts.append(f"up to {shown} the draft pass after each verify runs outside CUDA graphs: ~{eager:.2f} ms more "
-                     "per step")
-    elif my_eager and not eager:
-        parts.append(f"from {shown} the draft pass after each verify runs in a CUDA graph")
-    if other.unpacks_verify(gpu, attention) and not mine.unpacks_verify(gpu, attention):
-        parts.append(f"from {shown} on {gpu} the verify pass runs {other.verify_unpacked.get('backend')}'s prefill "
-                     "kernel, which reads each KV head once per query head (the default attention backend there)")
-    elif mine.unpacks_verify(gpu, attention) and not other.unpacks_verify(gpu, attention):
-        parts.append(f"up to {shown} (or with ROCM_AITER_FA chosen) the verify pass runs a kernel that packs the GQA "
-                     "group (TRITON_ATTN's unified attention)")
-    return "; ".join(parts) or f"{shown} behaves the same here"
-
-
-def _unpacked_note(s: Scenario) -> list[str]:
-    engine, gpu = find_engine(s.engine), find_gpu(s.gpu).name
-    if not engine.unpacks_verify(gpu, find_model(s.target).attention):
-        return []
-    version = engine.version_text or f"{engine.read_through} (the newest release read; no version given)"
-    return [info(f"{engine.label} {version} on {gpu} runs verify passes in {engine.verify_unpacked.get('backend')}'s "
-                 "prefill kernel, its default attention backend for this model: one program per query head and "
-                 f"{engine.verify_query_tile(gpu, find_model(s.target).attention)} query rows per program, so the "
-                 "verify pass reads the KV cache several times over (one-token decode packs the group; "
-                 "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596: name it after the version, "
-                 "'0.19.0 ROCM_AITER_FA', to predict with it)")]
-
-
-def _acceptance_note(s: Scenario) -> list[str]:
-    engine, gpu, method = find_engine(s.engine), find_gpu(s.gpu).name, find_method(s.method)
-    c = engine.acceptance_caveat(method.name, gpu)
-    if c is None:
-        return []
-    version = engine.version_text or f"{engine.read_through} (the newest release read; no version given)"
-    return [info(f"{engine.label} {version} on {gpu}: its {method.label} drafter runs on {c['drafter_backend']} "
-                 f"(the default from {c['since']}), where a known defect can cut acceptance well below what "
-                 f"{method.label} reaches on CUDA (vLLM PR #47854, open): an acceptance measured on CUDA or published "
-                 "for the method may not hold here, so use one measured on this engine and GPU (its /metrics is); "
-                 f"{c['workaround']} is the workaround named there")]
-
-
-def running_limit_notes(s: Scenario, running: int) -> list[str]:
-    """The engine's own limits on requests running at once, where the scenario's batch is above them:
-    SGLang's 48 while speculating unless --max-running-requests is given (spec_running_cap), and vLLM's
-    default max_num_seqs by GPU memory, both arms alike (`running`: what fits of the concurrency)."""
-    engine, gpu = find_engine(s.engine), find_gpu(s.gpu)
-    notes = []
-    cap = engine.running_cap(find_method(s.method).name) if s.k else None
-    if cap is not None and s.concurrency > cap:
-        notes.append(_over_limit(engine.label, cap, "requests at once while speculating", engine.spec_running_cap["flag"],
-                                 f"its server arguments reset the limit to {cap} for speculative decoding; plain "
-                                 "decoding keeps a larger one", f"{s.concurrency} or more",
-                                 f"the speculative server runs {cap} and queues the other {s.concurrency - cap}"))
-    limit = engine.default_running_limit(gpu.name, gpu.memory_GB)
-    if limit is not None and running > limit:
-        notes.append(_over_limit(engine.label, limit, f"sequences at once on {gpu.name}", engine.max_num_seqs["flag"],
-                                 "its default by GPU memory, vllm/engine/arg_utils.py", str(running),
-                                 f"both servers run {limit} and queue the rest, and the speedup is the one at batch "
-                                 f"{limit}"))
-    return notes
-
-
-def _over_limit(label: str, limit: int, what: str, flag: str, why: str, asked: str, without: str) -> str:
-    """A note: the engine runs at most `limit` of `what` unless `flag` is given; predicted with it."""
-    return info(f"{label} runs at most {limit} {what} unless {flag} is given ({why}): predicted with {flag} {asked}, "
-                f"as the launch flags set it; without it {without}")
-
-
-def engine_version_notes(s: Scenario) -> list[str]:
-    """What the engine's version does to the speculative step, in words (none where nothing differs)."""
-    if not s.k:
-        return []
-    engine, method = find_engine(s.engine), find_method(s.method).name
-    variants = engine_variants(s)
-    notes = _unpacked_note(s) + _acceptance_note(s)
-    if engine.before_read:
-        notes.append(info(f"{engine.label} {engine.version_text} is older than the oldest release read for this "
-                          f"preset ({engine.read_from}): none of its source was read, so the band also spans the "
-                          "other behaviours the releases read show; an engine that old may schedule speculative "
-                          "decoding differently (vLLM before 0.9 ran it on its V0 engine by default): give a version from the "
-                          "releases read, or measure it"))
-        if variants:
-            notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
-            variants = []
-    if engine.beyond_read:
-        notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
-                          f"preset ({engine.read_through}): predicted with that release's scheduling and kernels; "
-                          "check its release notes for changes to async or overlap scheduling with speculative "
-                          "decoding and to the default attention backend"))
-        if variants:
-            notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
-            variants = []
-    if variants:
-        example = variants[0].replace(".99", ".0")
-        newest = f" as the newest release read ({engine.read_through})" if engine.read_through else ""
-        return notes + [info(f"{engine.label} version not given: predicted{newest} with the preset's constants; "
-                             + _variants_words(s, variants)
-                             + f" (the band spans {'both' if len(variants) == 1 else 'each'}; the sidebar's Engine "
-                             f"version, a run file's engine column or --engine takes it, e.g. '{example}')")]
-    ms, per_seq = engine.serial_cpu(method)
-    if ms or per_seq:
-        notes.append(info(f"{engine.label} {engine.version_text or ''}".rstrip() + " overlaps plain decoding's CPU "
-                          f"work with the GPU but not speculative decoding's: the speculative step pays ~{ms:.2f} ms + "
-                          f"{per_seq * 1e3:.0f} µs per sequence more"))
-    eager = engine.eager_first_pass_ms(method)
-    if eager and s.t_target_ms is None:
-        since = engine.eager_draft["first_pass_graphed_since"]
-        notes.append(info(f"{engine.label} {engine.version_text} runs the draft pass after each verify (its draft "
-                          f"extend) outside CUDA graphs, as releases before {since} do: ~{eager:.2f} ms more per "
-                          "speculative step"))
-    return notes
 
 
 def band_variants(s: Scenario) -> list[Scenario]:
@@ -670,8 +662,16 @@ def speedup_band(s: Scenario, speedup: float | None = None, spans: tuple[float, 
             values.append(float(predict(other).speedup))
         except SpecModelError:
             pass
-    values = [v for v in values if np.isfinite(v)]
-    if not values:
-        return float("nan"), float("nan")
-    low, high = band_around(min(values), max(values))
-    return float(low), float(high)
+    low, high = band_of([np.array([v]) for v in values])
+    return float(low[0]), float(high[0])
+
+
+def band_of(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: the band around the lowest and highest finite speedup the inputs allow (`values`: arrays
+    of one speedup per run each: the run's own, other speedups its inputs allow, its band_variants'),
+    widened by BAND_RATIO (band_around); NaN where a run has none."""
+    stack = np.vstack(values)
+    finite = np.isfinite(stack)
+    low, high = band_around(np.where(finite, stack, np.inf).min(axis=0), np.where(finite, stack, -np.inf).max(axis=0))
+    none = ~finite.any(axis=0)
+    return np.where(none, np.nan, low), np.where(none, np.nan, high)

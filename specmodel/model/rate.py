@@ -24,7 +24,6 @@ batch alike).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,39 +66,6 @@ class RatePrediction:
     @property
     def from_measured(self) -> bool:
         return self.plain.measured_latency_s is not None or self.spec.measured_latency_s is not None
-
-    def remark(self) -> str:
-        if self.from_measured:
-            return self._measured_remark()
-        said = (f"request rate {self.rate_rps:g}/s: by Little's law the plain arm runs at concurrency "
-                f"{self.plain.concurrency:.0f}, the speculative arm at {self.spec.concurrency:.0f}; end-to-end "
-                f"latency {self.plain.latency_s:.2f} s vs {self.spec.latency_s:.2f} s")
-        for name, arm in (("plain", self.plain), ("speculative", self.spec)):
-            if arm.saturated:
-                said += (f"; the {name} arm saturates (it serves at most {arm.capacity_rps:.2f} requests/s), so its "
-                         "requests queue")
-        return said
-
-    def _measured_remark(self) -> str:
-        parts = []
-        for name, arm in (("plain", self.plain), ("speculative", self.spec)):
-            if arm.measured_latency_s is None:
-                parts.append(f"the {name} arm at {arm.concurrency:.1f} (the model's own latency, c = λ · L(c))")
-            else:
-                parts.append(f"the {name} arm at {arm.in_system:.1f} (measured latency {arm.measured_latency_s:.3g} s "
-                             f"× {self.rate_rps:g}/s)")
-        said = (f"request rate {self.rate_rps:g}/s: concurrency by Little's law from the measured end-to-end latency "
-                f"× rate, per arm: {parts[0]}, {parts[1]}; predicted at those concurrencies")
-        if math.isnan(self.plain.capacity_rps) and math.isnan(self.spec.capacity_rps):
-            said += (f": time per output token {self.plain.latency_s * 1e3:.3g} ms vs {self.spec.latency_s * 1e3:.3g} ms "
-                     "(the row gives no output length: prefill left out)")
-        else:
-            said += f": end-to-end latency {self.plain.latency_s:.2f} s vs {self.spec.latency_s:.2f} s"
-        for name, arm in (("plain", self.plain), ("speculative", self.spec)):
-            if arm.saturated:
-                said += (f"; the {name} arm saturates ({arm.in_system:.1f} requests in the system, "
-                         f"{arm.concurrency:.0f} run at once), so its requests queue")
-        return said
 
 
 def littles_law_concurrency(rate_rps, latency_s):

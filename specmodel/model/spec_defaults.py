@@ -56,17 +56,6 @@ class AssumedAcceptance:
     differs: tuple[str, ...]  # what the row has that the figure does not: "another model family", ...
     converted: str = ""  # how the figure was read for this engine's convention, where it had to be
 
-    def remark(self) -> str:
-        said = f"assumed acceptance: α {self.alpha:.2f} from '{self.label}' ({self.source})"
-        if self.converted:
-            said += f"; {self.converted}"
-        if self.differs:
-            said += "; the figure is for " + " and ".join(self.differs)
-        low, high = alpha_range(self.alpha)
-        # every published figure, another family's included, widens the band alike (runs.review)
-        return said + (f"; the band spans α {low:.2f}-{high:.2f} (± {ASSUMED_ALPHA_SPREAD:g}, as for any "
-                       "assumed acceptance)")
-
 
 def default_k(method: str, engine: str | None, family: str | None, mtp_layers: int | None,
               text: str = "", method_text: str = "") -> DefaultK | None:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.decide import SCHEDULE_MAX_BATCH, Summary, engine_variants, speedup_band
+from specmodel.model.decide import SCHEDULE_MAX_BATCH, engine_variants, speedup_band
+from specmodel.words import Summary
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
 from specmodel.model.engines import engine_text, find_engine
 from specmodel.model.presets import find_gpu, find_method, find_model

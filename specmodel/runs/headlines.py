@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from specmodel.runs.records import ASSUMED_KINDS
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, UNCERTAIN, verdict_words
+from specmodel.runs.review import MEASURED
+from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 from specmodel.runs.row_scenario import row_alpha
 from specmodel.runs.setups import setups_of
 

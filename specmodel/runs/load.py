@@ -25,6 +25,7 @@ from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, 
 from specmodel.runs.sniff import name_and_bytes, read_one
 from specmodel.runs.validate import validate
 from specmodel.runs.validate_block import validate_block
+from specmodel.words import published_remark, rate_remark
 
 PROGRESS_EVERY = 5000
 # NaN where unknown (draft_depth: NaN = a chain, depth k)
@@ -306,7 +307,7 @@ def _fill_missing_alpha(rows: _Rows) -> None:
             # kept apart from "alpha" (the row's own or its source's): fits (calibrate) never see it
             row["alpha_assumed"] = published.alpha
             row["acceptance_from"] = f"filled from a published figure: {published.label}"
-            said = published.remark()
+            said = published_remark(published)
         row["assumed"] = ", ".join(filter(None, [row.get("assumed"), "acceptance"]))
         row["remarks"] = "; ".join(filter(None, [row["remarks"], said]))
 
@@ -324,7 +325,7 @@ def _fill_rate_concurrency(rows: _Rows) -> None:
             row["remarks"] = "; ".join(filter(None, [row["remarks"], f"request rate not converted: {exc}"]))
             continue
         row["concurrency"] = max(1, round(found.spec.concurrency))
-        row["remarks"] = "; ".join(filter(None, [row["remarks"], found.remark()]))
+        row["remarks"] = "; ".join(filter(None, [row["remarks"], rate_remark(found)]))
 
 
 def _peer_key(row: dict) -> tuple:

@@ -9,7 +9,7 @@ says so ("model: pays off (1.42×); measured 0.71×") and the summary counts it.
 acceptance (no measured speedup) keeps the model's verdict, labelled as predicted: its measured E
 against the model's break-even E.
 
-Rows are predicted grouped by setup (specmodel.model.grouped): a file of 200,000 runs is a few hundred
+Rows are predicted grouped by setup (specmodel.model.decide.summarize_many): a file of 200,000 runs is a few hundred
 vectorised predict() calls, with a progress callback between groups.
 """
 
@@ -23,25 +23,15 @@ import pandas as pd
 
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, spec_defaults
-from specmodel.model.decide import BORDERLINE, band_around, band_text
-from specmodel.model.grouped import setup_of, summarize_many
+from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of, summarize_many
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
-
-# The codes of the `verdict` column (kept: scripts read `verdict=clears`), and the one vocabulary
-# every page, report and CLI line shows them in (decide.verdict's labels; JSON key `verdict_words`).
-CLEARS, BORDERLINE_LABEL, FAILS = "clears", "borderline", "fails"
-UNCERTAIN = "uncertain"  # shown only (headlines.as_read): a predicted verdict whose band straddles 1.0
-VERDICT_WORDS = {CLEARS: "pays off", BORDERLINE_LABEL: "borderline", FAILS: "loses", UNCERTAIN: "uncertain"}
-
-
-def verdict_words(code) -> str | None:
-    """A verdict code of the runs table in the words shown to people ("clears" -> "pays off")."""
-    return VERDICT_WORDS.get(code, code) if isinstance(code, str) else None
+from specmodel.words import (BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, VERDICT_WORDS, advice_of_runs,  # noqa: F401 - re-exported
+                             decision, disagreement_words, ngram_advice, verdict_words)
 
 # verdict_basis values
 MEASURED = "measured speedup"
@@ -51,10 +41,10 @@ PREDICTED_UNREACHABLE = "predicted: break-even unreachable at this k"
 
 # Columns evaluate_runs adds to a run.
 RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
-                  "margin_tokens_per_step", "margin_pct", "verdict", "verdict_words", "verdict_basis", "predicted_verdict",
-                  "measured_verdict", "model_agrees", "disagreement", "advice", "best_k", "crossover_concurrency",
-                  "timings", "predicted_baseline_tok_s", "predicted_spec_tok_s", "prediction_error", "speedup_low",
-                  "speedup_high", "uncertain"]
+                  "margin_tokens_per_step", "margin_pct", "verdict", "verdict_words", "decision", "verdict_basis",
+                  "predicted_verdict", "measured_verdict", "model_agrees", "disagreement", "advice", "best_k",
+                  "crossover_concurrency", "timings", "predicted_baseline_tok_s", "predicted_spec_tok_s",
+                  "prediction_error", "speedup_low", "speedup_high", "uncertain"]
 
 # Columns of the break-even table (export and page), in order.
 TABLE_COLUMNS = ["workload", "setup", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
@@ -71,12 +61,12 @@ _SETUP_COLUMNS = ["gpu_preset", "target_preset", "method", "draft_preset", "surv
                   "kv_dtype", "proposal_rate", "parallel_draft"]
 
 Progress = Callable[[int, int], None]  # (rows done, rows in all)
-# result column <- grouped.summarize_many field
+# result column <- decide.summarize_many field (advice: words.advice_of_runs)
 _FROM_SUMMARY = {"predicted_speedup": "speedup", "predicted_tokens_per_step": "tokens_per_step",
                  "break_even_tokens_per_step": "break_even_tokens_per_step", "break_even_alpha": "break_even_alpha",
                  "best_k": "best_k", "crossover_concurrency": "crossover", "predicted_baseline_tok_s": "plain_tok_s",
                  "predicted_spec_tok_s": "spec_tok_s", "speedup_low": "speedup_low", "speedup_high": "speedup_high",
-                 "uncertain": "uncertain", "advice": "advice"}
+                 "uncertain": "uncertain"}
 
 
 def _label(ratio: float) -> str:
@@ -176,6 +166,7 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
                 res[column][good] = part[field][~failed]
+            res["advice"][good] = advice_of_runs(setup, alpha[idx], k[idx], conc[idx], part)[~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method != "ngram":
@@ -305,12 +296,12 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     disagreement = np.full(n, "", dtype=object)
     differ = np.flatnonzero(both & ~same)
     if differ.size:  # each distinct (verdict, predicted, measured) worded once
-        said = [_each_once(lambda v: f"model: {verdict_words(v)} (", predicted_verdict[differ]),
-                _each_once("{:.2f}×); measured ".format, predicted[differ]), _each_once("{:.2f}×".format, measured[differ])]
-        disagreement[differ] = list(map("".join, zip(*(s.tolist() for s in said))))
+        disagreement[differ] = [disagreement_words(*said) for said in zip(
+            predicted_verdict[differ].tolist(), predicted[differ].tolist(), measured[differ].tolist())]
 
     results["verdict"] = column_of(verdict)
     results["verdict_words"] = column_of(_each_once(verdict_words, verdict))
+    results["decision"] = column_of(_each_once(decision, verdict))
     results["verdict_basis"] = column_of(np.where(basis == "", None, basis))
     results["measured_verdict"] = column_of(measured_verdict)
     results["predicted_verdict"] = column_of(predicted_verdict)
@@ -325,8 +316,7 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     told = np.flatnonzero(has_predicted & (verdict != CLEARS) & np.isfinite(ngram_be) & (ngram_be <= k + 1))
     if told.size:  # each distinct break-even worded once
         values, at = np.unique(ngram_be[told], return_inverse=True)
-        extra = np.array([f"try n-gram: with no draft model it breaks even at {v:.2f} tokens per step here"
-                          for v in values.tolist()], dtype=object)[at.reshape(-1)]
+        extra = np.array([ngram_advice(v) for v in values.tolist()], dtype=object)[at.reshape(-1)]
         advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
     results["advice"] = column_of(advice)
 

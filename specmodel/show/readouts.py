@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # names for the annotations only: the What-if page loads no s
     from specmodel.metrics.fleet import FleetReport
     from specmodel.metrics.live import LiveVerdict
     from specmodel.metrics.prom import LiveStats, Snapshot
-    from specmodel.model.decide import Summary
+    from specmodel.words import Summary
     from specmodel.plan.capacity import CapacityPlan
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, MEASURED, UNCERTAIN, verdict_words
+from specmodel.runs.review import MEASURED
+from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 
 TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
 CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from specmodel.runs.review import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
+from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 from specmodel.runs.setups import setups_of
 
 VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e", UNCERTAIN: "#8250df"}

@@ -15,9 +15,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from specmodel.limits import bounded_cache
-from specmodel.model.decide import (K_MAX, Summary, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use,
-                                    schedule_grid, smallest_best, summarize)
+from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use, schedule_grid,
+                                    smallest_best)
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
+from specmodel.words import Summary, summarize
 
 ALPHAS = np.linspace(0.0, 1.0, 101)
 # 1 … 1024, log-spaced, each batch once. Not np.unique: without return_index/inverse/counts it asks
