@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import reads_name
@@ -75,6 +76,16 @@ class Engine:
     # data/engines.json `max_num_seqs`: the sequences the engine runs at once when its limit flag is not given
     # (vLLM: 1024 or 256 by GPU memory), both arms alike
     max_num_seqs: dict | None = None
+
+    # A Scenario holds its engine: it prints as the engine text (key, version, backend) and is hashed by
+    # that text (the data behind it is the preset's own: dicts, not hashable), the cache key's only text.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name", "attention_backend")
+
+    def __str__(self) -> str:
+        return engine_text(self)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.version, self.attention_backend))
 
     def running_cap(self, method: str) -> int | None:
         """Requests this engine runs at once with `method` speculating unless its flag raises the limit

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import bounded_cache, reads_name
@@ -38,6 +39,13 @@ class GPU:
     interconnect_GBps: float = 0.0  # per GPU, one direction, usable by all-reduce within a replica
     interconnect_topology: str = ""  # "switch" (NVSwitch), "mesh" (n-1 of 7 links used), "bridge", "pcie", "torus"
     vendor: str = ""
+
+    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
+    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,13 @@ class Model:
     index_topk: int = 0
     index_heads: int = 0
     index_head_dim: int = 0
+
+    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
+    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
 
     @property
     def hf_id(self) -> str:
@@ -190,6 +205,13 @@ class Method:
     description: str
     draft_passes: str  # "k": one pass per draft token; "one": one pass for all; "none": no GPU work
     source: str
+
+    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
+    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
 
 
 def _norm(name: str) -> str:
