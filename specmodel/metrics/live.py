@@ -149,7 +149,7 @@ def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
     except SpecModelError:
         return info(f"the server serves '{stats.model_name}', which has no preset: the model uses "
                     f"{base.target} ({names.target})")
-    if served != base.target:
+    if served != base.target.name:
         return info(f"the server serves {served} but {names.target} is {base.target}: "
                     f"{names.choose_target.format(model=served)} for a matched prediction")
     return None

@@ -9,10 +9,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.engines import find_engine
 from specmodel.model.memory import speculation_does_not_fit
-from specmodel.model.presets import find_gpu, find_method, find_model
-from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
+from specmodel.model.scenario import Prediction, Scenario, predict, resolved_engine, speedup_grid
 from specmodel.notes import info
 
 BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
@@ -506,8 +504,7 @@ def band_around(low, high):
 def engine_variants(s: Scenario) -> list[str]:
     """The engine versions whose behaviour the band also spans for this scenario (Engine.other_behaviours:
     the engine named without a version, or newer than any release read)."""
-    return find_engine(s.engine).other_behaviours(find_method(s.method).name, find_gpu(s.gpu).name,
-                                                  find_model(s.target).attention)
+    return s.engine.other_behaviours(s.method.name, s.gpu.name, s.target.attention)
 
 
 def _variants_words(s: Scenario, variants: list[str], sep: str = "; ") -> str:
@@ -519,8 +516,8 @@ def _variants_words(s: Scenario, variants: list[str], sep: str = "; ") -> str:
 
 def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
     """What one engine version of engine_variants does differently from `base` (the scenario's engine), in words."""
-    mine, other = find_engine(base or s.engine), find_engine(variant)
-    method, gpu, attention = find_method(s.method).name, find_gpu(s.gpu).name, find_model(s.target).attention
+    mine, other = resolved_engine(base or s.engine), resolved_engine(variant)
+    method, gpu, attention = s.method.name, s.gpu.name, s.target.attention
     shown = variant.replace(".99", ".x")
     parts = []
     ms, per_seq = other.serial_cpu(method)
@@ -545,20 +542,20 @@ def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
 
 
 def _unpacked_note(s: Scenario) -> list[str]:
-    engine, gpu = find_engine(s.engine), find_gpu(s.gpu).name
-    if not engine.unpacks_verify(gpu, find_model(s.target).attention):
+    engine, gpu = s.engine, s.gpu.name
+    if not engine.unpacks_verify(gpu, s.target.attention):
         return []
     version = engine.version_text or f"{engine.read_through} (the newest release read; no version given)"
     return [info(f"{engine.label} {version} on {gpu} runs verify passes in {engine.verify_unpacked.get('backend')}'s "
                  "prefill kernel, its default attention backend for this model: one program per query head and "
-                 f"{engine.verify_query_tile(gpu, find_model(s.target).attention)} query rows per program, so the "
+                 f"{engine.verify_query_tile(gpu, s.target.attention)} query rows per program, so the "
                  "verify pass reads the KV cache several times over (one-token decode packs the group; "
                  "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596: name it after the version, "
                  "'0.19.0 ROCM_AITER_FA', to predict with it)")]
 
 
 def _acceptance_note(s: Scenario) -> list[str]:
-    engine, gpu, method = find_engine(s.engine), find_gpu(s.gpu).name, find_method(s.method)
+    engine, gpu, method = s.engine, s.gpu.name, s.method
     c = engine.acceptance_caveat(method.name, gpu)
     if c is None:
         return []
@@ -574,9 +571,9 @@ def running_limit_notes(s: Scenario, running: int) -> list[str]:
     """The engine's own limits on requests running at once, where the scenario's batch is above them:
     SGLang's 48 while speculating unless --max-running-requests is given (spec_running_cap), and vLLM's
     default max_num_seqs by GPU memory, both arms alike (`running`: what fits of the concurrency)."""
-    engine, gpu = find_engine(s.engine), find_gpu(s.gpu)
+    engine, gpu = s.engine, s.gpu
     notes = []
-    cap = engine.running_cap(find_method(s.method).name) if s.k else None
+    cap = engine.running_cap(s.method.name) if s.k else None
     if cap is not None and s.concurrency > cap:
         notes.append(_over_limit(engine.label, cap, "requests at once while speculating", engine.spec_running_cap["flag"],
                                  f"its server arguments reset the limit to {cap} for speculative decoding; plain "
@@ -601,7 +598,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
     """What the engine's version does to the speculative step, in words (none where nothing differs)."""
     if not s.k:
         return []
-    engine, method = find_engine(s.engine), find_method(s.method).name
+    engine, method = s.engine, s.method.name
     variants = engine_variants(s)
     notes = _unpacked_note(s) + _acceptance_note(s)
     if engine.before_read:
@@ -655,7 +652,7 @@ def band_variants(s: Scenario) -> list[Scenario]:
     not make the error on another run of the same setup smaller, so a calibrated band is BAND_RATIO
     around the calibrated prediction. Keeping the uncalibrated prediction as a second end (as before)
     only widened it by however far calibration had moved the prediction."""
-    return [replace(s, engine=variant) for variant in engine_variants(s)]
+    return [replace(s, engine=resolved_engine(variant)) for variant in engine_variants(s)]
 
 
 def speedup_band(s: Scenario, speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:

@@ -89,6 +89,11 @@ class Scenario:
         rest = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in names}
         return Scenario.from_names(**names, **rest)
 
+    def names(self) -> dict[str, str | None]:
+        """The GPU, models and method as their names (what a Scenario held before it held the presets)."""
+        return {"gpu": self.gpu.name, "target": self.target.name, "method": self.method.name,
+                "draft": self.draft.name if self.draft else None}
+
     def validated(self) -> "Scenario":
         """Raise SpecModelError with a message for a person if any input is impossible."""
         a = np.asarray(self.alpha, dtype=float)
