@@ -29,7 +29,7 @@ def vllm_speculative_config(summary: Summary) -> dict | None:
     if all(k == 0 for _, _, k in schedule) and summary.best_k == 0:
         return None
     s = summary.scenario
-    config: dict = {"method": s.method}
+    config: dict = {"method": s.method.name}
     if _draft_path(s):
         config["model"] = _draft_path(s)
     k_max = max(summary.best_k, max(k for _, _, k in schedule))

@@ -91,8 +91,7 @@ class LiveVerdict:
                            "speedup": round(o.speedup, 4)} for o in self.k_options],
             "best_k": self.best_k, "best_k_speedup": self.best_k_speedup,
             "crossover_concurrency": self.crossover_concurrency, "measured": self.measured,
-            "model": {"gpu": self.scenario.gpu, "target": self.scenario.target, "method": self.scenario.method,
-                      "draft": self.scenario.draft, "tp": self.scenario.tp,
+            "model": {**self.scenario.names(), "tp": self.scenario.tp,
                       "context_len": self.scenario.context_len},
             "notes": list(self.notes),
         })

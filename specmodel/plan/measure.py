@@ -169,7 +169,7 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
     if engine == "vllm":
         if s.method.name not in VLLM_METHODS:
             raise SpecModelError(f"vLLM has no speculative method for '{s.method}': plan for another engine")
-        cfg = {"method": s.method, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
+        cfg = {"method": s.method.name, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
                **({"rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
                   if synthetic_setting(s) else {})}
         tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
