@@ -687,7 +687,7 @@ def target_cli(item) -> None:
 def _scenario_space():
     from specmodel.model import presets
     return st.builds(
-        lambda gpu, target, method, draft, ctx, k, conc, tp: Scenario(
+        lambda gpu, target, method, draft, ctx, k, conc, tp: Scenario.from_names(
             gpu=gpu, target=target, method=method, draft=draft if method == "draft_model" else None,
             context_len=ctx, k=k, concurrency=conc, tp=tp),
         st.sampled_from(presets.gpu_names()), st.sampled_from(presets.model_names()),

@@ -111,7 +111,7 @@ def test_spec_benchs_pld_figure_is_read_in_each_engines_convention(engine, alpha
     found = spec_defaults.assumed_acceptance("ngram", "llama", "", None, default_proposal_rate("ngram", engine))
     assert found.alpha == pytest.approx(alpha, abs=0.005)
     assert ("count every step" in found.remark()) == (engine == "vllm")
-    s = Scenario(gpu="A100 80GB", target="Llama 3.1 8B", method="ngram", draft=None, k=10, alpha=found.alpha,
+    s = Scenario.from_names(gpu="A100 80GB", target="Llama 3.1 8B", method="ngram", draft=None, k=10, alpha=found.alpha,
                  engine=engine)
     p = predict(s)
     emitted = float(acceptance.emitted_per_step(p.tokens_per_step, default_proposal_rate("ngram", engine)))

@@ -50,13 +50,13 @@ GRID = [(a, k, c) for a in (0.3, 0.55, 0.8, 0.95) for k in (0, 1, 3, 6, 12) for 
 
 @pytest.mark.parametrize("setup", [
     Scenario(),
-    Scenario(efficiency=CALIBRATED),
-    Scenario(gpu="H100 SXM", target="Llama 3.1 70B", tp=4, method="eagle", draft=None),
-    Scenario(method="ngram", draft=None),
-    Scenario(t_target_ms=19.0, t_draft_ms=3.0),
-    Scenario(method="eagle", draft=None, draft_depth=3, branching=4),
-    Scenario(survival=(0.8, 0.6, 0.45)),
-    Scenario(gpu="L40S", target="Qwen2.5 32B", draft="Qwen2.5 0.5B", context_len=8192),  # speculation may not fit
+    Scenario.from_names(efficiency=CALIBRATED),
+    Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 70B", tp=4, method="eagle", draft=None),
+    Scenario.from_names(method="ngram", draft=None),
+    Scenario.from_names(t_target_ms=19.0, t_draft_ms=3.0),
+    Scenario.from_names(method="eagle", draft=None, draft_depth=3, branching=4),
+    Scenario.from_names(survival=(0.8, 0.6, 0.45)),
+    Scenario.from_names(gpu="L40S", target="Qwen2.5 32B", draft="Qwen2.5 0.5B", context_len=8192),  # speculation may not fit
 ], ids=["default", "calibrated", "70B-tp4-eagle", "ngram", "measured", "tree", "survival", "tight-memory"])
 def test_a_grid_of_runs_matches_summarize_run_by_run(setup):
     alphas, ks, concs = zip(*GRID)
@@ -64,7 +64,7 @@ def test_a_grid_of_runs_matches_summarize_run_by_run(setup):
 
 
 def test_runs_the_model_refuses_get_summarize_messages_and_the_rest_still_predict():
-    setup = setup_of(Scenario(method="eagle", draft=None, draft_depth=3, branching=4))
+    setup = setup_of(Scenario.from_names(method="eagle", draft=None, draft_depth=3, branching=4))
     many = summarize_many(setup, [0.7, 1.5, 0.7, 0.7], [4, 4, 2, 4], [8, 8, 8, 0])
     assert many["error"][0] is None and many["speedup"][0] > 0
     assert "α (per-token acceptance) must lie in [0, 1]" in many["error"][1]
@@ -73,7 +73,7 @@ def test_runs_the_model_refuses_get_summarize_messages_and_the_rest_still_predic
 
 
 def test_a_setup_where_nothing_fits_gives_every_run_the_same_message():
-    setup = setup_of(Scenario(gpu="L40S", target="Llama 3.1 70B"))
+    setup = setup_of(Scenario.from_names(gpu="L40S", target="Llama 3.1 70B"))
     many = summarize_many(setup, [0.7] * 3, [4] * 3, [1, 8, 64])
     assert len(set(many["error"])) == 1 and "does not fit" in many["error"][0]
 
@@ -137,7 +137,7 @@ def test_schedules_walked_only_up_to_the_batches_that_fit_match_summarize(monkey
     widths = []
     real = grouped.ks_in_use
     monkeypatch.setattr(grouped, "ks_in_use", lambda g: widths.append(g.shape[-1]) or real(g))
-    setup = setup_of(Scenario(gpu="L40S", context_len=16384))
+    setup = setup_of(Scenario.from_names(gpu="L40S", context_len=16384))
     alphas, ks, concs = zip(*[(a, k, c) for a in (0.35, 0.6, 0.75, 0.9) for k in (1, 2, 4, 7)
                               for c in (1, 8, 20, 40, 64, 200, 512, 600)])
     assert_same(setup, alphas, ks, concs)
