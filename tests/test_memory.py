@@ -59,8 +59,8 @@ def test_the_longest_context_with_speculation_is_the_longest_the_speculative_arm
     m = presets.find_model(name)
     draft = m.default_draft or "Llama 3.2 1B"
     base = Scenario.from_names(gpu=gpu, tp=tp, target=name, method=method, draft=draft, k=3, kv_dtype="fp8")
-    plain_longest = memory.target_does_not_fit(gpu, tp, name, 16_000_000, kv_dtype="fp8").closest_context_len
-    why = memory.speculation_does_not_fit(gpu, tp, name, plain_longest, method, 3, draft, kv_dtype="fp8")
+    plain_longest = memory.target_does_not_fit(base.gpu, tp, m, 16_000_000, kv_dtype="fp8").closest_context_len
+    why = memory.speculation_does_not_fit(base.gpu, tp, m, plain_longest, base.method, 3, base.draft, kv_dtype="fp8")
     assert why is not None and why.part == "speculation"
     longest = why.closest_context_len
     assert predict(Scenario.from_names(**{**base.__dict__, "context_len": longest})).spec.max_concurrency >= 1

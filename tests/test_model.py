@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from specmodel import Scenario, SpecModelError, best_k, crossover_concurrency, predict, summarize
 from specmodel.model.decide import k_schedule
+from specmodel.model.scenario import with_changes
 from tests.conftest import FIXTURES
 
 SEED = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, t_target_ms=19, t_draft_ms=3)
@@ -61,7 +62,7 @@ def test_long_context_keeps_verification_memory_bound():
     # KV reads grow with context, so a verify pass of k+1 tokens stays memory-bound at a batch where
     # 1k-context verification has turned compute-bound. 64 sequences of 8k tokens need ~69 GB of KV
     # cache: that fits an H200, not an L40S (there the memory tax decides, see the next test).
-    h200 = LOAD.__class__(**{**LOAD.__dict__, "gpu": "H200", "concurrency": 64})
+    h200 = with_changes(LOAD, gpu="H200", concurrency=64)
     short = predict(h200.__class__(**{**h200.__dict__, "context_len": 1024}))
     long = predict(h200.__class__(**{**h200.__dict__, "context_len": 8192}))
     assert long.plain.batch == long.spec.batch == 64  # nothing queues: the comparison is of step costs
