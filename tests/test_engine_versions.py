@@ -231,7 +231,7 @@ def test_an_attention_backend_forced_after_the_version_is_the_kernel_predicted()
     from specmodel.model.engines import find_engine, named_engine
     from specmodel.plan.measure import measurement_plan
     forced = Scenario.from_names(**LONG_70B_MI300X, engine=named_engine("vLLM v0.19.0 --attention-backend rocm_aiter_fa"))
-    assert forced.engine == "vllm 0.19.0 ROCM_AITER_FA"
+    assert str(forced.engine) == "vllm 0.19.0 ROCM_AITER_FA"
     packed = float(predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
     assert float(predict(forced).speedup) == pytest.approx(packed)
     summary = summarize(forced)

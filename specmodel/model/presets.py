@@ -47,6 +47,9 @@ class GPU:
     def __str__(self) -> str:
         return self.name
 
+    def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
+        return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
+
 
 @dataclass(frozen=True)
 class Model:
@@ -103,6 +106,9 @@ class Model:
 
     def __str__(self) -> str:
         return self.name
+
+    def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
+        return hash((self.name, self.params_B, self.layers, self.hidden, self.kv_heads))
 
     @property
     def hf_id(self) -> str:
@@ -212,6 +218,9 @@ class Method:
 
     def __str__(self) -> str:
         return self.name
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.draft_passes))
 
 
 def _norm(name: str) -> str:
