@@ -549,7 +549,7 @@ def nearest_presets(kind: str, text, n: int = 3) -> list[str]:
 
 def stated_tp(text) -> int | None:
     """The tensor-parallel degree a GPU text states ("8x H100 (TP=8)" -> 8, "4x A100" -> 4), else None.
-    Short texts are cached (a Scenario asks on every copy); a long one is read afresh, never kept."""
+    Short texts are cached (Scenario.from_names asks for every run row); a long one is read afresh, never kept."""
     if not isinstance(text, str) or not any(ch.isdigit() for ch in text):
         return None
     return _stated_tp(text) if len(text) <= 100 else parse_hardware(text).tp
