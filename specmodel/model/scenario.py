@@ -130,7 +130,8 @@ class Scenario:
 
 
 # The readers from_names uses: a resolved preset passes through; a name is read once per distinct text
-# (a run file names the same few presets on every row).
+# (a run file names the same few presets on every row); anything else (None, a number) goes to find_*,
+# whose message says what is wrong with it.
 @bounded_cache(256)
 def _gpu_named(text: str) -> GPU:
     return find_gpu(text)
@@ -152,19 +153,21 @@ def _engine_named(text: str | None) -> Engine:
 
 
 def resolved_gpu(gpu) -> GPU:
-    return gpu if isinstance(gpu, GPU) else _gpu_named(gpu)
+    return gpu if isinstance(gpu, GPU) else _gpu_named(gpu) if isinstance(gpu, str) else find_gpu(gpu)
 
 
 def resolved_model(model) -> Model:
-    return model if isinstance(model, Model) else _model_named(model)
+    return model if isinstance(model, Model) else _model_named(model) if isinstance(model, str) else find_model(model)
 
 
 def resolved_method(method) -> Method:
-    return method if isinstance(method, Method) else _method_named(method)
+    return method if isinstance(method, Method) else _method_named(method) if isinstance(method, str) else \
+        find_method(method)
 
 
 def resolved_engine(engine) -> Engine:
-    return engine if isinstance(engine, Engine) else _engine_named(engine)
+    return engine if isinstance(engine, Engine) else _engine_named(engine) if isinstance(engine, str) else \
+        find_engine(engine)
 
 
 @dataclass(frozen=True)
