@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from specmodel.model.decide import Summary, off_above
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
-from specmodel.model.engines import engine_text, find_engine
+from specmodel.model.engines import engine_preset, engine_text
 
 
 
@@ -46,7 +46,7 @@ def _vllm_limit_flags(summary: Summary) -> list[str]:
     default limit on this GPU (the version named, or the newest read for another engine's scenario)."""
     s, p = summary.scenario, summary.prediction
     gpu, engine = s.gpu, s.engine
-    engine = engine if engine.name == "vllm" else find_engine("vllm")
+    engine = engine if engine.name == "vllm" else engine_preset("vllm")
     running = int(max(float(p.plain.batch), float(p.spec.batch) if s.k else 0.0))
     return engine.running_limit_flags(gpu.name, gpu.memory_GB, running)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.memory import speculation_does_not_fit
-from specmodel.model.scenario import Prediction, Scenario, predict, resolved_engine, speedup_grid
+from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
 from specmodel.notes import info
 
 BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
@@ -516,7 +516,8 @@ def _variants_words(s: Scenario, variants: list[str], sep: str = "; ") -> str:
 
 def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
     """What one engine version of engine_variants does differently from `base` (the scenario's engine), in words."""
-    mine, other = resolved_engine(base or s.engine), resolved_engine(variant)
+    mine = s.engine if base is None else s.engine.variant(base) if isinstance(base, str) else base
+    other = s.engine.variant(variant)
     method, gpu, attention = s.method.name, s.gpu.name, s.target.attention
     shown = variant.replace(".99", ".x")
     parts = []
@@ -652,7 +653,7 @@ def band_variants(s: Scenario) -> list[Scenario]:
     not make the error on another run of the same setup smaller, so a calibrated band is BAND_RATIO
     around the calibrated prediction. Keeping the uncalibrated prediction as a second end (as before)
     only widened it by however far calibration had moved the prediction."""
-    return [replace(s, engine=resolved_engine(variant)) for variant in engine_variants(s)]
+    return [replace(s, engine=s.engine.variant(variant)) for variant in engine_variants(s)]
 
 
 def speedup_band(s: Scenario, speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:

@@ -181,6 +181,10 @@ class Engine:
         """True for a version newer than any release read for this preset: predicted as the newest read."""
         return bool(self.version and self.read_through and self.version > parse_version(self.read_through))
 
+    def variant(self, text: str) -> "Engine":
+        """This engine at one of other_behaviours' texts ("sglang 0.5.10"): what find_engine reads from it."""
+        return _engine(self.name, parse_version(text), attention_backend(self.name, text))
+
     def other_behaviours(self, method: str, gpu_name: str = "", attention: str = "gqa") -> list[str]:
         """For an engine named without a version, or with one outside the releases read: the newest
         version of each other behaviour (the serial CPU term for this method, a verify kernel that does
@@ -366,6 +370,11 @@ def _engine(key: str, version: tuple[int, ...] | None, backend: str | None = Non
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
                   tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend, e.get("eager_draft"),
                   e.get("max_num_seqs"))
+
+
+def engine_preset(key: str) -> Engine:
+    """The engine preset of a data/engines.json key ("vllm"), no version: looked up by its key, no text read."""
+    return _engine(key, None)
 
 
 def with_version(engine: str, version_text) -> str:
