@@ -46,7 +46,7 @@ if not files:
 pairs = paired_by_hand(files)
 
 s = base_scenario()
-defaults = RunDefaults(gpu=s.gpu, target=s.target, method=s.method, draft=s.draft, tp=s.tp,
+defaults = RunDefaults(**s.names(), tp=s.tp,
                        context_len=s.context_len, k=runs_view.GUIDELLM_K if k_box is None else int(k_box),
                        said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
                        # the sidebar's choices are the user's, always shown; the k box is the user's once set

@@ -181,7 +181,8 @@ def _dataclass_chars(v) -> int:
     frozen = getattr(getattr(v, "__dataclass_params__", None), "frozen", False)
     if frozen and id(v) in _FROZEN_CHARS and _FROZEN_CHARS[id(v)][0] is v:
         return _FROZEN_CHARS[id(v)][1]
-    chars = _key_chars(getattr(v, name, None) for name in v.__dataclass_fields__)
+    # a resolved preset names the fields that identify it (KEY_FIELDS); the rest is its shared data
+    chars = _key_chars(getattr(v, name, None) for name in getattr(v, "KEY_FIELDS", v.__dataclass_fields__))
     if frozen:
         if len(_FROZEN_CHARS) >= 256:
             _FROZEN_CHARS.clear()

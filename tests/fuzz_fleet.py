@@ -67,7 +67,7 @@ MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct
 BAD_VALUES = ["NaN", "+Inf", "-Inf", "1e308", "1e300", "-5", "0", "9" * 400, "x", "", "1e-320", "-0"]
 JOBS = ["vllm", "vllm", "sglang", "", "job\nwith\x07control", "j" * 300]
 SELECTORS = ["", "", 'job="vllm"', '{job=~"vllm-.*"}', 'job="a"}{', "x\n", "{}"]
-BASES = [Scenario(), Scenario(method="eagle", draft=None), Scenario(gpu="L4"),
+BASES = [Scenario(), Scenario.from_names(method="eagle", draft=None), Scenario.from_names(gpu="L4"),
          with_changes(Scenario(), target="Llama 3.1 70B", gpu="H100 SXM", tp=4)]
 
 

@@ -687,7 +687,7 @@ def target_cli(item) -> None:
 def _scenario_space():
     from specmodel.model import presets
     return st.builds(
-        lambda gpu, target, method, draft, ctx, k, conc, tp: Scenario(
+        lambda gpu, target, method, draft, ctx, k, conc, tp: Scenario.from_names(
             gpu=gpu, target=target, method=method, draft=draft if method == "draft_model" else None,
             context_len=ctx, k=k, concurrency=conc, tp=tp),
         st.sampled_from(presets.gpu_names()), st.sampled_from(presets.model_names()),
@@ -710,7 +710,7 @@ def target_scenarios(s) -> None:
     json.dumps(out, allow_nan=False)  # every number finite or null
     if out["verdict"] not in ("pays off", "borderline", "loses", "off"):
         raise AssertionError(f"unknown verdict {out['verdict']}")
-    if out["verdict"] == "loses" and "does not fit" in out["verdict_text"] and s.method == "ngram" \
+    if out["verdict"] == "loses" and "does not fit" in out["verdict_text"] and s.method.name == "ngram" \
             and "draft" in out["verdict_text"]:
         raise AssertionError(f"n-gram blamed on a draft: {out['verdict_text']}")
 

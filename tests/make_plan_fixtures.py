@@ -34,7 +34,7 @@ def synthetic_rates(length: float, k: int) -> list[float]:
 
 
 def main() -> None:
-    scenario = Scenario(**PLAN_SCENARIO)
+    scenario = Scenario.from_names(**PLAN_SCENARIO)
     plan = measurement_plan(summarize(scenario))
     k, e = plan.k, round(plan.acceptance_length, 2)
     rates = synthetic_rates(e, k)

@@ -108,12 +108,13 @@ def test_spec_benchs_pld_figure_is_read_in_each_engines_convention(engine, alpha
     first; SGLang pads every step, as Spec-Bench does. Either way the model emits 1.74 per step at k = 10."""
     from specmodel.model import spec_defaults
     from specmodel.words import published_remark
-    from specmodel.model.scenario import Scenario, default_proposal_rate, predict
-    found = spec_defaults.assumed_acceptance("ngram", "llama", "", None, default_proposal_rate("ngram", engine))
+    from specmodel.model.scenario import Scenario, default_proposal_rate, predict, resolved_engine, resolved_method
+    rate = default_proposal_rate(resolved_method("ngram"), resolved_engine(engine))
+    found = spec_defaults.assumed_acceptance("ngram", "llama", "", None, rate)
     assert found.alpha == pytest.approx(alpha, abs=0.005)
     assert ("count every step" in published_remark(found)) == (engine == "vllm")
-    s = Scenario(gpu="A100 80GB", target="Llama 3.1 8B", method="ngram", draft=None, k=10, alpha=found.alpha,
+    s = Scenario.from_names(gpu="A100 80GB", target="Llama 3.1 8B", method="ngram", draft=None, k=10, alpha=found.alpha,
                  engine=engine)
     p = predict(s)
-    emitted = float(acceptance.emitted_per_step(p.tokens_per_step, default_proposal_rate("ngram", engine)))
+    emitted = float(acceptance.emitted_per_step(p.tokens_per_step, rate))
     assert emitted == pytest.approx(1.74, rel=0.005)

@@ -64,8 +64,8 @@ def test_parallel_drafting_runs_one_draft_pass_for_all_k_tokens():
     assert (m.method, m.k, m.parallel) == ("eagle3", 7, True)
     assert parse_method("MTP (MTP-Eagle chain, nextn=3)").method == "mtp"  # not P-EAGLE
     assert parse_method("DFlash (block diffusion), k=15").parallel and parse_method("PARD, k=8").parallel
-    chain = Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle3", draft=None, alpha=0.7, k=7)
-    parallel = Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle3", draft=None, alpha=0.7, k=7,
+    chain = Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle3", draft=None, alpha=0.7, k=7)
+    parallel = Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle3", draft=None, alpha=0.7, k=7,
                         parallel_draft=True)
     # the vLLM P-EAGLE blog's point: seven sequential head passes cost more than the one that drafts all seven
     assert predict(parallel).speedup > 1.3 * predict(chain).speedup
@@ -161,7 +161,7 @@ def test_a_request_rate_sweep_is_predicted_by_littles_law_and_says_when_an_arm_s
     ratios = ev["predicted_speedup"].tolist()
     assert ratios[0] > 1.3 and ratios[-1] < 1  # helps at QPS 1, loses once the speculative arm saturates
     assert "the speculative arm saturates" in ev["remarks"].iloc[-1]
-    s = Scenario(gpu="H100 SXM", tp=4, target="Llama 3 70B", method="draft_model", draft="Qwama 0.5B",
+    s = Scenario.from_names(gpu="H100 SXM", tp=4, target="Llama 3 70B", method="draft_model", draft="Qwama 0.5B",
                  alpha=0.6, k=4)
     low = at_request_rate(s, 1, 200, 300)
     assert low.spec.concurrency < low.plain.concurrency and not low.plain.saturated  # faster requests: fewer in flight
@@ -214,10 +214,10 @@ def test_spec_bench_rows_without_k_take_the_benchmark_scripts_default_tree(metho
 def test_a_medusa_tree_holds_one_head_per_level_not_per_tree_token():
     """63 Medusa heads of Vicuna 7B would be 17 GB and not fit beside it on a 24 GB RTX 3090; the
     tree mc_sim_7b_63 is 4 levels deep: 4 heads."""
-    s = Scenario(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=63, draft_depth=4, branching=10, alpha=0.6)
+    s = Scenario.from_names(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=63, draft_depth=4, branching=10, alpha=0.6)
     p = predict(s)
     assert p.spec.max_concurrency >= 1
-    four = predict(Scenario(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=4, alpha=0.6))
+    four = predict(Scenario.from_names(gpu="RTX 3090", target="Vicuna 7B", method="medusa", k=4, alpha=0.6))
     assert p.spec.step_ms > four.spec.step_ms  # the verify pass carries 64 tokens, the heads are the same 4
 
 

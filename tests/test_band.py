@@ -15,7 +15,7 @@ def _predict_json(capsys, *args):
 
 
 def test_the_band_is_the_prediction_widened_by_the_measured_ratio():
-    s = summarize(Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))  # the seed's worked example
+    s = summarize(Scenario.from_names(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3))  # the seed's worked example
     low, high = s.band
     assert low == float(s.prediction.speedup) * BAND_RATIO[0] and high == float(s.prediction.speedup) * BAND_RATIO[1]
     assert 0.7 < BAND_RATIO[0] < 0.9 and 1.3 < BAND_RATIO[1] < 1.7  # ~×0.77 to ×1.50 from the development set
@@ -34,8 +34,8 @@ def test_an_uncertain_verdict_reads_as_a_caution_whichever_way_its_speedup_leans
     Live and Fleet boxes are amber ("caution") where the band straddles 1.0, green or red where it is clear."""
     from specmodel.model.decide import band_tone
 
-    near = summarize(Scenario(concurrency=40))  # near its crossover: 1.0x to either side within the band
-    clear = summarize(Scenario(concurrency=1))  # 1.15-2.32x
+    near = summarize(Scenario.from_names(concurrency=40))  # near its crossover: 1.0x to either side within the band
+    clear = summarize(Scenario.from_names(concurrency=1))  # 1.15-2.32x
     assert near.uncertain and near.tone == "caution" and near.verdict.tone in ("good", "neutral", "bad")
     assert not clear.uncertain and clear.tone == clear.verdict.tone == "good"
     assert band_tone("loses", "bad", (0.6, 1.2)) == "caution" and band_tone("loses", "bad", (0.3, 0.6)) == "bad"
@@ -55,9 +55,9 @@ def test_a_calibrated_band_sits_around_the_calibrated_prediction_and_not_the_shi
     uncalibrated prediction too (here ×1.4 overheads moved the prediction by ~8%)."""
     from specmodel.model.roofline import Efficiency
 
-    shipped = summarize(Scenario(gpu="H100", target="Llama 3.1 8B", method="eagle3", draft=None, k=3, concurrency=32,
+    shipped = summarize(Scenario.from_names(gpu="H100", target="Llama 3.1 8B", method="eagle3", draft=None, k=3, concurrency=32,
                                  engine="vllm 0.11.0"))
-    calibrated = summarize(Scenario(gpu="H100", target="Llama 3.1 8B", method="eagle3", draft=None, k=3,
+    calibrated = summarize(Scenario.from_names(gpu="H100", target="Llama 3.1 8B", method="eagle3", draft=None, k=3,
                                     concurrency=32, engine="vllm 0.11.0",
                                     efficiency=Efficiency(overhead_scale=1.4, spec_seq_scale=2.0)))
     moved = float(calibrated.prediction.speedup)

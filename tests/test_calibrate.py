@@ -66,7 +66,7 @@ def synthetic_runs(true: Efficiency, noise: float, seed: int = 0) -> pd.DataFram
     rows = []
     for conc in (1, 4, 16, 64, 128, 256):
         for alpha, k in ((0.8, 4), (0.5, 2), (0.7, 3)):
-            p = predict(Scenario(alpha=alpha, k=k, concurrency=conc, efficiency=true))
+            p = predict(Scenario.from_names(alpha=alpha, k=k, concurrency=conc, efficiency=true))
             base = float(p.plain.throughput_tok_s) * (1 + rng.normal(0, noise))
             spec = float(p.spec.throughput_tok_s) * (1 + rng.normal(0, noise))
             rows.append(dict(file="synthetic", row=len(rows) + 2, workload=f"a{alpha}", concurrency=conc, k=k,
@@ -149,7 +149,7 @@ def _sweep(true: Efficiency, batches, with_alpha: bool) -> pd.DataFrame:
     """One EAGLE setup on an H100 at several batch sizes, measured as the model with `true` predicts."""
     rows = []
     for conc in batches:
-        p = predict(Scenario(gpu="H100", target="Llama 3.1 8B", method="eagle", engine="sglang", alpha=0.7, k=3,
+        p = predict(Scenario.from_names(gpu="H100", target="Llama 3.1 8B", method="eagle", engine="sglang", alpha=0.7, k=3,
                              concurrency=conc, efficiency=true))
         rows.append(dict(file="sweep.csv", row=len(rows) + 2, workload="chat", concurrency=conc, k=3, method="eagle",
                          alpha=0.7 if with_alpha else None, measured_speedup=float(p.speedup), tokens_per_step=None,
@@ -208,7 +208,7 @@ def test_runs_without_acceptance_calibrate_the_plain_arm_on_their_plain_throughp
     rows = read_runs([("plain.csv", PLAIN_ONLY.format(w="pr16937").encode())]).rows
     assert rows["alpha"].isna().all()  # nothing to read an acceptance from
     start = Efficiency(eta_bw=0.6)  # a start far from the measurement: the plain throughput pulls it back
-    before = predict(Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="vllm",
+    before = predict(Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="vllm",
                               efficiency=start), concurrency=1)
     assert float(before.plain.throughput_tok_s) < 0.8 * 133
     cal = calibrate(rows, start=start)
@@ -216,6 +216,6 @@ def test_runs_without_acceptance_calibrate_the_plain_arm_on_their_plain_throughp
     assert cal.fitted and cal.throughput_mape_after_pct < cal.throughput_mape_before_pct
     # one batch size: the speculative cost per sequence is not pinned, held and said
     assert "spec_seq_scale" in cal.held
-    after = predict(Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="vllm",
+    after = predict(Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="vllm",
                              efficiency=cal.efficiency), concurrency=1)
     assert float(after.plain.throughput_tok_s) == pytest.approx(133, rel=0.05)

@@ -49,7 +49,7 @@ def test_capacity_from_a_request_rate_and_an_itl_target_with_fixed_k():
 def test_capacity_text_prints_both_gpu_counts_and_the_verdict():
     r = cli("capacity", "--users", "500", "--min-user-tok-s", "40", "--gpu", "H100 SXM", "--alpha", "0.6")
     assert r.returncode == 0, r.stderr
-    expected = plan(Scenario(gpu="H100 SXM", alpha=0.6), Load(users=500), Target(min_user_tok_s=40.0))
+    expected = plan(Scenario.from_names(gpu="H100 SXM", alpha=0.6), Load(users=500), Target(min_user_tok_s=40.0))
     gpu_line = next(line for line in r.stdout.splitlines() if line.strip().startswith("GPUs"))
     assert gpu_line.split()[1:] == [str(expected.plain.gpus), str(expected.spec.gpus)]
     assert "verdict:" in r.stdout and "advice:" in r.stdout

@@ -25,7 +25,7 @@ def test_seed_scenario_as_json():
     assert out["verdict"] == "pays off"
     assert out["break_even_tokens_per_step"] == pytest.approx(31 / 19, abs=0.005)
     cross = out["crossover_concurrency"]  # the largest batch that still gains: it loses one above
-    seed = Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)
+    seed = Scenario.from_names(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)
     assert predict(seed, concurrency=cross).speedup >= 1.0 > predict(seed, concurrency=cross + 1).speedup
     for arm in ("plain", "spec"):
         assert set(out[arm]) >= {"step_ms", "throughput_tok_s", "max_concurrency"}

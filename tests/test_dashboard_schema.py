@@ -56,7 +56,7 @@ def test_the_dashboards_pass_grafanas_own_schema_and_a_broken_one_does_not(tsc, 
     assert cli.main(["dashboard", "--k", "3", "--window", "1m", "--instance", "tgi-0:80=2", "--out", str(made)]) == 0
     docs = {"cli": json.loads(made.read_text()),
             "default": dashboard.dashboard(Scenario()),
-            "h100_70b": dashboard.dashboard(Scenario(gpu="H100", target="Llama 3.1 70B", tp=4, k=5), window="30s",
+            "h100_70b": dashboard.dashboard(Scenario.from_names(gpu="H100", target="Llama 3.1 70B", tp=4, k=5), window="30s",
                                             title="70B fleet")}
     run = check_against_schema(tsc, docs)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -69,7 +69,7 @@ def test_the_dashboards_pass_grafanas_own_schema_and_a_broken_one_does_not(tsc, 
 
 
 def test_the_ratio_bar_turns_red_below_100_percent_and_pending_alerts_show():
-    doc = dashboard.dashboard(Scenario(k=3))
+    doc = dashboard.dashboard(Scenario.from_names(k=3))
     ratio = next(p for p in doc["panels"] if p["title"] == "E ÷ break-even")
     defaults = ratio["fieldConfig"]["defaults"]
     assert defaults["unit"] == "percentunit"  # 1 = 100%
@@ -83,10 +83,11 @@ def test_the_ratio_bar_turns_red_below_100_percent_and_pending_alerts_show():
 
 
 def test_the_uid_follows_the_inputs():
-    base = dashboard.dashboard(Scenario(k=3))["uid"]
-    assert base == dashboard.dashboard(Scenario(k=3))["uid"] and len(base) <= 40  # Grafana's limit
-    others = {dashboard.dashboard(Scenario(k=4))["uid"], dashboard.dashboard(Scenario(k=3), window="1m")["uid"],
-              dashboard.dashboard(Scenario(k=3), title="Prod")["uid"],
-              dashboard.dashboard(Scenario(k=3), instances=(rules.parse_instance("tgi-0:80=2"),))["uid"],
-              dashboard.dashboard(Scenario(gpu="H100", k=3))["uid"]}
+    base = dashboard.dashboard(Scenario.from_names(k=3))["uid"]
+    assert base == dashboard.dashboard(Scenario.from_names(k=3))["uid"] and len(base) <= 40  # Grafana's limit
+    others = {dashboard.dashboard(Scenario.from_names(k=4))["uid"], dashboard.dashboard(Scenario.from_names(k=3),
+                                                                                        window="1m")["uid"],
+              dashboard.dashboard(Scenario.from_names(k=3), title="Prod")["uid"],
+              dashboard.dashboard(Scenario.from_names(k=3), instances=(rules.parse_instance("tgi-0:80=2"),))["uid"],
+              dashboard.dashboard(Scenario.from_names(gpu="H100", k=3))["uid"]}
     assert base not in others and len(others) == 5

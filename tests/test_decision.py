@@ -53,7 +53,7 @@ def check_vllm_schedule(config):
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 def test_advice_schedule_threshold_and_every_engine_config_agree(case):
-    summary = summarize(Scenario(**case))
+    summary = summarize(Scenario.from_names(**case))
     s = summary.scenario
     out = prediction_dict(summary)
     by_engine = out["deploy_by_engine"]
@@ -109,7 +109,7 @@ def test_advice_schedule_threshold_and_every_engine_config_agree(case):
 
 @pytest.mark.parametrize("case", CASES[:12], ids=ids)
 def test_the_schedule_never_switches_k_for_a_gain_inside_the_noise(case):
-    summary = summarize(Scenario(**case))
+    summary = summarize(Scenario.from_names(**case))
     grid = summary.grid
     for (_lo, hi, k_before), (lo, _hi, k_after) in zip(summary.schedule, summary.schedule[1:]):
         assert lo == hi + 1
@@ -118,12 +118,12 @@ def test_the_schedule_never_switches_k_for_a_gain_inside_the_noise(case):
 
 def test_no_one_or_two_batch_ranges_in_n_gram_schedules():
     for alpha, gpu in itertools.product([0.5, 0.6, 0.7, 0.8, 0.9], ["L40S", "H100", "A100"]):
-        schedule = summarize(Scenario(gpu=gpu, method="ngram", alpha=alpha, k=4)).schedule
+        schedule = summarize(Scenario.from_names(gpu=gpu, method="ngram", alpha=alpha, k=4)).schedule
         assert all(hi - lo >= 2 for lo, hi, _k in schedule[:-1]), (alpha, gpu, schedule)
 
 
 def test_traps_are_warnings_where_they_apply():
-    summary = summarize(Scenario(gpu="L40S", method="eagle3", alpha=0.7, k=4))
+    summary = summarize(Scenario.from_names(gpu="L40S", method="eagle3", alpha=0.7, k=4))
     plain, _ = deploy_by_engine(summary)
     dp, _ = deploy_by_engine(summary, dp=2)
     assert not any("data parallelism" in w for w in plain["vllm"]["warnings"])
@@ -135,10 +135,10 @@ def test_traps_are_warnings_where_they_apply():
 
 
 def test_an_engine_that_cannot_run_the_method_is_null_with_the_reason():
-    out = prediction_dict(summarize(Scenario(gpu="L40S", method="medusa", alpha=0.7, k=4)))
+    out = prediction_dict(summarize(Scenario.from_names(gpu="L40S", method="medusa", alpha=0.7, k=4)))
     assert out["deploy_by_engine"]["trtllm"] is None and "TensorRT backend" in out["deploy_by_engine_unavailable"]["trtllm"]
     assert out["deploy_by_engine"]["vllm"]["config"]["method"] == "medusa"
-    selfspec = prediction_dict(summarize(Scenario(gpu="L40S", method="self_spec", alpha=0.7, k=4)))
+    selfspec = prediction_dict(summarize(Scenario.from_names(gpu="L40S", method="self_spec", alpha=0.7, k=4)))
     assert all(selfspec["deploy_by_engine"][e] is None for e in ("vllm", "sglang", "trtllm"))
     assert set(selfspec["deploy_by_engine_unavailable"]) == {"vllm", "sglang", "trtllm"}
     assert selfspec["deploy"] is not None  # the old key stays

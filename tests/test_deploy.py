@@ -17,7 +17,7 @@ CLI_SEED = ("--gpu", "L40S", "--target", "Llama 3.1 8B", "--method", "draft_mode
 
 
 def test_vllm_gets_its_speculative_config_with_the_per_batch_schedule():
-    advice = deploy_advice(summarize(Scenario(**SEED)))
+    advice = deploy_advice(summarize(Scenario.from_names(**SEED)))
     assert advice.language == "json"
     assert json.loads(advice.code) == {"method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct",
                                        "num_speculative_tokens": 3,
@@ -31,7 +31,7 @@ def test_vllm_gets_its_speculative_config_with_the_per_batch_schedule():
 def test_a_vllm_version_named_gets_the_config_that_version_takes(engine, per_batch):
     """num_speculative_tokens_per_batch_size exists from vLLM 0.24.0 (vllm/config/speculative.py): an older
     version named gets one k and is told where to stop speculating; a newer one the per-batch table."""
-    summary = summarize(Scenario(**SEED, engine=engine))
+    summary = summarize(Scenario.from_names(**SEED, engine=engine))
     advice = deploy_advice(summary)
     config = json.loads(advice.code)
     assert advice.language == "json" and config["method"] == "draft_model"
@@ -60,14 +60,14 @@ def test_an_sglang_version_named_gets_adaptive_steps_only_where_it_has_them(engi
 
 
 def test_sglang_gets_launch_flags_for_a_chain_of_the_best_k():
-    summary = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine="sglang"))
+    summary = summarize(Scenario.from_names(**{**SEED, "method": "eagle3", "draft": None}, engine="sglang"))
     advice = deploy_advice(summary)
     k = summary.best_k
     assert advice.language == "bash" and k > 0
     assert advice.one_line == (f"--speculative-algorithm EAGLE3 --speculative-draft-model-path YOUR_EAGLE_DRAFT "
                                f"--speculative-num-steps {k} --speculative-eagle-topk 1 "
                                f"--speculative-num-draft-tokens {k + 1}")
-    standalone = deploy_advice(summarize(Scenario(**SEED, engine="sglang")))
+    standalone = deploy_advice(summarize(Scenario.from_names(**SEED, engine="sglang")))
     assert "--speculative-algorithm STANDALONE" in standalone.code
     assert "--speculative-draft-model-path meta-llama/Llama-3.2-1B-Instruct" in standalone.code
 
@@ -76,27 +76,27 @@ def test_sglang_gets_launch_flags_for_a_chain_of_the_best_k():
 def test_sglang_above_48_requests_gets_the_flag_that_lets_them_all_run(engine):
     """SGLang resets --max-running-requests to 48 for speculative decoding (server_args.py, v0.4.6 to
     v0.5.23): at concurrency 128 the launch flags raise it and the verdict says why; at 32 neither."""
-    busy = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine=engine, concurrency=128))
+    busy = summarize(Scenario.from_names(**{**SEED, "method": "eagle3", "draft": None}, engine=engine, concurrency=128))
     advice = deploy_advice(busy)
     assert advice.one_line.endswith("--max-running-requests 128")
     assert any("runs at most 48 requests at once while speculating" in n and "queues the other 80" in n
                for n in busy.notes)
-    quiet = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine=engine, concurrency=32))
+    quiet = summarize(Scenario.from_names(**{**SEED, "method": "eagle3", "draft": None}, engine=engine, concurrency=32))
     assert "--max-running-requests" not in deploy_advice(quiet).code
     assert not any("48 requests" in n for n in quiet.notes)
-    vllm = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None}, engine="vllm", concurrency=128))
+    vllm = summarize(Scenario.from_names(**{**SEED, "method": "eagle3", "draft": None}, engine="vllm", concurrency=128))
     assert not any("48 requests" in n for n in vllm.notes)
 
 
 def test_an_engine_without_a_per_batch_schedule_is_told_where_speculation_stops_paying():
-    trtllm = summarize(Scenario(**{**SEED, "alpha": 0.4}, engine="trtllm"))
+    trtllm = summarize(Scenario.from_names(**{**SEED, "alpha": 0.4}, engine="trtllm"))
     advice = deploy_advice(trtllm)
     off = next(lo for lo, _hi, k in trtllm.schedule if k == 0) - 1
     assert advice.code is None
     assert advice.intro == f"Run k = 1 draft token per step; above batch {off} speculation loses here: turn it off there."
-    sglang = deploy_advice(summarize(Scenario(**{**SEED, "alpha": 0.4}, engine="sglang")))
+    sglang = deploy_advice(summarize(Scenario.from_names(**{**SEED, "alpha": 0.4}, engine="sglang")))
     assert sglang.note.startswith("SGLang runs one k at every batch size: above batch ")
-    never = deploy_advice(summarize(Scenario(**{**SEED, "alpha": 0.1})))
+    never = deploy_advice(summarize(Scenario.from_names(**{**SEED, "alpha": 0.1})))
     assert never.code is None and never.intro.startswith("Speculation does not pay off at any batch size")
 
 
@@ -117,7 +117,7 @@ def test_the_cli_json_carries_the_deploy_advice():
 
 
 def test_sglang_is_told_how_the_best_k_changes_with_the_batch_since_it_runs_one():
-    summary = summarize(Scenario(**{**SEED, "method": "eagle3", "draft": None, "alpha": 0.5}, engine="sglang"))
+    summary = summarize(Scenario.from_names(**{**SEED, "method": "eagle3", "draft": None, "alpha": 0.5}, engine="sglang"))
     ranges = [r for r in summary.schedule if r[2] > 0]
     assert len({k for _, _, k in ranges}) > 1  # the best k falls with the batch here
     expected = ", ".join(f"{k} up to batch {hi}" for _, hi, k in ranges[:-1]) + f" and {ranges[-1][2]} above that"

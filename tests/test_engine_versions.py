@@ -44,14 +44,15 @@ def test_an_sglang_0_4_4_eagle_step_costs_the_eager_draft_pass_and_says_so():
     """SGLang v0.4.4 (the issue's example version): overlap off for EAGLE, the draft-extend pass eager, and no
     48-request cap yet (server_args.py resets max_running_requests to 48 from v0.4.5)."""
     s = dict(EAGLE_H100, method="eagle", concurrency=2)
-    old, graphed = summarize(Scenario(**s, engine="SGLang v0.4.4")), summarize(Scenario(**s, engine="SGLang v0.4.7"))
+    old = summarize(Scenario.from_names(**s, engine="SGLang v0.4.4"))
+    graphed = summarize(Scenario.from_names(**s, engine="SGLang v0.4.7"))
     # ~0.65 ms on a ~10 ms speculative step of Llama 3.1 8B on an H100 at batch 2
     assert float(graphed.prediction.speedup) / float(old.prediction.speedup) == pytest.approx(1.06, abs=0.03)
     assert any("outside CUDA graphs" in n and "0.4.7" in n for n in old.notes)
     assert not any("outside CUDA graphs" in n for n in graphed.notes)
     assert find_engine("sglang 0.4.4").running_cap("eagle") is None
     assert find_engine("sglang 0.4.5").running_cap("eagle") == find_engine("sglang").running_cap("eagle") == 48
-    unnamed = summarize(Scenario(**s, engine="sglang"))
+    unnamed = summarize(Scenario.from_names(**s, engine="sglang"))
     assert any("version not given" in n and "up to sglang 0.4.6 the draft pass" in n for n in unnamed.notes)
     assert unnamed.band[0] <= float(old.prediction.speedup) * 0.8  # the band spans the eager release
 
@@ -63,18 +64,18 @@ def test_vllm_keeps_async_scheduling_for_eagle_but_not_for_the_cpu_ngram_propose
 
 
 def test_an_older_sglang_loses_sooner_under_load_than_one_with_overlapped_speculation():
-    old = predict(Scenario(**EAGLE_H100, engine="SGLang v0.5.9"), concurrency=[1, 32, 64]).speedup
-    new = predict(Scenario(**EAGLE_H100, engine="SGLang v0.5.11"), concurrency=[1, 32, 64]).speedup
+    old = predict(Scenario.from_names(**EAGLE_H100, engine="SGLang v0.5.9"), concurrency=[1, 32, 64]).speedup
+    new = predict(Scenario.from_names(**EAGLE_H100, engine="SGLang v0.5.11"), concurrency=[1, 32, 64]).speedup
     assert all(o < n for o, n in zip(old, new))
     assert new[0] / old[0] == pytest.approx(1.08, abs=0.05)  # ~0.75 ms on a ~9 ms speculative step at batch 1
 
 
 def test_an_engine_without_a_version_says_so_and_its_band_spans_the_older_behaviour():
-    unnamed = summarize(Scenario(**EAGLE_H100, engine="sglang", concurrency=32))
-    old = float(predict(Scenario(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
+    unnamed = summarize(Scenario.from_names(**EAGLE_H100, engine="sglang", concurrency=32))
+    old = float(predict(Scenario.from_names(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
     assert any("version not given" in n and "sglang 0.5.10" in n for n in unnamed.notes)
     assert unnamed.band[0] <= old * 0.8 and unnamed.band[1] >= float(unnamed.prediction.speedup)
-    named = summarize(Scenario(**EAGLE_H100, engine="sglang 0.5.11", concurrency=32))
+    named = summarize(Scenario.from_names(**EAGLE_H100, engine="sglang 0.5.11", concurrency=32))
     assert not any("version not given" in n for n in named.notes)
 
 
@@ -98,10 +99,11 @@ def test_n_gram_proposal_rate_follows_each_engines_convention():
     accept length over all of them (ngram_worker.py, v0.5.9), so no rate is applied on top."""
     from specmodel.model.scenario import NGRAM_PROPOSAL_RATE, Scenario, proposal_rate
 
-    vllm = Scenario(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="vllm", alpha=0.6, k=4, concurrency=32)
-    sglang = Scenario(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="sglang", alpha=0.6, k=4, concurrency=32)
+    vllm = Scenario.from_names(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="vllm", alpha=0.6, k=4, concurrency=32)
+    sglang = Scenario.from_names(gpu="H100", target="Llama 3.1 8B", method="ngram", engine="sglang", alpha=0.6, k=4,
+                                 concurrency=32)
     assert proposal_rate(vllm) == NGRAM_PROPOSAL_RATE == 0.4 and proposal_rate(sglang) == 1.0
-    assert proposal_rate(Scenario(method="ngram", engine="sglang", proposal_rate=0.3)) == 0.3  # a measured rate wins
+    assert proposal_rate(Scenario.from_names(method="ngram", engine="sglang", proposal_rate=0.3)) == 0.3  # a measured rate wins
 
 
 def test_the_sidebar_takes_the_engine_version_as_people_write_it():
@@ -196,24 +198,24 @@ LONG_70B_MI300X = dict(gpu="8x MI300X", target="Llama 3.1 70B", method="eagle3",
 
 
 def test_vllm_from_0_19_on_instinct_gpus_verifies_gqa_models_without_packing_the_group():
-    old = predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0"))
-    new = predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0"))
+    old = predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.18.0"))
+    new = predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.19.0"))
     assert float(new.speedup) < 0.85 * float(old.speedup)  # 32k of context: the verify pass reads it 6.4 times
     assert float(new.plain.step_ms) == pytest.approx(float(old.plain.step_ms))  # one-token decode packs the group
-    notes = " ".join(summarize(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).notes)
+    notes = " ".join(summarize(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.19.0")).notes)
     assert "ROCM_ATTN's prefill kernel" in notes and "one program per query head" in notes
     on_h100 = dict(LONG_70B_MI300X, gpu="8x H100")  # FlashAttention-3 on Hopper, any version
-    assert float(predict(Scenario(**on_h100, engine="vllm 0.19.0")).speedup) == \
-        pytest.approx(float(predict(Scenario(**on_h100, engine="vllm 0.18.0")).speedup))
+    assert float(predict(Scenario.from_names(**on_h100, engine="vllm 0.19.0")).speedup) == \
+        pytest.approx(float(predict(Scenario.from_names(**on_h100, engine="vllm 0.18.0")).speedup))
     mla = dict(LONG_70B_MI300X, target="Kimi-K2", gpu="8x MI355X", context_len=8192)  # TRITON_MLA / AITER MLA
-    assert float(predict(Scenario(**mla, engine="vllm 0.19.0")).speedup) == \
-        pytest.approx(float(predict(Scenario(**mla, engine="vllm 0.18.0")).speedup))
+    assert float(predict(Scenario.from_names(**mla, engine="vllm 0.19.0")).speedup) == \
+        pytest.approx(float(predict(Scenario.from_names(**mla, engine="vllm 0.18.0")).speedup))
 
 
 def test_vllm_without_a_version_on_an_instinct_gpu_runs_as_the_newest_release_and_spans_the_packed_kernel():
-    unnamed = summarize(Scenario(**LONG_70B_MI300X, engine="vllm"))
-    newest = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.33.0")).speedup)
-    packed = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
+    unnamed = summarize(Scenario.from_names(**LONG_70B_MI300X, engine="vllm"))
+    newest = float(predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.33.0")).speedup)
+    packed = float(predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
     assert float(unnamed.prediction.speedup) == pytest.approx(newest)  # as the overlap terms: the newest release read
     assert unnamed.band[0] <= newest and unnamed.band[1] >= packed  # and the band spans the kernel up to 0.18
     assert any("version not given" in n and "up to vllm 0.18.x" in n and "packs the GQA group" in n
@@ -228,13 +230,13 @@ def test_an_attention_backend_forced_after_the_version_is_the_kernel_predicted()
     from specmodel.export.deploy import deploy_by_engine
     from specmodel.model.engines import find_engine, named_engine
     from specmodel.plan.measure import measurement_plan
-    forced = Scenario(**LONG_70B_MI300X, engine=named_engine("vLLM v0.19.0 --attention-backend rocm_aiter_fa"))
-    assert forced.engine == "vllm 0.19.0 ROCM_AITER_FA"
-    packed = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
+    forced = Scenario.from_names(**LONG_70B_MI300X, engine=named_engine("vLLM v0.19.0 --attention-backend rocm_aiter_fa"))
+    assert str(forced.engine) == "vllm 0.19.0 ROCM_AITER_FA"
+    packed = float(predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup)
     assert float(predict(forced).speedup) == pytest.approx(packed)
     summary = summarize(forced)
     assert not any("one program per query head" in n for n in summary.notes)
-    assert summary.band == summarize(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).band
+    assert summary.band == summarize(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.18.0")).band
     assert find_engine("vllm 0.17.0 ROCM_ATTN").unpacks_verify("MI300X")  # named: its own kernel at any version
     assert not find_engine("vllm 0.19.0 ROCM_AITER_FA").unpacks_verify("MI300X")
     # the drafter runs the backend named too: PR #47854's ROCM_ATTN acceptance caveat follows it
@@ -255,23 +257,23 @@ def test_the_rocm_verify_kernel_computes_whole_128_row_query_tiles():
     assert find_engine("vllm 0.18.0").verify_query_tile("MI355X") == 0
     assert find_engine("vllm 0.19.0").verify_query_tile("MI355X", "mla") == 0
     short = dict(LONG_70B_MI300X, context_len=2048)
-    gap_short = float(predict(Scenario(**short, engine="vllm 0.18.0")).speedup) / \
-        float(predict(Scenario(**short, engine="vllm 0.19.0")).speedup)
-    gap_long = float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup) / \
-        float(predict(Scenario(**LONG_70B_MI300X, engine="vllm 0.19.0")).speedup)
+    gap_short = float(predict(Scenario.from_names(**short, engine="vllm 0.18.0")).speedup) / \
+        float(predict(Scenario.from_names(**short, engine="vllm 0.19.0")).speedup)
+    gap_long = float(predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.18.0")).speedup) / \
+        float(predict(Scenario.from_names(**LONG_70B_MI300X, engine="vllm 0.19.0")).speedup)
     assert 1.0 < gap_short < gap_long
 
 
 def test_a_version_older_than_any_release_read_says_so_and_its_band_spans_the_other_behaviours():
-    old = summarize(Scenario(**EAGLE_H100, engine="sglang 0.3.0", concurrency=32))
+    old = summarize(Scenario.from_names(**EAGLE_H100, engine="sglang 0.3.0", concurrency=32))
     assert any("older than the oldest release read for this preset (0.4.2)" in n for n in old.notes)
-    paying = float(predict(Scenario(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
+    paying = float(predict(Scenario.from_names(**EAGLE_H100, engine="sglang 0.5.10", concurrency=32)).speedup)
     assert old.band[0] <= paying * 0.8  # spans the release that pays the serial CPU term
-    assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.10.1")).notes)
-    assert any("V0 engine" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.6.3")).notes)
+    assert not any("older than" in n for n in summarize(Scenario.from_names(**EAGLE_H100, engine="vllm 0.10.1")).notes)
+    assert any("V0 engine" in n for n in summarize(Scenario.from_names(**EAGLE_H100, engine="vllm 0.6.3")).notes)
     # v0.9.0 runs EAGLE on V1 by default, proposer in CUDA graphs (arg_utils.py, v1/spec_decode/eagle.py); 0.8.5 not
-    assert not any("older than" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.9.2")).notes)
-    assert any("V0 engine" in n for n in summarize(Scenario(**EAGLE_H100, engine="vllm 0.8.5")).notes)
+    assert not any("older than" in n for n in summarize(Scenario.from_names(**EAGLE_H100, engine="vllm 0.9.2")).notes)
+    assert any("V0 engine" in n for n in summarize(Scenario.from_names(**EAGLE_H100, engine="vllm 0.8.5")).notes)
 
 
 def test_an_eagle3_acceptance_on_vllm_rocm_from_0_19_comes_with_the_drafter_defect_and_its_workaround():
@@ -280,7 +282,7 @@ def test_an_eagle3_acceptance_on_vllm_rocm_from_0_19_comes_with_the_drafter_defe
     def notes(**change):
         s = dict(LONG_70B_MI300X, method="eagle3", draft=None, context_len=2048)
         s.update(change)
-        return " ".join(summarize(Scenario(**s)).notes)
+        return " ".join(summarize(Scenario.from_names(**s)).notes)
     for engine in ("vllm 0.19.0", "vllm"):  # a version not given runs as the newest release read
         text = notes(engine=engine)
         assert "PR #47854" in text and "ROCM_AITER_UNIFIED_ATTN" in text and "measured on this engine" in text

@@ -78,7 +78,7 @@ def test_a_profile_refused_in_one_row_is_refused_in_every_row_that_repeats_it():
 
 def test_every_plan_finds_each_workloads_result_and_a_repeated_label_is_refused():
     works = [Workload(f"w{i}", 1 / 6, alpha=0.3 + 0.1 * i) for i in range(6)]
-    report = mix.compare(Scenario(k=4, concurrency=64), works, 64, 2)
+    report = mix.compare(Scenario.from_names(k=4, concurrency=64), works, 64, 2)
     for plan in report.plans:
         for w in works:
             pool, result = plan.workload(w.label)
@@ -86,4 +86,4 @@ def test_every_plan_finds_each_workloads_result_and_a_repeated_label_is_refused(
         with pytest.raises(KeyError):
             plan.workload("nobody")
     with pytest.raises(SpecModelError, match="label 'w1' appears twice"):
-        mix.compare(Scenario(k=4, concurrency=64), works + [Workload("w1", 0.1, alpha=0.5)], 64, 2)
+        mix.compare(Scenario.from_names(k=4, concurrency=64), works + [Workload("w1", 0.1, alpha=0.5)], 64, 2)

@@ -145,9 +145,9 @@ SGLANG_QWEN = dict(gpu="1x H100 80GB", target="Qwen3-8B", method="eagle3", engin
 @pytest.mark.parametrize("batch, measured", [(1, 1.65), (64, 1.31), (128, 1.22)])
 def test_specdecode_bench_chain_eagle3_with_its_acceptance_length(batch, measured):
     # SpecDecode-Bench (arXiv:2601.11580): SGLang, Qwen3-8B, EAGLE-3 chain k = 3, accepted length 2.25
-    s = Scenario(**SGLANG_QWEN, k=3, concurrency=batch, survival=None).validated()
+    s = Scenario.from_names(**SGLANG_QWEN, k=3, concurrency=batch, survival=None).validated()
     from specmodel.model.acceptance import alpha_from_tokens_per_step
-    s = Scenario(**{**s.__dict__, "alpha": float(alpha_from_tokens_per_step(2.25, 3))})
+    s = Scenario.from_names(**{**s.__dict__, "alpha": float(alpha_from_tokens_per_step(2.25, 3))})
     assert predict(s).speedup == pytest.approx(measured, rel=0.15)
 
 
@@ -156,25 +156,25 @@ def test_a_wide_tree_is_costed_by_its_depth_for_drafting_and_its_width_for_verif
     # same source: tree of 21 verified tokens, depth 3, branching 4, accepted length 2.92
     from specmodel.model.acceptance import alpha_from_tokens_per_step
     alpha = float(alpha_from_tokens_per_step(2.92, 3))
-    s = Scenario(**SGLANG_QWEN, k=21, draft_depth=3, branching=4, alpha=alpha, concurrency=batch)
+    s = Scenario.from_names(**SGLANG_QWEN, k=21, draft_depth=3, branching=4, alpha=alpha, concurrency=batch)
     assert predict(s).speedup == pytest.approx(measured, rel=0.15)
     # the same accepted length drawn as a chain of 21 sequential passes costs more
-    chain_of_21 = Scenario(**SGLANG_QWEN, k=21, alpha=float(alpha_from_tokens_per_step(2.92, 21)), concurrency=batch)
+    chain_of_21 = Scenario.from_names(**SGLANG_QWEN, k=21, alpha=float(alpha_from_tokens_per_step(2.92, 21)), concurrency=batch)
     assert predict(chain_of_21).tokens_per_step == pytest.approx(2.92, abs=1e-3)
     assert predict(chain_of_21).speedup < predict(s).speedup
 
 
 def test_vllm_plain_step_on_an_h100_matches_the_measured_133_tokens_per_second():
     # vLLM PR #16937: H100, Llama-3.1-8B, batch 1, vanilla 133 tok/s (7.5 ms per step)
-    p = predict(Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7))
+    p = predict(Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7))
     assert p.plain.step_ms == pytest.approx(7.5, rel=0.08)
-    ideal = predict(Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="ideal"))
+    ideal = predict(Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=2, alpha=0.7, engine="ideal"))
     assert ideal.plain.step_ms < p.plain.step_ms - 1.0 and ideal.speedup > p.speedup
 
 
 def test_magicdec_sparse_kv_self_speculation_gains_with_batch_at_32k_context():
     # MagicDec (arXiv:2408.11049), 8x H100 TP 8, Llama-3.1-8B, 32k prefill, α 0.81: 1.23x at 32, 1.43x at 64
-    s = Scenario(gpu="H100 SXM", tp=8, target="Llama 3.1 8B", method="self_spec", k=3, alpha=0.81,
+    s = Scenario.from_names(gpu="H100 SXM", tp=8, target="Llama 3.1 8B", method="self_spec", k=3, alpha=0.81,
                  context_len=32000, engine="sglang")
     at32, at64 = (float(predict(s, concurrency=b).speedup) for b in (32, 64))
     assert at64 > at32 > 1.0
@@ -197,20 +197,20 @@ def test_moe_verify_reads_more_experts_than_a_decode_step():
 
 def test_tensor_parallel_all_reduces_cost_time_per_layer():
     base = dict(gpu="H100 PCIe", target="Llama 3.1 70B", method="eagle", k=3, alpha=0.7, concurrency=64)
-    pcie = predict(Scenario(**base, tp=4)).plain.step_ms
-    nvl = predict(Scenario(**{**base, "gpu": "H100 SXM"}, tp=4)).plain.step_ms
+    pcie = predict(Scenario.from_names(**base, tp=4)).plain.step_ms
+    nvl = predict(Scenario.from_names(**{**base, "gpu": "H100 SXM"}, tp=4)).plain.step_ms
     assert pcie > nvl  # slower links and higher all-reduce latency
 
 
 # --- the band, calibration files -----------------------------------------------------------------
 
 def test_a_verdict_whose_band_straddles_one_says_uncertain():
-    s = Scenario(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=3, alpha=0.6)
+    s = Scenario.from_names(gpu="H100 SXM", target="Llama 3.1 8B", method="eagle", k=3, alpha=0.6)
     crossing = next(b for b in range(1, 4097) if predict(s, concurrency=b).speedup < 1.0)
-    out = prediction_dict(summarize(Scenario(**{**s.__dict__, "concurrency": crossing})))
+    out = prediction_dict(summarize(Scenario.from_names(**{**s.__dict__, "concurrency": crossing})))
     assert out["speedup_low"] < 1.0 < out["speedup_high"] and out["uncertain"]
     assert "uncertain" in out["verdict_text"]
-    clear = prediction_dict(summarize(Scenario(**{**s.__dict__, "concurrency": 1})))
+    clear = prediction_dict(summarize(Scenario.from_names(**{**s.__dict__, "concurrency": 1})))
     assert clear["speedup_low"] > 1.0 and not clear["uncertain"]
 
 

@@ -11,8 +11,8 @@ from specmodel.show.figures import whatif as figures
 ROOT = Path(__file__).resolve().parent.parent
 BUILDERS = [figures.speedup_vs_alpha, figures.speedup_vs_concurrency, figures.alpha_k_heatmap,
             figures.best_k_by_batch]
-SCENARIOS = [Scenario(), Scenario(gpu="H100 SXM", concurrency=200, alpha=0.5, k=6),
-             Scenario(method="ngram", draft=None, survival=(0.8, 0.5, 0.3), k=3), Scenario(k=0)]
+SCENARIOS = [Scenario(), Scenario.from_names(gpu="H100 SXM", concurrency=200, alpha=0.5, k=6),
+             Scenario.from_names(method="ngram", draft=None, survival=(0.8, 0.5, 0.3), k=3), Scenario.from_names(k=0)]
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=lambda b: b.__name__)
@@ -29,7 +29,7 @@ def test_figures_validate_and_are_labelled(build, scenario):
 
 
 def test_crossover_is_marked_when_speculation_loses_under_load():
-    fig = figures.speedup_vs_concurrency(Scenario(gpu="H100 SXM", alpha=0.7, k=4))
+    fig = figures.speedup_vs_concurrency(Scenario.from_names(gpu="H100 SXM", alpha=0.7, k=4))
     names = [t.name for t in fig.data]
     assert any(n.startswith("crossover: batch") for n in names)
 
@@ -88,7 +88,7 @@ def test_figures_send_the_same_chart_as_plain_plotly_with_its_default_template()
     assert figures.figure(traces, "t", "x", "y").to_dict()["layout"]["template"] == plain.to_dict()["layout"]["template"]
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS + [Scenario(alpha=0.37, k=7, concurrency=300, gpu="H200")],
+@pytest.mark.parametrize("scenario", SCENARIOS + [Scenario.from_names(alpha=0.37, k=7, concurrency=300, gpu="H200")],
                          ids=["default", "h100-busy", "ngram-profile", "off", "h200-k7"])
 def test_figures_kept_as_specs_send_what_the_constructed_figures_send(scenario):
     """The What-if figures stay dict specs until read (st.plotly_chart only calls to_dict): what reaches
@@ -172,7 +172,7 @@ def test_the_best_k_chart_draws_the_k_to_deploy_that_the_verdict_names():
     per-batch best (3 there) a dotted line beside it."""
     from specmodel import summarize
 
-    s = Scenario(gpu="MI300X", target="Llama 3.1 8B", method="eagle3", alpha=0.7, k=4, concurrency=32,
+    s = Scenario.from_names(gpu="MI300X", target="Llama 3.1 8B", method="eagle3", alpha=0.7, k=4, concurrency=32,
                  engine="vllm 0.18.0")
     summary = summarize(s)
     fig = figures.best_k_by_batch(s, summary.schedule)  # read as a figure (its arrays as numpy)

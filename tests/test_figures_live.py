@@ -26,7 +26,7 @@ def decoded(fig) -> dict:
 
 @pytest.mark.parametrize("running", [1, 12, 300, 2000])
 def test_operating_point_axis_runs_from_batch_1_to_at_most_4096_and_holds_every_point(running):
-    verdict = live.live_verdict(window_stats(running=float(running)), Scenario(gpu="H100 SXM"))
+    verdict = live.live_verdict(window_stats(running=float(running)), Scenario.from_names(gpu="H100 SXM"))
     fig = decoded(figures_live.operating_point_figure(verdict))
     layout = fig["layout"]
     assert layout["xaxis"]["type"] == "log"
@@ -49,7 +49,7 @@ def test_operating_point_axis_runs_from_batch_1_to_at_most_4096_and_holds_every_
 
 
 def test_operating_point_crossover_is_a_vertical_line_at_the_true_batch():
-    verdict = live.live_verdict(window_stats(running=40.0), Scenario(gpu="H100 SXM"))
+    verdict = live.live_verdict(window_stats(running=40.0), Scenario.from_names(gpu="H100 SXM"))
     assert verdict.crossover_concurrency and verdict.crossover_concurrency > 1
     fig = decoded(figures_live.operating_point_figure(verdict))
     cross = next(t for t in fig["data"] if t["name"].startswith("crossover: batch"))

@@ -90,7 +90,7 @@ def test_every_replayed_instance_has_the_statistics_its_counters_imply(report, p
     assert v0.tokens_per_step == pytest.approx(0.6826666666666666 * 5, rel=1e-9)  # efficiency gauge · (k + 1)
     assert v0.running == 24
     # The 70B instance is predicted on its own model (from its model_name label), not the sidebar's 8B.
-    assert rows["v0"].verdict.scenario.target == "Llama 3.1 70B"
+    assert rows["v0"].verdict.scenario.target.name == "Llama 3.1 70B"
     assert rows["v0"].predicted_on.startswith("Llama 3.1 70B + Llama 3.2 1B, TP 4")
     assert rows["v1-good"].predicted_on == "Llama 3.1 8B + Llama 3.2 1B"
 

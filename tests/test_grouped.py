@@ -12,7 +12,7 @@ from specmodel.words import summarize
 
 
 def test_runs_the_model_refuses_get_summarize_messages_and_the_rest_still_predict():
-    setup = setup_of(Scenario(method="eagle", draft=None, draft_depth=3, branching=4))
+    setup = setup_of(Scenario.from_names(method="eagle", draft=None, draft_depth=3, branching=4))
     many = summarize_many(setup, [0.7, 1.5, 0.7, 0.7], [4, 4, 2, 4], [8, 8, 8, 0])
     assert many["error"][0] is None and many["speedup"][0] > 0
     assert "α (per-token acceptance) must lie in [0, 1]" in many["error"][1]
@@ -21,7 +21,7 @@ def test_runs_the_model_refuses_get_summarize_messages_and_the_rest_still_predic
 
 
 def test_a_setup_where_nothing_fits_gives_every_run_the_same_message():
-    setup = setup_of(Scenario(gpu="L40S", target="Llama 3.1 70B"))
+    setup = setup_of(Scenario.from_names(gpu="L40S", target="Llama 3.1 70B"))
     many = summarize_many(setup, [0.7] * 3, [4] * 3, [1, 8, 64])
     assert len(set(many["error"])) == 1 and "does not fit" in many["error"][0]
 
@@ -43,7 +43,7 @@ def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(mon
     monkeypatch.setattr(scenario, "predict", alpha_costs_time)
     scenario.clear_caches()  # the step grids cached under the real predict must not be reused, nor these after
     request.addfinalizer(scenario.clear_caches)
-    setup = setup_of(Scenario())
+    setup = setup_of(Scenario.from_names())
     many = grouped.summarize_many(setup, [0.5, 0.9], [4, 4], [1, 64])
     ref = [summarize(replace(setup, alpha=a, k=4, concurrency=c)) for a, c in ((0.5, 1), (0.9, 64))]
     assert many["speedup"].tolist() == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)

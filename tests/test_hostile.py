@@ -276,7 +276,7 @@ def test_11_a_gpu_text_cannot_bring_a_tp_past_its_bound_or_to_zero(gpu, words):
 def test_11_every_setting_of_a_scenario_is_bounded_with_the_bound_in_the_message(field, value, words):
     from specmodel.model.scenario import Scenario
     with pytest.raises(SpecModelError, match=words.replace("(", r"\(")):
-        Scenario(**{field: value}).validated()
+        Scenario.from_names(**{field: value}).validated()
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # 1e30 went to the model as int64 garbage (make fuzz)

@@ -33,7 +33,7 @@ def test_qwen3_next_matches_its_config():
 
 
 def test_speculation_on_a_hybrid_model_holds_one_state_snapshot_per_draft_position():
-    s = Scenario(gpu="8x H200", target="Qwen3.5-397B-A17B", method="mtp", k=3, alpha=0.8, context_len=4096,
+    s = Scenario.from_names(gpu="8x H200", target="Qwen3.5-397B-A17B", method="mtp", k=3, alpha=0.8, context_len=4096,
                  concurrency=4096)
     p = predict(s)
     m = find_model("Qwen3.5-397B-A17B")
@@ -113,6 +113,6 @@ def test_speculation_pays_less_on_the_h20_than_on_the_h200():
     """The LMSYS MiMo-V2-Flash blog: on the H20, with its limited FLOPs, aggressive MTP can turn decoding
     compute-bound. Same model, same k: the H20's speedup at a large batch is below the H200's."""
     common = dict(tp=8, target="Llama 3.1 70B", method="eagle3", k=4, alpha=0.8, context_len=2048, concurrency=128)
-    h20 = predict(Scenario(gpu="H20", **common)).speedup
-    h200 = predict(Scenario(gpu="H200", **common)).speedup
+    h20 = predict(Scenario.from_names(gpu="H20", **common)).speedup
+    h200 = predict(Scenario.from_names(gpu="H200", **common)).speedup
     assert h20 < h200

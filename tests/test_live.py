@@ -54,7 +54,7 @@ def test_the_live_verdict_carries_the_models_band_with_the_acceptance_interval_f
         assert (out["speedup_low"], out["speedup_high"]) == pytest.approx(v.band)
         assert out["uncertain"] == (lo < 1.0 < hi)
     assert few.band[1] - few.band[0] > many.band[1] - many.band[0]  # fewer drafts counted, a wider band
-    off = live.live_verdict(window_stats(spec=False), Scenario(alpha=0.7, k=3))
+    off = live.live_verdict(window_stats(spec=False), Scenario.from_names(alpha=0.7, k=3))
     assert off.band is not None and off.band[0] < off.speedup < off.band[1]  # assumed α: the model's band alone
 
 
@@ -68,14 +68,15 @@ def test_load_decides_the_verdict_at_the_same_acceptance():
 
 def test_speculation_off_predicts_with_the_base_scenario_at_the_measured_load():
     stats = window_stats(spec=False, running=8)
-    v = live.live_verdict(stats, Scenario(alpha=0.8, k=4))
+    v = live.live_verdict(stats, Scenario.from_names(alpha=0.8, k=4))
     assert v.label == "off" and not v.measured and v.concurrency == 8
     assert "speculation is off on this server" in v.text and "k = 4 at α = 0.80" in v.text
-    assert v.speedup == pytest.approx(float(live.predict(Scenario(alpha=0.8, k=4, concurrency=8)).speedup))
+    assert v.speedup == pytest.approx(float(live.predict(Scenario.from_names(alpha=0.8, k=4, concurrency=8)).speedup))
 
 
 def test_model_mismatch_and_idle_server_are_noted():
-    v = live.live_verdict(window_stats(running=0), Scenario(target="Llama 3.1 70B", gpu="H100", tp=4, draft="Llama 3.2 1B"))
+    v = live.live_verdict(window_stats(running=0), Scenario.from_names(target="Llama 3.1 70B", gpu="H100", tp=4,
+                                                                       draft="Llama 3.2 1B"))
     assert v.concurrency == 1
     assert any("serves Llama 3.1 8B but --target is Llama 3.1 70B: give --target Llama 3.1 8B" in n for n in v.notes)
     assert any("no requests were running" in n for n in v.notes)
@@ -85,7 +86,7 @@ def test_model_mismatch_and_idle_server_are_noted():
 def test_the_caller_names_the_inputs_its_notes_point_to():
     page = live.InputNames(target="the sidebar's target", choose_target="choose {model} in the sidebar",
                            assumed="the α and k to assume on this page")
-    base = Scenario(target="Llama 3.1 70B", gpu="H100", tp=4, draft="Llama 3.2 1B", alpha=0.6, k=3)
+    base = Scenario.from_names(target="Llama 3.1 70B", gpu="H100", tp=4, draft="Llama 3.2 1B", alpha=0.6, k=3)
     mismatch = live.live_verdict(window_stats(), base, page)
     assert any("serves Llama 3.1 8B but the sidebar's target is Llama 3.1 70B: choose Llama 3.1 8B in the sidebar"
                in n for n in mismatch.notes)
@@ -255,7 +256,7 @@ def test_an_idle_server_with_speculation_on_is_predicted_at_its_own_k_with_the_a
     # vLLM exposes k (1 + the largest per-position label) even in a window with no drafts: the prediction is
     # for the k the server runs, only α is the assumed one.
     idle = live.live_verdict(window_stats(k=3, drafts=0, per_position=(0, 0, 0), running=0.0),
-                             Scenario(alpha=0.6, k=5))
+                             Scenario.from_names(alpha=0.6, k=5))
     assert not idle.measured and idle.label == "unknown"
     assert "the model predicts k = 3 at α = 0.60" in idle.text
     notes = " ".join(idle.notes)

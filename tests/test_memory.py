@@ -31,7 +31,7 @@ def _home(model_name, weight_dtype=None):
 def test_the_longest_context_a_message_offers_is_the_longest_predict_fits(family, kv_dtype):
     name = FAMILIES[family]
     gpu, tp = _home(name)
-    s = Scenario(gpu=gpu, tp=tp, target=name, method="ngram", k=0, kv_dtype=kv_dtype, context_len=16_000_000)
+    s = Scenario.from_names(gpu=gpu, tp=tp, target=name, method="ngram", k=0, kv_dtype=kv_dtype, context_len=16_000_000)
     m = presets.find_model(name)
     usable = presets.find_gpu(gpu).memory_GB * 1e9 * tp * memory.GPU_MEMORY_UTILIZATION
     room = usable - memory.resident_weight_bytes(m) - memory.RESERVE_GB * 1e9
@@ -46,9 +46,9 @@ def test_the_longest_context_a_message_offers_is_the_longest_predict_fits(family
     assert why.needed_GB == pytest.approx(expected, rel=1e-9)
     longest = why.closest_context_len
     assert longest is not None and f"context ≤ {longest:,} tokens" in str(why)
-    assert predict(Scenario(**{**s.__dict__, "context_len": longest})).plain.max_concurrency >= 1
+    assert predict(Scenario.from_names(**{**s.__dict__, "context_len": longest})).plain.max_concurrency >= 1
     with pytest.raises(DoesNotFit):
-        predict(Scenario(**{**s.__dict__, "context_len": longest + 1}))
+        predict(Scenario.from_names(**{**s.__dict__, "context_len": longest + 1}))
 
 
 @pytest.mark.parametrize("method", ["mtp", "eagle", "eagle3", "draft_model"])
@@ -58,34 +58,34 @@ def test_the_longest_context_with_speculation_is_the_longest_the_speculative_arm
     gpu, tp = _home(name)
     m = presets.find_model(name)
     draft = m.default_draft or "Llama 3.2 1B"
-    base = Scenario(gpu=gpu, tp=tp, target=name, method=method, draft=draft, k=3, kv_dtype="fp8")
-    plain_longest = memory.target_does_not_fit(gpu, tp, name, 16_000_000, kv_dtype="fp8").closest_context_len
-    why = memory.speculation_does_not_fit(gpu, tp, name, plain_longest, method, 3, draft, kv_dtype="fp8")
+    base = Scenario.from_names(gpu=gpu, tp=tp, target=name, method=method, draft=draft, k=3, kv_dtype="fp8")
+    plain_longest = memory.target_does_not_fit(base.gpu, tp, m, 16_000_000, kv_dtype="fp8").closest_context_len
+    why = memory.speculation_does_not_fit(base.gpu, tp, m, plain_longest, base.method, 3, base.draft, kv_dtype="fp8")
     assert why is not None and why.part == "speculation"
     longest = why.closest_context_len
-    assert predict(Scenario(**{**base.__dict__, "context_len": longest})).spec.max_concurrency >= 1
-    assert predict(Scenario(**{**base.__dict__, "context_len": longest + 1})).spec.max_concurrency == 0
+    assert predict(Scenario.from_names(**{**base.__dict__, "context_len": longest})).spec.max_concurrency >= 1
+    assert predict(Scenario.from_names(**{**base.__dict__, "context_len": longest + 1})).spec.max_concurrency == 0
 
 
 def test_gpt_oss_120b_on_one_h100_is_counted_at_its_mxfp4_weights_in_the_message_and_in_predict():
-    fits = predict(Scenario(gpu="H100", target="gpt-oss-120b", method="eagle3", k=4, context_len=4096, concurrency=64))
+    fits = predict(Scenario.from_names(gpu="H100", target="gpt-oss-120b", method="eagle3", k=4, context_len=4096, concurrency=64))
     # 116.8B parameters at 0.53 B each: 61.9 GB of an H100's 80; 8.1 GB left hold 51 sequences of 4,096
     # tokens, the 18 full-attention layers' 36 KiB per token and the 18 windowed layers' last 128 tokens
     assert fits.plain.max_concurrency == 51
     with pytest.raises(DoesNotFit) as caught:
-        predict(Scenario(gpu="H100", target="gpt-oss-120b", context_len=2_000_000))
+        predict(Scenario.from_names(gpu="H100", target="gpt-oss-120b", context_len=2_000_000))
     message = str(caught.value)
     assert "weights 61.9 GB in fp4" in message and "234 GB" not in message
     longest = caught.value.closest_context_len
-    assert predict(Scenario(gpu="H100", target="gpt-oss-120b", context_len=longest)).plain.max_concurrency == 1
+    assert predict(Scenario.from_names(gpu="H100", target="gpt-oss-120b", context_len=longest)).plain.max_concurrency == 1
 
 
 def test_llama_8b_with_an_fp8_kv_cache_on_an_l4_offers_the_context_that_fits():
-    s = Scenario(gpu="L4", target="Llama 3.1 8B", kv_dtype="fp8", context_len=60_000, k=0)
+    s = Scenario.from_names(gpu="L4", target="Llama 3.1 8B", kv_dtype="fp8", context_len=60_000, k=0)
     with pytest.raises(DoesNotFit) as caught:
         predict(s)
     assert caught.value.closest_context_len == 54_016  # 3.54 GB of KV at 64 KiB per token (fp8)
-    assert predict(Scenario(**{**s.__dict__, "context_len": 54_000})).plain.max_concurrency == 1
+    assert predict(Scenario.from_names(**{**s.__dict__, "context_len": 54_000})).plain.max_concurrency == 1
 
 
 def test_the_mtp_head_of_deepseek_v3_caches_mla_latents_and_holds_its_moe_layer():
@@ -93,17 +93,18 @@ def test_the_mtp_head_of_deepseek_v3_caches_mla_latents_and_holds_its_moe_layer(
     head = memory.draft_memory(target, "mtp", kv_dtype="bf16")
     assert head.kv_bytes_per_token == 1152  # one layer of (512 latent + 64 rotary) × 2 bytes, not 65,536
     assert 11e9 < head.weights_bytes < 13e9  # 257 experts of 3 × 7168 × 2048 at FP8, not a 1.4 GB dense FFN
-    p = predict(Scenario(gpu="8x H200", target="DeepSeek-V3", method="mtp", k=1, context_len=8192, concurrency=1000))
+    p = predict(Scenario.from_names(gpu="8x H200", target="DeepSeek-V3", method="mtp", k=1, context_len=8192, concurrency=1000))
     assert p.plain.max_concurrency == 594 and p.spec.max_concurrency >= 560  # the KV tax of one MLA layer
 
 
 def test_a_gpu_written_with_a_count_sets_tensor_parallelism_or_is_refused():
-    assert Scenario(gpu="8x H100 (TP=8)").tp == 8
-    assert Scenario(gpu="4x A100").tp == 4
-    assert Scenario(gpu="H100").tp == 1
+    assert Scenario.from_names(gpu="8x H100 (TP=8)").tp == 8
+    assert Scenario.from_names(gpu="4x A100").tp == 4
+    assert Scenario.from_names(gpu="H100").tp == 1
     with pytest.raises(SpecModelError, match="says TP 8 but tp is 4"):
-        Scenario(gpu="8x H100 (TP=8)", tp=4)
-    one, eight = summarize(Scenario(gpu="H100", target="Llama 3.1 70B", tp=8)), summarize(Scenario(gpu="8x H100"))
+        Scenario.from_names(gpu="8x H100 (TP=8)", tp=4)
+    one, eight = summarize(Scenario.from_names(gpu="H100", target="Llama 3.1 70B",
+                                               tp=8)), summarize(Scenario.from_names(gpu="8x H100"))
     assert eight.scenario.tp == 8 and one.scenario.tp == 8
 
 

@@ -52,7 +52,7 @@ def _message(call) -> str:
 @pytest.mark.parametrize("call, shown", [
     (lambda: acceptance.validate_survival([0.8, 0.9, 0.3]), "0.8, 0.9, 0.3"),
     (lambda: acceptance.validate_survival([1.25, 0.5]), "1.25, 0.5"),
-    (lambda: predict(Scenario(survival=(0.5, 0.7), k=2)), "0.5, 0.7"),
+    (lambda: predict(Scenario.from_names(survival=(0.5, 0.7), k=2)), "0.5, 0.7"),
 ], ids=["increasing profile", "profile above 1", "scenario with an increasing profile"])
 def test_library_messages_show_plain_numbers(call, shown):
     text = _message(call)
@@ -107,7 +107,7 @@ def test_turn_it_off_above_batch_names_the_k_it_is_for():
     not to the chosen k, whose crossover is far lower: the advice says which."""
     from specmodel import summarize
 
-    s = Scenario(gpu="H100 SXM", alpha=0.6, k=4, concurrency=8)
+    s = Scenario.from_names(gpu="H100 SXM", alpha=0.6, k=4, concurrency=8)
     summary = summarize(s)
     schedule = summary.schedule
     assert schedule[-1][2] == 0 and schedule[-2][2] == 1

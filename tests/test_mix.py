@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+
+from specmodel.model.scenario import with_changes
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +25,7 @@ from specmodel.runs.calibrate import calibrate
 from specmodel.show.figures.mix import comparison_bars
 
 SEED_RUNS = Path(__file__).parent / "fixtures" / "seed_runs.csv"
-L40S = Scenario(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", k=4)
+L40S = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", k=4)
 
 
 def one(alpha=0.7, survival=None, label="w"):
@@ -36,7 +38,7 @@ def one(alpha=0.7, survival=None, label="w"):
 @pytest.mark.parametrize("alpha,survival", [(0.7, None), (0.4, None), (0.0, (0.8, 0.56, 0.35))])
 @pytest.mark.parametrize("k,concurrency", [(4, 1), (4, 32), (2, 200), (0, 16), (6, 7)])
 def test_pool_of_one_workload_equals_the_whatif_prediction(method, alpha, survival, k, concurrency):
-    s = replace(L40S, method=method, alpha=alpha, survival=survival, k=k, concurrency=concurrency)
+    s = with_changes(L40S, method=method, alpha=alpha, survival=survival, k=k, concurrency=concurrency)
     whatif = predict(s)
     arm = whatif.spec if k else whatif.plain
     pool = pool_result(s, one(alpha if survival is None else 0.5, survival), concurrency, 1, method, k)
@@ -61,7 +63,7 @@ def test_pool_of_one_on_several_gpus_is_that_many_whatif_replicas():
 
 
 def test_tensor_parallel_pool_counts_replicas_not_gpus():
-    s = replace(L40S, target="Llama 3.1 70B", draft="Llama 3.2 1B", tp=4, alpha=0.6, k=2, concurrency=8)
+    s = with_changes(L40S, target="Llama 3.1 70B", draft="Llama 3.2 1B", tp=4, alpha=0.6, k=2, concurrency=8)
     pool = pool_result(s, one(0.6), 16, 8, "draft_model", 2)
     assert pool.replicas == 2
     assert pool.throughput_tok_s == pytest.approx(2 * predict(s).spec.throughput_tok_s, rel=1e-12)
@@ -87,7 +89,7 @@ def test_each_workload_in_a_pool_runs_at_the_pool_batch_with_its_own_acceptance(
 @given(a1=st.floats(0, 1), a2=st.floats(0, 1), share=st.floats(0.01, 0.99), k=st.integers(0, 6),
        concurrency=st.integers(1, 300), method=st.sampled_from(["draft_model", "ngram", "eagle"]))
 def test_pool_aggregate_lies_between_its_workloads_pure_cases(a1, a2, share, k, concurrency, method):
-    s = replace(L40S, method=method)
+    s = with_changes(L40S, method=method)
     ws = [Workload("a", share, a1), Workload("b", 1 - share, a2)]
     mixed = pool_result(s, ws, concurrency, 1, method, k).throughput_tok_s
     pure = [pool_result(s, [replace(w, share=1.0)], concurrency, 1, method, k).throughput_tok_s for w in ws]

@@ -4,7 +4,8 @@ share one pool in every split."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+
+from specmodel.model.scenario import with_changes
 
 import pandas as pd
 import pytest
@@ -23,7 +24,7 @@ BUSIEST = ["w0", "w1", "w3", "w4", "w6", "w8"]  # shares 0.20, 0.15, 0.11, 0.12,
 
 def test_ten_workloads_get_the_single_pool_comparison_and_a_split_search_over_the_busiest_six():
     assert mix.busiest(TEN) == BUSIEST
-    report = mix.compare(Scenario(k=4, concurrency=32), TEN, 32, 2)
+    report = mix.compare(Scenario.from_names(k=4, concurrency=32), TEN, 32, 2)
     assert [p.kind for p in report.plans[:3]] == ["single_on", "single_off", "single_best"]
     assert all(len(p.pools[0].labels) == 10 for p in report.plans[:3])  # the single pool serves all ten
     assert report.splits
@@ -36,7 +37,7 @@ def test_ten_workloads_get_the_single_pool_comparison_and_a_split_search_over_th
 
 
 def test_the_user_picks_which_workloads_to_split_apart():
-    report = mix.compare(Scenario(k=4, concurrency=32), TEN, 32, 2, split_among=["w7", "w6"])
+    report = mix.compare(Scenario.from_names(k=4, concurrency=32), TEN, 32, 2, split_among=["w7", "w6"])
     assert any("separates 2 workloads; the other 8" in n for n in report.notes)
     for plan in report.splits:
         assert max(len(pool.labels) for pool in plan.pools) >= 8
@@ -45,11 +46,11 @@ def test_the_user_picks_which_workloads_to_split_apart():
 @pytest.mark.parametrize("chosen, words", [(["w1", "nope"], "'nope'"), ([f"w{i}" for i in range(7)], "at most 6")])
 def test_a_bad_choice_is_named(chosen, words):
     with pytest.raises(SpecModelError, match=words):
-        mix.compare(Scenario(k=4, concurrency=32), TEN, 32, 2, split_among=chosen)
+        mix.compare(Scenario.from_names(k=4, concurrency=32), TEN, 32, 2, split_among=chosen)
 
 
 def test_too_many_splits_still_compare_the_single_pool():
-    report = mix.compare(Scenario(k=4, concurrency=64), TEN, 64, 32)
+    report = mix.compare(Scenario.from_names(k=4, concurrency=64), TEN, 64, 32)
     assert report.splits == () and report.single_best.pools
     assert any("too many to search: only the single pool is compared" in n for n in report.notes)
 
@@ -84,11 +85,11 @@ def test_a_pool_of_many_workloads_is_each_workloads_own_prediction_at_the_pools_
     from specmodel import predict
 
     members = [*TEN, Workload("profiled", 0.05, 0.6, (0.8, 0.55, 0.35, 0.2))]
-    base = Scenario(k=4, concurrency=32)
+    base = Scenario.from_names(k=4, concurrency=32)
     pool = mix.pool_result(base, members, 48, 2, "draft_model", 4)
     batch = 48 * sum(w.share for w in members) / 2  # two replicas share the pool's sequences
     for w, r in zip(members, pool.workloads):
-        alone = predict(replace(base, alpha=w.alpha, survival=w.survival, draft="Llama 3.2 1B"), k=4,
+        alone = predict(with_changes(base, alpha=w.alpha, survival=w.survival, draft="Llama 3.2 1B"), k=4,
                         concurrency=batch)
         assert r.label == w.label
         assert r.tokens_per_step == pytest.approx(float(alone.tokens_per_step), rel=1e-12)
@@ -105,5 +106,5 @@ def test_a_mix_past_the_cap_loads_its_first_rows_and_says_how_many_were_left_out
     assert len(workloads) == MAX_MIX_WORKLOADS == 10_000
     assert problems == ["mix.csv has 10,005 rows: the first 10,000 load, the other 5 were left out; merge workloads "
                         "of similar acceptance"]
-    report = mix.compare(Scenario(k=4, concurrency=32), workloads, 32, 2)
+    report = mix.compare(Scenario.from_names(k=4, concurrency=32), workloads, 32, 2)
     assert len(report.single_on.pools[0].labels) == 10_000 and report.splits

@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 from specmodel import Scenario, SpecModelError, best_k, crossover_concurrency, predict, summarize
 from specmodel.model.decide import k_schedule
+from specmodel.model.scenario import with_changes
 from tests.conftest import FIXTURES
 
-SEED = Scenario(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, t_target_ms=19, t_draft_ms=3)
-LOAD = Scenario(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, alpha=0.7)
+SEED = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, t_target_ms=19, t_draft_ms=3)
+LOAD = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, alpha=0.7)
 
 
 def rows(name):
@@ -22,7 +23,7 @@ def rows(name):
 
 @pytest.mark.parametrize("row", rows("seed_cost_table.csv"), ids=lambda r: f"alpha={r['alpha']}")
 def test_seed_cost_table_is_reproduced(row):
-    s = Scenario(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", alpha=float(row["alpha"]),
+    s = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", alpha=float(row["alpha"]),
                  k=int(row["k"]), t_target_ms=float(row["t_target_ms"]), t_draft_ms=float(row["t_draft_ms"]),
                  concurrency=int(row["concurrency"]))
     p = predict(s)
@@ -42,7 +43,7 @@ def test_seed_break_even():
 def test_leviathan_predicted_speedups(row):
     # Batch 1, draft cost c = T_d / T_t: the paper's own prediction E / (1 + k·c).
     t_target = 50.0
-    s = Scenario(alpha=float(row["alpha"]), k=int(row["k"]), t_target_ms=t_target,
+    s = Scenario.from_names(alpha=float(row["alpha"]), k=int(row["k"]), t_target_ms=t_target,
                  t_draft_ms=t_target * float(row["cost_coefficient_c"]))
     assert predict(s).speedup == pytest.approx(float(row["paper_predicted_speedup"]), abs=0.1)
 
@@ -61,7 +62,7 @@ def test_long_context_keeps_verification_memory_bound():
     # KV reads grow with context, so a verify pass of k+1 tokens stays memory-bound at a batch where
     # 1k-context verification has turned compute-bound. 64 sequences of 8k tokens need ~69 GB of KV
     # cache: that fits an H200, not an L40S (there the memory tax decides, see the next test).
-    h200 = LOAD.__class__(**{**LOAD.__dict__, "gpu": "H200", "concurrency": 64})
+    h200 = with_changes(LOAD, gpu="H200", concurrency=64)
     short = predict(h200.__class__(**{**h200.__dict__, "context_len": 1024}))
     long = predict(h200.__class__(**{**h200.__dict__, "context_len": 8192}))
     assert long.plain.batch == long.spec.batch == 64  # nothing queues: the comparison is of step costs
@@ -76,15 +77,15 @@ def test_on_l40s_long_context_at_64_sequences_queues_and_says_so():
 
 
 def test_qwen3_draft_costs_over_40_percent_of_max_concurrency():
-    s = Scenario(gpu="L40S", target="Qwen3 8B", draft="Qwen3 0.6B", k=4)
+    s = Scenario.from_names(gpu="L40S", target="Qwen3 8B", draft="Qwen3 0.6B", k=4)
     p = predict(s)
     assert p.spec.max_concurrency < 0.6 * p.plain.max_concurrency
 
 
 def test_ngram_costs_no_memory_and_eagle_little():
     plain_fit = predict(LOAD).plain.max_concurrency
-    ngram = predict(Scenario(method="ngram", draft=None, k=4)).spec.max_concurrency
-    eagle = predict(Scenario(method="eagle", draft=None, k=4)).spec.max_concurrency
+    ngram = predict(Scenario.from_names(method="ngram", draft=None, k=4)).spec.max_concurrency
+    eagle = predict(Scenario.from_names(method="eagle", draft=None, k=4)).spec.max_concurrency
     draft = predict(LOAD).spec.max_concurrency
     assert ngram == pytest.approx(plain_fit, abs=1)  # only the k extra slots per sequence
     assert draft < eagle < plain_fit + 1
@@ -94,7 +95,7 @@ def test_ngram_costs_no_memory_and_eagle_little():
 @given(st.floats(0.0, 1.0), st.integers(1, 512), st.sampled_from(["L40S", "H100 SXM", "L4", "A100 80GB"]),
        st.sampled_from(["draft_model", "ngram", "eagle", "medusa", "mtp"]))
 def test_best_k_is_never_worse_than_off(alpha, concurrency, gpu, method):
-    s = Scenario(gpu=gpu, alpha=alpha, concurrency=concurrency, method=method,
+    s = Scenario.from_names(gpu=gpu, alpha=alpha, concurrency=concurrency, method=method,
                  draft="Llama 3.2 1B" if method == "draft_model" else None)
     k, speed = best_k(s)
     assert speed >= 1.0
@@ -118,14 +119,14 @@ def test_vectorised_predict_matches_scalar_calls():
 
 
 def test_alpha_one_and_k_zero_work():
-    assert predict(Scenario(alpha=1.0, k=4)).speedup > 1
-    off = predict(Scenario(alpha=0.7, k=0))
+    assert predict(Scenario.from_names(alpha=1.0, k=4)).speedup > 1
+    off = predict(Scenario.from_names(alpha=0.7, k=0))
     assert off.speedup == 1.0
     assert off.tokens_per_step == 1.0
 
 
 def test_schedule_turns_speculation_off_at_high_batch_for_low_acceptance():
-    s = Scenario(gpu="H100 SXM", alpha=0.5, k=4)
+    s = Scenario.from_names(gpu="H100 SXM", alpha=0.5, k=4)
     schedule = k_schedule(s)
     assert schedule[0][0] == 1 and schedule[-1][1] == 512
     assert schedule[0][2] >= 1 and schedule[-1][2] == 0
@@ -142,13 +143,13 @@ def test_schedule_turns_speculation_off_at_high_batch_for_low_acceptance():
 ])
 def test_impossible_scenarios_say_what_is_wrong(changes, words):
     with pytest.raises(SpecModelError, match=words):
-        predict(Scenario(**changes))
+        predict(Scenario.from_names(**changes))
 
 
 def test_a_draft_that_does_not_fit_loses_with_a_reason():
     # Llama 3.1 70B on 2 × L40S leaves room for the target but a 3B draft's KV halves what fits;
     # on one A10G an 8B target barely fits and the 3B draft does not.
-    s = Scenario(gpu="A10G", target="Llama 3.1 8B", draft="Llama 3.2 3B", k=4)
+    s = Scenario.from_names(gpu="A10G", target="Llama 3.1 8B", draft="Llama 3.2 3B", k=4)
     summary = summarize(s)
     assert summary.prediction.spec.max_concurrency == 0
     assert summary.verdict.label == "loses"

@@ -52,7 +52,7 @@ def test_url_sets_a_request_rate_an_itl_target_and_k():
                     "cap_target": "inter-token latency", "cap_itl": "20", "cap_k": "4", "cap_alpha": "0.6"})
     assert not at.exception
     assert at.number_input(key="cap_rps").value == 3 and at.number_input(key="cap_itl").value == 20
-    expected = plan(Scenario(alpha=0.6), Load(rps=3.0, output_tokens=500), Target(max_itl_ms=20.0), k=4)
+    expected = plan(Scenario.from_names(alpha=0.6), Load(rps=3.0, output_tokens=500), Target(max_itl_ms=20.0), k=4)
     m = metrics(at)
     plain = "impossible" if expected.plain.gpus is None else str(expected.plain.gpus)
     assert m["GPUs without speculation"] == plain
@@ -97,7 +97,7 @@ def test_calibration_from_the_link_applies():
     cal = Efficiency(eta_bw=0.6, eta_flops=0.45, t_fixed_ms=3.0, t_spec_overhead_ms=0.5, small_model_exponent=0.18)
     at = open_page({"cal": "0.6,0.45,3,0.5,0.18", "cap_users": "200", "cap_tok_s": "20"})
     assert not at.exception
-    expected = plan(Scenario(efficiency=cal), Load(users=200), Target(min_user_tok_s=20.0))
+    expected = plan(Scenario.from_names(efficiency=cal), Load(users=200), Target(min_user_tok_s=20.0))
     default = plan(Scenario(), Load(users=200), Target(min_user_tok_s=20.0))
     assert expected.plain.gpus != default.plain.gpus  # precondition: calibration changes the answer
     assert metrics(at)["GPUs without speculation"] == str(expected.plain.gpus)

@@ -99,7 +99,7 @@ def test_trtllm_plan_uses_guidellm_at_a_concurrent_rate():
 
 
 def test_the_fixture_files_are_the_plans_runs_in_vllm_bench_serve_format():
-    plan = measurement_plan(summarize(Scenario(gpu="L40S", target="Llama 3.1 8B", method="draft_model",
+    plan = measurement_plan(summarize(Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", method="draft_model",
                                                draft="Llama 3.2 1B", alpha=0.7, k=4)))
     assert {f.stem for f in FIXTURES} == {f"{'spec' if r.speculative else 'plain'}_c{r.concurrency}" for r in plan.runs}
     reference = json.loads((ROOT.parent / "shared" / "reference" / "vllm_bench_serve_sample.json").read_text()) \

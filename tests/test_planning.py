@@ -6,6 +6,8 @@ import json
 import math
 from dataclasses import replace
 
+from specmodel.model.scenario import with_changes
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -40,7 +42,7 @@ def oracle_replicas(s: Scenario, users: int, need_tok_s: float, k: int) -> int |
 @pytest.mark.parametrize("alpha", [0.2, 0.55, 0.9])
 @pytest.mark.parametrize("k", [1, 4, 8])
 def test_at_batch_one_spec_speed_is_plain_times_the_whatif_speedup(method, alpha, k):
-    s = replace(L40S, method=method, alpha=alpha)
+    s = with_changes(L40S, method=method, alpha=alpha)
     result = plan(s, Load(users=1), LOOSE, k=k)
     assert result.plain.batch_per_replica == result.spec.batch_per_replica == 1
     assert result.plain.gpus == result.spec.gpus == 1
@@ -54,7 +56,7 @@ def test_at_batch_one_spec_speed_is_plain_times_the_whatif_speedup(method, alpha
 @given(alpha=st.floats(0, 1), k=st.integers(1, 8), gpu=st.sampled_from(["L40S", "H100 SXM", "A100 80GB"]),
        ctx=st.sampled_from([128, 1024, 8192]))
 def test_batch_one_property_holds_across_hardware(alpha, k, gpu, ctx):
-    s = replace(L40S, gpu=gpu, alpha=alpha, context_len=ctx)
+    s = with_changes(L40S, gpu=gpu, alpha=alpha, context_len=ctx)
     result = plan(s, Load(users=1), LOOSE, k=k)
     speedup = predict(replace(s, k=k, concurrency=1)).speedup
     assert result.spec.user_tok_s == pytest.approx(result.plain.user_tok_s * speedup, rel=1e-9)
@@ -75,7 +77,7 @@ def test_users_plan_is_the_fewest_replicas_a_loop_over_predict_finds(users, need
 
 
 def test_tensor_parallel_replicas_count_their_gpus():
-    s = replace(L40S, target="Llama 3.1 70B", tp=4, alpha=0.7)
+    s = with_changes(L40S, target="Llama 3.1 70B", tp=4, alpha=0.7)
     result = plan(s, Load(users=64), Target(min_user_tok_s=15.0), k=3)
     for arm, k in ((result.plain, 0), (result.spec, 3)):
         assert arm.replicas == oracle_replicas(s, 64, 15.0, k)

@@ -6,7 +6,7 @@ concurrencies and says so. A rate with neither latencies nor an output length st
 import pytest
 
 from specmodel.model.rate import at_request_rate, littles_law_concurrency, running_limit
-from specmodel.model.scenario import Scenario
+from specmodel.model.scenario import with_changes, Scenario
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.measured import latencies_from_text
 from specmodel.runs.calibrate import calibrate
@@ -96,7 +96,7 @@ def test_latencies_that_disagree_with_the_speedup_are_said():
     assert "speedup 1.9 disagrees with the measured latencies 2.56 s / 1.66 s = 1.542" in t.rows.iloc[0]["remarks"]
 
 
-SCENARIO = Scenario(gpu="H100 SXM", tp=4, target="Llama 3 70B", method="draft_model", draft="Qwama 0.5B",
+SCENARIO = Scenario.from_names(gpu="H100 SXM", tp=4, target="Llama 3 70B", method="draft_model", draft="Qwama 0.5B",
                     alpha=0.6, k=4)
 
 
@@ -139,9 +139,8 @@ def test_calibration_leaves_rate_rows_out():
 def test_an_arm_runs_as_many_sequences_as_the_engines_default_limit_on_that_gpu():
     """vLLM's EngineArgs default max_num_seqs (vllm/engine/arg_utils.py, V1): 1024 on a GPU of 70 GiB or
     more that is not an A100 (from v0.9.0), 256 otherwise; V0 (before 0.8.5 here) 256."""
-    from dataclasses import replace
 
-    assert running_limit(replace(SCENARIO, gpu="H100 SXM", engine="vllm")) == 1024
-    assert running_limit(replace(SCENARIO, gpu="A100 80GB", engine="vllm")) == 256
-    assert running_limit(replace(SCENARIO, gpu="L40S", engine="vllm")) == 256
-    assert running_limit(replace(SCENARIO, gpu="H100 SXM", engine="vllm 0.8.0")) == 256
+    assert running_limit(with_changes(SCENARIO, gpu="H100 SXM", engine="vllm")) == 1024
+    assert running_limit(with_changes(SCENARIO, gpu="A100 80GB", engine="vllm")) == 256
+    assert running_limit(with_changes(SCENARIO, gpu="L40S", engine="vllm")) == 256
+    assert running_limit(with_changes(SCENARIO, gpu="H100 SXM", engine="vllm 0.8.0")) == 256

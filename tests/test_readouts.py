@@ -7,7 +7,7 @@ from specmodel.metrics import prom
 from specmodel.model.decide import tone_of
 from specmodel.show import readouts
 
-SEED = Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)  # the seed: 1.70x, E = 2.77, break-even 1.63
+SEED = Scenario.from_names(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3)  # the seed: 1.70x, E = 2.77, break-even 1.63
 
 
 def shown(rs):
@@ -31,15 +31,15 @@ def test_whatif_speedup_shows_the_models_80_percent_band_under_it():
     assert caption == f"80% band {low:.2f}–{high:.2f}x"
     assert low < 1.70 < high and "straddles" not in caption
     # batch 32 on an L40S with a 1B draft at α = 0.6: the band straddles 1.0 and the caption says so
-    busy = summarize(Scenario(gpu="L40S", draft="Llama 3.2 1B", alpha=0.6, k=4, concurrency=32))
+    busy = summarize(Scenario.from_names(gpu="L40S", draft="Llama 3.2 1B", alpha=0.6, k=4, concurrency=32))
     assert busy.uncertain
     assert shown(readouts.whatif_readouts(busy))["Speedup"].caption.endswith("(straddles 1.0)")
-    off = summarize(Scenario(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
+    off = summarize(Scenario.from_names(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
     assert shown(readouts.whatif_readouts(off))["Speedup"].caption is None  # no speculation, no band
 
 
 def test_whatif_with_speculation_off_has_no_delta_and_says_off():
-    summary = summarize(Scenario(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
+    summary = summarize(Scenario.from_names(alpha=0.7, k=0, t_target_ms=19, t_draft_ms=3))
     r = shown(readouts.whatif_readouts(summary))
     assert r["Tokens per step E"].delta is None
     assert summary.verdict.tone == "neutral"
@@ -67,7 +67,7 @@ def test_live_band_line_names_the_band_and_says_when_it_straddles_1():
     line = readouts.live_band_line(sure)
     assert line.startswith(f"The model's 80% band here: {lo:.2f}–{hi:.2f}x (the window's acceptance interval")
     assert ("straddles 1.0" in line) == (lo < 1.0 < hi)
-    busy = live.live_verdict(_stats(True), Scenario(gpu="A100 80GB"))  # 12 running: 1.29x, band 0.93–2.01x
+    busy = live.live_verdict(_stats(True), Scenario.from_names(gpu="A100 80GB"))  # 12 running: 1.29x, band 0.93–2.01x
     assert busy.uncertain and "straddles 1.0" in readouts.live_band_line(busy)
 
 

@@ -18,15 +18,16 @@ def _crossover_one_pass(s: Scenario, max_batch: int = 4096):
     return None if losing.size == 0 else int(losing[0])
 
 
-@pytest.mark.parametrize("s", [Scenario(), Scenario(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4),
-                               Scenario(alpha=0.2, k=6), Scenario(method="ngram", draft=None, alpha=0.8, k=3),
-                               Scenario(alpha=0.9, k=1, gpu="H200")])
+@pytest.mark.parametrize("s", [Scenario(), Scenario.from_names(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4),
+                               Scenario.from_names(alpha=0.2, k=6), Scenario.from_names(method="ngram", draft=None,
+                                                                                        alpha=0.8, k=3),
+                               Scenario.from_names(alpha=0.9, k=1, gpu="H200")])
 def test_crossover_searched_in_two_stages_equals_one_pass_over_4096_batches(s):
     assert crossover_concurrency(s) == _crossover_one_pass(s)
 
 
 def test_a_crossover_beyond_512_is_still_found():
-    late = [s for s in (Scenario(alpha=a, k=1, gpu=g, method="ngram", draft=None)
+    late = [s for s in (Scenario.from_names(alpha=a, k=1, gpu=g, method="ngram", draft=None)
                         for a in (0.6, 0.8, 0.95) for g in ("H200", "H100 SXM", "L40S"))
             if (crossover_concurrency(s) or 0) > 512 or crossover_concurrency(s) is None]
     assert late, "no scenario whose crossover lies past batch 512 to check"
@@ -44,7 +45,7 @@ def test_inverting_one_value_matches_the_array_bisection():
 
 
 def test_figures_given_the_summary_equal_figures_that_predict_for_themselves():
-    s = Scenario(alpha=0.63, k=4, concurrency=24, gpu="H100 SXM")
+    s = Scenario.from_names(alpha=0.63, k=4, concurrency=24, gpu="H100 SXM")
     summary = summarize(s)
     for with_summary, alone in [
         (figures.speedup_vs_alpha(s, summary.prediction), figures.speedup_vs_alpha(s)),
@@ -54,23 +55,23 @@ def test_figures_given_the_summary_equal_figures_that_predict_for_themselves():
 
 
 def test_the_alpha_k_grid_is_shared_across_alpha_and_k_but_not_concurrency():
-    a = figures._alpha_k_grid(Scenario(alpha=0.3, k=2, concurrency=8))
-    b = figures._alpha_k_grid(Scenario(alpha=0.9, k=6, concurrency=8))
-    c = figures._alpha_k_grid(Scenario(alpha=0.3, k=2, concurrency=64))
+    a = figures._alpha_k_grid(Scenario.from_names(alpha=0.3, k=2, concurrency=8))
+    b = figures._alpha_k_grid(Scenario.from_names(alpha=0.9, k=6, concurrency=8))
+    c = figures._alpha_k_grid(Scenario.from_names(alpha=0.3, k=2, concurrency=64))
     assert a is b and a is not c
-    fresh = np.asarray(predict(Scenario(concurrency=64), alpha=figures.ALPHAS[None, :],
+    fresh = np.asarray(predict(Scenario.from_names(concurrency=64), alpha=figures.ALPHAS[None, :],
                                k=np.arange(0, 9)[:, None]).speedup, dtype=float)
     assert np.array_equal(c, fresh)
 
 
 @pytest.mark.parametrize("s", [
-    Scenario(), Scenario(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4),
-    Scenario(method="ngram", draft=None, alpha=0.8, k=3),  # vLLM verifies matched sequences only: rate 0.4
-    Scenario(method="ngram", draft=None, alpha=0.8, k=3, engine="sglang"),
-    Scenario(survival=(0.8, 0.56, 0.35)), Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3),
-    Scenario(method="eagle", draft=None, alpha=0.6, draft_depth=3, branching=2),
-    Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=4, context_len=32768),  # few fit
-    Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2, context_len=2700),  # no draft fits
+    Scenario(), Scenario.from_names(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4),
+    Scenario.from_names(method="ngram", draft=None, alpha=0.8, k=3),  # vLLM verifies matched sequences only: rate 0.4
+    Scenario.from_names(method="ngram", draft=None, alpha=0.8, k=3, engine="sglang"),
+    Scenario.from_names(survival=(0.8, 0.56, 0.35)), Scenario.from_names(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3),
+    Scenario.from_names(method="eagle", draft=None, alpha=0.6, draft_depth=3, branching=2),
+    Scenario.from_names(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=4, context_len=32768),  # few fit
+    Scenario.from_names(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2, context_len=2700),  # no draft fits
 ])
 def test_the_speedup_grid_scaled_from_one_alpha_equals_predict_at_every_k_and_batch(s):
     ks, batches = np.arange(0, 9), np.arange(1, 700)
@@ -79,7 +80,7 @@ def test_the_speedup_grid_scaled_from_one_alpha_equals_predict_at_every_k_and_ba
     assert np.array_equal(np.isnan(direct), np.isnan(scaled)) and np.array_equal(direct == 0, scaled == 0)
     assert np.allclose(scaled, direct, rtol=1e-12, atol=0, equal_nan=True)
     for alpha in (0.0, 0.33, 1.0):  # the steps' grid cached at one α serves every other
-        moved = Scenario(**{**s.__dict__, "alpha": alpha, "survival": None})
+        moved = Scenario.from_names(**{**s.__dict__, "alpha": alpha, "survival": None})
         assert np.allclose(speedup_grid(moved, ks, batches), predict(moved, k=ks[:, None], concurrency=batches[None, :])
                            .speedup, rtol=1e-12, atol=0, equal_nan=True)
 
@@ -87,16 +88,17 @@ def test_the_speedup_grid_scaled_from_one_alpha_equals_predict_at_every_k_and_ba
 def test_moving_alpha_k_or_concurrency_reuses_the_steps_grid_of_the_scenario():
     from specmodel.model import scenario
 
-    summarize(Scenario(alpha=0.41, k=3, concurrency=5, gpu="H200"))
+    summarize(Scenario.from_names(alpha=0.41, k=3, concurrency=5, gpu="H200"))
     before = scenario._speedup_at_probe.cache_info()
-    summarize(Scenario(alpha=0.77, k=6, concurrency=9, gpu="H200"))
+    summarize(Scenario.from_names(alpha=0.77, k=6, concurrency=9, gpu="H200"))
     after = scenario._speedup_at_probe.cache_info()
     # Only best_k at the new concurrency (one column) is new; the schedule and crossover grids are reused.
     assert after.misses - before.misses <= 1 and after.hits > before.hits
 
 
-@pytest.mark.parametrize("s", [Scenario(alpha=0.55, k=3, concurrency=16), Scenario(method="ngram", draft=None, alpha=0.8),
-                               Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2,
+@pytest.mark.parametrize("s", [Scenario.from_names(alpha=0.55, k=3, concurrency=16), Scenario.from_names(method="ngram",
+                                                                                                         draft=None, alpha=0.8),
+                               Scenario.from_names(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2,
                                         context_len=2700)])
 def test_deploy_options_throughputs_equal_predicting_every_k_at_every_batch(s):
     rows = figures.deploy_option_rows(summarize(s))
@@ -123,12 +125,12 @@ def test_a_schedule_switches_k_only_for_a_gain_beyond_switch_gain():
 
 
 _STEP_CASES = [
-    Scenario(), Scenario(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4, concurrency=48),
-    Scenario(method="ngram", draft=None, alpha=0.8, k=3),
-    Scenario(survival=(0.8, 0.56, 0.35), k=3), Scenario(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3),
-    Scenario(method="eagle", draft=None, alpha=0.6, k=4, draft_depth=3, branching=2),
-    Scenario(method="medusa", draft=None, alpha=0.5, k=3),
-    Scenario(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2, context_len=2700),  # no draft fits
+    Scenario(), Scenario.from_names(alpha=0.95, k=2, gpu="H100 SXM", target="Llama 3.1 70B", tp=4, concurrency=48),
+    Scenario.from_names(method="ngram", draft=None, alpha=0.8, k=3),
+    Scenario.from_names(survival=(0.8, 0.56, 0.35), k=3), Scenario.from_names(alpha=0.7, k=4, t_target_ms=19, t_draft_ms=3),
+    Scenario.from_names(method="eagle", draft=None, alpha=0.6, k=4, draft_depth=3, branching=2),
+    Scenario.from_names(method="medusa", draft=None, alpha=0.5, k=3),
+    Scenario.from_names(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2, context_len=2700),  # no draft fits
 ]
 
 
@@ -148,7 +150,8 @@ def test_predict_with_the_cached_step_times_equals_predict_computing_them(s, mon
              dict(alpha=np.array([0.2, 0.9]), concurrency=np.array([3.0, 700.0])),
              dict(k=1),  # same shapes as above, other values
              dict(k=np.arange(1, 10)[:, None], concurrency=np.array([2, 5, 65, 513])[None, :])]
-    moved = [s, Scenario(**{**s.__dict__, "alpha": 0.33}), Scenario(**{**s.__dict__, "alpha": 0.9, "survival": None})]
+    moved = [s, Scenario.from_names(**{**s.__dict__, "alpha": 0.33}), Scenario.from_names(**{**s.__dict__, "alpha": 0.9,
+                                                                                             "survival": None})]
     cached = [_fields(predict(m, **kw)) for m in moved for kw in calls]
     again = [_fields(predict(m, **kw)) for m in moved for kw in calls]  # served from the cache
     monkeypatch.setattr(scenario, "_STEPS_MAX_CELLS", -1)  # every call computes its steps
@@ -201,13 +204,13 @@ def test_per_distinct_computes_each_distinct_input_once_and_tells_minus_zero_apa
 
 
 def test_writing_into_a_prediction_does_not_change_the_next_one():
-    s = Scenario(alpha=0.61, k=3, gpu="H200")
+    s = Scenario.from_names(alpha=0.61, k=3, gpu="H200")
     batches = np.array([1.0, 8.0, 32.0])
     first = predict(s, concurrency=batches)
     kept = np.array(first.spec.step_ms, copy=True)
     first.spec.step_ms[:] = -1.0
     first.plain.batch[:] = 0.0
-    second = predict(Scenario(alpha=0.62, k=3, gpu="H200"), concurrency=batches)
+    second = predict(Scenario.from_names(alpha=0.62, k=3, gpu="H200"), concurrency=batches)
     assert np.array_equal(second.spec.step_ms, kept) and np.all(second.plain.batch > 0)
 
 
@@ -216,8 +219,8 @@ def test_the_page_figures_after_an_alpha_move_equal_those_computed_without_step_
     rerun after an α move found the steps cached or computed everything afresh."""
     from specmodel.model import scenario
 
-    s = Scenario(alpha=0.47, k=5, concurrency=24, gpu="H100 SXM")
-    figures.whatif_view(Scenario(alpha=0.12, k=5, concurrency=24, gpu="H100 SXM"))  # the steps, cached
+    s = Scenario.from_names(alpha=0.47, k=5, concurrency=24, gpu="H100 SXM")
+    figures.whatif_view(Scenario.from_names(alpha=0.12, k=5, concurrency=24, gpu="H100 SXM"))  # the steps, cached
     summary, figs = figures.whatif_view.__wrapped__(s)
     monkeypatch.setattr(scenario, "_STEPS_MAX_CELLS", -1)
     scenario.clear_caches()

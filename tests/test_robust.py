@@ -154,7 +154,7 @@ def test_3_predict_json_gives_the_does_not_fit_verdict_with_every_key():
 
 def test_3_n_gram_advice_names_the_real_cause_not_a_draft():
     from specmodel import summarize
-    v = summarize(Scenario(gpu="L4", context_len=27005, method="ngram", draft=None, k=8)).verdict
+    v = summarize(Scenario.from_names(gpu="L4", context_len=27005, method="ngram", draft=None, k=8)).verdict
     assert "the k = 8 extra tokens per sequence" in v.text and "draft" not in v.text
     assert "n-gram" not in v.advice and "k = 3" in v.advice  # the closest setting that fits
 

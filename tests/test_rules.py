@@ -17,7 +17,7 @@ from specmodel.export import dashboard, rules
 from tests.prometheus_harness import FLEET, running_fleet
 
 WINDOW = "10s"  # the fleet is scraped every second: ten samples per rate
-SCENARIO = Scenario(k=3)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft) at the fleet's k
+SCENARIO = Scenario.from_names(k=3)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft) at the fleet's k
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 
 
@@ -209,7 +209,7 @@ def test_the_fleet_page_offers_the_rules_and_the_dashboard_for_download():
 
 # --- promtool's own rule unit test: each instance held against its own k and load ----------------------
 
-UNIT_SCENARIO = Scenario(k=4)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft), fleet k = 4
+UNIT_SCENARIO = Scenario.from_names(k=4)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft), fleet k = 4
 VLLM_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 # (job, instance, running requests, drafts, accepted per position 0..3 per minute): vLLM servers at k = 4
 VLLM_UNIT = {"losing": ("vllm", "vllm-a:8000", 8, 1000, (300, 120, 60, 20)),  # E = 1.50 at light load

@@ -18,7 +18,8 @@ from pages.parts.method_alpha import method_changed
 from pages.parts.text import no_links
 from specmodel import Efficiency, Scenario
 from specmodel.model import presets
-from specmodel.model.engines import DEFAULT_ENGINE, engine_names, find_engine, with_version
+from specmodel.model.engines import DEFAULT_ENGINE, engine_names, with_version
+from specmodel.model.scenario import resolved_engine, resolved_method, resolved_model
 from specmodel.show import links
 from specmodel.model.calibration_file import calibration_line
 
@@ -28,7 +29,7 @@ CONTEXT_CHOICES = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 
 
 # How each sidebar widget writes its value into the URL (a selectbox with format_func writes the label).
-_URL_FORM = {"method": lambda m: presets.find_method(m).label, "engine": lambda e: find_engine(e).label}
+_URL_FORM = {"method": lambda m: resolved_method(m).label, "engine": lambda e: resolved_engine(e).label}
 
 
 def _read_link_choices() -> tuple[list[str], dict[str, str]]:
@@ -37,8 +38,8 @@ def _read_link_choices() -> tuple[list[str], dict[str, str]]:
     is said (the widget keeps its default). Returns the lines to say and {key: the URL value each
     read choice gets once its widget ran}."""
     own = {"gpu": presets.gpu_names(), "tp": ["1", "2", "4", "8"], "target": presets.model_names(),
-           "draft": presets.model_names(), "method": [presets.find_method(m).label for m in presets.METHODS],
-           "engine": [find_engine(e).label for e in engine_names()]}
+           "draft": presets.model_names(), "method": [resolved_method(m).label for m in presets.METHODS],
+           "engine": [resolved_engine(e).label for e in engine_names()]}
     given = {k: st.query_params[k] for k in links.VIEW_KEYS
              if k in st.query_params and k not in st.session_state and st.query_params[k] not in own[k]}
     values, problems = links.read_view_params(given)
@@ -67,11 +68,11 @@ def render_sidebar(page_path: str = "") -> None:
     target = sb.selectbox("Target model", models, index=_start("target", models), key="target",
                           bind="query-params")
     sb.selectbox("Speculation method", presets.METHODS, key="method", bind="query-params",
-                 format_func=lambda m: presets.find_method(m).label, on_change=method_changed,
+                 format_func=lambda m: resolved_method(m).label, on_change=method_changed,
                  help="Draft cost and memory per method: a draft model runs its own forward passes; "
                       "n-gram lookup costs no GPU time; EAGLE/MTP run one extra layer; Medusa one pass of heads.")
     if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":
-        default_draft = presets.find_model(target).default_draft or models[0]
+        default_draft = resolved_model(target).default_draft or models[0]
         sb.selectbox("Draft model", models, index=_start("draft", models, default_draft), key="draft",
                      bind="query-params")
     engine_inputs(sb, _start("engine", engine_names()))
@@ -129,9 +130,9 @@ def base_scenario(**changes) -> Scenario:
     ss = st.session_state
     method = ss.get("method", DEFAULTS["method"])
     target = ss.get("target", DEFAULTS["target"])
-    draft = (ss.get("draft") or presets.find_model(target).default_draft) if method == "draft_model" else None
+    draft = (ss.get("draft") or resolved_model(target).default_draft) if method == "draft_model" else None
     engine = with_version(ss.get("engine", DEFAULTS["engine"]), ss.get("engine_version"))
-    s = Scenario(gpu=ss.get("gpu", DEFAULTS["gpu"]), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
+    s = Scenario.from_names(gpu=ss.get("gpu", DEFAULTS["gpu"]), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
                  method=method, draft=draft, context_len=int(ss.get("ctx", DEFAULTS["ctx"])),
                  efficiency=calibration() or Efficiency(), engine=engine)
     return dataclasses.replace(s, **changes)

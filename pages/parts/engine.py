@@ -6,14 +6,15 @@ import streamlit as st
 
 from pages.parts.method_alpha import engine_changed
 from pages.parts.text import plain
-from specmodel.model.engines import attention_backend, engine_names, find_engine, parse_version
+from specmodel.model.engines import attention_backend, engine_names, parse_version
+from specmodel.model.scenario import resolved_engine
 
 
 def engine_inputs(sb, start: int) -> None:
     """Draw the engine selectbox (starting at option `start`) and the version box; an unreadable
     version is said under it (the band then spans the versions)."""
     sb.selectbox("Serving engine", engine_names(), key="engine", bind="query-params",
-                 index=start, format_func=lambda e: find_engine(e).label, on_change=engine_changed,
+                 index=start, format_func=lambda e: resolved_engine(e).label, on_change=engine_changed,
                  help="Each engine's own cost per step, per draft pass and per sequence (scheduling, launches, "
                       "sampling), with its source; 'No engine overhead' is kernels only.")
     sb.text_input("Engine version", key="engine_version", bind="query-params", placeholder="e.g. 0.5.9 (optional)",

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from specmodel.model import presets, scenario, spec_defaults
+from specmodel.model import scenario, spec_defaults
 
 
 def method_changed() -> None:
     """A new method brings its own default acceptance (model.spec_defaults, with its source) to the
     What-if page's α, instead of keeping the previous method's; a method without one keeps α."""
     method = st.session_state.get("method", "draft_model")
-    label = presets.find_method(method).label
+    chosen = scenario.resolved_method(method)
+    label = chosen.label
     found = spec_defaults.method_default_acceptance(
-        method, scenario.default_proposal_rate(method, st.session_state.get("engine")))
+        method, scenario.default_proposal_rate(chosen, scenario.resolved_engine(st.session_state.get("engine"))))
     if found is None:
         st.session_state["alpha_from"] = (f"{label} has no published default acceptance in the table: α kept.",
                                           st.session_state.get("alpha"))

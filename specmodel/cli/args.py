@@ -179,7 +179,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     if args.t_draft_ms is not None and args.t_target_ms is None:
         raise SpecModelError("--t-draft-ms needs --t-target-ms too (measured timings come as a pair)")
     gpu, tp = gpu_and_tp(args)
-    return Scenario(gpu=gpu, target=presets.find_model(args.target).name,
+    return Scenario.from_names(gpu=gpu, target=presets.find_model(args.target).name,
                     method=method, draft=draft, alpha=alpha, survival=survival, k=k,
                     concurrency=args.concurrency, context_len=args.context_len,
                     t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=tp,
@@ -209,7 +209,7 @@ def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
     eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
     gpu, tp = gpu_and_tp(args)
-    return Scenario(gpu=gpu, target=presets.find_model(args.target).name, method=method, draft=draft,
+    return Scenario.from_names(gpu=gpu, target=presets.find_model(args.target).name, method=method, draft=draft,
                     alpha=args.alpha, k=args.k, context_len=args.context_len, tp=tp, efficiency=eff).validated()
 
 

@@ -41,7 +41,7 @@ def run_capacity(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     who = f"{s.target} on {s.tp}× {s.gpu} per replica" if s.tp > 1 else f"{s.target} on {s.gpu}"
-    how = f"draft {s.draft}" if s.method == "draft_model" else s.method
+    how = f"draft {s.draft}" if s.method.name == "draft_model" else s.method.name
     acc = f"α={s.alpha:.2f}" if s.survival is None else f"profile {','.join(f'{p:g}' for p in s.survival)}"
     print(f"{who}, {how}, {acc}, context {s.context_len} ({out['timings']} timings)")
     print(f"  load: {result.load.describe()}; target: {result.target.describe()}")

@@ -64,7 +64,7 @@ def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env:
 def base_scenario(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
-    return Scenario(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
+    return Scenario.from_names(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
                     alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
 

@@ -63,7 +63,7 @@ def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
         raise SpecModelError(problems[0] + more)
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
-    base = Scenario(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
+    base = Scenario.from_names(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
                     k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args))
     report = compare(base, workloads, args.concurrency, args.gpus, methods=args.methods, k_max=args.k_max,
@@ -81,7 +81,7 @@ def run_mix(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     s = report.scenario
-    how = f"draft {s.draft}" if s.method == "draft_model" else s.method
+    how = f"draft {s.draft}" if s.method.name == "draft_model" else s.method.name
     print(f"{s.target} on {report.gpus}× {s.gpu} (tp {s.tp}), {how}, {report.concurrency} concurrent sequences, "
           f"context {s.context_len}")
     print("workloads: " + ", ".join(f"{w.label} {w.share:.0%} (α {w.alpha:.2f})" for w in report.workloads))

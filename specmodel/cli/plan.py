@@ -74,8 +74,7 @@ def _calibrated(scenario, files: list[str]) -> dict:
     from specmodel.runs.load import read_runs
     from specmodel.runs.records import RunDefaults
 
-    defaults = RunDefaults(gpu=scenario.gpu, target=scenario.target, method=scenario.method, draft=scenario.draft,
-                           tp=scenario.tp, context_len=scenario.context_len, k=scenario.k or None)
+    defaults = RunDefaults(**scenario.names(), tp=scenario.tp, context_len=scenario.context_len, k=scenario.k or None)
     table = read_runs([(Path(f).name, read_file(f)) for f in files], defaults)
     for p in table.problems:
         sys.stderr.write(f"{p.severity}: {p.file}" + (f" row {p.row}" if p.row else "") + f": {p.message}\n")

@@ -66,7 +66,7 @@ def run_predict(args: argparse.Namespace) -> int:
     s = summary.scenario
     plain, spec = out["plain"], out["spec"]
     who = f"{s.target} on {s.tp}× {s.gpu}" if s.tp > 1 else f"{s.target} on {s.gpu}"
-    how = f"draft {s.draft}" if s.method == "draft_model" else s.method
+    how = f"draft {s.draft}" if s.method.name == "draft_model" else s.method.name
     be_alpha = "unreachable" if out["break_even_alpha"] is None else f"{out['break_even_alpha']:.2f}"
     print(f"{who}, {how}, k={out['k']}, α={out['alpha']:.2f}, concurrency {out['concurrency']}, "
           f"context {s.context_len} ({out['timings']} timings)")
@@ -84,7 +84,7 @@ def run_predict(args: argparse.Namespace) -> int:
           + crossover_words(cross, s.k))
     if out["threshold_text"]:
         print(f"                    {out['threshold_text']}")
-    if s.engine == "vllm":
+    if str(s.engine) == "vllm":  # the engine text: no version named
         print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     else:
         print(f"  deploy:           {advice.intro}" + (f" {advice.one_line}" if advice.code else ""))

@@ -63,7 +63,7 @@ def run_scrape(args: argparse.Namespace) -> int:
         if k is not None and k != args.spec_k:
             raise SpecModelError(f"--k {k} and --spec-k {args.spec_k} disagree: give only --k")
         k = args.spec_k
-    base = Scenario(gpu=gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
+    base = Scenario.from_names(gpu=gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
                     k=k or DEFAULT_K, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
     token = os.environ.get(args.token_env) or None

@@ -59,7 +59,8 @@ RATIO_THRESHOLDS = {"mode": "absolute", "steps": [{"color": "red", "value": None
 def uid_for(scenario: Scenario, window: str, title: str | None, instances=()) -> str:
     """A uid derived from everything the dashboard is made from: two dashboards for different models,
     windows or instances never overwrite each other in Grafana; the same inputs give the same uid."""
-    inputs = {"scenario": asdict(scenario.validated()), "window": window, "title": title,
+    named = {**asdict(scenario.validated()), **scenario.names(), "engine": str(scenario.engine)}  # as it was keyed
+    inputs = {"scenario": named, "window": window, "title": title,
               "instances": [asdict(m) for m in instances]}
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
     return f"specmodel-{digest[:16]}"  # Grafana allows 40 characters

@@ -18,8 +18,7 @@ from specmodel.model.decide import off_above
 from specmodel.words import Summary
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
-from specmodel.model.engines import engine_text, find_engine
-from specmodel.model.presets import find_gpu, find_model
+from specmodel.model.engines import engine_preset, engine_text
 
 
 
@@ -31,7 +30,7 @@ def vllm_speculative_config(summary: Summary) -> dict | None:
     if all(k == 0 for _, _, k in schedule) and summary.best_k == 0:
         return None
     s = summary.scenario
-    config: dict = {"method": s.method}
+    config: dict = {"method": s.method.name}
     if _draft_path(s):
         config["model"] = _draft_path(s)
     k_max = max(summary.best_k, max(k for _, _, k in schedule))
@@ -47,8 +46,8 @@ def _vllm_limit_flags(summary: Summary) -> list[str]:
     """--max-num-seqs where more sequences run at the scenario's concurrency (what fits of it) than vLLM's
     default limit on this GPU (the version named, or the newest read for another engine's scenario)."""
     s, p = summary.scenario, summary.prediction
-    gpu, engine = find_gpu(s.gpu), find_engine(s.engine)
-    engine = engine if engine.name == "vllm" else find_engine("vllm")
+    gpu, engine = s.gpu, s.engine
+    engine = engine if engine.name == "vllm" else engine_preset("vllm")
     running = int(max(float(p.plain.batch), float(p.spec.batch) if s.k else 0.0))
     return engine.running_limit_flags(gpu.name, gpu.memory_GB, running)
 
@@ -56,7 +55,7 @@ def _vllm_limit_flags(summary: Summary) -> list[str]:
 def _named_older(s, engine: str, since: str) -> bool:
     """True where the scenario names `engine` with a version older than `since` ("vllm 0.10.1"): the other
     engines' dialects, and an engine named without a version, are written for the newest release."""
-    e = find_engine(s.engine)
+    e = s.engine
     return e.name == engine and e.older_than(since)
 
 
@@ -90,43 +89,43 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
     k_run = summary.best_k or max((k for _, _, k in schedule), default=0)
     off = off_above(schedule)
     if k_run == 0 and all(k == 0 for _, _, k in schedule):
-        return DeployAdvice(s.engine, "Speculation does not pay off at any batch size up to 512 here: leave it off.",
+        return DeployAdvice(engine_text(s.engine), "Speculation does not pay off at any batch size up to 512 here: leave it off.",
                             None, None, None)
     off_text = f"above batch {off} speculation loses here" if off else None
-    if find_engine(s.engine).name == "vllm":  # "vllm 0.10.1" too: a version before 0.24.0 runs one k
+    if s.engine.name == "vllm":  # "vllm 0.10.1" too: a version before 0.24.0 runs one k
         import json
 
         limit = " ".join(_vllm_limit_flags(summary))
         limit_note = (f"Start both servers (plain and speculative) with {limit}: vLLM's default limit on sequences "
                       "running at once on this GPU is lower than the batch here." if limit else None)
         if vllm_per_batch(s):
-            return DeployAdvice(s.engine, "vLLM `--speculative-config` with the best k for each batch-size range "
+            return DeployAdvice(engine_text(s.engine), "vLLM `--speculative-config` with the best k for each batch-size range "
                                 "(`[min batch, max batch, k]`, k = 0 turns speculation off):",
                                 json.dumps(vllm_speculative_config(summary)), "json", limit_note)
         since = VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"]
         off_note = (f"{off_text[0].upper() + off_text[1:]}: send those batches to a server without "
                     "--speculative-config." if off_text else None)
-        return DeployAdvice(s.engine, f"vLLM {find_engine(s.engine).version_text} `--speculative-config` with one k "
+        return DeployAdvice(engine_text(s.engine), f"vLLM {s.engine.version_text} `--speculative-config` with one k "
                             f"(a k per batch-size range, `num_speculative_tokens_per_batch_size`, needs vLLM {since} "
                             "or later):", json.dumps(vllm_speculative_config(summary)), "json",
                             " ".join(filter(None, [off_note, limit_note])) or None)
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
-    if find_engine(s.engine).name == "sglang" and s.method in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
-        flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method]}"]
-        if s.method == "draft_model" and s.draft:
-            flags.append(f"--speculative-draft-model-path {find_model(s.draft).hf_id}")
-        elif s.method in ("eagle", "eagle3"):
+    if s.engine.name == "sglang" and s.method.name in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
+        flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method.name]}"]
+        if s.method.name == "draft_model" and s.draft:
+            flags.append(f"--speculative-draft-model-path {s.draft.hf_id}")
+        elif s.method.name in ("eagle", "eagle3"):
             flags.append(f"--speculative-draft-model-path {_draft_path(s)}")
-        if s.method != "ngram":
+        if s.method.name != "ngram":
             flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
         flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
-        cap_flags = find_engine(s.engine).running_cap_flags(s.method, s.concurrency)  # SGLang: 48 otherwise
+        cap_flags = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
         if cap_flags:
             flags.append(" ".join(cap_flags))
         note = _one_k_note("SGLang", schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
                             " \\\n  ".join(flags), "bash", note)
-    return DeployAdvice(s.engine, f"Run k = {tokens} per step"
+    return DeployAdvice(engine_text(s.engine), f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
 
 
@@ -218,9 +217,9 @@ def _vllm(summary: Summary, dp: int) -> dict:
     import shlex
 
     s = summary.scenario
-    target = find_model(s.target).hf_id
+    target = s.target.hf_id
     serve = ["vllm", "serve", target] + (["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []) \
-        + (["--data-parallel-size", str(dp)] if dp > 1 else []) + find_engine(s.engine).backend_flags \
+        + (["--data-parallel-size", str(dp)] if dp > 1 else []) + s.engine.backend_flags \
         + _vllm_limit_flags(summary)
     warnings = common_warnings(summary)
     if _never_pays(summary):
@@ -237,7 +236,7 @@ def _vllm(summary: Summary, dp: int) -> dict:
                         f"num_speculative_tokens_per_batch_size and run k = {k_max} at every batch (0.24-0.25 have "
                         f"no such guard and can deadlock); with DP deploy one k, e.g. k = {summary.best_k}, and "
                         "turn speculation off by routing large batches elsewhere")
-    if s.method not in VLLM_DYNAMIC_METHODS:
+    if s.method.name not in VLLM_DYNAMIC_METHODS:
         warnings.append(f"vLLM's V1 model runner drops the per-batch table for method '{s.method}' and runs "
                         f"k = {k_max} at every batch (VLLM_USE_V2_MODEL_RUNNER=1 keeps it)")
     warnings.append("disable_by_batch_size does nothing from vLLM 0.10.0 and is gone from 0.17.0: the per-batch "
@@ -247,7 +246,7 @@ def _vllm(summary: Summary, dp: int) -> dict:
     off = off_above(summary.schedule) or "the off threshold"
     note = (f"vLLM before {since} has no per-batch k: run num_speculative_tokens = {summary.best_k or k_max} alone "
             f"and send batches above {off} to a server without it" if per_batch else
-            f"vLLM {find_engine(s.engine).version_text} has no per-batch k (num_speculative_tokens_per_batch_size "
+            f"vLLM {s.engine.version_text} has no per-batch k (num_speculative_tokens_per_batch_size "
             f"from {since}): this runs num_speculative_tokens = {k_max} at every batch; send batches above {off} to a "
             "server without it")
     return {"config": config, "command": command,
@@ -266,22 +265,22 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     import shlex
 
     s = summary.scenario
-    if s.method not in SGLANG_ALGORITHM:
+    if s.method.name not in SGLANG_ALGORITHM:
         return f"SGLang has no speculative algorithm for method '{s.method}'"
-    serve = ["python", "-m", "sglang.launch_server", "--model-path", find_model(s.target).hf_id] \
+    serve = ["python", "-m", "sglang.launch_server", "--model-path", s.target.hf_id] \
         + (["--tp-size", str(s.tp)] if s.tp > 1 else []) + (["--dp-size", str(dp)] if dp > 1 else [])
     warnings = common_warnings(summary)
     if _never_pays(summary):
         return {"config": None, "command": shlex.join(serve), "min_version": {}, "warnings": warnings,
                 "note": "speculation does not pay at any batch up to 512 here: launch without speculative flags"}
     k_run = _max_k(summary)
-    flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method]]
+    flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method.name]]
     if _draft_path(s):
         flags += ["--speculative-draft-model-path", _draft_path(s)]
-    if s.method != "ngram":
+    if s.method.name != "ngram":
         flags += ["--speculative-num-steps", str(k_run), "--speculative-eagle-topk", "1"]
-    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + find_engine(s.engine).running_cap_flags(
-        s.method, s.concurrency)
+    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + s.engine.running_cap_flags(
+        s.method.name, s.concurrency)
     ks = {k for _, _, k in summary.schedule}
     config: dict = {"flags": flags, "adaptive_config": None}
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}
@@ -290,7 +289,7 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     # a version named before the per-batch slots (or a 0 step) runs one k
     too_old = _named_older(s, "sglang", SGLANG_MIN_VERSION["--speculative-adaptive-config (per batch size keys)"]) or (
         0 in ks and _named_older(s, "sglang", SGLANG_MIN_VERSION["candidate_steps 0 (off)"]))
-    if len(ks) > 1 and s.method in SGLANG_ADAPTIVE_METHODS and dp == 1 and not too_old:
+    if len(ks) > 1 and s.method.name in SGLANG_ADAPTIVE_METHODS and dp == 1 and not too_old:
         adaptive = sglang_adaptive_config(summary)
         config["adaptive_config"] = adaptive
         flags += ["--speculative-adaptive", "--speculative-adaptive-config", "sglang_adaptive.json"]
@@ -304,9 +303,9 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
                 "size before picking the slot); before v0.5.13 SGLang runs one k at every batch")
     else:
         off = off_above(summary.schedule)
-        why = ("SGLang's adaptive steps run EAGLE/EAGLE3 only" if len(ks) > 1 and s.method not in SGLANG_ADAPTIVE_METHODS
+        why = ("SGLang's adaptive steps run EAGLE/EAGLE3 only" if len(ks) > 1 and s.method.name not in SGLANG_ADAPTIVE_METHODS
                else "adaptive steps are not synchronised across attention-DP ranks" if len(ks) > 1 and dp > 1
-               else f"{engine_text(find_engine(s.engine))} has no per-batch adaptive steps (slots per batch size from "
+               else f"{engine_text(s.engine)} has no per-batch adaptive steps (slots per batch size from "
                     f"{SGLANG_MIN_VERSION['--speculative-adaptive-config (per batch size keys)']}, a 0 step from "
                     f"{SGLANG_MIN_VERSION['candidate_steps 0 (off)']})" if len(ks) > 1 and too_old else None)
         note = _one_k_note("SGLang", summary.schedule, f"above batch {off} speculation loses here" if off else None)
@@ -334,10 +333,10 @@ def trtllm_config(summary: Summary) -> tuple[dict, list[str]]:
                         f"schedule runs at larger batches is capped at {first_k} here")
         for r in ranges:
             r[2] = min(r[2], first_k)
-    config: dict = {"decoding_type": TRTLLM_DECODING_TYPE[s.method], "max_draft_len": int(first_k)}
+    config: dict = {"decoding_type": TRTLLM_DECODING_TYPE[s.method.name], "max_draft_len": int(first_k)}
     if _draft_path(s):
         config["speculative_model"] = _draft_path(s)
-    if s.method == "mtp":
+    if s.method.name == "mtp":
         config["num_nextn_predict_layers"] = int(first_k)
     off = off_above(summary.schedule)
     if len({k for _, _, k in ranges}) == 1 and off is not None:
@@ -366,11 +365,11 @@ def _trtllm(summary: Summary, dp: int) -> dict | str:
     import shlex
 
     s = summary.scenario
-    if s.method == "medusa":
+    if s.method.name == "medusa":
         return "TensorRT-LLM runs Medusa only on its TensorRT backend, which has no draft_len_schedule or max_concurrency"
-    if s.method not in TRTLLM_DECODING_TYPE:
+    if s.method.name not in TRTLLM_DECODING_TYPE:
         return f"TensorRT-LLM has no speculative decoding config for method '{s.method}'"
-    serve = ["trtllm-serve", find_model(s.target).hf_id] + (["--tp_size", str(s.tp)] if s.tp > 1 else [])
+    serve = ["trtllm-serve", s.target.hf_id] + (["--tp_size", str(s.tp)] if s.tp > 1 else [])
     warnings = common_warnings(summary)
     if _never_pays(summary):
         return {"config": None, "command": shlex.join(serve), "min_version": {}, "warnings": warnings,
@@ -395,7 +394,7 @@ def deploy_by_engine(summary: Summary, dp: int = 1) -> tuple[dict, dict]:
     SGLang and TensorRT-LLM, every one from the summary's schedule and best k (one decision)."""
     out, why = {}, {}
     for engine, build in (("vllm", _vllm), ("sglang", _sglang), ("trtllm", _trtllm)):
-        if engine == "vllm" and summary.scenario.method not in VLLM_METHODS:
+        if engine == "vllm" and summary.scenario.method.name not in VLLM_METHODS:
             result = f"vLLM has no speculative method for '{summary.scenario.method}'"
         else:
             result = build(summary, dp)

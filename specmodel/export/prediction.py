@@ -10,7 +10,6 @@ from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice, deploy_by_engine, vllm_speculative_config
 from specmodel.model.decide import off_above
 from specmodel.words import Summary, decision
-from specmodel.model.engines import find_engine
 from specmodel.model.scenario import Arm, Scenario
 
 ARM_KEYS = ("step_ms", "throughput_tok_s", "per_sequence_tok_s", "itl_ms", "max_concurrency", "running")
@@ -34,9 +33,10 @@ def _arm(a: Arm) -> dict:
 
 def _inputs(s: Scenario) -> dict:
     """The scenario's inputs as every answer repeats them."""
-    engine = find_engine(s.engine)
-    return {"gpu": s.gpu, "target": s.target, "method": s.method,
-            "draft": s.draft if s.method == "draft_model" else None, "context_len": s.context_len, "tp": s.tp,
+    engine = s.engine
+    return {"gpu": s.gpu.name, "target": s.target.name, "method": s.method.name,
+            "draft": s.draft.name if s.method.name == "draft_model" and s.draft else None,
+            "context_len": s.context_len, "tp": s.tp,
             "engine": engine.name, "engine_version": engine.version_text, "attention_backend": engine.attention_backend,
             "draft_depth": s.draft_depth, "weight_dtype": s.weight_dtype,
             "kv_dtype": s.kv_dtype, "timings": "measured" if s.t_target_ms is not None else "hardware"}

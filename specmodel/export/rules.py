@@ -440,7 +440,7 @@ def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
                             f"speculation ties plain decoding at this instance's load and k, so speculation slows "
                             f"this server down. " + advice(s) + "."),
             "model": (f"{s.target} on {s.tp}x {s.gpu}, {s.method}"
-                      f"{' with ' + s.draft if s.method == 'draft_model' and s.draft else ''}, each instance at its "
+                      f"{' with ' + s.draft.name if s.method.name == 'draft_model' and s.draft else ''}, each instance at its "
                       f"own k (counted draft positions, else k = {s.k}), context {s.context_len} tokens"
                       + (f"; given per instance: {given}" if given else "")),
         },

@@ -121,17 +121,17 @@ def instance_scenario(model_name: str | None, base: Scenario) -> tuple[Scenario 
     """(the scenario an instance is predicted on, what it is predicted on in words): its own model's
     preset (with that preset's usual draft when it is not the sidebar's target), the sidebar's when
     the instance names no model, None ("unknown model") when the name has no preset."""
-    pair = f"{base.target} + {base.draft}" if base.method == "draft_model" else base.target
+    pair = f"{base.target} + {base.draft}" if base.method.name == "draft_model" else base.target.name
     if not model_name:
         return base, f"{pair} (no model label: the sidebar's)"
     found = presets.parse_model(model_name).model
     if found is None:
         return None, UNKNOWN_MODEL
-    if found.name == base.target:
+    if found.name == base.target.name:
         return base, pair
     draft = found.default_draft or base.draft
-    own = with_changes(base, target=found.name, draft=draft)
-    said = f"{found.name} + {draft}" if base.method == "draft_model" else found.name
+    own = with_changes(base, target=found, draft=draft)
+    said = f"{found.name} + {draft}" if base.method.name == "draft_model" else found.name
     tp = _tp_that_fits(own)
     if tp != own.tp:  # the instance's GPU count is not in its metrics: the fewest GPUs that hold its model
         own = with_changes(own, tp=tp)

@@ -92,8 +92,7 @@ class LiveVerdict:
                            "speedup": round(o.speedup, 4)} for o in self.k_options],
             "best_k": self.best_k, "best_k_speedup": self.best_k_speedup,
             "crossover_concurrency": self.crossover_concurrency, "measured": self.measured,
-            "model": {"gpu": self.scenario.gpu, "target": self.scenario.target, "method": self.scenario.method,
-                      "draft": self.scenario.draft, "tp": self.scenario.tp,
+            "model": {**self.scenario.names(), "tp": self.scenario.tp,
                       "context_len": self.scenario.context_len},
             "notes": list(self.notes),
         })
@@ -150,7 +149,7 @@ def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
     except SpecModelError:
         return info(f"the server serves '{stats.model_name}', which has no preset: the model uses "
                     f"{base.target} ({names.target})")
-    if served != base.target:
+    if served != base.target.name:
         return info(f"the server serves {served} but {names.target} is {base.target}: "
                     f"{names.choose_target.format(model=served)} for a matched prediction")
     return None

@@ -10,8 +10,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.engines import find_engine
-from specmodel.model.presets import find_gpu, find_method, find_model
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid, with_changes
 
 BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
@@ -628,8 +626,7 @@ def band_around(low, high):
 def engine_variants(s: Scenario) -> list[str]:
     """The engine versions whose behaviour the band also spans for this scenario (Engine.other_behaviours:
     the engine named without a version, or newer than any release read)."""
-    return find_engine(s.engine).other_behaviours(find_method(s.method).name, find_gpu(s.gpu).name,
-                                                  find_model(s.target).attention)
+    return s.engine.other_behaviours(s.method.name, s.gpu.name, s.target.attention)
 
 
 
@@ -647,7 +644,7 @@ def band_variants(s: Scenario) -> list[Scenario]:
     not make the error on another run of the same setup smaller, so a calibrated band is BAND_RATIO
     around the calibrated prediction. Keeping the uncalibrated prediction as a second end (as before)
     only widened it by however far calibration had moved the prediction."""
-    return [replace(s, engine=variant) for variant in engine_variants(s)]
+    return [replace(s, engine=s.engine.variant(variant)) for variant in engine_variants(s)]
 
 
 def speedup_band(s: Scenario, speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:

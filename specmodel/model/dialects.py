@@ -8,8 +8,6 @@ NGram, Eagle3, MTP on the PyTorch backend)."""
 
 from __future__ import annotations
 
-from specmodel.model.presets import find_model
-
 VLLM_METHODS = ("draft_model", "ngram", "eagle", "eagle3", "mtp", "medusa")
 SGLANG_ALGORITHM = {"eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "EAGLE", "draft_model": "STANDALONE",
                     "ngram": "NGRAM"}
@@ -22,10 +20,10 @@ MEDUSA_PLACEHOLDER = "YOUR_MEDUSA_HEADS"
 def draft_path(s) -> str | None:
     """The draft the engine loads for a Scenario: the draft model's Hugging Face id, a placeholder for
     an EAGLE or Medusa head (trained for the target; the presets do not name one), None for n-gram and MTP."""
-    if s.method == "draft_model" and s.draft:
-        return find_model(s.draft).hf_id
-    if s.method in ("eagle", "eagle3"):
+    if s.method.name == "draft_model" and s.draft:
+        return s.draft.hf_id
+    if s.method.name in ("eagle", "eagle3"):
         return EAGLE_PLACEHOLDER
-    if s.method == "medusa":
+    if s.method.name == "medusa":
         return MEDUSA_PLACEHOLDER
     return None

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from packaging.version import Version
 
@@ -77,6 +78,16 @@ class Engine:
     # data/engines.json `max_num_seqs`: the sequences the engine runs at once when its limit flag is not given
     # (vLLM: 1024 or 256 by GPU memory), both arms alike
     max_num_seqs: dict | None = None
+
+    # A Scenario holds its engine: it prints as the engine text (key, version, backend) and is hashed by
+    # that text (the data behind it is the preset's own: dicts, not hashable), the cache key's only text.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name", "attention_backend")
+
+    def __str__(self) -> str:
+        return engine_text(self)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.version, self.attention_backend))
 
     def running_cap(self, method: str) -> int | None:
         """Requests this engine runs at once with `method` speculating unless its flag raises the limit
@@ -171,6 +182,10 @@ class Engine:
     def beyond_read(self) -> bool:
         """True for a version newer than any release read for this preset: predicted as the newest read."""
         return bool(self.version and self.read_through and self.version > parse_version(self.read_through))
+
+    def variant(self, text: str) -> "Engine":
+        """This engine at one of other_behaviours' texts ("sglang 0.5.10"): what find_engine reads from it."""
+        return _engine(self.name, parse_version(text), attention_backend(self.name, text))
 
     def other_behaviours(self, method: str, gpu_name: str = "", attention: str = "gqa") -> list[str]:
         """For an engine named without a version, or with one outside the releases read: the newest
@@ -364,6 +379,11 @@ def _engine_as_written(key: str, version_text: str | None, backend: str | None) 
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
                   tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend, e.get("eager_draft"),
                   e.get("max_num_seqs"))
+
+
+def engine_preset(key: str) -> Engine:
+    """The engine preset of a data/engines.json key ("vllm"), no version: looked up by its key, no text read."""
+    return _engine(key, None)
 
 
 def with_version(engine: str, version_text) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import DoesNotFit
-from specmodel.model.presets import Model, find_gpu, find_method, find_model, gpu_names
+from specmodel.model.presets import GPU, Method, Model, find_gpu, find_model, gpu_names
 
 GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default --gpu-memory-utilization
 RESERVE_GB = 2.0  # activations, CUDA graphs and allocator slack, per replica (a round estimate)
@@ -238,7 +238,7 @@ class DraftMemory:
         return self.weights_bytes + self.weights_per_k_bytes * k
 
 
-def draft_memory(target: Model, method: str, draft: str | None = None, weight_dtype: str | None = None,
+def draft_memory(target: Model, method: str, draft: Model | None = None, weight_dtype: str | None = None,
                  kv_dtype: str | None = "bf16") -> DraftMemory:
     """The draft's resident weights and KV bytes per token for a method (n-gram and self-speculation: none).
 
@@ -247,8 +247,7 @@ def draft_memory(target: Model, method: str, draft: str | None = None, weight_dt
     (11.6, 1152.0)
     """
     if method == "draft_model":
-        d = find_model(draft)
-        return DraftMemory(resident_weight_bytes(d), 0.0, kv_bytes_per_token(d, kv_dtype))
+        return DraftMemory(resident_weight_bytes(draft), 0.0, kv_bytes_per_token(draft, kv_dtype))
     if method in ("eagle", "eagle3", "mtp"):
         params = (head_layer_params(target, head_is_moe(target, method)) + head_fusion_params(target, method)
                   + (head_vocab(method) or 0) * target.hidden)
@@ -286,9 +285,9 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:.3g} GB"
 
 
-def _usable(gpu_name: str, tp: int) -> tuple[float, float]:
+def _usable(gpu: GPU, tp: int) -> tuple[float, float]:
     """(memory of tp GPUs, the part the engine may use), bytes."""
-    memory = find_gpu(gpu_name).memory_GB * 1e9 * tp
+    memory = gpu.memory_GB * 1e9 * tp
     return memory, memory * GPU_MEMORY_UTILIZATION
 
 
@@ -315,12 +314,11 @@ def _longest_context(budget: float, bytes_at, extra_tokens: int = 0, limit: int 
     return lo
 
 
-def target_does_not_fit(gpu: str, tp: int, target: str, context_len: int, weight_dtype: str | None = None,
+def target_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, weight_dtype: str | None = None,
                         kv_dtype: str | None = "bf16") -> DoesNotFit | None:
     """DoesNotFit when the target's weights (at weight_dtype), the reserve and one sequence at the
     context (KV at kv_dtype) do not fit on tp GPUs; None when they do."""
-    model = find_model(target)
-    gpu = find_gpu(gpu).name
+    model = target
     tp = int(tp)
     weights = resident_weight_bytes(model, weight_dtype)
     layout = kv_layout(model, kv_dtype)
@@ -336,11 +334,11 @@ def target_does_not_fit(gpu: str, tp: int, target: str, context_len: int, weight
         options.append(f"context ≤ {longest:,} tokens")
     more_tp = next((t for t in TP_CHOICES if t > tp and needed <= _usable(gpu, t)[1]), None)
     if more_tp:
-        options.append(f"{more_tp} × {gpu} (tensor parallel)")
+        options.append(f"{more_tp} × {gpu.name} (tensor parallel)")
     bigger = sorted((find_gpu(g) for g in gpu_names()), key=lambda g: g.memory_GB)
-    other = next((g.name for g in bigger if g.name != gpu and needed <= _usable(g.name, tp)[1]), None)
+    other = next((g for g in bigger if g.name != gpu.name and needed <= _usable(g, tp)[1]), None)
     if other:
-        options.append(_who(other, tp))
+        options.append(_who(other.name, tp))
     closest = ("the closest setting that fits: " + ", or ".join(options)) if options else \
         "no GPU preset holds it at this context: shorten the context"
     dtype = weight_dtype_of(model, weight_dtype)
@@ -351,22 +349,21 @@ def target_does_not_fit(gpu: str, tp: int, target: str, context_len: int, weight
         what = (f"{model.name} needs {_gb(needed)} for one sequence at context {context_len:,} (weights "
                 f"{_gb(weights)} in {dtype}, KV cache {_gb(needed - weights - reserve)} in {kv_dtype or 'bf16'}, "
                 f"reserve {RESERVE_GB:g} GB)")
-    message = f"does not fit: {what}; {_who(gpu, tp)} {_has(memory, usable)}; {closest}"
+    message = f"does not fit: {what}; {_who(gpu.name, tp)} {_has(memory, usable)}; {closest}"
     return DoesNotFit(message, needed_GB=needed / 1e9, available_GB=usable / 1e9, gpu_GB=memory / 1e9,
                       closest=closest, closest_context_len=longest, part="target")
 
 
-def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, method: str, k: int,
-                             draft: str | None = None, weight_dtype: str | None = None,
+def speculation_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, method: Method, k: int,
+                             draft: Model | None = None, weight_dtype: str | None = None,
                              kv_dtype: str | None = "bf16", draft_depth: int | None = None) -> DoesNotFit | None:
     """DoesNotFit when plain decoding fits one sequence but speculation (its draft's weights and KV
     cache, and the k extra tokens per sequence) does not; None when it fits or k = 0. A Medusa tree
     `draft_depth` deep holds one head per level, not one per tree token."""
     if k <= 0 or target_does_not_fit(gpu, tp, target, context_len, weight_dtype, kv_dtype) is not None:
         return None
-    method = find_method(method).name
-    model = find_model(target)
-    gpu = find_gpu(gpu).name
+    label, method = method.label, method.name
+    model = target
     tp = int(tp)
     memory, usable = _usable(gpu, tp)
     base = resident_weight_bytes(model, weight_dtype) + RESERVE_GB * 1e9
@@ -383,9 +380,9 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
         return None
     draft_weights = extra.weights_at(heads)
     if method == "draft_model":
-        cause = f"the {draft} draft ({_gb(draft_weights)} of weights and its own KV cache)"
+        cause = f"the {draft.name} draft ({_gb(draft_weights)} of weights and its own KV cache)"
     elif method in ("eagle", "eagle3", "mtp"):
-        cause = f"the {find_method(method).label} draft head ({_gb(draft_weights)} of weights and its KV cache)"
+        cause = f"the {label} draft head ({_gb(draft_weights)} of weights and its KV cache)"
     elif method == "medusa":
         cause = f"{heads} Medusa heads ({_gb(draft_weights)} of weights, one head per draft position)"
     elif layout.state_bytes:  # n-gram on a hybrid model: the k extra state snapshots dominate
@@ -410,14 +407,14 @@ def speculation_does_not_fit(gpu: str, tp: int, target: str, context_len: int, m
         options.append("n-gram drafting (no draft weights)")
     if method == "draft_model":
         default = model.default_draft
-        if default and default != draft:
-            smaller = draft_memory(model, "draft_model", default, weight_dtype, kv_dtype)
+        if default and default != draft.name:
+            smaller = draft_memory(model, "draft_model", find_model(default), weight_dtype, kv_dtype)
             if (base + smaller.weights_at(k) + float(layout.resident_bytes(context_len + k, k + 1))
                     + smaller.kv_bytes_per_token * (context_len + k) <= usable):
                 options.append(f"the smaller {default} draft")
     closest = ("the closest setting that fits: " + ", or ".join(options)) if options else \
         "turn speculation off here, or use a GPU with more memory"
     message = (f"does not fit: speculation needs {_gb(needed)} for one sequence at context {context_len:,} "
-               f"because of {cause}; {_who(gpu, tp)} {_has(memory, usable)}")
+               f"because of {cause}; {_who(gpu.name, tp)} {_has(memory, usable)}")
     return DoesNotFit(message, needed_GB=needed / 1e9, available_GB=usable / 1e9, gpu_GB=memory / 1e9,
                       closest=closest, closest_context_len=longest, part="speculation")

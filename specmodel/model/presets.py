@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import bounded_cache, reads_name
@@ -38,6 +39,16 @@ class GPU:
     interconnect_GBps: float = 0.0  # per GPU, one direction, usable by all-reduce within a replica
     interconnect_topology: str = ""  # "switch" (NVSwitch), "mesh" (n-1 of 7 links used), "bridge", "pcie", "torus"
     vendor: str = ""
+
+    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
+    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
+        return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,16 @@ class Model:
     index_topk: int = 0
     index_heads: int = 0
     index_head_dim: int = 0
+
+    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
+    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
+        return hash((self.name, self.params_B, self.layers, self.hidden, self.kv_heads))
 
     @property
     def hf_id(self) -> str:
@@ -190,6 +211,16 @@ class Method:
     description: str
     draft_passes: str  # "k": one pass per draft token; "one": one pass for all; "none": no GPU work
     source: str
+
+    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
+    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.draft_passes))
 
 
 def _norm(name: str) -> str:
@@ -518,7 +549,7 @@ def nearest_presets(kind: str, text, n: int = 3) -> list[str]:
 
 def stated_tp(text) -> int | None:
     """The tensor-parallel degree a GPU text states ("8x H100 (TP=8)" -> 8, "4x A100" -> 4), else None.
-    Short texts are cached (a Scenario asks on every copy); a long one is read afresh, never kept."""
+    Short texts are cached (Scenario.from_names asks for every run row); a long one is read afresh, never kept."""
     if not isinstance(text, str) or not any(ch.isdigit() for ch in text):
         return None
     return _stated_tp(text) if len(text) <= 100 else parse_hardware(text).tp

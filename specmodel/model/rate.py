@@ -29,8 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.engines import find_engine
-from specmodel.model.presets import find_gpu
 from specmodel.model.roofline import pass_time_ms
 from specmodel.model.scenario import Scenario, compile_scenario, predict
 
@@ -42,8 +40,8 @@ MAX_NUM_SEQS = 256
 
 def running_limit(s: Scenario) -> int:
     """The sequences each arm runs at once at a request rate: the engine's default limit on this GPU."""
-    gpu = find_gpu(s.gpu)
-    return find_engine(s.engine).default_running_limit(gpu.name, gpu.memory_GB) or MAX_NUM_SEQS
+    gpu = s.gpu
+    return s.engine.default_running_limit(gpu.name, gpu.memory_GB) or MAX_NUM_SEQS
 
 
 @dataclass(frozen=True)

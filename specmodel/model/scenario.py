@@ -24,19 +24,24 @@ from specmodel.model import acceptance, memory
 from specmodel.model.distinct import per_distinct
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine
 from specmodel.model.memory import DTYPES, KV_DTYPES, kv_budget_bytes, sequences_that_fit
-from specmodel.model.presets import find_gpu, find_method, find_model, stated_tp
+from specmodel.model.presets import GPU, Method, Model, find_gpu, find_method, find_model, stated_tp
 from specmodel.model.roofline import (Efficiency, Hardware, PassShape, bandwidth_scale_for_measured_time,
                                       pass_time_ms, unpacked_verify_reads)
+
+_NAMED = {"gpu": GPU, "target": Model, "method": Method, "draft": Model, "engine": Engine}
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """Every input of one what-if question. Units are in the names."""
+    """Every input of one what-if question. Units are in the names. The GPU, models, method and engine
+    are resolved presets (hashable, frozen; str() gives the name they print as): a name people write
+    is read once, where it is given, by Scenario.from_names (CLI, run files, links, the sidebar), and
+    the model only reads these objects."""
 
-    gpu: str = "L40S"
-    target: str = "Llama 3.1 8B"
-    method: str = "draft_model"
-    draft: str | None = "Llama 3.2 1B"  # only for method "draft_model"
+    gpu: GPU = field(default_factory=lambda: resolved_gpu("L40S"))
+    target: Model = field(default_factory=lambda: resolved_model("Llama 3.1 8B"))
+    method: Method = field(default_factory=lambda: resolved_method("draft_model"))
+    draft: Model | None = field(default_factory=lambda: resolved_model("Llama 3.2 1B"))  # only for "draft_model"
     alpha: float = 0.7
     survival: tuple[float, ...] | None = None  # measured p_1..p_k; overrides α when given
     k: int = 4
@@ -46,7 +51,7 @@ class Scenario:
     t_draft_ms: float | None = None  # measured draft cost per draft token at batch 1
     tp: int = 1  # tensor-parallel GPUs per replica
     efficiency: Efficiency = field(default_factory=Efficiency)
-    engine: str = DEFAULT_ENGINE  # serving engine whose overheads apply (data/engines.json)
+    engine: Engine = field(default_factory=lambda: resolved_engine(DEFAULT_ENGINE))  # whose overheads apply
     draft_depth: int | None = None  # sequential draft passes per step; None: a chain, = k
     branching: int = 1  # tokens per sequence in each draft pass after the first (tree top-k)
     draft_kv_budget: int | None = None  # tokens of KV a sparse-KV draft reads (self_spec)
@@ -56,13 +61,38 @@ class Scenario:
     parallel_draft: bool = False  # one draft pass proposes all k tokens (P-EAGLE, PARD, DFlash): a chain in one pass
 
     def __post_init__(self):
-        # A GPU written with a count or a TP ("8x H100 (TP=8)") sets tp, as the CLI's --gpu does;
-        # a tp that disagrees with it is refused rather than one of them silently ignored.
-        stated = stated_tp(self.gpu)
-        if stated is not None and stated != self.tp:
-            if self.tp != 1:
-                raise SpecModelError(f"GPU '{self.gpu}' says TP {stated} but tp is {self.tp}: give one of them")
-            object.__setattr__(self, "tp", stated)
+        for name, kind in _NAMED.items():
+            value = getattr(self, name)
+            if not isinstance(value, kind) and not (value is None and name == "draft"):
+                raise TypeError(f"Scenario.{name} takes a resolved {kind.__name__}, got {value!r}: "
+                                "read names with Scenario.from_names")
+
+    @classmethod
+    def from_names(cls, gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B",
+                   engine=DEFAULT_ENGINE, tp: int | None = None, **inputs) -> "Scenario":
+        """The scenario whose GPU, models, method and engine are given as people write them (or as
+        resolved presets, kept as they are): each name is read here, once. A GPU written with a count or
+        a TP ("8x H100 (TP=8)") sets tp; a tp that disagrees with it is refused rather than one of them
+        silently ignored. Unknown names raise SpecModelError naming the choices."""
+        stated = stated_tp(gpu) if isinstance(gpu, str) else None
+        if stated is not None and tp not in (None, 1, stated):
+            raise SpecModelError(f"GPU '{gpu}' says TP {stated} but tp is {tp}: give one of them")
+        tp = stated if stated is not None else 1 if tp is None else tp
+        return cls(gpu=resolved_gpu(gpu), target=resolved_model(target), method=resolved_method(method),
+                   draft=None if draft is None or draft == "" else resolved_model(draft),
+                   engine=resolved_engine(engine), tp=tp, **inputs)
+
+    def with_names(self, **changes) -> "Scenario":
+        """A copy with some inputs changed, names among them read as from_names reads them."""
+        names = {k: getattr(self, k) for k in (*_NAMED, "tp")}
+        names.update(changes)
+        rest = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in names}
+        return Scenario.from_names(**names, **rest)
+
+    def names(self) -> dict[str, str | None]:
+        """The GPU, models and method as their names (what a Scenario held before it held the presets)."""
+        return {"gpu": self.gpu.name, "target": self.target.name, "method": self.method.name,
+                "draft": self.draft.name if self.draft else None}
 
     def validated(self) -> "Scenario":
         """Raise SpecModelError with a message for a person if any input is impossible."""
@@ -80,10 +110,8 @@ class Scenario:
         if self.t_target_ms is not None and self.t_target_ms <= 0:
             raise SpecModelError("target step time must be > 0 ms")
         check_setting(self.tp, "tensor parallelism", 1, MAX_TP)
-        method = find_method(self.method)
-        if method.name == "draft_model" and not self.draft:
+        if self.method.name == "draft_model" and not self.draft:
             raise SpecModelError("method 'draft_model' needs a draft model; name one or pick another method")
-        find_engine(self.engine)
         if self.draft_depth is not None:
             check_setting(self.draft_depth, "draft depth", 1, MAX_K)
             if self.k and self.draft_depth > self.k:
@@ -99,6 +127,47 @@ class Scenario:
         if self.proposal_rate is not None and not (np.isfinite(self.proposal_rate) and 0 < self.proposal_rate <= 1):
             raise SpecModelError(f"proposal rate must lie in (0, 1], got {self.proposal_rate}")
         return self
+
+
+# The readers from_names uses: a resolved preset passes through; a name is read once per distinct text
+# (a run file names the same few presets on every row); anything else (None, a number) goes to find_*,
+# whose message says what is wrong with it.
+@bounded_cache(256)
+def _gpu_named(text: str) -> GPU:
+    return find_gpu(text)
+
+
+@bounded_cache(256)
+def _model_named(text: str) -> Model:
+    return find_model(text)
+
+
+@bounded_cache(64)
+def _method_named(text: str) -> Method:
+    return find_method(text)
+
+
+@bounded_cache(64)
+def _engine_named(text: str | None) -> Engine:
+    return find_engine(text)
+
+
+def resolved_gpu(gpu) -> GPU:
+    return gpu if isinstance(gpu, GPU) else _gpu_named(gpu) if isinstance(gpu, str) else find_gpu(gpu)
+
+
+def resolved_model(model) -> Model:
+    return model if isinstance(model, Model) else _model_named(model) if isinstance(model, str) else find_model(model)
+
+
+def resolved_method(method) -> Method:
+    return method if isinstance(method, Method) else _method_named(method) if isinstance(method, str) else \
+        find_method(method)
+
+
+def resolved_engine(engine) -> Engine:
+    return engine if isinstance(engine, Engine) else _engine_named(engine) if isinstance(engine, str) else \
+        find_engine(engine)
 
 
 @dataclass(frozen=True)
@@ -181,9 +250,9 @@ def _overhead(fixed_ms: float, per_seq_us: float, scale: float, measured_ms: flo
 
 def draft_shape(s: Scenario, method: str) -> PassShape | None:
     """The pass one draft step runs (Medusa: all heads in one pass; n-gram: none, no GPU work)."""
-    t = find_model(s.target)
+    t = s.target
     if method == "draft_model":
-        return PassShape.of_model(find_model(s.draft), kv_dtype=s.kv_dtype)
+        return PassShape.of_model(s.draft, kv_dtype=s.kv_dtype)
     if method == "self_spec":  # the target drafts for itself over a sparse KV budget
         return PassShape.of_model(t, s.weight_dtype, s.kv_dtype)
     if method in ("eagle", "eagle3", "mtp"):
@@ -224,10 +293,8 @@ class _Layout:
 def _layout(s: Scenario) -> _Layout:
     """Presets, pass shapes and memory of a scenario whose efficiency is the default (cached apart from the
     efficiency: a calibration's fit moves only the efficiency, hundreds of times, and re-read none of these)."""
-    hw = Hardware(find_gpu(s.gpu), int(s.tp))
-    target_model = find_model(s.target)
-    method = find_method(s.method)
-    engine = find_engine(s.engine)
+    hw = Hardware(s.gpu, int(s.tp))
+    target_model, method, engine = s.target, s.method, s.engine
     target = PassShape.of_model(target_model, s.weight_dtype, s.kv_dtype)
     why = memory.target_does_not_fit(s.gpu, s.tp, s.target, s.context_len, s.weight_dtype, s.kv_dtype)
     if why is not None:  # not even one sequence fits: say what it needs and what fits
@@ -295,7 +362,7 @@ def _serial_cpu(engine: Engine, method: str, eff: Efficiency) -> tuple[float, fl
 def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[float, float, int, int]:
     """KV reads of the target's verify pass and of the draft's multi-token first pass, then the query
     tile each one's kernel computes (Engine.verify_query_tile; 0: none)."""
-    draft = find_model(s.draft) if s.method == "draft_model" and s.draft else target
+    draft = s.draft if s.method.name == "draft_model" and s.draft else target
     tiles = (engine.verify_query_tile(hw.gpu.name, target.attention),
              engine.verify_query_tile(hw.gpu.name, draft.attention))
     if engine.packs_verify(hw.gpu.name, target.attention):
@@ -343,12 +410,12 @@ def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
 NGRAM_PROPOSAL_RATE = 0.4
 
 
-def default_proposal_rate(method: str, engine: str | None) -> float:
+def default_proposal_rate(method: Method, engine: Engine) -> float:
     """Share of sequence-steps whose verify carries drafts where none is measured: n-gram's default
     where the engine verifies only matched sequences (vLLM), 1 where it pads every sequence to k
     drafts every step (SGLang: Engine.ngram_drafts_every_step, with the file it comes from) and for
     every other method."""
-    if find_method(method).name != "ngram" or find_engine(engine).ngram_drafts_every_step:
+    if method.name != "ngram" or engine.ngram_drafts_every_step:
         return 1.0
     return NGRAM_PROPOSAL_RATE
 
@@ -577,5 +644,8 @@ def _scalar(x):
 
 
 def with_changes(s: Scenario, **changes) -> Scenario:
-    """A copy of the scenario with some inputs changed (dataclasses.replace, re-exported)."""
+    """A copy of the scenario with some inputs changed (dataclasses.replace; a name given as text is read
+    as Scenario.from_names reads it)."""
+    if any(isinstance(changes.get(name), str) for name in _NAMED):
+        return s.with_names(**changes)
     return replace(s, **changes)

@@ -272,8 +272,8 @@ class CapacityPlan:
     def to_dict(self) -> dict:
         s = self.scenario
         return {
-            "gpu": s.gpu, "tp": s.tp, "target": s.target, "method": s.method,
-            "draft": s.draft if s.method == "draft_model" else None,
+            "gpu": s.gpu.name, "tp": s.tp, "target": s.target.name, "method": s.method.name,
+            "draft": s.draft.name if s.method.name == "draft_model" and s.draft else None,
             "alpha": _round(s.alpha) if s.survival is None else None,
             "survival": list(s.survival) if s.survival is not None else None,
             "context_len": s.context_len, "timings": "measured" if s.t_target_ms is not None else "hardware",
@@ -460,7 +460,7 @@ def _how(s: Scenario, a: ArmPlan, target: Target) -> str:
 
 def _verdict(s: Scenario, load: Load, target: Target, plain: ArmPlan, spec: ArmPlan,
              k_fixed: bool) -> tuple[str, str, str]:
-    method = s.method if s.method != "draft_model" else f"the {s.draft} draft"
+    method = s.method.name if s.method.name != "draft_model" else f"the {s.draft} draft"
     spec_k = f"k = {spec.k}"
     if not plain.meets_target and not spec.meets_target:
         best = spec if spec.best_reachable_user_tok_s > plain.best_reachable_user_tok_s else plain

@@ -34,9 +34,8 @@ from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, engine_variants, speedup_band
 from specmodel.words import Summary
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS, draft_path
-from specmodel.model.engines import engine_text, find_engine
-from specmodel.model.presets import find_gpu, find_method, find_model
-from specmodel.model.scenario import Scenario, predict
+from specmodel.model.engines import engine_text
+from specmodel.model.scenario import Scenario, predict, resolved_engine
 
 BENCHES = ("vllm", "sglang", "guidellm")
 BENCH_OF_ENGINE = {"vllm": "vllm", "sglang": "sglang"}  # others: guidellm (any OpenAI-compatible server)
@@ -62,7 +61,7 @@ _SYNTHETIC_OLDER = {
 def synthetic_setting(s: Scenario) -> dict | None:
     """The synthetic-acceptance setting of the scenario's engine at its version (SYNTHETIC: the newest,
     also for an engine named without a version), or None where that version has none."""
-    engine = find_engine(s.engine)
+    engine = s.engine
     newest = SYNTHETIC.get(engine.name)
     if newest is None or engine.version is None:
         return newest
@@ -165,39 +164,39 @@ def _spec_k(summary: Summary) -> int:
 
 
 def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int = 1) -> dict:
-    target = find_model(s.target).hf_id
+    target = s.target.hf_id
     draft = draft_path(s)
     e = round(accept_len, 2)
     if engine == "vllm":
-        if s.method not in VLLM_METHODS:
+        if s.method.name not in VLLM_METHODS:
             raise SpecModelError(f"vLLM has no speculative method for '{s.method}': plan for another engine")
-        cfg = {"method": s.method, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
+        cfg = {"method": s.method.name, **({"model": draft} if draft else {}), "num_speculative_tokens": k,
                **({"rejection_sample_method": "synthetic", "synthetic_acceptance_length": e}
                   if synthetic_setting(s) else {})}
         tp = ["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []
-        gpu = find_gpu(s.gpu)  # both servers run the plan's largest batch, above vLLM's default limit too
-        limit = find_engine(s.engine).running_limit_flags(gpu.name, gpu.memory_GB, max_batch)
-        base = ["vllm", "serve", target, *tp, *find_engine(s.engine).backend_flags, *limit, "--port", "8000"]
+        gpu = s.gpu  # both servers run the plan's largest batch, above vLLM's default limit too
+        limit = s.engine.running_limit_flags(gpu.name, gpu.memory_GB, max_batch)
+        base = ["vllm", "serve", target, *tp, *s.engine.backend_flags, *limit, "--port", "8000"]
         return {"plain": shlex.join(base),
                 "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
     if engine == "sglang":
-        if s.method not in SGLANG_ALGORITHM:
+        if s.method.name not in SGLANG_ALGORITHM:
             raise SpecModelError(f"SGLang has no speculative algorithm for '{s.method}': plan for another engine")
         tp = ["--tp-size", str(s.tp)] if s.tp > 1 else []
         base = ["python", "-m", "sglang.launch_server", "--model-path", target, *tp, "--port", "30000"]
-        flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method]] + (
+        flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method.name]] + (
             ["--speculative-draft-model-path", draft] if draft else []) + (
-            ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method != "ngram" else []) + [
+            ["--speculative-num-steps", str(k), "--speculative-eagle-topk", "1"] if s.method.name != "ngram" else []) + [
             "--speculative-num-draft-tokens", str(k + 1)]
-        flags += find_engine(s.engine).running_cap_flags(s.method, max_batch)  # else it runs 48 at once (v0.4.5+)
+        flags += s.engine.running_cap_flags(s.method.name, max_batch)  # else it runs 48 at once (v0.4.5+)
         env = _simulate_env(synthetic_setting(s))
         return {"plain": shlex.join(base), "speculative": (f"{env}{e} " if env else "") + shlex.join(base + flags)}
-    if s.method not in TRTLLM_DECODING_TYPE:
+    if s.method.name not in TRTLLM_DECODING_TYPE:
         raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
     tp = ["--tp_size", str(s.tp)] if s.tp > 1 else []
-    yaml = (f"speculative_config:\n  decoding_type: {TRTLLM_DECODING_TYPE[s.method]}\n  max_draft_len: {k}\n"
+    yaml = (f"speculative_config:\n  decoding_type: {TRTLLM_DECODING_TYPE[s.method.name]}\n  max_draft_len: {k}\n"
             + (f"  speculative_model: {draft}\n" if draft else "")
-            + (f"  num_nextn_predict_layers: {k}\n" if s.method == "mtp" else ""))
+            + (f"  num_nextn_predict_layers: {k}\n" if s.method.name == "mtp" else ""))
     base = ["trtllm-serve", target, *tp, "--port", "8000"]
     return {"plain": shlex.join(base),
             "speculative": f"printf '%s' {shlex.quote(yaml)} > spec.yaml && "
@@ -205,14 +204,14 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
 
 
 def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, k: int, label: str) -> str:
-    target = find_model(s.target).hf_id
+    target = s.target.hf_id
     in_len = input_len(s)
     out_file = f"{label}.json"
     if bench == "vllm":
         meta = [f"gpu={s.gpu}", f"tp={s.tp}", f"label={label}"]
         if spec:
             meta.append(f"method={s.method}")
-            if s.method == "draft_model" and s.draft:
+            if s.method.name == "draft_model" and s.draft:
                 meta.append(f"draft_model={s.draft}")
         return shlex.join(["vllm", "bench", "serve", "--backend", "vllm", "--model", target,
                            "--base-url", "http://localhost:8000", "--dataset-name", "random",
@@ -236,7 +235,7 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     """The plan for the summary's scenario on its engine: runs, servers, the synthetic-acceptance
     setting where the engine has one, and how long it takes (predicted throughput, plus server starts)."""
     s = summary.scenario
-    engine = find_engine(s.engine).name
+    engine = s.engine.name
     if engine not in ("vllm", "sglang", "trtllm"):
         raise SpecModelError(f"no benchmark plan for engine '{engine}': choose vllm, sglang or trtllm")
     bench = bench or BENCH_OF_ENGINE.get(engine, "guidellm")
@@ -263,8 +262,8 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     notes = [f"run the plain runs against `{servers['plain']}`, then the speculative ones against the speculative "
              "server; upload every result file (Past runs, or `python -m specmodel runs results/* --calibrate`, or "
              "`plan ... --results results/*`) to calibrate"]
-    named = engine_text(find_engine(s.engine))
-    if synthetic and find_engine(s.engine).version is None:
+    named = engine_text(s.engine)
+    if synthetic and s.engine.version is None:
         notes.append(f"synthetic acceptance: {synthetic['setting']} ({synthetic['since']} and later, "
                      f"{synthetic['source']}); E = {accept:.2f} is the model's tokens per step at k = {k}; "
                      "with older releases drop it and the acceptance is whatever the prompts give")
@@ -285,17 +284,17 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
                      "against the SGLang server")
     if bench == "guidellm":
         notes.append("guidellm records no k or acceptance: pass `--k` to `runs` and give tokens_per_step in a CSV row")
-    cap = find_engine(s.engine).running_cap(find_method(s.method).name)
+    cap = s.engine.running_cap(s.method.name)
     if cap is not None and max(r.concurrency for r in runs) > cap:
-        flag = find_engine(s.engine).spec_running_cap["flag"]
-        notes.append(f"the speculative server sets {flag}: {engine_text(find_engine(s.engine))} runs at most {cap} "
+        flag = s.engine.spec_running_cap["flag"]
+        notes.append(f"the speculative server sets {flag}: {engine_text(s.engine)} runs at most {cap} "
                      "requests at once while speculating unless it is given (its server arguments reset the limit "
                      "for speculative decoding), so the larger batches would queue instead of running")
-    if find_method(s.method).name == "ngram":
+    if s.method.name == "ngram":
         notes.append("n-gram proposes only on a match: synthetic acceptance fixes what is accepted, not how often "
                      "it proposes (--proposal-rate)")
     total = sum(r.seconds for r in runs) + 2 * SERVER_START_S
-    return Plan(engine_text(find_engine(s.engine)), bench, k, accept, tuple(runs), servers,
+    return Plan(engine_text(s.engine), bench, k, accept, tuple(runs), servers,
                 synthetic, total, tuple(notes))
 
 
@@ -307,7 +306,7 @@ def calibrated_band(s: Scenario, rows) -> dict:
     engine_after, calibration (Calibration.to_dict), narrower."""
     from specmodel.runs.calibrate import calibrate
 
-    engine = find_engine(s.engine)
+    engine = s.engine
     candidates = [engine_text(engine)] + engine_variants(s)
     fits = []
     for name in candidates:
@@ -327,7 +326,7 @@ def calibrated_band(s: Scenario, rows) -> dict:
                              "calibrate on (load the plan's plain and speculative result files together)")
     _err, name, cal = min(fits, key=lambda t: t[0])
     before = speedup_band(s)
-    after_s = replace(s, efficiency=cal.efficiency, engine=name)
+    after_s = replace(s, efficiency=cal.efficiency, engine=resolved_engine(name))
     after = speedup_band(after_s)
     width = lambda b: float(b[1] - b[0])  # noqa: E731
     return {"before": [round(before[0], 4), round(before[1], 4)], "after": [round(after[0], 4), round(after[1], 4)],

@@ -25,8 +25,8 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import BAND_RATIO, K_MAX
-from specmodel.model.presets import METHODS, find_method, find_model
-from specmodel.model.scenario import Scenario, predict
+from specmodel.model.presets import METHODS, Model, find_method
+from specmodel.model.scenario import Scenario, predict, resolved_method, resolved_model
 from specmodel.notes import Note, info, warning, warnings_in
 from specmodel.plan.workloads import SHARE_TOLERANCE, Workload, normalise_shares
 
@@ -219,8 +219,8 @@ class MixReport:
                     "fits": p.fits, "pools": [pool(x) for x in p.pools], "per_workload": per}
 
         return {
-            "gpu": s.gpu, "target": s.target, "method": s.method,
-            "draft": s.draft if s.method == "draft_model" else None, "k": s.k, "tp": s.tp,
+            "gpu": s.gpu.name, "target": s.target.name, "method": s.method.name,
+            "draft": s.draft.name if s.method.name == "draft_model" and s.draft else None, "k": s.k, "tp": s.tp,
             "context_len": s.context_len, "concurrency": self.concurrency, "gpus": self.gpus,
             "workloads": [{"label": w.label, "share": _r(w.share), "alpha": _r(w.alpha),
                            "survival": list(w.survival) if w.survival else None,
@@ -245,15 +245,16 @@ def _r(x, digits: int = 4):
 
 # --- one pool ------------------------------------------------------------------------------------
 
-def _draft_for(base: Scenario) -> str | None:
-    return base.draft or find_model(base.target).default_draft
+def _draft_for(base: Scenario) -> Model | None:
+    return base.draft or (resolved_model(base.target.default_draft) if base.target.default_draft else None)
 
 
 def _scenario_for(base: Scenario, method: str, alpha: float, survival, k: int, concurrency) -> Scenario:
     """The What-if scenario of one workload running in a pool with this setting."""
     draft = _draft_for(base) if method == "draft_model" else base.draft
     c = int(concurrency) if float(concurrency).is_integer() else base.concurrency
-    return replace(base, method=method, draft=draft, alpha=alpha, survival=survival, k=int(k), concurrency=c)
+    return replace(base, method=resolved_method(method), draft=draft, alpha=alpha, survival=survival, k=int(k),
+                   concurrency=c)
 
 
 @dataclass(frozen=True)
@@ -292,9 +293,9 @@ def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpu
                 k: int) -> PoolResult:
     """Predict one pool: `members` (their shares are of the whole mix) get share × concurrency
     sequences each, spread over gpus / tp replicas, all served with `method` and `k`."""
-    m = method if k > 0 else base.method
-    if m != base.method and any(w.acceptance(m, base.method) is None for w in members):
-        missing = [w.label for w in members if w.acceptance(m, base.method) is None]
+    m = method if k > 0 else base.method.name
+    if m != base.method.name and any(w.acceptance(m, base.method.name) is None for w in members):
+        missing = [w.label for w in members if w.acceptance(m, base.method.name) is None]
         raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
     lay = _layout(base, members, concurrency, gpus)
     results: list = [None] * len(members)
@@ -323,7 +324,7 @@ def _member_predictions(base: Scenario, members, method: str, k_scenario: int, c
     their α values along a new first axis (the step does not depend on α, only the tokens each step
     emits), so a pool of thousands of workloads costs one call; a member with a survival profile
     gets its own call (indices of one)."""
-    acc = [w.acceptance(method, base.method) for w in members]
+    acc = [w.acceptance(method, base.method.name) for w in members]
     by_alpha = [i for i, (_a, survival) in enumerate(acc) if survival is None]
     if by_alpha:
         alphas = np.array([acc[i][0] for i in by_alpha])
@@ -356,7 +357,7 @@ def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency
 # --- the comparison ------------------------------------------------------------------------------
 
 def _methods_for(members, base: Scenario, methods: tuple[str, ...]) -> list[str]:
-    return [m for m in methods if all(w.acceptance(m, base.method) is not None for w in members)]
+    return [m for m in methods if all(w.acceptance(m, base.method.name) is not None for w in members)]
 
 
 def _best_settings(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpu_counts: list[int],
@@ -364,7 +365,7 @@ def _best_settings(base: Scenario, members: tuple[Workload, ...], concurrency: f
     """For each GPU count, (method, k, tok/s) with the highest aggregate throughput; ties go to
     off, then to the earlier method and the smaller k."""
     ks = np.arange(0, k_max + 1)
-    best = {g: (base.method, 0, -1.0) for g in gpu_counts}
+    best = {g: (base.method.name, 0, -1.0) for g in gpu_counts}
     for method in _methods_for(members, base, methods):
         grid = np.nan_to_num(_pool_throughputs(base, members, concurrency, gpu_counts, method, ks), nan=0.0)
         for j, g in enumerate(gpu_counts):
@@ -401,7 +402,7 @@ def search_methods(base: Scenario, workloads: list[Workload], methods=None) -> t
         found = tuple(dict.fromkeys(find_method(m).name for m in methods))
     else:
         extra = [m for w in workloads for m, _ in w.alpha_by_method]
-        found = tuple(dict.fromkeys([base.method, *extra]))
+        found = tuple(dict.fromkeys([base.method.name, *extra]))
     return tuple(m for m in METHODS if m in found)
 
 
@@ -471,10 +472,10 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
     method_list = search_methods(base, workloads, methods)
     k_max = max(int(k_max), int(base.k))
 
-    single_on = Plan(f"single pool, {base.method} k={base.k}" if base.k else "single pool, off",
-                     "single_on", (pool_result(base, list(members), concurrency, gpus, base.method, base.k),))
+    single_on = Plan(f"single pool, {base.method.name} k={base.k}" if base.k else "single pool, off",
+                     "single_on", (pool_result(base, list(members), concurrency, gpus, base.method.name, base.k),))
     single_off = Plan("single pool, speculation off", "single_off",
-                      (pool_result(base, list(members), concurrency, gpus, base.method, 0),))
+                      (pool_result(base, list(members), concurrency, gpus, base.method.name, 0),))
 
     best_cache: dict = {}
     gpu_counts = [u * base.tp for u in range(1, units + 1)]

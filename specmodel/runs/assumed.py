@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model import engines, presets, spec_defaults
-from specmodel.model.scenario import default_proposal_rate
+from specmodel.model.scenario import default_proposal_rate, resolved_engine, resolved_method
 from specmodel.runs.records import RunRecord
 
 
@@ -147,7 +147,7 @@ def published_acceptance(row: dict):
     rate = row.get("proposal_rate")
     if rate is None or rate != rate:  # the share of steps the row verifies drafts on: how a figure is read
         try:
-            rate = default_proposal_rate(row["method"], row.get("engine") or None)
+            rate = default_proposal_rate(resolved_method(row["method"]), resolved_engine(row.get("engine") or None))
         except SpecModelError:
             rate = 1.0
     return spec_defaults.assumed_acceptance(row["method"], family, row.get("workload") or "", row.get("context_len"),

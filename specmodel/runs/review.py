@@ -169,7 +169,7 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             res["advice"][good] = advice_of_runs(setup, alpha[idx], k[idx], conc[idx], part)[~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
-            if setup.method != "ngram":
+            if setup.method.name != "ngram":
                 ngram_be[idx] = _ngram_break_even(setup, k[idx], conc[idx])
         done += len(idx)
         if progress is not None:
@@ -257,7 +257,7 @@ def _assumed_ends(row: dict, s: Scenario) -> np.ndarray:
             else:
                 alphas = list(spec_defaults.alpha_range(alpha)) if alpha_assumed else [alpha]
             try:
-                other = with_changes(s, k=k, draft=draft if s.method == "draft_model" else s.draft)
+                other = with_changes(s, k=k, draft=draft if s.method.name == "draft_model" else s.draft)
                 values.extend(np.ravel(np.asarray(predict(other, alpha=np.array(alphas)).speedup, dtype=float)))
             except SpecModelError:
                 continue

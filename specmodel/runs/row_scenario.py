@@ -18,7 +18,7 @@ def scenario_for_row(row, efficiency: Efficiency | None = None) -> Scenario:
     survival = row.get("survival")
     survival = tuple(survival) if isinstance(survival, (tuple, list)) and len(survival) else None
     method = row["method"]
-    return Scenario(
+    return Scenario.from_names(
         gpu=row["gpu_preset"], target=row["target_preset"], method=method,
         draft=row["draft_preset"] if method == "draft_model" else None,
         alpha=row_alpha(row), survival=survival, k=int(row["k"]), concurrency=int(row["concurrency"]),

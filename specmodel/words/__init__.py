@@ -20,9 +20,7 @@ import numpy as np
 from specmodel.model import decide
 from specmodel.model.decide import (K_MAX, K_TIE, SCHEDULE_MAX_BATCH, SWITCH_GAIN, Decision, band_tone,
                                     engine_variants, off_above, tone_of, verdict_label)
-from specmodel.model.engines import find_engine
 from specmodel.model.memory import speculation_does_not_fit
-from specmodel.model.presets import find_gpu, find_method, find_model
 from specmodel.model.rate import RatePrediction
 from specmodel.model.scenario import Prediction, Scenario
 from specmodel.model.spec_defaults import ASSUMED_ALPHA_SPREAD, AssumedAcceptance, alpha_range
@@ -227,8 +225,9 @@ def _variants_words(s: Scenario, variants: list[str], sep: str = "; ") -> str:
 
 def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
     """What one engine version of engine_variants does differently from `base` (the scenario's engine), in words."""
-    mine, other = find_engine(base or s.engine), find_engine(variant)
-    method, gpu, attention = find_method(s.method).name, find_gpu(s.gpu).name, find_model(s.target).attention
+    mine = s.engine if base is None else s.engine.variant(base) if isinstance(base, str) else base
+    other = s.engine.variant(variant)
+    method, gpu, attention = s.method.name, s.gpu.name, s.target.attention
     shown = variant.replace(".99", ".x")
     parts = []
     ms, per_seq = other.serial_cpu(method)
@@ -253,20 +252,20 @@ def _variant_words(s: Scenario, variant: str, base: str | None = None) -> str:
 
 
 def _unpacked_note(s: Scenario) -> list[str]:
-    engine, gpu = find_engine(s.engine), find_gpu(s.gpu).name
-    if not engine.unpacks_verify(gpu, find_model(s.target).attention):
+    engine, gpu = s.engine, s.gpu.name
+    if not engine.unpacks_verify(gpu, s.target.attention):
         return []
     version = engine.version_text or f"{engine.read_through} (the newest release read; no version given)"
     return [info(f"{engine.label} {version} on {gpu} runs verify passes in {engine.verify_unpacked.get('backend')}'s "
                  "prefill kernel, its default attention backend for this model: one program per query head and "
-                 f"{engine.verify_query_tile(gpu, find_model(s.target).attention)} query rows per program, so the "
+                 f"{engine.verify_query_tile(gpu, s.target.attention)} query rows per program, so the "
                  "verify pass reads the KV cache several times over (one-token decode packs the group; "
                  "--attention-backend ROCM_AITER_FA avoids it, vLLM issue #46596: name it after the version, "
                  "'0.19.0 ROCM_AITER_FA', to predict with it)")]
 
 
 def _acceptance_note(s: Scenario) -> list[str]:
-    engine, gpu, method = find_engine(s.engine), find_gpu(s.gpu).name, find_method(s.method)
+    engine, gpu, method = s.engine, s.gpu.name, s.method
     c = engine.acceptance_caveat(method.name, gpu)
     if c is None:
         return []
@@ -282,9 +281,9 @@ def running_limit_notes(s: Scenario, running: int) -> list[str]:
     """The engine's own limits on requests running at once, where the scenario's batch is above them:
     SGLang's 48 while speculating unless --max-running-requests is given (spec_running_cap), and vLLM's
     default max_num_seqs by GPU memory, both arms alike (`running`: what fits of the concurrency)."""
-    engine, gpu = find_engine(s.engine), find_gpu(s.gpu)
+    engine, gpu = s.engine, s.gpu
     notes = []
-    cap = engine.running_cap(find_method(s.method).name) if s.k else None
+    cap = engine.running_cap(s.method.name) if s.k else None
     if cap is not None and s.concurrency > cap:
         notes.append(_over_limit(engine.label, cap, "requests at once while speculating", engine.spec_running_cap["flag"],
                                  f"its server arguments reset the limit to {cap} for speculative decoding; plain "
@@ -309,7 +308,7 @@ def engine_version_notes(s: Scenario) -> list[str]:
     """What the engine's version does to the speculative step, in words (none where nothing differs)."""
     if not s.k:
         return []
-    engine, method = find_engine(s.engine), find_method(s.method).name
+    engine, method = s.engine, s.method.name
     variants = engine_variants(s)
     notes = _unpacked_note(s) + _acceptance_note(s)
     if engine.before_read:
