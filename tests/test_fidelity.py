@@ -19,7 +19,8 @@ from bench.bench_fidelity import (_mape, _verdicts, band_quantiles, coverage, ev
                                   log_residuals, loso, moe_layer, shape_errors, steptime_grid)
 from specmodel.cli import main
 from specmodel.export.prediction import prediction_dict
-from specmodel.model.decide import BAND_RATIO, summarize
+from specmodel.model.decide import BAND_RATIO
+from specmodel.words import summarize
 from specmodel.model.presets import find_model
 from specmodel.model.roofline import Efficiency, PassShape, expert_bytes_read, experts_touched, memory_and_compute
 from specmodel.model.scenario import Scenario, predict
