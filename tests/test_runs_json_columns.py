@@ -89,14 +89,16 @@ def test_cells_of_every_kind_encode_as_one_at_a_time():
         "ints": pd.array([1, None, 3, 4, 5, 6, 7, 8], dtype="Int64"),
         "whole_floats": [1.0, 2.99999, np.nan, 4.5, 5.0, 6.0, 7.0, 8.0],
         "flags": [True, False] * 4,
+        "whole_flags": [True, False] * 4,
         "text": pd.array(["a", None, "é", "a", "\x00", "b", "a", "c"], dtype="string"),
         "lists": pd.Series([[1, 2], None, [3.33333], [], "s", 1, 2.5, None], dtype=object),
     })
     keys = [*frame.columns, "absent"]
     out = io.StringIO()
-    print_json_table("rows", frame, keys, frozenset({"whole_floats", "ints"}), {"summary": {"n": 8}}, out=out)
+    print_json_table("rows", frame, keys, frozenset({"whole_floats", "ints", "whole_flags"}), {"summary": {"n": 8}},
+                     out=out)
     doc = json.loads(out.getvalue())
-    expected = _reference_rows(frame, keys, {"whole_floats", "ints"})
+    expected = _reference_rows(frame, keys, {"whole_floats", "ints", "whole_flags"})
     assert _canonical(doc["rows"]) == _canonical(expected)
     assert doc["rows"][0]["mixed"] is True and doc["rows"][1]["mixed"] == 1 and doc["rows"][2]["mixed"] == 1.0
     assert doc["summary"] == {"n": 8}
@@ -258,7 +260,7 @@ def test_line_breaks_percent_signs_and_lists_in_cells_print_as_json_dumps_of_eac
     a time) still print as json.dumps of each row."""
     frame = pd.DataFrame({"100% text": ["a\nb", "\u2028 c", None, "a\nb"] * 3000,
                           "lists": pd.Series([[1, "x\ny"], None, (2.5, None), "s"] * 3000, dtype=object),
-                          "%s": [1.5, np.nan, 2.0, -0.0] * 3000})
+                          "%s": [1.5, np.nan, 2.0, -0.0] * 3000, "same": ["5% off"] * 12000})
     out = io.StringIO()
     print_json_table("rows", frame, list(frame.columns), out=out)
     rows = _reference_rows(frame, list(frame.columns), set())

@@ -91,9 +91,10 @@ def _column(values, whole: bool) -> tuple:
     dtype = values.dtype
     if pd.api.types.is_float_dtype(dtype):
         return values.to_numpy(dtype=float, na_value=np.nan), True
-    if (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not values.hasnans \
+    plain_bool = pd.api.types.is_bool_dtype(dtype) and not whole  # a whole key's booleans print as 0 and 1
+    if (pd.api.types.is_integer_dtype(dtype) or plain_bool) and not values.hasnans \
             and not isinstance(dtype, pd.CategoricalDtype):
-        return values.to_numpy(dtype=bool if pd.api.types.is_bool_dtype(dtype) else np.int64).tolist(), True
+        return values.to_numpy(dtype=bool if plain_bool else np.int64).tolist(), True
     if not whole and isinstance(dtype, pd.StringDtype):
         return values.to_numpy(dtype=object, na_value=None).tolist(), True
     cells = values.to_numpy(dtype=object).tolist()
@@ -114,12 +115,15 @@ _SCALARS = json.JSONEncoder(allow_nan=False, check_circular=False, separators=("
 _ONE = json.JSONEncoder(allow_nan=False, check_circular=False).encode
 
 
-def _texts(column: tuple, whole: bool, lo: int, hi: int) -> list[str]:
-    """The JSON text of each cell of rows lo..hi of a column (as _column gives it)."""
+def _texts(column: tuple, whole: bool, lo: int, hi: int) -> list[str] | str:
+    """The JSON text of each cell of rows lo..hi of a column (as _column gives it), or one text where every
+    cell of the chunk has it."""
     cells, scalars = column
     if cells is None:
-        return ["null"] * (hi - lo)
+        return "null"
     if not isinstance(cells, list):
+        if not np.isfinite(cells[lo:hi]).any():
+            return "null"
         return _SCALARS(_rounded(cells[lo:hi], whole))[1:-1].split("\n")
     if not scalars:
         return list(map(_ONE, cells[lo:hi]))
@@ -128,18 +132,27 @@ def _texts(column: tuple, whole: bool, lo: int, hi: int) -> list[str]:
         import pandas as pd
 
         codes, distinct = pd.factorize(np.array(chunk, dtype=object))  # None: -1, the last text
-        return np.array(_SCALARS(distinct.tolist() + [None])[1:-1].split("\n"), dtype=object)[codes].tolist()
+        texts = _SCALARS(distinct.tolist() + [None])[1:-1].split("\n")
+        return texts[codes[0]] if (codes == codes[0]).all() else np.array(texts, dtype=object)[codes].tolist()
     return _SCALARS(chunk)[1:-1].split("\n")
 
 
 def _write_rows(out, keys: list[str], columns: list, whole: frozenset, n: int) -> None:
     """The rows, one per line ('\n    {"key": value, ...}', ',\n    ' between them), a chunk of
-    CHUNK_ROWS at a time: each row the text json.dumps gives its dict."""
-    row = "{" + ", ".join(json.dumps(key).replace("%", "%%") + ": %s" for key in keys) + "}"
+    CHUNK_ROWS at a time: each row the text json.dumps gives its dict, from one template per chunk
+    holding the texts its rows share."""
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
-        texts = [_texts(column, key in whole, lo, hi) for key, column in zip(keys, columns)]
-        rows = map(row.__mod__, zip(*texts)) if texts else ["{}"] * (hi - lo)
+        parts, varying = [], []
+        for key, column in zip(keys, columns):
+            texts = _texts(column, key in whole, lo, hi)
+            if isinstance(texts, str):
+                parts.append((json.dumps(key) + ": " + texts).replace("%", "%%"))
+            else:
+                parts.append(json.dumps(key).replace("%", "%%") + ": %s")
+                varying.append(texts)
+        row = "{" + ", ".join(parts) + "}"
+        rows = map(row.__mod__, zip(*varying)) if varying else [row % ()] * (hi - lo)
         out.write(("\n    " if lo == 0 else _ROW_SEP) + _ROW_SEP.join(rows))
 
 
