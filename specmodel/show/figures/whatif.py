@@ -6,7 +6,7 @@ figure through the validating constructor, so a wrong property still fails a tes
 
 plotly's to_dict (what st.plotly_chart sends) asks narwhals whether each array is a dataframe, and
 narwhals reads the entry points of every installed package the first time it is asked in a process
-(~0.1 s): one tiny figure's to_dict at import asks it, so no chart a page draws pays for it.
+(~0.1 s): one tiny figure's to_dict at import asks it once, so the first chart a page draws does not.
 """
 
 from __future__ import annotations
