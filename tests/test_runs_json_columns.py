@@ -1,4 +1,4 @@
-"""`runs --json` writes its rows a column at a time (specmodel.cli.output.print_json_table); what a
+"""`runs --json` writes its rows a chunk at a time (specmodel.cli.output.print_json_table); what a
 script reads is the same document the row-by-row encoder printed: every key, the same values, ints
 as ints, true/false as booleans, null for NaN, NA and ±inf, floats to 4 decimals."""
 
@@ -89,14 +89,16 @@ def test_cells_of_every_kind_encode_as_one_at_a_time():
         "ints": pd.array([1, None, 3, 4, 5, 6, 7, 8], dtype="Int64"),
         "whole_floats": [1.0, 2.99999, np.nan, 4.5, 5.0, 6.0, 7.0, 8.0],
         "flags": [True, False] * 4,
+        "whole_flags": [True, False] * 4,
         "text": pd.array(["a", None, "é", "a", "\x00", "b", "a", "c"], dtype="string"),
         "lists": pd.Series([[1, 2], None, [3.33333], [], "s", 1, 2.5, None], dtype=object),
     })
     keys = [*frame.columns, "absent"]
     out = io.StringIO()
-    print_json_table("rows", frame, keys, frozenset({"whole_floats", "ints"}), {"summary": {"n": 8}}, out=out)
+    print_json_table("rows", frame, keys, frozenset({"whole_floats", "ints", "whole_flags"}), {"summary": {"n": 8}},
+                     out=out)
     doc = json.loads(out.getvalue())
-    expected = _reference_rows(frame, keys, {"whole_floats", "ints"})
+    expected = _reference_rows(frame, keys, {"whole_floats", "ints", "whole_flags"})
     assert _canonical(doc["rows"]) == _canonical(expected)
     assert doc["rows"][0]["mixed"] is True and doc["rows"][1]["mixed"] == 1 and doc["rows"][2]["mixed"] == 1.0
     assert doc["summary"] == {"n": 8}
@@ -236,8 +238,8 @@ def test_a_long_list_of_records_prints_as_json_dumps_of_each(odd):
 
 
 def test_rows_written_to_a_terminals_byte_buffer_are_the_text_written_to_a_text_stream():
-    """The rows go to stdout's byte buffer; the text around them (written to the text layer) stays in order,
-    and a name with escape sequences reaches the bytes as JSON's escapes, nothing a terminal acts on."""
+    """Through SafeStream onto a terminal's text layer the bytes are the text written to a plain text stream,
+    and a name with escape sequences reaches them as JSON's escapes, nothing a terminal acts on."""
     frame = pd.DataFrame({"workload": ["chat \x1b[2J\u202e", "code é"] * 3000, "x": np.linspace(0, 1, 6000)})
     problems = [{"severity": "warning", "file": "a.csv", "row": i, "column": None, "message": "m \x07", "reason": None}
                 for i in range(1200)]
@@ -250,3 +252,17 @@ def test_rows_written_to_a_terminals_byte_buffer_are_the_text_written_to_a_text_
     assert raw.getvalue().decode("utf-8") == text.getvalue()
     assert json.loads(text.getvalue())["rows"][0]["workload"] == "chat \x1b[2J\u202e"
     assert not raw.getvalue().translate(None, bytes(range(0x20, 0x7f)) + b"\n")  # printable ASCII only
+
+
+def test_line_breaks_percent_signs_and_lists_in_cells_print_as_json_dumps_of_each_row():
+    """Each column's chunk is encoded in one call with a line break between its cells: a text holding a
+    line break (escaped by JSON), a key holding '%' (the row's template) and list cells (encoded a cell at
+    a time) still print as json.dumps of each row."""
+    frame = pd.DataFrame({"100% text": ["a\nb", "\u2028 c", None, "a\nb"] * 3000,
+                          "lists": pd.Series([[1, "x\ny"], None, (2.5, None), "s"] * 3000, dtype=object),
+                          "%s": [1.5, np.nan, 2.0, -0.0] * 3000, "same": ["5% off"] * 12000})
+    out = io.StringIO()
+    print_json_table("rows", frame, list(frame.columns), out=out)
+    rows = _reference_rows(frame, list(frame.columns), set())
+    assert out.getvalue() == ('{\n  "rows": [\n    ' + ",\n    ".join(json.dumps(r, allow_nan=False) for r in rows)
+                              + "\n  ]\n}\n")

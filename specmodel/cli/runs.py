@@ -148,7 +148,7 @@ def run_runs(args: argparse.Namespace) -> int:
                               "message": p.message, "reason": p.reason} for p in table.problems]}
         if calibration:
             rest["calibration"] = calibration.to_dict()
-        # the rows a column at a time, written as they are encoded: 200,000 rows in seconds and flat memory
+        # the rows written a chunk at a time as they are encoded: flat memory for 200,000 rows
         print_json_table("rows", evaluated, keys, WHOLE_KEYS, rest)
         return 0
     line = fallback_line(table.fallbacks, len(table.rows), table.defaults)

@@ -3,12 +3,14 @@
 Figures are assembled as plain dicts and wrapped once without plotly's per-property validation,
 which costs more than the model itself on every rerun; tests/test_figures.py re-validates every
 figure through the validating constructor, so a wrong property still fails a test.
+
+plotly's to_dict (what st.plotly_chart sends) asks narwhals whether each array is a dataframe, and
+narwhals reads the entry points of every installed package the first time it is asked in a process
+(~0.1 s): one tiny figure's to_dict at import asks it once, so the first chart a page draws does not.
 """
 
 from __future__ import annotations
 
-import base64
-import threading
 from dataclasses import replace
 
 import numpy as np
@@ -39,6 +41,8 @@ SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(wid
 # theme: k = 0 is break-even everywhere), blue where it wins.
 LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#c9c9c9"], [0.75, "#4393c3"], [1.0, "#053061"]]
 
+go.Figure(dict(data=[dict(type="scatter", y=np.zeros(1))]), _validate=False).to_dict()  # narwhals asked once
+
 
 def figure(traces: list[dict], title: str, x: str, y: str, **layout) -> go.Figure:
     """A go.Figure from trace dicts with a title, axis titles (with units) and a legend."""
@@ -50,220 +54,8 @@ def figure(traces: list[dict], title: str, x: str, y: str, **layout) -> go.Figur
             base[key] = {**base[key], **value}
         else:
             base[key] = value
-    return _SpecFigure(dict(data=traces, layout=base))
+    return go.Figure(dict(data=traces, layout=base), _validate=False)
 
-
-def _template_json(name) -> dict:
-    """The default template's JSON, converted once per process and template name. go.Figure otherwise
-    deep-copies the whole template object into every new figure (about 6 ms each, more than the
-    figure's own traces); the figure still carries the same template, so it draws the same."""
-    import plotly.io as pio
-
-    cached = _TEMPLATES.get(name)
-    if cached is None:
-        cached = _TEMPLATES[name] = pio.templates[name].to_plotly_json()
-    return cached
-
-
-_TEMPLATES: dict = {}
-
-
-class _Figure(go.Figure):
-    """go.Figure whose default template is set from the per-process JSON above instead of copied from
-    the template object; everything else (traces, layout, to_dict, to_json) is plotly's own."""
-
-    def _initialize_layout_template(self):
-        import plotly.io as pio
-
-        name = pio.templates.default
-        if self._layout_obj._props.get("template", None) is None and isinstance(name, str):
-            # shared, never mutated: to_dict() and to_json() copy the layout they send
-            self._layout_obj._props["template"] = _template_json(name)
-        else:
-            super()._initialize_layout_template()
-
-
-
-class _SpecFigure(_Figure):
-    """A _Figure kept as its dict spec until something other than to_dict() (or to_json(), which calls
-    it) reads it: st.plotly_chart only sends fig.to_dict(), and plotly's constructor (a trace object per
-    trace, a setter per property: more than the model's own rerun after an α move) is then never run.
-    to_dict() gives what the constructed figure's would, key order included: plotly keeps its own
-    order of each object's keys, learnt once per shape of spec (the keys present, not their values)
-    from a constructed figure. Any other read (fig.data, fig.layout, update_layout …) constructs the
-    figure first, so it behaves as a _Figure in every way. tests/test_figures.py compares both."""
-
-    def __init__(self, spec: dict):
-        import plotly.io as pio
-
-        object.__setattr__(self, "_spec", spec)
-        object.__setattr__(self, "_spec_template", pio.templates.default)
-
-    def __getattr__(self, name):  # only for attributes not set yet: construct the figure, then read it
-        if name.startswith("_spec") or "_spec" not in self.__dict__:
-            raise AttributeError(name)
-        with _CONSTRUCTING:
-            spec = self.__dict__.pop("_spec", None)  # from here on a _Figure (reads inside __init__ too)
-            if spec is not None:
-                try:
-                    _Figure.__init__(self, _copy_spec(spec), _validate=False)
-                except BaseException:
-                    self.__dict__["_spec"] = spec
-                    raise
-        return getattr(self, name)
-
-    def to_dict(self):
-        spec = self.__dict__.get("_spec")
-        template = self.__dict__.get("_spec_template")
-        ordered = None if spec is None or not isinstance(template, str) else _in_plotly_order(spec, template)
-        if ordered is None:
-            return super().to_dict()  # constructed already, or a spec this shortcut does not cover
-        from copy import deepcopy
-
-        res = deepcopy(ordered)  # as plotly's to_dict: the caller owns every part (the template's too)
-        if not _as_typed_arrays(res):
-            from _plotly_utils.utils import convert_to_base64
-
-            convert_to_base64(res)
-        return res
-
-
-# plotly.js typed arrays, the form plotly's to_dict sends a numpy array in: {"dtype", "bdata" (the bytes in
-# base64), "shape" for 2-D}; int64 and uint64 narrowed to the smallest type that holds the values (plotly.js
-# has no 64-bit integers). What plotly 7.1.0 does in _plotly_utils/utils.py convert_to_base64 and
-# to_typed_array_spec, without its first step: asking narwhals whether the array is a dataframe, which on
-# the first call of a process reads the entry points of every installed package (~120 ms of the first
-# page). tests/test_figures.py compares what is sent with plotly's own, byte for byte.
-_SHORT_TYPES = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
-                "float32": "f4", "float64": "f8"}
-_NARROWER = {"int64": ("int8", "int16", "int32"), "uint64": ("uint8", "uint16", "uint32")}
-_NOT_CONVERTED = {"geojson", "layer", "layers", "range"}  # keys whose arrays plotly sends as they are
-
-
-def _typed_array(v: np.ndarray) -> dict | None:
-    """A numeric numpy array as plotly's typed array, or None where this shortcut does not cover it."""
-    if v.size == 0 or v.dtype.kind not in "uif" or not v.dtype.isnative:
-        return None
-    name = str(v.dtype)
-    if name in _NARROWER:
-        low, high = v.min(), v.max()
-        name = next((t for t in _NARROWER[name] if np.iinfo(t).min <= low and high <= np.iinfo(t).max), None)
-        if name is None:
-            return None
-        v = v.astype(name)
-    if name not in _SHORT_TYPES:
-        return None
-    out = {"dtype": _SHORT_TYPES[name], "bdata": base64.b64encode(np.ascontiguousarray(v)).decode("ascii")}
-    if v.ndim > 1:
-        out["shape"] = str(v.shape)[1:-1]
-    return out
-
-
-def _as_typed_arrays(obj) -> bool:
-    """Every numpy array held as a dict value in `obj` replaced by its typed array, in place, as plotly's
-    convert_to_base64 walks it; False where a value is array-like in a way this shortcut does not cover
-    (plotly's walk then runs on it, and leaves the arrays replaced so far as they are)."""
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if key in _NOT_CONVERTED:
-                continue
-            if isinstance(value, np.ndarray):
-                typed = _typed_array(value)
-                if typed is None:
-                    return False
-                obj[key] = typed
-            elif isinstance(value, np.generic):  # a numpy scalar: sent as it is, as plotly does
-                continue
-            elif hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
-                return False
-            elif not _as_typed_arrays(value):
-                return False
-    elif isinstance(obj, (list, tuple)):
-        return all(_as_typed_arrays(value) for value in obj)
-    return True
-
-
-_CONSTRUCTING = threading.RLock()  # sessions share cached figures across threads
-_ORDERS: dict = {}  # (spec shape, template name) -> the key order plotly gives it, or None: not covered
-
-
-def _copy_spec(value):
-    """The spec's dicts and lists copied (plotly's constructor pops keys from the dicts it is given);
-    values (arrays, strings) shared."""
-    if isinstance(value, dict):
-        return {k: _copy_spec(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_spec(v) for v in value]
-    return value
-
-
-def _shape(value):
-    """The keys of a spec, nested (dicts, and lists of dicts), without the values."""
-    if isinstance(value, dict):
-        return tuple((k, _shape(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
-        return ("[]", tuple(_shape(v) for v in value))
-    return None
-
-
-def _order_of(real):
-    """The key order of a constructed figure's dict, nested as _shape."""
-    if isinstance(real, dict):
-        return {k: _order_of(v) for k, v in real.items()}
-    if isinstance(real, (list, tuple)) and real and all(isinstance(v, dict) for v in real):
-        return [_order_of(v) for v in real]
-    return None
-
-
-def _in_plotly_order(spec: dict, template: str):
-    """The spec as the figure plotly constructs from it would hold it (keys in plotly's order, the
-    template in its place in the layout), or None where plotly's dict has other keys than the spec."""
-    key = (_shape(spec), template)
-    if key not in _ORDERS:
-        import plotly.io as pio
-
-        saved = pio.templates.default
-        try:
-            if template != saved:  # setting the default validates it: a Template built, ~30 ms a time
-                pio.templates.default = template
-            built = _Figure(_copy_spec(spec), _validate=False)
-            real = {"data": built._data, "layout": built._layout}  # what its to_dict copies
-        finally:
-            if pio.templates.default != saved:
-                pio.templates.default = saved
-        order = _order_of(real)
-        layout = spec.get("layout")
-        covered = (set(spec) == set(order) == {"data", "layout"} and isinstance(layout, dict)
-                   and "template" not in layout and set(order["layout"]) == set(layout) | {"template"}
-                   and _covers(spec["data"], order["data"])
-                   and all(_covers(layout[k], o) for k, o in order["layout"].items() if k != "template"))
-        if len(_ORDERS) >= 256:
-            _ORDERS.clear()
-        _ORDERS[key] = order if covered else None
-    order = _ORDERS[key]
-    if order is None:
-        return None
-    layout = {k: _template_json(template) if k == "template" else _arrange(spec["layout"][k], o)
-              for k, o in order["layout"].items()}
-    return {k: layout if k == "layout" else _arrange(spec[k], o) for k, o in order.items()}
-
-
-def _covers(spec, order) -> bool:
-    """Whether the spec has exactly the keys of plotly's dict, at every level."""
-    if isinstance(order, dict):
-        return isinstance(spec, dict) and set(spec) == set(order) and all(_covers(spec[k], o) for k, o in order.items())
-    if isinstance(order, list):
-        return isinstance(spec, list) and len(spec) == len(order) and all(_covers(s, o) for s, o in zip(spec, order))
-    return _shape(spec) is None
-
-
-def _arrange(spec, order):
-    """The spec with its keys in plotly's order (values shared: to_dict copies them)."""
-    if isinstance(order, dict):
-        return {k: _arrange(spec[k], o) for k, o in order.items()}
-    if isinstance(order, list):
-        return [_arrange(s, o) for s, o in zip(spec, order)]
-    return spec
 
 def line(x, y, name: str, hover: str, **style) -> dict:
     return dict(type="scatter", mode="lines", x=np.asarray(x), y=np.asarray(y, dtype=float),
