@@ -41,7 +41,7 @@ def browser_page(_chromium):
     """A fresh Playwright page (its own browser context) in Debian's headless Chromium."""
     context = _chromium.new_context(viewport={"width": 1400, "height": 1800})
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(browser.PATIENCE_MS)  # every wait is for a condition: a generous limit
     yield page
     context.close()
 
