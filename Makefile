@@ -1,7 +1,8 @@
 # make run   - start the app (creates .venv and installs pinned requirements on first use; byte-compiles the app)
 # make test  - install test dependencies (Python; Debian: chromium, prometheus, nodejs/npm; npm: @grafana/schema), lint,
-#              and run every test
-# make test-fast - every test but the browser and Prometheus ones; make lint - ruff (pyproject.toml)
+#              and run every test: browser, Prometheus and slow ones included (≤ 4 min on a quiet 2-core machine)
+# make test-fast - the loop while editing (≤ 60 s on a quiet 2-core machine): every test but the browser, Prometheus
+#              and slow ones (pytest.ini's markers), with a shorter fuzz profile; make lint - ruff (pyproject.toml)
 # make bench - performance benchmarks (ratios measured in one run; not part of make test)
 # make fuzz  - long fuzz run of every reader, parser and the CLI (FUZZ_EXAMPLES inputs per target)
 SHELL := /bin/bash
@@ -62,9 +63,11 @@ $(GRAFANA_SCHEMA): tests/grafana/package.json tests/grafana/package-lock.json
 test: $(VENV)/.dev system-deps lint $(GRAFANA_SCHEMA)
 	$(PY) -m pytest -n $(WORKERS) --durations=15 $(PYTEST_ARGS)
 
-# Everything but the real-browser and real-Prometheus tests: the quick loop while editing.
+# The quick loop while editing: no real browser (browser), no real Prometheus or promtool (prometheus), no slow
+# model validation or documented-command runs (slow: fidelity's leave-one-source-out, tests/test_docs_commands.py's
+# runs), and 40 inputs per fuzz target instead of 150 (tests/test_fuzz.py). make test runs all of them.
 test-fast: $(VENV)/.dev $(GRAFANA_SCHEMA)
-	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PY) -m pytest -n $(WORKERS) -m "not browser and not prometheus" $(PYTEST_ARGS)
+	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PY) -m pytest -n $(WORKERS) -m "not browser and not prometheus and not slow" $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

@@ -49,6 +49,7 @@ def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_with
     assert calibrated <= 12.0 and calibrated <= uncalibrated
 
 
+@pytest.mark.slow  # a re-fit per source: model validation, in make test, not in make test-fast
 def test_leave_one_source_out_meets_the_targets_and_the_band_covers_about_eighty_percent(dev):
     """Each source predicted with the engine-overhead scales, the per-sequence scale among them (the
     per-sequence constants of data/engines.json were fitted to SpecDecode-Bench), re-fitted without it.
