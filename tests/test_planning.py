@@ -18,6 +18,7 @@ from specmodel.runs import RunDefaults, read_runs
 from specmodel.show.figures.capacity import frontier_chart
 from specmodel.show.readouts import capacity_readouts
 from tests.test_mix import L40S, SEED_RUNS, _seed_efficiency
+from tests.conftest import examples
 
 LOOSE = Target(min_user_tok_s=1e-3)  # every batch that fits meets it
 
@@ -50,7 +51,7 @@ def test_at_batch_one_spec_speed_is_plain_times_the_whatif_speedup(method, alpha
     assert result.spec.itl_ms == pytest.approx(whatif.spec.itl_ms, rel=1e-9)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(alpha=st.floats(0, 1), k=st.integers(1, 8), gpu=st.sampled_from(["L40S", "H100 SXM", "A100 80GB"]),
        ctx=st.sampled_from([128, 1024, 8192]))
 def test_batch_one_property_holds_across_hardware(alpha, k, gpu, ctx):
@@ -118,7 +119,7 @@ def test_best_k_is_the_k_needing_fewest_gpus():
 FRONTIERS = {a: frontier(replace(L40S, alpha=a)) for a in (0.3, 0.55, 0.8)}
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(alpha=st.sampled_from(sorted(FRONTIERS)), n1=st.integers(1, 2000), n2=st.integers(1, 2000),
        need=st.floats(5, 80), itl=st.booleans())
 def test_more_users_never_need_fewer_gpus(alpha, n1, n2, need, itl):
@@ -136,7 +137,7 @@ def test_more_users_never_need_fewer_gpus(alpha, n1, n2, need, itl):
             assert sb.gpus >= sa.gpus
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(alpha=st.sampled_from(sorted(FRONTIERS)), r1=st.floats(0.01, 500), r2=st.floats(0.01, 500),
        tokens=st.integers(1, 4000), need=st.floats(5, 80))
 def test_more_requests_never_need_fewer_gpus(alpha, r1, r2, tokens, need):
@@ -150,7 +151,7 @@ def test_more_requests_never_need_fewer_gpus(alpha, r1, r2, tokens, need):
             assert big.gpus >= small.gpus
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(alpha=st.sampled_from(sorted(FRONTIERS)), users=st.integers(1, 2000), t1=st.floats(5, 80),
        t2=st.floats(5, 80), k=st.sampled_from([None, 2, 5]))
 def test_a_looser_target_never_needs_more_gpus(alpha, users, t1, t2, k):
