@@ -91,8 +91,9 @@ def no_duplicate_alerts(page) -> None:
 
 
 def open_expanders(page) -> None:
-    for summary in page.locator("[data-testid='stMain'] [data-testid='stExpander'] details:not([open]) > summary").all():
-        summary.click()  # a closed one: clicking an open one would close it
+    closed = page.locator("[data-testid='stMain'] [data-testid='stExpander'] details:not([open]) > summary")
+    for _ in range(closed.count()):  # only closed ones (clicking an open one would close it), each opened in turn
+        closed.first.click()
     wait_for_app(page)
     # every expander open and the grids inside laid out (a grid draws its scroller once shown)
     wait_settled(page, """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stExpander'] details")]
