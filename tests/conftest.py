@@ -73,7 +73,6 @@ LONGEST_FIRST = (
     "tests/test_browser_runs.py",
     "tests/test_browser_live.py",
     "tests/test_runs_json_columns.py::test_runs_json_is_the_row_by_row_document",
-    "tests/test_runs_json_columns.py::test_runs_json_of_a_mixed_2000_row_file",
     "tests/test_mix_many.py::test_a_mix_past_the_cap",
     "tests/test_browser_incident.py",
     "tests/test_browser_layout.py",
