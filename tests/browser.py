@@ -129,11 +129,11 @@ def open_from_sidebar(page, label: str, path: str, timeout_ms: int = PATIENCE_MS
 
 
 def wait_for_charts(page, timeout_ms: int = PATIENCE_MS) -> None:
-    """Plotly draws after the script run ends: wait until every chart has drawn its SVG at its size, and
-    the charts have stopped changing (the same number and sizes on a few frames in a row)."""
+    """Plotly draws after the script run ends: wait until every chart has its SVG and the charts have stopped
+    changing (the same number, sizes and SVG elements on a few frames in a row; a chart in a closed
+    expander or another tab has its SVG at size 0 and counts as drawn)."""
     wait_settled(page, """() => { const c = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
-        if (!c.length || !c.every(e => { const s = e.querySelector('.main-svg');
-            return s && s.getBoundingClientRect().width > 0 && s.getBoundingClientRect().height > 0; })) return false;
+        if (!c.length || !c.every(e => e.querySelector('.main-svg'))) return false;
         const sig = c.map(e => { const r = e.querySelector('.main-svg').getBoundingClientRect();
             return `${r.width}x${r.height}:${e.querySelectorAll('.main-svg *').length}`; }).join('|');
         const same = window.__specmodel_charts === sig; window.__specmodel_charts = sig; return same; }""",
