@@ -69,8 +69,8 @@ test: $(VENV)/.dev system-deps lint $(GRAFANA_SCHEMA)
 	$(PYTEST) -n $(WORKERS) --durations=15 $(PYTEST_ARGS)
 
 # The quick loop while editing: no real browser (browser), no real Prometheus or promtool (prometheus), no slow
-# model validation or documented-command runs (slow: fidelity's leave-one-source-out, tests/test_docs_commands.py's
-# runs), and 40 inputs per fuzz target instead of 150 (tests/test_fuzz.py) and about a quarter of each property
+# model validation on whole data sets or documented-command runs (slow: fidelity's leave-one-source-out and
+# extrapolation, the development set through runs --json, tests/test_docs_commands.py's runs), and 40 inputs per fuzz target instead of 150 (tests/test_fuzz.py) and about a quarter of each property
 # test's examples (tests/conftest.py's examples()). make test runs all of them, in full.
 test-fast: $(VENV)/.dev $(GRAFANA_SCHEMA)
 	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PYTEST) -n $(WORKERS) -m "not browser and not prometheus and not slow" $(PYTEST_ARGS)

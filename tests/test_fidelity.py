@@ -39,6 +39,7 @@ def dev_evaluated(dev):
 
 # --- the development set, read by the project's own run reader -------------------------------------
 
+@pytest.mark.slow  # a calibration fit judged on a published sweep: model validation, in make test only
 def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_within_12_percent(dev):
     """Issue 20's extrapolation target: the one development sweep with two batch sizes at or below 8
     (MiniMax-M2.5 EAGLE-3 on 4x MI355X, S18: 1.79x at batch 4, 1.71x at 8, then 1.55x, 1.57x, 1.38x at

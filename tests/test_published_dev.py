@@ -176,6 +176,7 @@ def test_repeated_problems_collapse_to_one_line_each(table):
     assert "(4 rows)" in rest and rest.startswith("error: published_dev.csv, rows 294, 301, 308, 314")
 
 
+@pytest.mark.slow  # the whole development set through the real command: validation, in make test only
 def test_cli_json_and_text(tmp_path):
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "specmodel", "runs", str(DEV), *args], cwd=ROOT,

@@ -56,7 +56,7 @@ ODD = ("workload,gpu,target_model,draft_model,k,concurrency,alpha,baseline_tok_s
 
 @pytest.mark.parametrize("files, extra", [
     ([ROOT / "sample_runs" / "multi_workload.csv"], ["--calibrate"]),
-    ([FIXTURES / "published_dev.csv"], []),
+    pytest.param([FIXTURES / "published_dev.csv"], [], marks=pytest.mark.slow),  # the whole development set
     (["odd.csv"], []),
 ])
 def test_runs_json_is_the_row_by_row_document(tmp_path, files, extra):
