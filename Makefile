@@ -1,7 +1,8 @@
 # make run   - start the app (creates .venv and installs pinned requirements on first use; byte-compiles the app)
 # make test  - install test dependencies (Python; Debian: chromium, prometheus, nodejs/npm; npm: @grafana/schema), lint,
-#              and run every test
-# make test-fast - every test but the browser and Prometheus ones; make lint - ruff (pyproject.toml)
+#              and run every test: browser, Prometheus and slow ones included (≤ 4 min on a quiet 2-core machine)
+# make test-fast - the loop while editing (≤ 60 s on a quiet 2-core machine): every test but the browser, Prometheus
+#              and slow ones (pytest.ini's markers), with a shorter fuzz profile; make lint - ruff (pyproject.toml)
 # make bench - performance benchmarks (ratios measured in one run; not part of make test)
 # make fuzz  - long fuzz run of every reader, parser and the CLI (FUZZ_EXAMPLES inputs per target)
 SHELL := /bin/bash
@@ -17,6 +18,11 @@ PYTEST_ARGS ?=
 # clear gain for a third browser on the 2 cores, so 2 stays the default (make test WORKERS=3 to try).
 # --durations prints the slowest tests.
 WORKERS ?= 2
+# pytest rewrites the asserts of every test module it imports, in each worker: ~6 s of CPU a process, and
+# PYTHONDONTWRITEBYTECODE (set on this project's machines and in many container images) stops it from caching
+# the result in tests/__pycache__. The test targets let it write: the next run reads the cache (collection
+# 10.3 -> 3.7 s of CPU a worker, 2026-12-07) and recompiles only the files that changed.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GRAFANA_SCHEMA := tests/grafana/node_modules/.package-lock.json  # npm ci writes it
@@ -60,11 +66,14 @@ $(GRAFANA_SCHEMA): tests/grafana/package.json tests/grafana/package-lock.json
 	cd tests/grafana && npm ci --no-audit --no-fund --loglevel=error
 
 test: $(VENV)/.dev system-deps lint $(GRAFANA_SCHEMA)
-	$(PY) -m pytest -n $(WORKERS) --durations=15 $(PYTEST_ARGS)
+	$(PYTEST) -n $(WORKERS) --durations=15 $(PYTEST_ARGS)
 
-# Everything but the real-browser and real-Prometheus tests: the quick loop while editing.
+# The quick loop while editing: no real browser (browser), no real Prometheus or promtool (prometheus), no slow
+# model validation on whole data sets or documented-command runs (slow: fidelity's leave-one-source-out and
+# extrapolation, the development set through runs --json, tests/test_docs_commands.py's runs), and 40 inputs per fuzz target instead of 150 (tests/test_fuzz.py) and about a quarter of each property
+# test's examples (tests/conftest.py's examples()). make test runs all of them, in full.
 test-fast: $(VENV)/.dev $(GRAFANA_SCHEMA)
-	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PY) -m pytest -n $(WORKERS) -m "not browser and not prometheus" $(PYTEST_ARGS)
+	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PYTEST) -n $(WORKERS) -m "not browser and not prometheus and not slow" $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

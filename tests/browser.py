@@ -16,6 +16,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
+# How long a test waits for something a user would wait for (a server starting, a page's run, a chart's
+# draw, a refresh) before it fails. Every wait is for a condition and returns as soon as it holds, so the
+# limit costs nothing when things go well; it is generous because the suite runs on 2 cores shared with
+# other work, where a cold server's first page took over a minute. pytest.ini's --timeout=300 bounds a test.
+PATIENCE_S = 180
+PATIENCE_MS = PATIENCE_S * 1000
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -49,7 +56,7 @@ def streamlit_process(env: dict | None = None, script: Path | None = None):
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE_S
         while True:
             try:
                 if httpx.get(f"{url}/_stcore/health", timeout=1).status_code == 200:
@@ -73,16 +80,38 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
 
-def wait_for_app(page, timeout_ms: int = 60_000) -> None:
-    """Wait until the page has rendered and no script run is in progress."""
-    page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
+_settled_calls = 0
+
+
+def wait_settled(page, condition_js: str, timeout_ms: int = PATIENCE_MS, frames: int = 3, arg=None) -> None:
+    """Wait until `condition_js` (a JS function of `arg`) holds on `frames` animation frames in a row: the
+    page has stopped changing in that respect, not merely passed through it."""
+    global _settled_calls
+    _settled_calls += 1
+    key = f"__specmodel_settled_{_settled_calls}"  # a fresh count per wait
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
-        "document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0", timeout=timeout_ms)
-    page.wait_for_timeout(300)
+        f"(arg) => {{ const ok = !!(({condition_js})(arg));"
+        f" window.{key} = ok ? (window.{key} || 0) + 1 : 0; return window.{key} >= {frames}; }}",
+        arg=arg, timeout=timeout_ms, polling="raf")
 
 
-def open_from_sidebar(page, label: str, path: str, timeout_ms: int = 60_000) -> None:
+# Streamlit's own state on its root element: connected, no script run in progress, requested or starting
+# (`initial` before the first run), no element left stale by a run, no status widget, no skeleton.
+APP_IDLE_JS = """() => { const app = document.querySelector("[data-testid='stApp']");
+    return !!app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+      && app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector("[data-testid='stStatusWidget']")
+      && !document.querySelector("[data-testid='stSkeleton']")
+      && !document.querySelector("[data-testid='stElementContainer'][data-stale='true']"); }"""
+
+
+def wait_for_app(page, timeout_ms: int = PATIENCE_MS) -> None:
+    """Wait until the page has rendered, no script run is in progress and its elements have settled."""
+    page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
+    wait_settled(page, APP_IDLE_JS, timeout_ms)
+
+
+def open_from_sidebar(page, label: str, path: str, timeout_ms: int = PATIENCE_MS) -> None:
     """Click the sidebar link named `label` as a user would and wait until its page (URL ending in
     `path`) has finished its first run. A click that lands while the previous page is still rerunning
     can be dropped by the browser, so it is repeated until the URL changes."""
@@ -99,12 +128,26 @@ def open_from_sidebar(page, label: str, path: str, timeout_ms: int = 60_000) -> 
     wait_for_app(page, timeout_ms)
 
 
-def wait_for_charts(page, timeout_ms: int = 30_000) -> None:
-    """Plotly draws after the script run ends: wait until every chart has its SVG."""
-    page.wait_for_function(
-        "() => { const c = document.querySelectorAll('[data-testid=\"stPlotlyChart\"]');"
-        " return c.length > 0 && [...c].every(e => e.querySelector('.main-svg')); }", timeout=timeout_ms)
-    page.wait_for_timeout(500)
+def wait_for_charts(page, timeout_ms: int = PATIENCE_MS) -> None:
+    """Plotly draws after the script run ends: wait until every chart has its SVG and the charts have stopped
+    changing (the same number, sizes and SVG elements on a few frames in a row; a chart in a closed
+    expander or another tab has its SVG at size 0 and counts as drawn)."""
+    wait_settled(page, """() => { const c = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
+        if (!c.length || !c.every(e => e.querySelector('.main-svg'))) return false;
+        const sig = c.map(e => { const r = e.querySelector('.main-svg').getBoundingClientRect();
+            return `${r.width}x${r.height}:${e.querySelectorAll('.main-svg *').length}`; }).join('|');
+        const same = window.__specmodel_charts === sig; window.__specmodel_charts = sig; return same; }""",
+                 timeout_ms)
+
+
+def until(page, condition, what: str, timeout_s: float = PATIENCE_S) -> None:
+    """Poll a condition evaluated in Python (a server's counter, a field's value) until it holds; fail
+    saying `what` was awaited if it has not after timeout_s. The page keeps handling its events meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout_s:g} s for {what}")
+        page.wait_for_timeout(100)
 
 
 def screenshot(url: str, path: str, width: int = 1500, height: int = 2200) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,16 @@ from tests import browser
 # (tests never assert timings; performance lives in bench/).
 settings.register_profile("project", deadline=None)
 settings.load_profile("project")
+
+# The quick loop's share of property-test examples: `make test-fast` sets SPECMODEL_QUICK_FUZZ_EXAMPLES=40 of
+# make test's 150 (tests/test_fuzz.py scales its fuzz targets by the same share). A property test asks for
+# examples(n): n in make test, about a quarter of n (at least 10) in make test-fast: the same property, fewer
+# random inputs.
+QUICK_SHARE = min(1.0, int(os.environ.get("SPECMODEL_QUICK_FUZZ_EXAMPLES", "150")) / 150)
+
+
+def examples(n: int) -> int:
+    return max(10, round(n * QUICK_SHARE))
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -41,7 +52,7 @@ def browser_page(_chromium):
     """A fresh Playwright page (its own browser context) in Debian's headless Chromium."""
     context = _chromium.new_context(viewport={"width": 1400, "height": 1800})
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(browser.PATIENCE_MS)  # every wait is for a condition: a generous limit
     yield page
     context.close()
 
@@ -62,7 +73,6 @@ LONGEST_FIRST = (
     "tests/test_browser_runs.py",
     "tests/test_browser_live.py",
     "tests/test_runs_json_columns.py::test_runs_json_is_the_row_by_row_document",
-    "tests/test_runs_json_columns.py::test_runs_json_of_a_mixed_2000_row_file",
     "tests/test_mix_many.py::test_a_mix_past_the_cap",
     "tests/test_browser_incident.py",
     "tests/test_browser_layout.py",

@@ -18,7 +18,7 @@ def test_sessions_opening_a_fresh_server_at_once_all_get_the_app(_chromium):
             for page in pages:  # start every session before any has finished importing the app
                 page.goto(url + "/", wait_until="commit")
             for page in pages:
-                page.set_default_timeout(60_000)
+                page.set_default_timeout(browser.PATIENCE_MS)
                 wait_for_app(page)
                 # The first run may rerun once (pages/parts/streamlit_mode.py): the title, or an exception, comes then.
                 page.wait_for_function("() => document.querySelector('h1')?.innerText.startsWith('What-if:')"

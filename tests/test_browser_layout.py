@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.browser import wait_for_app, wait_for_charts
+from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts
 from tests.test_browser_incident import INCIDENT, SIDEBAR, no_cut_labels, open_expanders, tables_fit
 
 pytestmark = pytest.mark.browser
@@ -23,7 +23,7 @@ def page(request, _chromium):
     width, height, scheme = request.param
     context = _chromium.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     p = context.new_page()
-    p.set_default_timeout(90_000)
+    p.set_default_timeout(PATIENCE_MS)
     p.width = width
     yield p
     context.close()
@@ -45,7 +45,7 @@ def test_past_runs_break_even_table_fits_with_its_detail(streamlit_server, page)
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(INCIDENT))
     page.get_by_text("each run with a measurement takes its verdict from it", exact=False).wait_for()
     wait_for_app(page)
-    wait_for_charts(page, 90_000)
+    wait_for_charts(page)
     assert len(looks_right(page)) == 2  # the break-even table and the runs as read
     open_expanders(page)
     assert len(looks_right(page)) == 3  # and the advice, basis, file and row of each run
@@ -82,7 +82,7 @@ def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, p
     page.get_by_role("button", name="Try it with a recorded server").click()
     page.get_by_text(re.compile(r"instance\(s\) at the recorded Prometheus")).wait_for()
     wait_for_app(page)
-    wait_for_charts(page, 90_000)
+    wait_for_charts(page)
     looks_right(page)
     table = page.locator("[data-testid='stDataFrame']").first
     assert "Predicted on" in table.locator("th").all_inner_texts()
@@ -94,13 +94,13 @@ def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, p
 def test_traffic_mix_tables_fit_and_an_empty_cell_reads_empty(streamlit_server, page):
     page.goto(f"{streamlit_server}/mix?{SIDEBAR}&mix_conc=32&mix_k=4&mix_gpus=2")
     wait_for_app(page)
-    wait_for_charts(page, 90_000)
+    wait_for_charts(page)
     looks_right(page)  # alpha_ngram is empty in the example: the cell is blank, not "None"
     # Emptying a workload's α, as a user would (select the cell, Delete): the message names the row and column.
     editor = page.locator("[data-testid='stDataFrame']").first
     box = editor.bounding_box()
     page.mouse.click(box["x"] + 60, box["y"] + 35 + 18)  # row 1, label
-    page.wait_for_timeout(500)
+    editor.locator("td[aria-selected='true']").first.wait_for(state="attached")  # the grid took the click
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")  # row 1, alpha
     page.keyboard.press("Delete")
@@ -108,7 +108,7 @@ def test_traffic_mix_tables_fit_and_an_empty_cell_reads_empty(streamlit_server, 
     message.wait_for()
     assert "row 1 ('extraction')" in message.inner_text() and "fill 'alpha'" in message.inner_text()
     wait_for_app(page)
-    wait_for_charts(page, 90_000)
+    wait_for_charts(page)
     open_expanders(page)
     looks_right(page)
 
@@ -125,7 +125,7 @@ def test_the_other_pages_show_no_message_twice_and_no_cut_label(streamlit_server
     page.goto(f"{streamlit_server}{path}?{SIDEBAR}")
     wait_for_app(page)
     if path != "/live":  # Live draws its charts once it has a server
-        wait_for_charts(page, 90_000)
+        wait_for_charts(page)
     assert not no_cut_labels(page), no_cut_labels(page)
     shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts()]
     assert len(shown) == len(set(shown)), shown

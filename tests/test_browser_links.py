@@ -15,7 +15,7 @@ def test_deep_link_on_a_fresh_server_runs_through_the_app(_chromium, path, headi
         page = context.new_page()
         try:
             page.goto(url + path)
-            page.get_by_text("Hardware and models").wait_for(timeout=60_000)
+            page.get_by_text("Hardware and models").wait_for(timeout=browser.PATIENCE_MS)
             page.get_by_role("heading", name=heading).first.wait_for()
             assert page.get_by_text("Page not found").count() == 0
             assert page.url.split("?")[0].endswith(path)
@@ -34,7 +34,7 @@ def test_a_hand_written_link_is_read_and_the_address_bar_then_says_it_as_the_sid
     page = browser_page
     page.goto(streamlit_server + "/capacity?gpu=" + quote("8x h100 (TP=8)") + "&target=llama-3.1-70b&method=eagle"
               "&engine=sglang")
-    page.get_by_role("heading", name="Capacity").first.wait_for(timeout=60_000)
+    page.get_by_role("heading", name="Capacity").first.wait_for(timeout=browser.PATIENCE_MS)
     page.wait_for_url(lambda url: "H100" in url)
     params = parse_qs(urlsplit(page.url).query)
     assert params == {"gpu": ["H100 SXM"], "tp": ["8"], "target": ["Llama 3.1 70B"], "method": ["EAGLE / EAGLE-2"],

@@ -15,7 +15,7 @@ def test_mix_page_compares_and_more_gpus_change_the_advice_and_url(streamlit_ser
     page = browser_page
     page.goto(streamlit_server + "/mix?mix_conc=48&mix_gpus=1")
     wait_for_app(page)
-    wait_for_charts(page, 90_000)  # a cold server on busy cores
+    wait_for_charts(page)  # a cold server on busy cores: wait_for_charts waits long
     assert "Traffic mix" in page.locator("h1").first.inner_text()
     # the workload editor, the comparison and its per-workload numbers (the grids mount after the charts can)
     page.wait_for_function("() => document.querySelectorAll(\"[data-testid='stDataFrame']\").length === 3")

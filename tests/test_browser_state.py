@@ -7,10 +7,11 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from bench.bench_runs_large import large_csv
 from specmodel.cli import main
-from tests.browser import wait_for_app, wait_for_charts
+from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -134,12 +135,13 @@ def test_a_traffic_mix_edit_survives_a_visit_to_another_page(streamlit_server, b
     editor.scroll_into_view_if_needed()
     box = editor.bounding_box()
     page.mouse.click(box["x"] + 60, box["y"] + 52)  # the first row's label (the header row is ~35 px)
-    page.wait_for_timeout(400)
+    editor.locator("td[aria-selected='true']").first.wait_for(state="attached")  # the grid took the click
     page.keyboard.press("Enter")  # opens the cell's editor
-    page.wait_for_timeout(400)
+    cell_editor = page.locator("textarea.gdg-input")
+    cell_editor.wait_for()
     page.keyboard.press("Control+A")
     page.keyboard.type("my edited workload")
-    page.wait_for_timeout(300)
+    expect(cell_editor).to_have_value("my edited workload", timeout=PATIENCE_MS)
     page.keyboard.press("Enter")
     first_label_is("my edited workload", page)
     wait_for_app(page)
@@ -155,4 +157,4 @@ def test_a_traffic_mix_edit_survives_a_visit_to_another_page(streamlit_server, b
 def first_label_is(text: str, page) -> None:
     """The workload editor's first cell (its accessible table mirrors the canvas) reads `text`."""
     page.wait_for_function("(text) => document.querySelector(\"[data-testid='stDataFrame'] td\")?.innerText === text",
-                           arg=text, timeout=15_000)
+                           arg=text, timeout=PATIENCE_MS)

@@ -19,7 +19,7 @@ def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(strea
     page.on("request", lambda r: requested.append(r.url))
     page.goto(streamlit_server + "/?alpha=0.6&conc=8")
     wait_for_app(page)
-    wait_for_charts(page, timeout_ms=90_000)  # five charts; on a loaded 2-core machine the first draw takes a while
+    wait_for_charts(page)  # five charts; on a loaded 2-core machine the first draw takes a while
     assert "What-if" in page.locator("h1").first.inner_text()
     before = verdict_text(page)
     assert before.startswith("Uncertain (pays off by the estimate)")  # 1.18x, its band 0.88-1.78x

@@ -74,6 +74,7 @@ def test_a_synopsis_names_only_flags_the_command_has(doc, line, command, output)
     assert named <= _options(name), f"{doc}:{line}: {sorted(named - _options(name))} are not flags of {name}"
 
 
+@pytest.mark.slow  # every documented command run: in make test, not in make test-fast
 @pytest.mark.parametrize(("doc", "line", "command", "output"), [c for c in COMMANDS if not SYNOPSIS.search(c[2])],
                          ids=lambda v: v if isinstance(v, str) and v.endswith(".md") else None)
 def test_a_documented_command_runs_and_prints_what_the_docs_show(doc, line, command, output, tmp_path):

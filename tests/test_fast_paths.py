@@ -21,6 +21,7 @@ from specmodel.model import acceptance
 from specmodel.plan import mix
 from specmodel.plan.workloads import Workload
 from specmodel.runs import read_runs
+from tests.conftest import examples
 
 _leaf = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False), st.none(), st.booleans(),
                   st.sampled_from(["", "[", "]", "{", "}", '"', "\\", "\\\"[", "é{", "\u2028"]))
@@ -32,7 +33,7 @@ def _nest(inner, depth: int, as_dict: bool):
     return inner
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(depth=st.integers(MAX_JSON_DEPTH - 3, MAX_JSON_DEPTH + 3), as_dict=st.booleans(),
        innermost=st.one_of(_leaf, st.just([]), st.just({}), st.lists(_leaf, max_size=3)),
        sibling=st.lists(_leaf, max_size=3), ascii_only=st.booleans(), as_bytes=st.sampled_from(["str", "utf-8", "utf-16"]))

@@ -40,6 +40,7 @@ def dev_evaluated(dev):
 
 # --- the development set, read by the project's own run reader -------------------------------------
 
+@pytest.mark.slow  # a calibration fit judged on a published sweep: model validation, in make test only
 def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_within_12_percent(dev):
     """Issue 20's extrapolation target: the one development sweep with two batch sizes at or below 8
     (MiniMax-M2.5 EAGLE-3 on 4x MI355X, S18: 1.79x at batch 4, 1.71x at 8, then 1.55x, 1.57x, 1.38x at
@@ -50,6 +51,7 @@ def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_with
     assert calibrated <= 12.0 and calibrated <= uncalibrated
 
 
+@pytest.mark.slow  # a re-fit per source: model validation, in make test, not in make test-fast
 def test_leave_one_source_out_meets_the_targets_and_the_band_covers_about_eighty_percent(dev):
     """Each source predicted with the engine-overhead scales, the per-sequence scale among them (the
     per-sequence constants of data/engines.json were fitted to SpecDecode-Bench), re-fitted without it.

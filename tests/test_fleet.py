@@ -246,13 +246,13 @@ def test_page_without_url_explains_what_to_enter():
 
 @pytest.mark.browser
 def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_fleet, streamlit_server, browser_page):
-    from tests.browser import open_from_sidebar, wait_for_app, wait_for_charts
+    from tests.browser import PATIENCE_MS, open_from_sidebar, wait_for_app, wait_for_charts
 
     page = browser_page
     page.goto(streamlit_server + "/")
     wait_for_app(page)
     open_from_sidebar(page, "Fleet", "/fleet")
-    page.get_by_role("textbox", name="Window").fill(WINDOW, timeout=60_000)
+    page.get_by_role("textbox", name="Window").fill(WINDOW, timeout=PATIENCE_MS)
     page.get_by_role("textbox", name="Window").press("Enter")
     wait_for_app(page)
     page.get_by_role("textbox", name="Prometheus URL").fill(prom_fleet.url)
@@ -265,7 +265,7 @@ def test_browser_user_enters_a_prometheus_url_and_sees_the_losing_instance(prom_
     assert page.locator("[data-testid='stAlertContainer']", has_text=prom_fleet.dead).inner_text().count("down") >= 1
     assert page.get_by_text(f"{len(FLEET)} instance(s)", exact=False).count() == 1
     # the history chart comes from a second query: wait for it to be drawn before counting
-    page.locator("[data-testid='stPlotlyChart']").nth(1).wait_for(timeout=60_000)
+    page.locator("[data-testid='stPlotlyChart']").nth(1).wait_for(timeout=PATIENCE_MS)
     wait_for_charts(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() == 2
     assert "prom_url=" in page.url and "fleet_window=4s" in page.url

@@ -23,6 +23,7 @@ from specmodel.plan.workloads import (Workload, example_workloads, parse_workloa
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.calibrate import calibrate
 from specmodel.show.figures.mix import comparison_bars
+from tests.conftest import examples
 
 SEED_RUNS = Path(__file__).parent / "fixtures" / "seed_runs.csv"
 L40S = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", method="draft_model", draft="Llama 3.2 1B", k=4)
@@ -85,7 +86,7 @@ def test_each_workload_in_a_pool_runs_at_the_pool_batch_with_its_own_acceptance(
     assert pool.throughput_tok_s == pytest.approx(extraction.throughput_tok_s + chat.throughput_tok_s)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(a1=st.floats(0, 1), a2=st.floats(0, 1), share=st.floats(0.01, 0.99), k=st.integers(0, 6),
        concurrency=st.integers(1, 300), method=st.sampled_from(["draft_model", "ngram", "eagle"]))
 def test_pool_aggregate_lies_between_its_workloads_pure_cases(a1, a2, share, k, concurrency, method):
@@ -98,7 +99,7 @@ def test_pool_aggregate_lies_between_its_workloads_pure_cases(a1, a2, share, k, 
 
 # --- the search --------------------------------------------------------------------------------
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(alphas=st.lists(st.floats(0.05, 0.95), min_size=2, max_size=3),
        gpus=st.integers(1, 4), concurrency=st.integers(2, 200), data=st.data())
 def test_best_plan_is_never_worse_than_any_single_pool_setting_or_any_split(alphas, gpus, concurrency, data):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from specmodel import Scenario, SpecModelError, best_k, crossover_concurrency, predict, summarize
 from specmodel.model.decide import k_schedule
 from specmodel.model.scenario import with_changes
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, examples
 
 SEED = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, t_target_ms=19, t_draft_ms=3)
 LOAD = Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", draft="Llama 3.2 1B", k=4, alpha=0.7)
@@ -91,7 +91,7 @@ def test_ngram_costs_no_memory_and_eagle_little():
     assert draft < eagle < plain_fit + 1
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.floats(0.0, 1.0), st.integers(1, 512), st.sampled_from(["L40S", "H100 SXM", "L4", "A100 80GB"]),
        st.sampled_from(["draft_model", "ngram", "eagle", "medusa", "mtp"]))
 def test_best_k_is_never_worse_than_off(alpha, concurrency, gpu, method):

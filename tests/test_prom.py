@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from specmodel import SpecModelError
 from specmodel.metrics import prom
+from tests.conftest import examples
 from tests.replay import fixture_text
 
 V1 = fixture_text("vllm_v1_specdecode_sample.txt")
@@ -155,7 +156,7 @@ def test_windows_must_move_forward_and_stay_on_one_server():
         prom.window_between(prom.parse_snapshot(SGL, at=0.0), s)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(k=st.integers(1, 8), drafts=st.integers(1, 10_000), data=st.data())
 def test_statistics_stay_in_range_and_intervals_hold_the_estimate(k, drafts, data):
     # A survival profile from counts: position counts never increase and never exceed drafts.
@@ -182,7 +183,7 @@ def test_impossible_windows_are_refused():
         prom.stats_from_window(prom.SpecWindow(server="vllm-v1", k=2, window_s=1.0, drafts=-1, accepted=0))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pos=st.integers(0, len(V1) - 1), cut=st.integers(0, 200), junk=st.text(max_size=30))
 def test_damaged_text_gives_a_message_or_a_snapshot_never_a_crash(pos, cut, junk):
     try:

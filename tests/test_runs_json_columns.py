@@ -56,7 +56,7 @@ ODD = ("workload,gpu,target_model,draft_model,k,concurrency,alpha,baseline_tok_s
 
 @pytest.mark.parametrize("files, extra", [
     ([ROOT / "sample_runs" / "multi_workload.csv"], ["--calibrate"]),
-    ([FIXTURES / "published_dev.csv"], []),
+    pytest.param([FIXTURES / "published_dev.csv"], [], marks=pytest.mark.slow),  # the whole development set
     (["odd.csv"], []),
 ])
 def test_runs_json_is_the_row_by_row_document(tmp_path, files, extra):
@@ -133,7 +133,10 @@ def test_a_float_column_of_few_numbers_prints_as_each_number_alone(whole):
         assert out.getvalue().startswith('{\n  "rows": [\n    ' + ",\n    ".join(map(json.dumps, expected)))
 
 
-def _mixed_csv(rows: int = 2000, seed: int = 7) -> str:
+MIXED_ROWS = 600  # each of the 23 kinds of row below about 26 times
+
+
+def _mixed_csv(rows: int = MIXED_ROWS, seed: int = 7) -> str:
     """A run file of every kind at once: four GPUs, two model pairs, three methods, three engines (and
     none), k and acceptance missing or unreadable on some rows, rows the reader refuses, numbers at
     every precision."""
@@ -175,7 +178,7 @@ def _mixed_csv(rows: int = 2000, seed: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_runs_json_of_a_mixed_2000_row_file_is_byte_for_byte_the_row_by_row_text(tmp_path):
+def test_runs_json_of_a_mixed_600_row_file_is_byte_for_byte_the_row_by_row_text(tmp_path):
     """The rows' text is exactly what encoding every row as its own dict printed (json.dumps of each
     row, one a line): the same bytes, not only the same parsed values."""
     path = tmp_path / "mixed.csv"
@@ -186,8 +189,8 @@ def test_runs_json_of_a_mixed_2000_row_file_is_byte_for_byte_the_row_by_row_text
     table = read_runs([(path.name, path.read_bytes())])
     evaluated = review(table.rows).evaluated
     assert evaluated["gpu_preset"].nunique() >= 4 and evaluated["method"].nunique() == 3
-    assert evaluated["predicted_speedup"].isna().any() and evaluated["predicted_speedup"].notna().sum() > 1400
-    assert evaluated["assumed"].str.contains("acceptance").any() and len(evaluated) < 2000  # some refused
+    assert evaluated["predicted_speedup"].isna().any() and evaluated["predicted_speedup"].notna().sum() > 0.7 * MIXED_ROWS
+    assert evaluated["assumed"].str.contains("acceptance").any() and len(evaluated) < MIXED_ROWS  # some refused
     assert any(p.row is not None and p.column == "k" for p in table.problems)
     rows = _reference_rows(evaluated, ROW_KEYS, WHOLE_KEYS)
     expected = '{\n  "rows": [\n    ' + ",\n    ".join(json.dumps(r, allow_nan=False) for r in rows) + "\n  ],\n"

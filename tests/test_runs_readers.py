@@ -5,7 +5,7 @@ import json
 import pytest
 
 from specmodel.runs import MAX_FILE_BYTES, SAMPLE_DIR, SAMPLES, RunDefaults, read_runs, sample_files
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, examples
 
 HEADER = "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s"
 
@@ -264,7 +264,7 @@ HEADERS = st.sampled_from(["workload", "concurrency", "k", "alpha", "baseline_to
                            "t_target_ms", "t_draft_ms", "tp", "context_len", "weird"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(HEADERS, min_size=1, max_size=8, unique=True), st.lists(st.lists(CELLS, max_size=9), max_size=5))
 def test_any_csv_gives_rows_or_located_problems_never_an_exception(headers, rows):
     text = ",".join(headers) + "\n" + "\n".join(",".join(r) for r in rows)
@@ -277,7 +277,7 @@ def test_any_csv_gives_rows_or_located_problems_never_an_exception(headers, rows
         assert p.file == "runs.csv" and p.message
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.binary(max_size=600) | st.text(max_size=400).map(str.encode))
 def test_any_bytes_give_rows_or_problems_never_an_exception(data):
     table = read(data, "upload.json" if data[:1] in (b"{", b"[") else "upload.csv")
