@@ -19,6 +19,7 @@ from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
 
 TOKEN_ENV = "SPECMODEL_TOKEN"
+# chosen: the seed report's k (bench/evidence/seed_runs.csv, k = 4)
 DEFAULT_K = 4  # the k a prediction assumes where the server runs no speculation and --k is not given
 
 

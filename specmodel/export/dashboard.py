@@ -18,7 +18,7 @@ from dataclasses import asdict
 from specmodel.export import rules
 from specmodel.model.scenario import Scenario
 
-SCHEMA_VERSION = 39  # Grafana 10.x dashboards
+SCHEMA_VERSION = 39  # documented: the dashboard JSON schemaVersion Grafana 10.x writes (Grafana's dashboard model)
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 SELECTOR = '{job=~"$job", instance=~"$instance", model_name=~"$model"}'
 VARIABLES = ("datasource", "job", "instance", "model")

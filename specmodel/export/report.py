@@ -24,10 +24,10 @@ from specmodel.runs.review import TABLE_COLUMNS, with_band_text
 from specmodel.words import verdict_words
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-# A report is a file people mail and open in a browser: each of its tables and its problem list stops
+# chosen: a report is a file people mail and open in a browser: each of its tables and its problem list stops
 # here, and says so (the break-even CSV holds every row). 2,000 rows keep it to a few MB.
 REPORT_ROWS = 2_000
-REPORT_PROBLEMS = 500
+REPORT_PROBLEMS = 500  # chosen: problems listed in a report; the rest are counted
 
 
 _PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")

@@ -72,6 +72,8 @@ def _parse_duration(text: str) -> float:
 GROUP = "specmodel-speculative-decoding"
 BY = "job, instance, model_name"
 LEVEL = "job_instance_model_name"
+# chosen: about two points per doubling (1.33-1.5x apart) up to 2048, fine enough that a step of the
+# break-even function moves by little between grid points (module docstring)
 BATCH_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 768, 1024,
               1536, 2048)
 DEFAULT_KS = tuple(range(1, 9))  # the k values an instance's own k is looked up among (plus --k and --instance)
@@ -295,7 +297,7 @@ def break_even_expression(steps: list[Step], running: str) -> str:
     return "\n  or ".join(parts)
 
 
-PROFILE_SCALE = 100000  # running requests stay below it
+PROFILE_SCALE = 100000  # chosen: running requests stay below it
 
 
 @dataclass(frozen=True)
@@ -348,7 +350,7 @@ def encoded_break_even_expression(chosen: list[Profile], encoded: str) -> str:
     return "\n  or ".join(parts)
 
 
-ALPHA_BISECTIONS = 10  # α to ±0.0005
+ALPHA_BISECTIONS = 10  # chosen: α to ±0.0005, finer than any acceptance a counter gives
 
 
 def alpha_rules(window: str) -> list[dict]:

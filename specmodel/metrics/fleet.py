@@ -35,7 +35,7 @@ BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_r
 CACHE_INFO = "vllm:cache_config_info"
 UNKNOWN_MODEL = "unknown model"  # the verdict of an instance whose model has no preset: not predicted
 TARGET_MODEL_LABELS = ("model_name", "model", "served_model_name", "model_id")  # target labels naming the model
-HISTORY_POINTS = 60  # points per instance in the E / concurrency chart
+HISTORY_POINTS = 60  # chosen: points per instance in the E / concurrency chart
 
 
 def _catalogue() -> list[tuple[str, str]]:

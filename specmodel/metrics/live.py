@@ -27,7 +27,7 @@ from specmodel.words import decision, summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
-HISTORY_CAP = 360  # points kept per session for the rolling chart
+HISTORY_CAP = 360  # chosen: points kept per session for the rolling chart
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,11 @@ class LiveVerdict:
         })
 
 
-# Load "changed within the window" when its scrapes' running requests differ by this many requests and
-# by this fraction of the highest: then the window's mean is no operating point the server ran at.
+# chosen (no measurement found): load "changed within the window" when its scrapes' running requests
+# differ by this many requests and by this fraction of the highest: then the window's mean is no operating
+# point the server ran at.
 LOAD_CHANGE_REQUESTS = 2
-LOAD_CHANGE_FRACTION = 0.25
+LOAD_CHANGE_FRACTION = 0.25  # chosen: with LOAD_CHANGE_REQUESTS, see above
 
 
 def measured_concurrency(stats: LiveStats) -> int:

@@ -24,14 +24,16 @@ from specmodel.metrics.fetch import GetLimits, Wording, capped_get, check_token
 from specmodel.metrics.scrape import ScrapePolicy, check_url, display_url
 
 DEFAULT_TIMEOUT_S = PROMETHEUS_TIMEOUT_S
-EXCHANGE_MARGIN_S = 2.0  # one exchange may last the query timeout plus this (connect, transfer)
+EXCHANGE_MARGIN_S = 2.0  # chosen: one exchange may last the query timeout plus this (connect, transfer)
+# documented: Prometheus's query_range answers "exceeded maximum resolution of 11,000 points per timeseries"
 MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per series
 
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
+# documented: Prometheus's time durations (y = 365d, w = 7d, d, h, m, s, ms; no leap days)
 _UNIT_S = (365 * 86400, 7 * 86400, 86400, 3600, 60, 1, 0.001)
 
 
-MAX_WINDOW_S = 10 * 366 * 86400  # ten years: a window or history (Prometheus keeps 15 days by default, Thanos years)
+MAX_WINDOW_S = 10 * 366 * 86400  # chosen: ten years: a window or history (Prometheus keeps 15 days by default, Thanos years)
 
 
 def parse_duration(text: str) -> float:

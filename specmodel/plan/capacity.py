@@ -32,10 +32,10 @@ from specmodel.model.decide import K_MAX, speedup_band
 from specmodel.model.scenario import Scenario, predict
 from specmodel.notes import info
 
-MAX_BATCH = 4096  # sequences per replica the plan considers (engines cap max_num_seqs well below)
+MAX_BATCH = 4096  # chosen: sequences per replica the plan considers (engines cap max_num_seqs well below)
 BATCHES = np.arange(1, MAX_BATCH + 1)
-REL_TOL = 1e-9  # a speed within this fraction of the target meets it (targets read off the model itself)
-MAX_USERS = 1e9
+REL_TOL = 1e-9  # chosen: a speed within this fraction of the target meets it (targets read off the model itself)
+MAX_USERS = 1e9  # chosen: a bound on the input far above any deployment, not a measured limit
 VERDICTS = ("saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same")
 # How each verdict's headline reads (specmodel.notes.TONES).
 VERDICT_TONES = {"saves GPUs": "good", "only spec meets the target": "good", "same": "neutral",

@@ -39,10 +39,11 @@ from specmodel.model.scenario import Scenario, predict, resolved_engine
 
 BENCHES = ("vllm", "sglang", "guidellm")
 BENCH_OF_ENGINE = {"vllm": "vllm", "sglang": "sglang"}  # others: guidellm (any OpenAI-compatible server)
-OUTPUT_LEN = 256  # output tokens per request: long enough that decoding dominates the run
+OUTPUT_LEN = 256  # chosen: output tokens per request: long enough that decoding dominates the run
+# chosen (no measurement found): a round estimate of one server's start, for the plan's time estimate
 SERVER_START_S = 180  # loading weights, compiling, capturing CUDA graphs: per server the plan starts
-MIN_PROMPTS = 16
-PROMPTS_PER_SLOT = 8  # requests per concurrent slot: the batch stays full through most of the run
+MIN_PROMPTS = 16  # chosen: requests a run sends at least, so a batch-1 run is not one request's noise
+PROMPTS_PER_SLOT = 8  # chosen: requests per concurrent slot: the batch stays full through most of the run
 SYNTHETIC = {
     "vllm": {"setting": '--speculative-config keys "rejection_sample_method": "synthetic", '
                         '"synthetic_acceptance_length": E', "since": "vLLM 0.20.0",

@@ -30,10 +30,10 @@ from specmodel.model.scenario import Scenario, predict, resolved_method, resolve
 from specmodel.notes import Note, info, warning, warnings_in
 from specmodel.plan.workloads import SHARE_TOLERANCE, Workload, normalise_shares
 
-MAX_WORKLOADS = 6  # workloads the split search separates (set partitions: 877 for 6 plus the rest)
-MAX_GPU_UNITS = 32  # replicas to distribute in the split search
-MAX_PLANS = 200_000
-# The best plan must beat one pool with speculation off by more than this fraction of its throughput to
+MAX_WORKLOADS = 6  # chosen: workloads the split search separates (set partitions: 877 for 6 plus the rest)
+MAX_GPU_UNITS = 32  # chosen: replicas to distribute in the split search
+MAX_PLANS = 200_000  # chosen: plans the split search scores at most (a bound on its work)
+# chosen: the best plan must beat one pool with speculation off by more than this fraction of its throughput to
 # be recommended as a change (the page shows it as a success): 1 %, inside the model's own error.
 WORTH_IT_GAIN = 0.01
 OFF = "off"

@@ -14,7 +14,7 @@ from specmodel.limits import clean_name
 from specmodel.model.presets import find_method
 from specmodel.notes import info
 
-SHARE_TOLERANCE = 1e-6  # shares summing to 1 within this are taken as given
+SHARE_TOLERANCE = 1e-6  # chosen: shares summing to 1 within this are taken as given
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -45,7 +45,7 @@ SHAPE_ALPHA = 0.7  # acceptance a sweep without one is predicted at (its shape, 
 PRIOR_WEIGHT = 0.1
 
 
-MIN_IMPROVEMENT = 0.01  # a parameter joins a fit on few runs only if it lowers the squared error by 1%
+MIN_IMPROVEMENT = 0.01  # chosen: a parameter joins a fit on few runs only if it lowers the squared error by 1%
 
 
 @dataclass(frozen=True)

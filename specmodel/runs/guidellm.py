@@ -20,8 +20,9 @@ from specmodel.runs.cells import model_key, number, shown
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
+# chosen: plain decoding streams one token per chunk, so 10% above that is speculation's
 SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
-HEADER_ROWS = 3
+HEADER_ROWS = 3  # documented: `guidellm benchmark --outputs csv` writes three header rows (group, label, statistic)
 _STRATEGY = ("Benchmark", "Strategy", None)
 _THROUGHPUT = ("Token Throughput", "Successful Output Tokens/Sec", "Mean")
 _CHUNK_FORMULA = "tokens per step estimated from streamed chunks: (output tokens − 1) / (chunks − 1)"

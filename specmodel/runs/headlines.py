@@ -17,7 +17,7 @@ from specmodel.runs.row_scenario import row_alpha
 from specmodel.runs.setups import setups_of
 
 
-MAX_LEVELS_SHOWN = 12
+MAX_LEVELS_SHOWN = 12  # chosen: levels a headline names one by one before it summarizes the rest
 
 
 def _levels(values) -> str:

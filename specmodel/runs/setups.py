@@ -17,7 +17,7 @@ from specmodel.model.presets import find_method
 # setup). Each is read from the user's column where the row has it, else from the preset it matched.
 SETUP_COLUMNS = (("target_model", "target_preset"), ("method", None), ("draft_model", "draft_preset"),
                  ("k", None), ("temperature", None), ("gpu", "gpu_preset"), ("tp", None), ("engine", None))
-PART_CHARS = 28  # one column's words are cut to this many characters ("…"); the full text is in the table
+PART_CHARS = 28  # chosen: one column's words are cut to this many characters ("…"); the full text is in the table
 
 
 def _cut(text: str, limit: int = PART_CHARS) -> str:

@@ -74,7 +74,7 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "ut
          (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"))
 
 
-MAX_BAD_BYTES = 100  # bytes that are not UTF-8 in a UTF-8 file, read as '�' and named; more: not text
+MAX_BAD_BYTES = 100  # chosen: bytes that are not UTF-8 in a UTF-8 file, read as '�' and named; more: not text
 
 
 def decode_text(data: bytes) -> tuple[str | None, str | None]:

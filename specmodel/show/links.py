@@ -17,7 +17,8 @@ from specmodel.model.roofline import Efficiency
 # at their defaults), and a link carries the whole calibration its numbers were computed with.
 CAL_FIELDS = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
               "spec_seq_scale", "kernel_us", "eta_kv", "attn_floor_us", "smooth_p")
-OLDEST_LINK_FIELDS = 4  # links written before small_model_exponent and overhead_scale joined
+# documented (this project's first `cal` link format): links written before small_model_exponent and overhead_scale joined
+OLDEST_LINK_FIELDS = 4
 
 
 def efficiency_from_link(raw: str) -> Efficiency:
@@ -82,7 +83,7 @@ def number_problems(params: dict, bounds: dict[str, tuple[float, float, str]]) -
 # sidebar's own values: in the words people write ("h100", "8x H100 (TP=8)", "llama-3.1-70b", "eagle",
 # "sglang"), through the same name readers the run files use.
 VIEW_KEYS = ("gpu", "tp", "target", "draft", "method", "engine")
-TP_CHOICES = (1, 2, 4, 8)
+TP_CHOICES = (1, 2, 4, 8)  # chosen: the tensor-parallel sizes of one 8-GPU node (memory.TP_CHOICES)
 
 
 def read_view_params(params: dict) -> tuple[dict, list[str]]:

@@ -13,10 +13,11 @@ from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_
 from specmodel.runs.review import MEASURED
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 
+# chosen: bounds on what the Past runs page draws, so a large file stays responsive
 TABLE_ROWS_SHOWN = 5_000  # rows a table on the page holds (the CSV export has all of them)
-CHART_RUNS_SHOWN = 2_000  # runs a chart draws; above it an even sample, said on the chart's caption
-PROGRESS_FROM_ROWS = 5_000  # show a progress bar while loading at least this many runs
-CALIBRATION_RUNS = 2_000  # runs a calibration fits on: above it an even sample (each fit step predicts them all)
+CHART_RUNS_SHOWN = 2_000  # chosen: runs a chart draws; above it an even sample, said on the chart's caption
+PROGRESS_FROM_ROWS = 5_000  # chosen: show a progress bar while loading at least this many runs
+CALIBRATION_RUNS = 2_000  # chosen: runs a calibration fits on: above it an even sample (each fit step predicts them all)
 
 
 def load_key(files, defaults, pairs, efficiency) -> str:
@@ -80,7 +81,7 @@ def group_line(g: ProblemGroup) -> str:
     return f"{count}: {g.message} — {g.file}, rows {listed}"
 
 
-STYLED_ROWS = 1000  # styling a longer table costs seconds: it is shown in words, uncoloured
+STYLED_ROWS = 1000  # chosen: styling a longer table costs seconds: it is shown in words, uncoloured
 
 
 def break_even_display(table: pd.DataFrame):
@@ -212,6 +213,7 @@ def calibration_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
                     "(each step of the fit predicts every run it is given)")
 
 
+# chosen: the seed report's k (bench/evidence/seed_runs.csv), as cli/scrape.py's DEFAULT_K
 GUIDELLM_K = 4  # the k a file that needs one to read its acceptance (guidellm) is read at, the k box empty
 K_BOX_PLACEHOLDER = f"{GUIDELLM_K} where a file needs one to be read"
 K_BOX_HELP = ("Set it to predict every run without a k at this k. Left empty, a file that needs k to read its "

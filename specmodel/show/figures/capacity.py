@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from specmodel.plan.capacity import MAX_BATCH, ArmPlan, CapacityPlan, Frontier
 from specmodel.show.figures.whatif import figure
 
-POINTS = 90  # batches sampled per curve (geometric), plus every curve's KV limit and the operating points
+POINTS = 90  # chosen: batches sampled per curve (geometric), plus every curve's KV limit and the operating points
 # Curves readable in the light and the dark theme alike: blue to purple at mid luminance, each at least 3:1
 # against white and against Streamlit's dark background (#171614) from k = 2 on (k = 1: 2.5:1 on white);
 # the plain arm in mid grey (3.4:1 and 5.4:1). A dark curve (#222, #08306b) vanished in the dark theme.

@@ -14,10 +14,11 @@ from specmodel.model.decide import band_text
 from specmodel.model.scenario import predict
 from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
 
-MAX_BATCH = 4096  # the model's crossover search reaches this far; the x axis never goes further
-# Tick spacings a clock axis may use, in seconds: the smallest that keeps at most MAX_TIME_TICKS labels.
+MAX_BATCH = 4096  # chosen: the model's crossover search reaches this far; the x axis never goes further
+# chosen: tick spacings a clock axis may use (round clock units), in seconds:
+# the smallest that keeps at most MAX_TIME_TICKS labels.
 TIME_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
-MAX_TIME_TICKS = 6
+MAX_TIME_TICKS = 6  # chosen: clock labels that fit the chart's width without overlapping
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:

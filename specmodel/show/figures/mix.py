@@ -15,7 +15,7 @@ from specmodel.plan.mix import MixReport, Plan
 
 PALETTE = ("#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#17becf", "#9467bd", "#bcbd22", "#8c564b")
 ALL = "all workloads"
-GAP = 0.1  # horizontal space between the two panels, as a fraction of the width
+GAP = 0.1  # chosen: horizontal space between the two panels, as a fraction of the width
 
 
 def _plan_label(plan: Plan) -> str:

@@ -45,7 +45,7 @@ def band_bars(group: pd.DataFrame) -> dict | None:
             "thickness": 1, "width": 0}
 
 
-LEGEND_WORKLOADS = 10  # above this many workloads the scatter colours runs by verdict, not by workload
+LEGEND_WORKLOADS = 10  # chosen: above this many workloads the scatter colours runs by verdict, not by workload
 
 
 def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs measured speedup") -> go.Figure:
@@ -89,10 +89,10 @@ def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs me
     return fig
 
 
-ROW_PX = 24  # height of one run's row in the break-even chart (≥ 22 px: labels never overlap)
-TOP_AXIS_ROWS = 15  # above this many rows the tokens-per-step scale shows at the top as well
-LABEL_CHARS = 34  # longer workload names are cut with "…"; the full name is in the hover text
-_CHART_CHROME_PX = 190  # title, legend and the x axis (top and bottom) with its title
+ROW_PX = 24  # chosen: height of one run's row in the break-even chart (≥ 22 px: labels never overlap)
+TOP_AXIS_ROWS = 15  # chosen: above this many rows the tokens-per-step scale shows at the top as well
+LABEL_CHARS = 34  # chosen: longer workload names are cut with "…"; the full name is in the hover text
+_CHART_CHROME_PX = 190  # chosen: title, legend and the x axis (top and bottom) with its title
 _LEGEND_TOP_PX, _PLOT_TOP_PX = 38, 110
 
 
