@@ -117,7 +117,7 @@ def calibration_line(eff: Efficiency) -> str:
 
 
 CALIBRATION_FORMAT = "specmodel-calibration"
-CALIBRATION_VERSION = 2  # 2: engine overheads, floors and KV efficiency joined the parameters
+CALIBRATION_VERSION = 2  # chosen (the file format's version): 2: engine overheads, floors and KV efficiency joined the parameters
 # A calibration file's frame; its parameters are checked apart (check_parameters), as the other form's are.
 _DOCUMENT = {"type": "object", "required": ["format", "version", "parameters"],
              "properties": {"format": {"const": CALIBRATION_FORMAT}, "version": {"const": CALIBRATION_VERSION},

@@ -12,12 +12,16 @@ import numpy as np
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid, with_changes
 
-BORDERLINE = 0.05  # |speedup − 1| within this is "borderline": inside run-to-run noise
-MAX_CROSSOVER_BATCH = 4096
+# chosen (no measurement of run-to-run noise found in bench/evidence/): |speedup − 1| within this is
+# "borderline", taken as inside the run-to-run noise of a serving benchmark
+BORDERLINE = 0.05
+MAX_CROSSOVER_BATCH = 4096  # chosen: the crossover search's reach, above any engine's default running limit (1024)
+# chosen: the largest k the advice and schedules try; the chains in bench/evidence/published_dev.csv run
+# k <= 7 (only its trees verify more: 21 to 64 tokens)
 K_MAX = 8
 
 
-# A larger k that gains less than this share over a smaller one is not advised: the gain is inside
+# chosen (no measurement found): a larger k that gains less than this share over a smaller one is not advised: the gain is inside
 # run-to-run noise, and each extra draft token costs KV cache and verify work when acceptance drops.
 K_TIE = 0.01
 
@@ -87,8 +91,9 @@ def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> np.n
     return grid
 
 
-# A schedule switches k (between two k, or from off back on, or to off) only where the other k beats
-# the one in use by more than this: run-to-run noise of a serving benchmark is about 2%, and every
+# chosen (no measurement found): a schedule switches k (between two k, or from off back on, or to off) only
+# where the other k beats the one in use by more than this: run-to-run noise of a serving benchmark is taken
+# as about 2% (an estimate; bench/evidence/ holds no repeated runs to measure it), and every
 # switch has a price the model does not see (vLLM re-pads to another CUDA graph; k flipping 2 <-> 0 around
 # a threshold thrashes graphs). The per-batch best k without it is `best_k_per_batch` (an upper bound).
 SWITCH_GAIN = 0.02
@@ -144,7 +149,7 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
     return np.take_along_axis(new_k, last_switch, axis=1).astype(best.dtype, copy=False).reshape(lead + (batches,))
 
 
-_SWITCH_ROUNDS = 16  # switches looked for all grids at once before the rest go batch by batch
+_SWITCH_ROUNDS = 16  # chosen (speed only, same result): switches looked for all grids at once before the rest go batch by batch
 
 
 def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, grid: np.ndarray | None = None) -> list[list[int]]:
@@ -226,7 +231,7 @@ def verdict_label(speedup: float, k: int, spec_fits: bool = True) -> str:
     return "borderline" if speedup >= 1 - BORDERLINE else "loses"
 
 
-SCHEDULE_MAX_BATCH = 512
+SCHEDULE_MAX_BATCH = 512  # chosen: the schedule's last batch (vLLM's default running limit is 256 or 1024)
 
 
 @dataclass(frozen=True)
@@ -400,7 +405,8 @@ def _objects(values: list) -> np.ndarray:
     return out
 
 
-_CHUNK_ELEMENTS = 2_000_000  # schedule grid elements per numpy operation (memory stays ~ 16 MB)
+# chosen (memory only, same result): schedule grid elements per numpy operation (memory stays ~ 16 MB)
+_CHUNK_ELEMENTS = 2_000_000
 
 
 def _schedules(tokens: np.ndarray, r_sched: np.ndarray, keep_grid: bool = False):
@@ -454,7 +460,7 @@ def _off_and_last_k(ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # for thousands of distinct α then need R once per setup (a k × batch grid) and multiplications. The
 # property is checked on every call (R at two α must agree); where it fails, as it would for a model in
 # which α changes step times, the runs of each α are decided as one run is (_Speedups without alpha0).
-_PROBE_ALPHAS = (0.5, 0.9)
+_PROBE_ALPHAS = (0.5, 0.9)  # chosen: any two distinct α in (0, 1) would do
 _PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])
 
 FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-DISTINCT_AT = 4096  # cells from which the inputs are looked at for repeats (smaller arrays: computed as they are)
+# chosen (speed only, same result): cells from which the inputs are looked at for repeats (smaller arrays:
+# computed as they are)
+DISTINCT_AT = 4096
 
 
 def per_distinct(function, *arrays):

@@ -26,8 +26,9 @@ import numpy as np
 from specmodel.errors import DoesNotFit
 from specmodel.model.presets import GPU, Method, Model, find_gpu, find_model, gpu_names
 
-GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default --gpu-memory-utilization
-RESERVE_GB = 2.0  # activations, CUDA graphs and allocator slack, per replica (a round estimate)
+GPU_MEMORY_UTILIZATION = 0.9  # documented: vLLM's default --gpu-memory-utilization (vllm/engine/arg_utils.py)
+# chosen (no measurement found): activations, CUDA graphs and allocator slack, per replica (a round estimate)
+RESERVE_GB = 2.0
 
 # Bytes per weight or KV value by dtype. The 4-bit formats carry one scale per group: MXFP4 an 8-bit
 # scale per 32 values (OCP Microscaling Formats v1.0: 4.25 bits), AWQ/GPTQ INT4 a 16-bit scale and
@@ -35,8 +36,9 @@ RESERVE_GB = 2.0  # activations, CUDA graphs and allocator slack, per replica (a
 BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.53, "int4": 0.53}
 DTYPES = tuple(BYTES_PER_VALUE)
 KV_DTYPES = ("bf16", "fp16", "fp8")
+# published: EAGLE-3 heads predict over a reduced vocabulary (Li et al. 2025, arXiv:2503.01840)
 EAGLE3_DRAFT_VOCAB = 32000  # EAGLE-3 heads predict over a reduced vocabulary (Li et al. 2025, arXiv:2503.01840)
-TP_CHOICES = (1, 2, 4, 8)
+TP_CHOICES = (1, 2, 4, 8)  # chosen: the tensor-parallel sizes of one 8-GPU node
 
 
 def weight_dtype_of(m: Model, weight_dtype: str | None = None) -> str:
@@ -78,7 +80,7 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = "bf16", layers: int | No
     return kv_layout(m, kv_dtype).bytes_per_token
 
 
-# DeepSeek Sparse Attention's indexer caches one FP8 key of index_head_dim values and an FP32 scale
+# documented: DeepSeek Sparse Attention's indexer caches one FP8 key of index_head_dim values and an FP32 scale
 # per token and layer whatever the KV dtype (vLLM's DeepseekV32IndexerCache; DeepSeek-V3.2-Exp's
 # inference/model.py keeps the indexer keys in FP8 with per-block scales).
 INDEX_KEY_SCALE_BYTES = 4.0

@@ -437,8 +437,9 @@ def _gpu_patterns() -> list[tuple[list[str], str, str]]:
     return sorted(pats, key=lambda p: (-len(p[0]), -len("".join(p[0]))))
 
 
-_COUNT_DIGITS = 12
-# A memory size written beside a GPU name that is this far from the preset's names another variant
+_COUNT_DIGITS = 12  # chosen: digits a GPU count in a name may have (a bound on the input)
+# chosen, to cover datasheet rounding: a memory size written beside a GPU name that is this far from the
+# preset's names another variant
 # (datasheets round: the TPU v4's 32 GiB is 34.4 GB, the B200's "192 GB" is 180 GB usable).
 MEMORY_TOLERANCE = 0.12
 

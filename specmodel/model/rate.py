@@ -32,7 +32,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model.roofline import pass_time_ms
 from specmodel.model.scenario import Scenario, compile_scenario, predict
 
-# The most sequences an arm runs where the engine states no limit of its own (vLLM V0's EngineArgs
+# documented: the most sequences an arm runs where the engine states no limit of its own (vLLM V0's EngineArgs
 # max_num_seqs = 256); vLLM V1's default by GPU memory is Engine.default_running_limit (1024 on a GPU of
 # 70 GiB or more); SGLang's limit is set from memory, so the KV fit binds first.
 MAX_NUM_SEQS = 256

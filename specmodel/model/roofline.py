@@ -34,13 +34,15 @@ from specmodel.model import memory
 from specmodel.model.memory import BYTES_PER_VALUE
 from specmodel.model.presets import GPU, Model
 
-# One small all-reduce's latency by interconnect kind, µs: vLLM's custom all-reduce on NVLink
-# (~5-10 µs for decode-sized messages, vLLM PR #2192), NCCL over PCIe (~20-30 µs), AMD's
-# Infinity Fabric (quick-reduce, ~10 µs). Matched on the words of the GPU preset's `interconnect`.
+# One small all-reduce's latency by interconnect kind, µs, matched on the words of the GPU preset's
+# `interconnect`. None is measured here. NVLink 8: chosen within the ~5-10 µs published for vLLM's custom
+# all-reduce on decode-sized messages (vLLM PR #2192). PCIe 25: chosen within NCCL's ~20-30 µs over PCIe
+# (no source recorded). Infinity Fabric / xGMI 12 and TPU ICI 10: chosen near AMD quick-reduce's ~10 µs
+# (no source recorded; no measurement found).
 ALLREDUCE_LATENCY_US = (("nvlink", 8.0), ("infinity", 12.0), ("xgmi", 12.0), ("ici", 10.0), ("pcie", 25.0))
-DEFAULT_ALLREDUCE_LATENCY_US = 25.0
-DEFAULT_INTERCONNECT_GBPS = 32.0  # PCIe 4.0 x16, one direction: a GPU preset without a figure
-DEFAULT_SM_COUNT = 132
+DEFAULT_ALLREDUCE_LATENCY_US = 25.0  # chosen: the PCIe figure, the slowest, for an interconnect not named
+DEFAULT_INTERCONNECT_GBPS = 32.0  # published (PCIe 4.0 spec): PCIe 4.0 x16, one direction: a GPU preset without a figure
+DEFAULT_SM_COUNT = 132  # published: the H100 SXM's SM count (NVIDIA datasheet); not read in this tree
 # Share of a token's experts that the next token of the same sequence reuses beyond chance. Published
 # for production MoE models served with vLLM (Cohere, "Why MoE models get more from speculative
 # decoding", 2026-04-21; bench/evidence/moe_routing_locality.csv): verifying 4 consecutive tokens
@@ -50,25 +52,30 @@ DEFAULT_SM_COUNT = 132
 # would give L = 0.38. The H200 probe routes at random, which has none (and there the union of
 # independent draws below matches the experts it touched within 3%).
 EXPERT_LOCALITY = 0.5
-# One routed MoE layer's expert FFNs on an H200 (bench/evidence/h200_moe_layer.csv, 2026-12-01,
+# Fitted to measurements: one routed MoE layer's expert FFNs on an H200 (bench/evidence/h200_moe_layer.csv, 2026-12-01,
 # torch._grouped_mm in a CUDA graph, three expert shapes, 1-2048 tokens): time = a fixed 43-75 µs
 # per layer (routing groups, the grouped GEMM's launch and tile scheduling, the activation) + the
 # touched experts' bytes at 3.15 TB/s, i.e. 0.73 of the bandwidth dense weight reads reach at
 # eta_bw 0.9 (mean error 1.6-2.5%). The fixed part is what keeps a verify pass, which touches up to
 # k + 1 times more experts, from costing k + 1 times a decode pass at small batch.
 MOE_LAYER_US = 55.0
-EXPERT_BW_SHARE = 0.73
-# Bandwidth one thread block of a verify (q > 1) attention kernel reaches reading its KV head without
+EXPERT_BW_SHARE = 0.73  # fitted: see above (bench/evidence/h200_moe_layer.csv, probe_moe_h200.py)
+# Measured: bandwidth one thread block of a verify (q > 1) attention kernel reaches reading its KV head without
 # split-KV: bench/evidence/h200_gqa_verify.csv, packed, batch 1, 8 KV heads: 311 GB/s at 4k
 # context and 343 GB/s at 16k, i.e. ~40 GB/s per block. Latency-bound, so taken as the same on
 # every GPU (capped by the GPU's own bandwidth).
 KV_BLOCK_GBPS = 40.0
-# Verify attention (q > 1) in a kernel that does not pack a GQA group's query heads (FlashAttention-2,
-# PyTorch SDPA) reads each KV head once per query head: bench/evidence/h200_steptime.csv shows
-# 3.2× the one-token time at batch ≥ 16 for Llama 3.1 8B's groups of 4 (L2 hits save the rest),
-# i.e. 0.8 × the group size. Packed kernels (FlashAttention-3 on Hopper and Blackwell, FlashInfer,
+# Measured (bench/evidence/h200_steptime_probe.py): verify attention (q > 1) in a kernel that does not
+# pack a GQA group's query heads (FlashAttention-2, PyTorch SDPA) reads each KV head once per query head:
+# bench/evidence/h200_steptime.csv shows 3.2× the one-token time at batch ≥ 16 for Llama 3.1 8B's groups
+# of 4 (L2 hits save the rest), i.e. 0.8 × the group size. Packed kernels (FlashAttention-3 on Hopper and Blackwell, FlashInfer,
 # TensorRT-LLM's XQA) read it once (h200_gqa_verify.csv).
 UNPACKED_REREAD_PER_HEAD = 0.8
+# Chosen (no measurement found): the exponent of the smooth maximum between a pass's attention time and
+# its per-layer attention floor (layers · attn_floor_us). Sharper than smooth_p's 3 (GEMMs run 15-30% above
+# the hard maximum at the ridge, docs/model.md), so the floor acts almost as a hard minimum; the
+# value came in with the floor (commit e613524) with no record of a fit. At a tie it adds 2^(1/6) - 1 = 12%.
+ATTN_FLOOR_SMOOTH_P = 6.0
 
 
 @dataclass(frozen=True)
@@ -311,7 +318,7 @@ def pass_time_ms(shape: PassShape, hw: Hardware, eff: Efficiency, batch, query_t
     attn_s = smooth_max(kv / bw_attn, f_attn / attn_flops_peak, p)
     layers = max(shape.layers, 1)
     floor_s = layers * eff.attn_floor_us * 1e-6 if shape.layers else 0.0
-    attn_s = smooth_max(attn_s, floor_s, 6.0) if shape.layers else attn_s
+    attn_s = smooth_max(attn_s, floor_s, ATTN_FLOOR_SMOOTH_P) if shape.layers else attn_s
     comm_ms = 2 * shape.layers * hw.allreduce_ms(b * q * shape.hidden * 2.0)
     return (linear_s + attn_s) * 1e3 + comm_ms + (eff.t_fixed_ms if include_fixed else 0.0)
 

@@ -234,7 +234,10 @@ class _Compiled:
     target_layout: memory.KVLayout  # what one sequence of the target caches (windows, recurrent state)
 
 
-MEASURED_OVERHEAD_SHARE = 0.5  # at most this share of a measured batch-1 time is engine overhead
+# chosen (no measurement found): at most this share of a batch-1 time the user measured (--t-target-ms,
+# --t-draft-ms) is taken as engine overhead; a round cap so that an engine preset slower than the measured
+# engine cannot eat the whole measured time. Not itself measured or fitted.
+MEASURED_OVERHEAD_SHARE = 0.5
 
 
 def _overhead(fixed_ms: float, per_seq_us: float, scale: float, measured_ms: float | None) -> tuple[float, float]:
@@ -371,7 +374,7 @@ def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[fl
             *tiles)
 
 
-SELF_SPEC_DEFAULT_BUDGET = 512  # MagicDec's StreamingLLM draft budget (arXiv:2408.11049 blog tables)
+SELF_SPEC_DEFAULT_BUDGET = 512  # published: MagicDec's StreamingLLM draft budget (arXiv:2408.11049 blog tables)
 
 
 def _draft_time_ms(c: _Compiled, s: Scenario, batch, k, depth):
@@ -479,7 +482,7 @@ def _emitted(s: Scenario, kk, alpha=None):
     return _per_step(_acceptance(s, alpha, kk)[1], kk > 0, proposal_rate(s))[1]
 
 
-_PROBE_ALPHA = 0.5  # any α works: predict at it, then scale by the emitted tokens (speedup_grid)
+_PROBE_ALPHA = 0.5  # chosen: any α works: predict at it, then scale by the emitted tokens (speedup_grid)
 
 
 @bounded_cache(128, key_args=3)
@@ -518,7 +521,7 @@ def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
 # the concurrency, so a rerun after an α move (the What-if page predicts a dozen times per rerun) skips the
 # rooflines. Grids of more cells than this (a file's runs, a k × batch grid) are computed each time, never
 # kept (speedup_grid keeps those).
-_STEPS_MAX_CELLS = 2048  # 6 arrays of 8-byte cells: at most 100 kB an entry, 13 MB for 128
+_STEPS_MAX_CELLS = 2048  # chosen (memory only): 6 arrays of 8-byte cells: at most 100 kB an entry, 13 MB for 128
 
 
 def _free_of(s: Scenario) -> Scenario:
