@@ -32,7 +32,7 @@ from which source commit, what each series means). E needs no k and is always gi
 the engine's gauge) allow; α, survival and the verdict need k (`LiveStats.needs_k` when it is missing).
 Accepted ÷ drafted comes from the draft-token counter where the engine has one (llama.cpp drafts vary in
 length: `mean_draft_length` = draft tokens ÷ drafts, `max_draft_length` = 1 + the largest position), else
-(E − 1)/k. Conversions (DESIGN.md, "Acceptance numbers"):
+(E − 1)/k. Conversions (docs/model.md, "Acceptance numbers"; per engine docs/engines.md):
 
     vLLM V1   E = 1 + Δaccepted / Δdrafts,  p_{i+1} = Δaccepted_per_pos[i] / Δdrafts,
               k = 1 + largest `position` label.

@@ -1,6 +1,6 @@
 """Acceptance: tokens per verify step from α or a survival profile, and every engine's number to E.
 
-Notation (DESIGN.md): k draft tokens per step, α the per-token acceptance probability,
+Notation (docs/model.md, "Acceptance numbers"): k draft tokens per step, α the per-token acceptance probability,
 E the expected tokens emitted per verify step including the target's bonus token (vLLM's
 "mean acceptance length"), and p_i = P(at least i drafts accepted) the survival profile.
 """
