@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.runs.cells import MIXED, number_styles, plain_text
-from specmodel.runs.csv_columns import (CHECK_EVERY, block_of, frame_rows, plain_header, plain_records, plain_rows,
-                                       stopped_reading)
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
@@ -226,12 +224,7 @@ def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
 def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecord | None:
     """The run on one row (cells past the header already checked to be empty), or None when it has no value."""
     n_cells = len(cells)  # never fewer than the header's (a short row is refused before)
-    values = {}
-    for c, i in layout.columns:
-        if i < n_cells:
-            cell = cells[i].strip()
-            if cell:
-                values[c] = cell
+    values = {c: cell for c, i in layout.columns if (cell := cells[i].strip())}
     hdrs = layout.headers
     if layout.kept:
         context = " | ".join(x for x in (cells[i].strip() for i in layout.kept if i < n_cells) if x)
@@ -246,58 +239,33 @@ def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecor
 
 
 def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
-    """Records and problems of a plain CSV file (see the module docstring)."""
+    """Records and problems of a plain CSV file (see the module docstring): its records read one at a time
+    by the csv module (csv_records), blank lines kept by none."""
     problems: list[Problem] = []
     delimiter = sniff_delimiter(text)
     if delimiter != ",":
         shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
         problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
                                                   f"with {shown}", "warning"))
-    head = plain_header(text, delimiter)  # a file without quotes: its header without reading the rows yet
-    plain = lines = None
-    if head is not None:
-        header_line, header, after = head
-    else:
-        plain = plain_records(text, delimiter)
-        lines = plain if plain is not None else csv_records(text, delimiter)
-        header = None
-        for line, cells, trouble in lines:
-            if trouble is not None:
-                problems.append(Problem(name, line, None, trouble))
-            elif any(c.strip() for c in cells):
-                header = cells
-                break
+    lines = csv_records(text, delimiter)
+    header = None
+    for line, cells, trouble in lines:
+        if trouble is not None:
+            problems.append(Problem(name, line, None, trouble))
+        elif any(c.strip() for c in cells):
+            header = cells
+            break
     if header is None:
         if problems:
             raise SpecModelError(f"no header line could be read ({problems[0].message})")
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
     layout, unknown = _layout(name, header)
     problems.extend(unknown)
-    if head is not None and not layout.position_columns:  # every row at once, in columns
-        found = frame_rows(name, text, after, header_line, layout, delimiter, problems, BLOCK_MIN_ROWS)
-        if found is not None:
-            row_lines, columns, rows_seen = found
-            return _as_block(name, header, row_lines, columns, layout, problems, rows_seen, [])
-    if head is not None:
-        plain = plain_records(text, delimiter)
-        lines = plain if plain is not None else csv_records(text, delimiter)
-        for line, _, _ in lines:  # the header's line: every record of a file without quotes is one line
-            if line == header_line:
-                break
-    found = None
-    if plain is not None:  # every row at once; a file with short or long rows is read row by row
-        rest = plain.rest()
-        found = plain_rows(name, rest, layout.width, problems)
-        lines = iter(rest)
-    rows, rows_seen, padded_rows = found or _rows(name, lines, layout, problems)
-    if len(rows) >= BLOCK_MIN_ROWS and not layout.position_columns:
-        by_index = list(zip(*[cells for _, cells in rows])) if rows else []
-        columns = {i: by_index[i] if i < len(by_index) else () for i in range(layout.width)}
-        del by_index
-        return _as_block(name, header, [line for line, _ in rows], columns, layout, problems, rows_seen, padded_rows)
+    rows, rows_seen, padded_rows = _rows(name, lines, layout, problems)
     styles = _number_styles(name, header, rows, layout, problems)
     records: list[RunRecord] = []
-    for line, cells in rows:
+    for j, (line, cells) in enumerate(rows):
+        rows[j] = None  # each row's cells are held once: in its record from here on
         if styles:
             cells = list(cells)
             try:
@@ -314,17 +282,12 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     return records, problems
 
 
-def _as_block(name, header, lines, columns, layout, problems, rows_seen, padded_rows):
-    """read_plain_csv's result for rows read in columns ({cell index: the rows' cells}): one block."""
-    styles = _number_styles(name, header, None, layout, problems, columns)
-    block = block_of(name, header, lines, columns, layout, styles, problems)
-    problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, [block] if len(block) else []))
-    return ([block] if len(block) else []), problems
+CHECK_EVERY = 0x4000  # records between two looks at the clock while rows are read
 
 
-# Files of at least this many runs (and no p1, p2, ... columns) are handed on as one RecordBlock, checked a
-# column at a time; the others as one RunRecord per row (the same rows, values and messages).
-BLOCK_MIN_ROWS = 1
+def stopped_reading(name: str, line: int) -> Problem:
+    return Problem(name, line, None, f"not read from this row on: reading stopped after the {limits.MAX_LOAD_S:g} s "
+                   "limit on processing one load; split the file", "warning")
 
 
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
@@ -370,14 +333,11 @@ _TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "en
                  "notes", "survival"}
 
 
-def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem],
-                   columns: dict | None = None) -> dict:
+def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem]) -> dict:
     """{cell index: cells.NumberStyle} of the number columns written with thousands separators or decimal
-    commas, decided per column from all its rows (columns: the rows' cells by index, where at hand); a note
-    names each such column and how it was read."""
+    commas, decided per column from all its rows; a note names each such column and how it was read."""
     indices = [i for c, i in layout.columns if c not in _TEXT_COLUMNS] + list(layout.position_columns)
-    styles = number_styles({i: columns[i] if columns is not None else [cells[i] for _, cells in rows]
-                            for i in indices})
+    styles = number_styles({i: [cells[i] for _, cells in rows] for i in indices})
     for i, style in styles.items():
         problems.append(Problem(name, None, header[i].strip(), style.note(), "warning" if style.style == MIXED
                                 else "info"))
