@@ -34,7 +34,8 @@ class Alike:
 
     def __init__(self):
         self.results: dict = {}
-        self.shapes: dict = {}  # (id(headers), value names) -> _Shape
+        self.signatures: dict = {}  # (headers' items, value names) -> _Shape
+        self.shapes: dict = {}  # (id(headers), value names) -> (headers, _Shape): the same headers on a file's rows
         self.acceptances: dict = {}  # (form, number, k, column) -> convert_single's Acceptance, or None: refused
 
     def validate(self, rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
@@ -53,16 +54,27 @@ class Alike:
             return validate_row(rec, defaults)[:2]
         return row, [Problem(p.file, rec.row, p.column, p.message, p.severity, p.reason) for p in known[1]]
 
+    def _shape(self, headers: dict, names: tuple):
+        """The _Shape of rows with these headers and value names (None once MAX_KEPT shapes are known)."""
+        signature = (tuple(headers.items()), names)
+        shape = self.signatures.get(signature)
+        if shape is None:
+            if len(self.signatures) >= self.MAX_KEPT:
+                return None
+            shape = self.signatures[signature] = _shape_of(names, len(self.signatures))
+        if len(self.shapes) < self.MAX_KEPT:  # the headers kept with it, so that their id names no other dict
+            self.shapes[(id(headers), names)] = (headers, shape)
+        return shape
+
     def _split(self, rec: RunRecord):
         """(the key of what the row says but its numbers, {column: number}, the acceptance form read as a number),
         or None for a row to check alone."""
         v = rec.values
         names = tuple(v)
-        shape = self.shapes.get((id(rec.headers), names))
-        if shape is None or shape.headers is not rec.headers:
-            if len(self.shapes) >= self.MAX_KEPT:
-                return None
-            shape = self.shapes[(id(rec.headers), names)] = _shape_of(rec.headers, names, len(self.shapes))
+        known = self.shapes.get((id(rec.headers), names))
+        shape = known[1] if known is not None and known[0] is rec.headers else self._shape(rec.headers, names)
+        if shape is None:
+            return None
         numbers: dict = {}
         blank = ()
         for c, lo, strict_lo, hi in shape.free:
@@ -90,18 +102,17 @@ class _Shape:
     """What the rows with the same headers and value names share: which values are numbers (_FREE) and which
     are the key, and the acceptance form validate_row reads (where it is one of the numbers)."""
 
-    headers: dict  # kept, so that its id names no other dict while the shape is known
     free: tuple  # (column, low, low excluded, high) per number
     keyed: tuple  # the names of the other values
     form: str | None
     number: int
 
 
-def _shape_of(headers: dict, names: tuple, number: int) -> _Shape:
+def _shape_of(names: tuple, number: int) -> _Shape:
     counted = "survival" in names or ("drafts" in names and "accepted_tokens" in names)  # read before one number
     bounds = _FREE if counted else _FREE_WITH_ACCEPTANCE
     form = None if counted else next((key for key in _FORMS if key in names), None)
-    return _Shape(headers, tuple((c, *bounds[c]) for c in names if c in bounds),
+    return _Shape(tuple((c, *bounds[c]) for c in names if c in bounds),
                   tuple(c for c in names if c not in bounds), form, number)
 
 
