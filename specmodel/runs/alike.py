@@ -1,17 +1,18 @@
-"""validate() of many rows, the rows alike but for their numbers checked once: a sweep's rows share their GPU,
-models, method and k and differ in their load, throughputs, speedup and acceptance (Alike). The same rows and
-problems as validate() row by row."""
+"""validate() of a load's rows, the rows alike but for their numbers checked once: a sweep's rows share their
+GPU, models, method and k and differ in their load, throughputs, speedup and acceptance (Alike). The same
+rows and problems as validate() row by row (tests/test_runs_alike.py)."""
 
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import MAX_CONCURRENCY
-from specmodel.runs.records import Problem, RunDefaults, RunRecord
+from specmodel.runs.records import COLUMNS, RunDefaults, RunRecord
 from specmodel.runs.validate import SINGLE_NUMBER_FORMS, convert_single, validate_row
 
 # The numbers a row's result takes as they are (column: low, low excluded, high, as validate_row checks them):
@@ -21,6 +22,8 @@ _FREE = {"concurrency": (1, False, MAX_CONCURRENCY), "baseline_tok_s": (0, True,
          "speedup": (0, True, None)}
 _FREE_WITH_ACCEPTANCE = {**_FREE, **{key: (lo, False, hi) for key, lo, hi, *_ in SINGLE_NUMBER_FORMS}}
 _FORMS = tuple(key for key, *_ in SINGLE_NUMBER_FORMS)
+_CELLS = operator.itemgetter(*COLUMNS)  # a row dict -> its cells in COLUMNS order
+_AT = {c: i for i, c in enumerate(COLUMNS)}
 
 
 class Alike:
@@ -33,26 +36,28 @@ class Alike:
     MAX_KEPT = 4096  # results (and shapes) kept; rows alike none of them are checked one by one
 
     def __init__(self):
-        self.results: dict = {}
+        self.results: dict = {}  # key -> (the row's cells, problems, fallbacks, same tree, validate_row's info)
         self.signatures: dict = {}  # (headers' items, value names) -> _Shape
         self.shapes: dict = {}  # (id(headers), value names) -> (headers, _Shape): the same headers on a file's rows
         self.acceptances: dict = {}  # (form, number, k, column) -> convert_single's Acceptance, or None: refused
 
-    def validate(self, rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[Problem]]:
+    def validate(self, rec: RunRecord, defaults: RunDefaults):
+        """(the row's cells in COLUMNS order, or None where it is left out; its problems; the fallbacks it
+        used, {kind: name as written}; whether its method says "same tree")."""
         found = self._split(rec)
         if found is None:
-            return validate_row(rec, defaults)[:2]
-        key, numbers, form = found
+            return _alone(rec, defaults)[:4]
+        key, numbers, shape = found
         known = self.results.get(key)
         if known is None:
-            row, problems, info = validate_row(rec, defaults)
-            if row is not None and len(self.results) < self.MAX_KEPT:
-                self.results[key] = (row.copy(), problems, info)
-            return row, problems
-        row = _with_numbers(rec, known[0], known[2], numbers, form, self.acceptances)
-        if row is None:
-            return validate_row(rec, defaults)[:2]
-        return row, [Problem(p.file, rec.row, p.column, p.message, p.severity, p.reason) for p in known[1]]
+            result = _alone(rec, defaults)
+            if result[0] is not None and len(self.results) < self.MAX_KEPT:
+                self.results[key] = result
+            return result[:4]
+        cells = _with_numbers(rec, known[0], known[4], numbers, shape, self.acceptances)
+        if cells is None:
+            return _alone(rec, defaults)[:4]
+        return cells, [p.at_row(rec.row) for p in known[1]], known[2], known[3]
 
     def _shape(self, headers: dict, names: tuple):
         """The _Shape of rows with these headers and value names (None once MAX_KEPT shapes are known)."""
@@ -67,75 +72,93 @@ class Alike:
         return shape
 
     def _split(self, rec: RunRecord):
-        """(the key of what the row says but its numbers, {column: number}, the acceptance form read as a number),
-        or None for a row to check alone."""
+        """(the key of what the row says but its numbers, its numbers in shape.free's order (None: not given),
+        its _Shape), or None for a row to check alone."""
         v = rec.values
         names = tuple(v)
         known = self.shapes.get((id(rec.headers), names))
         shape = known[1] if known is not None and known[0] is rec.headers else self._shape(rec.headers, names)
         if shape is None:
             return None
-        numbers: dict = {}
+        numbers = []
         blank = ()
         for c, lo, strict_lo, hi in shape.free:
             raw = v[c]
             x = _plain_number(raw, lo, strict_lo, hi)
-            if x is not None:
-                numbers[c] = x
-            elif raw is None or (type(raw) is str and not raw.strip()):  # read as not given, without a word
-                blank += (c, _value_key(raw))
-            else:
-                return None
-        conc = numbers.get("concurrency")
-        base, spec, speedup = numbers.get("baseline_tok_s"), numbers.get("spec_tok_s"), numbers.get("speedup")
-        if conc is None or conc != round(conc) or (speedup is not None and base and spec
-                                                   and abs(spec / base - speedup) > 0.02 * speedup):
+            if x is None:
+                if not (raw is None or (type(raw) is str and not raw.strip())):  # said of by validate_row
+                    return None
+                blank += (c, type(raw).__name__, raw)  # read as not given, without a word
+            numbers.append(x)
+        conc = numbers[shape.at_concurrency] if shape.at_concurrency >= 0 else None
+        if conc is None or conc != round(conc) or _disagree(numbers, shape):
             return None
         keyed = tuple(map(v.__getitem__, shape.keyed))
-        if tuple(map(type, keyed)).count(str) != len(keyed):
+        try:
+            "".join(keyed)  # every value is text (the fast test): else 1, 1.0 and true would be one key
+        except TypeError:
             keyed = tuple(x if type(x) is str else _value_key(x) for x in keyed)
-        return (shape.number, rec.file, rec.fmt, tuple(rec.remarks), keyed, blank), numbers, shape.form
+        return (shape.number, rec.file, rec.fmt, tuple(rec.remarks), keyed, blank), numbers, shape
+
+
+def _alone(rec: RunRecord, defaults: RunDefaults):
+    """validate_row of one row as Alike.validate gives it, and validate_row's info."""
+    row, problems, info = validate_row(rec, defaults)
+    if row is None:
+        return None, problems, None, False, None
+    return _CELLS(row), problems, row["_fallbacks"], row["_same_tree"], info
+
+
+def _disagree(numbers: list, shape: _Shape) -> bool:
+    """Whether a speedup disagrees with the throughputs by more than 2% (validate_row says so, with the numbers)."""
+    if min(shape.at_base, shape.at_spec, shape.at_speedup) < 0:
+        return False
+    base, spec, speedup = numbers[shape.at_base], numbers[shape.at_spec], numbers[shape.at_speedup]
+    return speedup is not None and bool(base) and bool(spec) and abs(spec / base - speedup) > 0.02 * speedup
 
 
 @dataclass(frozen=True)
 class _Shape:
-    """What the rows with the same headers and value names share: which values are numbers (_FREE) and which
-    are the key, and the acceptance form validate_row reads (where it is one of the numbers)."""
+    """What the rows with the same headers and value names share: which values are numbers (_FREE) and where
+    each sits among them, which are the key, and the acceptance form validate_row reads where it is a number."""
 
     free: tuple  # (column, low, low excluded, high) per number
     keyed: tuple  # the names of the other values
-    form: str | None
     number: int
+    at_concurrency: int  # the place of each number in `free`, -1 where the row does not give it
+    at_base: int
+    at_spec: int
+    at_speedup: int
+    at_form: int
+    form: str | None
 
 
 def _shape_of(names: tuple, number: int) -> _Shape:
     counted = "survival" in names or ("drafts" in names and "accepted_tokens" in names)  # read before one number
     bounds = _FREE if counted else _FREE_WITH_ACCEPTANCE
     form = None if counted else next((key for key in _FORMS if key in names), None)
-    return _Shape(tuple((c, *bounds[c]) for c in names if c in bounds),
-                  tuple(c for c in names if c not in bounds), form, number)
+    free = tuple((c, *bounds[c]) for c in names if c in bounds)
+    at = {c: i for i, (c, *_) in enumerate(free)}
+    return _Shape(free, tuple(c for c in names if c not in bounds), number, at.get("concurrency", -1),
+                  at.get("baseline_tok_s", -1), at.get("spec_tok_s", -1), at.get("speedup", -1), at.get(form, -1), form)
 
 
 def _plain_number(raw, lo, strict_lo, hi) -> float | None:
-    """raw as the number _number reads, where it reads one without a word (in range); None otherwise."""
+    """raw as the number validate_row reads, where it reads one without a word (in range); None otherwise."""
     kind = type(raw)
-    if kind is str:
-        if "," in raw or "%" in raw:  # a decimal comma or a percent sign: read by _number itself
-            return None
+    if kind is str or kind is float or kind is int:  # float() refuses a decimal comma and a percent sign
         try:
             x = float(raw)
-        except ValueError:
-            return None
-    elif kind is float or kind is int:
-        try:
-            x = float(raw)
-        except OverflowError:
+        except (ValueError, OverflowError):
             return None
     else:
         return None
-    if not math.isfinite(x) or x < lo or (strict_lo and x == lo) or (hi is not None and x > hi):
+    if not lo <= x < _INF or (strict_lo and x == lo) or (hi is not None and x > hi):  # NaN fails the first
         return None
     return x
+
+
+_INF = math.inf
 
 
 def _value_key(raw) -> tuple:
@@ -143,23 +166,30 @@ def _value_key(raw) -> tuple:
     return type(raw).__name__, repr(raw)
 
 
-def _with_numbers(rec: RunRecord, template: dict, info: tuple, numbers: dict, form: str | None,
-                  acceptances: dict) -> dict | None:
-    """A row alike `template` (validate_row's row, `info` its third value) with its own numbers, as validate_row
-    writes them; None where its acceptance is refused at the template's k (acceptances: the conversions so far)."""
-    row = template.copy()
-    row["row"] = rec.row
-    row["concurrency"] = round(numbers["concurrency"])
-    base, spec, speedup = numbers.get("baseline_tok_s"), numbers.get("spec_tok_s"), numbers.get("speedup")
+def _number_at(numbers: list, at: int):
+    return numbers[at] if at >= 0 else None
+
+
+def _with_numbers(rec: RunRecord, template: tuple, info: tuple, numbers: list, shape: _Shape,
+                  acceptances: dict) -> list | None:
+    """The cells of a row alike `template` (validate_row's row's cells, `info` its third value) with its own
+    numbers, as validate_row writes them; None where its acceptance is refused at the template's k
+    (acceptances: the conversions so far)."""
+    cells = list(template)
+    cells[_ROW] = rec.row
+    cells[_CONCURRENCY] = round(numbers[shape.at_concurrency])
+    base, spec = _number_at(numbers, shape.at_base), _number_at(numbers, shape.at_spec)
+    speedup = _number_at(numbers, shape.at_speedup)
     if speedup is None and base and spec:
         speedup = spec / base
     scale = info[2]
     if scale > 1:
         base = None if base is None else base * scale
         spec = None if spec is None else spec * scale
-    row["baseline_tok_s"], row["spec_tok_s"], row["measured_speedup"] = base, spec, speedup
-    if form in numbers:
-        key = (form, numbers[form], info[0], rec.headers.get(form, form))
+    cells[_BASE], cells[_SPEC], cells[_MEASURED] = base, spec, speedup
+    value = _number_at(numbers, shape.at_form)
+    if value is not None:
+        key = (shape.form, value, info[0], rec.headers.get(shape.form, shape.form))
         acc = acceptances.get(key, acceptances)
         if acc is acceptances:
             try:
@@ -168,9 +198,14 @@ def _with_numbers(rec: RunRecord, template: dict, info: tuple, numbers: dict, fo
                 acc = acceptances[key] = None
         if acc is None:
             return None
-        row["tokens_per_step"], row["survival"] = acc.tokens_per_step, acc.survival
+        cells[_TOKENS], cells[_SURVIVAL] = acc.tokens_per_step, acc.survival
         if info[1]:  # k assumed: its α is kept out of fits
-            row["alpha_assumed"], row["alpha"] = acc.alpha, np.nan
+            cells[_ALPHA_ASSUMED], cells[_ALPHA] = acc.alpha, np.nan
         else:
-            row["alpha"] = acc.alpha
-    return row
+            cells[_ALPHA] = acc.alpha
+    return cells
+
+
+_ROW, _CONCURRENCY, _BASE, _SPEC, _MEASURED = (_AT[c] for c in ("row", "concurrency", "baseline_tok_s", "spec_tok_s",
+                                                                 "measured_speedup"))
+_TOKENS, _SURVIVAL, _ALPHA, _ALPHA_ASSUMED = (_AT[c] for c in ("tokens_per_step", "survival", "alpha", "alpha_assumed"))

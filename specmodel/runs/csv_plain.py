@@ -282,6 +282,23 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     return records, problems
 
 
+_SHARED_PER_COLUMN = 4096  # distinct cells of a column kept to be shared (a sweep repeats its names and k)
+
+
+def _shared(cells: list[str], same: list[dict]) -> list[str]:
+    """A row's cells with the text earlier rows of its column had in one shared copy (200,000 rows repeating a
+    dozen names hold a dozen strings, not 200,000); the cells past the header as they are."""
+    out = []
+    for cell, known in zip(cells, same):
+        found = known.get(cell)
+        if found is None:
+            found = cell
+            if len(known) < _SHARED_PER_COLUMN:
+                known[cell] = cell
+        out.append(found)
+    return out + cells[len(same):]
+
+
 CHECK_EVERY = 0x4000  # records between two looks at the clock while rows are read
 
 
@@ -297,6 +314,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     rows: list[tuple[int, list[str]]] = []
     rows_seen = 0
     padded_rows: list[int] = []
+    same = [{} for _ in range(layout.width)]  # per column: a cell's text -> the one copy the rows share
     for seen, (line, cells, trouble) in enumerate(lines):
         if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
@@ -324,7 +342,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
                                     "column a cell (an empty one between two delimiters where a value is unknown)",
                                     reason="invalid"))
             continue
-        rows.append((line, cells))
+        rows.append((line, _shared(cells, same)))
     return rows, rows_seen, padded_rows
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import math
-import operator
 from contextlib import contextmanager
 from typing import Callable
 
@@ -81,13 +80,13 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
             if i and limits.out_of_time():
                 problems.extend(_not_checked(records[i:]))
                 break
-        row, probs = alike.validate(rec, defaults)
+        cells, probs, used, same = alike.validate(rec, defaults)
         records[i] = None  # its text is in the row now
         problems.extend(probs)
-        if row is not None:
-            _count_fallback(fallbacks, row.pop("_fallbacks", None) or {})
-            same_tree.append(row.pop("_same_tree", False))
-            rows.append(row)
+        if cells is not None:
+            _count_fallback(fallbacks, used or {})
+            same_tree.append(same)
+            rows.append(cells)
     rows.done()
     if progress is not None:
         progress(total, total)
@@ -138,14 +137,13 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
 class _Rows:
     """The validated rows while the file's rows are filled in (acceptance, same tree, rate): a list per
     column (COLUMNS), so a large file's rows are never one object each; rows[i] reads and writes row i
-    like a dict. Rows are appended as tuples and moved into the columns a few thousand at a time (done())."""
+    like a dict. Rows are appended as their cells and moved into the columns a few thousand at a time (done())."""
 
     CHUNK = 4096
 
     def __init__(self):
         self.columns: dict[str, list] = {c: [] for c in COLUMNS}
-        self._cells = operator.itemgetter(*COLUMNS)
-        self._pending: list[tuple] = []
+        self._pending: list = []
 
     def __len__(self) -> int:
         return len(self.columns["file"])
@@ -156,8 +154,9 @@ class _Rows:
     def __iter__(self):
         return (_RowView(self.columns, i) for i in range(len(self)))
 
-    def append(self, row: dict) -> None:
-        self._pending.append(self._cells(row))
+    def append(self, cells) -> None:
+        """Append a row given as its cells in COLUMNS order."""
+        self._pending.append(cells)
         if len(self._pending) >= self.CHUNK:
             self.done()
 

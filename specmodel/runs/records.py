@@ -70,6 +70,10 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.where()}: {self.message}"
 
+    def at_row(self, row: int | None) -> "Problem":
+        """The same problem on another row (rows alike share what is said of them)."""
+        return Problem(self.file, row, self.column, self.message, self.severity, self.reason)
+
 
 @dataclass(frozen=True)
 class RunDefaults:
@@ -97,7 +101,7 @@ class RunDefaults:
         return self.said_as.get(kind) or FALLBACK_KINDS[kind]
 
 
-@dataclass
+@dataclass(slots=True)
 class RunRecord:
     """One run (or one arm of one) as a reader found it, before validation."""
 
