@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,16 +81,12 @@ class Alike:
         shape = known[1] if known is not None and known[0] is rec.headers else self._shape(rec.headers, names)
         if shape is None:
             return None
-        numbers = []
-        blank = ()
-        for c, lo, strict_lo, hi in shape.free:
-            raw = v[c]
-            x = _plain_number(raw, lo, strict_lo, hi)
-            if x is None:
-                if not (raw is None or (type(raw) is str and not raw.strip())):  # said of by validate_row
-                    return None
-                blank += (c, type(raw).__name__, raw)  # read as not given, without a word
-            numbers.append(x)
+        numbers, blank = _numbers_at_once(v, shape), ()
+        if numbers is None:
+            found = _numbers_one_by_one(v, shape)
+            if found is None:
+                return None
+            numbers, blank = found
         conc = numbers[shape.at_concurrency] if shape.at_concurrency >= 0 else None
         if conc is None or conc != round(conc) or _disagree(numbers, shape):
             return None
@@ -99,6 +96,38 @@ class Alike:
         except TypeError:
             keyed = tuple(x if type(x) is str else _value_key(x) for x in keyed)
         return (shape.number, rec.file, rec.fmt, tuple(rec.remarks), keyed, blank), numbers, shape
+
+
+def _numbers_at_once(v: dict, shape: _Shape) -> list | None:
+    """The row's numbers where every one is text float() reads, finite and in range (a CSV sweep's rows); else None."""
+    if not shape.free:
+        return []
+    raws = shape.pick(v)
+    try:
+        "".join(raws)  # all text: float() would take true for 1
+        numbers = list(map(float, raws))
+    except (TypeError, ValueError):
+        return None
+    if all(map(operator.le, shape.lows, numbers)) and all(map(operator.le, numbers, shape.highs)) \
+            and all(map(operator.ne, numbers, shape.excluded)):
+        return numbers
+    return None
+
+
+def _numbers_one_by_one(v: dict, shape: _Shape):
+    """(the row's numbers, None where not given; the values read as not given), or None where validate_row
+    says something of a number."""
+    numbers = []
+    blank = ()
+    for c, lo, strict_lo, hi in shape.free:
+        raw = v[c]
+        x = _plain_number(raw, lo, strict_lo, hi)
+        if x is None:
+            if not (raw is None or (type(raw) is str and not raw.strip())):
+                return None
+            blank += (c, type(raw).__name__, raw)  # read as not given, without a word
+        numbers.append(x)
+    return numbers, blank
 
 
 def _alone(rec: RunRecord, defaults: RunDefaults):
@@ -123,6 +152,10 @@ class _Shape:
     each sits among them, which are the key, and the acceptance form validate_row reads where it is a number."""
 
     free: tuple  # (column, low, low excluded, high) per number
+    pick: object  # values -> the numbers' values, a tuple
+    lows: tuple  # per number: the lowest value taken
+    highs: tuple  # per number: the highest value taken (the largest float where none: infinity is refused)
+    excluded: tuple  # per number: the low where it is excluded, else NaN (equal to nothing)
     keyed: tuple  # the names of the other values
     number: int
     at_concurrency: int  # the place of each number in `free`, -1 where the row does not give it
@@ -139,7 +172,12 @@ def _shape_of(names: tuple, number: int) -> _Shape:
     form = None if counted else next((key for key in _FORMS if key in names), None)
     free = tuple((c, *bounds[c]) for c in names if c in bounds)
     at = {c: i for i, (c, *_) in enumerate(free)}
-    return _Shape(free, tuple(c for c in names if c not in bounds), number, at.get("concurrency", -1),
+    picked = tuple(c for c, *_ in free)
+    pick = operator.itemgetter(*picked) if len(picked) > 1 else lambda v: tuple(v[c] for c in picked)
+    return _Shape(free, pick, tuple(lo for _, lo, _, _ in free),
+                  tuple(sys.float_info.max if hi is None else hi for *_, hi in free),
+                  tuple(lo if strict else math.nan for _, lo, strict, _ in free),
+                  tuple(c for c in names if c not in bounds), number, at.get("concurrency", -1),
                   at.get("baseline_tok_s", -1), at.get("spec_tok_s", -1), at.get("speedup", -1), at.get(form, -1), form)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import operator
 import re
 from dataclasses import dataclass
 
@@ -200,6 +201,10 @@ class _Layout:
     position_columns: tuple  # indices of p1, p2, ... in order
     survival_header: str  # "p1, p2, p3": how a message names the positions
     kept: tuple  # indices of the columns kept for reference
+    names: tuple  # the canonical names of `columns`, in order
+    used: tuple  # the indices of the cells a record reads: `columns`', then `kept`, then `position_columns`
+    pick: object  # a row's cells -> its used cells (a tuple)
+    at: dict  # a cell's index -> its place among the used cells
 
 
 def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
@@ -216,22 +221,27 @@ def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
                              "reader knows; expected a header such as "
                              "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see docs/formats.md for aliases)")
     position_columns = tuple(positions[p] for p in sorted(positions))
+    used = (*headers.values(), *kept, *position_columns)
+    pick = operator.itemgetter(*used) if len(used) > 1 else lambda cells: tuple(cells[i] for i in used)
     layout = _Layout(len(header), tuple(headers.items()), {c: header[i].strip() for c, i in headers.items()},
-                     position_columns, ", ".join(header[i].strip() for i in position_columns), tuple(kept))
+                     position_columns, ", ".join(header[i].strip() for i in position_columns), tuple(kept),
+                     tuple(headers), used, pick, {i: at for at, i in enumerate(used)})
     return layout, problems
 
 
 def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecord | None:
-    """The run on one row (cells past the header already checked to be empty), or None when it has no value."""
-    n_cells = len(cells)  # never fewer than the header's (a short row is refused before)
-    values = {c: cell for c, i in layout.columns if (cell := cells[i].strip())}
+    """The run on one row (its used cells, stripped: layout.used), or None when it has no value."""
+    values = dict(zip(layout.names, cells))  # the first cells are the known columns'
+    if "" in values.values():  # an empty cell is no value
+        values = {c: cell for c, cell in values.items() if cell}
     hdrs = layout.headers
+    at = len(layout.names)
     if layout.kept:
-        context = " | ".join(x for x in (cells[i].strip() for i in layout.kept if i < n_cells) if x)
+        context = " | ".join(x for x in cells[at:at + len(layout.kept)] if x)
         if context and values:
             values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
     if layout.position_columns and "survival" not in values:
-        surv = [cells[i].strip() if i < n_cells else "" for i in layout.position_columns]
+        surv = cells[at + len(layout.kept):]
         if any(surv):
             values["survival"] = [x for x in surv if x != ""]
             hdrs = {**layout.headers, "survival": layout.survival_header}
@@ -267,11 +277,10 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     for j, (line, cells) in enumerate(rows):
         rows[j] = None  # each row's cells are held once: in its record from here on
         if styles:
-            cells = list(cells)
             try:
                 for i, style in styles.items():
                     column = i
-                    cells[i] = plain_text(cells[i], style)
+                    cells[layout.at[i]] = plain_text(cells[layout.at[i]], style)
             except ValueError as exc:
                 problems.append(Problem(name, line, header[column].strip(), f"{exc}; row not loaded", reason="invalid"))
                 continue
@@ -282,21 +291,17 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     return records, problems
 
 
-_SHARED_PER_COLUMN = 4096  # distinct cells of a column kept to be shared (a sweep repeats its names and k)
+_SHARED_CELLS = 65_536  # distinct cells kept to be shared (a sweep repeats its names and k on every row)
 
 
-def _shared(cells: list[str], same: list[dict]) -> list[str]:
-    """A row's cells with the text earlier rows of its column had in one shared copy (200,000 rows repeating a
-    dozen names hold a dozen strings, not 200,000); the cells past the header as they are."""
-    out = []
-    for cell, known in zip(cells, same):
-        found = known.get(cell)
-        if found is None:
-            found = cell
-            if len(known) < _SHARED_PER_COLUMN:
-                known[cell] = cell
-        out.append(found)
-    return out + cells[len(same):]
+def _shared(cells, same: dict) -> list[str]:
+    """A row's cells with the text an earlier cell had in one shared copy (200,000 rows repeating a dozen
+    names hold a dozen strings, not 200,000)."""
+    cells = list(cells)
+    cells = list(map(same.get, cells, cells))
+    if len(same) < _SHARED_CELLS:
+        same.update(zip(cells, cells))
+    return cells
 
 
 CHECK_EVERY = 0x4000  # records between two looks at the clock while rows are read
@@ -308,13 +313,14 @@ def stopped_reading(name: str, line: int) -> Problem:
 
 
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
-    """The rows after the header that have the header's cells ((line, cells)), the rows seen and those
+    """The rows after the header that have the header's cells ((line, the cells a record reads, stripped:
+    layout.used)), the rows seen and those
     with a trailing delimiter; a row with fewer or more cells than the header is a problem naming it
     and is not loaded (its values would sit under the wrong headers)."""
     rows: list[tuple[int, list[str]]] = []
     rows_seen = 0
     padded_rows: list[int] = []
-    same = [{} for _ in range(layout.width)]  # per column: a cell's text -> the one copy the rows share
+    same: dict = {}  # a cell's text -> the one copy the rows share
     for seen, (line, cells, trouble) in enumerate(lines):
         if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
@@ -342,7 +348,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
                                     "column a cell (an empty one between two delimiters where a value is unknown)",
                                     reason="invalid"))
             continue
-        rows.append((line, _shared(cells, same)))
+        rows.append((line, _shared(map(str.strip, layout.pick(cells)), same)))
     return rows, rows_seen, padded_rows
 
 
@@ -355,7 +361,7 @@ def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems
     """{cell index: cells.NumberStyle} of the number columns written with thousands separators or decimal
     commas, decided per column from all its rows; a note names each such column and how it was read."""
     indices = [i for c, i in layout.columns if c not in _TEXT_COLUMNS] + list(layout.position_columns)
-    styles = number_styles({i: [cells[i] for _, cells in rows] for i in indices})
+    styles = number_styles({i: [cells[layout.at[i]] for _, cells in rows] for i in indices})
     for i, style in styles.items():
         problems.append(Problem(name, None, header[i].strip(), style.note(), "warning" if style.style == MIXED
                                 else "info"))
