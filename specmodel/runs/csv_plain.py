@@ -271,8 +271,8 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
     layout, unknown = _layout(name, header)
     problems.extend(unknown)
-    rows, rows_seen, padded_rows = _rows(name, lines, layout, problems)
-    styles = _number_styles(name, header, rows, layout, problems)
+    rows, rows_seen, padded_rows, commas = _rows(name, lines, layout, problems)
+    styles = _number_styles(name, header, rows, layout, problems) if commas else {}
     records: list[RunRecord] = []
     for j, (line, cells) in enumerate(rows):
         rows[j] = None  # each row's cells are held once: in its record from here on
@@ -314,13 +314,14 @@ def stopped_reading(name: str, line: int) -> Problem:
 
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     """The rows after the header that have the header's cells ((line, the cells a record reads, stripped:
-    layout.used)), the rows seen and those
-    with a trailing delimiter; a row with fewer or more cells than the header is a problem naming it
-    and is not loaded (its values would sit under the wrong headers)."""
+    layout.used)), the rows seen, those with a trailing delimiter and whether a cell has a comma; a row with
+    fewer or more cells than the header is a problem naming it and is not loaded (its values would sit under
+    the wrong headers)."""
     rows: list[tuple[int, list[str]]] = []
     rows_seen = 0
     padded_rows: list[int] = []
     same: dict = {}  # a cell's text -> the one copy the rows share
+    commas = False  # whether a cell has a comma (a number may be written with one)
     for seen, (line, cells, trouble) in enumerate(lines):
         if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
@@ -328,8 +329,11 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
         if trouble is not None:
             problems.append(Problem(name, line, None, trouble, reason="invalid"))
             continue
-        if not "".join(cells).strip():
+        text = "".join(cells)
+        if not text.strip():
             continue  # a blank line is not a run
+        if not commas and "," in text:
+            commas = True
         rows_seen += 1
         if rows_seen > limits.MAX_ROWS_PER_FILE:
             continue  # counted for the message below, not read
@@ -349,7 +353,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
                                     reason="invalid"))
             continue
         rows.append((line, _shared(map(str.strip, layout.pick(cells)), same)))
-    return rows, rows_seen, padded_rows
+    return rows, rows_seen, padded_rows, commas
 
 
 # Columns holding names or lists, never one number: their commas are text
