@@ -294,16 +294,6 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
 _SHARED_CELLS = 65_536  # distinct cells kept to be shared (a sweep repeats its names and k on every row)
 
 
-def _shared(cells, same: dict) -> list[str]:
-    """A row's cells with the text an earlier cell had in one shared copy (200,000 rows repeating a dozen
-    names hold a dozen strings, not 200,000)."""
-    cells = list(cells)
-    cells = list(map(same.get, cells, cells))
-    if len(same) < _SHARED_CELLS:
-        same.update(zip(cells, cells))
-    return cells
-
-
 CHECK_EVERY = 0x4000  # records between two looks at the clock while rows are read
 
 
@@ -322,6 +312,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     padded_rows: list[int] = []
     same: dict = {}  # a cell's text -> the one copy the rows share
     commas = False  # whether a cell has a comma (a number may be written with one)
+    width, most, pick, get = layout.width, limits.MAX_ROWS_PER_FILE, layout.pick, same.get
     for seen, (line, cells, trouble) in enumerate(lines):
         if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
@@ -332,28 +323,36 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
         text = "".join(cells)
         if not text.strip():
             continue  # a blank line is not a run
-        if not commas and "," in text:
-            commas = True
+        commas = commas or "," in text
         rows_seen += 1
-        if rows_seen > limits.MAX_ROWS_PER_FILE:
+        if rows_seen > most:
             continue  # counted for the message below, not read
-        if len(cells) > layout.width:
-            extra = [c for c in cells[layout.width:] if c.strip()]
-            if extra:
-                problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has "
-                                        f"{layout.width} (extra: '{limits.clean_name(extra[0].strip(), 40)[0]}'); row "
-                                        "not loaded: add the missing header or remove the stray delimiter",
-                                        reason="invalid"))
+        if len(cells) != width:
+            trouble = _ragged(name, line, cells, width)
+            if trouble is not None:
+                problems.append(trouble)
                 continue
             padded_rows.append(line)  # only empty cells past the header: a trailing delimiter
-        elif len(cells) < layout.width:
-            problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has {layout.width}, "
-                                    "so its values would sit under the wrong headers: row not loaded; give every "
-                                    "column a cell (an empty one between two delimiters where a value is unknown)",
-                                    reason="invalid"))
-            continue
-        rows.append((line, _shared(map(str.strip, layout.pick(cells)), same)))
+        used = list(map(str.strip, pick(cells)))
+        used = list(map(get, used, used))  # a cell an earlier one repeats: that one's copy, held once
+        if len(same) < _SHARED_CELLS:
+            same.update(zip(used, used))
+        rows.append((line, used))
     return rows, rows_seen, padded_rows, commas
+
+
+def _ragged(name: str, line: int, cells: list[str], width: int) -> Problem | None:
+    """The problem with a row of fewer or more cells than the header (None: only empty cells past it)."""
+    if len(cells) > width:
+        extra = [c for c in cells[width:] if c.strip()]
+        if not extra:
+            return None
+        return Problem(name, line, None, f"has {len(cells)} cells where the header has {width} (extra: "
+                       f"'{limits.clean_name(extra[0].strip(), 40)[0]}'); row not loaded: add the missing header or "
+                       "remove the stray delimiter", reason="invalid")
+    return Problem(name, line, None, f"has {len(cells)} cells where the header has {width}, so its values would "
+                   "sit under the wrong headers: row not loaded; give every column a cell (an empty one between two "
+                   "delimiters where a value is unknown)", reason="invalid")
 
 
 # Columns holding names or lists, never one number: their commas are text
