@@ -41,6 +41,7 @@ class Alike:
         self.signatures: dict = {}  # (headers' items, value names) -> _Shape
         self.shapes: dict = {}  # (id(headers), value names) -> (headers, _Shape): the same headers on a file's rows
         self.acceptances: dict = {}  # (form, number, k, column) -> convert_single's Acceptance, or None: refused
+        self.floats: dict = {}  # a number's text -> float() of it (a sweep repeats its loads and acceptances)
 
     def validate(self, rec: RunRecord, defaults: RunDefaults):
         """(the row's cells in COLUMNS order, or None where it is left out; its problems; the fallbacks it
@@ -81,7 +82,7 @@ class Alike:
         shape = known[1] if known is not None and known[0] is rec.headers else self._shape(rec.headers, names)
         if shape is None:
             return None
-        numbers, blank = _numbers_at_once(v, shape), ()
+        numbers, blank = _numbers_at_once(v, shape, self.floats), ()
         if numbers is None:
             found = _numbers_one_by_one(v, shape)
             if found is None:
@@ -98,16 +99,24 @@ class Alike:
         return (shape.number, rec.file, rec.fmt, tuple(rec.remarks), keyed, blank), numbers, shape
 
 
-def _numbers_at_once(v: dict, shape: _Shape) -> list | None:
-    """The row's numbers where every one is text float() reads, finite and in range (a CSV sweep's rows); else None."""
+def _numbers_at_once(v: dict, shape: _Shape, floats: dict) -> list | None:
+    """The row's numbers where every one is text float() reads, finite and in range (a CSV sweep's rows); else None.
+    floats: the texts read so far."""
     if not shape.free:
         return []
     raws = shape.pick(v)
     try:
         "".join(raws)  # all text: float() would take true for 1
-        numbers = list(map(float, raws))
-    except (TypeError, ValueError):
+    except TypeError:
         return None
+    numbers = list(map(floats.get, raws))
+    if None in numbers:
+        try:
+            numbers = list(map(float, raws))
+        except ValueError:
+            return None
+        if len(floats) < _FLOATS_KEPT:
+            floats.update(zip(raws, numbers))
     if all(map(operator.le, shape.lows, numbers)) and all(map(operator.le, numbers, shape.highs)) \
             and all(map(operator.ne, numbers, shape.excluded)):
         return numbers
@@ -197,6 +206,7 @@ def _plain_number(raw, lo, strict_lo, hi) -> float | None:
 
 
 _INF = math.inf
+_FLOATS_KEPT = 65_536
 
 
 def _value_key(raw) -> tuple:

@@ -82,9 +82,11 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
                 break
         cells, probs, used, same = alike.validate(rec, defaults)
         records[i] = None  # its text is in the row now
-        problems.extend(probs)
+        if probs:
+            problems.extend(probs)
         if cells is not None:
-            _count_fallback(fallbacks, used or {})
+            if used:
+                _count_fallback(fallbacks, used)
             same_tree.append(same)
             rows.append(cells)
     rows.done()
