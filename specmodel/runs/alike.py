@@ -41,7 +41,6 @@ class Alike:
         self.signatures: dict = {}  # (headers' items, value names) -> _Shape
         self.shapes: dict = {}  # (id(headers), value names) -> (headers, _Shape): the same headers on a file's rows
         self.acceptances: dict = {}  # (form, number, k, column) -> convert_single's Acceptance, or None: refused
-        self.floats: dict = {}  # a number's text -> float() of it (a sweep repeats its loads and acceptances)
 
     def validate(self, rec: RunRecord, defaults: RunDefaults):
         """(the row's cells in COLUMNS order, or None where it is left out; its problems; the fallbacks it
@@ -59,7 +58,7 @@ class Alike:
         cells = _with_numbers(rec, known[0], known[4], numbers, shape, self.acceptances)
         if cells is None:
             return _alone(rec, defaults)[:4]
-        return cells, [p.at_row(rec.row) for p in known[1]], known[2], known[3]
+        return cells, [p.at_row(rec.row) for p in known[1]] if known[1] else [], known[2], known[3]
 
     def _shape(self, headers: dict, names: tuple):
         """The _Shape of rows with these headers and value names (None once MAX_KEPT shapes are known)."""
@@ -74,22 +73,23 @@ class Alike:
         return shape
 
     def _split(self, rec: RunRecord):
-        """(the key of what the row says but its numbers, its numbers in shape.free's order (None: not given),
-        its _Shape), or None for a row to check alone."""
+        """(the key of what the row says but its numbers, its numbers in shape.free's order (None: not given; one
+        None after them, read at place -1), its _Shape), or None for a row to check alone."""
         v = rec.values
         names = tuple(v)
         known = self.shapes.get((id(rec.headers), names))
         shape = known[1] if known is not None and known[0] is rec.headers else self._shape(rec.headers, names)
         if shape is None:
             return None
-        numbers, blank = _numbers_at_once(v, shape, self.floats), ()
+        numbers, blank = _numbers_at_once(v, shape), ()
         if numbers is None:
             found = _numbers_one_by_one(v, shape)
             if found is None:
                 return None
             numbers, blank = found
-        conc = numbers[shape.at_concurrency] if shape.at_concurrency >= 0 else None
-        if conc is None or conc != round(conc) or _disagree(numbers, shape):
+        numbers.append(None)  # numbers[-1]: what a number the shape has not (place -1) reads as
+        conc = numbers[shape.at_concurrency]
+        if conc is None or conc != round(conc) or (shape.checks_speedup and _disagree(numbers, shape)):
             return None
         keyed = tuple(map(v.__getitem__, shape.keyed))
         try:
@@ -99,27 +99,18 @@ class Alike:
         return (shape.number, rec.file, rec.fmt, tuple(rec.remarks), keyed, blank), numbers, shape
 
 
-def _numbers_at_once(v: dict, shape: _Shape, floats: dict) -> list | None:
-    """The row's numbers where every one is text float() reads, finite and in range (a CSV sweep's rows); else None.
-    floats: the texts read so far."""
+def _numbers_at_once(v: dict, shape: _Shape) -> list | None:
+    """The row's numbers where every one is text float() reads, finite and in range (a CSV sweep's rows); else None."""
     if not shape.free:
         return []
     raws = shape.pick(v)
     try:
         "".join(raws)  # all text: float() would take true for 1
-    except TypeError:
+        numbers = list(map(float, raws))
+    except (TypeError, ValueError):
         return None
-    numbers = list(map(floats.get, raws))
-    if None in numbers:
-        try:
-            numbers = list(map(float, raws))
-        except ValueError:
-            return None
-        if len(floats) < _FLOATS_KEPT:
-            floats.update(zip(raws, numbers))
-    if all(map(operator.le, shape.lows, numbers)) and all(map(operator.le, numbers, shape.highs)) \
-            and all(map(operator.ne, numbers, shape.excluded)):
-        return numbers
+    if all(map(operator.le, shape.lows, numbers)) and all(map(operator.le, numbers, shape.highs)):
+        return numbers  # NaN fails both tests, infinity the second
     return None
 
 
@@ -149,8 +140,6 @@ def _alone(rec: RunRecord, defaults: RunDefaults):
 
 def _disagree(numbers: list, shape: _Shape) -> bool:
     """Whether a speedup disagrees with the throughputs by more than 2% (validate_row says so, with the numbers)."""
-    if min(shape.at_base, shape.at_spec, shape.at_speedup) < 0:
-        return False
     base, spec, speedup = numbers[shape.at_base], numbers[shape.at_spec], numbers[shape.at_speedup]
     return speedup is not None and bool(base) and bool(spec) and abs(spec / base - speedup) > 0.02 * speedup
 
@@ -162,9 +151,8 @@ class _Shape:
 
     free: tuple  # (column, low, low excluded, high) per number
     pick: object  # values -> the numbers' values, a tuple
-    lows: tuple  # per number: the lowest value taken
+    lows: tuple  # per number: the lowest value taken (the float just above a low that is excluded)
     highs: tuple  # per number: the highest value taken (the largest float where none: infinity is refused)
-    excluded: tuple  # per number: the low where it is excluded, else NaN (equal to nothing)
     keyed: tuple  # the names of the other values
     number: int
     at_concurrency: int  # the place of each number in `free`, -1 where the row does not give it
@@ -173,6 +161,7 @@ class _Shape:
     at_speedup: int
     at_form: int
     form: str | None
+    checks_speedup: bool  # the row gives throughputs and a speedup (validate_row compares them)
 
 
 def _shape_of(names: tuple, number: int) -> _Shape:
@@ -183,11 +172,11 @@ def _shape_of(names: tuple, number: int) -> _Shape:
     at = {c: i for i, (c, *_) in enumerate(free)}
     picked = tuple(c for c, *_ in free)
     pick = operator.itemgetter(*picked) if len(picked) > 1 else lambda v: tuple(v[c] for c in picked)
-    return _Shape(free, pick, tuple(lo for _, lo, _, _ in free),
+    return _Shape(free, pick, tuple(math.nextafter(lo, _INF) if strict else lo for _, lo, strict, _ in free),
                   tuple(sys.float_info.max if hi is None else hi for *_, hi in free),
-                  tuple(lo if strict else math.nan for _, lo, strict, _ in free),
                   tuple(c for c in names if c not in bounds), number, at.get("concurrency", -1),
-                  at.get("baseline_tok_s", -1), at.get("spec_tok_s", -1), at.get("speedup", -1), at.get(form, -1), form)
+                  at.get("baseline_tok_s", -1), at.get("spec_tok_s", -1), at.get("speedup", -1), at.get(form, -1), form,
+                  all(c in at for c in ("baseline_tok_s", "spec_tok_s", "speedup")))
 
 
 def _plain_number(raw, lo, strict_lo, hi) -> float | None:
@@ -206,16 +195,11 @@ def _plain_number(raw, lo, strict_lo, hi) -> float | None:
 
 
 _INF = math.inf
-_FLOATS_KEPT = 65_536
 
 
 def _value_key(raw) -> tuple:
     """A value that is not text as a key telling apart what validation tells apart (1, 1.0, True; lists by items)."""
     return type(raw).__name__, repr(raw)
-
-
-def _number_at(numbers: list, at: int):
-    return numbers[at] if at >= 0 else None
 
 
 def _with_numbers(rec: RunRecord, template: tuple, info: tuple, numbers: list, shape: _Shape,
@@ -226,8 +210,7 @@ def _with_numbers(rec: RunRecord, template: tuple, info: tuple, numbers: list, s
     cells = list(template)
     cells[_ROW] = rec.row
     cells[_CONCURRENCY] = round(numbers[shape.at_concurrency])
-    base, spec = _number_at(numbers, shape.at_base), _number_at(numbers, shape.at_spec)
-    speedup = _number_at(numbers, shape.at_speedup)
+    base, spec, speedup = numbers[shape.at_base], numbers[shape.at_spec], numbers[shape.at_speedup]
     if speedup is None and base and spec:
         speedup = spec / base
     scale = info[2]
@@ -235,7 +218,7 @@ def _with_numbers(rec: RunRecord, template: tuple, info: tuple, numbers: list, s
         base = None if base is None else base * scale
         spec = None if spec is None else spec * scale
     cells[_BASE], cells[_SPEC], cells[_MEASURED] = base, spec, speedup
-    value = _number_at(numbers, shape.at_form)
+    value = numbers[shape.at_form]
     if value is not None:
         key = (shape.form, value, info[0], rec.headers.get(shape.form, shape.form))
         acc = acceptances.get(key, acceptances)
