@@ -16,7 +16,7 @@ from specmodel.cli.runs import ROW_KEYS
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.review import review
 from tests.conftest import FIXTURES
-from tests.test_runs_block import HEADER, ROWS
+from tests.test_runs_alike import HEADER, ROWS
 
 SWEEP = [  # one setup at many α, k and concurrencies: schedules that switch k and turn speculation off
     f"sweep,{gpu},Llama 3.1 8B,Llama 3.2 1B,draft_model,{k},{conc},,{e},,{base},{spec},,,"

@@ -15,9 +15,9 @@ One module per job:
 
     records      RunRecord, RunDefaults, Problem, RunTable, problem grouping
     sniff        bytes -> text -> which reader
-    csv_rows     CSV records with their line numbers; an unclosed quote or an over-long cell named by row
+    csv_rows     CSV records with their line numbers, streamed (a run of blank lines skipped at once); an
+                 unclosed quote or an over-long cell named by row
     csv_plain    plain CSV (ALIASES: the headers it knows)
-    csv_columns  a plain CSV without quotes read at once; its rows as one RecordBlock of columns
     cells        one cell as a number; thousands separators or decimal commas decided per column
     vllm_bench   `vllm bench serve --save-result` JSON
     guidellm     guidellm's benchmarks.json and CSV
@@ -27,7 +27,7 @@ One module per job:
     names        GPU, model, method, engine names -> presets
     measured     what a row's text says was measured (the speedup's quantity, latencies at a rate)
     validate     one record -> one row of the table, or its errors
-    validate_block  a RecordBlock's rows validated a column at a time (the same rows and messages)
+    alike        validate() of a load's rows, those alike but for their numbers checked once (a sweep)
     frames       columns -> one DataFrame (text as TEXT, plain numbers by numpy)
     load         read_runs: files -> RunTable; the sample sets
     review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import difflib
+import operator
 import re
 from dataclasses import dataclass
 
 from specmodel import limits
 from specmodel.errors import SpecModelError
 from specmodel.runs.cells import MIXED, number_styles, plain_text
-from specmodel.runs.csv_columns import (CHECK_EVERY, block_of, frame_rows, plain_header, plain_records, plain_rows,
-                                       stopped_reading)
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
 
@@ -202,6 +201,10 @@ class _Layout:
     position_columns: tuple  # indices of p1, p2, ... in order
     survival_header: str  # "p1, p2, p3": how a message names the positions
     kept: tuple  # indices of the columns kept for reference
+    names: tuple  # the canonical names of `columns`, in order
+    used: tuple  # the indices of the cells a record reads: `columns`', then `kept`, then `position_columns`
+    pick: object  # a row's cells -> its used cells (a tuple)
+    at: dict  # a cell's index -> its place among the used cells
 
 
 def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
@@ -218,27 +221,27 @@ def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
                              "reader knows; expected a header such as "
                              "workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s (see docs/formats.md for aliases)")
     position_columns = tuple(positions[p] for p in sorted(positions))
+    used = (*headers.values(), *kept, *position_columns)
+    pick = operator.itemgetter(*used) if len(used) > 1 else lambda cells: tuple(cells[i] for i in used)
     layout = _Layout(len(header), tuple(headers.items()), {c: header[i].strip() for c, i in headers.items()},
-                     position_columns, ", ".join(header[i].strip() for i in position_columns), tuple(kept))
+                     position_columns, ", ".join(header[i].strip() for i in position_columns), tuple(kept),
+                     tuple(headers), used, pick, {i: at for at, i in enumerate(used)})
     return layout, problems
 
 
 def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecord | None:
-    """The run on one row (cells past the header already checked to be empty), or None when it has no value."""
-    n_cells = len(cells)  # never fewer than the header's (a short row is refused before)
-    values = {}
-    for c, i in layout.columns:
-        if i < n_cells:
-            cell = cells[i].strip()
-            if cell:
-                values[c] = cell
+    """The run on one row (its used cells, stripped: layout.used), or None when it has no value."""
+    values = dict(zip(layout.names, cells))  # the first cells are the known columns'
+    if "" in values.values():  # an empty cell is no value
+        values = {c: cell for c, cell in values.items() if cell}
     hdrs = layout.headers
+    at = len(layout.names)
     if layout.kept:
-        context = " | ".join(x for x in (cells[i].strip() for i in layout.kept if i < n_cells) if x)
+        context = " | ".join(x for x in cells[at:at + len(layout.kept)] if x)
         if context and values:
             values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
     if layout.position_columns and "survival" not in values:
-        surv = [cells[i].strip() if i < n_cells else "" for i in layout.position_columns]
+        surv = cells[at + len(layout.kept):]
         if any(surv):
             values["survival"] = [x for x in surv if x != ""]
             hdrs = {**layout.headers, "survival": layout.survival_header}
@@ -246,64 +249,38 @@ def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecor
 
 
 def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
-    """Records and problems of a plain CSV file (see the module docstring)."""
+    """Records and problems of a plain CSV file (see the module docstring): its records read one at a time
+    by the csv module (csv_records), blank lines kept by none."""
     problems: list[Problem] = []
     delimiter = sniff_delimiter(text)
     if delimiter != ",":
         shown = {"\t": "tabs", ";": "semicolons", "|": "'|'"}[delimiter]
         problems.append(Problem(name, None, None, f"columns are separated by {shown}, not commas; read them "
                                                   f"with {shown}", "warning"))
-    head = plain_header(text, delimiter)  # a file without quotes: its header without reading the rows yet
-    plain = lines = None
-    if head is not None:
-        header_line, header, after = head
-    else:
-        plain = plain_records(text, delimiter)
-        lines = plain if plain is not None else csv_records(text, delimiter)
-        header = None
-        for line, cells, trouble in lines:
-            if trouble is not None:
-                problems.append(Problem(name, line, None, trouble))
-            elif any(c.strip() for c in cells):
-                header = cells
-                break
+    lines = csv_records(text, delimiter)
+    header = None
+    for line, cells, trouble in lines:
+        if trouble is not None:
+            problems.append(Problem(name, line, None, trouble))
+        elif any(c.strip() for c in cells):
+            header = cells
+            break
     if header is None:
         if problems:
             raise SpecModelError(f"no header line could be read ({problems[0].message})")
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
     layout, unknown = _layout(name, header)
     problems.extend(unknown)
-    if head is not None and not layout.position_columns:  # every row at once, in columns
-        found = frame_rows(name, text, after, header_line, layout, delimiter, problems, BLOCK_MIN_ROWS)
-        if found is not None:
-            row_lines, columns, rows_seen = found
-            return _as_block(name, header, row_lines, columns, layout, problems, rows_seen, [])
-    if head is not None:
-        plain = plain_records(text, delimiter)
-        lines = plain if plain is not None else csv_records(text, delimiter)
-        for line, _, _ in lines:  # the header's line: every record of a file without quotes is one line
-            if line == header_line:
-                break
-    found = None
-    if plain is not None:  # every row at once; a file with short or long rows is read row by row
-        rest = plain.rest()
-        found = plain_rows(name, rest, layout.width, problems)
-        lines = iter(rest)
-    rows, rows_seen, padded_rows = found or _rows(name, lines, layout, problems)
-    if len(rows) >= BLOCK_MIN_ROWS and not layout.position_columns:
-        by_index = list(zip(*[cells for _, cells in rows])) if rows else []
-        columns = {i: by_index[i] if i < len(by_index) else () for i in range(layout.width)}
-        del by_index
-        return _as_block(name, header, [line for line, _ in rows], columns, layout, problems, rows_seen, padded_rows)
-    styles = _number_styles(name, header, rows, layout, problems)
+    rows, rows_seen, padded_rows, commas = _rows(name, lines, layout, problems)
+    styles = _number_styles(name, header, rows, layout, problems) if commas else {}
     records: list[RunRecord] = []
-    for line, cells in rows:
+    for j, (line, cells) in enumerate(rows):
+        rows[j] = None  # each row's cells are held once: in its record from here on
         if styles:
-            cells = list(cells)
             try:
                 for i, style in styles.items():
                     column = i
-                    cells[i] = plain_text(cells[i], style)
+                    cells[layout.at[i]] = plain_text(cells[layout.at[i]], style)
             except ValueError as exc:
                 problems.append(Problem(name, line, header[column].strip(), f"{exc}; row not loaded", reason="invalid"))
                 continue
@@ -314,26 +291,28 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     return records, problems
 
 
-def _as_block(name, header, lines, columns, layout, problems, rows_seen, padded_rows):
-    """read_plain_csv's result for rows read in columns ({cell index: the rows' cells}): one block."""
-    styles = _number_styles(name, header, None, layout, problems, columns)
-    block = block_of(name, header, lines, columns, layout, styles, problems)
-    problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, [block] if len(block) else []))
-    return ([block] if len(block) else []), problems
+_SHARED_CELLS = 65_536  # distinct cells kept to be shared (a sweep repeats its names and k on every row)
 
 
-# Files of at least this many runs (and no p1, p2, ... columns) are handed on as one RecordBlock, checked a
-# column at a time; the others as one RunRecord per row (the same rows, values and messages).
-BLOCK_MIN_ROWS = 1
+CHECK_EVERY = 0x4000  # records between two looks at the clock while rows are read
+
+
+def stopped_reading(name: str, line: int) -> Problem:
+    return Problem(name, line, None, f"not read from this row on: reading stopped after the {limits.MAX_LOAD_S:g} s "
+                   "limit on processing one load; split the file", "warning")
 
 
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
-    """The rows after the header that have the header's cells ((line, cells)), the rows seen and those
-    with a trailing delimiter; a row with fewer or more cells than the header is a problem naming it
-    and is not loaded (its values would sit under the wrong headers)."""
+    """The rows after the header that have the header's cells ((line, the cells a record reads, stripped:
+    layout.used)), the rows seen, those with a trailing delimiter and whether a cell has a comma; a row with
+    fewer or more cells than the header is a problem naming it and is not loaded (its values would sit under
+    the wrong headers)."""
     rows: list[tuple[int, list[str]]] = []
     rows_seen = 0
     padded_rows: list[int] = []
+    same: dict = {}  # a cell's text -> the one copy the rows share
+    commas = False  # whether a cell has a comma (a number may be written with one)
+    width, most, pick, get = layout.width, limits.MAX_ROWS_PER_FILE, layout.pick, same.get
     for seen, (line, cells, trouble) in enumerate(lines):
         if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
@@ -341,28 +320,39 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
         if trouble is not None:
             problems.append(Problem(name, line, None, trouble, reason="invalid"))
             continue
-        if not "".join(cells).strip():
+        text = "".join(cells)
+        if not text.strip():
             continue  # a blank line is not a run
+        commas = commas or "," in text
         rows_seen += 1
-        if rows_seen > limits.MAX_ROWS_PER_FILE:
+        if rows_seen > most:
             continue  # counted for the message below, not read
-        if len(cells) > layout.width:
-            extra = [c for c in cells[layout.width:] if c.strip()]
-            if extra:
-                problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has "
-                                        f"{layout.width} (extra: '{limits.clean_name(extra[0].strip(), 40)[0]}'); row "
-                                        "not loaded: add the missing header or remove the stray delimiter",
-                                        reason="invalid"))
+        if len(cells) != width:
+            trouble = _ragged(name, line, cells, width)
+            if trouble is not None:
+                problems.append(trouble)
                 continue
             padded_rows.append(line)  # only empty cells past the header: a trailing delimiter
-        elif len(cells) < layout.width:
-            problems.append(Problem(name, line, None, f"has {len(cells)} cells where the header has {layout.width}, "
-                                    "so its values would sit under the wrong headers: row not loaded; give every "
-                                    "column a cell (an empty one between two delimiters where a value is unknown)",
-                                    reason="invalid"))
-            continue
-        rows.append((line, cells))
-    return rows, rows_seen, padded_rows
+        used = list(map(str.strip, pick(cells)))
+        used = list(map(get, used, used))  # a cell an earlier one repeats: that one's copy, held once
+        if len(same) < _SHARED_CELLS:
+            same.update(zip(used, used))
+        rows.append((line, used))
+    return rows, rows_seen, padded_rows, commas
+
+
+def _ragged(name: str, line: int, cells: list[str], width: int) -> Problem | None:
+    """The problem with a row of fewer or more cells than the header (None: only empty cells past it)."""
+    if len(cells) > width:
+        extra = [c for c in cells[width:] if c.strip()]
+        if not extra:
+            return None
+        return Problem(name, line, None, f"has {len(cells)} cells where the header has {width} (extra: "
+                       f"'{limits.clean_name(extra[0].strip(), 40)[0]}'); row not loaded: add the missing header or "
+                       "remove the stray delimiter", reason="invalid")
+    return Problem(name, line, None, f"has {len(cells)} cells where the header has {width}, so its values would "
+                   "sit under the wrong headers: row not loaded; give every column a cell (an empty one between two "
+                   "delimiters where a value is unknown)", reason="invalid")
 
 
 # Columns holding names or lists, never one number: their commas are text
@@ -370,14 +360,11 @@ _TEXT_COLUMNS = {"workload", "method", "gpu", "target_model", "draft_model", "en
                  "notes", "survival"}
 
 
-def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem],
-                   columns: dict | None = None) -> dict:
+def _number_styles(name: str, header: list[str], rows, layout: _Layout, problems: list[Problem]) -> dict:
     """{cell index: cells.NumberStyle} of the number columns written with thousands separators or decimal
-    commas, decided per column from all its rows (columns: the rows' cells by index, where at hand); a note
-    names each such column and how it was read."""
+    commas, decided per column from all its rows; a note names each such column and how it was read."""
     indices = [i for c, i in layout.columns if c not in _TEXT_COLUMNS] + list(layout.position_columns)
-    styles = number_styles({i: columns[i] if columns is not None else [cells[i] for _, cells in rows]
-                            for i in indices})
+    styles = number_styles({i: [cells[layout.at[i]] for _, cells in rows] for i in indices})
     for i, style in styles.items():
         problems.append(Problem(name, None, header[i].strip(), style.note(), "warning" if style.style == MIXED
                                 else "info"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from specmodel import limits
 
@@ -74,8 +75,10 @@ def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):
                                "row not loaded; shorten the cell")
                     base = last
                 break
-            if not cells:  # a blank line: nothing to check (record_at then trails behind; _seek_to_line catches up)
+            if not cells:  # a blank line: yielded once, the blank lines after it skipped without a record each
                 yield start, cells, None
+                base += _skip_blank_lines(buf, text)
+                record_at, record_line = buf.tell(), base + reader.line_num + 1
                 continue
             last = base + reader.line_num
             end = buf.tell()
@@ -97,6 +100,21 @@ def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):
             yield base + 1, [], (f"{broken} rows had an unclosed quote or an over-long cell: the file is not "
                                  "read past this row; check its quoting")
             return
+
+
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+def _skip_blank_lines(buf, text: str) -> int:
+    """Move `buf` past the blank lines at its position (a file of a million line breaks costs no record per
+    line); the lines skipped (\\n, \\r\\n and \\r each end one, as the csv module's source splits lines)."""
+    at = buf.tell()
+    found = _LINE_BREAKS.match(text, at)
+    if found is None:
+        return 0
+    end = found.end()
+    buf.seek(end)
+    return text.count("\n", at, end) + text.count("\r", at, end) - text.count("\r\n", at, end)
 
 
 def _seek_to_line(buf, text: str, at: int, line: int, wanted: int) -> int:

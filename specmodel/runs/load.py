@@ -20,11 +20,9 @@ from specmodel.runs.assumed import published_acceptance
 from specmodel.runs.frames import frame_of
 from specmodel.runs.pairing import pair_arms
 from specmodel.runs.row_scenario import rate_prediction
-from specmodel.runs.records import (COLUMNS, Problem, RecordBlock, RunDefaults, RunRecord, RunTable, blocks_of,
-                                    first_records, record_count)
+from specmodel.runs.records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
 from specmodel.runs.sniff import name_and_bytes, read_one
-from specmodel.runs.validate import validate
-from specmodel.runs.validate_block import validate_block
+from specmodel.runs.alike import Alike
 from specmodel.words import published_remark, rate_remark
 
 PROGRESS_EVERY = 5000
@@ -71,49 +69,28 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records, problems = _records(files, defaults)
     records, pair_problems = pair_arms(records, pairs or {})
     problems.extend(pair_problems)
-    records = blocks_of(records)  # a JSON reader's alike runs checked a column at a time, as a CSV file's
     rows = _Rows()
     same_tree: list[bool] = []
     fallbacks = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
-    total = record_count(records)
-    done = 0
+    total = len(records)
+    alike = Alike()  # the rows alike but for their numbers are checked once
     for i, rec in enumerate(records):
-        if isinstance(rec, RecordBlock):  # a plain CSV file's rows, a column at a time
-            at, templates = 0, {}
-            while at < len(rec):
-                if done % PROGRESS_EVERY == 0:
-                    if progress is not None:
-                        progress(done, total)
-                    if done and limits.out_of_time():
-                        break
-                part = rec[at:at + PROGRESS_EVERY - done % PROGRESS_EVERY]
-                columns, probs, used, flags = validate_block(part, defaults, templates)
-                problems.extend(probs)
-                for _, found, count in sorted(used, key=lambda item: item[0]):
-                    _count_fallback(fallbacks, found, count)
-                rows.extend(columns)
-                same_tree.extend(flags)
-                at += len(part)
-                done += len(part)
-            if at < len(rec):
-                problems.extend(_not_checked([rec[at:], *records[i + 1:]]))
-                break
-            records[i] = None
-            continue
-        if done % PROGRESS_EVERY == 0:
+        if i % PROGRESS_EVERY == 0:
             if progress is not None:
-                progress(done, total)
-            if done and limits.out_of_time():
+                progress(i, total)
+            if i and limits.out_of_time():
                 problems.extend(_not_checked(records[i:]))
                 break
-        row, probs = validate(rec, defaults)
+        cells, probs, used, same = alike.validate(rec, defaults)
         records[i] = None  # its text is in the row now
-        done += 1
-        problems.extend(probs)
-        if row is not None:
-            _count_fallback(fallbacks, row.pop("_fallbacks", None) or {})
-            same_tree.append(row.pop("_same_tree", False))
-            rows.append(row)
+        if probs:
+            problems.extend(probs)
+        if cells is not None:
+            if used:
+                _count_fallback(fallbacks, used)
+            same_tree.append(same)
+            rows.append(cells)
+    rows.done()
     if progress is not None:
         progress(total, total)
     _fill_spread_k(rows)
@@ -130,11 +107,8 @@ def _not_checked(left: list[RunRecord]) -> list[Problem]:
     counts: dict[str, int] = {}
     first = {}
     for rec in left:
-        if rec is None:
-            continue
-        block = isinstance(rec, RecordBlock)
-        counts[rec.file] = counts.get(rec.file, 0) + (len(rec) if block else 1)
-        first.setdefault(rec.file, (rec.lines[0] if len(rec) else None) if block else rec.row)
+        counts[rec.file] = counts.get(rec.file, 0) + 1
+        first.setdefault(rec.file, rec.row)
     return [Problem(name, first[name], None, f"{n:,} runs from this row on were not loaded: reading stopped after "
                     f"the {limits.MAX_LOAD_S:g} s limit on processing one load; split the file or load fewer files "
                     "at once", "warning") for name, n in counts.items()]
@@ -151,13 +125,13 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
                                     "limit on processing one load; load fewer files at once"))
             continue
         recs, probs = read_one(name, data, defaults)
-        count, loaded = record_count(recs), record_count(records)
+        count, loaded = len(recs), len(records)
         if loaded + count > limits.MAX_ROWS_TOTAL:
             kept = max(0, limits.MAX_ROWS_TOTAL - loaded)
             probs = [*probs, Problem(name, None, None, f"{count - kept:,} of its {count:,} runs were not "
                                      f"loaded: {limits.MAX_ROWS_TOTAL:,} runs in all files is the limit; load fewer "
                                      "files at once", "warning")]
-            recs = first_records(recs, kept)
+            recs = recs[:kept]
         records.extend(recs)
         problems.extend(probs)
     return records, problems
@@ -166,10 +140,13 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
 class _Rows:
     """The validated rows while the file's rows are filled in (acceptance, same tree, rate): a list per
     column (COLUMNS), so a large file's rows are never one object each; rows[i] reads and writes row i
-    like a dict."""
+    like a dict. Rows are appended as their cells and moved into the columns a few thousand at a time (done())."""
+
+    CHUNK = 4096
 
     def __init__(self):
         self.columns: dict[str, list] = {c: [] for c in COLUMNS}
+        self._pending: list = []
 
     def __len__(self) -> int:
         return len(self.columns["file"])
@@ -180,13 +157,18 @@ class _Rows:
     def __iter__(self):
         return (_RowView(self.columns, i) for i in range(len(self)))
 
-    def append(self, row: dict) -> None:
-        for c, values in self.columns.items():
-            values.append(row[c])
+    def append(self, cells) -> None:
+        """Append a row given as its cells in COLUMNS order."""
+        self._pending.append(cells)
+        if len(self._pending) >= self.CHUNK:
+            self.done()
 
-    def extend(self, columns: dict) -> None:
-        for c, values in self.columns.items():
-            values.extend(columns[c])
+    def done(self) -> None:
+        """Move the rows appended since the last call into the columns."""
+        if self._pending:
+            for values, cells in zip(self.columns.values(), zip(*self._pending)):
+                values.extend(cells)
+            self._pending.clear()
 
 
 class _RowView:

@@ -7,7 +7,6 @@ JSON files the position of the benchmark in the file (1 = first).
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -71,6 +70,10 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.where()}: {self.message}"
 
+    def at_row(self, row: int | None) -> "Problem":
+        """The same problem on another row (rows alike share what is said of them)."""
+        return Problem(self.file, row, self.column, self.message, self.severity, self.reason)
+
 
 @dataclass(frozen=True)
 class RunDefaults:
@@ -98,7 +101,7 @@ class RunDefaults:
         return self.said_as.get(kind) or FALLBACK_KINDS[kind]
 
 
-@dataclass
+@dataclass(slots=True)
 class RunRecord:
     """One run (or one arm of one) as a reader found it, before validation."""
 
@@ -110,133 +113,6 @@ class RunRecord:
     arm: str = "pair"  # "pair": both arms in one row; "spec" / "baseline": one arm, to be paired
     pair_key: tuple | None = None
     remarks: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RecordBlock:
-    """Runs as columns: what the per-row RunRecords would hold, a column at a time, so a large file is
-    checked a column at a time (validate_block.validate_block). Row i is record(i); iterating gives the
-    RunRecords. A plain CSV file's block holds stripped text cells, "" where empty (dropped from a row);
-    a block of a JSON reader's records (blocks_of: alike records in a row) holds their values as they
-    are, every row with every column (every_value), and the reader's remarks of each row."""
-
-    file: str
-    lines: list  # the spreadsheet row of each run (JSON: its position in the file)
-    cells: dict  # canonical name -> the column's cells, stripped ("" where empty)
-    headers: dict  # canonical name -> the user's header
-    context: list | None = None  # the text of the columns kept for reference, per row ("" where none)
-    fmt: str = "csv"
-    arm: str = "pair"  # both arms in one row: the block passes through pairing as it is
-    remarks: list | None = None  # every_value: each row's remarks (a tuple)
-    every_value: bool = False  # every cell is a value of its row ("" and 0 included), not text to strip
-    keys: dict | None = None  # every_value: hashable stand-ins for the columns holding other than text
-
-    def __len__(self) -> int:
-        return len(self.lines)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            cut = lambda column: None if column is None else column[index]  # noqa: E731
-            return RecordBlock(self.file, self.lines[index], {c: v[index] for c, v in self.cells.items()},
-                               self.headers, cut(self.context), self.fmt, self.arm, cut(self.remarks),
-                               self.every_value, None if self.keys is None else
-                               {c: v[index] for c, v in self.keys.items()})
-        return self.record(index)
-
-    def __iter__(self):
-        return (self.record(i) for i in range(len(self.lines)))
-
-    def record(self, i: int) -> RunRecord:
-        """Row i as the per-row reader gives it."""
-        if self.every_value:
-            return RunRecord(self.file, self.lines[i], self.fmt, {c: v[i] for c, v in self.cells.items()},
-                             self.headers, self.arm, remarks=list(self.remarks[i]))
-        values = {c: v[i] for c, v in self.cells.items() if v[i]}
-        if self.context is not None and self.context[i] and values:
-            values["_context"] = self.context[i]
-        return RunRecord(self.file, self.lines[i], self.fmt, values, self.headers)
-
-    def key_cells(self, column: str) -> list:
-        """A column's cells as hashable keys that tell apart what validation tells apart (1, 1.0, True and
-        "1"; lists by their items; a survival list by its numbers)."""
-        return self.keys[column] if self.keys and column in self.keys else self.cells[column]
-
-
-BLOCK_MIN_RECORDS = 16  # fewer alike records in a row are checked one at a time
-
-
-def blocks_of(records: list, least: int | None = None) -> list:
-    """The records with every run of at least `least` (BLOCK_MIN_RECORDS) alike RunRecords in a row (same
-    file, format, arm, headers and value names in the same order) as one RecordBlock (every_value), so
-    a JSON reader's thousands of runs are checked a column at a time like a CSV file's; the others as
-    they are. Order kept: the rows and problems come out as record by record."""
-    least = BLOCK_MIN_RECORDS if least is None else least
-    out: list = []
-    run: list = []
-
-    def close():
-        if len(run) >= max(least, 1):
-            out.append(_block_of(run))
-        else:
-            out.extend(run)
-        run.clear()
-
-    for rec in records:
-        if not isinstance(rec, RunRecord):
-            close()
-            out.append(rec)
-            continue
-        if run and not (rec.file == run[0].file and rec.fmt == run[0].fmt and rec.arm == run[0].arm
-                        and list(rec.values) == list(run[0].values) and rec.headers == run[0].headers):
-            close()
-        run.append(rec)
-    close()
-    return out
-
-
-def _block_of(records: list) -> RecordBlock:
-    first = records[0]
-    cells = {c: [r.values[c] for r in records] for c in first.values}
-    keys = {c: list(map(_survival_key if c == "survival" else _key_of, column)) for c, column in cells.items()
-            if not all(type(x) is str for x in column)}
-    return RecordBlock(first.file, [r.row for r in records], cells, first.headers, None, first.fmt, first.arm,
-                       [tuple(r.remarks) for r in records], True, keys)
-
-
-def _key_of(value):
-    """A JSON value as a key (validate_block groups rows by these): text as it is, anything else as its type
-    and repr ("\x00" first, which text starting so is given too)."""
-    if type(value) is str:
-        return value if not value.startswith("\x00") else "\x00str\x00" + value
-    return f"\x00{type(value).__name__}\x00{value!r}"
-
-
-def _survival_key(value):
-    """A survival list as a key: its numbers' bytes (validation reads a list of numbers as their floats,
-    and quotes the list only when one is not a number), else as _key_of (the repr of 64 floats: 30 µs)."""
-    if type(value) is list:
-        try:
-            return array("d", value).tobytes()
-        except (TypeError, OverflowError):
-            pass
-    return _key_of(value)
-
-
-def record_count(records) -> int:
-    """Runs in a reader's records (a RecordBlock counts its rows)."""
-    return sum(len(r) if isinstance(r, RecordBlock) else 1 for r in records)
-
-
-def first_records(records, n: int) -> list:
-    """The first n runs of a reader's records (a RecordBlock cut where needed)."""
-    out = []
-    for r in records:
-        size = len(r) if isinstance(r, RecordBlock) else 1
-        if n <= 0:
-            break
-        out.append(r if size <= n else r[:n])
-        n -= size
-    return out
 
 
 @dataclass

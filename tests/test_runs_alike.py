@@ -1,8 +1,8 @@
-"""A JSON reader's runs checked a column at a time (records.blocks_of: alike records in a row become one
-RecordBlock, validate_block.validate_block) give what checking them one RunRecord at a time gives: the
-same table (values and dtypes), the same problems (messages, rows, columns, order) and the same fallback
-counts, on `vllm bench serve` lists and vLLM logs that mix good runs with every kind of value
-validate() has something to say about; bad runs are still named by their row, good ones still load."""
+"""A load checks the rows alike but for their numbers once (runs/alike.py: a sweep's rows share GPU, models,
+method and k) and gives what checking every row alone with validate_row gives: the same table (values and
+dtypes), the same problems (messages, rows, columns, order) and the same fallback counts, on CSV files and
+`vllm bench serve` lists and vLLM logs that mix good rows with every kind of row validation has something to
+say about; bad rows are still named by their row, good ones still load."""
 
 from __future__ import annotations
 
@@ -11,7 +11,50 @@ import json
 import pandas as pd
 import pytest
 
-from specmodel.runs import load, read_runs, records
+from specmodel.runs import alike, load, read_runs
+
+HEADER = ("workload,gpu,target_model,draft_model,method,k,concurrency,request_rate,tokens_per_step,alpha,"
+          "baseline_tok_s,spec_tok_s,speedup,notes,url")
+ROWS = [  # each kind of row, good and bad; the file repeats them so that groups hold many rows
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,,",
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,16,,2.37,,1800,2400.5,,,http://x",
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,32,,2.37,,1800,2400.5,1.3337,,",
+    "code,L40S,Qwen2.5 14B,Qwen2.5 0.5B,draft_model,5,4,,3.9,,500,900,,OSL 256,",
+    "code,L40S,Qwen2.5 14B,Qwen2.5 0.5B,draft_model,5,4,,,0.71,500,900,,,",
+    "code,L40S,Qwen2.5 14B,Qwen2.5 0.5B,draft_model,5,1.5,,3.9,,500,900,,,",  # fractional concurrency
+    "code,L40S,Qwen2.5 14B,Qwen2.5 0.5B,draft_model,5,abc,,3.9,,500,900,,,",  # not a number
+    "code,L40S,Qwen2.5 14B,Qwen2.5 0.5B,draft_model,5,0,,3.9,,500,900,,,",  # below 1
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,9.5,,1000,1500,,,",  # E above k + 1
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,-5,1500,,,",  # negative throughput
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,2.5,,",  # speedup disagrees
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1e999,1500,,,",  # infinite
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,50%,,1000,1500,,,",  # a percent sign
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,n/a,1000,1500,,,",  # an ignored form unreadable
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,,2.5,2.41,,1000,1500,,OSL 128,",  # a request rate
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,,,2.41,,1000,1500,,,",  # no concurrency
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,,8,,2.41,,1000,1500,,,",  # no k
+    "chat,H100,Llama 3.1 8B,,eagle,,8,,2.8,,1000,1500,,,",  # k assumed from the method's default
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,,,1000,1700,,,",  # no acceptance: the file's mean
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,64,,,,,,,,",  # nothing to compare
+    "chat,Z9000 Turbo,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,,",  # unknown GPU
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,relaxed draft_model,3,8,,2.41,,1000,1500,,,",  # lossy
+    "ch\x07at,A100 80GB,Llama 3.1 8B,Llama 3.2 1B,draft_model,2,8,,1.9,,1000,1500,,,",  # a control character
+    ",,,,,,,,,,,,,,see the paper",  # no value, only a reference
+    "",  # a blank line
+    "chat,2x H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1000,1500,,output throughput tok/s/GPU,",  # per GPU
+    "chat,2x H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,16,,2.41,,1100,1650,,output throughput tok/s/GPU,",
+    "chat,H100,Llama 3.1 8B,,REST,3,8,,2.41,,1000,1500,,,",  # a method the model does not cost
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,2,,2.0, ,1000,1100,,,",  # a cell of spaces
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,1_6,,2.41,,1_000,1500,,,",  # underscores float() reads
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,nan,,2.41,,1000,inf,,,",  # NaN and infinity spelt out
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,\uff18,,2.41,,1000,1500,,,",  # a full-width digit
+    "chat,H100,Llama 3.1 8B,Llama 3.2 1B,draft_model,3,8,,2.41,,1e3,15e2,,,",  # exponents
+]
+
+
+def _file(repeat: int = 4) -> str:
+    return HEADER + "\n" + "\n".join(ROWS * repeat) + "\n"
+
 
 GOOD = {"model_id": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "draft_model": "Llama 3.2 1B",
         "label": "draft k3", "dataset_name": "sharegpt", "max_concurrency": 8, "output_throughput": 1500.0,
@@ -91,35 +134,36 @@ def _log(lines: int) -> bytes:
     return "\n".join(out).encode()
 
 
-def _read(monkeypatch, files, by_columns: bool, every: int = 7):
-    monkeypatch.setattr(records, "BLOCK_MIN_RECORDS", 1 if by_columns else 10 ** 9)
-    monkeypatch.setattr(load, "PROGRESS_EVERY", every)  # parts of a block, the groups' rows kept between them
+def _read(monkeypatch, files, memo: bool, every: int = 7):
+    monkeypatch.setattr(alike.Alike, "MAX_KEPT", 4096 if memo else 0)  # 0: every row checked alone
+    monkeypatch.setattr(load, "PROGRESS_EVERY", every)
     return read_runs(files)
 
 
-@pytest.mark.parametrize("files, every", [
-    ([("bench.json", _bench_list(3))], 7),
-    ([("bench.json", _bench_list(2)), ("again.json", _bench_list(1, dataset_name="random"))], 7),
+@pytest.mark.parametrize("files", [
+    [("mixed.csv", _file())],
+    [("mixed.csv", _file()), ("again.csv", _file(2))],
+    [("quoted.csv", _file().replace("chat,", '"chat",'))],
+    [("comma.csv", _file().replace(",", ";").replace("2.41", "2,41").replace("2400.5", "2400,5"))],
+    [("bench.json", _bench_list(3))],
+    [("bench.json", _bench_list(2)), ("again.json", _bench_list(1, dataset_name="random"))],
     # speculative runs paired with a baseline file: each row's remark names its baseline's row
-    ([("spec.json", _bench_list(1)), ("base.json", _baselines(40))], 7),
-    ([("engine.log", _log(60))], 7),
-    # a log's lines each name their line: parts of mostly unlike rows go row by row inside the block path
-    ([("engine.log", _log(400))], 5000),
-    ([("bench.json", _bench_list(12))], 5000),  # parts of many groups
+    [("spec.json", _bench_list(1)), ("base.json", _baselines(40))],
+    [("engine.log", _log(60))],
 ])
-def test_the_block_path_gives_the_record_by_record_table_problems_and_fallbacks(monkeypatch, files, every):
-    by_rows = _read(monkeypatch, files, by_columns=False, every=every)
-    by_columns = _read(monkeypatch, files, by_columns=True, every=every)
-    pd.testing.assert_frame_equal(by_columns.rows, by_rows.rows, check_dtype=True)
-    assert by_columns.problems == by_rows.problems
-    assert by_columns.fallbacks == by_rows.fallbacks
-    assert len(by_rows.rows) > 15 and any(p.severity == "error" for p in by_rows.problems)  # the input is mixed
-    loaded = set(zip(by_rows.rows["file"], by_rows.rows["row"]))
-    assert {(p.file, p.row) for p in by_rows.problems if p.severity == "error"}.isdisjoint(loaded)
+def test_rows_checked_once_per_alike_group_give_what_checking_each_row_gives(monkeypatch, files):
+    alone = _read(monkeypatch, files, memo=False)
+    grouped = _read(monkeypatch, files, memo=True)
+    pd.testing.assert_frame_equal(grouped.rows, alone.rows, check_dtype=True)
+    assert grouped.problems == alone.problems
+    assert grouped.fallbacks == alone.fallbacks
+    assert len(alone.rows) > 15 and any(p.severity == "error" for p in alone.problems)  # the input is mixed
+    loaded = set(zip(alone.rows["file"], alone.rows["row"]))
+    assert {(p.file, p.row) for p in alone.problems if p.severity == "error"}.isdisjoint(loaded)
 
 
-def test_bad_runs_are_named_by_row_and_good_runs_load_in_the_block_path(monkeypatch):
-    table = _read(monkeypatch, [("bench.json", _bench_list(1))], by_columns=True)
+def test_bad_runs_are_named_by_row_and_good_runs_load_among_alike_runs(monkeypatch):
+    table = _read(monkeypatch, [("bench.json", _bench_list(1))], memo=True)
     at = {i: v for i, v in enumerate(VARIANTS, start=1)}  # repeat 1: row i is VARIANTS[i - 1]
     below = next(i for i, v in at.items() if v == {"max_concurrency": 0})
     errors = [p for p in table.problems if p.row == below and p.severity == "error"]
@@ -133,12 +177,3 @@ def test_bad_runs_are_named_by_row_and_good_runs_load_in_the_block_path(monkeypa
     fractional = next(i for i, v in at.items() if v == {"max_concurrency": 1.5})
     assert loaded[fractional] == 2
     assert "concurrency 1.5 rounded to 2" in table.rows.set_index("row").loc[fractional, "remarks"]
-
-
-def test_a_json_list_of_alike_runs_becomes_one_block():
-    recs = [records.RunRecord("f.json", i, "vllm bench serve", {"concurrency": 8, "spec_tok_s": 1.0 * i},
-                              {}, "spec", remarks=["r"]) for i in range(1, 41)]
-    odd = records.RunRecord("f.json", 41, "vllm bench serve", {"concurrency": 8}, {}, "spec")
-    out = records.blocks_of([*recs, odd])
-    assert [type(r).__name__ for r in out] == ["RecordBlock", "RunRecord"]
-    assert len(out[0]) == 40 and out[0].record(4) == recs[4]
