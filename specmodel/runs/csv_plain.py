@@ -81,7 +81,7 @@ ALIAS_INDEX = {alias: canon for canon, names in ALIASES.items() for alias in nam
 _THROUGHPUT = re.compile(r"(?:^|_)(?:tok_s|tok_per_s|tokens_s|tokens_per_s|tokens_per_sec|tok_sec|tps|throughput)(?:_|$)")
 _BASE_WORD = re.compile(r"(?:^|_)(?:base|baseline|plain|nospec|no_spec|non_spec|without_spec|vanilla)(?:_|$)")
 _SPEC_WORD = re.compile(r"(?:^|_)(?:spec|speculative|sd|with_spec)(?:_|$)")
-_CLOSE_CUTOFF = 0.8  # difflib ratio above which an unknown header is read as the known one it resembles
+_CLOSE_CUTOFF = 0.8  # chosen: difflib ratio above which an unknown header is read as the known one it resembles
 
 
 def throughput_column(key: str) -> str | None:
@@ -181,8 +181,8 @@ def _finish_columns(name, header, headers, positions, problems, kept):
     return headers, positions, problems, kept
 
 
-_UNKNOWN_ONE_BY_ONE = 5  # up to this many unknown columns get a warning each; more get one for all
-_CLOSE_SEARCHED = 50  # unknown headers after this many are not matched against the known ones (bounded work)
+_UNKNOWN_ONE_BY_ONE = 5  # chosen: up to this many unknown columns get a warning each; more get one for all
+_CLOSE_SEARCHED = 50  # chosen: unknown headers after this many are not matched against the known ones (bounded work)
 
 
 def _some(names: list[str], shown: int = 3) -> str:
@@ -291,10 +291,10 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
     return records, problems
 
 
-_SHARED_CELLS = 65_536  # distinct cells kept to be shared (a sweep repeats its names and k on every row)
+_SHARED_CELLS = 65_536  # chosen: distinct cells kept to be shared (a sweep repeats its names and k on every row)
 
 
-CHECK_EVERY = 0x4000  # records between two looks at the clock while rows are read
+CHECK_EVERY = 0x4000  # chosen: records between two looks at the clock while rows are read
 
 
 def stopped_reading(name: str, line: int) -> Problem:

@@ -38,7 +38,7 @@ def _swallowed(cells: list[str], width: int | None, delimiter: str, at_end: bool
     return at_end and cells[-1].endswith(("\n", "\r"))
 
 
-MAX_BROKEN_ROWS = 100  # rows refused for an unclosed quote or an over-long cell before the rest of a file is
+MAX_BROKEN_ROWS = 100  # chosen: rows refused for an unclosed quote or an over-long cell before the rest of a file is
 
 
 def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):

@@ -64,7 +64,8 @@ def _survival_values(raw) -> list[float]:
 
 
 # Acceptance given as one number that needs k, most direct first: (column, low, high, what is
-# expected, conversion to acceptance.Acceptance).
+# expected, conversion to acceptance.Acceptance). The ranges are documented: each is what the quantity can be
+# (docs/model.md "Acceptance numbers").
 SINGLE_NUMBER_FORMS = (
     ("tokens_per_step", 1, None, "tokens per step E in [1, k + 1]",
      lambda e, k, column: acceptance.from_tokens_per_step(e, k, f"{column} (tokens per step)")),
