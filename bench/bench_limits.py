@@ -94,7 +94,7 @@ def _measure(kind: str, path: Path, review_rows: int = 0) -> dict:
 
 def _csv_most_rows(folder: Path) -> Path:
     """The most rows one file may hold (200,000, under 20 MB), every run at k = 64."""
-    from specmodel.limits import MAX_K, MAX_ROWS_PER_FILE
+    from specmodel.bounds import MAX_K, MAX_ROWS_PER_FILE
 
     path = folder / "most_rows.csv"
     path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n"
@@ -104,7 +104,7 @@ def _csv_most_rows(folder: Path) -> Path:
 
 def _csv_longest_profiles(folder: Path) -> Path:
     """A 20 MB file of runs with 64-position survival profiles (the longest the reader accepts)."""
-    from specmodel.limits import MAX_FILE_BYTES, MAX_K
+    from specmodel.bounds import MAX_FILE_BYTES, MAX_K
 
     header = "workload,concurrency,survival,baseline_tok_s,spec_tok_s\n"
     row = "w,64," + ";".join(f"{0.97 ** (i + 1):.3f}" for i in range(MAX_K)) + ",100,150\n"
@@ -114,7 +114,7 @@ def _csv_longest_profiles(folder: Path) -> Path:
 
 
 def _json_at_the_depth_limit(folder: Path) -> Path:
-    from specmodel.limits import MAX_FILE_BYTES, MAX_JSON_DEPTH
+    from specmodel.bounds import MAX_FILE_BYTES, MAX_JSON_DEPTH
 
     one = {"output_throughput": 150.0, "max_concurrency": 64, "spec_decode_num_drafts": 100,
            "spec_decode_per_position_acceptance_rates": [0.5] * 64, "label": "eagle"}
@@ -130,7 +130,7 @@ def _json_at_the_depth_limit(folder: Path) -> Path:
 
 
 def _metrics_with_64_positions(folder: Path) -> Path:
-    from specmodel.limits import MAX_K, MAX_METRICS_SAMPLES
+    from specmodel.bounds import MAX_K, MAX_METRICS_SAMPLES
 
     lines = ["# TYPE vllm:spec_decode_num_drafts_total counter"]
     for engine in range(MAX_METRICS_SAMPLES // (MAX_K + 1)):  # the most engines a page is read with
@@ -153,7 +153,7 @@ def _gzip_bomb(folder: Path, encodings: str, megabytes: int) -> Path:
 
 def _log_of_long_lines(folder: Path) -> Path:
     """A 20 MB vLLM log of 1 MB 'SpecDecoding metrics:' lines without a field (the 30 s freeze per 100 kB)."""
-    from specmodel.limits import MAX_FILE_BYTES
+    from specmodel.bounds import MAX_FILE_BYTES
 
     line = "SpecDecoding metrics: " + "a" * 1_000_000 + "\n"
     path = folder / "long_lines.log"
@@ -204,7 +204,7 @@ def _csv_over_long_cells(folder: Path) -> Path:
 
 def _csv_thousands(folder: Path) -> Path:
     """The most rows one file may hold, every number written with thousands separators (decided per column)."""
-    from specmodel.limits import MAX_ROWS_PER_FILE
+    from specmodel.bounds import MAX_ROWS_PER_FILE
 
     path = folder / "thousands.csv"
     path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\n"
@@ -214,7 +214,7 @@ def _csv_thousands(folder: Path) -> Path:
 
 def _mix_at_the_cap(folder: Path) -> Path:
     """A traffic mix one row past MAX_MIX_WORKLOADS, every workload with its own α (no two alike)."""
-    from specmodel.limits import MAX_MIX_WORKLOADS
+    from specmodel.bounds import MAX_MIX_WORKLOADS
 
     path = folder / "mix.csv"
     rows = ["label,share,alpha"] + [f"w{i},1,{0.2 + 0.7 * i / MAX_MIX_WORKLOADS:.6f}"

@@ -14,7 +14,7 @@ from pages.parts.tables import break_even_tables
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
-from specmodel.limits import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
+from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
 from specmodel.runs.headlines import as_read, model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view

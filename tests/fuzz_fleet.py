@@ -9,7 +9,7 @@ empty, control characters, long), `up` (1, 0, missing; targets that are down wit
 values (NaN, ±Inf, 1e308, huge integers, negative counters, text, every value NaN), the targets list
 (model labels relabelled onto targets, last errors, an error answer) and the history's points; then what
 the user set: window, label filter, a k override, the sidebar's scenario, and sometimes a work deadline
-already spent (an enclosing `limits.work_deadline`, which an inner one never extends), so the "N more
+already spent (an enclosing `bounds.work_deadline`, which an inner one never extends), so the "N more
 instance(s) not judged" branch runs without 30 s of work.
 
 `target_fleet` runs `fleet.fleet` and `fleet.history` against that server and checks what the Fleet page
@@ -32,7 +32,7 @@ import httpx
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
-from specmodel import Scenario, limits
+from specmodel import Scenario, bounds
 from specmodel.errors import SpecModelError
 from specmodel.metrics import fleet, promapi
 from specmodel.model.scenario import with_changes
@@ -196,7 +196,7 @@ def target_fleet(item) -> fleet.FleetReport | None:
     server = promapi.PromServer(server_url(), timeout_s=10.0)
 
     def spent():  # an enclosing work deadline already over (a fresh block each time), or none
-        return limits.work_deadline(s["deadline"]) if s["deadline"] is not None else contextlib.nullcontext()
+        return bounds.work_deadline(s["deadline"]) if s["deadline"] is not None else contextlib.nullcontext()
 
     refused = None
     with _Routes.lock, httpx.Client(trust_env=False) as client:

@@ -15,7 +15,7 @@ listed as never run are what the choices below reach.
     run_bytes()         any format's bytes as a file may hold them (byte-order marks, bad bytes, NULs,
                         Windows-1252), empty or past the size limit, or a path on disk
 
-Every generator returns (name, data, row_bound): `row_bound` is None (the real limits.MAX_ROWS_PER_FILE)
+Every generator returns (name, data, row_bound): `row_bound` is None (the real bounds.MAX_ROWS_PER_FILE)
 or a small number the target lowers the bound to while it reads that one input, so the "only the first N
 rows are read" branch runs on a file of a few rows (the real bound, 200,000 rows, is read by
 `python -m bench limits` and tests/test_hostile.py; a fuzz input of that size costs tens of seconds).
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.runs import csv_rows
 from specmodel.runs.csv_plain import ALIAS_INDEX, ALIASES, norm_header, throughput_column
 from tests import fuzz_structured as structured
@@ -62,16 +62,16 @@ def _row_bound(draw):
 
 @contextlib.contextmanager
 def row_bound(bound: int | None):
-    """limits.MAX_ROWS_PER_FILE lowered to `bound` for one input (None: left as it is)."""
+    """bounds.MAX_ROWS_PER_FILE lowered to `bound` for one input (None: left as it is)."""
     if bound is None:
         yield
         return
-    real = limits.MAX_ROWS_PER_FILE
-    limits.MAX_ROWS_PER_FILE = bound
+    real = bounds.MAX_ROWS_PER_FILE
+    bounds.MAX_ROWS_PER_FILE = bound
     try:
         yield
     finally:
-        limits.MAX_ROWS_PER_FILE = real
+        bounds.MAX_ROWS_PER_FILE = real
 
 
 def _dumps(doc) -> str:
@@ -100,7 +100,7 @@ def _histogram(draw, k: int):
     if shape == "negative":
         return {"0": -1, "1": 3}
     if shape == "past k":
-        return {str(limits.MAX_K + draw(st.sampled_from([0, 1]))): 1, "0": 4}
+        return {str(bounds.MAX_K + draw(st.sampled_from([0, 1]))): 1, "0": 4}
     if shape == "huge key":
         return {str(10 ** draw(st.sampled_from([9, 400]))): 1}
     if shape == "not a count":
@@ -110,7 +110,7 @@ def _histogram(draw, k: int):
 
 def _request_record(draw) -> dict:
     """One response's spec-decode counts under one of the spellings engines used."""
-    k = draw(st.sampled_from([1, 3, 4, 7, limits.MAX_K, limits.MAX_K + 1]))
+    k = draw(st.sampled_from([1, 3, 4, 7, bounds.MAX_K, bounds.MAX_K + 1]))
     steps = _pick(draw, [0, 1, 6, 18, 1000, 10 ** 6], bad_one_in=8)
     accepted = _pick(draw, [0, 3, 9, 31, 2000], [-1, None, "x", 10 ** 12, 1e308], bad_one_in=8)
     rec = {draw(st.sampled_from(_STEP_KEYS)): steps, draw(st.sampled_from(_ACCEPTED_KEYS)): accepted}
@@ -181,7 +181,7 @@ def _aiperf_summary(draw) -> dict:
                "tokens/sec")
     metric("request_count", 200, "requests")
     spec = draw(st.sampled_from(["totals", "totals", "histogram only", "steps only", "none", "none"]))
-    k = draw(st.sampled_from([3, 4, 5, limits.MAX_K + 1]))
+    k = draw(st.sampled_from([3, 4, 5, bounds.MAX_K + 1]))
     if spec in ("totals", "steps only"):
         metric("total_spec_decode_steps", _pick(draw, [24000, 25600, 1], [0, -1, None, "x"]))
     if spec == "totals":
@@ -255,7 +255,7 @@ _VLLM_FIELDS = {
     "label": ["eagle3 k=3", "medusa", "mtp", "ngram", "n-gram lookup", "prompt_lookup", "draft model", "baseline",
               None, 5],
     "spec_decode_num_drafts": [100, 0, -1, None, "x"], "spec_decode_acceptance_length": [2.5, None, "x"],
-    "spec_decode_per_position_acceptance_rates": [[0.7, 0.5, 0.3], [], "x", [0.5] * (limits.MAX_K + 1), None],
+    "spec_decode_per_position_acceptance_rates": [[0.7, 0.5, 0.3], [], "x", [0.5] * (bounds.MAX_K + 1), None],
     "spec_decode_accepted_tokens": [250, None], "spec_decode_draft_tokens": [300, 10 ** 7, None],
     "spec_decode_acceptance_rate": [83.3, None],
 }
@@ -413,7 +413,7 @@ def plain_csvs(draw):
     elif shape == "many unknown":  # past one warning each, past the near-miss search
         header += [f"col{i}" for i in range(draw(st.sampled_from([6, 60])))]
     elif shape == "too many":
-        header += [f"c{i}" for i in range(limits.MAX_COLUMNS + 1 - len(header))]
+        header += [f"c{i}" for i in range(bounds.MAX_COLUMNS + 1 - len(header))]
     elif shape == "nothing known":
         header = ["x", "y", "z"]
     elif shape == "repeat":
@@ -453,9 +453,9 @@ def plain_csvs(draw):
         elif defect == "line_break":
             rows[at] = ['"two\nlines"'] + cells[1:]
         elif defect == "long_cell":
-            rows[at] = ["x" * (limits.MAX_CELL_CHARS + draw(st.sampled_from([0, 1, 10])))] + cells[1:]
+            rows[at] = ["x" * (bounds.MAX_CELL_CHARS + draw(st.sampled_from([0, 1, 10])))] + cells[1:]
         elif defect == "quote_long":  # a quote still open past the cell limit, over lines of their own
-            half = "y" * (limits.MAX_CELL_CHARS // 2 + 1)
+            half = "y" * (bounds.MAX_CELL_CHARS // 2 + 1)
             rows[at:at + 1] = [['"' + cells[0].strip('"')] + cells[1:], [half], [half], [half]]
         elif defect == "many_quotes":  # past MAX_BROKEN_ROWS rows refused for their quoting
             rows += [['"' + cells[0].strip('"')] + cells[1:]] * (csv_rows.MAX_BROKEN_ROWS + 1)
@@ -499,7 +499,7 @@ def run_bytes(draw):
     if shape == "blank":
         return "blank.csv", draw(st.sampled_from([b"   \n\n", b"\xef\xbb\xbf", b"\n\r\n"])), bound
     if shape == "too big":
-        return "big.csv", b"a" * (limits.MAX_FILE_BYTES + 1), bound
+        return "big.csv", b"a" * (bounds.MAX_FILE_BYTES + 1), bound
     if shape == "random":
         return "x.csv", draw(st.binary(max_size=300)), bound
     if shape == "not text":

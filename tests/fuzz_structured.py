@@ -31,7 +31,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
 
 MAX_BYTES = int(os.environ.get("FUZZ_MAX_BYTES", str(16 * 1024)))
@@ -74,7 +74,7 @@ def csv_files(draw):
     kinds = [delimiter.join(_cell(draw) for _ in range(min(columns, 12))) + delimiter * max(0, columns - 12)
              for _ in range(draw(st.sampled_from([1, 2, 4])))]
     row = max(kinds, key=len)
-    rows = max(1, min(limits.MAX_ROWS_PER_FILE + 10, _size(draw) // max(1, len(row) + 1)))
+    rows = max(1, min(bounds.MAX_ROWS_PER_FILE + 10, _size(draw) // max(1, len(row) + 1)))
     defects = draw(st.lists(st.sampled_from(["quote", "short", "long", "long_cell", "blank", "quote_end"]),
                             max_size=4))
     lines = [delimiter.join(header)] + (kinds * (rows // len(kinds) + 1))[:rows]
@@ -87,14 +87,14 @@ def csv_files(draw):
         elif defect == "long":
             lines[at] = lines[at] + delimiter + "extra"
         elif defect == "long_cell":
-            lines[at] = "x" * (limits.MAX_CELL_CHARS + draw(st.sampled_from([-1, 0, 1, 1000]))) + lines[at]
+            lines[at] = "x" * (bounds.MAX_CELL_CHARS + draw(st.sampled_from([-1, 0, 1, 1000]))) + lines[at]
         elif defect == "blank":
             lines[at:at] = [""] * draw(st.sampled_from([1, 1000]))
         else:
             lines[-1] = lines[-1] + delimiter + '"open'
     data = (newline.join(lines) + newline).encode("utf-8")
     data = _encoded(draw, data)
-    return "structured.csv", data[:limits.MAX_FILE_BYTES + draw(st.sampled_from([0, 1]))]
+    return "structured.csv", data[:bounds.MAX_FILE_BYTES + draw(st.sampled_from([0, 1]))]
 
 
 def _encoded(draw, data: bytes) -> bytes:
@@ -159,7 +159,7 @@ def guidellm_csvs(draw):
     """guidellm's CSV (three header rows) with its benchmark rows repeated up to the size, cells edited."""
     lines = _GUIDELLM.splitlines()
     head, rows = lines[:3], lines[3:]
-    rows = rows * max(1, min(limits.MAX_ROWS_PER_FILE + 2, _size(draw) // max(1, len(_GUIDELLM))))
+    rows = rows * max(1, min(bounds.MAX_ROWS_PER_FILE + 2, _size(draw) // max(1, len(_GUIDELLM))))
     for _ in range(draw(st.integers(0, 4))):
         at = draw(st.integers(0, len(rows) - 1))
         cells = rows[at].split(",")
@@ -182,7 +182,7 @@ def guidellm_csvs(draw):
 @st.composite
 def json_files(draw):
     """Benchmark JSON nested deep or wide, with huge integers and long lists."""
-    depth = draw(st.sampled_from([1, 5, limits.MAX_JSON_DEPTH - 2, limits.MAX_JSON_DEPTH + 1]
+    depth = draw(st.sampled_from([1, 5, bounds.MAX_JSON_DEPTH - 2, bounds.MAX_JSON_DEPTH + 1]
                                  + ([50_000] if MAX_BYTES >= 2**20 else [])))
     width = draw(st.sampled_from([1, 10, 1000, max(1, _size(draw) // 40)]))
     base = {"output_throughput": draw(st.sampled_from([150.0, 1e308, -1, "150"])),
@@ -197,7 +197,7 @@ def json_files(draw):
     if depth > 1:
         text = "[" * depth + text + "]" * depth if draw(st.booleans()) else text[:-1] + ', "deep": ' + \
             "{\"a\": " * depth + "1" + "}" * depth + text[-1:]
-    return draw(st.sampled_from(["bench.json", "profile_export_aiperf.json"])), text[:limits.MAX_FILE_BYTES + 1]
+    return draw(st.sampled_from(["bench.json", "profile_export_aiperf.json"])), text[:bounds.MAX_FILE_BYTES + 1]
 
 
 _ENGINE_LINE = ("(APIServer pid=1) INFO 09-16 05:26:47 [loggers.py:123] Engine 000: Avg prompt throughput: 812.3 "
@@ -220,7 +220,7 @@ def log_files(draw):
                   "accepted": draw(st.sampled_from(["2400", "0", "1e309", "9" * 40])),
                   "drafted": draw(st.sampled_from(["4800", "0", "1"])),
                   "positions": ", ".join([draw(st.sampled_from(["0.700", "0.5", "1.5", "x"]))]
-                                         * _sized(draw, [1, 3, limits.MAX_K, limits.MAX_K + 1],
+                                         * _sized(draw, [1, 3, bounds.MAX_K, bounds.MAX_K + 1],
                                                   [max(1, MAX_BYTES // 8)]))}
         spec = _SPEC_LINE.format(fields=", ".join(f.format(**values) for f in fields))
         if draw(st.integers(0, 5)) == 0:
@@ -239,7 +239,7 @@ def log_files(draw):
 @st.composite
 def prom_texts(draw):
     """A vLLM V1 /metrics text: engines and positions at and past the bounds, duplicated series, long labels."""
-    positions = draw(st.sampled_from([1, 3, limits.MAX_K, limits.MAX_K + 1]))
+    positions = draw(st.sampled_from([1, 3, bounds.MAX_K, bounds.MAX_K + 1]))
     model = draw(st.sampled_from(["m", "x" * min(10_000, MAX_BYTES // 64), 'a"b', "a\\nb", "[link](http://x)"]))
     per_engine = (positions + 3) * (90 + len(model))  # bytes of one engine's lines
     engines = max(1, min(draw(st.sampled_from([1, 2, 100, 2000])), _size(draw) // per_engine))
@@ -269,7 +269,7 @@ def workload_files(draw):
             "temperature": ["0", "0.7", "1.2"], "notes": ["chat", ""], "alpha_ngram": ["0.6"], "alpha_eagle": ["0.8"],
             "alpha_draft_model": ["0.7"], "weight": ["1"], "k": ["3"]}
     bad = ["-1", "1.5", "x", "", "nan", "inf", "1e309"]
-    rows = draw(st.sampled_from([1, 2, 6, 100, limits.MAX_MIX_WORKLOADS + 1]))
+    rows = draw(st.sampled_from([1, 2, 6, 100, bounds.MAX_MIX_WORKLOADS + 1]))
     cells = [[f"w{i}"] + [draw(st.sampled_from(good[c] * 6 + bad)) for c in columns[1:]] for i in range(min(rows, 8))]
     cells = (cells * (rows // len(cells) + 1))[:rows]
     if draw(st.booleans()):
@@ -286,15 +286,15 @@ def workload_files(draw):
             elif defect == "long":
                 lines[at] = lines[at] + ",extra"
             elif defect == "long_cell":
-                lines[at] = lines[at] + "x" * (limits.MAX_CELL_CHARS + draw(st.sampled_from([-1, 1, 1000])))
+                lines[at] = lines[at] + "x" * (bounds.MAX_CELL_CHARS + draw(st.sampled_from([-1, 1, 1000])))
             elif defect == "blank":
                 lines[at:at] = [""] * draw(st.sampled_from([1, 50]))
             elif defect == "twice":  # two columns with the same name
                 lines[0] = lines[0] + ",Label"
             elif defect == "header_quote":  # the header itself never closes its quote
-                lines[0] = '"' + lines[0] + "\n" + "x" * (limits.MAX_CELL_CHARS + 1)
+                lines[0] = '"' + lines[0] + "\n" + "x" * (bounds.MAX_CELL_CHARS + 1)
             else:  # many rows; one in 40 times past the file's row bound (200,000 rows take seconds)
-                lines.extend(lines[1:2] * _sized(draw, [100, 2000], [limits.MAX_ROWS_PER_FILE + 1]))
+                lines.extend(lines[1:2] * _sized(draw, [100, 2000], [bounds.MAX_ROWS_PER_FILE + 1]))
         text = "\n".join(lines) + "\n"
         return "mix.csv", _encoded(draw, text.encode())
     docs = [{c: (v.strip('"') if c != "survival" else [0.8, 0.6]) for c, v in zip(columns, r)} for r in cells]

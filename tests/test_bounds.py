@@ -6,7 +6,7 @@ import tomllib
 
 from streamlit.testing.v1 import AppTest
 
-from specmodel.limits import MAX_UPLOAD_MB
+from specmodel.bounds import MAX_UPLOAD_MB
 from specmodel.metrics import live, prom
 from specmodel.runs import MAX_FILE_BYTES, read_runs
 from tests import replay

@@ -1,10 +1,10 @@
-"""limits.bounded_cache counts a frozen dataclass argument's text once per object (the run reader passes
+"""bounds.bounded_cache counts a frozen dataclass argument's text once per object (the run reader passes
 the same RunDefaults with every row) and still runs a call with more than MAX_CACHED_KEY_CHARS
 characters uncached, whether the text is in a string, a tuple or a dataclass."""
 
 from dataclasses import dataclass
 
-from specmodel.limits import MAX_CACHED_KEY_CHARS, bounded_cache
+from specmodel.bounds import MAX_CACHED_KEY_CHARS, bounded_cache
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def test_long_text_in_any_argument_runs_uncached():
 
 
 def test_a_cache_keyed_by_its_first_argument_passes_the_rest_through_and_stays_bounded():
-    from specmodel.limits import bounded_cache
+    from specmodel.bounds import bounded_cache
 
     calls = []
 

@@ -135,10 +135,10 @@ def test_module_entry_point_runs_as_a_subprocess():
 
 
 def test_rows_over_the_limit_load_the_first_ones_and_the_command_says_so(capsys, tmp_path, monkeypatch):
-    from specmodel import limits
+    from specmodel import bounds
 
-    monkeypatch.setattr(limits, "MAX_ROWS_PER_FILE", 10)
-    monkeypatch.setattr(limits, "MAX_ROWS_TOTAL", 15)
+    monkeypatch.setattr(bounds, "MAX_ROWS_PER_FILE", 10)
+    monkeypatch.setattr(bounds, "MAX_ROWS_TOTAL", 15)
     rows = [f"w{i},{i + 1},4,0.7,1.5\n" for i in range(30)]
     (tmp_path / "big.csv").write_text("workload,concurrency,k,alpha,speedup\n" + "".join(rows))
     (tmp_path / "small.csv").write_text("workload,concurrency,k,alpha,speedup\n" + "".join(rows[:8]))

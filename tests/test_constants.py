@@ -18,11 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 KIND = re.compile(r"\b(measured|fitted|chosen|published|documented)\b", re.IGNORECASE)
 
-# Files being rewritten on another branch (issue 43): their constants are labelled in that merge.
-# Remove each path from this list once its file carries labels.
-EXEMPT = {
-    "specmodel/limits.py",
-}
+
 
 
 def _numeric(v) -> bool:
@@ -66,15 +62,9 @@ MODULES = sorted(p for p in (ROOT / "specmodel").rglob("*.py"))
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_numeric_constant_says_what_it_is(path):
     rel = path.relative_to(ROOT).as_posix()
-    if rel in EXEMPT:
-        pytest.skip("labelled in the merge of the branch rewriting it")
     assert unlabelled(path.read_text()) == [], (
         f"{rel}: say whether each is measured (where), fitted (to what), chosen (why) or "
         "published/documented (which source), on its line or in the comment block above it")
-
-
-def test_the_exemptions_name_existing_files():
-    assert [p for p in sorted(EXEMPT) if not (ROOT / p).exists()] == []
 
 
 def test_the_rule_catches_and_passes():

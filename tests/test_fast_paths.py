@@ -1,6 +1,6 @@
 """The faster readings of the slowest accepted inputs (bench limits) give what the slow ones gave.
 
-- limits.load_json decides the depth limit from the text's brackets: it must refuse exactly the documents
+- files.load_json decides the depth limit from the text's brackets: it must refuse exactly the documents
   whose value depth (json_depth, the walk it replaced) is over MAX_JSON_DEPTH, for text and bytes.
 - A run file repeating one survival profile converts it once: every row still gets the same acceptance.
 - A traffic mix looks each workload's result up once per plan: the plans and the refusal of a repeated
@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specmodel import Scenario, SpecModelError
-from specmodel.limits import MAX_JSON_DEPTH, json_depth, load_json
+from specmodel.bounds import MAX_JSON_DEPTH
+from specmodel.files import json_depth, load_json
 from specmodel.model import acceptance
 from specmodel.plan import mix
 from specmodel.plan.workloads import Workload

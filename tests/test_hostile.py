@@ -336,7 +336,7 @@ def test_14_a_rejected_fleet_query_keeps_prometheus_reason_in_the_message():
     2,000 characters a message shows, so the Fleet page said "rejected the query …" without why."""
     import json
     from specmodel import Scenario
-    from specmodel.limits import MAX_MESSAGE_CHARS
+    from specmodel.text import MAX_MESSAGE_CHARS
     from specmodel.metrics import fleet
     body = json.dumps({"status": "error", "errorType": "bad_data", "error": "parse error at char 3: unexpected"})
     with ReplayServer(body + "\n", path="/api/v1/query") as srv, httpx.Client() as client, \
@@ -489,8 +489,8 @@ def test_8_a_row_one_cell_short_is_refused_by_its_row_not_loaded_into_the_wrong_
 
 
 def test_8_one_cell_over_the_cell_limit_refuses_only_its_row():
-    from specmodel import limits
-    long = "x" * (limits.MAX_CELL_CHARS + 10)
+    from specmodel import bounds
+    long = "x" * (bounds.MAX_CELL_CHARS + 10)
     table, problems = _read("long.csv", _HEADER + f"chat,8,3,0.7,1000,1500\n{long},8,3,0.7,1000,1500\n"
                                                   f'qa,8,3,0.7,1000,1700\nq,"{long}",8,3,0.7,1000,1\nlast,8,3,0.7,1000,1800\n')
     assert list(table.rows["workload"]) == ["chat", "qa", "last"]
@@ -544,7 +544,7 @@ def test_8_duplicated_series_in_a_scrape_are_read_once_with_a_warning(capsys):
 # --- 13: parsing and processing after the HTTP exchange are bounded in time ---------------------------
 
 def test_13_a_fleet_answer_past_the_processing_limit_lists_what_was_judged_and_says_how_many_were_not(monkeypatch):
-    from specmodel import Scenario, limits
+    from specmodel import Scenario, bounds
     from specmodel.metrics import fleet, samples
     server = promapi.PromServer(samples.FLEET_SAMPLE_URL)
     with samples.recorded_prometheus_client() as client:
@@ -552,8 +552,8 @@ def test_13_a_fleet_answer_past_the_processing_limit_lists_what_was_judged_and_s
                             at_s=samples.fleet_sample_time())
         assert len(whole.instances) >= 3 and not any("not judged" in p["reason"] for p in whole.problems)
         clock = iter(range(10**6))  # one second passes per look at the clock: the limit of 2 s lets 2 instances in
-        monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-        monkeypatch.setattr(limits, "MAX_WORK_S", 2.0)
+        monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+        monkeypatch.setattr(bounds, "MAX_WORK_S", 2.0)
         cut = fleet.fleet(client, server, Scenario(), window=samples.FLEET_SAMPLE_WINDOW,
                           at_s=samples.fleet_sample_time())
     assert 0 < len(cut.instances) < len(whole.instances)
@@ -562,11 +562,11 @@ def test_13_a_fleet_answer_past_the_processing_limit_lists_what_was_judged_and_s
 
 
 def test_13_runs_past_the_processing_limit_load_the_rows_checked_and_name_the_rest(monkeypatch):
-    from specmodel import limits, runs
+    from specmodel import bounds, runs
     text = _HEADER + "w,8,3,0.7,1000,1500\n" * (runs.PROGRESS_EVERY * 3)
     clock = iter(range(10**6))
-    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-    monkeypatch.setattr(limits, "MAX_LOAD_S", 2.0)
+    monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(bounds, "MAX_LOAD_S", 2.0)
     table = runs.read_runs([("big.csv", text.encode())])
     assert 0 < len(table.rows) < runs.PROGRESS_EVERY * 3
     (warning,) = [p for p in table.problems if "limit on processing" in p.message]
@@ -574,22 +574,22 @@ def test_13_runs_past_the_processing_limit_load_the_rows_checked_and_name_the_re
 
 
 def test_13_a_metrics_text_past_the_processing_limit_is_a_message(monkeypatch):
-    from specmodel import limits
+    from specmodel import bounds
     from specmodel.metrics import prom
     from tests.replay import fixture_text
     clock = iter(range(10**6))
-    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-    monkeypatch.setattr(limits, "MAX_WORK_S", 3.0)
+    monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(bounds, "MAX_WORK_S", 3.0)
     with pytest.raises(SpecModelError, match="limit on processing one answer"):
         prom.parse_snapshot(fixture_text("vllm_v1_specdecode_sample.txt"))
 
 
 def test_13_a_file_of_empty_rows_past_the_processing_limit_stops_reading_and_says_where(monkeypatch):
-    from specmodel import limits, runs
+    from specmodel import bounds, runs
     text = _HEADER + "w,8,3,0.7,1000,1500\n" + ",,,,,\n" * 100_000
     clock = iter(range(10**6))
-    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-    monkeypatch.setattr(limits, "MAX_LOAD_S", 3.0)
+    monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(bounds, "MAX_LOAD_S", 3.0)
     table = runs.read_runs([("blank.csv", text.encode())])
     (warning,) = [p for p in table.problems if "limit on processing" in p.message]
     assert warning.message.startswith("not read from this row on") and warning.row < 100_000
@@ -598,11 +598,11 @@ def test_13_a_file_of_empty_rows_past_the_processing_limit_stops_reading_and_say
 def test_13_blank_lines_are_skipped_at_once_not_read_one_by_one(monkeypatch):
     """A run of blank lines is passed over in one step (no record, no look at the clock per line): 19 MB of
     line breaks cost no memory per line; the rows after them keep their line numbers."""
-    from specmodel import limits, runs
+    from specmodel import bounds, runs
     text = _HEADER + "w,8,3,0.7,1000,1500\n" + "\n" * 100_000 + "\r\n\r" * 5 + "v,8,3,0.7,1000,1500\n"
     clock = iter(range(10**6))
-    monkeypatch.setattr(limits, "clock", lambda: float(next(clock)))
-    monkeypatch.setattr(limits, "MAX_LOAD_S", 3.0)
+    monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(bounds, "MAX_LOAD_S", 3.0)
     table = runs.read_runs([("blank.csv", text.encode())])
     assert not table.problems
     assert list(table.rows["row"]) == [2, 100_013]
@@ -637,16 +637,16 @@ def test_8_an_unclosed_quote_in_a_workload_file_refuses_its_row_and_the_rows_aft
 
 
 def test_8_a_quote_never_closed_in_a_workload_file_loses_only_its_row(tmp_path):
-    from specmodel import limits
-    text = 'label,share,alpha\nchat,0.5,0.4\n"code,0.25,0.6' + "\nx" * (limits.MAX_CELL_CHARS // 2) + "\n"
+    from specmodel import bounds
+    text = 'label,share,alpha\nchat,0.5,0.4\n"code,0.25,0.6' + "\nx" * (bounds.MAX_CELL_CHARS // 2) + "\n"
     found, errors = _read_mix(tmp_path, "open.csv", text)
     assert "chat" in found and found["chat"].alpha == 0.4
     assert any(e.startswith("open.csv, row 3: a quote opens on this row") for e in errors)
 
 
 def test_8_one_over_long_cell_in_a_workload_file_refuses_that_row_only(tmp_path):
-    from specmodel import limits
-    text = f"label,share,alpha,notes\nchat,0.5,0.4,\ncode,0.25,0.6,{'x' * (limits.MAX_CELL_CHARS + 1)}\nsum,0.25,0.7,\n"
+    from specmodel import bounds
+    text = f"label,share,alpha,notes\nchat,0.5,0.4,\ncode,0.25,0.6,{'x' * (bounds.MAX_CELL_CHARS + 1)}\nsum,0.25,0.7,\n"
     found, errors = _read_mix(tmp_path, "long.csv", text)
     assert sorted(found) == ["chat", "sum"]
     (error,) = errors
@@ -673,15 +673,16 @@ def test_8_workload_problems_name_the_file_row_after_a_multi_line_cell(tmp_path)
 
 def _bounds():
     """(where, constant, the figure docs/deploy.md must give on the constant's line) for every bound of
-    specmodel/limits.py and the modules' own bounds the deploy page lists."""
-    from specmodel import limits
+    specmodel/bounds.py and specmodel/text.py and the modules' own bounds the deploy page lists."""
+    from specmodel import bounds, text
     from specmodel.export import report
     from specmodel.metrics import live
     from specmodel.plan import capacity, mix
     from specmodel.runs import csv_rows, sniff
     from specmodel.show import runs_view
-    out = [("limits", name, f"{value:,g}" if isinstance(value, float) else f"{value:,}")
-           for name, value in vars(limits).items() if name.startswith("MAX_") and isinstance(value, (int, float))]
+    out = [(module.__name__.rsplit(".", 1)[-1], name, f"{value:,g}" if isinstance(value, float) else f"{value:,}")
+           for module in (bounds, text) for name, value in vars(module).items()
+           if name.startswith("MAX_") and isinstance(value, (int, float))]
     out += [("promapi", "MAX_WINDOW_S", f"{promapi.MAX_WINDOW_S // 86400} days"),
             ("promapi", "MAX_RANGE_POINTS", f"{promapi.MAX_RANGE_POINTS:,}"),
             ("promapi", "DEFAULT_TIMEOUT_S", f"{promapi.DEFAULT_TIMEOUT_S:g} s"),
@@ -724,7 +725,7 @@ def test_7_an_uploaded_file_name_with_a_link_and_an_image_is_shown_inert_on_past
 
 
 def test_13_a_metrics_page_past_the_sample_bound_is_refused_before_parsing_and_one_at_it_is_read():
-    from specmodel.limits import MAX_METRICS_SAMPLES
+    from specmodel.bounds import MAX_METRICS_SAMPLES
     from specmodel.metrics.prom import parse_snapshot
     engines = MAX_METRICS_SAMPLES // 65
     lines = ["# TYPE vllm:spec_decode_num_drafts_total counter"]

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "specmodel"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 # The layers, bottom first: a module may import its own layer and those before it.
-BASE = {"errors", "notes", "limits", "paths"}  # used by every layer
+BASE = {"errors", "notes", "bounds", "text", "files", "paths"}  # used by every layer
 LAYERS = ["base", "model", "words", "runs", "metrics", "plan", "export", "show", "cli"]
 FACADE = {"", "__main__"}  # specmodel/__init__.py (the public API) and __main__.py sit above everything
 
@@ -47,7 +47,7 @@ OWN = {_module_name(path) for path in MODULES}
 
 
 def layer_of(module: str) -> str:
-    """The layer of a module named relative to specmodel ("model.scenario" -> "model", "limits" -> "base")."""
+    """The layer of a module named relative to specmodel ("model.scenario" -> "model", "bounds" -> "base")."""
     if module in FACADE:
         return "facade"
     top = module.split(".")[0]
@@ -198,7 +198,7 @@ def test_the_loop_finder_finds_a_loop_and_accepts_a_chain():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
-@pytest.mark.parametrize("module, layer", [("model.scenario", "model"), ("limits", "base"), ("runs", "runs"),
+@pytest.mark.parametrize("module, layer", [("model.scenario", "model"), ("bounds", "base"), ("runs", "runs"),
                                            ("show.figures.live", "show"), ("cli.predict", "cli"), ("", "facade")])
 def test_layer_of_reads_the_folder(module, layer):
     assert layer_of(module) == layer
@@ -285,8 +285,8 @@ def test_no_run_reader_module_exceeds_400_lines(path):
 def test_a_module_inside_a_layer_is_named_with_its_folder():
     module = RUNS / "validate.py"
     assert _module_name(module) == "runs.validate" and _package_of(module) == "runs"
-    node = ast.parse("from ..limits import MAX_K").body[0]
-    assert _specmodel_module(node, "runs") == "limits"
+    node = ast.parse("from ..bounds import MAX_K").body[0]
+    assert _specmodel_module(node, "runs") == "bounds"
     node = ast.parse("from .names import names_of").body[0]
     assert _specmodel_module(node, "runs") == "runs.names"
 

@@ -98,7 +98,7 @@ def test_a_pool_of_many_workloads_is_each_workloads_own_prediction_at_the_pools_
 
 
 def test_a_mix_past_the_cap_loads_its_first_rows_and_says_how_many_were_left_out():
-    from specmodel.limits import MAX_MIX_WORKLOADS
+    from specmodel.bounds import MAX_MIX_WORKLOADS
     from specmodel.plan.workloads import parse_workloads
 
     records = [{"label": f"w{i}", "share": 1, "alpha": 0.3 + 0.6 * (i % 10) / 10} for i in range(MAX_MIX_WORKLOADS + 5)]

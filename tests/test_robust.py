@@ -74,7 +74,7 @@ def test_1_a_vllm_json_with_a_million_positions_is_refused_by_row():
     assert "1,000,000 positions is longer than the 64" in messages(table)
 
 
-MAX_K = 64  # specmodel.limits.MAX_K, the bound docs/deploy.md states
+MAX_K = 64  # specmodel.bounds.MAX_K, the bound docs/deploy.md states
 
 
 def test_1_k_and_survival_lists_are_bounded_in_every_form():
@@ -316,8 +316,8 @@ def test_8_one_bad_instance_is_listed_and_the_good_one_still_shows(tmp_path):
 # --- 9. unbounded time -----------------------------------------------------------------------------------------
 
 def test_9_only_the_first_rows_of_a_huge_file_load_with_a_message(monkeypatch):
-    from specmodel import limits
-    monkeypatch.setattr(limits, "MAX_ROWS_PER_FILE", 100)
+    from specmodel import bounds
+    monkeypatch.setattr(bounds, "MAX_ROWS_PER_FILE", 100)
     data = b"workload,concurrency,k,alpha\n" + b"x,1,4,0.7\n" * 150
     table = read_runs([("many.csv", data)])
     assert len(table.rows) == 100

@@ -1,5 +1,5 @@
 """Issue 25 (7, 9): every string a page shows goes through the one text-safety function
-(`specmodel.limits.safe_text`, which pages/parts/text.py's `plain`, `name` and `no_links` are).
+(`specmodel.text.safe_text`, which pages/parts/text.py's `plain`, `name` and `no_links` are).
 
 The walk: every `st.<call>` in app.py and pages/ that renders text (Markdown or not) is read from
 the source, and its text argument must be safe by construction: a literal; an f-string or `+` whose
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from specmodel.limits import safe_text
+from specmodel.text import safe_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_CALLS = {"markdown", "write", "error", "warning", "info", "success", "caption", "title", "header",
@@ -115,7 +115,7 @@ def test_9_a_5_mb_name_is_cut_to_200_characters():
     assert len(shown) == 200 and shown.endswith("…")
 
 
-# --- the command line: every character printed goes through limits.terminal_text ------------------------
+# --- the command line: every character printed goes through text.terminal_text ------------------------
 
 CLI_FILES = sorted((ROOT / "specmodel" / "cli").glob("*.py"))
 _STREAMS = {"sys.stdout", "sys.stderr"}
@@ -170,7 +170,7 @@ def test_a_label_cannot_forge_a_terminal_line_of_the_scrape_command(capsys):
 
 
 def test_the_terminal_safety_function_keeps_layout_and_json():
-    from specmodel.limits import terminal_text
+    from specmodel.text import terminal_text
     table = "job              instance   E\n" + "prod\t         a:8000     2.50\n"
     assert terminal_text(table) == table
     assert terminal_text('{\n  "a": "\\u001b"\n}') == '{\n  "a": "\\u001b"\n}'

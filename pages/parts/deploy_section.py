@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages.parts.text import code, own_words, plain
 from specmodel.export.deploy import deploy_by_engine
-from specmodel.limits import bounded_cache
+from specmodel.bounds import bounded_cache
 
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 

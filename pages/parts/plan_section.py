@@ -11,7 +11,7 @@ import streamlit as st
 from pages.parts.display import show_error
 from pages.parts.text import code, no_links, own_words, plain
 from specmodel import Efficiency, SpecModelError, summarize
-from specmodel.limits import bounded_cache
+from specmodel.bounds import bounded_cache
 from specmodel.plan.measure import calibrated_band, measurement_plan
 
 

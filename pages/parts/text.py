@@ -1,12 +1,12 @@
 """User text (file, workload and model names, labels from a server, values from a link) made inert in
 what Streamlit renders as Markdown: no formatting, link, image, HTML or maths can come from it.
 
-Both are `specmodel.limits.safe_text`, the one text-safety function (control characters removed, cut,
+Both are `specmodel.text.safe_text`, the one text-safety function (control characters removed, cut,
 Markdown inert); these names keep the pages short."""
 
 from __future__ import annotations
 
-from specmodel.limits import MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, safe_text
+from specmodel.text import MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, safe_text
 
 
 def plain(text, limit: int = MAX_MESSAGE_CHARS) -> str:

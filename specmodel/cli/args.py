@@ -12,7 +12,8 @@ import math
 from dataclasses import replace
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_CONTEXT, MAX_TP, check_setting, clean_name
+from specmodel.bounds import MAX_CONTEXT, MAX_TP, check_setting
+from specmodel.text import clean_name
 from specmodel.model import acceptance, presets
 from specmodel.model.calibration_file import load_calibration
 from specmodel.model.engines import engine_names, engine_text, find_engine, named_engine

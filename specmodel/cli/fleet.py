@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
-from specmodel.limits import PROMETHEUS_TIMEOUT_S
+from specmodel.bounds import PROMETHEUS_TIMEOUT_S
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.model.presets import find_model
 from specmodel.model.scenario import Scenario

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_CONCURRENCY
+from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.model.decide import K_MAX
 from specmodel.model.presets import METHODS, find_model
 from specmodel.model.scenario import Scenario

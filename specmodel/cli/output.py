@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from specmodel.limits import terminal_text
+from specmodel.text import terminal_text
 
 # chosen: rows encoded and written at a time, so memory stays bounded whatever the row count (writing by
 # chunks took 200,000 rows from a 3.4 GB to a 1.1 GB peak, commit 455b321; the chunk size itself was not tuned)
@@ -24,7 +24,7 @@ _ROW_SEP = ",\n    "  # between the rows of the table (and the items of a long l
 
 
 class SafeStream:
-    """A text stream whose every write passes through limits.terminal_text: no label, file name or server
+    """A text stream whose every write passes through text.terminal_text: no label, file name or server
     text can move the cursor, clear a line or reverse the text of the terminal it is printed on."""
 
     def __init__(self, inner):

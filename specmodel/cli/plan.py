@@ -69,7 +69,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def _calibrated(scenario, files: list[str]) -> dict:
     from specmodel.errors import SpecModelError
-    from specmodel.limits import read_file
+    from specmodel.files import read_file
     from specmodel.plan.measure import calibrated_band
     from specmodel.runs.load import read_runs
     from specmodel.runs.records import RunDefaults

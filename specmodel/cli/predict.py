@@ -8,7 +8,7 @@ from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
 from specmodel.export.prediction import does_not_fit_dict, prediction_dict
-from specmodel.limits import MAX_CONCURRENCY
+from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.model import presets
 from specmodel.words import summarize
 from specmodel.model.memory import kv_bytes_per_token

@@ -15,7 +15,7 @@ from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, en
                                 method_and_draft, number)
 from specmodel.export.outfile import write_atomically
 from specmodel.errors import SpecModelError
-from specmodel.limits import read_file
+from specmodel.files import read_file
 from specmodel.model import presets
 from specmodel.model.roofline import Efficiency
 

@@ -1,12 +1,12 @@
 """Write an output file whole or not at all: a failure never leaves a half-written `--out`, and only a
-regular file or a new path is ever written (`limits.write_file`)."""
+regular file or a new path is ever written (`files.write_file`)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from specmodel.limits import write_file
+from specmodel.files import write_file
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> Path:

@@ -55,7 +55,7 @@ import numpy as np
 import yaml
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import clean_name
+from specmodel.text import clean_name
 from specmodel.model import presets
 from specmodel.model.decide import off_above
 from specmodel.words import summarize

@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 import httpx
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import Deadline, clean_name
+from specmodel.bounds import Deadline
+from specmodel.text import clean_name
 
 
 @dataclass(frozen=True)
@@ -294,7 +295,7 @@ class DeadlinePassed(SpecModelError):
     """An HTTP exchange ran past its total deadline (however slowly the server trickled)."""
 
 
-_deadline = Deadline("specmodel_http_deadline", time.monotonic)  # the nesting rule lives in limits
+_deadline = Deadline("specmodel_http_deadline", time.monotonic)  # the nesting rule lives in bounds
 
 
 def total_deadline(seconds: float):

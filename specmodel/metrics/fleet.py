@@ -23,7 +23,7 @@ import httpx
 import pandas as pd
 from prometheus_client.samples import Sample
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
 from specmodel.metrics import live, prom, promapi
 from specmodel.metrics import schemas as engines
@@ -284,13 +284,13 @@ def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None
 
 def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems) -> None:
     """Judge every instance into `instances` (or `problems`), in order, until the work deadline passes:
-    the instances left are then one problem saying how many and why (limits.MAX_WORK_S)."""
+    the instances left are then one problem saying how many and why (bounds.MAX_WORK_S)."""
     targets = sorted(by_target.items())
     for done, ((job, inst), rows) in enumerate(targets):
-        if limits.out_of_time():
+        if bounds.out_of_time():
             left = len(targets) - done
             problems.append({"job": "any", "instance": f"{left:,} more instance(s)",
-                             "reason": f"not judged: judging stopped after the {limits.MAX_WORK_S:g} s limit on "
+                             "reason": f"not judged: judging stopped after the {bounds.MAX_WORK_S:g} s limit on "
                                        "processing one answer; narrow the series with a selector (--match, or the "
                                        "page's filter) to fewer instances"})
             return
@@ -329,7 +329,7 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     unnamed = any(not any(l.get("model_name") for l, _ in rows if l[SERIES_LABEL] != "up")
                   for rows in by_target.values())
     target_models = _target_models(client, server) if unnamed else {}  # only asked when a series names none
-    with limits.work_deadline():
+    with bounds.work_deadline():
         _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems)
     jobs = {i.job for i in instances} | {p["job"] for p in problems}
     down = _down_targets(client, server, by_target, None if sel else jobs)
@@ -362,11 +362,11 @@ def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m"
         for t, v in zip(s.times_s.tolist(), s.values.tolist()):
             by_time[(s.labels.get("job", ""), s.labels.get("instance", ""), t)].append((s.labels, v))
     records = []
-    with limits.work_deadline():
+    with bounds.work_deadline():
         for (job, inst, t), rows in sorted(by_time.items()):
-            if limits.out_of_time():
+            if bounds.out_of_time():
                 raise SpecModelError(f"the history of {len(by_time):,} instance-points took more than the "
-                                     f"{limits.MAX_WORK_S:g} s limit on processing one answer: choose a shorter span "
+                                     f"{bounds.MAX_WORK_S:g} s limit on processing one answer: choose a shorter span "
                                      "or narrow the series with a selector")
             records.extend(_history_points(job, inst, t, rows, window_s))
     columns = ["time", "job", "instance", "model_name", "server", "tokens_per_step", "running", "generation_tok_s"]

@@ -58,9 +58,10 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_K, clean_name
+from specmodel.bounds import MAX_K
+from specmodel.text import clean_name
 from specmodel.metrics import schemas as engines
 from specmodel.model import acceptance
 from specmodel.notes import Note, info, warning
@@ -203,17 +204,17 @@ def _families(text: str):
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
     text = _BUCKET_LINE.sub("", text) if "_bucket{" in text else text
     samples = sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-    if samples > limits.MAX_METRICS_SAMPLES:  # counted before the parser runs: its time grows with them
+    if samples > bounds.MAX_METRICS_SAMPLES:  # counted before the parser runs: its time grows with them
         raise SpecModelError(f"the metrics text has {samples:,} samples (histogram buckets not counted), more than "
-                             f"the {limits.MAX_METRICS_SAMPLES:,} one server's /metrics page is read with: check "
+                             f"the {bounds.MAX_METRICS_SAMPLES:,} one server's /metrics page is read with: check "
                              "that the URL is one server's /metrics endpoint, not a federation or aggregation "
                              "endpoint (use the Fleet page with a Prometheus server for many servers)")
     families, stopped = [], False
     try:
-        with limits.work_deadline():
+        with bounds.work_deadline():
             for family in text_string_to_metric_families(text):
                 families.append(family)
-                if limits.out_of_time():
+                if bounds.out_of_time():
                     stopped = True
                     break
     except (ValueError, TypeError, IndexError, KeyError, RecursionError):
@@ -222,7 +223,7 @@ def _families(text: str):
         raise SpecModelError(f"the response is not Prometheus metrics text ({_bad_line(text)}): check that "
                              "the URL is the server's /metrics endpoint") from None
     if stopped:  # the work deadline passed while the text was read
-        raise SpecModelError(f"reading the metrics text took more than the {limits.MAX_WORK_S:g} s limit on processing "
+        raise SpecModelError(f"reading the metrics text took more than the {bounds.MAX_WORK_S:g} s limit on processing "
                              f"one answer ({len(families):,} metric families read): check that the URL is one "
                              "server's /metrics endpoint")
     return families

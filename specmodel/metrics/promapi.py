@@ -19,7 +19,9 @@ import httpx
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import PROMETHEUS_TIMEOUT_S, clean_name, load_json
+from specmodel.bounds import PROMETHEUS_TIMEOUT_S
+from specmodel.files import load_json
+from specmodel.text import clean_name
 from specmodel.metrics.fetch import GetLimits, Wording, capped_get, check_token
 from specmodel.metrics.scrape import ScrapePolicy, check_url, display_url
 

@@ -34,7 +34,7 @@ import httpcore._backends.sync
 import httpx
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import clean_name
+from specmodel.text import clean_name
 from specmodel.metrics.fetch import (DeadlinePassed, FetchFailed, GetLimits, Wording,
                                      bounded_timeout, capped_get, check_token, deadline_passed, total_deadline)
 from specmodel.metrics.prom import LiveStats, Snapshot, parse_snapshot, stats_from_window, window_between

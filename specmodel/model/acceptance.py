@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_K, bounded_cache, check_k
+from specmodel.bounds import MAX_K, bounded_cache, check_k
 from specmodel.model.distinct import per_distinct
 
 
@@ -244,7 +244,7 @@ class Acceptance:
 
 
 def _check_k(k) -> int:
-    """k as an int: a whole number in [1, limits.MAX_K] (work grows with k, so it is bounded)."""
+    """k as an int: a whole number in [1, bounds.MAX_K] (work grows with k, so it is bounded)."""
     return check_k(k)
 
 

@@ -19,7 +19,7 @@ from specmodel.model.roofline import Efficiency
 def _parameters_validator():
     """The parameters object's schema: each known parameter a finite number within its hard bounds
     (> 0 for one outside PARAMETERS), any other name refused on its own (path: the name)."""
-    from specmodel.limits import json_validator
+    from specmodel.files import json_validator
 
     properties = {}
     for name in Efficiency().as_dict():
@@ -127,7 +127,7 @@ _FIELDS = (None, "format", "version", "parameters")  # what a file is refused fo
 
 @cache
 def _document_validator():
-    from specmodel.limits import json_validator
+    from specmodel.files import json_validator
 
     return json_validator(_DOCUMENT)
 
@@ -156,7 +156,7 @@ def save_calibration(cal, path: str) -> None:
     """Write a calibrate.Calibration (its to_file()) atomically: nothing half-written on failure."""
     import json
 
-    from specmodel.limits import write_file
+    from specmodel.files import write_file
 
     write_file(path, json.dumps(cal.to_file(), indent=2, allow_nan=False) + "\n", "the calibration")
 
@@ -164,7 +164,7 @@ def save_calibration(cal, path: str) -> None:
 def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
     """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
     `where` and the field when it is not one, is from another version or has impossible values."""
-    from specmodel.limits import load_json
+    from specmodel.files import load_json
 
     try:
         doc = load_json(text)  # depth and integer length bounded; SpecModelError past them
@@ -189,7 +189,8 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
 def load_calibration(path: str) -> tuple[Efficiency, dict]:
     import os
 
-    from specmodel.limits import clean_name, read_file
+    from specmodel.files import read_file
+    from specmodel.text import clean_name
 
     shown = clean_name(path)[0]
     if not os.path.lexists(path):

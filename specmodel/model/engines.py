@@ -25,7 +25,7 @@ from typing import ClassVar
 from packaging.version import Version
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import reads_name
+from specmodel.bounds import reads_name
 
 _DATA = Path(__file__).with_name("data") / "engines.json"
 DEFAULT_ENGINE = "vllm"

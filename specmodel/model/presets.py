@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import bounded_cache, reads_name
+from specmodel.bounds import bounded_cache, reads_name
 from specmodel.model.engines import engine_names, parse_engine  # noqa: F401 (parse_engine: re-exported for readers)
 
 _DATA = Path(__file__).with_name("data") / "presets.json"
@@ -41,7 +41,7 @@ class GPU:
     vendor: str = ""
 
     # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
-    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
 
     def __str__(self) -> str:
@@ -101,7 +101,7 @@ class Model:
     index_head_dim: int = 0
 
     # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
-    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
 
     def __str__(self) -> str:
@@ -213,7 +213,7 @@ class Method:
     source: str
 
     # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
-    # counts as text in a cache key (limits.bounded_cache): the rest is the preset's own data, shared.
+    # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
 
     def __str__(self) -> str:

@@ -18,8 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import (MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K, MAX_TP, bounded_cache,
-                              check_setting)
+from specmodel.bounds import MAX_BRANCHING, MAX_CONCURRENCY, MAX_CONTEXT, MAX_K, MAX_TP, bounded_cache, check_setting
 from specmodel.model import acceptance, memory
 from specmodel.model.distinct import per_distinct
 from specmodel.model.engines import DEFAULT_ENGINE, Engine, find_engine

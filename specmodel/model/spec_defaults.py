@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from specmodel.limits import bounded_cache
+from specmodel.bounds import bounded_cache
 from specmodel.model import acceptance
 
 _DATA = Path(__file__).with_name("data") / "spec_defaults.json"

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import clean_name
+from specmodel.text import clean_name
 from specmodel.model.presets import find_method
 from specmodel.notes import info
 
@@ -141,7 +141,7 @@ def parse_workloads(records: list[dict], source: str = "workloads",
     workload and the column, goes to `problems`; the other rows still load. Shares that do not sum
     to one are normalised and `notes` says so; a file without a share column gets equal shares.
     """
-    from specmodel.limits import MAX_MIX_WORKLOADS
+    from specmodel.bounds import MAX_MIX_WORKLOADS
 
     workloads: list[Workload] = []
     problems: list[str] = []
@@ -191,7 +191,7 @@ def parse_workloads(records: list[dict], source: str = "workloads",
 def _workload(label: str, r: dict, has_share: bool, validators: dict) -> Workload:
     """One row as a Workload, checked by the row schema (_row_schema) and the survival grammar; SpecModelError
     with the first problem in the columns' order (share, alpha, survival, α per method, acceptance, temperature)."""
-    from specmodel.limits import json_validator
+    from specmodel.files import json_validator
 
     methods = {column: m for column in r if (m := _method_of_column(column))}
     if (tuple(methods), has_share) not in validators:
@@ -234,7 +234,7 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     import json
     from pathlib import Path
 
-    from specmodel.limits import read_file
+    from specmodel.files import read_file
     from specmodel.runs import decode_bytes
 
     p = Path(path)
@@ -244,7 +244,7 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     if not text.strip():
         raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
     if p.suffix.lower() == ".json" or text.lstrip()[:1] in "[{":
-        from specmodel.limits import json_validator, load_json
+        from specmodel.files import json_validator, load_json
 
         try:
             data = load_json(text)
@@ -269,10 +269,11 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
 def _csv_records(text: str, path: str) -> tuple[list[dict], list[int], list[str]]:
     """Rows of a workload CSV as dicts, the file line each starts on, and the rows not loaded, each
     named by file, line and what to do. The records come from runs.csv_rows (the one CSV rule): a row
-    with an unclosed quote or a cell over limits.MAX_CELL_CHARS is refused alone and the rows after it
+    with an unclosed quote or a cell over bounds.MAX_CELL_CHARS is refused alone and the rows after it
     still load; a row with fewer or more cells than the header is refused (its values would sit
     under the wrong columns). Two headers with the same name refuse the file."""
-    from specmodel.limits import MAX_ROWS_PER_FILE, clean_name
+    from specmodel.bounds import MAX_ROWS_PER_FILE
+    from specmodel.text import clean_name
     from specmodel.runs.csv_rows import csv_records
 
     problems: list[str] = []

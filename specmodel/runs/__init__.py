@@ -33,7 +33,7 @@ One module per job:
     review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it
 """
 
-from specmodel.limits import MAX_FILE_BYTES, MAX_K
+from specmodel.bounds import MAX_FILE_BYTES, MAX_K
 from specmodel.runs.csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
 from specmodel.runs.guidellm import SPEC_TOKENS_PER_CHUNK
 from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, read_run_file, read_runs, sample_files

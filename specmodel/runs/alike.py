@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_CONCURRENCY
+from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.runs.records import COLUMNS, RunDefaults, RunRecord
 from specmodel.runs.validate import SINGLE_NUMBER_FORMS, convert_single, validate_row
 

@@ -8,7 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from specmodel.limits import clean_name
+from specmodel.text import clean_name
 from specmodel.model import presets
 
 

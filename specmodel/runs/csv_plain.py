@@ -13,8 +13,9 @@ import operator
 import re
 from dataclasses import dataclass
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
+from specmodel.text import clean_name
 from specmodel.runs.cells import MIXED, number_styles, plain_text
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
@@ -187,7 +188,7 @@ _CLOSE_SEARCHED = 50  # chosen: unknown headers after this many are not matched 
 
 def _some(names: list[str], shown: int = 3) -> str:
     """"a, b, c, …" naming the first `shown` names (each cut), "…" when there are more."""
-    head = ", ".join(limits.clean_name(n, 40)[0] for n in names[:shown])
+    head = ", ".join(clean_name(n, 40)[0] for n in names[:shown])
     return head + (", …" if len(names) > shown else "")
 
 
@@ -208,10 +209,10 @@ class _Layout:
 
 
 def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
-    headers, positions, problems, kept = _columns(name, header[:limits.MAX_COLUMNS])
-    if len(header) > limits.MAX_COLUMNS:  # every known column fits many times over; the rest is not read
+    headers, positions, problems, kept = _columns(name, header[:bounds.MAX_COLUMNS])
+    if len(header) > bounds.MAX_COLUMNS:  # every known column fits many times over; the rest is not read
         problems.append(Problem(name, None, None, f"the header has {len(header):,} columns: only the first "
-                                f"{limits.MAX_COLUMNS:,} are read (from '{limits.clean_name(header[limits.MAX_COLUMNS], 40)[0]}' "
+                                f"{bounds.MAX_COLUMNS:,} are read (from '{clean_name(header[bounds.MAX_COLUMNS], 40)[0]}' "
                                 "on, nothing is)", "warning"))
     if not headers and not positions:
         if len(header) == 1:
@@ -298,7 +299,7 @@ CHECK_EVERY = 0x4000  # chosen: records between two looks at the clock while row
 
 
 def stopped_reading(name: str, line: int) -> Problem:
-    return Problem(name, line, None, f"not read from this row on: reading stopped after the {limits.MAX_LOAD_S:g} s "
+    return Problem(name, line, None, f"not read from this row on: reading stopped after the {bounds.MAX_LOAD_S:g} s "
                    "limit on processing one load; split the file", "warning")
 
 
@@ -312,9 +313,9 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     padded_rows: list[int] = []
     same: dict = {}  # a cell's text -> the one copy the rows share
     commas = False  # whether a cell has a comma (a number may be written with one)
-    width, most, pick, get = layout.width, limits.MAX_ROWS_PER_FILE, layout.pick, same.get
+    width, most, pick, get = layout.width, bounds.MAX_ROWS_PER_FILE, layout.pick, same.get
     for seen, (line, cells, trouble) in enumerate(lines):
-        if not seen % CHECK_EVERY and seen and limits.out_of_time():  # checked every 16,384 records
+        if not seen % CHECK_EVERY and seen and bounds.out_of_time():  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
             break
         if trouble is not None:
@@ -348,7 +349,7 @@ def _ragged(name: str, line: int, cells: list[str], width: int) -> Problem | Non
         if not extra:
             return None
         return Problem(name, line, None, f"has {len(cells)} cells where the header has {width} (extra: "
-                       f"'{limits.clean_name(extra[0].strip(), 40)[0]}'); row not loaded: add the missing header or "
+                       f"'{bounds.clean_name(extra[0].strip(), 40)[0]}'); row not loaded: add the missing header or "
                        "remove the stray delimiter", reason="invalid")
     return Problem(name, line, None, f"has {len(cells)} cells where the header has {width}, so its values would "
                    "sit under the wrong headers: row not loaded; give every column a cell (an empty one between two "
@@ -379,7 +380,7 @@ def _closing_problems(name: str, width: int, padded_rows: list[int], rows_seen: 
         problems.append(Problem(name, padded_rows[0], None, f"{len(padded_rows)} row(s) end with empty cells past "
                                 f"the header's {width} columns (a trailing delimiter; rows {shown}): the empty "
                                 "cells were ignored", "warning"))
-    if rows_seen > limits.MAX_ROWS_PER_FILE:
+    if rows_seen > bounds.MAX_ROWS_PER_FILE:
         problems.append(too_many_rows(name, rows_seen))
     if not records and not rows_seen:
         problems.append(Problem(name, None, None, "has a header but no rows; expected one row per run"))

@@ -1,6 +1,6 @@
 """CSV records as the `csv` module reads them, each with the line it starts on, and the rows it cannot
 take named by row instead of failing the file: an unclosed quote (the rows it took into one cell are
-read again on their own) and a cell over limits.MAX_CELL_CHARS. The plain-CSV and guidellm readers
+read again on their own) and a cell over bounds.MAX_CELL_CHARS. The plain-CSV and guidellm readers
 read their files through `csv_records`."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import csv
 import io
 import re
 
-from specmodel import limits
+from specmodel import bounds
 
 
 def _first_line_end(text: str, pos: int) -> int:
@@ -46,7 +46,7 @@ def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):
     line numbers are the lines a record starts on (a quoted cell over several lines counts). `trouble`
     is None, or why the row on that line is not read (its cells are then []): a quote opened and not
     closed (the rows it took in are read again on their own, so only its row is lost), or a cell over
-    limits.MAX_CELL_CHARS (the csv module's field limit). After MAX_BROKEN_ROWS such rows, or once the
+    bounds.MAX_CELL_CHARS (the csv module's field limit). After MAX_BROKEN_ROWS such rows, or once the
     file was read twice over, one last trouble says the rest of the file is not read."""
     buf = io.StringIO(text, newline="")  # newline="": a line break inside a quoted cell stays
     size = len(text)
@@ -65,13 +65,13 @@ def csv_records(text: str, delimiter: str = ",", skipinitialspace: bool = True):
             except csv.Error:  # a cell over the field limit (the only error of a non-strict reader)
                 last = base + reader.line_num
                 if last > start:
-                    trouble = (f"a quote opens on this row and is not closed within {limits.MAX_CELL_CHARS:,} "
+                    trouble = (f"a quote opens on this row and is not closed within {bounds.MAX_CELL_CHARS:,} "
                                f"characters (it runs past row {last}): row not loaded, the rows after it are "
                                "read on their own; close the quote or remove it")
                     read_again += _seek_to_line(buf, text, record_at, record_line, start + 1)
                     base = start
                 else:
-                    trouble = (f"has a cell longer than {limits.MAX_CELL_CHARS:,} characters (the cell limit): "
+                    trouble = (f"has a cell longer than {bounds.MAX_CELL_CHARS:,} characters (the cell limit): "
                                "row not loaded; shorten the cell")
                     base = last
                 break

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
-from specmodel.limits import load_json
+from specmodel.files import load_json
 from specmodel.runs.cells import model_key, number, shown
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
@@ -108,9 +108,9 @@ def _json_level(name: str, doc: dict, i: int, b: dict) -> Level:
 def read_guidellm_json(name: str, doc: dict) -> tuple[list[RunRecord], list[Problem]]:
     """Records and problems of a guidellm benchmarks.json (a dict with a 'benchmarks' list)."""
     records, problems = [], []
-    if len(doc["benchmarks"]) > limits.MAX_ROWS_PER_FILE:
+    if len(doc["benchmarks"]) > bounds.MAX_ROWS_PER_FILE:
         problems.append(too_many_rows(name, len(doc["benchmarks"])))
-    for i, b in enumerate(doc["benchmarks"][:limits.MAX_ROWS_PER_FILE], start=1):
+    for i, b in enumerate(doc["benchmarks"][:bounds.MAX_ROWS_PER_FILE], start=1):
         if not isinstance(b, dict):
             problems.append(Problem(name, i, None, "benchmark entry is not an object; skipped"))
             continue
@@ -184,9 +184,9 @@ def read_guidellm_csv(name: str, text: str) -> tuple[list[RunRecord], list[Probl
         raise SpecModelError(f"guidellm CSV without the column(s) {', '.join(missing)}; expected the CSV "
                              "`guidellm benchmark` writes")
     records, problems = [], [replace(p, file=name) for p in troubles]
-    if len(rows) > limits.MAX_ROWS_PER_FILE:
+    if len(rows) > bounds.MAX_ROWS_PER_FILE:
         problems.append(too_many_rows(name, len(rows)))
-        rows = rows[:limits.MAX_ROWS_PER_FILE]
+        rows = rows[:bounds.MAX_ROWS_PER_FILE]
     for line, cells in rows:
         if len(cells) > len(columns):
             problems.append(Problem(name, line, None, "some rows have more cells than the three header rows name; the "

@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance
 from specmodel.paths import SAMPLE_DIR
@@ -43,7 +43,7 @@ def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] 
     At most MAX_ROWS_PER_FILE runs of one file and MAX_ROWS_TOTAL of all files are read (the first
     ones); a warning says how many were left out.
     """
-    with paused_gc(), limits.work_deadline(limits.MAX_LOAD_S):
+    with paused_gc(), bounds.work_deadline(bounds.MAX_LOAD_S):
         return _read_runs(files, defaults or RunDefaults(), pairs, progress)
 
 
@@ -78,7 +78,7 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
         if i % PROGRESS_EVERY == 0:
             if progress is not None:
                 progress(i, total)
-            if i and limits.out_of_time():
+            if i and bounds.out_of_time():
                 problems.extend(_not_checked(records[i:]))
                 break
         cells, probs, used, same = alike.validate(rec, defaults)
@@ -110,26 +110,26 @@ def _not_checked(left: list[RunRecord]) -> list[Problem]:
         counts[rec.file] = counts.get(rec.file, 0) + 1
         first.setdefault(rec.file, rec.row)
     return [Problem(name, first[name], None, f"{n:,} runs from this row on were not loaded: reading stopped after "
-                    f"the {limits.MAX_LOAD_S:g} s limit on processing one load; split the file or load fewer files "
+                    f"the {bounds.MAX_LOAD_S:g} s limit on processing one load; split the file or load fewer files "
                     "at once", "warning") for name, n in counts.items()]
 
 
 def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
-    """Every file's records, the first limits.MAX_ROWS_TOTAL of them, and the files' problems."""
+    """Every file's records, the first bounds.MAX_ROWS_TOTAL of them, and the files' problems."""
     records: list[RunRecord] = []
     problems: list[Problem] = []
     for item in files:
         name, data = name_and_bytes(item)
-        if limits.out_of_time():
-            problems.append(Problem(name, None, None, f"not read: reading stopped after the {limits.MAX_LOAD_S:g} s "
+        if bounds.out_of_time():
+            problems.append(Problem(name, None, None, f"not read: reading stopped after the {bounds.MAX_LOAD_S:g} s "
                                     "limit on processing one load; load fewer files at once"))
             continue
         recs, probs = read_one(name, data, defaults)
         count, loaded = len(recs), len(records)
-        if loaded + count > limits.MAX_ROWS_TOTAL:
-            kept = max(0, limits.MAX_ROWS_TOTAL - loaded)
+        if loaded + count > bounds.MAX_ROWS_TOTAL:
+            kept = max(0, bounds.MAX_ROWS_TOTAL - loaded)
             probs = [*probs, Problem(name, None, None, f"{count - kept:,} of its {count:,} runs were not "
-                                     f"loaded: {limits.MAX_ROWS_TOTAL:,} runs in all files is the limit; load fewer "
+                                     f"loaded: {bounds.MAX_ROWS_TOTAL:,} runs in all files is the limit; load fewer "
                                      "files at once", "warning")]
             recs = recs[:kept]
         records.extend(recs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from specmodel.limits import MAX_NAME_TEXT, bounded_cache
+from specmodel.bounds import MAX_NAME_TEXT, bounded_cache
 
 
 # What a speedup column can measure, read from the row's notes and reference columns: the model

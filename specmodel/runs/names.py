@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from specmodel.limits import MAX_NAME_TEXT, bounded_cache, clean_name
+from specmodel.bounds import MAX_NAME_TEXT, bounded_cache
+from specmodel.text import clean_name
 from specmodel.model import engines, presets
 from specmodel.model.memory import DTYPES
 from specmodel.runs.records import RunDefaults, RunRecord

@@ -12,7 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from specmodel import limits
+from specmodel import bounds
 
 # Canonical columns of the run table, in display order (docs/formats.md explains each).
 COLUMNS = [
@@ -139,8 +139,8 @@ class RunTable:
 
 
 def too_many_rows(name: str, count: int) -> Problem:
-    """The warning for a file with more runs than limits.MAX_ROWS_PER_FILE (the first ones load)."""
-    return Problem(name, None, None, f"has {count:,} runs; only the first {limits.MAX_ROWS_PER_FILE:,} were loaded "
+    """The warning for a file with more runs than bounds.MAX_ROWS_PER_FILE (the first ones load)."""
+    return Problem(name, None, None, f"has {count:,} runs; only the first {bounds.MAX_ROWS_PER_FILE:,} were loaded "
                                      "(the limit per file): split the file to read the rest", "warning")
 
 

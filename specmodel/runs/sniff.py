@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.errors import SpecModelError
-from specmodel.limits import load_json, read_file
+from specmodel.files import load_json, read_file
 from specmodel.runs import logs, spec_json
 from specmodel.runs.csv_plain import read_plain_csv
 from specmodel.runs.guidellm import read_guidellm_csv, read_guidellm_json
@@ -33,8 +33,8 @@ def read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRec
     def fail(message: str):
         return [], [Problem(name, None, None, message)]
 
-    if len(data) > limits.MAX_FILE_BYTES:
-        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {limits.MAX_FILE_BYTES / 1e6:.0f} MB limit; "
+    if len(data) > bounds.MAX_FILE_BYTES:
+        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {bounds.MAX_FILE_BYTES / 1e6:.0f} MB limit; "
                     "split it or keep only the summary rows")
     if not data.strip():
         return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_K, check_k, load_json
+from specmodel.bounds import MAX_K, check_k
+from specmodel.files import load_json
 from specmodel.runs.cells import model_key
 from specmodel.runs.records import Problem, RunRecord
 

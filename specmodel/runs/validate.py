@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.limits import MAX_CONCURRENCY, MAX_K, bounded_cache
+from specmodel.bounds import MAX_CONCURRENCY, MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from specmodel import limits
+from specmodel import bounds
 from specmodel.model.rate import littles_law_concurrency
 from specmodel.runs.cells import model_key, number, shown
 from specmodel.runs.records import Problem, RunRecord, too_many_rows
@@ -32,18 +32,18 @@ def _method_from_label(label) -> str | None:
 
 
 def read_vllm_bench_list(name: str, docs: list[dict]) -> tuple[list[RunRecord], list[Problem]]:
-    """A JSON list of results: one record per result, the first limits.MAX_ROWS_PER_FILE of them."""
+    """A JSON list of results: one record per result, the first bounds.MAX_ROWS_PER_FILE of them."""
     recs, probs = [], []
-    if len(docs) > limits.MAX_ROWS_PER_FILE:
+    if len(docs) > bounds.MAX_ROWS_PER_FILE:
         probs.append(too_many_rows(name, len(docs)))
-    for i, d in enumerate(docs[:limits.MAX_ROWS_PER_FILE], start=1):
+    for i, d in enumerate(docs[:bounds.MAX_ROWS_PER_FILE], start=1):
         r, p = read_vllm_bench(name, d, index=i)
         recs.extend(r)
         probs.extend(p)
     return recs, probs
 
 
-@limits.bounded_cache(256)
+@bounds.bounded_cache(256)
 def _stem(name: str) -> str:
     """The file's name without its suffix (a workload's name when the run names none): once per file, not
     per run."""

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import plotly.graph_objects as go
 
-from specmodel.limits import bounded_cache
+from specmodel.bounds import bounded_cache
 from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use, schedule_grid,
                                     smallest_best)
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid

@@ -1,0 +1,93 @@
+"""Text from users and servers made inert where it is shown: `clean_name` (a name: control and format
+characters removed, whitespace collapsed, cut), `safe_text` (the one text-safety function, also for
+Markdown) and `terminal_text` (what reaches a terminal). The bounds on text shown back live here:
+
+    MAX_LABEL_CHARS        a name (workload, model) shown back to the user
+    MAX_MESSAGE_CHARS      a message shown on a page or a terminal line
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_LABEL_CHARS = 200  # chosen: a name or label shown back is cut here (real ones are under 100)
+MAX_MESSAGE_CHARS = 2_000  # chosen: a message shown on a page or a terminal line: a few sentences
+
+# Markdown that user text must not trigger where Streamlit renders Markdown: emphasis, code, links, HTML,
+# headings, tables and maths; and the bare URLs (`http://`, `www.`) and e-mail addresses Streamlit turns
+# into links (an escape inside them breaks the pattern; the text reads the same).
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@!"})
+_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@<"})  # a message keeps its own **bold**
+_CODE_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\@<"})  # ... and, for the app's own words, `code`
+_AUTOLINK = re.compile(r"(?i)(://|www\.)")
+_LINE_START = re.compile(r"(?m)^([ \t]*)(\d{1,9}(?=[.)]\s)|)([#>=|]|[.)+*-](?=\s))")
+
+
+def _no_autolinks(escaped: str) -> str:
+    return _AUTOLINK.sub(lambda m: "\\:\\/\\/" if m.group(1) == "://" else m.group(1)[:3] + "\\.", escaped)
+
+
+def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) -> str:
+    """THE text-safety function: every string from a user or a server that reaches a page or a
+    terminal goes through it. Control and format characters removed (a forged terminal line, bidi
+    overrides), whitespace collapsed, cut to `limit` characters (200 for a name), and where the text
+    is rendered as Markdown made inert:
+
+        markdown=None       a terminal line or st.code/st.text: nothing to escape
+        markdown="plain"    a user value inside Markdown: no formatting, link, image, HTML, heading or maths
+        markdown="message"  a whole message for st.error/st.warning/st.info/st.caption quoting user
+                            text: no link, image, HTML or code; its own **bold** and punctuation stay
+        markdown="code_message"  the same for the app's own words that mark `code` (a launch flag, a
+                            config key): its code spans stay code; no link, image or HTML
+    """
+    if markdown in ("message", "code_message"):  # line breaks stay; each line is cleaned and its start made inert
+        lines = [clean_name(line, limit)[0] for line in str(value)[:limit * 4 + 64].split("\n")]
+        text = "\n".join(lines)
+        if len(text) > limit:
+            text = text[:limit - 1] + "…"
+        special = _MESSAGE_SPECIAL if markdown == "message" else _CODE_MESSAGE_SPECIAL
+        text = _no_autolinks(text.translate(special).replace("](", "]\\(").replace("![", "!\\["))
+        # a heading, quote, list or rule at a line's start is escaped: "\\# ", "1\\. "
+        return _LINE_START.sub(lambda m: m.group(1) + m.group(2) + "\\" + m.group(3), text)
+    text = clean_name(value, limit)[0]
+    if markdown == "plain":
+        return _no_autolinks(text.translate(_MARKDOWN_SPECIAL))
+    return text
+
+
+PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
+
+
+def terminal_text(text: str) -> str:
+    """What reaches a terminal: `text` with control and format characters removed (escape sequences,
+    carriage returns, backspaces, text-direction overrides: a line forged inside a label), line breaks
+    and tabs kept and the layout untouched (no cut, no collapsing: tables stay aligned, JSON stays JSON).
+    The command line's stdout and stderr pass everything through it (cli.output.SafeStream); names are
+    also cut and cleaned where they are read (clean_name)."""
+    if text.isascii():  # 300 MB of `runs --json` in a fraction of a second: bytes with no control character
+        data = text.encode("ascii")
+        if not data.translate(None, PRINTABLE_ASCII):
+            return text
+    elif text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(c if c in "\n\t" or c.isprintable() else " " if unicodedata.category(c) in ("Zs", "Zl", "Zp")
+                   else "" for c in text)
+
+
+def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:
+    """A name as it may be shown: control and format characters removed (NUL, escapes, bidi
+    overrides), whitespace collapsed, at most `limit` characters. Returns (name, changed)."""
+    text = str(value)
+    cut = len(text) > limit * 4 + 64
+    if cut:  # never more than needed is looked at: the rest is cut anyway
+        text = text[:limit * 4 + 64]
+    if text.isprintable():  # no control, format or other C-category character: nothing to look at one by one
+        kept = " ".join(text.split())
+        return (kept[:limit - 1] + "…" if len(kept) > limit or cut else kept), cut
+    kept = "".join(" " if c in "\t\r\n" else c for c in text
+                   if c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+    kept = " ".join(kept.split())
+    if len(kept) > limit or cut:
+        kept = kept[:limit - 1] + "…"
+    return kept, cut or any(unicodedata.category(c)[0] == "C" for c in text)
