@@ -131,7 +131,6 @@ def _needs_k(k, column, make):
     return make(k)
 
 
-
 def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
     """A temperature as people write it: "0 (greedy)" and "greedy (argmax)" are 0; "nucleus
     sampling" says sampling without a number (left empty, with a remark)."""
