@@ -8,20 +8,71 @@ class SpecModelError(ValueError):
 class DoesNotFit(SpecModelError):
     """One sequence does not fit in the GPU's memory at this context: an answer, not a failure.
 
-    The message reads "does not fit: needs X GB for one sequence at this context, the GPU has Y ...";
-    the attributes give the numbers and the closest setting that fits (specmodel.model.memory builds it)."""
+    Built from specmodel.model.memory's Misfit (numbers and labels), whose words are this error's own
+    message: "does not fit: needs X GB for one sequence at this context, the GPU has Y ...". The attributes
+    give the numbers and the closest setting that fits."""
 
-    def __init__(self, message: str, *, needed_GB: float, available_GB: float, gpu_GB: float, closest: str,
-                 closest_context_len: int | None = None, part: str = "target"):
-        super().__init__(message)
-        self.needed_GB = needed_GB  # weights + KV cache of one sequence + reserve
-        self.available_GB = available_GB  # what the serving engine may use (memory × utilisation)
-        self.gpu_GB = gpu_GB  # the GPUs' memory (tensor-parallel GPUs together)
-        self.closest = closest  # the closest setting that fits, in words
-        self.closest_context_len = closest_context_len  # the longest context that fits here (None: none does)
-        self.part = part  # "target": nothing runs; "speculation": plain decoding fits, speculation does not
+    def __init__(self, misfit):
+        super().__init__(_misfit_message(misfit))
+        self.misfit = misfit
+        self.needed_GB = misfit.needed / 1e9  # weights + KV cache of one sequence + reserve
+        self.available_GB = misfit.usable / 1e9  # what the serving engine may use (memory × utilisation)
+        self.gpu_GB = misfit.memory / 1e9  # the GPUs' memory (tensor-parallel GPUs together)
+        self.closest = _closest(misfit)  # the closest setting that fits, in words
+        self.closest_context_len = misfit.longest  # the longest context that fits here (None: none does)
+        self.part = misfit.part  # "target": nothing runs; "speculation": plain decoding fits, speculation does not
 
     def to_dict(self) -> dict:
         return {"needed_GB": round(self.needed_GB, 2), "available_GB": round(self.available_GB, 2),
                 "gpu_GB": round(self.gpu_GB, 2), "closest": self.closest,
                 "closest_context_len": self.closest_context_len, "part": self.part}
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.3g} GB"
+
+
+def _who(gpu: str, tp: int) -> str:
+    return f"{tp} × {gpu}" if tp > 1 else f"one {gpu}"
+
+
+def _option(o: tuple) -> str:
+    code, *a = o
+    return {"context": lambda: f"context ≤ {a[0]:,} tokens", "tp": lambda: f"{a[0]} × {a[1]} (tensor parallel)",
+            "gpu": lambda: _who(*a), "heads": lambda: f"k = {a[0]} heads", "k": lambda: f"k = {a[0]}",
+            "ngram": lambda: "n-gram drafting (no draft weights)", "draft": lambda: f"the smaller {a[0]} draft"}[code]()
+
+
+def _closest(m) -> str:
+    if m.options:
+        return "the closest setting that fits: " + ", or ".join(_option(o) for o in m.options)
+    if m.part == "target":
+        return "no GPU preset holds it at this context: shorten the context"
+    return "turn speculation off here, or use a GPU with more memory"
+
+
+def _cause(cause: tuple) -> str:
+    code, *a = cause
+    return {"draft_model": lambda: f"the {a[0]} draft ({_gb(a[1])} of weights and its own KV cache)",
+            "head": lambda: f"the {a[0]} draft head ({_gb(a[1])} of weights and its KV cache)",
+            "medusa": lambda: f"{a[0]} Medusa heads ({_gb(a[1])} of weights, one head per draft position)",
+            "states": lambda: (f"the k = {a[0]} extra tokens per sequence and the {a[0]} extra recurrent-state "
+                               f"snapshots ({_gb(a[1])}) that verification keeps for rollback"),
+            "tokens": lambda: f"the k = {a[0]} extra tokens per sequence that verification keeps in the KV cache",
+            }[code]()
+
+
+def _misfit_message(m) -> str:
+    has = (f"{_who(m.gpu, m.tp)} has {_gb(m.memory)} ({_gb(m.usable)} usable at vLLM's {m.utilization:g} memory "
+           "utilisation)")
+    if m.part == "speculation":
+        return (f"does not fit: speculation needs {_gb(m.needed)} for one sequence at context {m.context_len:,} "
+                f"because of {_cause(m.cause)}; {has}")
+    if m.weights_alone:
+        what = (f"{m.model} needs {_gb(m.weights)} for its weights alone ({m.weight_dtype}; {_gb(m.needed)} with "
+                f"one sequence at context {m.context_len:,} and the {m.reserve_GB:g} GB reserve)")
+    else:
+        what = (f"{m.model} needs {_gb(m.needed)} for one sequence at context {m.context_len:,} (weights "
+                f"{_gb(m.weights)} in {m.weight_dtype}, KV cache {_gb(m.needed - m.weights - m.reserve_GB * 1e9)} "
+                f"in {m.kv_dtype}, reserve {m.reserve_GB:g} GB)")
+    return f"does not fit: {what}; {has}; {_closest(m)}"

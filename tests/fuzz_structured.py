@@ -406,6 +406,7 @@ def calibration_texts(draw):
 def target_calibration(item, write) -> None:
     """A calibration is applied within its parameters' physical ranges, or refused naming the file."""
     from specmodel.model import calibration_file as cf
+    from specmodel.words.calibration import calibration_line
     from specmodel.model.parameters import PARAMETERS
     where, text = item
     if where == "text":
@@ -419,7 +420,7 @@ def target_calibration(item, write) -> None:
         if not p.physical_lo <= getattr(eff, name) <= p.physical_hi:
             raise AssertionError(f"a calibration with {name} = {getattr(eff, name)} outside its range was applied")
     cf.parameter_rows(eff, fitted=tuple(PARAMETERS)[:1])
-    cf.calibration_line(eff)
+    calibration_line(eff)
 
 
 def _raw_deflate(data: bytes) -> bytes:

@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from specmodel import Efficiency, SpecModelError
-from specmodel.model.calibration_file import calibration_from_json, calibration_line, parameter_rows
+from specmodel.model.calibration_file import calibration_from_json, parameter_rows
+from specmodel.words.calibration import calibration_line
 from specmodel.model.parameters import PARAMETERS
 from specmodel.show import links
 from tests.conftest import ROOT

@@ -8,6 +8,7 @@ import pytest
 from specmodel import SpecModelError
 from specmodel.model.presets import (find_gpu, find_method, find_model, match_gpu, match_model, parse_engine,
                                      parse_hardware, parse_method, parse_model)
+from specmodel.words.names import hardware_note, method_note, model_note
 from tests.conftest import ROOT
 
 DEV = ROOT / "tests" / "fixtures" / "published_dev.csv"
@@ -67,19 +68,19 @@ HARDWARE = {
 def test_hardware_strings(text, expected):
     m = parse_hardware(text)
     assert ((m.gpu.name if m.gpu else None), m.count, m.tp, m.ep) == expected
-    assert text in m.how  # the reading names what it read
+    assert text in hardware_note(m)  # the reading names what it read
 
 
 def test_hardware_says_what_it_assumed():
-    assert "TP not stated: taken as the GPU count (2)" in parse_hardware("2xH200").how
-    assert "GPU not stated" in parse_hardware("GPU not stated; TP=4").how
-    assert "no variant named: read as A100 80GB (not A100 40GB)" in parse_hardware("8x A100 (TP=8)").how
-    assert "no variant named" not in parse_hardware("8x H100 SXM (TP=8)").how
-    assert "141 GB stated, but the H20 preset has 96 GB: no preset for that variant" in parse_hardware("H20 141GB").how
-    assert "no variant named" not in parse_hardware("H100 96GB").how and parse_hardware("H100 96GB").gpu is None
-    assert "taken as 4" in parse_hardware("4x AMD Instinct MI355X (TP=4, EP)").how
-    assert parse_hardware("").how == "no hardware named"
-    assert parse_hardware("a toaster").gpu is None and "no GPU preset recognised" in parse_hardware("a toaster").how
+    assert "TP not stated: taken as the GPU count (2)" in hardware_note(parse_hardware("2xH200"))
+    assert "GPU not stated" in hardware_note(parse_hardware("GPU not stated; TP=4"))
+    assert "no variant named: read as A100 80GB (not A100 40GB)" in hardware_note(parse_hardware("8x A100 (TP=8)"))
+    assert "no variant named" not in hardware_note(parse_hardware("8x H100 SXM (TP=8)"))
+    assert "141 GB stated, but the H20 preset has 96 GB: no preset for that variant" in hardware_note(parse_hardware("H20 141GB"))
+    assert "no variant named" not in hardware_note(parse_hardware("H100 96GB")) and parse_hardware("H100 96GB").gpu is None
+    assert "taken as 4" in hardware_note(parse_hardware("4x AMD Instinct MI355X (TP=4, EP)"))
+    assert hardware_note(parse_hardware("")) == "no hardware named"
+    assert parse_hardware("a toaster").gpu is None and "no GPU preset recognised" in hardware_note(parse_hardware("a toaster"))
 
 
 # text -> (model preset, how, weight dtype)
@@ -157,7 +158,7 @@ MODELS = {
 def test_model_strings(text, expected):
     m = parse_model(text)
     assert ((m.model.name if m.model else None), m.how, m.weight_dtype) == expected
-    assert m.note.startswith(f"'{text}' -> {expected[0]}")
+    assert model_note(m).startswith(f"'{text}' -> {expected[0]}")
 
 
 @pytest.mark.parametrize("text, why", [
@@ -169,15 +170,15 @@ def test_model_strings(text, expected):
 ])
 def test_models_that_are_not_presets_say_why(text, why):
     m = parse_model(text)
-    assert m.model is None and m.how == "unknown" and why in m.note
+    assert m.model is None and m.how == "unknown" and why in model_note(m)
 
 
 def test_model_notes_say_what_was_dropped_or_assumed():
-    assert "not used: (thinking mode)" in parse_model("Qwen3-8B (thinking mode)").note
-    assert "context-extended variant (32K)" in parse_model("Llama-2-7B(-32K)").note
-    assert "fp4 weights (from the name; the released checkpoint is fp8)" in parse_model("Kimi-K2.5 (MXFP4, MoE)").note
-    assert "'671B' read as the model's size" in parse_model("DeepSeek-R1-FP4 671B MoE").note
-    assert "'hermes 3' is not part of the preset's name" in parse_model("Hermes-3-Llama-3.1-70B").note
+    assert "not used: (thinking mode)" in model_note(parse_model("Qwen3-8B (thinking mode)"))
+    assert "context-extended variant (32K)" in model_note(parse_model("Llama-2-7B(-32K)"))
+    assert "fp4 weights (from the name; the released checkpoint is fp8)" in model_note(parse_model("Kimi-K2.5 (MXFP4, MoE)"))
+    assert "'671B' read as the model's size" in model_note(parse_model("DeepSeek-R1-FP4 671B MoE"))
+    assert "'hermes 3' is not part of the preset's name" in model_note(parse_model("Hermes-3-Llama-3.1-70B"))
 
 
 # text -> (method, draft model, k, depth, branching)
@@ -236,19 +237,19 @@ METHODS = {
 def test_method_strings(text, expected):
     m = parse_method(text)
     assert (m.method, m.draft_model, m.k, m.draft_depth, m.branching) == expected
-    assert m.note.startswith(f"'{text}' -> {expected[0]}")
+    assert method_note(m).startswith(f"'{text}' -> {expected[0]}")
 
 
 def test_method_notes_say_how_it_is_costed():
-    assert "costed as n-gram" in parse_method("REST (retrieval)").note
-    assert "no draft model" in parse_method("Lookahead").note
-    assert "costed as Medusa" in parse_method("Hydra").note
-    assert "StreamingLLM KV budget" in parse_method("draft model: TinyLlama-1.1B with StreamingLLM KV").note
+    assert "costed as n-gram" in method_note(parse_method("REST (retrieval)"))
+    assert "no draft model" in method_note(parse_method("Lookahead"))
+    assert "costed as Medusa" in method_note(parse_method("Hydra"))
+    assert "StreamingLLM KV budget" in method_note(parse_method("draft model: TinyLlama-1.1B with StreamingLLM KV"))
     assert "draft head lightseekorg/kimi-k2.5-eagle3 in BF16" in \
-        parse_method("EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3)").note
-    assert "relaxed (lossy) acceptance" in parse_method("MTP nextn=3 + relaxed acceptance").note
+        method_note(parse_method("EAGLE-3 BF16 draft (lightseekorg/kimi-k2.5-eagle3)"))
+    assert "relaxed (lossy) acceptance" in method_note(parse_method("MTP nextn=3 + relaxed acceptance"))
     nothing = parse_method("beam search")
-    assert nothing.method is None and "no known speculation method" in nothing.note
+    assert nothing.method is None and "no known speculation method" in method_note(nothing)
 
 
 @pytest.mark.parametrize("text, engine", [

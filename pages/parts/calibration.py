@@ -7,7 +7,7 @@ import streamlit as st
 
 from specmodel import Efficiency, SpecModelError
 from specmodel.show import links
-from specmodel.model.calibration_file import calibration_line
+from specmodel.words.calibration import calibration_line
 
 
 def keep_calibration_in_link(eff: Efficiency | None) -> None:

@@ -21,7 +21,7 @@ from specmodel.model import presets
 from specmodel.model.engines import DEFAULT_ENGINE, engine_names, with_version
 from specmodel.model.scenario import resolved_engine, resolved_method, resolved_model
 from specmodel.show import links
-from specmodel.model.calibration_file import calibration_line
+from specmodel.words.calibration import calibration_line
 
 DEFAULTS = {"gpu": "L40S", "tp": 1, "target": "Llama 3.1 8B", "method": "draft_model", "ctx": 1024,
             "engine": DEFAULT_ENGINE}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from specmodel.model import scenario, spec_defaults
+from specmodel.words import converted_words
 
 
 def method_changed() -> None:
@@ -21,7 +22,7 @@ def method_changed() -> None:
         return
     alpha = round(found.alpha, 2)
     st.session_state["alpha"] = alpha
-    converted = f" ({found.converted})" if found.converted else ""
+    converted = f" ({converted_words(found)})" if found.converted else ""
     st.session_state["alpha_from"] = (f"α {alpha:.2f}: {label}'s default acceptance, from {found.label} "
                                       f"({found.source}){converted}. Move the slider to your own.", alpha)
 

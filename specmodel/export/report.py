@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import plotly.graph_objects as go
 
-from specmodel.model.calibration_file import calibration_line
+from specmodel.words.calibration import calibration_line
 from specmodel.model.engines import DEFAULT_ENGINE, find_engine
 from specmodel.model.roofline import Efficiency
 from specmodel.paths import tool_version

@@ -74,7 +74,7 @@ def require_physical(eff: Efficiency, where: str) -> Efficiency:
     return eff
 
 
-def _with_unit(value: float, unit: str) -> str:
+def with_unit(value: float, unit: str) -> str:
     text = f"{value:.3g}"
     return f"{text}{unit}" if unit == "×" else (f"{text} {unit}" if unit else text)
 
@@ -96,24 +96,10 @@ def parameter_rows(eff: Efficiency, fitted=(), held=()) -> list[dict]:
         value = getattr(eff, name)
         status = ("fitted" if name in fitted else "held at its starting value" if name in held
                   else "default" if value == getattr(default, name) else "from the calibration")
-        rows.append({"parameter": name, "value": _with_unit(value, p.unit), "physical range": parameter_range(name),
+        rows.append({"parameter": name, "value": with_unit(value, p.unit), "physical range": parameter_range(name),
                      "status": status,
                      "means": p.words})
     return rows
-
-
-def calibration_line(eff: Efficiency) -> str:
-    """The whole calibration in one line: every parameter away from its default with its range, and
-    how many are at their defaults (the sidebar and the badges show this, never a subset)."""
-    default = Efficiency()
-    changed = [n for n in PARAMETERS if getattr(eff, n) != getattr(default, n)]
-    shown = [f"{n} {_with_unit(getattr(eff, n), PARAMETERS[n].unit)} (range {parameter_range(n)})" for n in changed]
-    rest = len(PARAMETERS) - len(changed)
-    tail = (f"the other {rest} parameter{'s' if rest != 1 else ''} at {'their' if rest != 1 else 'its'} default"
-            + ("s" if rest != 1 else "")) if rest else ""
-    if not shown:
-        return "every parameter at its default"
-    return "; ".join(shown + ([tail] if tail else []))
 
 
 CALIBRATION_FORMAT = "specmodel-calibration"
@@ -132,8 +118,9 @@ def _document_validator():
     return json_validator(_DOCUMENT)
 
 
-def _frame_problem(doc, where: str) -> str | None:
-    """What is wrong with a calibration file's frame (format, version, parameters), in the order above."""
+def _check_frame(doc, where: str) -> None:
+    """SpecModelError for what is wrong first with a calibration file's frame (format, version, parameters),
+    in the order above; nothing when it is right."""
     fields = []
     for error in _document_validator().iter_errors(doc):
         if error.validator == "required":
@@ -141,15 +128,16 @@ def _frame_problem(doc, where: str) -> str | None:
         else:
             fields.append(error.path[0] if error.path else None)
     if not fields:
-        return None
+        return
     field = min(fields, key=_FIELDS.index)
     if field in (None, "format"):
-        return (f"{where}: not a specmodel calibration file (field 'format' should be "
-                f"'{CALIBRATION_FORMAT}')")
+        raise SpecModelError(f"{where}: not a specmodel calibration file (field 'format' should be "
+                             f"'{CALIBRATION_FORMAT}')")
     if field == "version":
-        return (f"{where}: calibration file version {doc.get('version')!r}, this specmodel reads version "
-                f"{CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate --save-calibration`")
-    return f"{where}: field 'parameters' must be an object of parameter -> number"
+        raise SpecModelError(f"{where}: calibration file version {doc.get('version')!r}, this specmodel reads "
+                             f"version {CALIBRATION_VERSION}; calibrate again with `runs ... --calibrate "
+                             "--save-calibration`")
+    raise SpecModelError(f"{where}: field 'parameters' must be an object of parameter -> number")
 
 
 def save_calibration(cal, path: str) -> None:
@@ -179,9 +167,7 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
         if isinstance(params, dict):
             checked = check_parameters(params, f"{where}, field 'calibration.parameters'")
             return require_physical(checked, f"{where}, field 'calibration.parameters'"), doc
-    problem = _frame_problem(doc, where)
-    if problem:
-        raise SpecModelError(problem)
+    _check_frame(doc, where)
     params = doc["parameters"]
     return require_physical(check_parameters(params, f"{where}, field 'parameters'"), f"{where}, field 'parameters'"), doc
 

@@ -1,6 +1,6 @@
 """Memory, the one place it is counted: resident weights at their dtype, KV cache bytes per token at
 the KV dtype (multi-head latent attention included), a draft's weights and KV, the KV budget, how
-many sequences fit, and every "does not fit" message. The roofline's pass shapes and predict() read
+many sequences fit, and every "does not fit" reason (Misfit). The roofline's pass shapes and predict() read
 the same functions, so a message's numbers are the numbers the prediction used.
 
 The budget: the serving engine may use memory × utilisation (vLLM's --gpu-memory-utilization, 0.9);
@@ -10,11 +10,14 @@ per sequence, where windowed layers hold at most their window and linear-attenti
 recurrent state of fixed size instead (one snapshot per draft position and one more with
 speculation: kv_layout). When not even one sequence fits:
 
-    target_does_not_fit(...)       -> DoesNotFit: nothing runs (predict raises it)
-    speculation_does_not_fit(...)  -> DoesNotFit: plain decoding fits, speculation does not; its
-                                      message names the real cause for the method (a draft model's
-                                      weights, a draft head, Medusa heads, or for n-gram only the k
-                                      extra tokens), and `closest` the nearest setting that fits.
+    target_misfit(...)       -> Misfit: nothing runs (predict raises target_does_not_fit's DoesNotFit)
+    speculation_misfit(...)  -> Misfit: plain decoding fits, speculation does not; its cause is the
+                                real one for the method (a draft model's weights, a draft head,
+                                Medusa heads, or for n-gram only the k extra tokens), its options
+                                the nearest settings that fit.
+
+A Misfit holds numbers and labels; its sentence is the message of errors.DoesNotFit, the one error
+type, which `*_does_not_fit` return (words.summarize puts it in the verdict).
 """
 
 from __future__ import annotations
@@ -283,23 +286,38 @@ def sequences_that_fit(budget_bytes, per_sequence_bytes):
 
 # --- "does not fit" ------------------------------------------------------------------------------------
 
-def _gb(x: float) -> str:
-    return f"{x / 1e9:.3g} GB"
+@dataclass(frozen=True)
+class Misfit:
+    """Why one sequence does not fit, in numbers and labels (bytes; errors.DoesNotFit words it).
+
+    part "target": nothing runs; "speculation": plain decoding fits, the speculative arm does not.
+    cause (speculation): ("draft_model", draft name, draft weight bytes) | ("head", method label, bytes) |
+    ("medusa", heads, bytes) | ("states", k, snapshot bytes) | ("tokens", k).
+    options, the closest settings that fit, nearest first: ("context", tokens) | ("tp", tp, gpu) |
+    ("gpu", gpu, tp) | ("heads", n) | ("k", n) | ("ngram",) | ("draft", name)."""
+    part: str
+    model: str
+    gpu: str
+    tp: int
+    context_len: int
+    needed: float  # weights + reserve + one sequence's cache
+    usable: float  # memory × utilisation
+    memory: float  # the tp GPUs' memory
+    utilization: float
+    weights: float = 0.0  # the target's resident weights (part "target")
+    reserve_GB: float = RESERVE_GB
+    weight_dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    weights_alone: bool = False  # the weights and the reserve alone exceed what the engine may use
+    cause: tuple = ()
+    options: tuple = ()
+    longest: int | None = None  # the longest context that fits here (None: none does)
 
 
 def _usable(gpu: GPU, tp: int) -> tuple[float, float]:
     """(memory of tp GPUs, the part the engine may use), bytes."""
     memory = gpu.memory_GB * 1e9 * tp
     return memory, memory * GPU_MEMORY_UTILIZATION
-
-
-def _who(gpu: str, tp: int) -> str:
-    return f"{tp} × {gpu}" if tp > 1 else f"one {gpu}"
-
-
-def _has(memory: float, usable: float) -> str:
-    return (f"has {_gb(memory)} ({_gb(usable)} usable at vLLM's {GPU_MEMORY_UTILIZATION:g} memory "
-            "utilisation)")
 
 
 def _longest_context(budget: float, bytes_at, extra_tokens: int = 0, limit: int = 1 << 34) -> int | None:
@@ -316,9 +334,9 @@ def _longest_context(budget: float, bytes_at, extra_tokens: int = 0, limit: int 
     return lo
 
 
-def target_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, weight_dtype: str | None = None,
-                        kv_dtype: str | None = "bf16") -> DoesNotFit | None:
-    """DoesNotFit when the target's weights (at weight_dtype), the reserve and one sequence at the
+def target_misfit(gpu: GPU, tp: int, target: Model, context_len: int, weight_dtype: str | None = None,
+                  kv_dtype: str | None = "bf16") -> Misfit | None:
+    """Misfit when the target's weights (at weight_dtype), the reserve and one sequence at the
     context (KV at kv_dtype) do not fit on tp GPUs; None when they do."""
     model = target
     tp = int(tp)
@@ -333,36 +351,46 @@ def target_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, weig
     longest = _longest_context(usable - weights - reserve, layout.resident_bytes)
     options = []
     if longest is not None:
-        options.append(f"context ≤ {longest:,} tokens")
+        options.append(("context", longest))
     more_tp = next((t for t in TP_CHOICES if t > tp and needed <= _usable(gpu, t)[1]), None)
     if more_tp:
-        options.append(f"{more_tp} × {gpu.name} (tensor parallel)")
+        options.append(("tp", more_tp, gpu.name))
     bigger = sorted((find_gpu(g) for g in gpu_names()), key=lambda g: g.memory_GB)
     other = next((g for g in bigger if g.name != gpu.name and needed <= _usable(g, tp)[1]), None)
     if other:
-        options.append(_who(other.name, tp))
-    closest = ("the closest setting that fits: " + ", or ".join(options)) if options else \
-        "no GPU preset holds it at this context: shorten the context"
-    dtype = weight_dtype_of(model, weight_dtype)
-    if weights + reserve >= usable:
-        what = (f"{model.name} needs {_gb(weights)} for its weights alone ({dtype}; {_gb(needed)} with one "
-                f"sequence at context {context_len:,} and the {RESERVE_GB:g} GB reserve)")
-    else:
-        what = (f"{model.name} needs {_gb(needed)} for one sequence at context {context_len:,} (weights "
-                f"{_gb(weights)} in {dtype}, KV cache {_gb(needed - weights - reserve)} in {kv_dtype or 'bf16'}, "
-                f"reserve {RESERVE_GB:g} GB)")
-    message = f"does not fit: {what}; {_who(gpu.name, tp)} {_has(memory, usable)}; {closest}"
-    return DoesNotFit(message, needed_GB=needed / 1e9, available_GB=usable / 1e9, gpu_GB=memory / 1e9,
-                      closest=closest, closest_context_len=longest, part="target")
+        options.append(("gpu", other.name, tp))
+    return Misfit("target", model.name, gpu.name, tp, context_len, needed, usable, memory, GPU_MEMORY_UTILIZATION,
+                  weights=weights, weight_dtype=weight_dtype_of(model, weight_dtype), kv_dtype=kv_dtype or "bf16",
+                  weights_alone=weights + reserve >= usable, options=tuple(options), longest=longest)
 
 
-def speculation_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, method: Method, k: int,
-                             draft: Model | None = None, weight_dtype: str | None = None,
-                             kv_dtype: str | None = "bf16", draft_depth: int | None = None) -> DoesNotFit | None:
-    """DoesNotFit when plain decoding fits one sequence but speculation (its draft's weights and KV
+def target_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, weight_dtype: str | None = None,
+                        kv_dtype: str | None = "bf16") -> DoesNotFit | None:
+    """DoesNotFit (the error predict raises) for target_misfit; None when one sequence fits."""
+    why = target_misfit(gpu, tp, target, context_len, weight_dtype, kv_dtype)
+    return None if why is None else DoesNotFit(why)
+
+
+def _speculation_cause(method: str, label: str, draft: Model | None, draft_weights: float, heads: int, k: int,
+                       layout: KVLayout) -> tuple:
+    if method == "draft_model":
+        return ("draft_model", draft.name, draft_weights)
+    if method in ("eagle", "eagle3", "mtp"):
+        return ("head", label, draft_weights)
+    if method == "medusa":
+        return ("medusa", heads, draft_weights)
+    if layout.state_bytes:  # n-gram on a hybrid model: the k extra state snapshots dominate
+        return ("states", k, k * layout.state_bytes)
+    return ("tokens", k)  # n-gram: no draft weights; only the k extra tokens verification keeps per sequence
+
+
+def speculation_misfit(gpu: GPU, tp: int, target: Model, context_len: int, method: Method, k: int,
+                       draft: Model | None = None, weight_dtype: str | None = None,
+                       kv_dtype: str | None = "bf16", draft_depth: int | None = None) -> Misfit | None:
+    """Misfit when plain decoding fits one sequence but speculation (its draft's weights and KV
     cache, and the k extra tokens per sequence) does not; None when it fits or k = 0. A Medusa tree
     `draft_depth` deep holds one head per level, not one per tree token."""
-    if k <= 0 or target_does_not_fit(gpu, tp, target, context_len, weight_dtype, kv_dtype) is not None:
+    if k <= 0 or target_misfit(gpu, tp, target, context_len, weight_dtype, kv_dtype) is not None:
         return None
     label, method = method.label, method.name
     model = target
@@ -380,43 +408,36 @@ def speculation_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int,
     needed = resident + cache(context_len + k)
     if cache(context_len + k) <= usable - resident:  # the test _longest_context makes
         return None
-    draft_weights = extra.weights_at(heads)
-    if method == "draft_model":
-        cause = f"the {draft.name} draft ({_gb(draft_weights)} of weights and its own KV cache)"
-    elif method in ("eagle", "eagle3", "mtp"):
-        cause = f"the {label} draft head ({_gb(draft_weights)} of weights and its KV cache)"
-    elif method == "medusa":
-        cause = f"{heads} Medusa heads ({_gb(draft_weights)} of weights, one head per draft position)"
-    elif layout.state_bytes:  # n-gram on a hybrid model: the k extra state snapshots dominate
-        cause = (f"the k = {k} extra tokens per sequence and the {k} extra recurrent-state snapshots "
-                 f"({_gb(k * layout.state_bytes)}) that verification keeps for rollback")
-    else:  # n-gram: no draft weights; only the k extra tokens verification keeps per sequence
-        cause = f"the k = {k} extra tokens per sequence that verification keeps in the KV cache"
+    cause = _speculation_cause(method, label, draft, extra.weights_at(heads), heads, k, layout)
     options = []
     longest = _longest_context(usable - resident, cache, k)
     if longest is not None:
-        options.append(f"context ≤ {longest:,} tokens")
+        options.append(("context", longest))
     if method == "medusa":
         fewer = next((h for h in range(heads - 1, 0, -1)
                       if base + extra.weights_at(h) + cache(context_len + h, h) <= usable), None)
         if fewer:
-            options.append(f"k = {fewer} heads")
+            options.append(("heads", fewer))
     if method == "ngram":
         fewer = next((h for h in range(k - 1, 0, -1) if resident + cache(context_len + h, h) <= usable), None)
         if fewer:
-            options.append(f"k = {fewer}")
+            options.append(("k", fewer))
     elif base + float(layout.resident_bytes(context_len + k, k + 1)) <= usable:
-        options.append("n-gram drafting (no draft weights)")
+        options.append(("ngram",))
     if method == "draft_model":
         default = model.default_draft
         if default and default != draft.name:
             smaller = draft_memory(model, "draft_model", find_model(default), weight_dtype, kv_dtype)
             if (base + smaller.weights_at(k) + float(layout.resident_bytes(context_len + k, k + 1))
                     + smaller.kv_bytes_per_token * (context_len + k) <= usable):
-                options.append(f"the smaller {default} draft")
-    closest = ("the closest setting that fits: " + ", or ".join(options)) if options else \
-        "turn speculation off here, or use a GPU with more memory"
-    message = (f"does not fit: speculation needs {_gb(needed)} for one sequence at context {context_len:,} "
-               f"because of {cause}; {_who(gpu.name, tp)} {_has(memory, usable)}")
-    return DoesNotFit(message, needed_GB=needed / 1e9, available_GB=usable / 1e9, gpu_GB=memory / 1e9,
-                      closest=closest, closest_context_len=longest, part="speculation")
+                options.append(("draft", default))
+    return Misfit("speculation", model.name, gpu.name, tp, context_len, needed, usable, memory,
+                  GPU_MEMORY_UTILIZATION, cause=cause, options=tuple(options), longest=longest)
+
+
+def speculation_does_not_fit(gpu: GPU, tp: int, target: Model, context_len: int, method: Method, k: int,
+                             draft: Model | None = None, weight_dtype: str | None = None,
+                             kv_dtype: str | None = "bf16", draft_depth: int | None = None) -> DoesNotFit | None:
+    """DoesNotFit for speculation_misfit (its message names the real cause for the method); None when it fits."""
+    why = speculation_misfit(gpu, tp, target, context_len, method, k, draft, weight_dtype, kv_dtype, draft_depth)
+    return None if why is None else DoesNotFit(why)

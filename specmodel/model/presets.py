@@ -4,8 +4,9 @@ and the readers that map what people write ("8x B200 (TP=8)", "Llama-3-70B-Instr
 
 Names match loosely: case, spaces, dashes and an org prefix or "-Instruct" suffix do not matter,
 so `h100`, `H100 SXM`, `llama-3.1-8b` and `meta-llama/Llama-3.1-8B-Instruct` all resolve.
-`parse_hardware`, `parse_model` and `parse_method` read free text and always say what they did
-(`how` / `note`); `find_*` raise `SpecModelError` for an unknown name, `match_*` return None.
+`parse_hardware`, `parse_model` and `parse_method` read free text and always record what they did
+(`remarks`: labels with their values, which specmodel.words.names writes as sentences); `find_*` raise
+`SpecModelError` for an unknown name, `match_*` return None.
 """
 
 from __future__ import annotations
@@ -364,12 +365,24 @@ def draft_candidates(target: str) -> list[str]:
 # --- reading what people write ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Remark:
+    """One thing a name reader assumed, dropped or read, as a label and its values; specmodel.words.names
+    writes it for a person (model/ writes no sentence)."""
+    code: str
+    args: tuple = ()
+
+
+@dataclass(frozen=True)
 class HardwareMatch:
     gpu: GPU | None
     count: int | None  # GPUs named ("8x B200" -> 8, "single" -> 1)
     tp: int | None  # tensor-parallel degree (stated, or the GPU count when only that is given)
     ep: int | None  # expert-parallel degree, when stated
-    how: str  # what was read and what was assumed, for a person
+    raw: str | None  # the text as read (stripped); None when no hardware was named
+    said: str = "gpu"  # "gpu": a preset read | "not stated": the text says so | "unknown": no preset recognised
+    tp_stated: bool = False
+    ep_stated: bool = False
+    remarks: tuple[Remark, ...] = ()  # what was assumed (words.names.hardware_note says it)
 
 
 @dataclass(frozen=True)
@@ -377,7 +390,8 @@ class ModelMatch:
     model: Model | None
     how: str  # "preset" | "alias" | "derivative" | "unknown"
     weight_dtype: str | None  # from the text when it says (FP8, AWQ, ...), else the preset's checkpoint
-    note: str
+    raw: str | None  # the text as read (stripped); None when no model was named
+    remarks: tuple[Remark, ...] = ()  # what was assumed or dropped (words.names.model_note says it)
 
 
 @dataclass(frozen=True)
@@ -387,7 +401,8 @@ class MethodMatch:
     k: int | None  # draft tokens verified per step, when stated
     draft_depth: int | None  # sequential draft passes of a tree (or a stated chain depth)
     branching: int | None  # children per tree node (EAGLE topk)
-    note: str
+    raw: str | None  # the text as read (stripped); None when no method was named
+    remarks: tuple[Remark, ...] = ()  # how it is costed, what was assumed (words.names.method_note says it)
     parallel: bool = False  # one draft pass proposes all k tokens (P-EAGLE, PARD, block-diffusion drafters)
 
 
@@ -461,7 +476,7 @@ def parse_hardware(text) -> HardwareMatch:
     'H100 SXM'
     """
     if not isinstance(text, str) or not text.strip():
-        return HardwareMatch(None, None, None, None, "no hardware named")
+        return HardwareMatch(None, None, None, None, None)
     raw = text.strip()
     low = raw.lower().replace("×", "x")
     notes = []
@@ -486,34 +501,23 @@ def parse_hardware(text) -> HardwareMatch:
             siblings = [n for n in _raw()["gpus"] if n != name
                         and all(t in [u for u in _tokens(n) if u not in _GPU_NOISE] for t in pat)]
             if siblings:
-                notes.append(f"no variant named: read as {name} (not {' or '.join(siblings)})")
+                notes.append(Remark("variant", (name, tuple(siblings))))
             break
     stated_gb = re.search(r"(\d+(?:\.\d+)?)\s*gb\b", body)
     if gpu is not None and stated_gb and abs(float(stated_gb.group(1)) / gpu.memory_GB - 1) > MEMORY_TOLERANCE:
         # a memory size no preset of that name has ("H20 141GB" is not the 96 GB H20): not silently the preset
-        notes.append(f"{stated_gb.group(1)} GB stated, but the {gpu.name} preset has {gpu.memory_GB:g} GB: "
-                     "no preset for that variant")
-        notes = [n for n in notes if not n.startswith("no variant named")]
+        notes = [Remark("memory_variant", (stated_gb.group(1), gpu.name, gpu.memory_GB))]
         gpu = None
     if ep is None and re.search(r"\bep\b|expert[\s_-]*parallel", low):
         ep = tp or count
-        notes.append(f"expert parallelism without a size: taken as {ep}, the TP group" if ep else
-                     "expert parallelism without a size")
+        notes.append(Remark("ep_unsized", (ep,)))
     if tp is None and count is not None:
         tp = count
-        notes.append(f"TP not stated: taken as the GPU count ({count})")
-    if gpu is None:
-        said = "GPU not stated" if re.search(r"not\s+stated|unknown|n/?a\b", low) else "no GPU preset recognised"
-        parts = [f"{said} in '{raw}'"]
-    else:
-        parts = [f"{gpu.name} from '{raw}'"]
-    if count is not None:
-        parts.append(f"{count} GPU{'s' if count != 1 else ''}")
-    if tp is not None and tp_m:
-        parts.append(f"TP {tp} (stated)")
-    if ep is not None and ep_m:
-        parts.append(f"EP {ep} (stated)")
-    return HardwareMatch(gpu, count, tp, ep, "; ".join(parts + notes))
+        notes.append(Remark("tp_from_count", (count,)))
+    said = "gpu" if gpu is not None else \
+        "not stated" if re.search(r"not\s+stated|unknown|n/?a\b", low) else "unknown"
+    return HardwareMatch(gpu, count, tp, ep, raw, said, tp is not None and bool(tp_m), ep is not None and bool(ep_m),
+                         tuple(notes))
 
 
 _GPU_ALTERNATIVES = re.compile(r";|\|| or | vs\.? | versus |, per |\bper another\b", re.I)
@@ -624,7 +628,7 @@ def parse_model(text) -> ModelMatch:
     'Llama 3 70B'
     """
     if not isinstance(text, str) or not text.strip():
-        return ModelMatch(None, "unknown", None, "no model named")
+        return ModelMatch(None, "unknown", None, None)
     raw = text.strip()
     body, groups = _strip_parens(raw)
     dtype = _dtype_in(raw)
@@ -641,8 +645,8 @@ def parse_model(text) -> ModelMatch:
         else:
             found = None
     if found is None:
-        hint = ": it gives a size but no model name" if re.search(r"\d+(\.\d+)?b[- ]param", raw.lower()) else ""
-        return ModelMatch(None, "unknown", dtype, f"'{raw}' is not a preset nor a known derivative of one{hint}")
+        size_only = re.search(r"\d+(\.\d+)?b[- ]param", raw.lower())
+        return ModelMatch(None, "unknown", dtype, raw, (Remark("size_only"),) if size_only else ())
     name, match, kind, extra = found
     model = _model(name)
     notes = []
@@ -651,23 +655,21 @@ def parse_model(text) -> ModelMatch:
     else:
         how = "preset" if kind == "name" else "alias"
     if kind == "derivative":
-        notes.append(f"a known derivative of {name} (same architecture)")
+        notes.append(Remark("derivative", (name,)))
     elif match == "contains":
-        notes.append(f"read as a derivative of {name}: '{' '.join(extra)}' is not part of the preset's name")
+        notes.append(Remark("contains", (name, " ".join(extra))))
     if ctx:
-        notes.append(f"context-extended variant ({ctx[0].upper()}) of {name}: same weights")
+        notes.append(Remark("context_variant", (ctx[0].upper(), name)))
     if restated:
-        notes.append(f"'{restated.upper()}' read as the model's size")
+        notes.append(Remark("size", (restated.upper(),)))
     read = {w for w, _ in _DTYPE_WORDS} | {"moe", "dense"}
     kept = [g.strip() for g in groups if g.strip() and not re.fullmatch(r"-?\d+k", g.strip(), re.I)
             and not all(w in read or _SIZE.match(w) for w in re.split(r"[^a-z0-9.]+", g.lower()) if w)]
     if kept:
-        notes.append("not used: " + ", ".join(f"({g})" for g in kept))
+        notes.append(Remark("unused", tuple(kept)))
     if dtype and dtype != model.weight_dtype:
-        notes.append(f"{dtype} weights (from the name; the released checkpoint is {model.weight_dtype})")
-    what = {"preset": "preset", "alias": f"alias of {name}", "derivative": f"derivative of {name}"}[how]
-    note = f"'{raw}' -> {name} ({what})" + (": " + "; ".join(notes) if notes else "")
-    return ModelMatch(model, how, dtype or model.weight_dtype, note)
+        notes.append(Remark("dtype", (dtype, model.weight_dtype)))
+    return ModelMatch(model, how, dtype or model.weight_dtype, raw, tuple(notes))
 
 
 def _match_model_tokens(toks: list[str]):
@@ -709,7 +711,7 @@ def parse_method(text) -> MethodMatch:
     'ngram'
     """
     if not isinstance(text, str) or not text.strip():
-        return MethodMatch(None, None, None, None, None, "no method named")
+        return MethodMatch(None, None, None, None, None, None)
     raw = text.strip()
     low = raw.lower()
     notes = []
@@ -720,17 +722,13 @@ def parse_method(text) -> MethodMatch:
         method = _METHOD_KEYS.get(key, key)
     elif re.search(r"(?<![a-z])p[\s_-]?eagle|parallel[\s_-]*(?:draft|eagle)", low):
         method, parallel = "eagle3", True  # P-EAGLE: an EAGLE-3 head drafting all k positions in one pass
-        notes.append("parallel drafting (P-EAGLE): one draft pass for all k tokens (vLLM blog "
-                     "2026-03-13, P-EAGLE)")
+        notes.append(Remark("p_eagle"))
     elif re.search(r"\bpard\b", low):
         method, parallel = "draft_model", True
-        notes.append("PARD (parallel draft model, arXiv:2504.18583): one draft-model pass for all k tokens")
+        notes.append(Remark("pard"))
     elif re.search(r"d[\s_-]?flash|d[\s_-]?spark|block[\s_-]*diffusion", low):
         method, parallel = "eagle3", True
-        notes.append("block-diffusion drafter (DFlash, z-lab: Block Diffusion for Flash Speculative Decoding; "
-                     "DSpark): one pass drafts a block of k "
-                     "tokens from the target's features, costed as one EAGLE-3-sized head pass (its extra "
-                     "layers are not)")
+        notes.append(Remark("block_diffusion"))
     elif re.search(r"self[\s_-]*spec|magicdec", low) or (
             re.search(r"streamingllm|sparse[\s_-]*kv", low) and not re.search(r"draft\s+model", low)):
         method = "self_spec"
@@ -741,23 +739,21 @@ def parse_method(text) -> MethodMatch:
     elif re.search(r"eagle", low):
         method = "eagle"
         if re.search(r"eagle[\s_-]*2", low):
-            notes.append("EAGLE-2 (dynamic draft tree) costed as EAGLE")
+            notes.append(Remark("eagle2"))
     elif re.search(r"medusa", low):
         method = "medusa"
     elif re.search(r"hydra", low):
         method = "medusa"
-        notes.append("Hydra (sequentially dependent draft heads) costed as Medusa")
+        notes.append(Remark("hydra"))
     elif re.search(r"\brest\b|retrieval", low):
         method = "ngram"
-        notes.append("REST drafts from a retrieval datastore: no draft model on the GPU, costed as n-gram")
+        notes.append(Remark("rest"))
     elif re.search(r"lookahead", low):
         method = "ngram"
-        notes.append("Lookahead decoding drafts from an n-gram pool built by Jacobi iterations: no draft model, "
-                     "costed as n-gram (its extra lookahead branches in the verify pass are not)")
+        notes.append(Remark("lookahead"))
     elif re.search(r"suffix[\s_-]*(?:decod|tree|spec)", low):
         method = "ngram"
-        notes.append("suffix decoding (arXiv:2411.04975; vLLM/Arctic Inference): a CPU suffix-tree proposer with "
-                     "a depth chosen per step, costed as n-gram (no GPU draft work); k is its largest depth")
+        notes.append(Remark("suffix"))
     elif re.search(r"n[\s_-]?gram|prompt[\s_-]*lookup|\bpld\b", low):
         method = "ngram"
     elif re.search(r"draft|\bsps\b|speculative\s+sampling|assisted", low):
@@ -769,7 +765,7 @@ def parse_method(text) -> MethodMatch:
     depth = _int(r"depth\s*[=:]?\s*(\d+)", low) or _int(r"num_steps\s*[=:]?\s*(\d+)", low)
     branching = _int(r"branching\s*[=:]?\s*(\d+)", low) or _int(r"topk\s*[=:]?\s*(\d+)", low)
     if re.search(r"\btree\b|same\s+tree", low) and depth is None:
-        notes.append("a tree whose depth is not stated")
+        notes.append(Remark("tree_depth_unstated"))
     # a draft model named in the text
     draft = None
     m = re.search(r"draft\s+model\s*:\s*(.+)$", raw, re.I)
@@ -778,9 +774,9 @@ def parse_method(text) -> MethodMatch:
         kv = re.search(r"\s+with\s+(.+)$", draft, re.I)
         if kv:
             if re.search(r"streamingllm|sparse|budget", kv.group(1), re.I):
-                notes.append(f"the draft reads a StreamingLLM KV budget, not the whole context ('{kv.group(1).strip()}')")
+                notes.append(Remark("streaming_kv", (kv.group(1).strip(),)))
             else:
-                notes.append(f"ignored: '{kv.group(1).strip()}'")
+                notes.append(Remark("ignored", (kv.group(1).strip(),)))
             draft = draft[:kv.start()].strip()
         draft = re.sub(r"\s*\([^()]*\)\s*$", "", draft).strip() or None
     else:
@@ -788,18 +784,13 @@ def parse_method(text) -> MethodMatch:
         if method == "draft_model" and m and re.search(r"\d", m.group(1)):
             draft = m.group(1)
     if method == "draft_model" and draft is None and key not in _raw()["methods"] and key not in _METHOD_KEYS:
-        notes.append("draft model not named in the method text")
+        notes.append(Remark("draft_unnamed"))
     head = re.search(r"\(([\w.-]+/[\w.-]+)\)", raw)
     if head and method in ("eagle", "eagle3", "medusa"):
         dtype = _dtype_in(raw)
-        notes.append(f"draft head {head.group(1)}" + (f" in {dtype.upper()}" if dtype else ""))
+        notes.append(Remark("draft_head", (head.group(1), dtype.upper() if dtype else None)))
     if re.search(r"relaxed", low):
-        notes.append("relaxed (lossy) acceptance")
-    if method is None:
-        note = f"no known speculation method in '{raw}'"
-    else:
-        shape = ", ".join(f"{n} {v}" for n, v in (("k", k), ("depth", depth), ("branching", branching)) if v is not None)
-        note = f"'{raw}' -> {method}" + (f" ({shape})" if shape else "") + ("; " + "; ".join(notes) if notes else "")
+        notes.append(Remark("relaxed"))
     if method == "mtp" and k and k > 1:
-        note += "; the MTP layer applied k times in a chain (one pass per draft token)"
-    return MethodMatch(method, draft, k, depth, branching, note, parallel)
+        notes.append(Remark("mtp_chain"))
+    return MethodMatch(method, draft, k, depth, branching, raw, tuple(notes), parallel)

@@ -54,7 +54,9 @@ class AssumedAcceptance:
     source: str
     matched: tuple[str, ...]  # what matched besides the method: "family", "dataset"
     differs: tuple[str, ...]  # what the row has that the figure does not: "another model family", ...
-    converted: str = ""  # how the figure was read for this engine's convention, where it had to be
+    # how the figure was read for this engine's convention, where it had to be: (published tokens per step,
+    # why they count every step, tokens per step with a proposal, the engine's proposal rate); words.converted_words
+    converted: tuple = ()
 
 
 def default_k(method: str, engine: str | None, family: str | None, mtp_layers: int | None,
@@ -128,26 +130,24 @@ def unmodelled(method_text: str) -> str | None:
     return None
 
 
-def _entry_alpha(e: dict, context_len: float | None, proposal_rate: float = 1.0) -> tuple[float, str]:
+def _entry_alpha(e: dict, context_len: float | None, proposal_rate: float = 1.0) -> tuple[float, tuple]:
     """(α, how the figure was converted). A mean accepted length that counts the steps without a
     proposal (`counts_steps_without_proposal`) is, for an engine that verifies drafts only where a
     proposal was made (proposal_rate < 1), first read back to the steps with one, so that the model's
     1 + rate · (E − 1) gives the published tokens per step at the published k again."""
     if "alpha" in e:
-        return float(e["alpha"]), ""
+        return float(e["alpha"]), ()
     if "survival" in e:
-        return float(acceptance.from_survival(e["survival"]).alpha), ""
+        return float(acceptance.from_survival(e["survival"]).alpha), ()
     if "mean_accept_len" in e:
-        tokens, k, said = float(e["mean_accept_len"]), int(e["k"]), ""
+        tokens, k, said = float(e["mean_accept_len"]), int(e["k"]), ()
         if e.get("counts_steps_without_proposal") and proposal_rate < 1.0:
             tokens = acceptance.tokens_with_proposal(tokens, proposal_rate, k)
-            said = (f"its {e['mean_accept_len']} tokens per step count every step, those without a proposal "
-                    f"too ({e['counts_steps_without_proposal']}): {tokens:.2f} per step with a proposal at "
-                    f"this engine's proposal rate {proposal_rate:.2f}")
+            said = (e["mean_accept_len"], e["counts_steps_without_proposal"], tokens, proposal_rate)
         return float(acceptance.from_tokens_per_step(tokens, k).alpha), said
     curve = e["alpha_by_context"]
     ctx = float(context_len or curve[0][0])
-    return float(min(curve, key=lambda point: abs(point[0] - ctx))[1]), ""
+    return float(min(curve, key=lambda point: abs(point[0] - ctx))[1]), ()
 
 
 def assumed_acceptance(method: str, family: str | None = None, workload: str = "",

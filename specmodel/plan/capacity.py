@@ -30,7 +30,7 @@ import numpy as np
 from specmodel.errors import DoesNotFit, SpecModelError
 from specmodel.model.decide import K_MAX, speedup_band
 from specmodel.model.scenario import Scenario, predict
-from specmodel.notes import info
+from specmodel.words.capacity import arm_missed, capacity_notes, capacity_uncertain, capacity_verdict
 
 MAX_BATCH = 4096  # chosen: sequences per replica the plan considers (engines cap max_num_seqs well below)
 BATCHES = np.arange(1, MAX_BATCH + 1)
@@ -314,24 +314,16 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
     load, target = load.validated(), target.validated()
     plain, spec, spec_rows = _arms(f, load, target, k)
     k_fixed = k is not None
-    notes = []
-    for a in (plain, spec):
-        if a.meets_target and a.batch_per_replica >= MAX_BATCH and a.max_batch_per_replica > MAX_BATCH:
-            notes.append(info(f"the {_arm_name(a)} plan stops at {MAX_BATCH} users per replica, the most this "
-                              "model considers; engines usually cap the batch lower (vLLM's max_num_seqs)"))
-    if load.rps is not None:
-        notes.append(info("decode only: prefill (time to first token) is not modelled; the concurrency is Little's "
-                          "law, requests/s × output tokens ÷ per-user speed"))
-    verdict, text, advice = _verdict(f.scenario, load, target, plain, spec, k_fixed)
+    capped = [a for a in (plain, spec)
+              if a.meets_target and a.batch_per_replica >= MAX_BATCH and a.max_batch_per_replica > MAX_BATCH]
+    notes = capacity_notes(capped, MAX_BATCH, by_rate=load.rps is not None)
+    verdict, text, advice = capacity_verdict(f.scenario, load, target, plain, spec, k_fixed)
     ends = _band_ends(f, load, target, k, spec)
-    band_verdicts = tuple(_verdict(f.scenario, load, target, plain, e, k_fixed)[0] for e in ends) if ends else None
+    band_verdicts = tuple(capacity_verdict(f.scenario, load, target, plain, e, k_fixed)[0] for e in ends) \
+        if ends else None
     if _disagree(band_verdicts):
         saved = [None if e.gpus is None or plain.gpus is None else plain.gpus - e.gpus for e in ends]
-        batch = spec.batch_per_replica or spec.best_reachable_batch
-        # led by "uncertain", as decide.uncertain_head leads a speedup verdict: the estimate's words follow
-        text = (f"uncertain: by the estimate {text} — across the model's 80% band speculation "
-                f"{_saved_words(saved[0])} at its low end and {_saved_words(saved[1])} at its high end; measure "
-                f"both arms at {batch} users per replica to settle it")
+        text = capacity_uncertain(text, saved, spec.batch_per_replica or spec.best_reachable_batch)
     return CapacityPlan(f.scenario, load, target, plain, spec, k_fixed, tuple(int(a.k) for a in spec_rows), verdict,
                         text, advice, tuple(notes), ends, band_verdicts)
 
@@ -383,12 +375,6 @@ def _scaled(f: Frontier, ratio: float) -> Frontier:
                    replica_tok_s=np.where(spec, f.replica_tok_s * ratio, f.replica_tok_s))
 
 
-def _saved_words(saved: int | None) -> str:
-    if saved is None:
-        return "cannot meet the target"
-    return f"saves {_gpus(saved)}" if saved > 0 else f"costs {_gpus(-saved)}" if saved < 0 else "needs the same GPUs"
-
-
 def _solve(f: Frontier, load: Load, need_tok_s: float) -> list[ArmPlan]:
     """Every row of the frontier against the load and target, vectorised over k and batch."""
     b = f.batches
@@ -432,79 +418,13 @@ def _solve(f: Frontier, load: Load, need_tok_s: float) -> list[ArmPlan]:
                                int(reach_col[i]) + 1))
             continue
         col = int(reach_col[i])
+        why = arm_missed(kk, fits_i, best_i, _itl(best_i), col + 1)
         if fits_i < 1:
-            why = ("the draft and its KV cache leave no room for one sequence beside the target"
-                   if kk else "not one sequence fits in the KV cache beside the target's weights")
             user, thr = 0.0, 0.0
         else:
-            why = f"the fastest it serves a user is {best_i:.1f} tok/s (ITL {_itl(best_i):.1f} ms), at batch {col + 1}"
             user, thr = float(speed[i, col]), float(f.throughput_tok_s_per_gpu[i, col])
         out.append(ArmPlan(arm, kk, False, None, None, None, None, user, thr, fits_i, best_i, col + 1, why))
     return out
-
-
-# --- words ---------------------------------------------------------------------------------------
-
-def _arm_name(a: ArmPlan) -> str:
-    return "plain" if a.k == 0 else f"speculative (k = {a.k})"
-
-
-def _gpus(n: int) -> str:
-    return f"{n} GPU" + ("" if n == 1 else "s")
-
-
-def _how(s: Scenario, a: ArmPlan, target: Target) -> str:
-    replicas = f"{a.replicas} replica{'s' if a.replicas != 1 else ''} of {s.tp} GPUs, " if s.tp > 1 else ""
-    return f"{_gpus(a.gpus)} ({replicas}{a.batch_per_replica} users per replica at {target.reach(a.user_tok_s)})"
-
-
-def _verdict(s: Scenario, load: Load, target: Target, plain: ArmPlan, spec: ArmPlan,
-             k_fixed: bool) -> tuple[str, str, str]:
-    method = s.method.name if s.method.name != "draft_model" else f"the {s.draft} draft"
-    spec_k = f"k = {spec.k}"
-    if not plain.meets_target and not spec.meets_target:
-        best = spec if spec.best_reachable_user_tok_s > plain.best_reachable_user_tok_s else plain
-        where = "speculation, " + spec_k if best.k else "plain decoding"
-        text = (f"neither meets the target; best reachable: {target.reach(best.best_reachable_user_tok_s)} "
-                f"({where}, {best.best_reachable_batch} user{'s' if best.best_reachable_batch > 1 else ''} "
-                "per replica)")
-        if best.best_reachable_user_tok_s <= 0:
-            return ("neither meets the target", "neither meets the target: not one sequence fits in memory",
-                    "shorten the context, or choose a GPU with more memory or more tensor-parallel GPUs per replica")
-        relaxed = f"{target.reach(best.best_reachable_user_tok_s)} or {'more' if target.is_itl else 'less'}"
-        advice = (f"relax the target to {relaxed}, or choose a faster "
-                  "GPU, more tensor-parallel GPUs per replica or a smaller model")
-        return "neither meets the target", text, advice
-    if not plain.meets_target:
-        text = (f"only speculation meets {target.describe()}: {_how(s, spec, target)}; plain decoding reaches at "
-                f"most {target.reach(plain.best_reachable_user_tok_s)}")
-        return "only spec meets the target", text, f"deploy speculation with {method}, {spec_k}, on {_gpus(spec.gpus)}"
-    if not spec.meets_target:
-        which = f"with {spec_k}" if k_fixed else "at any k"
-        text = (f"speculation {which} cannot meet {target.describe()} ({spec.reason}); plain decoding needs "
-                f"{_how(s, plain, target)}")
-        advice = f"leave speculation off: {_gpus(plain.gpus)} without it"
-        if k_fixed:
-            advice += "; or try another k"
-        return "costs GPUs", text, advice
-    saved = plain.gpus - spec.gpus
-    if saved > 0:
-        text = (f"speculation saves {_gpus(saved)}: {_how(s, spec, target)} with {spec_k}, instead of "
-                f"{_how(s, plain, target)} without")
-        return "saves GPUs", text, f"deploy speculation with {method}, {spec_k}: {_gpus(spec.gpus)} instead of {plain.gpus}"
-    if saved < 0:
-        text = (f"speculation costs {_gpus(-saved)}: {_how(s, spec, target)} with {spec_k}, against "
-                f"{_how(s, plain, target)} without")
-        advice = f"leave speculation off for this load: {_gpus(plain.gpus)} instead of {spec.gpus}"
-        if k_fixed:
-            advice += "; a smaller k may cost less (leave k to the search to see)"
-        return "costs GPUs", text, advice
-    faster = spec.user_tok_s > plain.user_tok_s * (1 + 1e-6)
-    text = (f"the same {_gpus(plain.gpus)} either way; each user sees {target.reach(spec.user_tok_s)} with "
-            f"speculation ({spec_k}) and {target.reach(plain.user_tok_s)} without")
-    advice = (f"speculation ({spec_k}) is free here: the same GPUs, faster users" if faster else
-              "leave speculation off: the same GPUs and no faster for users")
-    return "same", text, advice
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from specmodel.text import clean_name
 from specmodel.model import engines, presets
 from specmodel.model.memory import DTYPES
 from specmodel.runs.records import RunDefaults, RunRecord
+from specmodel.words.names import hardware_remark, method_remarks, model_note
 
 # The name parsers are pure functions of the text, and a large file repeats the same few GPU, model,
 # method and engine names on every row: each distinct text is parsed once.
@@ -162,9 +163,9 @@ def _method(method_text, parsed_method, defaults: RunDefaults, remarks: list[str
     if parsed_method.method is None:
         remarks.append(f"method '{method_text}' is unknown: predicted as {defaults.method} ({defaults.named('method')})")
         return defaults.method
-    said = parsed_method.note.split("; ", 1)
-    if len(said) > 1:
-        remarks.append(f"method: {said[1]}")
+    said = method_remarks(parsed_method)
+    if said:
+        remarks.append(f"method: {said}")
     return parsed_method.method
 
 
@@ -236,17 +237,20 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
             remarks.append(f"GPU '{text}' matched to {found.name} by its memory and bandwidth"
                            + (f" ({', '.join(as_near)} as near; their compute differs)" if as_near else ""))
         elif found is not None:
-            assumed = [part for part in hw.how.split("; ")[1:] if ("no variant named" in part or "taken as" in part)
-                       and "GPU count (1)" not in part and not (tp_given and part.startswith("TP not stated"))]
+            assumed = [hardware_remark(r) for r in hw.remarks if r.code == "variant"
+                       or (r.code == "ep_unsized" and r.args[0])
+                       or (r.code == "tp_from_count" and r.args[0] != 1 and not tp_given)]
             if assumed:
                 remarks.append(f"GPU '{text}': " + "; ".join(assumed))
-        reading, why = hw, "GPU not stated" if "not stated" in hw.how else "not recognised"
+        stated = hw.said == "not stated" or any(r.code == "tp_from_count" for r in hw.remarks)
+        reading, why = hw, "GPU not stated" if stated else "not recognised"
     else:
         reading = parse_model(text)
         found = reading.model
-        if found is not None and (reading.how == "derivative" or ": " in reading.note):
-            remarks.append(f"{role} {reading.note}")
-        why = "not recognised" if not reading.note.endswith("name") else reading.note.split(": ")[-1]
+        note = model_note(reading)
+        if found is not None and (reading.how == "derivative" or ": " in note):
+            remarks.append(f"{role} {note}")
+        why = "not recognised" if not note.endswith("name") else note.split(": ")[-1]
     if found is not None:
         return text, found.name, reading
     remarks.append(f"{kind} '{text}' is not a preset ({why}): predicted with {default} ({said})")

@@ -440,11 +440,20 @@ def _measured_rate_remark(found: RatePrediction) -> str:
     return said
 
 
+def converted_words(published: AssumedAcceptance) -> str:
+    """How a published figure was read for this engine's convention ("" where it was taken as published)."""
+    if not published.converted:
+        return ""
+    published_tokens, why, tokens, proposal_rate = published.converted
+    return (f"its {published_tokens} tokens per step count every step, those without a proposal too ({why}): "
+            f"{tokens:.2f} per step with a proposal at this engine's proposal rate {proposal_rate:.2f}")
+
+
 def published_remark(published: AssumedAcceptance) -> str:
     """What a row predicted on a published acceptance figure (spec_defaults.assumed_acceptance) says of it."""
     said = f"assumed acceptance: α {published.alpha:.2f} from '{published.label}' ({published.source})"
     if published.converted:
-        said += f"; {published.converted}"
+        said += f"; {converted_words(published)}"
     if published.differs:
         said += "; the figure is for " + " and ".join(published.differs)
     low, high = alpha_range(published.alpha)
