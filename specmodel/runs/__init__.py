@@ -26,7 +26,7 @@ One module per job:
     pairing      a one-arm speculative run with its baseline
     names        GPU, model, method, engine names -> presets
     measured     what a row's text says was measured (the speedup's quantity, latencies at a rate)
-    validate     one record -> one row of the table, or its errors
+    validate     one record -> one row of the table (table_row: its columns), or its errors
     alike        validate() of a load's rows, those alike but for their numbers checked once (a sweep)
     frames       columns -> one DataFrame (text as TEXT, plain numbers by numpy)
     load         read_runs: files -> RunTable; the sample sets

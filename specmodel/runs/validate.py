@@ -21,6 +21,7 @@ from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
+from specmodel.runs.table_row import table_row
 
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
 _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
@@ -169,21 +170,9 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         return None, [Problem(rec.file, rec.row, rec.headers.get("method", "method"),
                               f"method '{method_text}': {why_not}", reason="method_unmodelled")], None
     k, parsed_method = _k(rec, defaults, errors, remarks)
-    depth_default = branching_default = None
-    k_spread = None
+    depth_default = branching_default = k_spread = None
     if k is None and "k" not in v and not any(e.column == rec.headers.get("k", "k") for e in errors):
-        found = default_k(rec, names)
-        if found is not None:
-            k, depth_default, branching_default = found.k, found.draft_depth, found.branching
-            assumed.append("k")
-            remarks.append(f"k = {k} assumed" + (f" (a tree {found.draft_depth} deep, {found.branching} wide)"
-                                                 if found.draft_depth and found.branching and found.branching > 1
-                                                 else "") + f": the documented default ({found.source})")
-        elif defaults.k is not None and "k" in defaults.explicit:  # the user's own k beats a spread
-            k = int(defaults.k)
-            remarks.append(f"k not in the file: k = {k} from the settings")
-        else:
-            k, k_spread = spread_k(rec, names, assumed, remarks)
+        k, depth_default, branching_default, k_spread = _k_not_stated(rec, names, defaults, assumed, remarks)
     names, draft_spread = assumed_draft(rec, names, assumed, remarks)
     assumed_engine(names, assumed, remarks)
     proposal_rate = benchmark_proposal_rate(rec, names, remarks)  # NaN: the engine's own
@@ -211,13 +200,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
                       for e in errors], None
-    refusals = list(names.refused)
-    if parsed_method is not None and re.search(r"relaxed|lossy", str(method_text), re.I):
-        refusals.append(("lossy", f"'{method_text}' uses a relaxed (lossy) acceptance; the model predicts lossless "
-                                  "speculative decoding"))
-    if metric in REFUSED_METRICS and speedup is not None:
-        refusals.append(("metric", f"its speedup is {REFUSED_METRICS[metric]}, which the model does not predict "
-                                   "(it predicts decode throughput, and end-to-end latency at a request rate)"))
+    refusals = _refusals(names, parsed_method, method_text, metric, speedup)
     if refusals:
         return None, [Problem(rec.file, rec.row, None, f"{message}; row not predicted", reason=reason)
                       for reason, message in refusals], None
@@ -231,30 +214,10 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         remarks.append(f"context {int(names.context)} tokens assumed (the row states no context or input/output "
                        "lengths)")
     remarks += [] if speedup is not None else ["no measured speedup: predicted only"]
-    row = {
-        "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
-        "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
-        "method": names.method, "temperature": temperature,
-        "alpha": acc.alpha if acc else np.nan, "tokens_per_step": acc.tokens_per_step if acc else np.nan,
-        "acceptance_from": acc_col or "", "survival": acc.survival if acc else None,
-        "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
-        "gpu": names.gpu_text, "gpu_preset": names.gpu, "target_model": names.target_text,
-        "target_preset": names.target, "draft_model": names.draft_text, "draft_preset": names.draft,
-        "context_len": int(names.context), "t_target_ms": measured.t_target, "t_draft_ms": measured.t_draft,
-        "tp": names.tp, "engine": names.engine,
-        "draft_depth": measured.depth if measured.depth is not None else (
-            names.method_depth if names.method_depth is not None else depth_default),
-        "branching": measured.branching if measured.branching is not None else (
-            names.method_branching if names.method_branching is not None else branching_default),
-        "ep": names.ep, "weight_dtype": names.weight_dtype, "draft_kv_budget": measured.kv_budget,
-        "source": str(v["source"]) if v.get("source") not in (None, "") else None,
-        "notes": str(v.get("notes") or ""), "remarks": "; ".join(remarks),
-        "assumed": ", ".join(assumed), "parallel_draft": names.parallel, "input_len": input_len,
-        "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
-        "alpha_assumed": np.nan, "latency_plain_s": latencies[0] if latencies else np.nan,
-        "latency_spec_s": latencies[1] if latencies else np.nan, "k_spread": k_spread,
-        "draft_spread": draft_spread, "proposal_rate": proposal_rate,
-    }
+    row = table_row(rec, names, measured, acc, acc_col, conc=conc, rate=rate, k=k, temperature=temperature, base=base,
+               spec=spec, speedup=speedup, remarks=remarks, assumed=assumed, lengths=(input_len, output_len),
+               metric=metric, latencies=latencies, defaults_shape=(depth_default, branching_default),
+               spreads=(k_spread, draft_spread), proposal_rate=proposal_rate)
     if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
         row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
     row |= {
@@ -264,6 +227,35 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
                     if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
     return row, problems, (acc.k if acc is not None else None, "k" in assumed, scale)
+
+
+def _k_not_stated(rec: RunRecord, names, defaults: RunDefaults, assumed: list[str], remarks: list[str]):
+    """(k, its tree's depth, its branching, the spread of k) for a row that states no k: the method's documented
+    default, else the user's own k from the settings, else the spread of k the row's engine and method allow."""
+    found = default_k(rec, names)
+    if found is not None:
+        assumed.append("k")
+        tree = found.draft_depth and found.branching and found.branching > 1
+        remarks.append(f"k = {found.k} assumed" + (f" (a tree {found.draft_depth} deep, {found.branching} wide)"
+                                                   if tree else "") + f": the documented default ({found.source})")
+        return found.k, found.draft_depth, found.branching, None
+    if defaults.k is not None and "k" in defaults.explicit:  # the user's own k beats a spread
+        remarks.append(f"k not in the file: k = {int(defaults.k)} from the settings")
+        return int(defaults.k), None, None, None
+    k, k_spread = spread_k(rec, names, assumed, remarks)
+    return k, None, None, k_spread
+
+
+def _refusals(names, parsed_method, method_text, metric, speedup) -> list[tuple[str, str]]:
+    """(reason, message) of each reason the model does not predict a row that was read."""
+    refusals = list(names.refused)
+    if parsed_method is not None and re.search(r"relaxed|lossy", str(method_text), re.I):
+        refusals.append(("lossy", f"'{method_text}' uses a relaxed (lossy) acceptance; the model predicts lossless "
+                                  "speculative decoding"))
+    if metric in REFUSED_METRICS and speedup is not None:
+        refusals.append(("metric", f"its speedup is {REFUSED_METRICS[metric]}, which the model does not predict "
+                                   "(it predicts decode throughput, and end-to-end latency at a request rate)"))
+    return refusals
 
 
 def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
