@@ -386,9 +386,6 @@ def _trtllm(summary: Summary, dp: int) -> dict | str:
                     "takes the file as --config"}
 
 
-DEPLOY_ENGINES = ("vllm", "sglang", "trtllm")
-
-
 def deploy_by_engine(summary: Summary, dp: int = 1) -> tuple[dict, dict]:
     """({engine: {config, command, min_version, warnings, note} or None}, {engine: why None}) for vLLM,
     SGLang and TensorRT-LLM, every one from the summary's schedule and best k (one decision)."""

@@ -60,21 +60,6 @@ def tokens_with_proposal(emitted: float, rate: float, k: int) -> float:
     return min(1.0 + (float(emitted) - 1.0) / rate, k + 1.0)
 
 
-def survival_from_alpha(alpha: float, k: int) -> np.ndarray:
-    """Survival profile p_1..p_k of a constant per-token acceptance: p_i = α^i."""
-    return float(alpha) ** np.arange(1, int(k) + 1, dtype=float)
-
-
-def tokens_per_step_from_survival(survival) -> float:
-    """E = 1 + Σ p_i for a measured survival profile p_1..p_k.
-
-    >>> tokens_per_step_from_survival([0.8047, 0.5647, 0.3508])
-    2.7202
-    """
-    p = validate_survival(survival)
-    return round(1.0 + float(p.sum()), 12)
-
-
 def _listed(p) -> str:
     """A profile as a message shows it (4 significant digits; no overflow for huge values)."""
     return "[" + ", ".join(f"{x:.4g}" for x in p) + "]"
@@ -317,15 +302,3 @@ def from_counts(accepted: float, drafts: float, draft_tokens: float | None = Non
             raise SpecModelError("k is unknown: give k or the draft token count")
         k = round(draft_tokens / drafts)
     return from_tokens_per_step(1.0 + accepted / drafts, k, "accepted / drafts counters")
-
-
-def from_vllm_v0_efficiency(efficiency: float, k: int) -> Acceptance:
-    """vLLM V0 gauge spec_decode_efficiency = emitted / (drafts·(k+1)): E = eff·(k+1)."""
-    k = _check_k(k)
-    eff = _check_fraction("spec_decode_efficiency", efficiency)
-    return from_tokens_per_step(max(1.0, eff * (k + 1)), k, "vLLM V0 system efficiency")
-
-
-def from_sglang_accept_length(accept_length: float, k: int) -> Acceptance:
-    """SGLang's spec_accept_length counts accepted drafts plus the bonus token, so it is E."""
-    return from_tokens_per_step(accept_length, k, "SGLang spec_accept_length")

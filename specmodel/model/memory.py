@@ -266,12 +266,6 @@ def kv_budget_bytes(memory_bytes: float, weight_bytes: float, utilization: float
     return memory_bytes * utilization - weight_bytes - reserve_bytes
 
 
-def max_sequences(budget_bytes: float, kv_bytes_per_token, tokens_per_sequence):
-    """Whole sequences of `tokens_per_sequence` KV entries that fit in the budget (0 if none)."""
-    per_seq = np.asarray(kv_bytes_per_token, dtype=float) * np.asarray(tokens_per_sequence, dtype=float)
-    return sequences_that_fit(budget_bytes, per_seq)
-
-
 def sequences_that_fit(budget_bytes, per_sequence_bytes):
     """Whole sequences of `per_sequence_bytes` each that fit in the budget (0 if none; inf if free)."""
     per_seq = np.asarray(per_sequence_bytes, dtype=float)

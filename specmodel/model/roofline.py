@@ -40,7 +40,6 @@ from specmodel.model.presets import GPU, Model
 ALLREDUCE_LATENCY_US = (("nvlink", 8.0), ("infinity", 12.0), ("xgmi", 12.0), ("ici", 10.0), ("pcie", 25.0))
 DEFAULT_ALLREDUCE_LATENCY_US = 25.0
 DEFAULT_INTERCONNECT_GBPS = 32.0  # PCIe 4.0 x16, one direction: a GPU preset without a figure
-DEFAULT_SM_COUNT = 132
 # Share of a token's experts that the next token of the same sequence reuses beyond chance. Published
 # for production MoE models served with vLLM (Cohere, "Why MoE models get more from speculative
 # decoding", 2026-04-21; bench/evidence/moe_routing_locality.csv): verifying 4 consecutive tokens
