@@ -188,17 +188,13 @@ def _alpha_from_tokens_scalar(e: float, k: float, iterations: int) -> float:
     return 0.5 * (lo + hi)
 
 
-def tokens_per_step_at_k(k_new, *, alpha: float | None = None, survival=None):
-    """E for another number of drafts k': geometric from α, or from a measured survival profile.
+def tokens_per_step_at_k(k_new, *, survival):
+    """E for another number of drafts k' from a measured survival profile.
 
     A profile predicts k' ≤ len(profile) directly; beyond it the tail is geometric with the α
     fitted to the profile's E (callers should say so to the user).
     """
     k_arr = np.asarray(k_new, dtype=int)
-    if survival is None:
-        if alpha is None:
-            raise SpecModelError("give either α or a survival profile")
-        return tokens_per_step(alpha, k_arr)
     p = validate_survival(survival)
     k_meas = len(p)
     tail_alpha = alpha_from_tokens_per_step(1.0 + p.sum(), k_meas) if k_meas else 0.0

@@ -260,10 +260,9 @@ def draft_memory(target: Model, method: str, draft: Model | None = None, weight_
 
 # --- the budget --------------------------------------------------------------------------------------
 
-def kv_budget_bytes(memory_bytes: float, weight_bytes: float, utilization: float = GPU_MEMORY_UTILIZATION,
-                    reserve_bytes: float = RESERVE_GB * 1e9) -> float:
+def kv_budget_bytes(memory_bytes: float, weight_bytes: float) -> float:
     """Memory left for the KV cache after weights and a reserve; negative when weights do not fit."""
-    return memory_bytes * utilization - weight_bytes - reserve_bytes
+    return memory_bytes * GPU_MEMORY_UTILIZATION - weight_bytes - RESERVE_GB * 1e9
 
 
 def sequences_that_fit(budget_bytes, per_sequence_bytes):
