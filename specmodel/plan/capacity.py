@@ -210,12 +210,12 @@ class ArmPlan:
 
     def to_dict(self) -> dict:
         return {"gpus": self.gpus, "replicas": self.replicas, "batch_per_replica": self.batch_per_replica,
-                "user_tok_s": _round(self.user_tok_s), "itl_ms": _round(self.itl_ms),
-                "throughput_tok_s_per_gpu": _round(self.throughput_tok_s_per_gpu), "k": self.k,
-                "meets_target": self.meets_target, "concurrency": _round(self.concurrency),
-                "max_batch_per_replica": _int_or_none(self.max_batch_per_replica),
-                "best_reachable_user_tok_s": _round(self.best_reachable_user_tok_s),
-                "best_reachable_itl_ms": _round(_itl(self.best_reachable_user_tok_s)),
+                "user_tok_s": rounded(self.user_tok_s), "itl_ms": rounded(self.itl_ms),
+                "throughput_tok_s_per_gpu": rounded(self.throughput_tok_s_per_gpu), "k": self.k,
+                "meets_target": self.meets_target, "concurrency": rounded(self.concurrency),
+                "max_batch_per_replica": int_or_none(self.max_batch_per_replica),
+                "best_reachable_user_tok_s": rounded(self.best_reachable_user_tok_s),
+                "best_reachable_itl_ms": rounded(_itl(self.best_reachable_user_tok_s)),
                 "best_reachable_batch": self.best_reachable_batch,
                 "reason": self.reason or None}
 
@@ -274,14 +274,14 @@ class CapacityPlan:
         return {
             "gpu": s.gpu.name, "tp": s.tp, "target": s.target.name, "method": s.method.name,
             "draft": s.draft.name if s.method.name == "draft_model" and s.draft else None,
-            "alpha": _round(s.alpha) if s.survival is None else None,
+            "alpha": rounded(s.alpha) if s.survival is None else None,
             "survival": list(s.survival) if s.survival is not None else None,
             "context_len": s.context_len, "timings": "measured" if s.t_target_ms is not None else "hardware",
             "load": {"users": None if self.load.users is None else int(self.load.users), "rps": self.load.rps,
                      "output_tokens": self.load.output_tokens,
-                     "token_rate_tok_s": _round(self.load.token_rate_tok_s)},
-            "latency_target": {"min_user_tok_s": _round(self.target.user_tok_s),
-                               "max_itl_ms": _round(_itl(self.target.user_tok_s)),
+                     "token_rate_tok_s": rounded(self.load.token_rate_tok_s)},
+            "latency_target": {"min_user_tok_s": rounded(self.target.user_tok_s),
+                               "max_itl_ms": rounded(_itl(self.target.user_tok_s)),
                                "given_as": "max_itl_ms" if self.target.is_itl else "min_user_tok_s"},
             "spec_k_candidates": list(self.spec_ks), "k_fixed": self.k_fixed,
             "plain": self.plain.to_dict(), "spec": self.spec.to_dict(),
@@ -530,13 +530,14 @@ def _show(x) -> str:
         return repr(x)
 
 
-def _round(x, digits: int = 4):
+def rounded(x, digits: int = 4):
+    """A number as the JSON outputs give it: rounded, None where it is None, infinite or NaN."""
     if x is None:
         return None
     x = float(x)
     return round(x, digits) if math.isfinite(x) else None
 
 
-def _int_or_none(x):
+def int_or_none(x):
     x = float(x)
     return int(x) if math.isfinite(x) else None
