@@ -224,11 +224,6 @@ class Acceptance:
         return (self.tokens_per_step - 1.0) / self.k if self.k else float("nan")
 
 
-def _check_k(k) -> int:
-    """k as an int: a whole number in [1, limits.MAX_K] (work grows with k, so it is bounded)."""
-    return check_k(k)
-
-
 def _check_fraction(name: str, value: float) -> float:
     if value is None or not np.isfinite(value) or not 0.0 <= value <= 1.0:
         raise SpecModelError(f"{name} must lie in [0, 1], got {value}")
@@ -236,14 +231,14 @@ def _check_fraction(name: str, value: float) -> float:
 
 
 def from_alpha(alpha: float, k: int) -> Acceptance:
-    k = _check_k(k)
+    k = check_k(k)
     a = _check_fraction("α (per-token acceptance)", alpha)
     return Acceptance(float(tokens_per_step(a, k)), a, k, "α")
 
 
 def from_tokens_per_step(tokens: float, k: int, source: str = "mean acceptance length") -> Acceptance:
     """From E (vLLM's mean acceptance length, SGLang's spec_accept_length)."""
-    k = _check_k(k)
+    k = check_k(k)
     if tokens is None or not math.isfinite(tokens) or tokens < 1.0 or tokens > k + 1 + 1e-9:
         raise SpecModelError(
             f"{source} must lie in [1, k + 1] = [1, {k + 1}] (it counts the bonus token), got {tokens}")
@@ -274,7 +269,7 @@ def survival_of_text(text: str) -> tuple[float, ...]:
 
 def from_draft_acceptance_rate(rate: float, k: int) -> Acceptance:
     """vLLM's "draft acceptance rate" = accepted / draft_tokens, which is not α: E = 1 + k·rate."""
-    k = _check_k(k)
+    k = check_k(k)
     r = _check_fraction("draft acceptance rate (accepted / draft tokens)", rate)
     return from_tokens_per_step(1.0 + k * r, k, "vLLM draft acceptance rate")
 
