@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
+from specmodel.model.acceptance import parse_survival
 from specmodel.model.presets import find_method
 from specmodel.notes import info
 
@@ -111,12 +112,6 @@ def _message(column: str, kind: str, value) -> str:
             else f"column '{column}' must lie in [0, 1], got {value}")
 
 
-def _survival_values(value, what: str) -> tuple[float, ...]:
-    from specmodel.model import acceptance
-
-    return acceptance.parse_survival(value, what)
-
-
 def _method_of_column(column: str) -> str | None:
     """'alpha_ngram' / 'alpha ngram' -> 'ngram' (None when not an α-per-method column)."""
     c = column.strip().lower()
@@ -205,7 +200,7 @@ def _workload(label: str, r: dict, has_share: bool, validators: dict) -> Workloa
     problem = _row_problem(validators[tuple(methods), has_share].iter_errors(row), r, order)
     survival = None
     if "survival" in row and (problem is None or problem[0] > order.index("survival")):
-        survival = _survival_values(row["survival"], "column 'survival'")  # its grammar's own message
+        survival = parse_survival(row["survival"], "column 'survival'")  # its grammar's own message
     if problem is not None:
         raise SpecModelError(problem[1])
     alpha = row.get("alpha")
