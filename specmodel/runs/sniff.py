@@ -76,12 +76,6 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "ut
 MAX_BAD_BYTES = 100  # bytes that are not UTF-8 in a UTF-8 file, read as '�' and named; more: not text
 
 
-def decode_text(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None), or (None, why it is not text): decode_bytes without its warning."""
-    text, error, _ = decode_bytes(data)
-    return text, error
-
-
 def _row_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
