@@ -182,11 +182,6 @@ def head_kv_layout(target: Model, kv_dtype: str | None = "bf16") -> KVLayout:
     return KVLayout((AttentionGroup(kv_bytes_per_token(target, kv_dtype, layers=1), target.heads * per_head),))
 
 
-def sequence_bytes(m: Model, tokens, kv_dtype: str | None = "bf16", snapshots=1):
-    """Cache bytes one sequence of the model holds at `tokens` tokens (see KVLayout.resident_bytes)."""
-    return kv_layout(m, kv_dtype).resident_bytes(tokens, snapshots)
-
-
 # --- a draft head's layer (EAGLE, EAGLE-3, MTP) ----------------------------------------------------
 
 def head_is_moe(target: Model, method: str) -> bool:
