@@ -36,7 +36,6 @@ MAX_BATCH = 4096  # sequences per replica the plan considers (engines cap max_nu
 BATCHES = np.arange(1, MAX_BATCH + 1)
 REL_TOL = 1e-9  # a speed within this fraction of the target meets it (targets read off the model itself)
 MAX_USERS = 1e9
-VERDICTS = ("saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same")
 # How each verdict's headline reads (specmodel.notes.TONES).
 VERDICT_TONES = {"saves GPUs": "good", "only spec meets the target": "good", "same": "neutral",
                  "costs GPUs": "caution", "neither meets the target": "bad"}
@@ -229,7 +228,7 @@ class CapacityPlan:
     spec: ArmPlan
     k_fixed: bool  # True when the speculative arm's k was given, not searched
     spec_ks: tuple[int, ...]  # the k values the speculative arm was allowed
-    verdict: str  # one of VERDICTS
+    verdict: str  # a key of VERDICT_TONES
     verdict_text: str  # one sentence with the numbers
     advice: str  # what to deploy
     notes: tuple[str, ...]
