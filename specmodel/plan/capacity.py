@@ -321,9 +321,9 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
     if load.rps is not None:
         notes.append(info("decode only: prefill (time to first token) is not modelled; the concurrency is Little's "
                           "law, requests/s × output tokens ÷ per-user speed"))
-    verdict, text, advice = _verdict(f.scenario, load, target, plain, spec, k_fixed)
+    verdict, text, advice = _verdict(f.scenario, target, plain, spec, k_fixed)
     ends = _band_ends(f, load, target, k, spec)
-    band_verdicts = tuple(_verdict(f.scenario, load, target, plain, e, k_fixed)[0] for e in ends) if ends else None
+    band_verdicts = tuple(_verdict(f.scenario, target, plain, e, k_fixed)[0] for e in ends) if ends else None
     if _disagree(band_verdicts):
         saved = [None if e.gpus is None or plain.gpus is None else plain.gpus - e.gpus for e in ends]
         batch = spec.batch_per_replica or spec.best_reachable_batch
@@ -457,8 +457,7 @@ def _how(s: Scenario, a: ArmPlan, target: Target) -> str:
     return f"{_gpus(a.gpus)} ({replicas}{a.batch_per_replica} users per replica at {target.reach(a.user_tok_s)})"
 
 
-def _verdict(s: Scenario, load: Load, target: Target, plain: ArmPlan, spec: ArmPlan,
-             k_fixed: bool) -> tuple[str, str, str]:
+def _verdict(s: Scenario, target: Target, plain: ArmPlan, spec: ArmPlan, k_fixed: bool) -> tuple[str, str, str]:
     method = s.method.name if s.method.name != "draft_model" else f"the {s.draft} draft"
     spec_k = f"k = {spec.k}"
     if not plain.meets_target and not spec.meets_target:
