@@ -5,6 +5,7 @@ for many runs of one setup at once (summarize_many, files of 200,000 runs), one 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -359,10 +360,8 @@ def _variant_speedups(sp: _Speedups, k, conc, u_idx) -> list[np.ndarray]:
     """Each run's speedup in each of band_variants (an engine version that differs; one it refuses left out)."""
     values = []
     for other in band_variants(sp.base):
-        try:
+        with contextlib.suppress(SpecModelError):
             values.append(sp.at_runs(other, k, conc, u_idx))
-        except SpecModelError:
-            pass
     return values
 
 
@@ -652,10 +651,8 @@ def speedup_band(s: Scenario, speedup: float | None = None) -> tuple[float, floa
     again)."""
     values = [float(predict(s).speedup) if speedup is None else float(speedup)]
     for other in band_variants(s):
-        try:
+        with contextlib.suppress(SpecModelError):
             values.append(float(predict(other).speedup))
-        except SpecModelError:
-            pass
     low, high = band_of([np.array([v]) for v in values])
     return float(low[0]), float(high[0])
 
