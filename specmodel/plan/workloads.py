@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from specmodel.errors import SpecModelError
 from specmodel.limits import clean_name
-from specmodel.model.acceptance import parse_survival
+from specmodel.model.acceptance import from_survival, parse_survival
 from specmodel.model.presets import find_method
 from specmodel.notes import info
 
@@ -205,7 +205,6 @@ def _workload(label: str, r: dict, has_share: bool, validators: dict) -> Workloa
         raise SpecModelError(problem[1])
     alpha = row.get("alpha")
     if alpha is None:
-        from specmodel.model.acceptance import from_survival
         alpha = from_survival(survival).alpha
     return Workload(label, row.get("share", 1.0), alpha, survival, row.get("temperature"),
                     "" if _blank(r.get("notes")) else str(r["notes"]), tuple((m, row[c]) for c, m in methods.items() if c in row))
