@@ -12,9 +12,11 @@ written as that engine takes it.
 
 from __future__ import annotations
 
+import json
+import shlex
 from dataclasses import dataclass
 
-from specmodel.model.decide import off_above
+from specmodel.model.decide import SWITCH_GAIN, off_above, small_flips
 from specmodel.words import Summary
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
@@ -93,8 +95,6 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
                             None, None, None)
     off_text = f"above batch {off} speculation loses here" if off else None
     if s.engine.name == "vllm":  # "vllm 0.10.1" too: a version before 0.24.0 runs one k
-        import json
-
         limit = " ".join(_vllm_limit_flags(summary))
         limit_note = (f"Start both servers (plain and speculative) with {limit}: vLLM's default limit on sequences "
                       "running at once on this GPU is lower than the batch here." if limit else None)
@@ -196,8 +196,6 @@ def _never_pays(summary: Summary) -> bool:
 def common_warnings(summary: Summary) -> list[str]:
     """The traps every engine shares: an off threshold the model cannot place inside its band, and a
     per-batch best k that flips for gains inside run-to-run noise (which the schedule does not chase)."""
-    from specmodel.model.decide import SWITCH_GAIN, small_flips
-
     out = []
     off, between = off_above(summary.schedule), summary.off_above_range
     if off is not None and between and between[0] != between[1]:
@@ -213,9 +211,6 @@ def common_warnings(summary: Summary) -> list[str]:
 
 
 def _vllm(summary: Summary, dp: int) -> dict:
-    import json
-    import shlex
-
     s = summary.scenario
     target = s.target.hf_id
     serve = ["vllm", "serve", target] + (["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []) \
@@ -261,9 +256,6 @@ def sglang_adaptive_config(summary: Summary) -> dict:
 
 
 def _sglang(summary: Summary, dp: int) -> dict | str:
-    import json
-    import shlex
-
     s = summary.scenario
     if s.method.name not in SGLANG_ALGORITHM:
         return f"SGLang has no speculative algorithm for method '{s.method}'"
@@ -362,8 +354,6 @@ def _yaml(config: dict) -> str:
 
 
 def _trtllm(summary: Summary, dp: int) -> dict | str:
-    import shlex
-
     s = summary.scenario
     if s.method.name == "medusa":
         return "TensorRT-LLM runs Medusa only on its TensorRT backend, which has no draft_len_schedule or max_concurrency"
