@@ -7,10 +7,13 @@ fit (scipy) nor the run readers (pandas).
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from functools import cache
 
 from specmodel.errors import SpecModelError
+from specmodel.limits import clean_name, json_validator, load_json, read_file, write_file
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 
@@ -19,8 +22,6 @@ from specmodel.model.roofline import Efficiency
 def _parameters_validator():
     """The parameters object's schema: each known parameter a finite number within its hard bounds
     (> 0 for one outside PARAMETERS), any other name refused on its own (path: the name)."""
-    from specmodel.limits import json_validator
-
     properties = {}
     for name in Efficiency().as_dict():
         bound = PARAMETERS.get(name)
@@ -127,8 +128,6 @@ _FIELDS = (None, "format", "version", "parameters")  # what a file is refused fo
 
 @cache
 def _document_validator():
-    from specmodel.limits import json_validator
-
     return json_validator(_DOCUMENT)
 
 
@@ -154,18 +153,12 @@ def _frame_problem(doc, where: str) -> str | None:
 
 def save_calibration(cal, path: str) -> None:
     """Write a calibrate.Calibration (its to_file()) atomically: nothing half-written on failure."""
-    import json
-
-    from specmodel.limits import write_file
-
     write_file(path, json.dumps(cal.to_file(), indent=2, allow_nan=False) + "\n", "the calibration")
 
 
 def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
     """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
     `where` and the field when it is not one, is from another version or has impossible values."""
-    from specmodel.limits import load_json
-
     try:
         doc = load_json(text)  # depth and integer length bounded; SpecModelError past them
     except ValueError:
@@ -187,10 +180,6 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
 
 
 def load_calibration(path: str) -> tuple[Efficiency, dict]:
-    import os
-
-    from specmodel.limits import clean_name, read_file
-
     shown = clean_name(path)[0]
     if not os.path.lexists(path):
         raise SpecModelError(f"{shown}: no such calibration file")
