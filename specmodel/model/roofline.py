@@ -30,8 +30,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from specmodel.errors import SpecModelError
 from specmodel.model import memory
 from specmodel.model.memory import BYTES_PER_VALUE
+from specmodel.model.parameters import PARAMETERS
 from specmodel.model.presets import GPU, Model
 
 # One small all-reduce's latency by interconnect kind, µs: vLLM's custom all-reduce on NVLink
@@ -98,9 +100,6 @@ class Efficiency:
     spec_seq_scale: float = 1.0
 
     def __post_init__(self):
-        from specmodel.errors import SpecModelError
-        from specmodel.model.parameters import PARAMETERS
-
         for name, bound in PARAMETERS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not bound.lo <= value <= bound.hi:
