@@ -122,16 +122,16 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         cap_flags = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
         if cap_flags:
             flags.append(" ".join(cap_flags))
-        note = _one_k_note("SGLang", schedule, off_text)
+        note = _one_k_note(schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
                             " \\\n  ".join(flags), "bash", note)
     return DeployAdvice(engine_text(s.engine), f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
 
 
-def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) -> str | None:
-    """For an engine that runs one k at every batch size: how the best k changes with the batch
-    (pick the k of the usual batch), and the batch above which speculation loses."""
+def _one_k_note(schedule: list[list[int]], off_text: str | None) -> str | None:
+    """SGLang runs one k at every batch size: how the best k changes with the batch (pick the k of the
+    usual batch), and the batch above which speculation loses."""
     ranges = [(lo, hi, k) for lo, hi, k in schedule if k > 0]
     parts = []
     if len({k for _, _, k in ranges}) > 1:
@@ -139,7 +139,7 @@ def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) ->
         parts.append(f"the best k here is {steps}: pick the k of your usual batch")
     if off_text:
         parts.append(f"{off_text}, so serve larger batches from a server without these flags")
-    return f"{engine} runs one k at every batch size: " + "; ".join(parts) + "." if parts else None
+    return "SGLang runs one k at every batch size: " + "; ".join(parts) + "." if parts else None
 
 
 
@@ -300,7 +300,7 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
                else f"{engine_text(s.engine)} has no per-batch adaptive steps (slots per batch size from "
                     f"{SGLANG_MIN_VERSION['--speculative-adaptive-config (per batch size keys)']}, a 0 step from "
                     f"{SGLANG_MIN_VERSION['candidate_steps 0 (off)']})" if len(ks) > 1 and too_old else None)
-        note = _one_k_note("SGLang", summary.schedule, f"above batch {off} speculation loses here" if off else None)
+        note = _one_k_note(summary.schedule, f"above batch {off} speculation loses here" if off else None)
         if why:
             note = f"{why}: {note or 'one k at every batch'}"
     if dp > 1:
