@@ -164,8 +164,6 @@ def frontier(s: Scenario, ks=None, k_max: int = K_MAX) -> Frontier:
     for batches 1..MAX_BATCH per replica: one predict() call over the k × batch grid."""
     ks = np.arange(1, k_max + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
     ks = np.unique(np.concatenate([[0], ks]))
-    if np.any(ks < 0):
-        raise SpecModelError(f"k must be ≥ 0, got {ks.min()}")
     shape = (ks.size, BATCHES.size)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):  # an arm where nothing fits divides 0 by 0
@@ -350,8 +348,6 @@ def _arms(f: Frontier, load: Load, target: Target, k: int | None) -> tuple[ArmPl
     arm is k's when given, else the one needing the fewest replicas, then the fastest users, then the smaller k."""
     arms = _solve(f, load, target.user_tok_s)
     spec_rows = [arms[f.row(int(k))]] if k is not None else [arms[i] for i in range(f.ks.size) if f.ks[i] > 0]
-    if not spec_rows:
-        raise SpecModelError("the frontier has no speculative k to plan with")
     spec = min(spec_rows, key=lambda a: (a.replicas if a.meets_target else math.inf, -a.user_tok_s, a.k))
     return arms[f.row(0)], spec, spec_rows
 
