@@ -333,7 +333,6 @@ def test_a_pool_with_fewer_sequences_than_replicas_leaves_replicas_idle():
     s = replace(L40S, alpha=0.7, k=4, concurrency=1)
     alone = predict(s).spec
     two_on_four = pool_result(s, one(0.7), 2, 4, "draft_model", 4)
-    assert two_on_four.busy_replicas == 2
     assert two_on_four.throughput_tok_s == pytest.approx(2 * alone.throughput_tok_s, rel=1e-12)
     half = pool_result(s, [Workload("w", 0.25, 0.7)], 2, 1, "draft_model", 4)  # half a sequence on average
     assert half.throughput_tok_s == pytest.approx(0.5 * alone.throughput_tok_s, rel=1e-12)

@@ -60,7 +60,6 @@ class PoolResult:
     labels: tuple[str, ...]
     gpus: int
     replicas: int
-    busy_replicas: float  # replicas in use (fewer when the pool has fewer sequences than replicas)
     method: str  # OFF when k = 0
     k: int
     sequences: float  # offered to the pool
@@ -308,7 +307,7 @@ def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpu
             batch, tokens, per_seq, itl, thr = (float(c[j]) for c in cols)
             results[i] = WorkloadResult(w.label, float(seqs), batch * part * lay.weight, tokens if k > 0 else 1.0,
                                         per_seq, itl, thr * part * lay.weight)
-    return PoolResult(tuple(w.label for w in members), int(gpus), lay.replicas, lay.busy, m if k > 0 else OFF,
+    return PoolResult(tuple(w.label for w in members), int(gpus), lay.replicas, m if k > 0 else OFF,
                       int(k), lay.sequences, lay.per_replica, max_fit, step,
                       float(sum(r.throughput_tok_s for r in results)), tuple(results))
 
