@@ -351,8 +351,8 @@ def test_compare_refuses_workloads_built_in_code_with_the_same_messages(workload
 
 def test_the_sample_workloads_file_is_the_pages_starting_table():
     """sample_runs/traffic_mix.csv (the README's `mix` command) holds the Traffic mix page's example."""
-    from specmodel.metrics.samples import MIX_SAMPLE
+    from specmodel.paths import SAMPLE_DIR
 
-    workloads, problems, notes = read_workloads(str(MIX_SAMPLE))
+    workloads, problems, notes = read_workloads(str(SAMPLE_DIR / "traffic_mix.csv"))
     assert problems == [] and notes == []
     assert workloads == list(example_workloads())
