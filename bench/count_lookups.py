@@ -13,7 +13,7 @@ ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().paren
 sys.path.insert(0, str(ROOT))
 
 NAME_READERS = {"find_gpu", "find_model", "find_method", "find_engine", "stated_tp", "parse_hardware", "parse_model",
-                "parse_method", "parse_engine", "named_engine", "normalise_engine", "match_gpu", "match_model",
+                "parse_method", "parse_engine", "named_engine", "normalise_engine", "match_model",
                 "with_version", "gpus_named", "engine_in_text"}
 
 

@@ -79,11 +79,8 @@ def test_survival_profile_of_the_reference_sample():
     assert acceptance.tokens_per_step_at_k(5, survival=survival) > acc.tokens_per_step
 
 
-def test_vllm_v0_efficiency_and_bench_percent_and_sglang():
-    # V0 sample: efficiency 0.68267 with k = 4 -> E = eff × (k + 1).
-    assert acceptance.from_vllm_v0_efficiency(0.6826666666666666, 4).tokens_per_step == pytest.approx(3.4133, abs=1e-4)
+def test_bench_percent():
     assert acceptance.from_vllm_percent(57.34, 3).tokens_per_step == pytest.approx(2.7202, abs=1e-4)
-    assert acceptance.from_sglang_accept_length(2.74, 3).tokens_per_step == pytest.approx(2.74)
 
 
 @pytest.mark.parametrize("call", [

@@ -48,7 +48,6 @@ def test_only_the_user_facing_error_escapes(name, strategy, function):
 
 GUIDELLM_CSV = (ROOT / "tests" / "fixtures" / "guidellm_benchmarks_sample.csv").read_text()
 VLLM_JSON = json.loads((ROOT / "tests" / "fixtures" / "vllm_bench_serve_sample.json").read_text())
-GUIDELLM_JSON = json.loads((ROOT / "tests" / "fixtures" / "guidellm_baseline_benchmarks.json").read_text())
 
 
 def _with(doc: dict, **changes) -> bytes:

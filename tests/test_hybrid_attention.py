@@ -38,8 +38,8 @@ def test_speculation_on_a_hybrid_model_holds_one_state_snapshot_per_draft_positi
     p = predict(s)
     m = find_model("Qwen3.5-397B-A17B")
     state = memory.linear_state_bytes(m)
-    plain_seq = float(memory.sequence_bytes(m, 4096))
-    spec_seq = float(memory.sequence_bytes(m, 4096 + 3, snapshots=4))
+    plain_seq = float(memory.kv_layout(m).resident_bytes(4096))
+    spec_seq = float(memory.kv_layout(m).resident_bytes(4096 + 3, 4))
     assert spec_seq - plain_seq == pytest.approx(3 * state + 3 * memory.kv_bytes_per_token(m))
     # a sequence's 126 MB of KV and 93 MiB of state become 4 snapshots with k = 3: fewer than 60% as many fit
     ratio = p.spec.max_concurrency / p.plain.max_concurrency
@@ -73,7 +73,7 @@ def test_deepseek_v32_sparse_attention_reads_at_most_2048_tokens_of_latent_beyon
     latent = memory.kv_bytes_per_token(v3)  # 61 × (512 + 64) × 2
     index = 61 * (128 + 4)
     assert memory.kv_bytes_per_token(v32) == latent + index
-    assert float(memory.sequence_bytes(v32, 100_000)) == (latent + index) * 100_000
+    assert float(memory.kv_layout(v32).resident_bytes(100_000)) == (latent + index) * 100_000
     _, _, kv32, flops32 = memory_and_compute(PassShape.of_model(v32), 1, 1, 100_000)
     _, _, kv3, flops3 = memory_and_compute(PassShape.of_model(v3), 1, 1, 100_000)
     assert kv32 == pytest.approx(latent * 2048 + index * 100_001)
@@ -90,7 +90,7 @@ def test_mimo_v2_flash_keeps_a_128_token_window_on_39_of_48_layers():
     full = 9 * 4 * (192 + 128) * 2  # 4 KV heads, keys 192 wide and values 128, BF16
     window = 39 * 8 * (192 + 128) * 2  # 8 KV heads on the windowed layers
     assert memory.kv_bytes_per_token(m) == full
-    assert float(memory.sequence_bytes(m, 65_536)) == full * 65_536 + window * 128
+    assert float(memory.kv_layout(m).resident_bytes(65_536)) == full * 65_536 + window * 128
     _, _, kv, _ = memory_and_compute(PassShape.of_model(m), 1, 1, 65_536)
     assert kv == pytest.approx(full * 65_537 + window * 128)
 

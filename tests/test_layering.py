@@ -222,7 +222,7 @@ def test_no_module_reaches_into_another_modules_private_names(path):
 
 @pytest.mark.parametrize("source, expected", [
     ("from specmodel.metrics.prom import _finite\n", "imports the private name _finite from metrics.prom"),
-    ("from specmodel.metrics import prom\nprom._COUNTERS\n", "reads the private name metrics.prom._COUNTERS"),
+    ("from specmodel.metrics import prom\nprom._families\n", "reads the private name metrics.prom._families"),
     ("from specmodel.runs.names import _default_draft\n", "imports the private name _default_draft from runs.names"),
     ("from specmodel.runs import names\nnames._clean({})\n", "reads the private name runs.names._clean"),
     ("from specmodel.cli.scrape import result_dict\n", "imports from the command module cli.scrape"),

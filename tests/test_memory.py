@@ -35,14 +35,14 @@ def test_the_longest_context_a_message_offers_is_the_longest_predict_fits(family
     m = presets.find_model(name)
     usable = presets.find_gpu(gpu).memory_GB * 1e9 * tp * memory.GPU_MEMORY_UTILIZATION
     room = usable - memory.resident_weight_bytes(m) - memory.RESERVE_GB * 1e9
-    if memory.sequence_bytes(m, s.context_len, kv_dtype) <= room:  # MiMo-V2-Flash in FP8: 9 global layers
+    if memory.kv_layout(m, kv_dtype).resident_bytes(s.context_len) <= room:  # MiMo-V2-Flash in FP8: 9 global layers
         assert predict(s).plain.max_concurrency >= 1  # hold the whole bound: there is no shorter context to offer
         return
     with pytest.raises(DoesNotFit) as caught:
         predict(s)
     why = caught.value
     expected = (memory.resident_weight_bytes(m) + memory.RESERVE_GB * 1e9
-                + memory.sequence_bytes(m, s.context_len, kv_dtype)) / 1e9
+                + memory.kv_layout(m, kv_dtype).resident_bytes(s.context_len)) / 1e9
     assert why.needed_GB == pytest.approx(expected, rel=1e-9)
     longest = why.closest_context_len
     assert longest is not None and f"context ≤ {longest:,} tokens" in str(why)

@@ -50,8 +50,6 @@ def survival_profile(text: str) -> tuple[float, ...]:
     except SpecModelError as exc:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated p_1,...,p_k in [0, 1], not increasing ({exc})") from None
-    if not values:
-        raise argparse.ArgumentTypeError("expected at least one value")
     return values
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
-from specmodel.export.outfile import write_atomically
+from specmodel.files import write_file
 
 
 def add_parser(sub) -> None:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title,
                                     instances=instances_from_args(args))
     if args.out:
-        write_atomically(args.out, text)
+        write_file(args.out, text)
     else:
         print(text, end="")
     return 0

@@ -160,15 +160,13 @@ def _write_rows(out, keys: list[str], columns: list, whole: frozenset, n: int) -
 
 
 def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = frozenset(), rest=None,
-                     renamed: dict | None = None, out=None) -> None:
+                     out=None) -> None:
     """Print {table_key: rows, **rest} as print_json would (indented; rows' values as json_value
     makes them, `whole` keys as int), where rows are frame's columns `keys` (a key the frame lacks is
-    null; renamed maps an output key to the frame column it reads), one row per line. A list in rest
-    is printed one item per line (json.dumps of each), a chunk of items at a time."""
+    null), one row per line. A list in rest is printed one item per line (json.dumps of each), a chunk of
+    items at a time."""
     out = out or sys.stdout
-    renamed = renamed or {}
-    columns = [_column(frame[renamed.get(key, key)] if renamed.get(key, key) in frame.columns else None, key in whole)
-               for key in keys]
+    columns = [_column(frame[key] if key in frame.columns else None, key in whole) for key in keys]
     out.write("{\n  " + json.dumps(table_key) + ": [")
     _write_rows(out, list(keys), columns, whole, len(frame))
     out.write("\n  ]" if len(frame) else "]")

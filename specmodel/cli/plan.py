@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
+from specmodel.errors import SpecModelError
+from specmodel.files import read_file
 
 
 def add_parser(sub) -> None:
@@ -68,8 +70,6 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def _calibrated(scenario, files: list[str]) -> dict:
-    from specmodel.errors import SpecModelError
-    from specmodel.files import read_file
     from specmodel.plan.measure import calibrated_band
     from specmodel.runs.load import read_runs
     from specmodel.runs.records import RunDefaults

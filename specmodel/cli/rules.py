@@ -9,7 +9,7 @@ import argparse
 
 from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
 from specmodel.export import rules
-from specmodel.export.outfile import write_atomically
+from specmodel.files import write_file
 
 
 def add_parser(sub) -> None:
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     text = rules.rules_yaml(rules_scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity,
                             instances=instances_from_args(args), legacy=args.legacy)
     if args.out:
-        write_atomically(args.out, text)
+        write_file(args.out, text)
     else:
         print(text, end="")
     return 0

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
                                 method_and_draft, number)
-from specmodel.export.outfile import write_atomically
 from specmodel.errors import SpecModelError
-from specmodel.files import read_file
+from specmodel.files import read_file, write_file
 from specmodel.model import presets
 from specmodel.model.roofline import Efficiency
 
@@ -160,7 +159,7 @@ def run_runs(args: argparse.Namespace) -> int:
 
 
 def _write(path: str, text: str) -> None:
-    write_atomically(path, text)  # only a regular file or a new path; whole or not at all
+    write_file(path, text)  # only a regular file or a new path; whole or not at all
 
 
 def _f(x, fmt="{:.2f}"):

@@ -21,7 +21,6 @@ from specmodel.model.scenario import Scenario
 SCHEMA_VERSION = 39  # documented: the dashboard JSON schemaVersion Grafana 10.x writes (Grafana's dashboard model)
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 SELECTOR = '{job=~"$job", instance=~"$instance", model_name=~"$model"}'
-VARIABLES = ("datasource", "job", "instance", "model")
 
 
 def _target(ref: str, expr: str, legend: str) -> dict:
@@ -147,13 +146,3 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, 
 
 def dashboard_json(scenario: Scenario, window: str = "5m", title: str | None = None, instances=()) -> str:
     return json.dumps(dashboard(scenario, window, title, instances), indent=2, ensure_ascii=False) + "\n"
-
-
-def queries(doc: dict) -> list[str]:
-    """Every PromQL expression in a dashboard (panel targets and query variables), as written."""
-    out = [t["expr"] for p in doc.get("panels", []) for t in p.get("targets", [])]
-    for var in doc.get("templating", {}).get("list", []):
-        if var.get("type") == "query":
-            q = var["query"]["query"] if isinstance(var["query"], dict) else var["query"]
-            out.append(q)
-    return out

@@ -12,9 +12,11 @@ written as that engine takes it.
 
 from __future__ import annotations
 
+import json
+import shlex
 from dataclasses import dataclass
 
-from specmodel.model.decide import off_above
+from specmodel.model.decide import SWITCH_GAIN, off_above, small_flips
 from specmodel.words import Summary
 from specmodel.model.dialects import SGLANG_ALGORITHM, TRTLLM_DECODING_TYPE, VLLM_METHODS
 from specmodel.model.dialects import draft_path as _draft_path
@@ -93,8 +95,6 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
                             None, None, None)
     off_text = f"above batch {off} speculation loses here" if off else None
     if s.engine.name == "vllm":  # "vllm 0.10.1" too: a version before 0.24.0 runs one k
-        import json
-
         limit = " ".join(_vllm_limit_flags(summary))
         limit_note = (f"Start both servers (plain and speculative) with {limit}: vLLM's default limit on sequences "
                       "running at once on this GPU is lower than the batch here." if limit else None)
@@ -122,16 +122,16 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
         cap_flags = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
         if cap_flags:
             flags.append(" ".join(cap_flags))
-        note = _one_k_note("SGLang", schedule, off_text)
+        note = _one_k_note(schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
                             " \\\n  ".join(flags), "bash", note)
     return DeployAdvice(engine_text(s.engine), f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
 
 
-def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) -> str | None:
-    """For an engine that runs one k at every batch size: how the best k changes with the batch
-    (pick the k of the usual batch), and the batch above which speculation loses."""
+def _one_k_note(schedule: list[list[int]], off_text: str | None) -> str | None:
+    """SGLang runs one k at every batch size: how the best k changes with the batch (pick the k of the
+    usual batch), and the batch above which speculation loses."""
     ranges = [(lo, hi, k) for lo, hi, k in schedule if k > 0]
     parts = []
     if len({k for _, _, k in ranges}) > 1:
@@ -139,7 +139,7 @@ def _one_k_note(engine: str, schedule: list[list[int]], off_text: str | None) ->
         parts.append(f"the best k here is {steps}: pick the k of your usual batch")
     if off_text:
         parts.append(f"{off_text}, so serve larger batches from a server without these flags")
-    return f"{engine} runs one k at every batch size: " + "; ".join(parts) + "." if parts else None
+    return "SGLang runs one k at every batch size: " + "; ".join(parts) + "." if parts else None
 
 
 
@@ -196,8 +196,6 @@ def _never_pays(summary: Summary) -> bool:
 def common_warnings(summary: Summary) -> list[str]:
     """The traps every engine shares: an off threshold the model cannot place inside its band, and a
     per-batch best k that flips for gains inside run-to-run noise (which the schedule does not chase)."""
-    from specmodel.model.decide import SWITCH_GAIN, small_flips
-
     out = []
     off, between = off_above(summary.schedule), summary.off_above_range
     if off is not None and between and between[0] != between[1]:
@@ -213,9 +211,6 @@ def common_warnings(summary: Summary) -> list[str]:
 
 
 def _vllm(summary: Summary, dp: int) -> dict:
-    import json
-    import shlex
-
     s = summary.scenario
     target = s.target.hf_id
     serve = ["vllm", "serve", target] + (["--tensor-parallel-size", str(s.tp)] if s.tp > 1 else []) \
@@ -261,9 +256,6 @@ def sglang_adaptive_config(summary: Summary) -> dict:
 
 
 def _sglang(summary: Summary, dp: int) -> dict | str:
-    import json
-    import shlex
-
     s = summary.scenario
     if s.method.name not in SGLANG_ALGORITHM:
         return f"SGLang has no speculative algorithm for method '{s.method}'"
@@ -308,7 +300,7 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
                else f"{engine_text(s.engine)} has no per-batch adaptive steps (slots per batch size from "
                     f"{SGLANG_MIN_VERSION['--speculative-adaptive-config (per batch size keys)']}, a 0 step from "
                     f"{SGLANG_MIN_VERSION['candidate_steps 0 (off)']})" if len(ks) > 1 and too_old else None)
-        note = _one_k_note("SGLang", summary.schedule, f"above batch {off} speculation loses here" if off else None)
+        note = _one_k_note(summary.schedule, f"above batch {off} speculation loses here" if off else None)
         if why:
             note = f"{why}: {note or 'one k at every batch'}"
     if dp > 1:
@@ -362,8 +354,6 @@ def _yaml(config: dict) -> str:
 
 
 def _trtllm(summary: Summary, dp: int) -> dict | str:
-    import shlex
-
     s = summary.scenario
     if s.method.name == "medusa":
         return "TensorRT-LLM runs Medusa only on its TensorRT backend, which has no draft_len_schedule or max_concurrency"
@@ -384,9 +374,6 @@ def _trtllm(summary: Summary, dp: int) -> dict | str:
             "note": "keys of draft_len_schedule are upper bounds (TensorRT-LLM main, llm_args.py); releases that read "
                     "them as lower bounds need {1: max_draft_len, ...}: check your release. Newer trtllm-serve also "
                     "takes the file as --config"}
-
-
-DEPLOY_ENGINES = ("vllm", "sglang", "trtllm")
 
 
 def deploy_by_engine(summary: Summary, dp: int = 1) -> tuple[dict, dict]:

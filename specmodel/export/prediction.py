@@ -4,31 +4,20 @@ the same object (show.readouts), so the CLI, the JSON and the page cannot disagr
 
 from __future__ import annotations
 
-import numpy as np
-
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice, deploy_by_engine, vllm_speculative_config
 from specmodel.model.decide import off_above
 from specmodel.words import Summary, decision
 from specmodel.model.scenario import Arm, Scenario
+from specmodel.plan.capacity import int_or_none, rounded
 
 ARM_KEYS = ("step_ms", "throughput_tok_s", "per_sequence_tok_s", "itl_ms", "max_concurrency", "running")
 
 
-def _round(x, digits: int = 4):
-    x = float(x)
-    return round(x, digits) if np.isfinite(x) else None
-
-
-def _int_or_none(x):
-    x = float(x)
-    return int(x) if np.isfinite(x) else None
-
-
 def _arm(a: Arm) -> dict:
-    return {"step_ms": _round(a.step_ms), "throughput_tok_s": _round(a.throughput_tok_s),
-            "per_sequence_tok_s": _round(a.per_seq_tok_s), "itl_ms": _round(a.itl_ms),
-            "max_concurrency": _int_or_none(a.max_concurrency), "running": _int_or_none(a.batch)}
+    return {"step_ms": rounded(a.step_ms), "throughput_tok_s": rounded(a.throughput_tok_s),
+            "per_sequence_tok_s": rounded(a.per_seq_tok_s), "itl_ms": rounded(a.itl_ms),
+            "max_concurrency": int_or_none(a.max_concurrency), "running": int_or_none(a.batch)}
 
 
 def _inputs(s: Scenario) -> dict:
@@ -50,15 +39,15 @@ def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> 
     band = summary.band
     out = {
         **_inputs(s),
-        "alpha": _round(p.alpha), "k": int(p.k), "concurrency": int(p.concurrency),
-        "tokens_per_step": _round(p.tokens_per_step), "speedup": _round(p.speedup),
+        "alpha": rounded(p.alpha), "k": int(p.k), "concurrency": int(p.concurrency),
+        "tokens_per_step": rounded(p.tokens_per_step), "speedup": rounded(p.speedup),
         "verdict": summary.verdict.label, "decision": decision(summary.verdict.label),
         "verdict_text": summary.verdict.text, "advice": summary.verdict.advice,
-        "speedup_low": _round(band[0]) if band else None, "speedup_high": _round(band[1]) if band else None,
+        "speedup_low": rounded(band[0]) if band else None, "speedup_high": rounded(band[1]) if band else None,
         "uncertain": summary.uncertain,
-        "break_even_tokens_per_step": _round(p.break_even_tokens_per_step),
-        "break_even_alpha": _round(p.break_even_alpha),
-        "best_k": summary.best_k, "best_k_speedup": _round(summary.best_k_speedup),
+        "break_even_tokens_per_step": rounded(p.break_even_tokens_per_step),
+        "break_even_alpha": rounded(p.break_even_alpha),
+        "best_k": summary.best_k, "best_k_speedup": rounded(summary.best_k_speedup),
         "crossover_concurrency": summary.crossover_concurrency,
         "num_speculative_tokens_per_batch_size": summary.schedule,
         "off_above_batch": off_above(summary.schedule),

@@ -175,7 +175,7 @@ def _template():
 
 def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, figures: list[go.Figure],
                 problems: list | None = None, calibration: dict | None = None,
-                title: str = "Speculative decoding: past runs", efficiency: Efficiency | None = None) -> str:
+                efficiency: Efficiency | None = None) -> str:
     """One HTML file with everything inline (plotly.js included): opens offline, mails as is. Its head
     names what the runs were predicted on and the calibration (`efficiency`: the applied one, None
     when uncalibrated; the fit's `calibration` dict adds its errors)."""
@@ -187,7 +187,8 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
         figure_html.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
                                        config={"displaylogo": False}))  # plotly's own HTML: the template keeps it as is
     return _template().render(
-        title=title, stamp=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=tool_version(),
+        title="Speculative decoding: past runs", stamp=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=tool_version(),
         setup=setup_lines(evaluated, efficiency), compared=summary.get("rows_compared", 0),
         mape_pct=summary.get("mape_speedup_pct"), agreeing=summary.get("verdicts_agreeing"),
         calibration=calibration and {"parameters": [(k, f"{v:.3g}") for k, v in calibration["parameters"].items()],

@@ -282,21 +282,6 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def break_even_expression(steps: list[Step], running: str) -> str:
-    """`or` of bucketed comparisons: each running count picks its step's break-even E."""
-    parts = []
-    for st in steps:
-        cond = running
-        if st.lo is not None:
-            cond += f" > {_fmt(st.lo)}"
-        if st.hi is not None:
-            cond += f" <= {_fmt(st.hi)}"
-        if st.lo is None and st.hi is None:
-            cond += " >= 0"
-        parts.append(f"({cond}) * 0 + {_fmt(st.break_even)}")
-    return "\n  or ".join(parts)
-
-
 PROFILE_SCALE = 100000  # chosen: running requests stay below it
 
 

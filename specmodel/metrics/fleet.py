@@ -212,7 +212,6 @@ class FleetReport:
     down: tuple[dict, ...]  # targets Prometheus reports down that have no data in the window
     window: str
     window_s: float
-    at_s: float
     prometheus: str  # the server's URL as it may be shown
     # Instances whose series could not be read (job, instance, reason): listed, never blanking the others.
     problems: tuple[dict, ...] = ()
@@ -344,7 +343,7 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
     seen = {(i.job, i.instance) for i in instances}
     seen |= {(p["job"], p["instance"]) for p in problems}
     return FleetReport(tuple(instances), tuple(d for d in down if (d["job"], d["instance"]) not in seen),
-                       window, window_s, at_s, server.shown, tuple(problems))
+                       window, window_s, server.shown, tuple(problems))
 
 
 def history(client: httpx.Client, server: promapi.PromServer, window: str = "5m", span: str = "1h",

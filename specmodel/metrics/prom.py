@@ -69,14 +69,6 @@ from specmodel.notes import Note, info, warning
 SERVERS = engines.SERVERS  # engines known by name; one writing vLLM's schema under another prefix is "other:<prefix>"
 
 
-# Canonical name -> sample name per server kind (kept for callers that list the series read).
-_COUNTERS = {kind: {canon: e.prefixes[0] + suffix for canon, suffix in e.counters.items()}
-             for kind, e in engines.ENGINES.items()}
-_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
-_GAUGES = {kind: {canon: (e.prefixes[0] + suffix, how) for canon, (suffix, how) in e.gauges.items()}
-           for kind, e in engines.ENGINES.items()}
-
-
 @dataclass(frozen=True)
 class Snapshot:
     """One scrape, reduced to the numbers the statistics need (engines summed, one model)."""

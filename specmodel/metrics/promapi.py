@@ -11,6 +11,7 @@ Response format: https://prometheus.io/docs/prometheus/latest/querying/api/
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -273,10 +274,8 @@ def _call(client: httpx.Client, server: PromServer, path: str, params: dict, pro
         raise SpecModelError(f"{where} redirects to {display_url(got.headers.get('location', '?'))}: "
                              "give the URL it redirects to")
     payload = None
-    try:
-        payload = load_json(got.body)  # SpecModelError past the depth limit (a ValueError too)
-    except ValueError:
-        pass
+    with contextlib.suppress(ValueError):  # SpecModelError past the depth limit (a ValueError too)
+        payload = load_json(got.body)
     if isinstance(payload, dict) and payload.get("status") == "error":
         raise SpecModelError(_api_error(where, payload, promql))
     got.check_status(ok=range(400))

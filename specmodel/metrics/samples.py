@@ -21,7 +21,6 @@ from specmodel.paths import SAMPLE_DIR
 
 LIVE_SAMPLE_DIR = SAMPLE_DIR / "live_vllm_v1"
 FLEET_SAMPLE = SAMPLE_DIR / "fleet_prometheus_answer.json"
-MIX_SAMPLE = SAMPLE_DIR / "traffic_mix.csv"  # workloads.example_workloads() as a file, for `specmodel mix`
 FLEET_SAMPLE_WINDOW = "10s"
 FLEET_SAMPLE_SPAN = "30s"
 FLEET_SAMPLE_URL = "http://127.0.0.1:9090"  # an address needing no DNS; never contacted (every answer is recorded)

@@ -60,21 +60,6 @@ def tokens_with_proposal(emitted: float, rate: float, k: int) -> float:
     return min(1.0 + (float(emitted) - 1.0) / rate, k + 1.0)
 
 
-def survival_from_alpha(alpha: float, k: int) -> np.ndarray:
-    """Survival profile p_1..p_k of a constant per-token acceptance: p_i = α^i."""
-    return float(alpha) ** np.arange(1, int(k) + 1, dtype=float)
-
-
-def tokens_per_step_from_survival(survival) -> float:
-    """E = 1 + Σ p_i for a measured survival profile p_1..p_k.
-
-    >>> tokens_per_step_from_survival([0.8047, 0.5647, 0.3508])
-    2.7202
-    """
-    p = validate_survival(survival)
-    return round(1.0 + float(p.sum()), 12)
-
-
 def _listed(p) -> str:
     """A profile as a message shows it (4 significant digits; no overflow for huge values)."""
     return "[" + ", ".join(f"{x:.4g}" for x in p) + "]"
@@ -203,17 +188,13 @@ def _alpha_from_tokens_scalar(e: float, k: float, iterations: int) -> float:
     return 0.5 * (lo + hi)
 
 
-def tokens_per_step_at_k(k_new, *, alpha: float | None = None, survival=None):
-    """E for another number of drafts k': geometric from α, or from a measured survival profile.
+def tokens_per_step_at_k(k_new, *, survival):
+    """E for another number of drafts k' from a measured survival profile.
 
     A profile predicts k' ≤ len(profile) directly; beyond it the tail is geometric with the α
     fitted to the profile's E (callers should say so to the user).
     """
     k_arr = np.asarray(k_new, dtype=int)
-    if survival is None:
-        if alpha is None:
-            raise SpecModelError("give either α or a survival profile")
-        return tokens_per_step(alpha, k_arr)
     p = validate_survival(survival)
     k_meas = len(p)
     tail_alpha = alpha_from_tokens_per_step(1.0 + p.sum(), k_meas) if k_meas else 0.0
@@ -243,11 +224,6 @@ class Acceptance:
         return (self.tokens_per_step - 1.0) / self.k if self.k else float("nan")
 
 
-def _check_k(k) -> int:
-    """k as an int: a whole number in [1, bounds.MAX_K] (work grows with k, so it is bounded)."""
-    return check_k(k)
-
-
 def _check_fraction(name: str, value: float) -> float:
     if value is None or not np.isfinite(value) or not 0.0 <= value <= 1.0:
         raise SpecModelError(f"{name} must lie in [0, 1], got {value}")
@@ -255,14 +231,14 @@ def _check_fraction(name: str, value: float) -> float:
 
 
 def from_alpha(alpha: float, k: int) -> Acceptance:
-    k = _check_k(k)
+    k = check_k(k)
     a = _check_fraction("α (per-token acceptance)", alpha)
     return Acceptance(float(tokens_per_step(a, k)), a, k, "α")
 
 
 def from_tokens_per_step(tokens: float, k: int, source: str = "mean acceptance length") -> Acceptance:
     """From E (vLLM's mean acceptance length, SGLang's spec_accept_length)."""
-    k = _check_k(k)
+    k = check_k(k)
     if tokens is None or not math.isfinite(tokens) or tokens < 1.0 or tokens > k + 1 + 1e-9:
         raise SpecModelError(
             f"{source} must lie in [1, k + 1] = [1, {k + 1}] (it counts the bonus token), got {tokens}")
@@ -293,7 +269,7 @@ def survival_of_text(text: str) -> tuple[float, ...]:
 
 def from_draft_acceptance_rate(rate: float, k: int) -> Acceptance:
     """vLLM's "draft acceptance rate" = accepted / draft_tokens, which is not α: E = 1 + k·rate."""
-    k = _check_k(k)
+    k = check_k(k)
     r = _check_fraction("draft acceptance rate (accepted / draft tokens)", rate)
     return from_tokens_per_step(1.0 + k * r, k, "vLLM draft acceptance rate")
 
@@ -317,15 +293,3 @@ def from_counts(accepted: float, drafts: float, draft_tokens: float | None = Non
             raise SpecModelError("k is unknown: give k or the draft token count")
         k = round(draft_tokens / drafts)
     return from_tokens_per_step(1.0 + accepted / drafts, k, "accepted / drafts counters")
-
-
-def from_vllm_v0_efficiency(efficiency: float, k: int) -> Acceptance:
-    """vLLM V0 gauge spec_decode_efficiency = emitted / (drafts·(k+1)): E = eff·(k+1)."""
-    k = _check_k(k)
-    eff = _check_fraction("spec_decode_efficiency", efficiency)
-    return from_tokens_per_step(max(1.0, eff * (k + 1)), k, "vLLM V0 system efficiency")
-
-
-def from_sglang_accept_length(accept_length: float, k: int) -> Acceptance:
-    """SGLang's spec_accept_length counts accepted drafts plus the bonus token, so it is E."""
-    return from_tokens_per_step(accept_length, k, "SGLang spec_accept_length")

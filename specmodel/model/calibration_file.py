@@ -7,10 +7,14 @@ fit (scipy) nor the run readers (pandas).
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from functools import cache
 
 from specmodel.errors import SpecModelError
+from specmodel.files import json_validator, load_json, read_file, write_file
+from specmodel.text import clean_name
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 
@@ -19,8 +23,6 @@ from specmodel.model.roofline import Efficiency
 def _parameters_validator():
     """The parameters object's schema: each known parameter a finite number within its hard bounds
     (> 0 for one outside PARAMETERS), any other name refused on its own (path: the name)."""
-    from specmodel.files import json_validator
-
     properties = {}
     for name in Efficiency().as_dict():
         bound = PARAMETERS.get(name)
@@ -113,8 +115,6 @@ _FIELDS = (None, "format", "version", "parameters")  # what a file is refused fo
 
 @cache
 def _document_validator():
-    from specmodel.files import json_validator
-
     return json_validator(_DOCUMENT)
 
 
@@ -142,18 +142,12 @@ def _check_frame(doc, where: str) -> None:
 
 def save_calibration(cal, path: str) -> None:
     """Write a calibrate.Calibration (its to_file()) atomically: nothing half-written on failure."""
-    import json
-
-    from specmodel.files import write_file
-
     write_file(path, json.dumps(cal.to_file(), indent=2, allow_nan=False) + "\n", "the calibration")
 
 
 def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
     """(Efficiency, the file's document) from a calibration file's text; SpecModelError naming
     `where` and the field when it is not one, is from another version or has impossible values."""
-    from specmodel.files import load_json
-
     try:
         doc = load_json(text)  # depth and integer length bounded; SpecModelError past them
     except ValueError:
@@ -173,11 +167,6 @@ def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:
 
 
 def load_calibration(path: str) -> tuple[Efficiency, dict]:
-    import os
-
-    from specmodel.files import read_file
-    from specmodel.text import clean_name
-
     shown = clean_name(path)[0]
     if not os.path.lexists(path):
         raise SpecModelError(f"{shown}: no such calibration file")

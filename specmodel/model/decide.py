@@ -5,6 +5,7 @@ for many runs of one setup at once (summarize_many, files of 200,000 runs), one 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -286,7 +287,7 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
                    [one(float(v)) for v in band_spans], keep_grid=True)
     grid = runs["grid"]
     schedule = ranges_of(runs["in_use"][0])
-    between = off_above_range(s, grid=grid) if s.k else None
+    between = off_above_range(grid) if s.k else None
     return Decision(s, p, int(runs["best_k"][0]), float(runs["best_k_speedup"][0]), runs["crossover"][0], schedule,
                     verdict_label(float(p.speedup), s.k, bool(runs["spec_fits"][0])), bool(runs["spec_fits"][0]),
                     (float(runs["speedup_low"][0]), float(runs["speedup_high"][0])), between, grid)
@@ -364,10 +365,8 @@ def _variant_speedups(sp: _Speedups, k, conc, u_idx) -> list[np.ndarray]:
     """Each run's speedup in each of band_variants (an engine version that differs; one it refuses left out)."""
     values = []
     for other in band_variants(sp.base):
-        try:
+        with contextlib.suppress(SpecModelError):
             values.append(sp.at_runs(other, k, conc, u_idx))
-        except SpecModelError:
-            pass
     return values
 
 
@@ -476,7 +475,7 @@ def setup_of(s: Scenario) -> Scenario:
     return with_changes(s, alpha=0.5, k=0, concurrency=1)
 
 
-def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -> dict[str, np.ndarray]:
+def summarize_many(setup: Scenario, alpha, k, concurrency) -> dict[str, np.ndarray]:
     """Per run (α[i], k[i], concurrency[i]) on `setup`: the FIELDS, as arrays (NUMBER_FIELDS as floats,
     NaN where a run has none; the others as objects, None where a run has none). `error` holds the
     message summarize() raised for a run (its other fields NaN or None). A survival profile in the
@@ -487,13 +486,13 @@ def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -
     n = len(k)
     out = {f: np.full(n, np.nan) if f in NUMBER_FIELDS else np.full(n, None, dtype=object) for f in FIELDS}
     ok = _valid_runs(setup, alpha, k, conc)
-    k_grid = np.maximum(k_max, np.where(ok, k, 0)).astype(int)
+    k_grid = np.maximum(K_MAX, np.where(ok, k, 0)).astype(int)
     for kk in np.unique(k_grid[ok]):
         idx = np.flatnonzero(ok & (k_grid == kk))
         try:
             part = _many(setup, alpha[idx], k[idx].astype(int), conc[idx].astype(int), int(kk))
         except SpecModelError as exc:  # the setup itself refused (nothing fits): summarize() says the same
-            _one(setup, alpha[idx[0]], k[idx[0]], conc[idx[0]], k_max, out, idx[0])
+            _one(setup, alpha[idx[0]], k[idx[0]], conc[idx[0]], out, idx[0])
             part = {"error": [str(exc)] * len(idx)} if out["error"][idx[0]] == str(exc) else None
         if part is None:
             ok[idx] = False
@@ -501,7 +500,7 @@ def summarize_many(setup: Scenario, alpha, k, concurrency, k_max: int = K_MAX) -
         for f, values in part.items():  # a part the setup refused has only its errors
             out[f][idx] = values
     for i in np.flatnonzero(~ok):  # one by one: runs summarize() refuses, with their messages
-        _one(setup, alpha[i], k[i], conc[i], k_max, out, i)
+        _one(setup, alpha[i], k[i], conc[i], out, i)
     return out
 
 
@@ -564,12 +563,12 @@ def _fields(p: Prediction, runs: dict, n: int) -> dict[str, np.ndarray]:
             "speedup_high": runs["speedup_high"], "uncertain": _objects(runs["uncertain"].tolist())}
 
 
-def _one(setup: Scenario, alpha, k, conc, k_max: int, out: dict, i: int) -> None:
+def _one(setup: Scenario, alpha, k, conc, out: dict, i: int) -> None:
     """One run through summarize() (runs the grouped path does not cover, with their messages), into out[...][i]."""
     try:
         s = with_changes(setup, alpha=float(alpha), k=int(k) if k == round(k) else k,
                          concurrency=int(conc) if conc == round(conc) else conc)
-        d = summarize(s, k_max)
+        d = summarize(s)
     except SpecModelError as exc:
         out["error"][i] = str(exc)
         return
@@ -588,12 +587,10 @@ def _one(setup: Scenario, alpha, k, conc, k_max: int, out: dict, i: int) -> None
         out[f][i] = np.nan if v is None and f in NUMBER_FIELDS else v
 
 
-def off_above_range(s: Scenario, k_max: int = K_MAX, max_batch: int = SCHEDULE_MAX_BATCH,
-                    grid: np.ndarray | None = None):
+def off_above_range(grid: np.ndarray):
     """(low, high): the batch above which speculation stops paying at its best k, at the band's low
-    and high ends (BAND_RATIO); None for an end where it still pays at max_batch, 0 where it never
-    pays. The range a measurement has to settle. `grid`: schedule_grid when already computed."""
-    grid = schedule_grid(s, max(k_max, 1), max_batch) if grid is None else grid
+    and high ends (BAND_RATIO); None for an end where it still pays at SCHEDULE_MAX_BATCH, 0 where it
+    never pays. The range a measurement has to settle. `grid`: schedule_grid's."""
     best = grid[1:].max(axis=0)
 
     def last_paying(ratio: float):
@@ -653,18 +650,15 @@ def band_variants(s: Scenario) -> list[Scenario]:
     return [replace(s, engine=s.engine.variant(variant)) for variant in engine_variants(s)]
 
 
-def speedup_band(s: Scenario, speedup: float | None = None, spans: tuple[float, ...] = ()) -> tuple[float, float]:
+def speedup_band(s: Scenario, speedup: float | None = None) -> tuple[float, float]:
     """(low, high): an 80% interval of the speedup (BAND_RATIO) around the predictions the inputs
-    leave open: the scenario's own (calibrated or not), an engine version that differs (band_variants),
-    and `spans`, other speedups the inputs allow, already predicted (the speedups at the ends of an
-    acceptance interval from counter totals). `speedup`: the scenario's own prediction when already
-    known (saves predicting it again)."""
-    values = [float(predict(s).speedup) if speedup is None else float(speedup), *map(float, spans)]
+    leave open: the scenario's own (calibrated or not) and an engine version that differs
+    (band_variants). `speedup`: the scenario's own prediction when already known (saves predicting it
+    again)."""
+    values = [float(predict(s).speedup) if speedup is None else float(speedup)]
     for other in band_variants(s):
-        try:
+        with contextlib.suppress(SpecModelError):
             values.append(float(predict(other).speedup))
-        except SpecModelError:
-            pass
     low, high = band_of([np.array([v]) for v in values])
     return float(low[0]), float(high[0])
 

@@ -148,7 +148,7 @@ class Engine:
     def serial_cpu(self, method: str) -> tuple[float, float]:
         """(ms, ms per sequence) a speculative step pays in series because this version overlaps plain
         decoding's CPU work with the GPU but not speculative decoding's; (0, 0) where both or
-        neither overlap, and for a version not named (see other_behaviour)."""
+        neither overlap, and for a version not named (see other_behaviours)."""
         if not self.overlap or self.version is None:
             return 0.0, 0.0
         plain = self._at_least(self.overlap.get("plain_since"))
@@ -213,10 +213,6 @@ class Engine:
                 seen.add(behaviour)
                 out.append(engine_text(_engine(self.name, version, self.attention_backend)))
         return out
-
-    def other_behaviour(self, method: str, gpu_name: str = "", attention: str = "gqa") -> str | None:
-        """The newest of other_behaviours, else None."""
-        return next(iter(self.other_behaviours(method, gpu_name, attention)), None)
 
     def _behaviour(self, method: str, gpu_name: str, attention: str) -> tuple:
         return self.serial_cpu(method), not self.unpacks_verify(gpu_name, attention), self.eager_first_pass_ms(method)

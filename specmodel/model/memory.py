@@ -187,11 +187,6 @@ def head_kv_layout(target: Model, kv_dtype: str | None = "bf16") -> KVLayout:
     return KVLayout((AttentionGroup(kv_bytes_per_token(target, kv_dtype, layers=1), target.heads * per_head),))
 
 
-def sequence_bytes(m: Model, tokens, kv_dtype: str | None = "bf16", snapshots=1):
-    """Cache bytes one sequence of the model holds at `tokens` tokens (see KVLayout.resident_bytes)."""
-    return kv_layout(m, kv_dtype).resident_bytes(tokens, snapshots)
-
-
 # --- a draft head's layer (EAGLE, EAGLE-3, MTP) ----------------------------------------------------
 
 def head_is_moe(target: Model, method: str) -> bool:
@@ -265,16 +260,9 @@ def draft_memory(target: Model, method: str, draft: Model | None = None, weight_
 
 # --- the budget --------------------------------------------------------------------------------------
 
-def kv_budget_bytes(memory_bytes: float, weight_bytes: float, utilization: float = GPU_MEMORY_UTILIZATION,
-                    reserve_bytes: float = RESERVE_GB * 1e9) -> float:
+def kv_budget_bytes(memory_bytes: float, weight_bytes: float) -> float:
     """Memory left for the KV cache after weights and a reserve; negative when weights do not fit."""
-    return memory_bytes * utilization - weight_bytes - reserve_bytes
-
-
-def max_sequences(budget_bytes: float, kv_bytes_per_token, tokens_per_sequence):
-    """Whole sequences of `tokens_per_sequence` KV entries that fit in the budget (0 if none)."""
-    per_seq = np.asarray(kv_bytes_per_token, dtype=float) * np.asarray(tokens_per_sequence, dtype=float)
-    return sequences_that_fit(budget_bytes, per_seq)
+    return memory_bytes * GPU_MEMORY_UTILIZATION - weight_bytes - RESERVE_GB * 1e9
 
 
 def sequences_that_fit(budget_bytes, per_sequence_bytes):

@@ -310,14 +310,6 @@ def find_method(name: str) -> Method:
     return Method(key, e["label"], e["description"], e["draft_passes"], e["source"])
 
 
-def match_gpu(name) -> GPU | None:
-    """Loose lookup that returns None for an unknown name (for free-text columns in run files)."""
-    try:
-        return find_gpu(name)
-    except SpecModelError:
-        return None
-
-
 def match_model(name) -> Model | None:
     try:
         return find_model(name)

@@ -30,8 +30,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from specmodel.errors import SpecModelError
 from specmodel.model import memory
 from specmodel.model.memory import BYTES_PER_VALUE
+from specmodel.model.parameters import PARAMETERS
 from specmodel.model.presets import GPU, Model
 
 # One small all-reduce's latency by interconnect kind, µs, matched on the words of the GPU preset's
@@ -42,7 +44,6 @@ from specmodel.model.presets import GPU, Model
 ALLREDUCE_LATENCY_US = (("nvlink", 8.0), ("infinity", 12.0), ("xgmi", 12.0), ("ici", 10.0), ("pcie", 25.0))
 DEFAULT_ALLREDUCE_LATENCY_US = 25.0  # chosen: the PCIe figure, the slowest, for an interconnect not named
 DEFAULT_INTERCONNECT_GBPS = 32.0  # published (PCIe 4.0 spec): PCIe 4.0 x16, one direction: a GPU preset without a figure
-DEFAULT_SM_COUNT = 132  # published: the H100 SXM's SM count (NVIDIA datasheet); not read in this tree
 # Share of a token's experts that the next token of the same sequence reuses beyond chance. Published
 # for production MoE models served with vLLM (Cohere, "Why MoE models get more from speculative
 # decoding", 2026-04-21; bench/evidence/moe_routing_locality.csv): verifying 4 consecutive tokens
@@ -106,9 +107,6 @@ class Efficiency:
     spec_seq_scale: float = 1.0
 
     def __post_init__(self):
-        from specmodel.errors import SpecModelError
-        from specmodel.model.parameters import PARAMETERS
-
         for name, bound in PARAMETERS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not bound.lo <= value <= bound.hi:

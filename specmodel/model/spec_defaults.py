@@ -52,7 +52,6 @@ class AssumedAcceptance:
     alpha: float  # the per-token acceptance the entry comes to (at the row's context for a curve)
     label: str  # which published figure
     source: str
-    matched: tuple[str, ...]  # what matched besides the method: "family", "dataset"
     differs: tuple[str, ...]  # what the row has that the figure does not: "another model family", ...
     # how the figure was read for this engine's convention, where it had to be: (published tokens per step,
     # why they count every step, tokens per step with a proposal, the engine's proposal rate); words.converted_words
@@ -173,9 +172,8 @@ def assumed_acceptance(method: str, family: str | None = None, workload: str = "
         differs.append(f"another model family ({best.get('family')})")
     if not data:
         differs.append("another dataset" if best.get("dataset") else "no stated dataset")
-    matched = tuple(w for w, ok in (("family", fam), ("dataset", data)) if ok)
     alpha, converted = _entry_alpha(best, context_len, proposal_rate)
-    return AssumedAcceptance(alpha, best["label"], best["source"], matched, tuple(differs), converted)
+    return AssumedAcceptance(alpha, best["label"], best["source"], tuple(differs), converted)
 
 
 def method_default_acceptance(method: str, proposal_rate: float = 1.0) -> AssumedAcceptance | None:
@@ -183,7 +181,7 @@ def method_default_acceptance(method: str, proposal_rate: float = 1.0) -> Assume
     for e in _raw()["acceptance"]:
         if e["method"] == method and e.get("default"):
             alpha, converted = _entry_alpha(e, None, proposal_rate)
-            return AssumedAcceptance(alpha, e["label"], e["source"], (), (), converted)
+            return AssumedAcceptance(alpha, e["label"], e["source"], (), converted)
     return None
 
 

@@ -36,7 +36,6 @@ MAX_BATCH = 4096  # chosen: sequences per replica the plan considers (engines ca
 BATCHES = np.arange(1, MAX_BATCH + 1)
 REL_TOL = 1e-9  # chosen: a speed within this fraction of the target meets it (targets read off the model itself)
 MAX_USERS = 1e9  # chosen: a bound on the input far above any deployment, not a measured limit
-VERDICTS = ("saves GPUs", "costs GPUs", "only spec meets the target", "neither meets the target", "same")
 # How each verdict's headline reads (specmodel.notes.TONES).
 VERDICT_TONES = {"saves GPUs": "good", "only spec meets the target": "good", "same": "neutral",
                  "costs GPUs": "caution", "neither meets the target": "bad"}
@@ -165,8 +164,6 @@ def frontier(s: Scenario, ks=None, k_max: int = K_MAX) -> Frontier:
     for batches 1..MAX_BATCH per replica: one predict() call over the k × batch grid."""
     ks = np.arange(1, k_max + 1) if ks is None else np.asarray(ks, dtype=int).ravel()
     ks = np.unique(np.concatenate([[0], ks]))
-    if np.any(ks < 0):
-        raise SpecModelError(f"k must be ≥ 0, got {ks.min()}")
     shape = (ks.size, BATCHES.size)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):  # an arm where nothing fits divides 0 by 0
@@ -210,12 +207,12 @@ class ArmPlan:
 
     def to_dict(self) -> dict:
         return {"gpus": self.gpus, "replicas": self.replicas, "batch_per_replica": self.batch_per_replica,
-                "user_tok_s": _round(self.user_tok_s), "itl_ms": _round(self.itl_ms),
-                "throughput_tok_s_per_gpu": _round(self.throughput_tok_s_per_gpu), "k": self.k,
-                "meets_target": self.meets_target, "concurrency": _round(self.concurrency),
-                "max_batch_per_replica": _int_or_none(self.max_batch_per_replica),
-                "best_reachable_user_tok_s": _round(self.best_reachable_user_tok_s),
-                "best_reachable_itl_ms": _round(_itl(self.best_reachable_user_tok_s)),
+                "user_tok_s": rounded(self.user_tok_s), "itl_ms": rounded(self.itl_ms),
+                "throughput_tok_s_per_gpu": rounded(self.throughput_tok_s_per_gpu), "k": self.k,
+                "meets_target": self.meets_target, "concurrency": rounded(self.concurrency),
+                "max_batch_per_replica": int_or_none(self.max_batch_per_replica),
+                "best_reachable_user_tok_s": rounded(self.best_reachable_user_tok_s),
+                "best_reachable_itl_ms": rounded(_itl(self.best_reachable_user_tok_s)),
                 "best_reachable_batch": self.best_reachable_batch,
                 "reason": self.reason or None}
 
@@ -229,7 +226,7 @@ class CapacityPlan:
     spec: ArmPlan
     k_fixed: bool  # True when the speculative arm's k was given, not searched
     spec_ks: tuple[int, ...]  # the k values the speculative arm was allowed
-    verdict: str  # one of VERDICTS
+    verdict: str  # a key of VERDICT_TONES
     verdict_text: str  # one sentence with the numbers
     advice: str  # what to deploy
     notes: tuple[str, ...]
@@ -274,14 +271,14 @@ class CapacityPlan:
         return {
             "gpu": s.gpu.name, "tp": s.tp, "target": s.target.name, "method": s.method.name,
             "draft": s.draft.name if s.method.name == "draft_model" and s.draft else None,
-            "alpha": _round(s.alpha) if s.survival is None else None,
+            "alpha": rounded(s.alpha) if s.survival is None else None,
             "survival": list(s.survival) if s.survival is not None else None,
             "context_len": s.context_len, "timings": "measured" if s.t_target_ms is not None else "hardware",
             "load": {"users": None if self.load.users is None else int(self.load.users), "rps": self.load.rps,
                      "output_tokens": self.load.output_tokens,
-                     "token_rate_tok_s": _round(self.load.token_rate_tok_s)},
-            "latency_target": {"min_user_tok_s": _round(self.target.user_tok_s),
-                               "max_itl_ms": _round(_itl(self.target.user_tok_s)),
+                     "token_rate_tok_s": rounded(self.load.token_rate_tok_s)},
+            "latency_target": {"min_user_tok_s": rounded(self.target.user_tok_s),
+                               "max_itl_ms": rounded(_itl(self.target.user_tok_s)),
                                "given_as": "max_itl_ms" if self.target.is_itl else "min_user_tok_s"},
             "spec_k_candidates": list(self.spec_ks), "k_fixed": self.k_fixed,
             "plain": self.plain.to_dict(), "spec": self.spec.to_dict(),
@@ -343,8 +340,6 @@ def _arms(f: Frontier, load: Load, target: Target, k: int | None) -> tuple[ArmPl
     arm is k's when given, else the one needing the fewest replicas, then the fastest users, then the smaller k."""
     arms = _solve(f, load, target.user_tok_s)
     spec_rows = [arms[f.row(int(k))]] if k is not None else [arms[i] for i in range(f.ks.size) if f.ks[i] > 0]
-    if not spec_rows:
-        raise SpecModelError("the frontier has no speculative k to plan with")
     spec = min(spec_rows, key=lambda a: (a.replicas if a.meets_target else math.inf, -a.user_tok_s, a.k))
     return arms[f.row(0)], spec, spec_rows
 
@@ -450,13 +445,14 @@ def _show(x) -> str:
         return repr(x)
 
 
-def _round(x, digits: int = 4):
+def rounded(x, digits: int = 4):
+    """A number as the JSON outputs give it: rounded, None where it is None, infinite or NaN."""
     if x is None:
         return None
     x = float(x)
     return round(x, digits) if math.isfinite(x) else None
 
 
-def _int_or_none(x):
+def int_or_none(x):
     x = float(x)
     return int(x) if math.isfinite(x) else None

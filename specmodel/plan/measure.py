@@ -204,7 +204,7 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
                            + shlex.join(base + ["--extra_llm_api_options", "spec.yaml"])}
 
 
-def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, k: int, label: str) -> str:
+def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, label: str) -> str:
     target = s.target.hf_id
     in_len = input_len(s)
     out_file = f"{label}.json"
@@ -258,7 +258,7 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
             seconds = n * OUTPUT_LEN / max(float(np.asarray(arm.throughput_tok_s)[i]), 1e-9)
             words = (f"{why}; speculative (k = {k}" + (f", acceptance fixed at E = {accept:.2f}" if synthetic
                                                        else "") + ")") if spec else f"{why}; plain decoding"
-            runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, k, label),
+            runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, label),
                                    servers["speculative" if spec else "plain"], words, n, seconds))
     notes = [f"run the plain runs against `{servers['plain']}`, then the speculative ones against the speculative "
              "server; upload every result file (Past runs, or `python -m specmodel runs results/* --calibrate`, or "

@@ -28,6 +28,7 @@ from specmodel.model.decide import BAND_RATIO, K_MAX
 from specmodel.model.presets import METHODS, Model, find_method
 from specmodel.model.scenario import Scenario, predict, resolved_method, resolved_model
 from specmodel.notes import Note, info, warning, warnings_in
+from specmodel.plan.capacity import rounded
 from specmodel.plan.workloads import SHARE_TOLERANCE, Workload, normalise_shares
 
 MAX_WORKLOADS = 6  # chosen: workloads the split search separates (set partitions: 877 for 6 plus the rest)
@@ -59,7 +60,6 @@ class PoolResult:
     labels: tuple[str, ...]
     gpus: int
     replicas: int
-    busy_replicas: float  # replicas in use (fewer when the pool has fewer sequences than replicas)
     method: str  # OFF when k = 0
     k: int
     sequences: float  # offered to the pool
@@ -200,29 +200,29 @@ class MixReport:
 
         def pool(p: PoolResult) -> dict:
             return {"workloads": list(p.labels), "gpus": p.gpus, "replicas": p.replicas,
-                    "method": p.method, "k": p.k, "setting": p.setting, "sequences": _r(p.sequences),
-                    "per_replica_sequences": _r(p.per_replica_sequences),
-                    "max_sequences_per_replica": _r(p.max_per_replica), "fits": p.fits,
-                    "queued": _r(p.queued), "step_ms": _r(p.step_ms), "throughput_tok_s": _r(p.throughput_tok_s)}
+                    "method": p.method, "k": p.k, "setting": p.setting, "sequences": rounded(p.sequences),
+                    "per_replica_sequences": rounded(p.per_replica_sequences),
+                    "max_sequences_per_replica": rounded(p.max_per_replica), "fits": p.fits,
+                    "queued": rounded(p.queued), "step_ms": rounded(p.step_ms), "throughput_tok_s": rounded(p.throughput_tok_s)}
 
         def plan(p: Plan) -> dict:
             per = {}
             for pr in p.pools:
                 for w in pr.workloads:
-                    per[w.label] = {"pool": list(pr.labels), "setting": pr.setting, "sequences": _r(w.sequences),
-                                    "running": _r(w.running), "tokens_per_step": _r(w.tokens_per_step),
-                                    "per_sequence_tok_s": _r(w.per_seq_tok_s), "itl_ms": _r(w.itl_ms),
-                                    "throughput_tok_s": _r(w.throughput_tok_s)}
+                    per[w.label] = {"pool": list(pr.labels), "setting": pr.setting, "sequences": rounded(w.sequences),
+                                    "running": rounded(w.running), "tokens_per_step": rounded(w.tokens_per_step),
+                                    "per_sequence_tok_s": rounded(w.per_seq_tok_s), "itl_ms": rounded(w.itl_ms),
+                                    "throughput_tok_s": rounded(w.throughput_tok_s)}
             return {"name": p.name, "kind": p.kind, "description": p.describe(),
-                    "throughput_tok_s": _r(p.throughput_tok_s),
-                    "speedup_vs_off": _r(p.throughput_tok_s / off) if off > 0 else None,
+                    "throughput_tok_s": rounded(p.throughput_tok_s),
+                    "speedup_vs_off": rounded(p.throughput_tok_s / off) if off > 0 else None,
                     "fits": p.fits, "pools": [pool(x) for x in p.pools], "per_workload": per}
 
         return {
             "gpu": s.gpu.name, "target": s.target.name, "method": s.method.name,
             "draft": s.draft.name if s.method.name == "draft_model" and s.draft else None, "k": s.k, "tp": s.tp,
             "context_len": s.context_len, "concurrency": self.concurrency, "gpus": self.gpus,
-            "workloads": [{"label": w.label, "share": _r(w.share), "alpha": _r(w.alpha),
+            "workloads": [{"label": w.label, "share": rounded(w.share), "alpha": rounded(w.alpha),
                            "survival": list(w.survival) if w.survival else None,
                            "temperature": w.temperature, "notes": w.notes,
                            "alpha_by_method": dict(w.alpha_by_method)} for w in self.workloads],
@@ -231,16 +231,10 @@ class MixReport:
             "best": plan(self.best), "recommendation": self.recommendation, "notes": list(self.notes),
             "best_worth_it": self.best_worth_it, "warnings": warnings_in(self.notes),
             # the best plan over speculation off at the ends of the model's 80% band, and whether that leaves it open
-            "best_vs_off_low": _r(self.vs_off_band(self.best)[0]), "best_vs_off_high": _r(self.vs_off_band(self.best)[1]),
+            "best_vs_off_low": rounded(self.vs_off_band(self.best)[0]),
+            "best_vs_off_high": rounded(self.vs_off_band(self.best)[1]),
             "uncertain": self.uncertain,
         }
-
-
-def _r(x, digits: int = 4):
-    if x is None:
-        return None
-    x = float(x)
-    return round(x, digits) if math.isfinite(x) else None
 
 
 # --- one pool ------------------------------------------------------------------------------------
@@ -313,7 +307,7 @@ def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpu
             batch, tokens, per_seq, itl, thr = (float(c[j]) for c in cols)
             results[i] = WorkloadResult(w.label, float(seqs), batch * part * lay.weight, tokens if k > 0 else 1.0,
                                         per_seq, itl, thr * part * lay.weight)
-    return PoolResult(tuple(w.label for w in members), int(gpus), lay.replicas, lay.busy, m if k > 0 else OFF,
+    return PoolResult(tuple(w.label for w in members), int(gpus), lay.replicas, m if k > 0 else OFF,
                       int(k), lay.sequences, lay.per_replica, max_fit, step,
                       float(sum(r.throughput_tok_s for r in results)), tuple(results))
 

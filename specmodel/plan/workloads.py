@@ -4,12 +4,17 @@ others still load."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specmodel.errors import SpecModelError
+from specmodel.bounds import MAX_MIX_WORKLOADS, MAX_ROWS_PER_FILE
+from specmodel.files import json_validator, load_json, read_file
+from specmodel.model.acceptance import from_survival, parse_survival
 from specmodel.text import clean_name
 from specmodel.model.presets import find_method
 from specmodel.notes import info
@@ -111,12 +116,6 @@ def _message(column: str, kind: str, value) -> str:
             else f"column '{column}' must lie in [0, 1], got {value}")
 
 
-def _survival_values(value, what: str) -> tuple[float, ...]:
-    from specmodel.model import acceptance
-
-    return acceptance.parse_survival(value, what)
-
-
 def _method_of_column(column: str) -> str | None:
     """'alpha_ngram' / 'alpha ngram' -> 'ngram' (None when not an α-per-method column)."""
     c = column.strip().lower()
@@ -141,8 +140,6 @@ def parse_workloads(records: list[dict], source: str = "workloads",
     workload and the column, goes to `problems`; the other rows still load. Shares that do not sum
     to one are normalised and `notes` says so; a file without a share column gets equal shares.
     """
-    from specmodel.bounds import MAX_MIX_WORKLOADS
-
     workloads: list[Workload] = []
     problems: list[str] = []
     notes: list[str] = []
@@ -191,8 +188,6 @@ def parse_workloads(records: list[dict], source: str = "workloads",
 def _workload(label: str, r: dict, has_share: bool, validators: dict) -> Workload:
     """One row as a Workload, checked by the row schema (_row_schema) and the survival grammar; SpecModelError
     with the first problem in the columns' order (share, alpha, survival, α per method, acceptance, temperature)."""
-    from specmodel.files import json_validator
-
     methods = {column: m for column in r if (m := _method_of_column(column))}
     if (tuple(methods), has_share) not in validators:
         schema = _row_schema(methods)
@@ -205,12 +200,11 @@ def _workload(label: str, r: dict, has_share: bool, validators: dict) -> Workloa
     problem = _row_problem(validators[tuple(methods), has_share].iter_errors(row), r, order)
     survival = None
     if "survival" in row and (problem is None or problem[0] > order.index("survival")):
-        survival = _survival_values(row["survival"], "column 'survival'")  # its grammar's own message
+        survival = parse_survival(row["survival"], "column 'survival'")  # its grammar's own message
     if problem is not None:
         raise SpecModelError(problem[1])
     alpha = row.get("alpha")
     if alpha is None:
-        from specmodel.model.acceptance import from_survival
         alpha = from_survival(survival).alpha
     return Workload(label, row.get("share", 1.0), alpha, survival, row.get("temperature"),
                     "" if _blank(r.get("notes")) else str(r["notes"]), tuple((m, row[c]) for c, m in methods.items() if c in row))
@@ -231,10 +225,6 @@ def normalise_shares(workloads: list[Workload]) -> tuple[list[Workload], str | N
 def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     """Read a CSV (a header row; columns label, share, alpha, survival, temperature, notes,
     alpha_<method>) or a JSON file (a list of such objects, or {"workloads": [...]})."""
-    import json
-    from pathlib import Path
-
-    from specmodel.files import read_file
     from specmodel.runs import decode_bytes
 
     p = Path(path)
@@ -244,8 +234,6 @@ def read_workloads(path: str) -> tuple[list[Workload], list[str], list[str]]:
     if not text.strip():
         raise SpecModelError(f"{path} is empty: give a CSV with a header row or a JSON list of workloads")
     if p.suffix.lower() == ".json" or text.lstrip()[:1] in "[{":
-        from specmodel.files import json_validator, load_json
-
         try:
             data = load_json(text)
         except json.JSONDecodeError as exc:
@@ -272,8 +260,6 @@ def _csv_records(text: str, path: str) -> tuple[list[dict], list[int], list[str]
     with an unclosed quote or a cell over bounds.MAX_CELL_CHARS is refused alone and the rows after it
     still load; a row with fewer or more cells than the header is refused (its values would sit
     under the wrong columns). Two headers with the same name refuse the file."""
-    from specmodel.bounds import MAX_ROWS_PER_FILE
-    from specmodel.text import clean_name
     from specmodel.runs.csv_rows import csv_records
 
     problems: list[str] = []

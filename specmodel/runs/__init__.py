@@ -35,16 +35,15 @@ One module per job:
 
 from specmodel.bounds import MAX_FILE_BYTES, MAX_K
 from specmodel.runs.csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
-from specmodel.runs.guidellm import SPEC_TOKENS_PER_CHUNK
-from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, paused_gc, read_run_file, read_runs, sample_files
+from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, read_run_file, read_runs, sample_files
 from specmodel.runs.names import context_from_text
-from specmodel.runs.records import (COLUMNS, FALLBACK_KINDS, SEVERITY_ORDER, Problem, ProblemGroup, RunDefaults,
+from specmodel.runs.records import (COLUMNS, FALLBACK_KINDS, Problem, ProblemGroup, RunDefaults,
                                     RunRecord, RunTable, collapse_problems, fallback_line, group_problems)
-from specmodel.runs.sniff import decode_bytes, decode_text
+from specmodel.runs.sniff import decode_bytes
 
 __all__ = [
     "ALIASES", "ALIAS_INDEX", "COLUMNS", "FALLBACK_KINDS", "IGNORED_COLUMNS", "MAX_FILE_BYTES", "MAX_K",
-    "PROGRESS_EVERY", "SAMPLES", "SAMPLE_DIR", "SEVERITY_ORDER", "SPEC_TOKENS_PER_CHUNK", "Problem", "ProblemGroup",
-    "RunDefaults", "RunRecord", "RunTable", "collapse_problems", "context_from_text", "decode_bytes", "decode_text",
-    "fallback_line", "group_problems", "paused_gc", "read_run_file", "read_runs", "sample_files",
+    "PROGRESS_EVERY", "SAMPLES", "SAMPLE_DIR", "Problem", "ProblemGroup", "RunDefaults", "RunRecord", "RunTable",
+    "collapse_problems", "context_from_text", "decode_bytes", "fallback_line", "group_problems", "read_run_file",
+    "read_runs", "sample_files",
 ]

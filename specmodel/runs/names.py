@@ -96,7 +96,7 @@ def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaul
     if target_text is not None and (target_match is None or target_match.model is None):
         fallbacks["target"] = target_text
     method, draft_text, draft = _draft(v, method, parsed_method, target, defaults, remarks, fallbacks)
-    _refusals(v, rec, gpu_text, fallbacks, method, parsed_method, draft, defaults, refused)
+    _refusals(v, gpu_text, fallbacks, method, parsed_method, draft, defaults, refused)
     if gpu_text is None:
         remarks.append(f"no GPU named: {gpu} ({defaults.named('gpu')})")
     tp, ep, context = _settings(v, hw, tp, ep, context, defaults, remarks)
@@ -116,7 +116,7 @@ def _nearest(kind: str, text) -> str:
     return f"nearest presets: {', '.join(near)}" if near else "no preset is near (see `python -m specmodel presets`)"
 
 
-def _refusals(v: dict, rec: RunRecord, gpu_text, fallbacks: dict, method: str, parsed_method, draft,
+def _refusals(v: dict, gpu_text, fallbacks: dict, method: str, parsed_method, draft,
               defaults: RunDefaults, refused: list) -> None:
     """A name that matches no preset or two, or a draft-model run naming no draft, refuses the row
     unless the user chose that kind explicitly (RunDefaults.explicit): no silent fallback."""

@@ -20,9 +20,9 @@ SETUP_COLUMNS = (("target_model", "target_preset"), ("method", None), ("draft_mo
 PART_CHARS = 28  # chosen: one column's words are cut to this many characters ("…"); the full text is in the table
 
 
-def _cut(text: str, limit: int = PART_CHARS) -> str:
+def _cut(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= PART_CHARS else text[:PART_CHARS - 1].rstrip() + "…"
 
 
 def _method_words(value) -> str:
@@ -66,14 +66,14 @@ def _word_codes(table: pd.DataFrame, column: str, preset: str | None) -> tuple[n
     return word_codes, np.asarray(words, dtype=object)
 
 
-def setup_names(table: pd.DataFrame, by: str = "workload") -> pd.Series:
-    """Per row, the setup columns that tell the setups of its `by` group apart, joined with ", ": in
+def setup_names(table: pd.DataFrame) -> pd.Series:
+    """Per row, the setup columns that tell the setups of its workload apart, joined with ", ": in
     SETUP_COLUMNS' order, each column that splits them further than the ones before it ("Qwen3-8B, k=6";
-    a GPU that goes with the model is left out). "" where the group holds one setup, or the table has
-    no `by` column. Columns at a time over the distinct setups, never row by row (a file of 200,000 runs)."""
-    if table.empty or by not in table:
+    a GPU that goes with the model is left out). "" where the workload has one setup, or the table has
+    no workload column. Columns at a time over the distinct setups, never row by row (a file of 200,000 runs)."""
+    if table.empty or "workload" not in table:
         return pd.Series([""] * len(table), index=table.index, dtype=object)
-    group = pd.factorize(table[by], use_na_sentinel=False)[0]  # an empty workload is a group of its own
+    group = pd.factorize(table["workload"], use_na_sentinel=False)[0]  # an empty workload is a group of its own
     columns = [_word_codes(table, column, preset) for column, preset in SETUP_COLUMNS]
     combo = group
     for codes, _ in columns:

@@ -28,19 +28,21 @@ def name_and_bytes(item) -> tuple[str, bytes]:
     return str(name), bytes(data)
 
 
+def _fail(name: str, message: str) -> tuple[list[RunRecord], list[Problem]]:
+    """No records, and one Problem naming the file."""
+    return [], [Problem(name, None, None, message)]
+
+
 def read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
     """The records and problems of one file; a file no reader takes is one Problem naming it."""
-    def fail(message: str):
-        return [], [Problem(name, None, None, message)]
-
     if len(data) > bounds.MAX_FILE_BYTES:
-        return fail(f"the file is {len(data) / 1e6:.1f} MB, over the {bounds.MAX_FILE_BYTES / 1e6:.0f} MB limit; "
-                    "split it or keep only the summary rows")
+        return _fail(name, f"the file is {len(data) / 1e6:.1f} MB, over the {bounds.MAX_FILE_BYTES / 1e6:.0f} MB limit; "
+                           "split it or keep only the summary rows")
     if not data.strip():
-        return fail("the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
+        return _fail(name, "the file is empty; expected a CSV header and one row per run, or a JSON benchmark result")
     text, problem, warning = decode_bytes(data)
     if text is None:
-        return fail(problem)
+        return _fail(name, problem)
     records, problems = _read_text(name, text, defaults)
     if warning is not None:
         problems.insert(0, Problem(name, warning[0], None, warning[1], "warning"))
@@ -48,9 +50,6 @@ def read_one(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRec
 
 
 def _read_text(name: str, text: str, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
-    def fail(message: str):
-        return [], [Problem(name, None, None, message)]
-
     stripped = text.lstrip()
     try:
         if spec_json.looks_like_spec_json(stripped):
@@ -65,7 +64,7 @@ def _read_text(name: str, text: str, defaults: RunDefaults) -> tuple[list[RunRec
             return read_guidellm_csv(name, text)
         return read_plain_csv(name, text)
     except SpecModelError as exc:
-        return fail(str(exc))
+        return _fail(name, str(exc))
 
 
 # Byte-order marks of the Unicode encodings a spreadsheet may save (longest first: UTF-32 LE
@@ -75,12 +74,6 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "ut
 
 
 MAX_BAD_BYTES = 100  # chosen: bytes that are not UTF-8 in a UTF-8 file, read as '�' and named; more: not text
-
-
-def decode_text(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None), or (None, why it is not text): decode_bytes without its warning."""
-    text, error, _ = decode_bytes(data)
-    return text, error
 
 
 def _row_of(data: bytes, offset: int) -> int:

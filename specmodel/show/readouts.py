@@ -34,9 +34,9 @@ class Readout:
     caption: str | None = None  # a line under the figure (an interval)
 
 
-def fmt(value, spec: str, none: str = "—") -> str:
-    """A number as shown, or `none` where the model has none (e.g. nothing fits with speculation)."""
-    return none if value is None else format(value, spec)
+def fmt(value, spec: str) -> str:
+    """A number as shown, or "—" where the model has none (e.g. nothing fits with speculation)."""
+    return "—" if value is None else format(value, spec)
 
 
 # --- What-if -------------------------------------------------------------------------------------

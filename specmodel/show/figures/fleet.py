@@ -48,7 +48,6 @@ def history(frame: pd.DataFrame, window: str) -> go.Figure:
     fig.update_xaxes(title_text="time (UTC)", row=2, col=1)
     return _style(fig, "Acceptance and load over time, per instance", height=620,
                   legend=dict(orientation="h", yanchor="top", y=-0.16, x=0))
-    return fig
 
 
 def operating_points(table: pd.DataFrame) -> go.Figure:

@@ -48,7 +48,7 @@ def band_bars(group: pd.DataFrame) -> dict | None:
 LEGEND_WORKLOADS = 10  # chosen: above this many workloads the scatter colours runs by verdict, not by workload
 
 
-def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs measured speedup") -> go.Figure:
+def predicted_vs_measured(evaluated: pd.DataFrame) -> go.Figure:
     """Scatter of predicted against measured speedup with y = x: one colour per workload, or, above
     LEGEND_WORKLOADS workloads (a legend that long would crowd out the plot), one per measured verdict
     with the workload in each point's hover text."""
@@ -79,7 +79,7 @@ def predicted_vs_measured(evaluated: pd.DataFrame, title: str = "Predicted vs me
                              line={"color": "grey", "dash": "dash"}, hoverinfo="skip"))
     fig.add_hline(y=1.0, line={"color": "#cf222e", "width": 1, "dash": "dot"})
     fig.add_vline(x=1.0, line={"color": "#cf222e", "width": 1, "dash": "dot"})
-    fig.update_layout(title=title, xaxis_title="measured speedup (spec / baseline throughput, ×)",
+    fig.update_layout(title="Predicted vs measured speedup", xaxis_title="measured speedup (spec / baseline throughput, ×)",
                       yaxis_title="predicted speedup (×; bars: the model's 80% band)",
                       legend_title=f"measured verdict ({data['workload'].nunique()} workloads)" if by_verdict else "workload",
                       xaxis={"range": [lo, hi]}, yaxis={"range": [lo, hi]}, height=480)
@@ -116,7 +116,7 @@ def _row_labels(data: pd.DataFrame) -> list[str]:
     return [html.escape(label) for label in out]
 
 
-def break_even_chart(evaluated: pd.DataFrame, title: str = "Tokens per step: measured vs break-even") -> go.Figure:
+def break_even_chart(evaluated: pd.DataFrame) -> go.Figure:
     """Per run: measured tokens per step (coloured by verdict) against the break-even at its
     concurrency. One row per run, grouped by workload (shaded bands), the chart as tall as its rows."""
     data = evaluated.dropna(subset=["break_even_tokens_per_step"]) if not evaluated.empty else evaluated
@@ -167,7 +167,8 @@ def break_even_chart(evaluated: pd.DataFrame, title: str = "Tokens per step: mea
                                  showlegend=False, hoverinfo="skip"))
         fig.update_layout(xaxis2={"overlaying": "x", "matches": "x", "side": "top", "showgrid": False})
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad={"t": 12}),
+        title=dict(text="Tokens per step: measured vs break-even", x=0.0, xanchor="left", yref="container", y=1.0,
+                   yanchor="top", pad={"t": 12}),
         xaxis={"title": {"text": "tokens per verify step (E, bonus token included)"}, "range": [0, x_max],
                "side": "bottom"},
         yaxis={"title": {"text": "workload @ concurrency (requests)"}, "type": "category",
