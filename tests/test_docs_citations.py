@@ -62,3 +62,31 @@ def test_a_moved_line_is_caught():
     assert problems("`specmodel/gone.py:3` `f`") == ["specmodel/gone.py:3: no such file"]
     assert problems("`specmodel/model/memory.py:2`")[0].endswith("name the function the line is in "
                                                                "(`specmodel/model/memory.py:2` `name`)")
+
+
+def refresh(doc: Path, since: str) -> int:
+    """Re-point the stale citations of `doc` after code moved: the line the citation named at git revision
+    `since` is looked for (stripped) inside the function now, else the function's first line. Returns how
+    many changed. `python -m tests.test_docs_citations REV` (REV: a commit from before the move)."""
+    import subprocess
+
+    text, changed = doc.read_text(), 0
+    for path, line, function in set(citations(doc.read_text())):
+        source = (ROOT / path).read_text()
+        now = spans(source, function) if function else []
+        if not now or any(a <= line <= b for a, b in now):
+            continue
+        old = subprocess.run(["git", "show", f"{since}:{path}"], cwd=ROOT, capture_output=True, text=True).stdout
+        wanted = old.splitlines()[line - 1].strip() if line <= len(old.splitlines()) else None
+        lines, (a, b) = source.splitlines(), now[0]
+        hits = [i for i in range(a, b + 1) if wanted and lines[i - 1].strip() == wanted]
+        text = text.replace(f"`{path}:{line}` `{function}`", f"`{path}:{hits[0] if hits else a}` `{function}`")
+        changed += 1
+    doc.write_text(text)
+    return changed
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(sum(refresh(doc, sys.argv[1]) for doc in DOCS), "citations re-pointed")
