@@ -711,8 +711,19 @@ def parse_method(text) -> MethodMatch:
         return MethodMatch(None, None, None, None, None, "no method named")
     raw = text.strip()
     low = raw.lower()
-    notes = []
     key = low.replace("-", "_").replace(" ", "_")
+    method, parallel, notes = _method_named_in(low, key)
+    k, depth, branching = _speculation_shape(low, notes)
+    draft = _draft_named_in(raw, method, notes)
+    notes += _draft_notes(raw, low, key, method, draft)
+    return MethodMatch(method, draft, k, depth, branching, _method_note(raw, method, k, depth, branching, notes),
+                       parallel)
+
+
+def _method_named_in(low: str, key: str) -> tuple[str | None, bool, list[str]]:
+    """(method, whether it drafts all k tokens in one pass, notes on how it is costed) from the lowered
+    text (`key`: the same with - and spaces as _): a method's key, else the first family named in it."""
+    notes = []
     method = None
     parallel = False
     if key in _raw()["methods"] or key in _METHOD_KEYS:
@@ -761,7 +772,12 @@ def parse_method(text) -> MethodMatch:
         method = "ngram"
     elif re.search(r"draft|\bsps\b|speculative\s+sampling|assisted", low):
         method = "draft_model"
-    # shape of the speculation
+    return method, parallel, notes
+
+
+def _speculation_shape(low: str, notes: list[str]) -> tuple[int | None, int | None, int | None]:
+    """(k, tree depth, branching) as the lowered text states them (None where it does not); a tree
+    without a depth is noted in `notes`."""
     k = _int(r"\bk\s*=\s*(\d+)", low) or _int(r"num_draft_tokens\s*[=:]?\s*(\d+)", low) \
         or _int(r"num_speculative_tokens\s*[=:]?\s*(\d+)", low) or _int(r"nextn\s*=\s*(\d+)", low) \
         or _int(r"(?:applied\s+)?for\s+(\d+)\s+draft\s+tokens", low) or _int(r"gamma\s*=\s*(\d+)", low)
@@ -769,7 +785,12 @@ def parse_method(text) -> MethodMatch:
     branching = _int(r"branching\s*[=:]?\s*(\d+)", low) or _int(r"topk\s*[=:]?\s*(\d+)", low)
     if re.search(r"\btree\b|same\s+tree", low) and depth is None:
         notes.append("a tree whose depth is not stated")
-    # a draft model named in the text
+    return k, depth, branching
+
+
+def _draft_named_in(raw: str, method: str | None, notes: list[str]) -> str | None:
+    """The draft model the text names ("draft model: X", or "X for Y" of a draft-model method with a size
+    in X), its KV budget or anything else after "with" noted in `notes`."""
     draft = None
     m = re.search(r"draft\s+model\s*:\s*(.+)$", raw, re.I)
     if m:
@@ -786,6 +807,13 @@ def parse_method(text) -> MethodMatch:
         m = re.search(r"([\w./-]+)\s+for\s+[\w./-]+", raw)
         if method == "draft_model" and m and re.search(r"\d", m.group(1)):
             draft = m.group(1)
+    return draft
+
+
+def _draft_notes(raw: str, low: str, key: str, method: str | None, draft: str | None) -> list[str]:
+    """Notes on the draft: a draft-model method without one named, the draft head's checkpoint, relaxed
+    acceptance."""
+    notes = []
     if method == "draft_model" and draft is None and key not in _raw()["methods"] and key not in _METHOD_KEYS:
         notes.append("draft model not named in the method text")
     head = re.search(r"\(([\w.-]+/[\w.-]+)\)", raw)
@@ -794,6 +822,11 @@ def parse_method(text) -> MethodMatch:
         notes.append(f"draft head {head.group(1)}" + (f" in {dtype.upper()}" if dtype else ""))
     if re.search(r"relaxed", low):
         notes.append("relaxed (lossy) acceptance")
+    return notes
+
+
+def _method_note(raw: str, method: str | None, k, depth, branching, notes: list[str]) -> str:
+    """The one line that says how the text was read: method, shape and the notes."""
     if method is None:
         note = f"no known speculation method in '{raw}'"
     else:
@@ -801,4 +834,4 @@ def parse_method(text) -> MethodMatch:
         note = f"'{raw}' -> {method}" + (f" ({shape})" if shape else "") + ("; " + "; ".join(notes) if notes else "")
     if method == "mtp" and k and k > 1:
         note += "; the MTP layer applied k times in a chain (one pass per draft token)"
-    return MethodMatch(method, draft, k, depth, branching, note, parallel)
+    return note
