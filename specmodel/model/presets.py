@@ -47,6 +47,9 @@ class GPU:
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
+
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
 
@@ -106,6 +109,9 @@ class Model:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
 
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.params_B, self.layers, self.hidden, self.kv_heads))
@@ -218,6 +224,9 @@ class Method:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
 
     def __hash__(self) -> int:
         return hash((self.name, self.draft_passes))
