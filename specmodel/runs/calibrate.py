@@ -19,7 +19,6 @@ says which were held at their starting values.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,15 +29,13 @@ from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import CALIBRATION_FORMAT, CALIBRATION_VERSION, outside_physical
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
-from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.review import scenario_for_row
-from specmodel.runs.row_scenario import is_rate_driven, left_out_of_fits
+from specmodel.runs.fit_errors import (PLAIN_ONLY, FitErrors, batch_sizes, run_errors, shape_errors, sweeps_of,
+                                       throughput_mape, usable_runs)
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
 DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
                "spec_seq_scale")
 PER_SEQUENCE = "spec_seq_scale"  # needs runs at two or more batch sizes to be pinned
-SHAPE_ALPHA = 0.7  # acceptance a sweep without one is predicted at (its shape, not its level, is fitted)
 # Each fitted parameter is pulled gently towards its starting value, by this much relative error per
 # physical range of departure: a fit then explains the runs with the parameters whose plausible
 # range is wide (overheads) before dragging an efficiency far from what kernels reach.
@@ -90,155 +87,12 @@ class Calibration:
                 "message": self.message}
 
 
-def _usable(rows: pd.DataFrame) -> list[dict]:
-    """The runs with an acceptance and a measurement, then the runs without an acceptance that measured
-    plain throughput (PLAIN_ONLY): plain decoding does not depend on acceptance, so such a run pins
-    the plain arm's costs (the engine's step and per-sequence overheads, bandwidth) on its own."""
-    out, plain = [], []
-    for r in rows.to_dict("records"):
-        if is_rate_driven(r):
-            continue
-        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or left_out_of_fits(r):
-            # a row predicted across a spread (k or draft not stated) still measured its plain arm
-            if _positive_or_none(r.get("baseline_tok_s")) is not None:
-                plain.append({**r, "alpha": SHAPE_ALPHA, PLAIN_ONLY: True})
-            continue
-        measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
-        if any(m is not None for m in measured):
-            out.append(r)
-    return out + plain
-
-
-PLAIN_ONLY = "_plain_only"  # a run in the fit for its plain throughput only (no acceptance to predict the rest)
-
-
-def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
-    """Runs without an acceptance but with a measured speedup, grouped by setup (file, workload and
-    everything the scenario reads but the batch), where a setup ran at two or more batch sizes; each
-    group sorted by batch, its lowest first, at α = SHAPE_ALPHA."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows.to_dict("records"):
-        a = r.get("alpha")
-        if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
-                or left_out_of_fits(r):
-            continue
-        r = {**r, "alpha": SHAPE_ALPHA}
-        try:
-            key = with_changes(scenario_for_row(r), concurrency=1)
-        except SpecModelError:
-            continue
-        groups.setdefault((key, str(r.get("file")), str(r.get("workload")), str(r.get("source"))), []).append(r)
-    out = []
-    for g in groups.values():
-        g = sorted(g, key=lambda r: float(r.get("concurrency") or 1))
-        if len({float(r.get("concurrency") or 1) for r in g}) >= 2:
-            lowest = float(g[0].get("concurrency") or 1)
-            out.append([r for i, r in enumerate(g) if i == 0 or float(r.get("concurrency") or 1) > lowest])
-    return out
-
-
-def _shape_errors(sweeps: list[list[dict]], eff: Efficiency) -> np.ndarray:
-    """log(predicted ÷ measured fall of speedup from each sweep's lowest batch), per row above it."""
-    out = []
-    flat = _predict_rows([r for g in sweeps for r in g], eff)  # one call: sweeps of one setup share predict()
-    starts = np.cumsum([0] + [len(g) for g in sweeps])
-    for g, start in zip(sweeps, starts):
-        pred = flat[start:start + len(g)]
-        if pred[0] is None:
-            out.extend([np.nan] * (len(g) - 1))
-            continue
-        m0 = float(g[0]["measured_speedup"])
-        for r, p in zip(g[1:], pred[1:]):
-            out.append(np.nan if p is None else math.log((p[0] / pred[0][0]) / (float(r["measured_speedup"]) / m0)))
-    return np.array(out, dtype=float)
-
-
-def _squared(*residuals) -> float:
-    return float(sum(np.nansum(np.square(np.asarray(r, dtype=float))) for r in residuals))
-
-
-def _batch_sizes(usable: list[dict], sweeps: list[list[dict]]) -> int:
-    """Batch sizes of speculative measurements (a plain throughput alone cannot pin a speculative cost)."""
-    return len({float(r.get("concurrency") or 1) for r in [r for r in usable if not r.get(PLAIN_ONLY)]
-                + [r for g in sweeps for r in g]})
-
-
-def _positive_or_none(x):
-    """A measured figure as a positive finite number; None when it is anything else."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) and x > 0 else None
-
-
-def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float, float] | None]:
-    """(speedup, plain tok/s, spec tok/s) per row, None where the model refuses the row.
-
-    Rows that differ only in α, k and concurrency share one vectorised predict() call."""
-    out: list[tuple[float, float, float] | None] = [None] * len(rows)
-    groups: dict[Scenario, list[tuple[int, Scenario]]] = {}
-    for i, r in enumerate(rows):
-        try:
-            s = scenario_for_row(r, eff)
-        except SpecModelError:
-            continue
-        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: valid for any tree depth
-        groups.setdefault(key, []).append((i, s))
-    for key, items in groups.items():
-        try:
-            p = predict(key, alpha=np.array([s.alpha for _, s in items]), k=np.array([s.k for _, s in items]),
-                        concurrency=np.array([s.concurrency for _, s in items])) if key.survival is None \
-                else predict(key)
-        except SpecModelError:
-            continue
-        values = [np.atleast_1d(np.asarray(v, dtype=float))
-                  for v in (p.speedup, p.plain.throughput_tok_s, p.spec.throughput_tok_s)]
-        for j, (i, _) in enumerate(items):
-            out[i] = tuple(float(v[j if v.size > 1 else 0]) for v in values)
-    return out
-
-
-def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
-    """(speedup relative errors, throughput log ratios) for the rows under eff."""
-    speed, thr = [], []
-    for r, pred in zip(rows, _predict_rows(rows, eff)):
-        if r.get(PLAIN_ONLY):
-            m = _positive_or_none(r.get("baseline_tok_s"))
-            if use_throughput and pred is not None and pred[1] > 0:
-                thr.append(math.log(pred[1] / m))
-            continue
-        meas = _positive_or_none(r.get("measured_speedup"))
-        if pred is None:
-            if meas is not None:
-                speed.append(np.nan)
-            continue
-        if meas is not None:
-            speed.append(pred[0] / meas - 1.0)
-        if use_throughput:
-            for col, predicted in (("baseline_tok_s", pred[1]), ("spec_tok_s", pred[2])):
-                m = _positive_or_none(r.get(col))
-                if m is not None and predicted > 0:
-                    thr.append(math.log(predicted / m))
-    return np.array(speed, dtype=float), np.array(thr, dtype=float)
-
-
-def _mape(rel) -> float | None:
-    rel = np.asarray(rel, dtype=float)
-    rel = rel[np.isfinite(rel)]
-    return float(np.mean(np.abs(rel)) * 100) if rel.size else None
-
-
-def _thr_mape(log_ratios) -> float | None:
-    return _mape(np.expm1(np.asarray(log_ratios, dtype=float)))
-
-
 def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughput: bool = True,
               parameters: tuple[str, ...] | None = None) -> Calibration:
     """Fit Efficiency to the runs' measured speedups (and throughputs when use_throughput)."""
     start = start or Efficiency()
-    usable = _usable(rows)
-    sweeps = _sweeps(rows)
+    usable = usable_runs(rows)
+    sweeps = sweeps_of(rows)
     if not usable and not sweeps:
         raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, and no setup "
                              "ran at two or more batch sizes, so there is nothing to calibrate on; load runs "
@@ -248,8 +102,8 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     space = _Space.of(start, names, usable, sweeps, use_throughput)
     chosen, result = _choose_and_fit(space, n_residuals)
     best, at_bound = space.best(chosen, result)
-    before = _Errors.of(space, start)
-    after = _Errors.of(space, best)
+    before = FitErrors.of(usable, sweeps, start, use_throughput)
+    after = FitErrors.of(usable, sweeps, best, use_throughput)
     runs = _runs_phrase(usable, sweeps)
     # Judged by what was fitted (speedups, throughputs and sweeps' fall with batch together), so a fit
     # that brings the throughputs in at an unchanged speedup error is kept.
@@ -271,7 +125,7 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     parts += _caveats(before, after, at_bound, best, outside)
     seen = usable + [r for g in sweeps for r in g]
     return Calibration(best, start, tuple(chosen), held, len(seen), before.speed_mape(), after.speed_mape(),
-                       _thr_mape(before.thr), _thr_mape(after.thr), "; ".join(parts), at_bound, outside,
+                       throughput_mape(before.thr), throughput_mape(after.thr), "; ".join(parts), at_bound, outside,
                        _fitted_on(seen))
 
 
@@ -280,7 +134,7 @@ def _parameters_to_fit(parameters: tuple[str, ...] | None, usable: list[dict],
     """The parameters to fit (the given ones, else DEFAULT_FIT), and whether PER_SEQUENCE was dropped
     from them because every run is at one batch size."""
     names = list(parameters or DEFAULT_FIT)
-    one_batch = PER_SEQUENCE in names and _batch_sizes(usable, sweeps) < 2
+    one_batch = PER_SEQUENCE in names and batch_sizes(usable, sweeps) < 2
     if one_batch:  # a per-sequence cost cannot be told from the fixed ones at one batch size
         names.remove(PER_SEQUENCE)
     if not names:
@@ -327,8 +181,8 @@ class _Space:
         parameter's pull towards its starting value (PRIOR_WEIGHT)."""
         names, lo, hi, x_start = self.names, self.lo, self.hi, self.x_start
         eff = self.eff_at(x_unit, chosen)
-        speed, thr = _errors(self.usable, eff, self.use_throughput)
-        shape = _shape_errors(self.sweeps, eff)
+        speed, thr = run_errors(self.usable, eff, self.use_throughput)
+        shape = shape_errors(self.sweeps, eff)
         prior = [PRIOR_WEIGHT * (lo[names.index(n)] + u * (hi[names.index(n)] - lo[names.index(n)])
                                  - x_start[names.index(n)]) / (PARAMETERS[n].physical_hi - PARAMETERS[n].physical_lo)
                  for n, u in zip(chosen, x_unit)]
@@ -376,29 +230,6 @@ def _choose_and_fit(space: _Space, n_residuals: int):
     return chosen, result
 
 
-@dataclass(frozen=True)
-class _Errors:
-    """One Efficiency's errors on the runs: speedups (relative), throughputs and sweeps' shape (log ratios)."""
-
-    speed: np.ndarray
-    thr: np.ndarray
-    shape: np.ndarray
-
-    @classmethod
-    def of(cls, space: _Space, eff: Efficiency) -> "_Errors":
-        speed, thr = _errors(space.usable, eff, space.use_throughput)
-        return cls(speed, thr, _shape_errors(space.sweeps, eff))
-
-    def squared(self) -> float:
-        return _squared(self.speed, self.thr, self.shape)
-
-    def speed_mape(self) -> float | None:
-        return _mape(self.speed)
-
-    def shape_mape(self) -> float | None:
-        return _mape(np.expm1(self.shape))
-
-
 def _runs_phrase(usable: list[dict], sweeps: list[list[dict]]) -> str:
     """What the fit saw, in words: '3 run(s)', plain throughputs and sweeps added where there are any."""
     n_plain = sum(1 for r in usable if r.get(PLAIN_ONLY))
@@ -415,7 +246,7 @@ def _held_note(held: tuple[str, ...], as_many_as_runs: bool, n_residuals: int, n
     return f"held {', '.join(held)} at their starting values ({why})"
 
 
-def _caveats(before: _Errors, after: _Errors, at_bound: tuple[str, ...], best: Efficiency,
+def _caveats(before: FitErrors, after: FitErrors, at_bound: tuple[str, ...], best: Efficiency,
              outside: tuple[str, ...]) -> list[str]:
     """The message's closing parts: the sweeps' fall with batch, parameters at an edge or outside their
     physical range, the speedup error before and after."""
