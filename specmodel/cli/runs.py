@@ -70,20 +70,59 @@ def _pairs(items: list[str]) -> dict[str, str]:
 def run_runs(args: argparse.Namespace) -> int:
     # Imported here, not at the top: every command builds its parser from this module, and
     # `predict` should not pay for pandas, scipy and the run readers.
-    from specmodel.cli.output import json_value, print_json_table
-    from specmodel.model.calibration_file import save_calibration
-    from specmodel.runs import RunDefaults, collapse_problems, fallback_line, read_runs
-    from specmodel.runs.headlines import model_headline, prediction_counts
+    from specmodel.runs import fallback_line
+    from specmodel.runs.headlines import model_headline
     from specmodel.runs.review import review
+
+    table = _read_table(args, _run_defaults(args))
+    if table is None:
+        return 2
+    if args.engine:  # rows that name no engine run on the one given
+        from specmodel.runs.assumed import given_engine
+
+        table.rows = given_engine(table.rows, engine_from_args(args))
+    start = efficiency_from_args(args)
+    calibration = _calibration(args, table.rows, start)
+    efficiency = calibration.efficiency if calibration else start
+    result = review(table.rows, efficiency)
+    evaluated = result.evaluated
+    keys = list(ROW_KEYS)
+    if calibration:
+        evaluated = evaluated.assign(
+            predicted_speedup_uncalibrated=review(table.rows, start).evaluated["predicted_speedup"].to_numpy())
+        keys.append("predicted_speedup_uncalibrated")
+    _write_reports(args, result, table.problems, calibration, efficiency)
+    if args.json:
+        _print_json(result, table, evaluated, keys, calibration)
+        return 0
+    line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
+    if line:
+        print(line)
+    _print_text(evaluated, result.summary, calibration)
+    print(model_headline(result.summary, result.table))
+    return 0
+
+
+def _run_defaults(args: argparse.Namespace):
+    """What the flags give rows that name no GPU, target, draft, method or k (L40S and Llama 3.1 8B
+    where no flag names them), and which of them a flag named."""
+    from specmodel.runs import RunDefaults
 
     explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method", "k") if getattr(args, kind, None))
     args.gpu = args.gpu or "L40S"
     args.target = args.target or "Llama 3.1 8B"
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
-    defaults = RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
-                           method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
-                           said_as=SAID_AS, explicit=explicit)
+    return RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
+                       method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
+                       said_as=SAID_AS, explicit=explicit)
+
+
+def _read_table(args: argparse.Namespace, defaults):
+    """The run files read into one table, what could not be read written to stderr; None where no run
+    could be read."""
+    from specmodel.runs import collapse_problems, read_runs
+
     files = []
     unreadable = []
     for name in args.files:
@@ -98,34 +137,30 @@ def run_runs(args: argparse.Namespace) -> int:
         sys.stderr.write(line + "\n")
     if table.rows.empty:
         sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
-        return 2
+        return None
+    return table
 
-    if args.engine:  # rows that name no engine run on the one given
-        from specmodel.runs.assumed import given_engine
 
-        table.rows = given_engine(table.rows, engine_from_args(args))
-    start = efficiency_from_args(args)
-    calibration = None
-    efficiency = start
+def _calibration(args: argparse.Namespace, rows, start: Efficiency):
+    """With --calibrate, the fit to the rows (saved where --save-calibration names a file); else None."""
     if args.save_calibration and not args.calibrate:
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
-    if args.calibrate:
-        from specmodel.runs.calibrate import calibrate  # scipy: only for a fit
-        from specmodel.show.runs_view import calibration_rows
-        fit_rows, fit_note = calibration_rows(table.rows)
-        if fit_note:
-            sys.stderr.write(f"note: {fit_note}\n")
-        calibration = calibrate(fit_rows, start)
-        efficiency = calibration.efficiency
-        if args.save_calibration:
-            save_calibration(calibration, args.save_calibration)
-    result = review(table.rows, efficiency)
-    evaluated = result.evaluated
-    keys = list(ROW_KEYS)
-    if calibration:
-        evaluated = evaluated.assign(
-            predicted_speedup_uncalibrated=review(table.rows, start).evaluated["predicted_speedup"].to_numpy())
-        keys.append("predicted_speedup_uncalibrated")
+    if not args.calibrate:
+        return None
+    from specmodel.model.calibration_file import save_calibration
+    from specmodel.runs.calibrate import calibrate  # scipy: only for a fit
+    from specmodel.show.runs_view import calibration_rows
+    fit_rows, fit_note = calibration_rows(rows)
+    if fit_note:
+        sys.stderr.write(f"note: {fit_note}\n")
+    calibration = calibrate(fit_rows, start)
+    if args.save_calibration:
+        save_calibration(calibration, args.save_calibration)
+    return calibration
+
+
+def _write_reports(args: argparse.Namespace, result, problems, calibration, efficiency: Efficiency) -> None:
+    """The break-even table as CSV (--csv) and the HTML report (--html), where asked for."""
     if args.csv:
         from specmodel.export.report import break_even_csv
         _write(args.csv, break_even_csv(result.table))
@@ -134,28 +169,27 @@ def run_runs(args: argparse.Namespace) -> int:
         from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
         _write(args.html, html_report(
             result.evaluated, result.table, result.summary,
-            [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], table.problems,
+            [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], problems,
             calibration.to_dict() if calibration else None,
             efficiency=None if efficiency == Efficiency() else efficiency))
-    if args.json:
-        summary = {k: json_value(v) for k, v in result.summary.items()}
-        summary["fallbacks"] = table.fallbacks
-        summary["headline"] = model_headline(result.summary, result.table)
-        summary.update(prediction_counts(table.problems, result.evaluated))
-        rest = {"summary": summary,
-                "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
-                              "message": p.message, "reason": p.reason} for p in table.problems]}
-        if calibration:
-            rest["calibration"] = calibration.to_dict()
-        # the rows written a chunk at a time as they are encoded: flat memory for 200,000 rows
-        print_json_table("rows", evaluated, keys, WHOLE_KEYS, rest)
-        return 0
-    line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
-    if line:
-        print(line)
-    _print_text(evaluated, result.summary, calibration)
-    print(model_headline(result.summary, result.table))
-    return 0
+
+
+def _print_json(result, table, evaluated, keys: list[str], calibration) -> None:
+    """--json: one object with the summary, the problems, the calibration and the rows."""
+    from specmodel.cli.output import json_value, print_json_table
+    from specmodel.runs.headlines import model_headline, prediction_counts
+
+    summary = {k: json_value(v) for k, v in result.summary.items()}
+    summary["fallbacks"] = table.fallbacks
+    summary["headline"] = model_headline(result.summary, result.table)
+    summary.update(prediction_counts(table.problems, result.evaluated))
+    rest = {"summary": summary,
+            "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
+                          "message": p.message, "reason": p.reason} for p in table.problems]}
+    if calibration:
+        rest["calibration"] = calibration.to_dict()
+    # the rows written a chunk at a time as they are encoded: flat memory for 200,000 rows
+    print_json_table("rows", evaluated, keys, WHOLE_KEYS, rest)
 
 
 def _write(path: str, text: str) -> None:

@@ -321,8 +321,38 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server
     ours = [s for s in samples if s.name.startswith(prefix) and _keep(engine, s.labels)]
+    chosen, models = _model_chosen(ours, engine, prefix, model_name)
+    if chosen is not None:
+        ours = [s for s in ours if s.labels.get("model_name", chosen) == chosen]
 
-    # model_name: list them; choose the requested one or the busiest.
+    by_name: dict[str, list] = defaultdict(list)
+    for s in ours:
+        by_name[s.name].append(s)
+    engines_seen = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
+
+    counters = _counters(engine, prefix, by_name)
+    per_position = ()
+    if engine.per_position:
+        per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
+    if engine.schema == "trtllm":
+        counters, per_position = _trtllm_counters(counters, per_position, by_name, prefix, engine)
+    gauges = _gauges(engine, prefix, by_name)
+    blocks, block_size = _vllm_cache_blocks(by_name) if server == "vllm-v1" else (None, None)
+
+    spec = _spec_enabled(engine, counters, per_position, gauges)
+    k_found, k_source = _infer_k(engine, counters, per_position, gauges) if spec else (None, "speculation off")
+    if k is not None:
+        k_found, k_source = acceptance.check_k(k), "given"
+    return Snapshot(server=server, model_name=chosen, model_names=models,
+                    at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
+                    spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
+                    num_gpu_blocks=blocks, block_size=block_size, engines=engines_seen)
+
+
+def _model_chosen(ours: list, engine: engines.Engine, prefix: str,
+                  model_name: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """(the model_name to read, every model_name served): the requested one, else the busiest (most
+    generated tokens); None where the samples carry no model_name."""
     gen_name = prefix + engine.counters.get(engine.generation, "")
     tokens_by_model: dict[str, float] = defaultdict(float)
     for s in ours:
@@ -333,19 +363,15 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
         if models and model_name not in tokens_by_model:
             raise SpecModelError(f"model '{model_name}' is not served here; this server exposes: "
                                  + ", ".join(models))
-        chosen = model_name
-    elif models:
-        chosen = max(models, key=lambda m: (tokens_by_model[m], m == models[0]))
-    else:
-        chosen = None
-    if chosen is not None:
-        ours = [s for s in ours if s.labels.get("model_name", chosen) == chosen]
+        return model_name, models
+    if models:
+        return max(models, key=lambda m: (tokens_by_model[m], m == models[0])), models
+    return None, models
 
-    by_name: dict[str, list] = defaultdict(list)
-    for s in ours:
-        by_name[s.name].append(s)
-    engines_seen = len({s.labels.get("engine") for s in ours if "engine" in s.labels}) or 1
 
+def _counters(engine: engines.Engine, prefix: str, by_name: dict) -> dict[str, float]:
+    """The engine's counters by their canonical names, summed over series; a counter that is not a
+    finite count is refused."""
     counters = {}
     for canon, suffix in engine.counters.items():
         # prometheus_client's parser names a counter sample written without `_total` (TGI) `..._total`.
@@ -357,35 +383,29 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
         if not math.isfinite(value):
             raise SpecModelError(f"the counter {prefix}{engine.counters[canon]} is {_prom_number(value)} on this "
                                  "page, not a count: check the server's /metrics")
-    per_position = ()
-    if engine.per_position:
-        per_position = _by_position(by_name.get(prefix + engine.per_position[0], []), engine.per_position[1])
-    if engine.schema == "trtllm":
-        counters, per_position = _trtllm_counters(counters, per_position, by_name, prefix, engine)
+    return counters
 
+
+def _gauges(engine: engines.Engine, prefix: str, by_name: dict) -> dict[str, float]:
+    """The engine's gauges by their canonical names: the sum or the mean of their finite series."""
     gauges: dict[str, float] = {}
     for canon, (suffix, how) in engine.gauges.items():
         values = [s.value for s in by_name.get(prefix + suffix, []) if math.isfinite(s.value)]
         if values:
             gauges[canon] = float(sum(values) if how == "sum" else sum(values) / len(values))
+    return gauges
 
+
+def _vllm_cache_blocks(by_name: dict) -> tuple[int | None, int | None]:
+    """(KV cache blocks over all engines, block size) from vLLM V1's cache_config_info."""
     blocks, block_size = None, None
-    if server == "vllm-v1":
-        for s in by_name.get("vllm:cache_config_info", []):
-            try:
-                blocks = (blocks or 0) + int(s.labels["num_gpu_blocks"])
-                block_size = int(s.labels["block_size"])
-            except (KeyError, ValueError):
-                continue
-
-    spec = _spec_enabled(engine, counters, per_position, gauges)
-    k_found, k_source = _infer_k(engine, counters, per_position, gauges) if spec else (None, "speculation off")
-    if k is not None:
-        k_found, k_source = acceptance.check_k(k), "given"
-    return Snapshot(server=server, model_name=chosen, model_names=models,
-                    at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
-                    spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
-                    num_gpu_blocks=blocks, block_size=block_size, engines=engines_seen)
+    for s in by_name.get("vllm:cache_config_info", []):
+        try:
+            blocks = (blocks or 0) + int(s.labels["num_gpu_blocks"])
+            block_size = int(s.labels["block_size"])
+        except (KeyError, ValueError):
+            continue
+    return blocks, block_size
 
 
 def _trtllm_counters(counters: dict, accepted_by_pos: tuple, by_name: dict, prefix: str,
@@ -631,12 +651,7 @@ def _why_k(w: SpecWindow) -> str:
 
 def stats_from_window(w: SpecWindow) -> LiveStats:
     """Statistics of one window. See the module docstring for the conversions used."""
-    if not (w.window_s is not None and math.isfinite(w.window_s) and w.window_s > 0):
-        raise SpecModelError(f"the window must last more than 0 s, got {w.window_s}")
-    for name in ("drafts", "draft_tokens", "accepted", "generation_tokens", "running", "waiting"):
-        _check_count(name, getattr(w, name))
-    for i, v in enumerate(w.per_position or ()):
-        _check_count(f"accepted tokens at position {i}", v)
+    _check_window(w)
     notes: list[Note] = list(w.notes)
     if w.counter_reset:
         notes.append(warning("a counter went down between the scrapes, so the server restarted: this window "
@@ -644,92 +659,143 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
                              "uptime if that was unexpected"))
     k = None if w.k is None else acceptance.check_k(w.k)  # k = 0 or a fraction: refused, not divided by
     engine = engines.engine_of(w.server)
-    e = e_ci = rate = rate_ci = mean_len = None
-    survival = survival_ci = conditional = None
     max_len = len(w.per_position) if w.per_position else k
-    source = "none"
     drafted = w.draft_tokens if engine.counts_draft_tokens else None  # counted, not drafts · k
     if not w.spec_enabled:
         notes.append(warning("speculative decoding is off on this server (no speculative-decoding metrics): "
                              "load and throughput are measured, the model predicts what speculation would do"))
+        acc = _WindowAcceptance()
     elif w.drafts is not None and w.accepted is not None:
-        if w.drafts <= 0:
-            notes.append(warning(f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
-                                 "unknown: the server is idle or decoding nothing; send traffic or widen the window"))
-        else:
-            n = w.drafts
-            e = 1.0 + w.accepted / n  # needs no k (vLLM's mean acceptance length, bonus token in)
-            source = engine.e_source
-            if drafted is not None and drafted > 0:
-                mean_len = drafted / n
-                rate = min(w.accepted / drafted, 1.0)
-            elif k is not None:
-                mean_len = float(k)
-                rate = (e - 1.0) / k
-            longest = max_len if max_len is not None else None
-            if longest is not None and e > longest + 1 + 1e-6:
-                raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {longest} "
-                                     "per draft: the counters do not belong together")
-            if longest is not None:
-                e = min(e, longest + 1.0)
-            if rate is not None:
-                # Tokens within one draft are correlated, so count each draft as one trial: conservative.
-                rate_ci = wilson_interval(rate * n, n)
-                e_ci = (1.0 + mean_len * rate_ci[0], 1.0 + mean_len * rate_ci[1])
-            if k is not None and w.per_position and len(w.per_position) == k:
-                p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
-                p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
-                survival = tuple(float(x) for x in p)
-                survival_ci = tuple(wilson_interval(x * n, n) for x in p)
-                conditional = tuple(float(x) for x in acceptance.conditional_acceptance(p))
-            if k is None:
-                notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
-                                  "tokens per step is measured, but α, break-even and the verdict need k: give k"))
-            elif mean_len is not None and max_len and mean_len < max_len - 0.05:
-                notes.append(info(f"the draft length varies: {mean_len:.2f} draft tokens per step on average, at most "
-                                  f"{max_len}; accepted ÷ drafted is {rate:.3f}, and α is the per-token acceptance "
-                                  f"giving E at k = {k}"))
+        acc = _acceptance_from_counters(w, engine, k, max_len, drafted)
     elif w.gauge_tokens_per_step is not None:
-        e = max(float(w.gauge_tokens_per_step), 1.0)
-        if k is not None:
-            e = min(e, k + 1.0)
-        source = engine.gauge_source
-        if drafted is not None and drafted > 0 and w.accepted is not None:
-            rate = min(w.accepted / drafted, 1.0)
-        elif k is not None:
-            rate = (e - 1.0) / k
-        notes.append(info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
-                          "size, so no confidence interval"))
-        if k is None:
-            notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
-                              "tokens per step is measured, but α, break-even and the verdict need k: give k"))
+        acc = _acceptance_from_gauge(w, engine, k, drafted)
     elif k is None:
-        notes.append(info("k (draft tokens per step) is unknown for this server, so acceptance cannot be "
-                          f"computed: give k ({w.k_source or 'not exposed'})"))
+        acc = _WindowAcceptance(notes=(info("k (draft tokens per step) is unknown for this server, so acceptance "
+                                            f"cannot be computed: give k ({w.k_source or 'not exposed'})"),))
     else:
-        notes.append(info("the server exposes speculative-decoding metrics but none that give acceptance "
-                          "in this window"))
+        acc = _WindowAcceptance(notes=(info("the server exposes speculative-decoding metrics but none that give "
+                                            "acceptance in this window"),))
+    notes += acc.notes
     if w.spec_enabled and w.server in engines.ENGINES:
         # Before the window's own notes: the last note is the one a caller shows when E is missing.
         unknown_k = [engine.k_unknown] if k is None and engine.k_unknown else []
         notes[0:0] = [info(n) for n in (*unknown_k, *engine.cannot_know)]
-    alpha = alpha_ci = None
-    if e is not None and k is not None:
-        alpha = float(acceptance.alpha_from_tokens_per_step(e, k))
-        if e_ci is not None:
-            alpha_ci = tuple(float(acceptance.alpha_from_tokens_per_step(x, k)) for x in e_ci)
+    alpha, alpha_ci = _alpha_of(acc.e, acc.e_ci, k)
     gen_tok_s = None if w.generation_tokens is None else w.generation_tokens / w.window_s
     capacity = (w.num_gpu_blocks * w.block_size
                 if w.num_gpu_blocks is not None and w.block_size is not None else None)
     return LiveStats(
         server=w.server, model_name=w.model_name, k=k, window_s=float(w.window_s), spec_enabled=w.spec_enabled,
-        tokens_per_step=e, tokens_per_step_ci=e_ci, alpha=alpha, alpha_ci=alpha_ci, survival=survival,
-        survival_ci=survival_ci, conditional=conditional, draft_acceptance_rate=rate,
-        draft_acceptance_rate_ci=rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
+        tokens_per_step=acc.e, tokens_per_step_ci=acc.e_ci, alpha=alpha, alpha_ci=alpha_ci, survival=acc.survival,
+        survival_ci=acc.survival_ci, conditional=acc.conditional, draft_acceptance_rate=acc.rate,
+        draft_acceptance_rate_ci=acc.rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
         generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
-        source=source, notes=tuple(notes), mean_draft_length=mean_len, max_draft_length=max_len,
+        source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
         running_end=w.running_end, running_low=w.running_low, running_high=w.running_high)
+
+
+def _check_window(w: SpecWindow) -> None:
+    """Refuse a window of no duration or with a count that is not a count."""
+    if not (w.window_s is not None and math.isfinite(w.window_s) and w.window_s > 0):
+        raise SpecModelError(f"the window must last more than 0 s, got {w.window_s}")
+    for name in ("drafts", "draft_tokens", "accepted", "generation_tokens", "running", "waiting"):
+        _check_count(name, getattr(w, name))
+    for i, v in enumerate(w.per_position or ()):
+        _check_count(f"accepted tokens at position {i}", v)
+
+
+@dataclass(frozen=True)
+class _WindowAcceptance:
+    """What a window measures of acceptance (None where it does not), where it comes from, and notes on it."""
+
+    e: float | None = None  # tokens per proposing step
+    e_ci: tuple[float, float] | None = None
+    rate: float | None = None  # accepted ÷ drafted tokens
+    rate_ci: tuple[float, float] | None = None
+    mean_len: float | None = None  # draft tokens per draft
+    survival: tuple[float, ...] | None = None
+    survival_ci: tuple[tuple[float, float], ...] | None = None
+    conditional: tuple[float, ...] | None = None
+    source: str = "none"
+    notes: tuple[Note, ...] = ()
+
+
+def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | None, max_len: int | None,
+                              drafted: float | None) -> _WindowAcceptance:
+    """Acceptance from the drafts and accepted-tokens counters: E needs no k; the acceptance rate needs
+    the drafted tokens or k; per-position survival needs k positions. Intervals count each draft as
+    one trial."""
+    if w.drafts <= 0:
+        return _WindowAcceptance(notes=(warning(
+            f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
+            "unknown: the server is idle or decoding nothing; send traffic or widen the window"),))
+    notes = []
+    e_ci = rate = rate_ci = mean_len = None
+    survival = survival_ci = conditional = None
+    n = w.drafts
+    e = 1.0 + w.accepted / n  # needs no k (vLLM's mean acceptance length, bonus token in)
+    if drafted is not None and drafted > 0:
+        mean_len = drafted / n
+        rate = min(w.accepted / drafted, 1.0)
+    elif k is not None:
+        mean_len = float(k)
+        rate = (e - 1.0) / k
+    longest = max_len if max_len is not None else None
+    if longest is not None and e > longest + 1 + 1e-6:
+        raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {longest} "
+                             "per draft: the counters do not belong together")
+    if longest is not None:
+        e = min(e, longest + 1.0)
+    if rate is not None:
+        # Tokens within one draft are correlated, so count each draft as one trial: conservative.
+        rate_ci = wilson_interval(rate * n, n)
+        e_ci = (1.0 + mean_len * rate_ci[0], 1.0 + mean_len * rate_ci[1])
+    if k is not None and w.per_position and len(w.per_position) == k:
+        p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
+        p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
+        survival = tuple(float(x) for x in p)
+        survival_ci = tuple(wilson_interval(x * n, n) for x in p)
+        conditional = tuple(float(x) for x in acceptance.conditional_acceptance(p))
+    if k is None:
+        notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
+                          "tokens per step is measured, but α, break-even and the verdict need k: give k"))
+    elif mean_len is not None and max_len and mean_len < max_len - 0.05:
+        notes.append(info(f"the draft length varies: {mean_len:.2f} draft tokens per step on average, at most "
+                          f"{max_len}; accepted ÷ drafted is {rate:.3f}, and α is the per-token acceptance "
+                          f"giving E at k = {k}"))
+    return _WindowAcceptance(e, e_ci, rate, rate_ci, mean_len, survival, survival_ci, conditional, engine.e_source,
+                             tuple(notes))
+
+
+def _acceptance_from_gauge(w: SpecWindow, engine: engines.Engine, k: int | None,
+                           drafted: float | None) -> _WindowAcceptance:
+    """Acceptance from the engine's own tokens-per-step average: no sample size, so no interval."""
+    e = max(float(w.gauge_tokens_per_step), 1.0)
+    if k is not None:
+        e = min(e, k + 1.0)
+    rate = None
+    source = engine.gauge_source
+    if drafted is not None and drafted > 0 and w.accepted is not None:
+        rate = min(w.accepted / drafted, 1.0)
+    elif k is not None:
+        rate = (e - 1.0) / k
+    notes = [info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
+                  "size, so no confidence interval")]
+    if k is None:
+        notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
+                          "tokens per step is measured, but α, break-even and the verdict need k: give k"))
+    return _WindowAcceptance(e=e, rate=rate, source=source, notes=tuple(notes))
+
+
+def _alpha_of(e: float | None, e_ci: tuple[float, float] | None, k: int | None):
+    """(α, its interval) giving E at k; None where E or k is unknown."""
+    alpha = alpha_ci = None
+    if e is not None and k is not None:
+        alpha = float(acceptance.alpha_from_tokens_per_step(e, k))
+        if e_ci is not None:
+            alpha_ci = tuple(float(acceptance.alpha_from_tokens_per_step(x, k)) for x in e_ci)
+    return alpha, alpha_ci
 
 
 def json_safe(obj):

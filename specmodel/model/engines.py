@@ -86,6 +86,9 @@ class Engine:
     def __str__(self) -> str:
         return engine_text(self)
 
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
+
     def __hash__(self) -> int:
         return hash((self.name, self.version, self.attention_backend))
 

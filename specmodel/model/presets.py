@@ -48,6 +48,9 @@ class GPU:
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
+
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
 
@@ -107,6 +110,9 @@ class Model:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
 
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.params_B, self.layers, self.hidden, self.kv_heads))
@@ -219,6 +225,9 @@ class Method:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
+        return f"{type(self).__name__}({str(self)!r})"
 
     def __hash__(self) -> int:
         return hash((self.name, self.draft_passes))
@@ -706,8 +715,18 @@ def parse_method(text) -> MethodMatch:
         return MethodMatch(None, None, None, None, None, None)
     raw = text.strip()
     low = raw.lower()
-    notes = []
     key = low.replace("-", "_").replace(" ", "_")
+    method, parallel, notes = _method_named_in(low, key)
+    k, depth, branching = _speculation_shape(low, notes)
+    draft = _draft_named_in(raw, method, notes)
+    notes += _draft_notes(raw, low, key, method, draft, k)
+    return MethodMatch(method, draft, k, depth, branching, raw, tuple(notes), parallel)
+
+
+def _method_named_in(low: str, key: str) -> tuple[str | None, bool, list[Remark]]:
+    """(method, whether it drafts all k tokens in one pass, remarks on how it is costed) from the lowered
+    text (`key`: the same with - and spaces as _): a method's key, else the first family named in it."""
+    notes = []
     method = None
     parallel = False
     if key in _raw()["methods"] or key in _METHOD_KEYS:
@@ -750,7 +769,12 @@ def parse_method(text) -> MethodMatch:
         method = "ngram"
     elif re.search(r"draft|\bsps\b|speculative\s+sampling|assisted", low):
         method = "draft_model"
-    # shape of the speculation
+    return method, parallel, notes
+
+
+def _speculation_shape(low: str, notes: list[Remark]) -> tuple[int | None, int | None, int | None]:
+    """(k, tree depth, branching) as the lowered text states them (None where it does not); a tree
+    without a depth is remarked in `notes`."""
     k = _int(r"\bk\s*=\s*(\d+)", low) or _int(r"num_draft_tokens\s*[=:]?\s*(\d+)", low) \
         or _int(r"num_speculative_tokens\s*[=:]?\s*(\d+)", low) or _int(r"nextn\s*=\s*(\d+)", low) \
         or _int(r"(?:applied\s+)?for\s+(\d+)\s+draft\s+tokens", low) or _int(r"gamma\s*=\s*(\d+)", low)
@@ -758,7 +782,12 @@ def parse_method(text) -> MethodMatch:
     branching = _int(r"branching\s*[=:]?\s*(\d+)", low) or _int(r"topk\s*[=:]?\s*(\d+)", low)
     if re.search(r"\btree\b|same\s+tree", low) and depth is None:
         notes.append(Remark("tree_depth_unstated"))
-    # a draft model named in the text
+    return k, depth, branching
+
+
+def _draft_named_in(raw: str, method: str | None, notes: list[Remark]) -> str | None:
+    """The draft model the text names ("draft model: X", or "X for Y" of a draft-model method with a size
+    in X), its KV budget or anything else after "with" remarked in `notes`."""
     draft = None
     m = re.search(r"draft\s+model\s*:\s*(.+)$", raw, re.I)
     if m:
@@ -775,6 +804,13 @@ def parse_method(text) -> MethodMatch:
         m = re.search(r"([\w./-]+)\s+for\s+[\w./-]+", raw)
         if method == "draft_model" and m and re.search(r"\d", m.group(1)):
             draft = m.group(1)
+    return draft
+
+
+def _draft_notes(raw: str, low: str, key: str, method: str | None, draft: str | None, k) -> list[Remark]:
+    """Remarks on the draft: a draft-model method without one named, the draft head's checkpoint, relaxed
+    acceptance, an MTP layer applied k times."""
+    notes = []
     if method == "draft_model" and draft is None and key not in _raw()["methods"] and key not in _METHOD_KEYS:
         notes.append(Remark("draft_unnamed"))
     head = re.search(r"\(([\w.-]+/[\w.-]+)\)", raw)
@@ -785,4 +821,4 @@ def parse_method(text) -> MethodMatch:
         notes.append(Remark("relaxed"))
     if method == "mtp" and k and k > 1:
         notes.append(Remark("mtp_chain"))
-    return MethodMatch(method, draft, k, depth, branching, raw, tuple(notes), parallel)
+    return notes

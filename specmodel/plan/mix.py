@@ -440,6 +440,38 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
     one pool. When the splits are too many to search, the report says so and lists no split."""
     if not workloads:
         raise SpecModelError("no workloads to compare")
+    units = _replica_units(base, concurrency, gpus)
+    workloads = _checked_workloads(workloads)
+    base = base.validated()
+    notes: list[Note] = []
+    members = tuple(workloads)
+    best_for = _BestSettings(base, members, concurrency, [u * base.tp for u in range(1, units + 1)],
+                             search_methods(base, workloads, methods), max(int(k_max), int(base.k)))
+
+    single_on = Plan(f"single pool, {base.method.name} k={base.k}" if base.k else "single pool, off",
+                     "single_on", (pool_result(base, list(members), concurrency, gpus, base.method.name, base.k),))
+    single_off = Plan("single pool, speculation off", "single_off",
+                      (pool_result(base, list(members), concurrency, gpus, base.method.name, 0),))
+    m, k, _ = best_for(tuple(range(len(members))), gpus)
+    single_best = Plan("single pool, best setting", "single_best",
+                       (pool_result(base, list(members), concurrency, gpus, m, k),))
+
+    blocks, together = _split_blocks(list(members), split_among)
+    if together:
+        notes.append(info(f"the split search separates {len(blocks) - 1} workloads; the other {len(together)} "
+                          f"({', '.join(together)}) share one pool in every split"))
+    partitions, too_many = _partitions_to_search(len(blocks), units)
+    notes += too_many
+    scored = _scored_splits(partitions, blocks, units, base.tp, best_for)
+    splits = _top_splits(scored, top, best_for, base, members, concurrency)
+    notes += _mix_notes(units, members, (single_on, single_off, single_best, *splits))
+    report = MixReport(base, members, int(concurrency), int(gpus), single_on, single_off, single_best,
+                       tuple(splits), tuple(notes), "")
+    return replace(report, recommendation=recommend(report))
+
+
+def _replica_units(base: Scenario, concurrency, gpus) -> int:
+    """Replicas of the scenario's tensor parallelism in `gpus` GPUs, the concurrency and GPU count checked."""
     if int(concurrency) != concurrency or concurrency < 1:
         raise SpecModelError(f"concurrency must be a whole number ≥ 1, got {concurrency}")
     if int(gpus) != gpus or gpus < 1:
@@ -450,6 +482,12 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
     units = gpus // base.tp
     if units > MAX_GPU_UNITS:
         raise SpecModelError(f"{units} replicas: the split search handles at most {MAX_GPU_UNITS}")
+    return units
+
+
+def _checked_workloads(workloads: list[Workload]) -> list[Workload]:
+    """The workloads, each with an acceptance, a share ≥ 0 and its own label; shares that do not sum to
+    1 normalised."""
     label_counts = collections.Counter(w.label for w in workloads)
     for w in workloads:
         if w.alpha is None and w.survival is None:
@@ -460,49 +498,56 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
             raise SpecModelError(f"label '{w.label}' appears twice; give each workload its own label")
     if abs(sum(w.share for w in workloads) - 1.0) > SHARE_TOLERANCE:
         workloads, _ = normalise_shares(workloads)
-    base = base.validated()
-    notes: list[Note] = []
-    members = tuple(workloads)
-    method_list = search_methods(base, workloads, methods)
-    k_max = max(int(k_max), int(base.k))
+    return workloads
 
-    single_on = Plan(f"single pool, {base.method.name} k={base.k}" if base.k else "single pool, off",
-                     "single_on", (pool_result(base, list(members), concurrency, gpus, base.method.name, base.k),))
-    single_off = Plan("single pool, speculation off", "single_off",
-                      (pool_result(base, list(members), concurrency, gpus, base.method.name, 0),))
 
-    best_cache: dict = {}
-    gpu_counts = [u * base.tp for u in range(1, units + 1)]
+class _BestSettings:
+    """best(group, g): the best (method, k, throughput) of a group of workloads (indices into members)
+    sharing a pool of g GPUs; every GPU count of a group is searched in one vectorised pass, once."""
 
-    def best_for(group: tuple[int, ...], g: int):
-        if group not in best_cache:  # every GPU count of a group in one vectorised pass
-            ws = tuple(members[i] for i in group)
-            best_cache[group] = _best_settings(base, ws, concurrency, gpu_counts, method_list, k_max)
-        return best_cache[group][g]
+    def __init__(self, base: Scenario, members: tuple[Workload, ...], concurrency, gpu_counts: list[int],
+                 methods: tuple[str, ...], k_max: int):
+        self.base, self.members, self.concurrency = base, members, concurrency
+        self.gpu_counts, self.methods, self.k_max = gpu_counts, methods, k_max
+        self._by_group: dict = {}
 
-    m, k, _ = best_for(tuple(range(len(members))), gpus)
-    single_best = Plan("single pool, best setting", "single_best",
-                       (pool_result(base, list(members), concurrency, gpus, m, k),))
+    def __call__(self, group: tuple[int, ...], g: int):
+        if group not in self._by_group:
+            ws = tuple(self.members[i] for i in group)
+            self._by_group[group] = _best_settings(self.base, ws, self.concurrency, self.gpu_counts, self.methods,
+                                                   self.k_max)
+        return self._by_group[group][g]
 
-    blocks, together = _split_blocks(list(members), split_among)
-    if together:
-        notes.append(info(f"the split search separates {len(blocks) - 1} workloads; the other {len(together)} "
-                          f"({', '.join(together)}) share one pool in every split"))
-    partitions = [p for p in _set_partitions(list(range(len(blocks)))) if len(p) <= units]
+
+def _partitions_to_search(n_blocks: int, units: int) -> tuple[list, list[Note]]:
+    """The ways to group the blocks into at most `units` pools, and a note instead where they and the
+    GPUs' allocations to them are more than MAX_PLANS."""
+    partitions = [p for p in _set_partitions(list(range(n_blocks))) if len(p) <= units]
     count = sum(math.comb(units - 1, len(p) - 1) for p in partitions)
     if count > MAX_PLANS:
-        notes.append(info(f"{count:,} possible splits are too many to search: only the single pool is compared; "
-                          "choose fewer workloads to split apart, or fewer GPUs"))
-        partitions = []
+        return [], [info(f"{count:,} possible splits are too many to search: only the single pool is compared; "
+                         "choose fewer workloads to split apart, or fewer GPUs")]
+    return partitions, []
+
+
+def _scored_splits(partitions: list, blocks: list[tuple[int, ...]], units: int, tp: int,
+                   best_for: _BestSettings) -> list[tuple]:
+    """(throughput, pools, groups of workloads, replicas per group) of every partition and allocation of
+    the replicas, best throughput first; among equals, fewer pools (simpler to run)."""
     scored = []
     for part in partitions:
         groups = [tuple(sorted(i for b in g for i in blocks[b])) for g in part]
         for alloc in _compositions(units, len(groups)):
-            total = sum(best_for(g, a * base.tp)[2] for g, a in zip(groups, alloc))
+            total = sum(best_for(g, a * tp)[2] for g, a in zip(groups, alloc))
             scored.append((total, len(groups), groups, alloc))
-    # best throughput first; among equals, fewer pools (simpler to run). The one-pool partition is
-    # searched too (so `best` is the optimum of the whole space) but listed as single_best, not a split.
     scored.sort(key=lambda x: (-round(x[0], 6), x[1]))
+    return scored
+
+
+def _top_splits(scored: list[tuple], top: int, best_for: _BestSettings, base: Scenario,
+                members: tuple[Workload, ...], concurrency) -> list[Plan]:
+    """The `top` best splits as plans, each pool at its best setting. The one-pool partition is searched
+    too (so `best` is the optimum of the whole space) but listed as single_best, not a split."""
     splits = []
     for _total, n_pools, groups, alloc in scored:
         if len(splits) >= max(0, top):
@@ -515,17 +560,21 @@ def compare(base: Scenario, workloads: list[Workload], concurrency: int, gpus: i
             pools.append(pool_result(base, [members[i] for i in g], concurrency, a * base.tp, meth, kk))
         pools.sort(key=lambda p: [w.label for w in members].index(p.labels[0]))
         splits.append(Plan(f"split #{len(splits) + 1}", "split", tuple(pools)))
+    return splits
+
+
+def _mix_notes(units: int, members: tuple[Workload, ...], plans: tuple[Plan, ...]) -> list[Note]:
+    """Notes on what a split cannot do here, and on each plan that does not fit in memory."""
+    notes = []
     if units == 1:
         notes.append(info("one GPU: there is nothing to split; give more GPUs to compare splits"))
     if len(members) == 1:
         notes.append(info("one workload: a split cannot separate traffic shapes"))
-    for plan in (single_on, single_off, single_best, *splits):
+    for plan in plans:
         if not plan.fits:
             queued = sum(p.queued for p in plan.pools)
             notes.append(warning(f"{plan.name} does not fit in memory: {queued:.0f} sequences wait in the queue"))
-    report = MixReport(base, members, int(concurrency), int(gpus), single_on, single_off, single_best,
-                       tuple(splits), tuple(notes), "")
-    return replace(report, recommendation=recommend(report))
+    return notes
 
 
 def recommend(report: MixReport) -> str:

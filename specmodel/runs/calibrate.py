@@ -19,7 +19,6 @@ says which were held at their starting values.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,15 +29,13 @@ from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import CALIBRATION_FORMAT, CALIBRATION_VERSION, outside_physical
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
-from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.review import scenario_for_row
-from specmodel.runs.row_scenario import is_rate_driven, left_out_of_fits
+from specmodel.runs.fit_errors import (PLAIN_ONLY, FitErrors, batch_sizes, run_errors, shape_errors, sweeps_of,
+                                       throughput_mape, usable_runs)
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
 DEFAULT_FIT = ("eta_bw", "eta_flops", "t_fixed_ms", "t_spec_overhead_ms", "small_model_exponent", "overhead_scale",
                "spec_seq_scale")
 PER_SEQUENCE = "spec_seq_scale"  # needs runs at two or more batch sizes to be pinned
-SHAPE_ALPHA = 0.7  # acceptance a sweep without one is predicted at (its shape, not its level, is fitted)
 # Each fitted parameter is pulled gently towards its starting value, by this much relative error per
 # physical range of departure: a fit then explains the runs with the parameters whose plausible
 # range is wide (overheads) before dragging an efficiency far from what kernels reach.
@@ -90,270 +87,185 @@ class Calibration:
                 "message": self.message}
 
 
-def _usable(rows: pd.DataFrame) -> list[dict]:
-    """The runs with an acceptance and a measurement, then the runs without an acceptance that measured
-    plain throughput (PLAIN_ONLY): plain decoding does not depend on acceptance, so such a run pins
-    the plain arm's costs (the engine's step and per-sequence overheads, bandwidth) on its own."""
-    out, plain = [], []
-    for r in rows.to_dict("records"):
-        if is_rate_driven(r):
-            continue
-        if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or left_out_of_fits(r):
-            # a row predicted across a spread (k or draft not stated) still measured its plain arm
-            if _positive_or_none(r.get("baseline_tok_s")) is not None:
-                plain.append({**r, "alpha": SHAPE_ALPHA, PLAIN_ONLY: True})
-            continue
-        measured = [_positive_or_none(r.get(c)) for c in ("measured_speedup", "baseline_tok_s", "spec_tok_s")]
-        if any(m is not None for m in measured):
-            out.append(r)
-    return out + plain
-
-
-PLAIN_ONLY = "_plain_only"  # a run in the fit for its plain throughput only (no acceptance to predict the rest)
-
-
-def _sweeps(rows: pd.DataFrame) -> list[list[dict]]:
-    """Runs without an acceptance but with a measured speedup, grouped by setup (file, workload and
-    everything the scenario reads but the batch), where a setup ran at two or more batch sizes; each
-    group sorted by batch, its lowest first, at α = SHAPE_ALPHA."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows.to_dict("records"):
-        a = r.get("alpha")
-        if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
-                or left_out_of_fits(r):
-            continue
-        r = {**r, "alpha": SHAPE_ALPHA}
-        try:
-            key = with_changes(scenario_for_row(r), concurrency=1)
-        except SpecModelError:
-            continue
-        groups.setdefault((key, str(r.get("file")), str(r.get("workload")), str(r.get("source"))), []).append(r)
-    out = []
-    for g in groups.values():
-        g = sorted(g, key=lambda r: float(r.get("concurrency") or 1))
-        if len({float(r.get("concurrency") or 1) for r in g}) >= 2:
-            lowest = float(g[0].get("concurrency") or 1)
-            out.append([r for i, r in enumerate(g) if i == 0 or float(r.get("concurrency") or 1) > lowest])
-    return out
-
-
-def _shape_errors(sweeps: list[list[dict]], eff: Efficiency) -> np.ndarray:
-    """log(predicted ÷ measured fall of speedup from each sweep's lowest batch), per row above it."""
-    out = []
-    flat = _predict_rows([r for g in sweeps for r in g], eff)  # one call: sweeps of one setup share predict()
-    starts = np.cumsum([0] + [len(g) for g in sweeps])
-    for g, start in zip(sweeps, starts):
-        pred = flat[start:start + len(g)]
-        if pred[0] is None:
-            out.extend([np.nan] * (len(g) - 1))
-            continue
-        m0 = float(g[0]["measured_speedup"])
-        for r, p in zip(g[1:], pred[1:]):
-            out.append(np.nan if p is None else math.log((p[0] / pred[0][0]) / (float(r["measured_speedup"]) / m0)))
-    return np.array(out, dtype=float)
-
-
-def _squared(*residuals) -> float:
-    return float(sum(np.nansum(np.square(np.asarray(r, dtype=float))) for r in residuals))
-
-
-def _batch_sizes(usable: list[dict], sweeps: list[list[dict]]) -> int:
-    """Batch sizes of speculative measurements (a plain throughput alone cannot pin a speculative cost)."""
-    return len({float(r.get("concurrency") or 1) for r in [r for r in usable if not r.get(PLAIN_ONLY)]
-                + [r for g in sweeps for r in g]})
-
-
-def _positive_or_none(x):
-    """A measured figure as a positive finite number; None when it is anything else."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) and x > 0 else None
-
-
-def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float, float] | None]:
-    """(speedup, plain tok/s, spec tok/s) per row, None where the model refuses the row.
-
-    Rows that differ only in α, k and concurrency share one vectorised predict() call."""
-    out: list[tuple[float, float, float] | None] = [None] * len(rows)
-    groups: dict[Scenario, list[tuple[int, Scenario]]] = {}
-    for i, r in enumerate(rows):
-        try:
-            s = scenario_for_row(r, eff)
-        except SpecModelError:
-            continue
-        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: valid for any tree depth
-        groups.setdefault(key, []).append((i, s))
-    for key, items in groups.items():
-        try:
-            p = predict(key, alpha=np.array([s.alpha for _, s in items]), k=np.array([s.k for _, s in items]),
-                        concurrency=np.array([s.concurrency for _, s in items])) if key.survival is None \
-                else predict(key)
-        except SpecModelError:
-            continue
-        values = [np.atleast_1d(np.asarray(v, dtype=float))
-                  for v in (p.speedup, p.plain.throughput_tok_s, p.spec.throughput_tok_s)]
-        for j, (i, _) in enumerate(items):
-            out[i] = tuple(float(v[j if v.size > 1 else 0]) for v in values)
-    return out
-
-
-def _errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
-    """(speedup relative errors, throughput log ratios) for the rows under eff."""
-    speed, thr = [], []
-    for r, pred in zip(rows, _predict_rows(rows, eff)):
-        if r.get(PLAIN_ONLY):
-            m = _positive_or_none(r.get("baseline_tok_s"))
-            if use_throughput and pred is not None and pred[1] > 0:
-                thr.append(math.log(pred[1] / m))
-            continue
-        meas = _positive_or_none(r.get("measured_speedup"))
-        if pred is None:
-            if meas is not None:
-                speed.append(np.nan)
-            continue
-        if meas is not None:
-            speed.append(pred[0] / meas - 1.0)
-        if use_throughput:
-            for col, predicted in (("baseline_tok_s", pred[1]), ("spec_tok_s", pred[2])):
-                m = _positive_or_none(r.get(col))
-                if m is not None and predicted > 0:
-                    thr.append(math.log(predicted / m))
-    return np.array(speed, dtype=float), np.array(thr, dtype=float)
-
-
-def _mape(rel) -> float | None:
-    rel = np.asarray(rel, dtype=float)
-    rel = rel[np.isfinite(rel)]
-    return float(np.mean(np.abs(rel)) * 100) if rel.size else None
-
-
-def _thr_mape(log_ratios) -> float | None:
-    return _mape(np.expm1(np.asarray(log_ratios, dtype=float)))
-
-
 def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughput: bool = True,
               parameters: tuple[str, ...] | None = None) -> Calibration:
     """Fit Efficiency to the runs' measured speedups (and throughputs when use_throughput)."""
     start = start or Efficiency()
-    usable = _usable(rows)
-    sweeps = _sweeps(rows)
+    usable = usable_runs(rows)
+    sweeps = sweeps_of(rows)
     if not usable and not sweeps:
         raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, and no setup "
                              "ran at two or more batch sizes, so there is nothing to calibrate on; load runs "
                              "with measurements")
+    names, one_batch = _parameters_to_fit(parameters, usable, sweeps)
+    n_residuals = len(usable) + sum(len(g) - 1 for g in sweeps)
+    space = _Space.of(start, names, usable, sweeps, use_throughput)
+    chosen, result = _choose_and_fit(space, n_residuals)
+    best, at_bound = space.best(chosen, result)
+    before = FitErrors.of(usable, sweeps, start, use_throughput)
+    after = FitErrors.of(usable, sweeps, best, use_throughput)
+    runs = _runs_phrase(usable, sweeps)
+    # Judged by what was fitted (speedups, throughputs and sweeps' fall with batch together), so a fit
+    # that brings the throughputs in at an unchanged speedup error is kept.
+    if after.squared() > before.squared() * (1 - 1e-6):  # never hand back a worse fit: say so, and that nothing was changed
+        parts = [f"kept every parameter at its starting value: fitting {', '.join(chosen)} on {runs} would have made "
+                 "the error on them worse"]
+        best, after, chosen, at_bound = start, before, [], ()
+    else:
+        parts = [f"fitted {', '.join(chosen) or 'nothing'} on {runs}"]
+    held = tuple(n for n in names if n not in chosen)
+    if held and chosen:
+        parts.append(_held_note(held, len(chosen) == n_residuals, n_residuals, len(names), bool(sweeps)))
+    if one_batch:
+        parts.append(f"held {PER_SEQUENCE} (the per-sequence cost of the speculative step, which decides the batch "
+                     "above which speculation stops paying) at its starting value: every run is at one batch size, "
+                     "which cannot tell it from the fixed costs; runs at a second, larger batch size would pin it")
+        held = held + (PER_SEQUENCE,)
+    outside = outside_physical(best, [n for n in chosen]) if best is not start else ()
+    parts += _caveats(before, after, at_bound, best, outside)
+    seen = usable + [r for g in sweeps for r in g]
+    return Calibration(best, start, tuple(chosen), held, len(seen), before.speed_mape(), after.speed_mape(),
+                       throughput_mape(before.thr), throughput_mape(after.thr), "; ".join(parts), at_bound, outside,
+                       _fitted_on(seen))
+
+
+def _parameters_to_fit(parameters: tuple[str, ...] | None, usable: list[dict],
+                       sweeps: list[list[dict]]) -> tuple[list[str], bool]:
+    """The parameters to fit (the given ones, else DEFAULT_FIT), and whether PER_SEQUENCE was dropped
+    from them because every run is at one batch size."""
     names = list(parameters or DEFAULT_FIT)
-    one_batch = PER_SEQUENCE in names and _batch_sizes(usable, sweeps) < 2
+    one_batch = PER_SEQUENCE in names and batch_sizes(usable, sweeps) < 2
     if one_batch:  # a per-sequence cost cannot be told from the fixed ones at one batch size
         names.remove(PER_SEQUENCE)
     if not names:
         raise SpecModelError(f"every run is at one batch size, which cannot pin {PER_SEQUENCE} (the per-sequence "
                              "cost of the speculative step); add runs at a second batch size")
-    n_residuals = len(usable) + sum(len(g) - 1 for g in sweeps)
-    # Bounded to the physical range, not only reported outside it: a fit that would leave it ends at
-    # its edge and says so (at_bound), instead of e.g. overhead_scale 1e-14 from three runs.
-    lo = np.array([max(PARAMETERS[n].lo, PARAMETERS[n].physical_lo) for n in names])
-    hi = np.array([min(PARAMETERS[n].hi, PARAMETERS[n].physical_hi) for n in names])
-    x_start = np.clip([getattr(start, n) for n in names], lo, hi)
+    return names, one_batch
 
-    def eff_at(x_unit, chosen):
-        values = {n: float(v) for n, v in zip(names, x_start)}
+
+@dataclass(frozen=True)
+class _Space:
+    """What least squares searches: each parameter named in `names` mapped onto [0, 1] across its
+    bounds, the rest of the Efficiency at `start`; and the runs it is fitted on."""
+
+    start: Efficiency
+    names: list[str]
+    lo: np.ndarray
+    hi: np.ndarray
+    x_start: np.ndarray
+    usable: list[dict]
+    sweeps: list[list[dict]]
+    use_throughput: bool
+
+    @classmethod
+    def of(cls, start: Efficiency, names: list[str], usable: list[dict], sweeps: list[list[dict]],
+           use_throughput: bool) -> "_Space":
+        # Bounded to the physical range, not only reported outside it: a fit that would leave it ends at
+        # its edge and says so (at_bound), instead of e.g. overhead_scale 1e-14 from three runs.
+        lo = np.array([max(PARAMETERS[n].lo, PARAMETERS[n].physical_lo) for n in names])
+        hi = np.array([min(PARAMETERS[n].hi, PARAMETERS[n].physical_hi) for n in names])
+        x_start = np.clip([getattr(start, n) for n in names], lo, hi)
+        return cls(start, names, lo, hi, x_start, usable, sweeps, use_throughput)
+
+    def eff_at(self, x_unit, chosen) -> Efficiency:
+        """The Efficiency with the `chosen` parameters at x_unit, the others at their (clipped) start."""
+        names, lo, hi = self.names, self.lo, self.hi
+        values = {n: float(v) for n, v in zip(names, self.x_start)}
         for name, u in zip(chosen, x_unit):
             i = names.index(name)
             values[name] = float(lo[i] + u * (hi[i] - lo[i]))
-        return replace(start, **values)
+        return replace(self.start, **values)
 
-    def residuals(x_unit, chosen):
-        eff = eff_at(x_unit, chosen)
-        speed, thr = _errors(usable, eff, use_throughput)
-        shape = _shape_errors(sweeps, eff)
+    def residuals(self, x_unit, chosen) -> np.ndarray:
+        """Every run's error at x_unit (a run the model refuses counts as a large one), then each
+        parameter's pull towards its starting value (PRIOR_WEIGHT)."""
+        names, lo, hi, x_start = self.names, self.lo, self.hi, self.x_start
+        eff = self.eff_at(x_unit, chosen)
+        speed, thr = run_errors(self.usable, eff, self.use_throughput)
+        shape = shape_errors(self.sweeps, eff)
         prior = [PRIOR_WEIGHT * (lo[names.index(n)] + u * (hi[names.index(n)] - lo[names.index(n)])
                                  - x_start[names.index(n)]) / (PARAMETERS[n].physical_hi - PARAMETERS[n].physical_lo)
                  for n, u in zip(chosen, x_unit)]
         res = np.concatenate([np.nan_to_num(speed, nan=10.0), thr, np.nan_to_num(shape, nan=2.0), prior])
         return res if res.size else np.zeros(1)
 
-    def to_unit(chosen):
-        return np.array([(x_start[names.index(n)] - lo[names.index(n)]) / (hi[names.index(n)] - lo[names.index(n)])
-                         for n in chosen])
-
-    def fit(chosen):
-        result = least_squares(residuals, to_unit(chosen), args=(chosen,), bounds=(0.0, 1.0), x_scale=1.0,
+    def fit(self, chosen):
+        """(least squares' result, its squared error) with the `chosen` parameters free."""
+        names, lo, hi, x_start = self.names, self.lo, self.hi, self.x_start
+        unit_start = np.array([(x_start[names.index(n)] - lo[names.index(n)]) / (hi[names.index(n)] - lo[names.index(n)])
+                               for n in chosen])
+        result = least_squares(self.residuals, unit_start, args=(chosen,), bounds=(0.0, 1.0), x_scale=1.0,
                                diff_step=1e-3, xtol=1e-10, ftol=1e-10, max_nfev=200)
         return result, float(np.sum(result.fun ** 2))
 
-    # With at least as many runs as parameters, fit them all. With fewer, choose greedily: add the
-    # parameter whose fit lowers the squared error most, until there are as many as runs or
-    # nothing more helps (a parameter the runs do not depend on is never chosen).
-    if n_residuals >= len(names):
-        chosen = list(names)
-        result, _ = fit(chosen)
-    else:
-        chosen, result = [], None
-        cost = float(np.sum(residuals(np.zeros(0), []) ** 2))
-        while len(chosen) < n_residuals:
-            trials = {n: fit(chosen + [n]) for n in names if n not in chosen}
-            name = min(trials, key=lambda n: trials[n][1])
-            if trials[name][1] > cost * (1 - MIN_IMPROVEMENT):
-                break
-            chosen.append(name)
-            result, cost = trials[name]
-    held = tuple(n for n in names if n not in chosen)
-    speed0, thr0 = _errors(usable, start, use_throughput)
-    if chosen:
-        best = eff_at(result.x, chosen)
-        # at an edge it was pulled to (one that starts at its edge, as t_fixed_ms = 0 does, and stays is not)
+    def best(self, chosen, result) -> tuple[Efficiency, tuple[str, ...]]:
+        """The fitted Efficiency and the parameters that ended at an edge they were pulled to (one that
+        starts at its edge, as t_fixed_ms = 0 does, and stays is not)."""
+        if not chosen:
+            return self.start, ()
+        best = self.eff_at(result.x, chosen)
         at_bound = tuple(n for n, u in zip(chosen, result.x) if (u < 1e-4 or u > 1 - 1e-4)
-                         and abs(getattr(best, n) - x_start[names.index(n)]) > 1e-6 * (hi - lo)[names.index(n)])
-    else:
-        best, at_bound = start, ()
-    speed1, thr1 = _errors(usable, best, use_throughput)
-    before, after = _mape(speed0), _mape(speed1)
-    shape0, shape1 = _mape(np.expm1(_shape_errors(sweeps, start))), _mape(np.expm1(_shape_errors(sweeps, best)))
-    # Judged by what was fitted (speedups, throughputs and sweeps' fall with batch together), so a fit
-    # that brings the throughputs in at an unchanged speedup error is kept.
-    score0 = _squared(speed0, thr0, _shape_errors(sweeps, start))
-    worse = _squared(speed1, thr1, _shape_errors(sweeps, best)) > score0 * (1 - 1e-6)
+                         and abs(getattr(best, n) - self.x_start[self.names.index(n)])
+                         > 1e-6 * (self.hi - self.lo)[self.names.index(n)])
+        return best, at_bound
+
+
+def _choose_and_fit(space: _Space, n_residuals: int):
+    """(the parameters fitted, least squares' result). With at least as many runs as parameters, fit
+    them all. With fewer, choose greedily: add the parameter whose fit lowers the squared error most,
+    until there are as many as runs or nothing more helps (a parameter the runs do not depend on is
+    never chosen)."""
+    if n_residuals >= len(space.names):
+        chosen = list(space.names)
+        return chosen, space.fit(chosen)[0]
+    chosen, result = [], None
+    cost = float(np.sum(space.residuals(np.zeros(0), []) ** 2))
+    while len(chosen) < n_residuals:
+        trials = {n: space.fit(chosen + [n]) for n in space.names if n not in chosen}
+        name = min(trials, key=lambda n: trials[n][1])
+        if trials[name][1] > cost * (1 - MIN_IMPROVEMENT):
+            break
+        chosen.append(name)
+        result, cost = trials[name]
+    return chosen, result
+
+
+def _runs_phrase(usable: list[dict], sweeps: list[list[dict]]) -> str:
+    """What the fit saw, in words: '3 run(s)', plain throughputs and sweeps added where there are any."""
     n_plain = sum(1 for r in usable if r.get(PLAIN_ONLY))
-    runs = f"{len(usable) - n_plain} run(s)" + (f", {n_plain} plain throughput(s) of runs without an acceptance"
+    return f"{len(usable) - n_plain} run(s)" + (f", {n_plain} plain throughput(s) of runs without an acceptance"
                                                 if n_plain else "") \
         + (f" and {len(sweeps)} sweep(s) without acceptance" if sweeps else "")
-    if worse:  # never hand back a worse fit: say so, and that nothing was changed
-        tried = ", ".join(chosen)
-        best, speed1, thr1, after, shape1 = start, speed0, thr0, before, shape0
-        chosen, held, at_bound = [], tuple(names), ()
-        parts = [f"kept every parameter at its starting value: fitting {tried} on {runs} would have made the "
-                 "error on them worse"]
-    else:
-        parts = [f"fitted {', '.join(chosen) or 'nothing'} on {runs}"]
-    if held and chosen:
-        what = "measurement(s)" if sweeps else "run(s)"
-        why = (f"only {n_residuals} {what} for {len(names)} parameters; these would lower the error least"
-               if len(chosen) == n_residuals else "fitting them would not lower the error on these runs")
-        parts.append(f"held {', '.join(held)} at their starting values ({why})")
-    if one_batch:
-        parts.append(f"held {PER_SEQUENCE} (the per-sequence cost of the speculative step, which decides the batch "
-                     "above which speculation stops paying) at its starting value: every run is at one batch size, "
-                     "which cannot tell it from the fixed costs; runs at a second, larger batch size would pin it")
-        held = held + (PER_SEQUENCE,)
+
+
+def _held_note(held: tuple[str, ...], as_many_as_runs: bool, n_residuals: int, n_names: int, sweeps: bool) -> str:
+    """Why the parameters in `held` were not fitted."""
+    what = "measurement(s)" if sweeps else "run(s)"
+    why = (f"only {n_residuals} {what} for {n_names} parameters; these would lower the error least"
+           if as_many_as_runs else "fitting them would not lower the error on these runs")
+    return f"held {', '.join(held)} at their starting values ({why})"
+
+
+def _caveats(before: FitErrors, after: FitErrors, at_bound: tuple[str, ...], best: Efficiency,
+             outside: tuple[str, ...]) -> list[str]:
+    """The message's closing parts: the sweeps' fall with batch, parameters at an edge or outside their
+    physical range, the speedup error before and after."""
+    parts = []
+    shape0 = before.shape_mape()
     if shape0 is not None:
-        parts.append(f"fall of speedup with batch off by {shape0:.1f}% → {shape1:.1f}%")
+        parts.append(f"fall of speedup with batch off by {shape0:.1f}% → {after.shape_mape():.1f}%")
     if at_bound:
         parts.append(f"{', '.join(at_bound)} ended at the edge of its physical range (the runs pull "
                      "further than real systems reach: a term the model lacks is probably being absorbed): read "
                      "predictions far from these runs with care")
-    outside = outside_physical(best, [n for n in chosen]) if best is not start else ()
     if outside:
         parts.append("; ".join(f"{n} = {getattr(best, n):.3g} is outside what real systems reach "
                                f"({PARAMETERS[n].physical_lo:g}-{PARAMETERS[n].physical_hi:g}): a term the model lacks "
                                "is probably being absorbed, so predictions away from these runs are less reliable"
                                for n in outside))
-    if before is not None:
-        parts.append(f"speedup error {before:.1f}% → {after:.1f}% (mean absolute percentage)")
-    seen = usable + [r for g in sweeps for r in g]
-    return Calibration(best, start, tuple(chosen), held, len(seen), before, after, _thr_mape(thr0),
-                       _thr_mape(thr1), "; ".join(parts), at_bound, outside, _fitted_on(seen))
+    if before.speed_mape() is not None:
+        parts.append(f"speedup error {before.speed_mape():.1f}% → {after.speed_mape():.1f}% (mean absolute percentage)")
+    return parts
 
 
 def _fitted_on(rows: list[dict]) -> dict:
