@@ -85,6 +85,8 @@ def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, p
     wait_for_charts(page)
     looks_right(page)
     table = page.locator("[data-testid='stDataFrame']").first
+    # the grid writes its accessible cells after the canvas: wait for the header, then read it
+    table.locator("th", has_text="Predicted on").first.wait_for(state="attached")
     assert "Predicted on" in table.locator("th").all_inner_texts()
     assert any("Llama 3.1 70B" in t for t in table.locator("td").all_inner_texts())  # in view, not cut off
     open_expanders(page)
