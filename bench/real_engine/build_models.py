@@ -79,7 +79,7 @@ def train(model, stream, steps, batch, seq, lr, seed, label):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(loss.item())
-        if step % 25 == 0 or step == steps - 1:
+        if step % 10 == 0 or step == steps - 1:
             print(f"[{label}] step {step}/{steps} loss {loss.item():.3f} ({time.time() - t0:.0f} s)", flush=True)
     model.eval()
     return losses, time.time() - t0
@@ -99,8 +99,8 @@ def make_model(shape, tok, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(REPO / "bench/real_engine/work/models"))
-    ap.add_argument("--target-steps", type=int, default=150)
-    ap.add_argument("--draft-steps", type=int, default=250)
+    ap.add_argument("--target-steps", type=int, default=60)
+    ap.add_argument("--draft-steps", type=int, default=150)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
