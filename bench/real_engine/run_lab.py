@@ -10,6 +10,7 @@ Standard library only; the engine and the bench client come from the lab virtual
                                        speculative-decoding counters (the whole log stays under WORK/logs)
     OUT/logs/<arm>_c<C>_bench.txt      the bench client's printed summary
     OUT/commands.txt                   every command as run, with its environment
+    OUT/models/                        the target's and draft's config.json and the model build's report
     OUT/summary.json                   throughput, speedup and acceptance per arm and concurrency
 
 Usage: python bench/real_engine/run_lab.py --venv .venv-real-engine --models WORK/models --work WORK --out OUT
@@ -93,9 +94,9 @@ def main():
     ap.add_argument("--out", default="tests/fixtures/real_engine")
     ap.add_argument("--arms", default="plain,ngram,draft")
     ap.add_argument("--concurrency", default="1,4,16")
-    ap.add_argument("--input-len", type=int, default=64)
-    ap.add_argument("--output-len", type=int, default=64)
-    ap.add_argument("--prompts", default="1:4,4:8,16:16", help="concurrency:num_prompts pairs")
+    ap.add_argument("--input-len", type=int, default=128)
+    ap.add_argument("--output-len", type=int, default=128)
+    ap.add_argument("--prompts", default="1:32,4:32,16:64", help="concurrency:num_prompts pairs")
     ap.add_argument("--ready-timeout", type=int, default=1500)
     args = ap.parse_args()
 
@@ -105,6 +106,11 @@ def main():
     out = Path(args.out).resolve()
     for d in (work / "logs", work / "results", out / "metrics", out / "logs"):
         d.mkdir(parents=True, exist_ok=True)
+    for name in ("target", "draft"):  # the model configs and the build's report travel with the results
+        (out / "models").mkdir(exist_ok=True)
+        (out / "models" / f"{name}_config.json").write_text((models / name / "config.json").read_text())
+    if (models / "build_report.json").exists():
+        (out / "models" / "build_report.json").write_text((models / "build_report.json").read_text())
     prompts = dict(tuple(map(int, p.split(":"))) for p in args.prompts.split(","))
     env = dict(os.environ)
     env.update({
@@ -190,6 +196,18 @@ def main():
                 timings[f"{name}_bench_s"] = round(bench_s, 1)
                 print(f"   {name}: {row['output_throughput']:.1f} tok/s out, E={row['mean_acceptance_length']}"
                       f" ({bench_s:.0f} s)", flush=True)
+            # what the target writes, greedily, after a prose prompt and a prompt of token salad like the random
+            # dataset's: the text that the n-gram and draft proposers had to guess
+            samples = []
+            for prompt in ("The model predicts the speedup of speculative decoding at each concurrency.",
+                           " sessions Prometheus 0.9 lookup ]) wrt ACCEPT decoding(k) -> tiny frac"):
+                body = json.dumps({"model": "tiny-llama", "prompt": prompt, "max_tokens": 48,
+                                   "temperature": 0}).encode()
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=body,
+                                             headers={"Content-Type": "application/json"})
+                text = json.loads(urllib.request.urlopen(req, timeout=600).read())["choices"][0]["text"]
+                samples.append({"prompt": prompt, "completion": text})
+            (out / "logs" / f"{arm}_samples.json").write_text(json.dumps(samples, indent=1) + "\n")
         finally:
             os.killpg(proc.pid, signal.SIGINT)
             try:
