@@ -11,7 +11,7 @@ Standard library only; the engine and the bench client come from the lab virtual
     OUT/logs/<arm>_c<C>_bench.txt      the bench client's printed summary
     OUT/commands.txt                   every command as run, with its environment
     OUT/models/                        the target's and draft's config.json and the model build's report
-    OUT/summary.json                   throughput, speedup and acceptance per arm and concurrency
+    OUT/lab/summary.json               throughput, speedup and acceptance per arm and concurrency
 
 Usage: python bench/real_engine/run_lab.py --venv .venv-real-engine --models WORK/models --work WORK --out OUT
 """
@@ -154,7 +154,7 @@ def main():
                          "--base-url", f"http://127.0.0.1:{port}", "--model", "tiny-llama",
                          "--tokenizer", str(models / "target"), "--dataset-name", "random",
                          "--random-input-len", str(args.input_len), "--random-output-len", str(args.output_len),
-                         "--ignore-eos", "--num-prompts", str(prompts[c]), "--max-concurrency", str(c),
+                         "--ignore-eos", "--temperature", "0", "--num-prompts", str(prompts[c]), "--max-concurrency", str(c),
                          "--seed", "0", "--save-result", "--result-dir", str(work / "results"),
                          "--result-filename", f"{name}.json",
                          "--metadata", f"arm={arm}", f"spec_config={json.dumps(spec) if spec else 'none'}"]
@@ -227,7 +227,9 @@ def main():
         base = plain.get(r["concurrency"])
         r["speedup_vs_plain"] = round(r["output_throughput"] / base, 3) if base else None
     summary["timings_s"] = timings
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    # not OUT/*.json: `python -m specmodel runs OUT/*.json` should see the bench results only
+    (out / "lab").mkdir(exist_ok=True)
+    (out / "lab" / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out / "commands.txt").write_text("\n".join(commands) + "\n")
     print("\n| arm | c | output tok/s | speedup | E (accepted/drafts + 1) |\n|---|---|---|---|---|")
     for r in summary["runs"]:
