@@ -97,6 +97,7 @@ def main():
     ap.add_argument("--input-len", type=int, default=128)
     ap.add_argument("--output-len", type=int, default=128)
     ap.add_argument("--prompts", default="1:32,4:32,16:64", help="concurrency:num_prompts pairs")
+    ap.add_argument("--temperature", default="0", help="sent with every bench request (0: greedy)")
     ap.add_argument("--ready-timeout", type=int, default=1500)
     args = ap.parse_args()
 
@@ -154,7 +155,8 @@ def main():
                          "--base-url", f"http://127.0.0.1:{port}", "--model", "tiny-llama",
                          "--tokenizer", str(models / "target"), "--dataset-name", "random",
                          "--random-input-len", str(args.input_len), "--random-output-len", str(args.output_len),
-                         "--ignore-eos", "--temperature", "0", "--num-prompts", str(prompts[c]), "--max-concurrency", str(c),
+                         "--ignore-eos", "--temperature", args.temperature, "--num-prompts", str(prompts[c]),
+                         "--max-concurrency", str(c),
                          "--seed", "0", "--save-result", "--result-dir", str(work / "results"),
                          "--result-filename", f"{name}.json",
                          "--metadata", f"arm={arm}", f"spec_config={json.dumps(spec) if spec else 'none'}"]
@@ -196,13 +198,13 @@ def main():
                 timings[f"{name}_bench_s"] = round(bench_s, 1)
                 print(f"   {name}: {row['output_throughput']:.1f} tok/s out, E={row['mean_acceptance_length']}"
                       f" ({bench_s:.0f} s)", flush=True)
-            # what the target writes, greedily, after a prose prompt and a prompt of token salad like the random
+            # what the target writes (at the bench's temperature) after a prose prompt and a prompt of token salad like the random
             # dataset's: the text that the n-gram and draft proposers had to guess
             samples = []
             for prompt in ("The model predicts the speedup of speculative decoding at each concurrency.",
                            " sessions Prometheus 0.9 lookup ]) wrt ACCEPT decoding(k) -> tiny frac"):
                 body = json.dumps({"model": "tiny-llama", "prompt": prompt, "max_tokens": 48,
-                                   "temperature": 0}).encode()
+                                   "temperature": float(args.temperature)}).encode()
                 req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=body,
                                              headers={"Content-Type": "application/json"})
                 text = json.loads(urllib.request.urlopen(req, timeout=600).read())["choices"][0]["text"]
