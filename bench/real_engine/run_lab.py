@@ -136,8 +136,8 @@ def main():
                "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--max-model-len", "512",
                "--max-num-seqs", "16", "--max-num-batched-tokens", "2048", "--enforce-eager", "--seed", "0"]
         if spec:
-            s = json.loads(json.dumps(spec).replace("{draft}", str(models / "draft")))
-            cmd += ["--speculative-config", json.dumps(s)]
+            spec = json.loads(json.dumps(spec).replace("{draft}", str(models / "draft")))
+            cmd += ["--speculative-config", json.dumps(spec)]
         shown = " ".join(shlex.quote(rel(c) if c.startswith(str(Path.cwd())) else c) for c in cmd)
         commands.append(f"\n# {arm} server\n{shown}")
         print(f"== {arm}: {shown}", flush=True)
