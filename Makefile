@@ -5,6 +5,8 @@
 #              and slow ones (pytest.ini's markers), with a shorter fuzz profile; make lint - ruff (pyproject.toml)
 # make bench - performance benchmarks (ratios measured in one run; not part of make test)
 # make fuzz  - long fuzz run of every reader, parser and the CLI (FUZZ_EXAMPLES inputs per target)
+# make real-engine - opt-in lab (not part of make test): vLLM's CPU wheel in its own venv serves a tiny local
+#              Llama plain / n-gram / draft-model under vllm bench serve; writes tests/fixtures/real_engine/
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -27,7 +29,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GRAFANA_SCHEMA := tests/grafana/node_modules/.package-lock.json  # npm ci writes it
 
-.PHONY: run test test-fast lint bench bytecode fuzz system-deps clean
+.PHONY: run test test-fast lint bench bytecode fuzz system-deps clean real-engine
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -85,6 +87,22 @@ FUZZ_EXAMPLES ?= 2000
 FUZZ_MAX_BYTES ?= 20000000  # structured inputs up to the upload limit (tests/fuzz_structured.py)
 fuzz: $(VENV)/.dev
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_MAX_BYTES=$(FUZZ_MAX_BYTES) $(PY) -m tests.fuzz
+
+# The real-engine lab (tests/fixtures/real_engine/README.md). Opt-in: ~3.5 GB venv, ~6 min to build once,
+# then the models (trained on this repo's text, nothing downloaded) and ~9 bench runs on the CPU.
+# Resumable: the venv is built once (its .installed marker) and the models once (their safetensors);
+# `make real-engine LAB_FORCE_MODELS=1` rebuilds the models.
+LAB_VENV := .venv-real-engine
+LAB_WORK := bench/real_engine/work
+LAB_ARGS ?=
+$(LAB_VENV)/.installed: bench/real_engine/setup_venv.sh bench/real_engine/vllm_dist_shim.py
+	bash bench/real_engine/setup_venv.sh $(LAB_VENV)
+
+real-engine: $(LAB_VENV)/.installed
+	if [ -n "$(LAB_FORCE_MODELS)" ] || [ ! -f $(LAB_WORK)/models/draft/model.safetensors ]; then \
+	  OMP_NUM_THREADS=2 $(LAB_VENV)/bin/python bench/real_engine/build_models.py --out $(LAB_WORK)/models; fi
+	$(LAB_VENV)/bin/python bench/real_engine/run_lab.py --venv $(LAB_VENV) --models $(LAB_WORK)/models \
+	  --work $(LAB_WORK) --out tests/fixtures/real_engine $(LAB_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis tests/grafana/node_modules
