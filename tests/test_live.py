@@ -247,6 +247,25 @@ def test_a_0_to_32_jump_is_judged_at_the_window_end_and_says_load_changed():
     assert severity_of(note) == "warning" and "from 0 to 32" in note and "judged at the window's end, batch 32" in note
 
 
+def test_a_load_that_falls_says_it_fell():
+    # Issue 39: a real vLLM bench run ended inside the window (16 running, then 0): the warning printed
+    # "went from 0 to 16", the opposite of what happened.
+    stats = prom.stats_from_window(prom.window_over(_snapshots_with_running([16, 0])))
+    assert (stats.running_start, stats.running_end) == (16.0, 0.0)
+    v = live.live_verdict(stats, Scenario())
+    [note] = [n for n in v.notes if "load changed" in n]
+    assert "went from 16 to 0" in note and "from 0 to 16" not in note
+    assert "judged at the window's end, batch 1" in note
+    snaps = _snapshots_with_running([16, 24, 16, 0])  # over several scrapes: first to last, the peak beside it
+    [note] = [n for n in live.live_verdict(prom.stats_from_window(prom.window_over(snaps)), Scenario()).notes
+              if "load changed" in n]
+    assert "went from 16 to 0 (lowest 0, highest 24 within the window)" in note
+    snaps = _snapshots_with_running([0, 32, 0])  # a burst that came and went: no direction to tell
+    [note] = [n for n in live.live_verdict(prom.stats_from_window(prom.window_over(snaps)), Scenario()).notes
+              if "load changed" in n]
+    assert "ranged from 0 to 32 within the window, 0 at its end" in note
+
+
 def test_a_steady_load_has_no_load_change_note():
     v = live.live_verdict(prom.stats_from_window(prom.window_over(_snapshots_with_running([31, 32, 32]))), Scenario())
     assert v.concurrency == 32 and not [n for n in v.notes if "load changed" in n]

@@ -130,16 +130,29 @@ def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
 
 
 def load_change_note(stats: LiveStats) -> str | None:
-    """A note when running requests moved within the window (a 0 → 32 jump): the verdict is at the
-    window's end, and acceptance over the window mixes both loads."""
+    """A note when running requests moved within the window (a 0 → 32 jump, or 16 → 0 as a run ends): the
+    verdict is at the window's end, and acceptance over the window mixes both loads. It says which way the
+    load moved: from the window's first scrape to its last, with the extremes where they lie beyond both."""
     low, high, end = stats.running_low, stats.running_high, stats.running_end
     if low is None or high is None or end is None:
         return None
     if high - low < LOAD_CHANGE_REQUESTS or high - low < LOAD_CHANGE_FRACTION * high:
         return None
-    return warning(f"load changed within the window: running requests went from {low:.3g} to {high:.3g} "
+    return warning(f"load changed within the window: running requests {_load_path(stats.running_start, end, low, high)} "
                    f"(mean {stats.running:.3g}); judged at the window's end, batch {max(1, round(end))}; E and α "
                    "mix both loads, so read them again once a window has run at the new load")
+
+
+def _load_path(start: float | None, end: float, low: float, high: float) -> str:
+    """"went from 16 to 0" (first scrape to last), "(lowest …, highest … within the window)" where the
+    extremes lie beyond both ends; "ranged from 0 to 32 within the window, 0 at its end" where the two ends
+    are equal or the first is unknown."""
+    if start is None or round(start, 3) == round(end, 3):
+        return f"ranged from {low:.3g} to {high:.3g} within the window, {end:.3g} at its end"
+    moved = f"went from {start:.3g} to {end:.3g}"
+    if low < min(start, end) or high > max(start, end):
+        moved += f" (lowest {low:.3g}, highest {high:.3g} within the window)"
+    return moved
 
 
 def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
@@ -355,7 +368,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "needs_k": stats.needs_k,
         "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
         "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
-        "running_end": st["running_end"], "running_low": st["running_low"], "running_high": st["running_high"],
+        "running_end": st["running_end"], "running_start": st["running_start"], "running_low": st["running_low"], "running_high": st["running_high"],
         "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
         "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
         "kv_capacity_tokens": st["kv_capacity_tokens"],

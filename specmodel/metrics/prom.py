@@ -119,6 +119,7 @@ class SpecWindow:
     counter_reset: bool = False  # a counter went down inside the window (server restarted)
     k_source: str = ""
     running_end: float | None = None  # the running-requests gauge at the window's last scrape
+    running_start: float | None = None  # ... and at its first scrape (with running_end: which way the load moved)
     running_low: float | None = None  # its lowest and highest reading at the window's scrapes
     running_high: float | None = None
     notes: tuple[str, ...] = ()  # the snapshots' notes (a duplicated series dropped), passed on to LiveStats
@@ -156,6 +157,7 @@ class LiveStats:
     mean_draft_length: float | None = None  # draft tokens ÷ drafts (where the engine counts draft tokens)
     max_draft_length: int | None = None  # the longest draft: 1 + the largest position label, else k
     running_end: float | None = None  # running requests at the window's last scrape (the operating point)
+    running_start: float | None = None  # running requests at the window's first scrape
     running_low: float | None = None  # lowest and highest reading at the window's scrapes
     running_high: float | None = None
 
@@ -561,7 +563,7 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
-        running_end=b.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
+        running_end=b.gauges.get("running"), running_start=a.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
         notes=_once(a.notes + b.notes))
 
 
@@ -606,6 +608,7 @@ def window_over(snapshots) -> SpecWindow:
         gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
         num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
         counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
+        running_start=parts[0].running_start,
         **_extremes([v for p in parts for v in (p.running_low, p.running_high)]),
         notes=_once(n for p in parts for n in p.notes))
 
@@ -692,7 +695,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
         source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
-        running_end=w.running_end, running_low=w.running_low, running_high=w.running_high)
+        running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high)
 
 
 def _check_window(w: SpecWindow) -> None:
