@@ -563,7 +563,8 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
-        running_end=b.gauges.get("running"), running_start=a.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
+        running_end=b.gauges.get("running"), running_start=a.gauges.get("running"),
+        **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
         notes=_once(a.notes + b.notes))
 
 
