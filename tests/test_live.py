@@ -203,6 +203,22 @@ def test_scrape_command_for_speculation_off_and_sglang(capsys):
     assert code == 0 and "sglang" in out and "tokens per step:  2.500" in out
 
 
+def test_scrape_text_puts_each_source_after_the_figure_it_describes(capsys):
+    # Issue 39: "E, α, draft acceptance rate 0.998 [accepted / drafts counters]" read as if the rate came
+    # from accepted ÷ drafts; the label belongs to E, and the rate has its own source.
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC) as srv:
+        code, out, _ = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    [line] = [ln for ln in out.splitlines() if "tokens per step:" in ln]
+    assert code == 0 and line.split("[")[0].rstrip().startswith("  tokens per step:  2.500")
+    e_part, rate_part = line.split(", draft acceptance rate ")
+    assert e_part.split(", α")[0].endswith("[accepted / drafts counters]")
+    assert rate_part == "0.500 [accepted / draft tokens counters]"
+    with ReplayServer("sglang_specdecode_sample.txt", increments=replay.SGLANG) as srv:
+        code, out, _ = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    [line] = [ln for ln in out.splitlines() if "tokens per step:" in ln]
+    assert line.endswith("draft acceptance rate 0.500 [(E − 1) / k]")  # SGLang counts no draft tokens
+
+
 @pytest.mark.parametrize("mode, message", [("404", "HTTP 404"), ("html", "HTML page")])
 def test_scrape_command_failures_exit_2_with_one_line(mode, message, capsys):
     with ReplayServer("vllm_v1_specdecode_sample.txt", mode=mode) as srv:

@@ -361,6 +361,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "conditional_acceptance": st["conditional"],
         "draft_acceptance_rate": st["draft_acceptance_rate"],
         "draft_acceptance_rate_ci": st["draft_acceptance_rate_ci"],
+        "draft_acceptance_rate_source": st["rate_source"], "tokens_per_step_source": stats.source,
         # vLLM's own names for the same two numbers (vllm/v1/spec_decode/metrics.py): E and accepted ÷ drafted.
         "spec_decode_acceptance_length": st["tokens_per_step"],
         "spec_decode_acceptance_rate": st["draft_acceptance_rate"],
