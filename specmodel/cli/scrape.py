@@ -101,7 +101,8 @@ def run_scrape(args: argparse.Namespace) -> int:
     if stats.kv_usage is not None:
         load.append(f"KV cache {100 * stats.kv_usage:.0f}% used")
     print("  load:             " + ", ".join(load))
-    print(f"  verdict:          {verdict.text}")
+    # the headline says first what the verdict was judged on where that is not the served model
+    print(f"  verdict:          {out['judged_as'] + ': ' if out['judged_as'] else ''}{verdict.text}")
     if verdict.advice:
         print(f"  advice:           {verdict.advice}")
     if verdict.k_options:

@@ -24,6 +24,7 @@ from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
 from specmodel.model.decide import band_tone, straddles, tone_of
 from specmodel.words import decision, summarize
+from specmodel.words.served import judged_as
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
@@ -167,6 +168,14 @@ def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
         return info(f"the server serves {served} but {names.target} is {base.target}: "
                     f"{names.choose_target.format(model=served)} for a matched prediction")
     return None
+
+
+def assumed_model(stats: LiveStats, judged: Scenario) -> str | None:
+    """Where the verdict rests on presets that are not the served model (the served model is no preset, reads
+    as another one, or is not named), the clause that says what it was judged as; None where it is the
+    served model's own preset (words.served.judged_as)."""
+    served = presets.match_model(stats.model_name) if stats.model_name else None
+    return judged_as(stats.model_name, served.name if served else None, judged.target.name, judged.gpu.name)
 
 
 def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_LINE) -> LiveVerdict:
@@ -350,6 +359,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
     judgement. The keys are a stable interface: add keys, never rename or drop one.
     """
     st, vd = stats.to_dict(), verdict.to_dict()
+    assumed = assumed_model(stats, verdict.scenario)
     return {
         "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
         "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
@@ -374,6 +384,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
         "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
         "kv_capacity_tokens": st["kv_capacity_tokens"],
+        "model_assumed": assumed is not None, "judged_as": assumed,
         "verdict": verdict.label, "decision": decision(verdict.label), "verdict_text": verdict.text, "advice": verdict.advice,
         "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
         "speedup_low": vd["speedup_low"], "speedup_high": vd["speedup_high"], "uncertain": vd["uncertain"],
