@@ -203,6 +203,22 @@ def test_scrape_command_for_speculation_off_and_sglang(capsys):
     assert code == 0 and "sglang" in out and "tokens per step:  2.500" in out
 
 
+def test_scrape_text_puts_each_source_after_the_figure_it_describes(capsys):
+    # Issue 39: "E, α, draft acceptance rate 0.998 [accepted / drafts counters]" read as if the rate came
+    # from accepted ÷ drafts; the label belongs to E, and the rate has its own source.
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC) as srv:
+        code, out, _ = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    [line] = [ln for ln in out.splitlines() if "tokens per step:" in ln]
+    assert code == 0 and line.split("[")[0].rstrip().startswith("  tokens per step:  2.500")
+    e_part, rate_part = line.split(", draft acceptance rate ")
+    assert e_part.split(", α")[0].endswith("[accepted / drafts counters]")
+    assert rate_part == "0.500 [accepted / draft tokens counters]"
+    with ReplayServer("sglang_specdecode_sample.txt", increments=replay.SGLANG) as srv:
+        code, out, _ = run_cli(["scrape", srv.url, "--window", "0.1"], capsys)
+    [line] = [ln for ln in out.splitlines() if "tokens per step:" in ln]
+    assert line.endswith("draft acceptance rate 0.500 [(E − 1) / k]")  # SGLang counts no draft tokens
+
+
 @pytest.mark.parametrize("mode, message", [("404", "HTTP 404"), ("html", "HTML page")])
 def test_scrape_command_failures_exit_2_with_one_line(mode, message, capsys):
     with ReplayServer("vllm_v1_specdecode_sample.txt", mode=mode) as srv:
@@ -245,6 +261,25 @@ def test_a_0_to_32_jump_is_judged_at_the_window_end_and_says_load_changed():
     assert v.concurrency == 32 and f"at batch 32, measured E = {stats.tokens_per_step:.2f}" in v.text
     [note] = [n for n in v.notes if "load changed" in n]
     assert severity_of(note) == "warning" and "from 0 to 32" in note and "judged at the window's end, batch 32" in note
+
+
+def test_a_load_that_falls_says_it_fell():
+    # Issue 39: a real vLLM bench run ended inside the window (16 running, then 0): the warning printed
+    # "went from 0 to 16", the opposite of what happened.
+    stats = prom.stats_from_window(prom.window_over(_snapshots_with_running([16, 0])))
+    assert (stats.running_start, stats.running_end) == (16.0, 0.0)
+    v = live.live_verdict(stats, Scenario())
+    [note] = [n for n in v.notes if "load changed" in n]
+    assert "went from 16 to 0" in note and "from 0 to 16" not in note
+    assert "judged at the window's end, batch 1" in note
+    snaps = _snapshots_with_running([16, 24, 16, 0])  # over several scrapes: first to last, the peak beside it
+    [note] = [n for n in live.live_verdict(prom.stats_from_window(prom.window_over(snaps)), Scenario()).notes
+              if "load changed" in n]
+    assert "went from 16 to 0 (lowest 0, highest 24 within the window)" in note
+    snaps = _snapshots_with_running([0, 32, 0])  # a burst that came and went: no direction to tell
+    [note] = [n for n in live.live_verdict(prom.stats_from_window(prom.window_over(snaps)), Scenario()).notes
+              if "load changed" in n]
+    assert "ranged from 0 to 32 within the window, 0 at its end" in note
 
 
 def test_a_steady_load_has_no_load_change_note():

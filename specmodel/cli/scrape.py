@@ -87,9 +87,9 @@ def run_scrape(args: argparse.Namespace) -> int:
         ci = stats.tokens_per_step_ci
         ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""
         alpha = f"α {stats.alpha:.3f}" if stats.alpha is not None else "α needs k"
-        rate = ("" if stats.draft_acceptance_rate is None else
-                f", draft acceptance rate {stats.draft_acceptance_rate:.3f}")
-        print(f"  tokens per step:  {stats.tokens_per_step:.3f}{ci_text}, {alpha}{rate} [{stats.source}]")
+        rate = ("" if stats.draft_acceptance_rate is None else  # each figure's source after it, not after the last
+                f", draft acceptance rate {stats.draft_acceptance_rate:.3f} [{stats.rate_source}]")
+        print(f"  tokens per step:  {stats.tokens_per_step:.3f}{ci_text} [{stats.source}], {alpha}{rate}")
         if stats.mean_draft_length is not None and stats.max_draft_length:
             print(f"  draft length:     mean {stats.mean_draft_length:.2f}, max {stats.max_draft_length}")
         if stats.survival:
@@ -101,7 +101,8 @@ def run_scrape(args: argparse.Namespace) -> int:
     if stats.kv_usage is not None:
         load.append(f"KV cache {100 * stats.kv_usage:.0f}% used")
     print("  load:             " + ", ".join(load))
-    print(f"  verdict:          {verdict.text}")
+    # the headline says first what the verdict was judged on where that is not the served model
+    print(f"  verdict:          {out['judged_as'] + ': ' if out['judged_as'] else ''}{verdict.text}")
     if verdict.advice:
         print(f"  advice:           {verdict.advice}")
     if verdict.k_options:

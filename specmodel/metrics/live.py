@@ -24,6 +24,7 @@ from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
 from specmodel.model.decide import band_tone, straddles, tone_of
 from specmodel.words import decision, summarize
+from specmodel.words.served import judged_as
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
@@ -130,16 +131,29 @@ def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
 
 
 def load_change_note(stats: LiveStats) -> str | None:
-    """A note when running requests moved within the window (a 0 → 32 jump): the verdict is at the
-    window's end, and acceptance over the window mixes both loads."""
+    """A note when running requests moved within the window (a 0 → 32 jump, or 16 → 0 as a run ends): the
+    verdict is at the window's end, and acceptance over the window mixes both loads. It says which way the
+    load moved: from the window's first scrape to its last, with the extremes where they lie beyond both."""
     low, high, end = stats.running_low, stats.running_high, stats.running_end
     if low is None or high is None or end is None:
         return None
     if high - low < LOAD_CHANGE_REQUESTS or high - low < LOAD_CHANGE_FRACTION * high:
         return None
-    return warning(f"load changed within the window: running requests went from {low:.3g} to {high:.3g} "
+    return warning(f"load changed within the window: running requests {_load_path(stats.running_start, end, low, high)} "
                    f"(mean {stats.running:.3g}); judged at the window's end, batch {max(1, round(end))}; E and α "
                    "mix both loads, so read them again once a window has run at the new load")
+
+
+def _load_path(start: float | None, end: float, low: float, high: float) -> str:
+    """"went from 16 to 0" (first scrape to last), "(lowest …, highest … within the window)" where the
+    extremes lie beyond both ends; "ranged from 0 to 32 within the window, 0 at its end" where the two ends
+    are equal or the first is unknown."""
+    if start is None or round(start, 3) == round(end, 3):
+        return f"ranged from {low:.3g} to {high:.3g} within the window, {end:.3g} at its end"
+    moved = f"went from {start:.3g} to {end:.3g}"
+    if low < min(start, end) or high > max(start, end):
+        moved += f" (lowest {low:.3g}, highest {high:.3g} within the window)"
+    return moved
 
 
 def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
@@ -154,6 +168,14 @@ def _model_note(stats: LiveStats, base: Scenario, names: InputNames):
         return info(f"the server serves {served} but {names.target} is {base.target}: "
                     f"{names.choose_target.format(model=served)} for a matched prediction")
     return None
+
+
+def assumed_model(stats: LiveStats, judged: Scenario) -> str | None:
+    """Where the verdict rests on presets that are not the served model (the served model is no preset, reads
+    as another one, or is not named), the clause that says what it was judged as; None where it is the
+    served model's own preset (words.served.judged_as)."""
+    served = presets.match_model(stats.model_name) if stats.model_name else None
+    return judged_as(stats.model_name, served.name if served else None, judged.target.name, judged.gpu.name)
 
 
 def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_LINE) -> LiveVerdict:
@@ -337,6 +359,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
     judgement. The keys are a stable interface: add keys, never rename or drop one.
     """
     st, vd = stats.to_dict(), verdict.to_dict()
+    assumed = assumed_model(stats, verdict.scenario)
     return {
         "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
         "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
@@ -348,6 +371,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "conditional_acceptance": st["conditional"],
         "draft_acceptance_rate": st["draft_acceptance_rate"],
         "draft_acceptance_rate_ci": st["draft_acceptance_rate_ci"],
+        "draft_acceptance_rate_source": st["rate_source"], "tokens_per_step_source": stats.source,
         # vLLM's own names for the same two numbers (vllm/v1/spec_decode/metrics.py): E and accepted ÷ drafted.
         "spec_decode_acceptance_length": st["tokens_per_step"],
         "spec_decode_acceptance_rate": st["draft_acceptance_rate"],
@@ -355,10 +379,12 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "needs_k": stats.needs_k,
         "drafts": st["drafts"], "generation_tokens": st["generation_tokens"],
         "generation_tok_s": st["generation_tok_s"], "running_requests": st["running"],
-        "running_end": st["running_end"], "running_low": st["running_low"], "running_high": st["running_high"],
+        "running_end": st["running_end"], "running_start": st["running_start"],
+        "running_low": st["running_low"], "running_high": st["running_high"],
         "waiting_requests": st["waiting"], "kv_cache_usage": st["kv_usage"],
         "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
         "kv_capacity_tokens": st["kv_capacity_tokens"],
+        "model_assumed": assumed is not None, "judged_as": assumed,
         "verdict": verdict.label, "decision": decision(verdict.label), "verdict_text": verdict.text, "advice": verdict.advice,
         "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
         "speedup_low": vd["speedup_low"], "speedup_high": vd["speedup_high"], "uncertain": vd["uncertain"],

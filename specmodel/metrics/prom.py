@@ -119,6 +119,7 @@ class SpecWindow:
     counter_reset: bool = False  # a counter went down inside the window (server restarted)
     k_source: str = ""
     running_end: float | None = None  # the running-requests gauge at the window's last scrape
+    running_start: float | None = None  # ... and at its first scrape (with running_end: which way the load moved)
     running_low: float | None = None  # its lowest and highest reading at the window's scrapes
     running_high: float | None = None
     notes: tuple[str, ...] = ()  # the snapshots' notes (a duplicated series dropped), passed on to LiveStats
@@ -155,7 +156,9 @@ class LiveStats:
     notes: tuple[str, ...] = ()
     mean_draft_length: float | None = None  # draft tokens ÷ drafts (where the engine counts draft tokens)
     max_draft_length: int | None = None  # the longest draft: 1 + the largest position label, else k
+    rate_source: str | None = None  # which numbers draft_acceptance_rate came from (None where there is none)
     running_end: float | None = None  # running requests at the window's last scrape (the operating point)
+    running_start: float | None = None  # running requests at the window's first scrape
     running_low: float | None = None  # lowest and highest reading at the window's scrapes
     running_high: float | None = None
 
@@ -561,7 +564,8 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
-        running_end=b.gauges.get("running"), **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
+        running_end=b.gauges.get("running"), running_start=a.gauges.get("running"),
+        **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
         notes=_once(a.notes + b.notes))
 
 
@@ -606,6 +610,7 @@ def window_over(snapshots) -> SpecWindow:
         gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
         num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
         counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
+        running_start=parts[0].running_start,
         **_extremes([v for p in parts for v in (p.running_low, p.running_high)]),
         notes=_once(n for p in parts for n in p.notes))
 
@@ -692,7 +697,8 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
         source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
-        running_end=w.running_end, running_low=w.running_low, running_high=w.running_high)
+        rate_source=acc.rate_source,
+        running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high)
 
 
 def _check_window(w: SpecWindow) -> None:
@@ -719,6 +725,12 @@ class _WindowAcceptance:
     conditional: tuple[float, ...] | None = None
     source: str = "none"
     notes: tuple[Note, ...] = ()
+    rate_source: str | None = None  # which numbers the rate came from
+
+
+# Where a window's draft acceptance rate comes from: the counted draft tokens, else E and k.
+RATE_FROM_COUNTERS = "accepted / draft tokens counters"
+RATE_FROM_E = "(E − 1) / k"
 
 
 def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | None, max_len: int | None,
@@ -735,12 +747,13 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
     survival = survival_ci = conditional = None
     n = w.drafts
     e = 1.0 + w.accepted / n  # needs no k (vLLM's mean acceptance length, bonus token in)
+    rate_source = None
     if drafted is not None and drafted > 0:
         mean_len = drafted / n
-        rate = min(w.accepted / drafted, 1.0)
+        rate, rate_source = min(w.accepted / drafted, 1.0), RATE_FROM_COUNTERS
     elif k is not None:
         mean_len = float(k)
-        rate = (e - 1.0) / k
+        rate, rate_source = (e - 1.0) / k, RATE_FROM_E
     longest = max_len if max_len is not None else None
     if longest is not None and e > longest + 1 + 1e-6:
         raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {longest} "
@@ -765,7 +778,7 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
                           f"{max_len}; accepted ÷ drafted is {rate:.3f}, and α is the per-token acceptance "
                           f"giving E at k = {k}"))
     return _WindowAcceptance(e, e_ci, rate, rate_ci, mean_len, survival, survival_ci, conditional, engine.e_source,
-                             tuple(notes))
+                             tuple(notes), rate_source)
 
 
 def _acceptance_from_gauge(w: SpecWindow, engine: engines.Engine, k: int | None,
@@ -774,18 +787,18 @@ def _acceptance_from_gauge(w: SpecWindow, engine: engines.Engine, k: int | None,
     e = max(float(w.gauge_tokens_per_step), 1.0)
     if k is not None:
         e = min(e, k + 1.0)
-    rate = None
+    rate = rate_source = None
     source = engine.gauge_source
     if drafted is not None and drafted > 0 and w.accepted is not None:
-        rate = min(w.accepted / drafted, 1.0)
+        rate, rate_source = min(w.accepted / drafted, 1.0), RATE_FROM_COUNTERS
     elif k is not None:
-        rate = (e - 1.0) / k
+        rate, rate_source = (e - 1.0) / k, RATE_FROM_E
     notes = [info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
                   "size, so no confidence interval")]
     if k is None:
         notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
                           "tokens per step is measured, but α, break-even and the verdict need k: give k"))
-    return _WindowAcceptance(e=e, rate=rate, source=source, notes=tuple(notes))
+    return _WindowAcceptance(e=e, rate=rate, source=source, notes=tuple(notes), rate_source=rate_source)
 
 
 def _alpha_of(e: float | None, e_ci: tuple[float, float] | None, k: int | None):
