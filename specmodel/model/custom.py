@@ -13,13 +13,16 @@ from dataclasses import replace
 from specmodel.errors import SpecModelError
 from specmodel.files import load_json, read_file
 from specmodel.text import clean_name
-from specmodel.model.presets import GPU, GPU_BOUNDS, Model, build_gpu, build_model
+from specmodel.model.presets import GPU, GPU_BOUNDS, Model, build_gpu, build_model, find_gpu
 
 # A GPU spec's keys and the GPU fields they set. The first three are required.
 GPU_SPEC_KEYS = {"bandwidth_gbs": "bandwidth_GBps", "tflops": "dense_bf16_TFLOPS", "memory_gb": "memory_GB",
                  "fp8_tflops": "dense_fp8_TFLOPS", "fp4_tflops": "dense_fp4_TFLOPS",
                  "interconnect_gbs": "interconnect_GBps"}
-GPU_SPEC_TEXT_KEYS = ("name", "interconnect")
+GPU_SPEC_TEXT_KEYS = ("name", "interconnect", "like")
+# A spec that names no `like` preset runs the kernels an H100 does (vLLM packs the GQA group in verify on
+# Hopper, Blackwell and Instinct; give like=L40S for an Ampere or Ada GPU, where it does not).
+DEFAULT_KERNELS_LIKE = "H100 SXM"
 # published (PCIe 4.0 specification): x16, one direction; what a spec that names no interconnect gets
 # (it only matters at --tp > 1), the same figure roofline assumes for a GPU without one.
 SPEC_INTERCONNECT_GBPS = 32.0
@@ -27,7 +30,8 @@ DEFAULT_GPU_NAME = "Custom GPU"
 # What a spec that does not say gets, as --help and docs/names.md state it.
 GPU_SPEC_DEFAULTS = ("fp8_tflops: none (FP8 weights run at the BF16 rate), fp4_tflops: none (FP4 runs at the FP8 "
                      "rate, else BF16), interconnect: PCIe at interconnect_gbs=32 (PCIe 4.0 x16, one direction; "
-                     "used only at --tp > 1), name: Custom GPU")
+                     "used only at --tp > 1), like: H100 SXM (the preset whose engine kernel choices it shares: "
+                     "packed GQA verify; like=L40S for an Ampere/Ada GPU), name: Custom GPU")
 # chosen: a spec or config.json is a few kilobytes (DeepSeek-V3's config.json is 1.7 KB); 1 MB refuses
 # a weights file or a log given by mistake before it is parsed.
 MAX_SPEC_BYTES = 1_000_000
@@ -88,6 +92,7 @@ def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec") -> GPU:
                                  f"got '{clean_name(str(spec[key]), 40)[0]}'") from None
     if spec.get("interconnect"):
         values["interconnect"] = clean_name(str(spec["interconnect"]), 40)[0]
+    values["kernels_like"] = (find_gpu(str(spec["like"])).name if spec.get("like") else DEFAULT_KERNELS_LIKE)
     name = clean_name(str(spec.get("name") or DEFAULT_GPU_NAME), 60)[0] or DEFAULT_GPU_NAME
     source = f"given by {said_as}"
     return build_gpu(name, {**values, "source": source}, said_as, {v: k for k, v in GPU_SPEC_KEYS.items()})

@@ -40,6 +40,9 @@ class GPU:
     interconnect_GBps: float = 0.0  # per GPU, one direction, usable by all-reduce within a replica
     interconnect_topology: str = ""  # "switch" (NVSwitch), "mesh" (n-1 of 7 links used), "bridge", "pcie", "torus"
     vendor: str = ""
+    # A GPU given by its numbers: the preset whose engine kernel choices it shares (which verify kernel an
+    # engine runs, its default running limit: data/engines.json matches these by GPU name); "": its own name.
+    kernels_like: str = ""
 
     # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
     # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
@@ -53,6 +56,11 @@ class GPU:
 
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
+
+    @property
+    def kernel_name(self) -> str:
+        """The name engines match their per-GPU kernel choices against (data/engines.json)."""
+        return self.kernels_like or self.name
 
 
 @dataclass(frozen=True)
