@@ -128,7 +128,9 @@ class Model:
     @property
     def hf_id(self) -> str:
         """The Hugging Face repository id of this preset (its first alias with an org prefix)."""
-        entry = _raw()["models"][self.name]
+        entry = _raw()["models"].get(self.name)
+        if entry is None:  # a model given by its config.json: its name is the config's _name_or_path or file
+            return self.name
         return next((a for a in entry.get("aliases", []) if "/" in a), self.name)
 
     @property
