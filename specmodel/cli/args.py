@@ -16,6 +16,7 @@ from specmodel.bounds import MAX_CONTEXT, MAX_TP, check_setting
 from specmodel.text import clean_name
 from specmodel.model import acceptance, presets
 from specmodel.model.calibration_file import load_calibration
+from specmodel.model.custom import GPU_SPEC_DEFAULTS, gpu_from_spec, model_from_config
 from specmodel.model.engines import engine_names, engine_text, find_engine, named_engine
 from specmodel.model.memory import DTYPES
 from specmodel.model.parameters import PARAMETERS
@@ -55,12 +56,21 @@ def survival_profile(text: str) -> tuple[float, ...]:
 
 def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
     """Hardware, model and efficiency flags shared by the commands that build a Scenario."""
-    p.add_argument("--gpu", default="L40S", help="GPU as people write it ('h100', '8x H100 (TP=8)'; see `presets`); "
-                                                 "default L40S")
+    p.add_argument("--gpu", default=None, help="GPU as people write it ('h100', '8x H100 (TP=8)'; see `presets`); "
+                                              "default L40S")
+    p.add_argument("--gpu-spec", metavar="SPEC|FILE",
+                   help="a GPU by its numbers instead of --gpu: 'bandwidth_gbs=1792,tflops=500,memory_gb=96[,name=X]' "
+                        "(memory bandwidth GB/s, dense BF16 TFLOPS, memory GB) or a JSON/YAML file with those keys; "
+                        f"optional fp8_tflops, fp4_tflops, interconnect, interconnect_gbs. Unstated: {GPU_SPEC_DEFAULTS}")
     p.add_argument("--tp", type=number(1, MAX_TP, whole=True), default=None,
                    help="tensor-parallel GPUs per replica; default what --gpu says, else 1")
-    p.add_argument("--target", default="Llama 3.1 8B", help="target model preset; default Llama 3.1 8B")
+    p.add_argument("--target", default=None, help="target model preset; default Llama 3.1 8B")
+    p.add_argument("--target-config", metavar="CONFIG.json",
+                   help="the target by its Hugging Face config.json instead of --target (dense, GQA, MoE, MLA; "
+                        "dtype from torch_dtype or quantization_config)")
     p.add_argument("--draft", help="draft model preset (implies --method draft_model)")
+    p.add_argument("--draft-config", metavar="CONFIG.json",
+                   help="the draft model by its Hugging Face config.json instead of --draft (implies --method draft_model)")
     p.add_argument("--method", type=_method_name, choices=presets.METHODS,
                    help="speculation method, as people write it ('EAGLE-3', 'n-gram'); default draft_model")
     p.add_argument("--context-len", type=number(0, MAX_CONTEXT, whole=True), default=1024,
@@ -122,29 +132,57 @@ def _engine_name(text: str) -> str:
     return found
 
 
-def gpu_and_tp(args: argparse.Namespace) -> tuple[str, int]:
-    """(GPU preset, tensor parallelism) from --gpu as written and --tp: a TP the --gpu text states
-    ("8x H100 (TP=8)") applies when --tp is not given; the two disagreeing is an error."""
-    gpu = presets.find_gpu(args.gpu).name
-    stated = presets.stated_tp(args.gpu)
+def gpu_and_tp(args: argparse.Namespace) -> tuple:
+    """(GPU preset name, or the GPU --gpu-spec builds; tensor parallelism) from --gpu as written, --gpu-spec
+    and --tp: a TP the --gpu text states ("8x H100 (TP=8)") applies when --tp is not given; the two
+    disagreeing is an error, as --gpu and --gpu-spec together are."""
+    spec = getattr(args, "gpu_spec", None)
+    if spec:
+        if args.gpu:
+            raise SpecModelError("--gpu and --gpu-spec both name the GPU: give one of them")
+        check_setting(args.tp or 1, "--tp", 1, MAX_TP)
+        return gpu_from_spec(spec, "--gpu-spec"), int(args.tp or 1)
+    text = args.gpu or "L40S"
+    gpu = presets.find_gpu(text).name
+    stated = presets.stated_tp(text)
     if args.tp is not None and stated is not None and args.tp != stated:
-        raise SpecModelError(f"--gpu '{args.gpu}' says TP {stated} but --tp is {args.tp}: give one of them")
+        raise SpecModelError(f"--gpu '{text}' says TP {stated} but --tp is {args.tp}: give one of them")
     tp = args.tp if args.tp is not None else stated if stated is not None else 1
-    check_setting(tp, f"tensor parallelism (--gpu '{clean_name(args.gpu, 60)[0]}')" if args.tp is None
+    check_setting(tp, f"tensor parallelism (--gpu '{clean_name(text, 60)[0]}')" if args.tp is None
                   else "--tp", 1, MAX_TP)  # TP=0 was silently 1; 99999999999x H100 passed the --tp bound
     return gpu, int(tp)
 
 
-def method_and_draft(args: argparse.Namespace) -> tuple[str, str | None]:
-    """--method and --draft as (method, draft preset name or None); draft_model gets the target's default draft."""
-    if args.draft and args.method not in (None, "draft_model"):
-        raise SpecModelError(f"--draft names a draft model, which conflicts with --method {args.method}")
+def target_from_args(args: argparse.Namespace):
+    """--target's preset name (Llama 3.1 8B when none is given), or the Model --target-config builds."""
+    config = getattr(args, "target_config", None)
+    if config:
+        if args.target:
+            raise SpecModelError("--target and --target-config both name the target: give one of them")
+        return model_from_config(config, "--target-config")
+    return presets.find_model(args.target or "Llama 3.1 8B").name
+
+
+def method_and_draft(args: argparse.Namespace) -> tuple:
+    """--method and --draft (or --draft-config) as (method, draft preset name, draft Model or None);
+    draft_model gets the target's default draft."""
+    config = getattr(args, "draft_config", None)
+    named = args.draft or config
+    if named and args.method not in (None, "draft_model"):
+        flag = "--draft" if args.draft else "--draft-config"
+        raise SpecModelError(f"{flag} names a draft model, which conflicts with --method {args.method}")
+    if args.draft and config:
+        raise SpecModelError("--draft and --draft-config both name the draft model: give one of them")
     method = args.method or "draft_model"
+    if config:
+        return method, model_from_config(config, "--draft-config")
     draft = args.draft
     if method == "draft_model" and not draft:
-        draft = presets.find_model(args.target).default_draft
+        target = target_from_args(args)
+        draft = target.default_draft if isinstance(target, presets.Model) else presets.find_model(target).default_draft
         if draft is None:
-            raise SpecModelError(f"no default draft model for {args.target}: give --draft NAME or --method")
+            raise SpecModelError(f"no default draft model for {target}: give --draft NAME, --draft-config FILE "
+                                 f"or --method")
     if draft:
         draft = presets.find_model(draft).name
     return method, draft
@@ -178,7 +216,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     if args.t_draft_ms is not None and args.t_target_ms is None:
         raise SpecModelError("--t-draft-ms needs --t-target-ms too (measured timings come as a pair)")
     gpu, tp = gpu_and_tp(args)
-    return Scenario.from_names(gpu=gpu, target=presets.find_model(args.target).name,
+    return Scenario.from_names(gpu=gpu, target=target_from_args(args),
                     method=method, draft=draft, alpha=alpha, survival=survival, k=k,
                     concurrency=args.concurrency, context_len=args.context_len,
                     t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=tp,
@@ -208,7 +246,7 @@ def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
     eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
     gpu, tp = gpu_and_tp(args)
-    return Scenario.from_names(gpu=gpu, target=presets.find_model(args.target).name, method=method, draft=draft,
+    return Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
                     alpha=args.alpha, k=args.k, context_len=args.context_len, tp=tp, efficiency=eff).validated()
 
 

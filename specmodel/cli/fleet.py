@@ -7,12 +7,11 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.bounds import PROMETHEUS_TIMEOUT_S
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
-from specmodel.model.presets import find_model
 from specmodel.model.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env:
 def base_scenario(args: argparse.Namespace) -> Scenario:
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
-    return Scenario.from_names(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
+    return Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
                     alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.model.decide import K_MAX
-from specmodel.model.presets import METHODS, find_model
+from specmodel.model.presets import METHODS
 from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
 
@@ -63,7 +63,7 @@ def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
         raise SpecModelError(problems[0] + more)
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
-    base = Scenario.from_names(gpu=gpu, target=find_model(args.target).name, method=method, draft=draft,
+    base = Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
                     k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args))
     report = compare(base, workloads, args.concurrency, args.gpus, methods=args.methods, k_max=args.k_max,

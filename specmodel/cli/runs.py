@@ -11,11 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.files import read_file, write_file
-from specmodel.model import presets
 from specmodel.model.roofline import Efficiency
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
@@ -108,12 +107,12 @@ def _run_defaults(args: argparse.Namespace):
     where no flag names them), and which of them a flag named."""
     from specmodel.runs import RunDefaults
 
-    explicit = frozenset(kind for kind in ("gpu", "target", "draft", "method", "k") if getattr(args, kind, None))
-    args.gpu = args.gpu or "L40S"
-    args.target = args.target or "Llama 3.1 8B"
+    given = {"gpu": args.gpu or args.gpu_spec, "target": args.target or args.target_config,
+             "draft": args.draft or args.draft_config, "method": args.method, "k": args.k}
+    explicit = frozenset(kind for kind, value in given.items() if value)
     method, draft = method_and_draft(args)
     gpu, tp = gpu_and_tp(args)
-    return RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
+    return RunDefaults(gpu=gpu, target=target_from_args(args),
                        method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
                        said_as=SAID_AS, explicit=explicit)
 

@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp,
+from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import Scenario
@@ -64,7 +64,7 @@ def run_scrape(args: argparse.Namespace) -> int:
         if k is not None and k != args.spec_k:
             raise SpecModelError(f"--k {k} and --spec-k {args.spec_k} disagree: give only --k")
         k = args.spec_k
-    base = Scenario.from_names(gpu=gpu, target=args.target, method=method, draft=draft, alpha=args.alpha,
+    base = Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft, alpha=args.alpha,
                     k=k or DEFAULT_K, context_len=args.context_len, tp=tp,
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
     token = os.environ.get(args.token_env) or None

@@ -629,7 +629,7 @@ def band_around(low, high):
 def engine_variants(s: Scenario) -> list[str]:
     """The engine versions whose behaviour the band also spans for this scenario (Engine.other_behaviours:
     the engine named without a version, or newer than any release read)."""
-    return s.engine.other_behaviours(s.method.name, s.gpu.name, s.target.attention)
+    return s.engine.other_behaviours(s.method.name, s.gpu.kernel_name, s.target.attention)
 
 
 

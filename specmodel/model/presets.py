@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from specmodel.errors import SpecModelError
 from specmodel.bounds import bounded_cache, reads_name
@@ -40,6 +40,9 @@ class GPU:
     interconnect_GBps: float = 0.0  # per GPU, one direction, usable by all-reduce within a replica
     interconnect_topology: str = ""  # "switch" (NVSwitch), "mesh" (n-1 of 7 links used), "bridge", "pcie", "torus"
     vendor: str = ""
+    # A GPU given by its numbers: the preset whose engine kernel choices it shares (which verify kernel an
+    # engine runs, its default running limit: data/engines.json matches these by GPU name); "": its own name.
+    kernels_like: str = ""
 
     # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
     # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
@@ -53,6 +56,11 @@ class GPU:
 
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
+
+    @property
+    def kernel_name(self) -> str:
+        """The name engines match their per-GPU kernel choices against (data/engines.json)."""
+        return self.kernels_like or self.name
 
 
 @dataclass(frozen=True)
@@ -120,7 +128,9 @@ class Model:
     @property
     def hf_id(self) -> str:
         """The Hugging Face repository id of this preset (its first alias with an org prefix)."""
-        entry = _raw()["models"][self.name]
+        entry = _raw()["models"].get(self.name)
+        if entry is None:  # a model given by its config.json: its name is the config's _name_or_path or file
+            return self.name
         return next((a for a in entry.get("aliases", []) if "/" in a), self.name)
 
     @property
@@ -270,14 +280,12 @@ _MODEL_FIELDS = {f.name for f in fields(Model)}
 
 @cache
 def _gpu(key: str) -> GPU:
-    e = _raw()["gpus"][key]
-    return GPU(name=key, **{k: v for k, v in e.items() if k in _GPU_FIELDS})
+    return build_gpu(key, _raw()["gpus"][key], f"GPU preset {key}")
 
 
 @cache
 def _model(key: str) -> Model:
-    e = _raw()["models"][key]
-    return Model(name=key, **{k: v for k, v in e.items() if k in _MODEL_FIELDS})
+    return build_model(key, _raw()["models"][key], f"model preset {key}")
 
 
 @reads_name
@@ -822,3 +830,82 @@ def _draft_notes(raw: str, low: str, key: str, method: str | None, draft: str | 
     if method == "mtp" and k and k > 1:
         notes.append(Remark("mtp_chain"))
     return notes
+
+
+# --- a GPU or model given by its numbers: the one builder presets and user input go through ---------
+
+class Bound(NamedTuple):
+    lo: float
+    hi: float
+    why: str
+
+
+# chosen: each range holds every preset with room for hardware not yet released and refuses what no
+# device is (a typo: a bandwidth in TB/s written as GB/s, a memory in MB). Presets span 300-8,000 GB/s,
+# 65-2,517 dense BF16 TFLOPS and 16-288 GB.
+GPU_BOUNDS: dict[str, Bound] = {
+    "bandwidth_GBps": Bound(10, 100_000, "a DDR4 channel moves ~25 GB/s; 100 TB/s is 12x a B200"),
+    "dense_bf16_TFLOPS": Bound(1, 100_000, "an old consumer GPU has ~10; 100,000 is 40x a B200"),
+    "memory_GB": Bound(1, 10_000, "a model needs at least 1 GB; 10 TB is 35x a B300"),
+    "dense_fp8_TFLOPS": Bound(1, 200_000, "twice the BF16 range (FP8 runs at twice the BF16 rate)"),
+    "dense_fp4_TFLOPS": Bound(1, 400_000, "four times the BF16 range"),
+    "interconnect_GBps": Bound(1, 100_000, "a PCIe 3.0 x1 link moves ~1 GB/s; 100 TB/s is 100x NVLink 5"),
+}
+
+# chosen: shapes of every released decoder (Llama 3.1 405B: 126 layers, hidden 16384, 128 heads;
+# Gemma 3: vocab 262,144; DeepSeek-V3: 256 experts) with 8x room or more.
+MODEL_BOUNDS: dict[str, Bound] = {
+    "layers": Bound(1, 1_000, "the deepest released decoder has 126 layers"),
+    "hidden": Bound(16, 262_144, "the widest released decoder has hidden size 18,432"),
+    "heads": Bound(1, 4_096, "released decoders have at most 128 query heads"),
+    "kv_heads": Bound(1, 4_096, "at most the query heads"),
+    "head_dim": Bound(4, 4_096, "released decoders use 64-256"),
+    "intermediate": Bound(1, 1_048_576, "the widest released FFN is 53,248"),
+    "vocab": Bound(2, 4_194_304, "the largest released vocabulary is 262,144"),
+    "experts": Bound(0, 8_192, "the most routed experts of a released model is 384"),
+    "params_B": Bound(1e-6, 100_000, "the largest released model has ~2,000B parameters"),
+}
+
+
+def _checked(values: dict, bounds: dict[str, Bound], what: str, said_as: dict[str, str]) -> None:
+    """SpecModelError naming the key and its accepted range for a value that is missing, not a finite
+    number or outside its bound (said_as: how the input names each field, e.g. "bandwidth_gbs")."""
+    import math
+
+    for key, bound in bounds.items():
+        value = values.get(key)
+        shown = said_as.get(key, key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise SpecModelError(f"{what}: {shown} must be a number in {bound.lo:g}-{bound.hi:g}, got {value!r}")
+        if not bound.lo <= value <= bound.hi:
+            raise SpecModelError(f"{what}: {shown} = {value:g} is outside the accepted range "
+                                 f"{bound.lo:g}-{bound.hi:g} ({bound.why})")
+
+
+def build_gpu(name: str, values: dict, what: str = "GPU", said_as: dict[str, str] | None = None) -> GPU:
+    """A GPU from its fields (a preset's entry or a spec's numbers), each checked against GPU_BOUNDS."""
+    said_as = said_as or {}
+    for key in ("bandwidth_GBps", "dense_bf16_TFLOPS", "memory_GB"):
+        if values.get(key) is None:
+            raise SpecModelError(f"{what}: {said_as.get(key, key)} is missing (accepted "
+                                 f"{GPU_BOUNDS[key].lo:g}-{GPU_BOUNDS[key].hi:g})")
+    _checked(values, GPU_BOUNDS, what, said_as)
+    return GPU(name=name, **{k: v for k, v in values.items() if k in _GPU_FIELDS and k != "name"})
+
+
+def build_model(name: str, values: dict, what: str = "model", said_as: dict[str, str] | None = None) -> Model:
+    """A Model from its fields (a preset's entry or a config.json read by model/custom.py), each shape
+    checked against MODEL_BOUNDS and against each other."""
+    said_as = said_as or {}
+    _checked(values, MODEL_BOUNDS, what, said_as)
+    fields_ = {k: v for k, v in values.items() if k in _MODEL_FIELDS and k != "name"}
+    if fields_.get("kv_heads", 1) > fields_.get("heads", 1):
+        raise SpecModelError(f"{what}: {said_as.get('kv_heads', 'kv_heads')} = {fields_['kv_heads']} is more than "
+                             f"the {fields_['heads']} attention heads (accepted 1-{fields_['heads']})")
+    experts, top = fields_.get("experts", 0), fields_.get("experts_per_token", 0)
+    if experts and not 1 <= top <= experts:
+        raise SpecModelError(f"{what}: {said_as.get('experts_per_token', 'experts_per_token')} = {top} must be "
+                             f"1-{experts} (the routed experts)")
+    return Model(name=name, **fields_)

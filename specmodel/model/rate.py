@@ -41,7 +41,7 @@ MAX_NUM_SEQS = 256
 def running_limit(s: Scenario) -> int:
     """The sequences each arm runs at once at a request rate: the engine's default limit on this GPU."""
     gpu = s.gpu
-    return s.engine.default_running_limit(gpu.name, gpu.memory_GB) or MAX_NUM_SEQS
+    return s.engine.default_running_limit(gpu.kernel_name, gpu.memory_GB) or MAX_NUM_SEQS
 
 
 @dataclass(frozen=True)

@@ -372,9 +372,9 @@ def _verify_reads(engine: Engine, hw: Hardware, target, s: Scenario) -> tuple[fl
     """KV reads of the target's verify pass and of the draft's multi-token first pass, then the query
     tile each one's kernel computes (Engine.verify_query_tile; 0: none)."""
     draft = s.draft if s.method.name == "draft_model" and s.draft else target
-    tiles = (engine.verify_query_tile(hw.gpu.name, target.attention),
-             engine.verify_query_tile(hw.gpu.name, draft.attention))
-    if engine.packs_verify(hw.gpu.name, target.attention):
+    tiles = (engine.verify_query_tile(hw.gpu.kernel_name, target.attention),
+             engine.verify_query_tile(hw.gpu.kernel_name, draft.attention))
+    if engine.packs_verify(hw.gpu.kernel_name, target.attention):
         return 1.0, 1.0, *tiles
     return (unpacked_verify_reads(target.heads, target.kv_heads), unpacked_verify_reads(draft.heads, draft.kv_heads),
             *tiles)
