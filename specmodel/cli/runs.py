@@ -115,7 +115,8 @@ def _run_defaults(args: argparse.Namespace):
     gpu, tp = gpu_and_tp(args)
     return RunDefaults(gpu=gpu, target=presets.find_model(args.target).name,
                        method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
-                       said_as=SAID_AS, explicit=explicit)
+                       said_as={kind: said if kind in explicit else f"the default of {said}"
+                                for kind, said in SAID_AS.items()}, explicit=explicit)
 
 
 def _read_table(args: argparse.Namespace, defaults):

@@ -259,8 +259,9 @@ def _fill_missing_alpha(rows: _Rows) -> None:
       and dataset preferred), never another source's row;
     - else nothing: not predicted."""
     alphas = rows.columns["alpha"]
-    todo = [i for i, (alpha, assumed) in enumerate(zip(alphas, rows.columns["alpha_assumed"]))
-            if math.isnan(alpha) and math.isnan(assumed)]
+    todo = [i for i, (alpha, assumed, unpredicted) in enumerate(zip(alphas, rows.columns["alpha_assumed"],
+                                                                     rows.columns["no_prediction"]))
+            if math.isnan(alpha) and math.isnan(assumed) and not unpredicted]
     if not todo:
         return
     peers: dict[tuple, list[float]] = {}

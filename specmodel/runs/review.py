@@ -152,6 +152,10 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     conc = rows["concurrency"].to_numpy(dtype=float)
     predictable = np.isfinite(alpha)
     res["prediction_error"][~predictable] = "no acceptance to predict with"
+    if "no_prediction" in rows.columns:  # a name matched no preset: judged on its measurement only (runs.unpredicted)
+        line = rows["no_prediction"].to_numpy(dtype=object)
+        named = np.array([isinstance(x, str) and bool(x) for x in line], dtype=bool)
+        res["prediction_error"][named], predictable = line[named], predictable & ~named
     done = 0
     ngram_be = np.full(n, np.nan)
     for idx in _setups(rows, np.flatnonzero(predictable)):
