@@ -25,7 +25,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
-            "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup"]
+            "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup",
+            "measured_plausible", "no_prediction"]
 SETUP_CHARS = 48  # chosen: the text table's setup column is cut to this width (`--json` and the page have it whole)
 # Row keys printed as whole numbers.
 WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
@@ -215,7 +216,8 @@ def _print_text(evaluated, summary, calibration) -> None:
               f"verdict     model        advice")
     print(header)
     shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
-             "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice"]
+             "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice",
+             "measured_plausible"]
     columns = [evaluated[key].tolist() if key in evaluated.columns else [None] * len(evaluated) for key in shown]
     # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
     for setup, values in zip(setups, zip(*columns)):
@@ -225,14 +227,15 @@ def _print_text(evaluated, summary, calibration) -> None:
             if r[key] is not None:
                 r[key] = int(r[key])
         basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
+        said = "implausible" if r["measured_plausible"] is False and basis == "" else verdict_words(r["verdict"])
         model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
         print(f"{str(r['workload'])[:26]:<26} {setup_cell}{r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
-              f"{_f(r['predicted_speedup']):>6}  {str(verdict_words(r['verdict']) or '–') + basis:<10}  {model:<12} "
+              f"{_f(r['predicted_speedup']):>6}  {str(said or '–') + basis:<10}  {model:<12} "
               f"{r['advice'] or ''}")
     print("verdict: from the measured speedup; * predicted (no measured speedup); uncertain*: predicted, with the "
-          "model's 80% band across 1.0. model: the model's verdict on the same run; ≠ where it differs from the "
-          "measured one.")
+          "model's 80% band across 1.0; implausible: a measured speedup above its tokens per step E, no verdict. model: "
+          "the model's verdict on the same run; ≠ where it differs from the measured one.")
     if summary["rows_compared"]:
         print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "
