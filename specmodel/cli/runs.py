@@ -138,7 +138,8 @@ def _read_table(args: argparse.Namespace, defaults):
     for line in collapse_problems(table.problems):  # identical problems on many rows: one line each
         sys.stderr.write(line + "\n")
     if table.rows.empty:
-        sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
+        from specmodel.runs.pairing import why_empty
+        sys.stderr.write(f"error: {why_empty(table.problems)}\n")
         return None
     return table
 

@@ -124,7 +124,8 @@ def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
     for r in evaluated[~predicted].to_dict("records") if len(evaluated) else []:
         alpha = row_alpha(r)
         no_alpha = math.isnan(alpha)
-        refused.setdefault(f"{r['file']}\0{r['row']}", "no_acceptance" if no_alpha else "model")
+        refused.setdefault(f"{r['file']}\0{r['row']}", "no_preset" if r.get("no_prediction") else
+                           "no_acceptance" if no_alpha else "model")
     by_reason: dict[str, int] = {}
     for reason in refused.values():
         by_reason[reason] = by_reason.get(reason, 0) + 1

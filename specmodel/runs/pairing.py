@@ -67,12 +67,26 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
             s.remarks.append("no baseline run found for this model, dataset and concurrency: the measured "
                              "speedup is unknown (upload the baseline run or choose it)")
         out.append(s)
+    alone = bases and not out  # only baselines given: said once more where nothing else loads (why_empty)
     for b in bases:
         if id(b) not in used:
             problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
                                     f"compare it with (concurrency {b.values.get('concurrency')}); not used",
-                                    "warning"))
+                                    "warning", ONLY_BASELINES if alone else None))
     return out, problems
+
+
+ONLY_BASELINES = "only_baselines"  # Problem.reason of a baseline in an upload of baselines only
+
+
+def why_empty(problems: list[Problem], files_named: str = "the file(s)") -> str:
+    """The sentence for an upload from which no run loaded: that only baseline runs were given, where so."""
+    levels = sorted({_level(p.message) for p in problems if p.reason == ONLY_BASELINES}, key=lambda c: (len(c), c))
+    if levels:
+        return (f"only baseline runs (without speculation) were given, at concurrency {', '.join(levels)}: a "
+                "speculative run of the same model and dataset at the same concurrency is needed to compare each "
+                "with; add it to the same upload")
+    return f"no run could be read from {files_named}; see the lines above"
 
 
 
@@ -88,3 +102,12 @@ def _arm(rec: RunRecord) -> tuple:
     it names none of them (a `vllm bench serve` JSON records no method: one arm per file)."""
     named = tuple(str(rec.values.get(key) or "") for key in ("method", "draft_model", "k"))
     return named if any(named) else (rec.file,)
+
+
+def _level(message: str) -> str:
+    """The concurrency an unused baseline's warning names ("4.0" -> "4")."""
+    text = message.rsplit("(concurrency ", 1)[-1].split(")")[0]
+    try:
+        return f"{float(text):g}"
+    except ValueError:
+        return text
