@@ -35,16 +35,32 @@ WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "d
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 
 
+# What --gpu and --target do for run files (_run_defaults, runs.names, runs.unpredicted).
+RUNS_HELP = {
+    "gpu": "GPU for rows that name none (default L40S, said in the row's remarks); a row naming a GPU that is "
+           "no preset is predicted on --gpu only when --gpu is given, else judged on its measured speedup "
+           "alone (no prediction; refused without one)",
+    "target": "target model preset for rows that name none (default Llama 3.1 8B, said in the row's remarks); a "
+              "row naming a model that is no preset (a served model name such as 'tiny-llama') is predicted as "
+              "--target only when --target is given, else judged on its measured speedup alone (no prediction; "
+              "refused without one)",
+}
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("runs", help="compare past benchmark runs with the model; flag break-even; calibrate",
                        description="Read run files (plain CSV, `vllm bench serve --save-result` JSON, guidellm "
                                    "CSV/JSON), predict each run's speedup, and say whether it cleared break-even "
-                                   "at its concurrency. --gpu/--target/--draft are used for rows that do not "
-                                   "name a known preset.")
+                                   "at its concurrency: from the measured speedup where there is one, whatever "
+                                   "the row's names. --gpu/--target/--draft give rows that name none their "
+                                   "presets, and predict rows whose names match no preset only when given.")
     p.add_argument("files", nargs="+", metavar="FILE", help="run files")
     add_scenario_arguments(p)
     # no default GPU or target here: a row naming none that matches is refused unless one is given
     p.set_defaults(gpu=None, target=None)
+    for action in p._actions:  # what the defaults do here (add_scenario_arguments says it for one scenario)
+        if action.dest in RUNS_HELP:
+            action.help = RUNS_HELP[action.dest]
     p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
