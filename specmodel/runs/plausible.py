@@ -6,7 +6,7 @@ A row measuring more (1.73× at E = 1.01: runs taken minutes apart on a busy mac
 comparability between its two arms; it is flagged (`measured_plausible` False, a warning naming its file
 and row) and its measurement is not taken as a verdict (runs.review). True where S ≤ E (within
 PLAUSIBLE_TOLERANCE), None where either is unknown, or the row is given as a request rate (a latency
-ratio), or its E was read at an assumed k.
+ratio), or its E was read from a per-token α (which assumes i.i.d. acceptance) or at an assumed k.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def plausibility(frame: pd.DataFrame) -> tuple[list, list[Problem]]:
     known = np.isfinite(speedup) & np.isfinite(e) & (e > 0)
     if "rate_driven" in frame:
         known &= ~frame["rate_driven"].fillna(False).astype(bool).to_numpy()
+    if "e_from_alpha" in frame:  # E from a per-token α assumes i.i.d. acceptance: no measured bound
+        known &= ~frame["e_from_alpha"].fillna(False).astype(bool).to_numpy()
     if "alpha_assumed" in frame:  # E read at an assumed k is itself assumed
         known &= ~np.isfinite(pd.to_numeric(frame["alpha_assumed"], errors="coerce").to_numpy(dtype=float))
     with np.errstate(invalid="ignore"):

@@ -36,5 +36,6 @@ def table_row(rec: RunRecord, names, measured, acc, acc_col, *, conc, rate, k, t
         "alpha_assumed": np.nan, "latency_plain_s": latencies[0] if latencies else np.nan,
         "latency_spec_s": latencies[1] if latencies else np.nan, "k_spread": k_spread,
         "draft_spread": draft_spread, "proposal_rate": proposal_rate, "no_prediction": None,
+        "e_from_alpha": acc is not None and acc.source == "α",  # E read from α (i.i.d. acceptance), not measured
     }
     return row
