@@ -34,3 +34,16 @@ def measured_only(row: dict, refusals: list[tuple[str, str]], line: str) -> dict
     row["no_prediction"] = line
     row["_fallbacks"] = {kind: name for kind, name in row.get("_fallbacks", {}).items() if kind not in kinds}
     return row
+
+
+# The refusal each name message starts with (runs.names._refusals), most specific first.
+_STARTS = (("GPU '", " names ", "gpu_ambiguous"), ("GPU '", "", "gpu_unknown"), ("no GPU in", "", "gpu_missing"),
+           ("target '", "", "target_unknown"), ("draft '", "", "draft_unknown"), ("'", "names no draft", "draft_missing"))
+
+
+def reason_of(line: str) -> str:
+    """The refusal code (records.REFUSAL_REASONS) of a row's `no_prediction` line: its first name's."""
+    said = line[len(PREFIX):] if line.startswith(PREFIX) else line
+    first = said.split("; ")[0]
+    return next((reason for start, inside, reason in _STARTS if first.startswith(start) and inside in first),
+                "no_preset")
