@@ -80,7 +80,7 @@ with st.expander(runs_view.problems_label(table), expanded=table.rows.empty):
     for severity, line in problems:
         show.get(severity, st.caption)(no_links(line))
 if table.rows.empty:
-    st.error("No run could be read from the file(s): see the problems above.")
+    st.error(plain(runs_view.why_no_run(table)))
     st.stop()
 
 summary = result.summary

@@ -47,10 +47,14 @@ def test_a_fallback_is_named_by_the_flag_that_gave_it_not_by_the_page(capsys, tm
     assert [r["workload"] for r in doc["rows"]] == ["qa"] and "no GPU named: H100 SXM (--gpu)" in doc["rows"][0]["remarks"]
     assert "target 'Mystery-70B' is no preset" in err and "method 'telepathy' is no speculation method" in err
     assert doc["summary"]["refused_by_reason"] == {"method_unknown": 1}  # each row once, its first reason
-    # nothing given: the other row is refused too (no GPU in its GPU cell); its unnamed draft alone would not
-    # refuse it: Llama 3.1 8B's family has a draft to predict with and span (runs.assumed.assumed_draft)
-    code, out, err = run(capsys, runs)
-    assert code == 2 and "no GPU in this row's GPU column; give --gpu NAME" in err
+    # nothing given: the other row (no GPU in its GPU cell) is judged on its measured speedup alone, its
+    # prediction empty with the one line that says which preset to name (measured first, runs.unpredicted);
+    # its unnamed draft alone would not refuse it: Llama 3.1 8B's family has a draft (runs.assumed.assumed_draft)
+    code, out, err = run(capsys, runs, "--json")
+    assert code == 0 and "no GPU in this row's GPU column; give --gpu NAME" in err
+    qa = json.loads(out)["rows"][0]
+    assert qa["workload"] == "qa" and qa["predicted_speedup"] is None and qa["gpu_preset"] is None
+    assert qa["measured_verdict"] == "clears" and qa["no_prediction"].startswith("no prediction")
     assert "names no draft model" not in err
 
 

@@ -24,7 +24,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_preset", "file", "row", "remarks", "speedup_low", "speedup_high", "uncertain", "engine",
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
-            "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup"]
+            "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup",
+            "measured_plausible", "no_prediction"]
 SETUP_CHARS = 48  # chosen: the text table's setup column is cut to this width (`--json` and the page have it whole)
 # Row keys printed as whole numbers.
 WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
@@ -33,16 +34,32 @@ WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "d
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 
 
+# What --gpu and --target do for run files (_run_defaults, runs.names, runs.unpredicted).
+RUNS_HELP = {
+    "gpu": "GPU for rows that name none (default L40S, said in the row's remarks); a row naming a GPU that is "
+           "no preset is predicted on --gpu only when --gpu is given, else judged on its measured speedup "
+           "alone (no prediction; refused without one)",
+    "target": "target model preset for rows that name none (default Llama 3.1 8B, said in the row's remarks); a "
+              "row naming a model that is no preset (a served model name such as 'tiny-llama') is predicted as "
+              "--target only when --target is given, else judged on its measured speedup alone (no prediction; "
+              "refused without one)",
+}
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("runs", help="compare past benchmark runs with the model; flag break-even; calibrate",
                        description="Read run files (plain CSV, `vllm bench serve --save-result` JSON, guidellm "
                                    "CSV/JSON), predict each run's speedup, and say whether it cleared break-even "
-                                   "at its concurrency. --gpu/--target/--draft are used for rows that do not "
-                                   "name a known preset.")
+                                   "at its concurrency: from the measured speedup where there is one, whatever "
+                                   "the row's names. --gpu/--target/--draft give rows that name none their "
+                                   "presets, and predict rows whose names match no preset only when given.")
     p.add_argument("files", nargs="+", metavar="FILE", help="run files")
     add_scenario_arguments(p)
     # no default GPU or target here: a row naming none that matches is refused unless one is given
     p.set_defaults(gpu=None, target=None)
+    for action in p._actions:  # what the defaults do here (add_scenario_arguments says it for one scenario)
+        if action.dest in RUNS_HELP:
+            action.help = RUNS_HELP[action.dest]
     p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
@@ -114,7 +131,8 @@ def _run_defaults(args: argparse.Namespace):
     gpu, tp = gpu_and_tp(args)
     return RunDefaults(gpu=gpu, target=target_from_args(args),
                        method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
-                       said_as=SAID_AS, explicit=explicit)
+                       said_as={kind: said if kind in explicit else f"the default of {said}"
+                                for kind, said in SAID_AS.items()}, explicit=explicit)
 
 
 def _read_table(args: argparse.Namespace, defaults):
@@ -135,7 +153,8 @@ def _read_table(args: argparse.Namespace, defaults):
     for line in collapse_problems(table.problems):  # identical problems on many rows: one line each
         sys.stderr.write(line + "\n")
     if table.rows.empty:
-        sys.stderr.write("error: no run could be read from the file(s); see the lines above\n")
+        from specmodel.runs.pairing import why_empty
+        sys.stderr.write(f"error: {why_empty(table.problems)}\n")
         return None
     return table
 
@@ -213,7 +232,8 @@ def _print_text(evaluated, summary, calibration) -> None:
               f"verdict     model        advice")
     print(header)
     shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
-             "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice"]
+             "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice",
+             "measured_plausible"]
     columns = [evaluated[key].tolist() if key in evaluated.columns else [None] * len(evaluated) for key in shown]
     # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
     for setup, values in zip(setups, zip(*columns)):
@@ -223,14 +243,15 @@ def _print_text(evaluated, summary, calibration) -> None:
             if r[key] is not None:
                 r[key] = int(r[key])
         basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
+        said = "implausible" if r["measured_plausible"] is False and basis == "" else verdict_words(r["verdict"])
         model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
         print(f"{str(r['workload'])[:26]:<26} {setup_cell}{r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
-              f"{_f(r['predicted_speedup']):>6}  {str(verdict_words(r['verdict']) or '–') + basis:<10}  {model:<12} "
+              f"{_f(r['predicted_speedup']):>6}  {str(said or '–') + basis:<10}  {model:<12} "
               f"{r['advice'] or ''}")
     print("verdict: from the measured speedup; * predicted (no measured speedup); uncertain*: predicted, with the "
-          "model's 80% band across 1.0. model: the model's verdict on the same run; ≠ where it differs from the "
-          "measured one.")
+          "model's 80% band across 1.0; implausible: a measured speedup above its tokens per step E, no verdict. model: "
+          "the model's verdict on the same run; ≠ where it differs from the measured one.")
     if summary["rows_compared"]:
         print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "

@@ -25,8 +25,8 @@ def usable_runs(rows: pd.DataFrame) -> list[dict]:
     the plain arm's costs (the engine's step and per-sequence overheads, bandwidth) on its own."""
     out, plain = [], []
     for r in rows.to_dict("records"):
-        if is_rate_driven(r):
-            continue
+        if is_rate_driven(r) or r.get("no_prediction") or r.get("measured_plausible") is False:
+            continue  # no preset to predict it with, or a measurement the two runs do not support
         if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or left_out_of_fits(r):
             # a row predicted across a spread (k or draft not stated) still measured its plain arm
             if _positive_or_none(r.get("baseline_tok_s")) is not None:
@@ -49,7 +49,7 @@ def sweeps_of(rows: pd.DataFrame) -> list[list[dict]]:
     for r in rows.to_dict("records"):
         a = r.get("alpha")
         if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
-                or left_out_of_fits(r):
+                or left_out_of_fits(r) or r.get("no_prediction") or r.get("measured_plausible") is False:
             continue
         r = {**r, "alpha": SHAPE_ALPHA}
         try:

@@ -13,6 +13,7 @@ import pandas as pd
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.review import MEASURED
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
+from specmodel.runs.unpredicted import reason_of
 from specmodel.runs.row_scenario import row_alpha
 from specmodel.runs.setups import setups_of
 
@@ -124,7 +125,9 @@ def prediction_counts(problems, evaluated: pd.DataFrame) -> dict:
     for r in evaluated[~predicted].to_dict("records") if len(evaluated) else []:
         alpha = row_alpha(r)
         no_alpha = math.isnan(alpha)
-        refused.setdefault(f"{r['file']}\0{r['row']}", "no_acceptance" if no_alpha else "model")
+        unpredicted = r.get("no_prediction")  # a name matched no preset: its refusal's code (runs.unpredicted)
+        refused.setdefault(f"{r['file']}\0{r['row']}", reason_of(unpredicted) if isinstance(unpredicted, str) else
+                           "no_acceptance" if no_alpha else "model")
     by_reason: dict[str, int] = {}
     for reason in refused.values():
         by_reason[reason] = by_reason.get(reason, 0) + 1

@@ -19,6 +19,7 @@ from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.assumed import published_acceptance
 from specmodel.runs.frames import frame_of
 from specmodel.runs.pairing import pair_arms
+from specmodel.runs.plausible import plausibility
 from specmodel.runs.row_scenario import rate_prediction
 from specmodel.runs.records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
 from specmodel.runs.sniff import name_and_bytes, read_one
@@ -99,6 +100,9 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     _fill_rate_concurrency(rows)
     frame = frame_of(rows.columns, COLUMNS, _NUMERIC)  # empties rows.columns as it goes
     frame["row"] = pd.to_numeric(frame["row"], errors="coerce").astype("Int64")
+    flags, implausible = plausibility(frame)  # a speedup above its E: the two runs are not comparable
+    frame["measured_plausible"] = pd.Series(flags, index=frame.index, dtype=object)
+    problems.extend(implausible)
     return RunTable(frame, problems, fallbacks, defaults)
 
 
@@ -259,8 +263,9 @@ def _fill_missing_alpha(rows: _Rows) -> None:
       and dataset preferred), never another source's row;
     - else nothing: not predicted."""
     alphas = rows.columns["alpha"]
-    todo = [i for i, (alpha, assumed) in enumerate(zip(alphas, rows.columns["alpha_assumed"]))
-            if math.isnan(alpha) and math.isnan(assumed)]
+    todo = [i for i, (alpha, assumed, unpredicted) in enumerate(zip(alphas, rows.columns["alpha_assumed"],
+                                                                     rows.columns["no_prediction"]))
+            if math.isnan(alpha) and math.isnan(assumed) and not unpredicted]
     if not todo:
         return
     peers: dict[tuple, list[float]] = {}

@@ -1,8 +1,11 @@
 """Pairing one-arm runs: a speculative run measured alone gets the throughput of its baseline run.
 
 A baseline is matched on model, dataset and concurrency (or request rate), the first unused one in
-file order; `pairs` ({speculative file: baseline file}) fixes the baseline file by hand. A baseline
-left over, or a speculative run without one, is said in a warning or a remark.
+file order; where every match is used, the first one no run of the same arm (method, draft, k) used:
+one baseline file serves every speculative arm of its model, dataset and concurrency in one upload
+(plain + n-gram + draft model), while repeated runs of one arm still take a baseline each. `pairs`
+({speculative file: baseline file}) fixes the baseline file by hand. A baseline left over, or a
+speculative run without one, is said in a warning or a remark.
 """
 
 from __future__ import annotations
@@ -28,10 +31,14 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
         by_key.setdefault(b.pair_key, []).append(b)
         by_level.setdefault((b.pair_key[0], b.pair_key[2]), []).append(b)
 
-    def first_unused(group: list, fits=lambda b: True) -> list:
-        while group and id(group[0]) in used:  # used ones leave the front for good
-            group.pop(0)
-        return next(([b] for b in group if id(b) not in used and fits(b)), [])
+    whole = {id(group): list(group) for group in (*by_key.values(), *by_level.values())}
+    used_by: dict[tuple, set[int]] = {}  # arm -> the baselines its runs took
+
+    def first_unused(group: list, fits=lambda b: True, arm=None) -> list:
+        if arm is None:
+            return _first_unused(group, used, fits)
+        group = whole.get(id(group), group)  # the baselines a run used left the group's front: all of them again
+        return next(([b] for b in group if id(b) not in used_by.get(arm, ()) and fits(b)), [])
 
     for s in specs:
         forced = pairs.get(s.file)
@@ -40,14 +47,19 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
             same_level = [b for b in candidates if b.pair_key[2] == s.pair_key[2]]
             candidates = same_level or (candidates if len(candidates) == 1 else [])
         else:
-            candidates = first_unused(by_key.get(s.pair_key, [])) or first_unused(
-                by_level.get((s.pair_key[0], s.pair_key[2]), []), lambda b, s=s: not (b.pair_key[1] and s.pair_key[1]))
+            arm = _arm(s)
+            level = by_level.get((s.pair_key[0], s.pair_key[2]), [])
+            unnamed = lambda b, s=s: not (b.pair_key[1] and s.pair_key[1])  # noqa: E731 - a dataset named on one side only
+            candidates = first_unused(by_key.get(s.pair_key, [])) or first_unused(level, unnamed) or \
+                first_unused(by_key.get(s.pair_key, []), arm=arm) or first_unused(level, unnamed, arm)
         if forced is not None and not candidates:
             problems.append(Problem(s.file, s.row, None, f"the chosen baseline file '{forced}' has no run at "
                                     f"concurrency {s.values.get('concurrency')}; compared with nothing", "warning"))
         if candidates:
             b = candidates[0]
             used.add(id(b))
+            if forced is None:
+                used_by.setdefault(arm, set()).add(id(b))
             s.values["baseline_tok_s"] = b.values["baseline_tok_s"]
             where = b.file if b.row is None else f"{b.file} row {b.row}"
             s.remarks.append(f"baseline from {where}")
@@ -55,10 +67,47 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
             s.remarks.append("no baseline run found for this model, dataset and concurrency: the measured "
                              "speedup is unknown (upload the baseline run or choose it)")
         out.append(s)
+    alone = bases and not out  # only baselines given: said once more where nothing else loads (why_empty)
     for b in bases:
         if id(b) not in used:
             problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
                                     f"compare it with (concurrency {b.values.get('concurrency')}); not used",
-                                    "warning"))
+                                    "warning", ONLY_BASELINES if alone else None))
     return out, problems
 
+
+ONLY_BASELINES = "only_baselines"  # Problem.reason of a baseline in an upload of baselines only
+
+
+def why_empty(problems: list[Problem], files_named: str = "the file(s)") -> str:
+    """The sentence for an upload from which no run loaded: that only baseline runs were given, where so."""
+    levels = sorted({_level(p.message) for p in problems if p.reason == ONLY_BASELINES}, key=lambda c: (len(c), c))
+    if levels:
+        return (f"only baseline runs (without speculation) were given, at concurrency {', '.join(levels)}: a "
+                "speculative run of the same model and dataset at the same concurrency is needed to compare each "
+                "with; add it to the same upload")
+    return f"no run could be read from {files_named}; see the lines above"
+
+
+
+def _first_unused(group: list, used: set[int], fits) -> list:
+    """[the first baseline of group no run used that fits], or []; used ones leave the front for good."""
+    while group and id(group[0]) in used:
+        group.pop(0)
+    return next(([b] for b in group if id(b) not in used and fits(b)), [])
+
+
+def _arm(rec: RunRecord) -> tuple:
+    """What tells one speculative arm from another: its method, draft and k as written, and its file where
+    it names none of them (a `vllm bench serve` JSON records no method: one arm per file)."""
+    named = tuple(str(rec.values.get(key) or "") for key in ("method", "draft_model", "k"))
+    return named if any(named) else (rec.file,)
+
+
+def _level(message: str) -> str:
+    """The concurrency an unused baseline's warning names ("4.0" -> "4")."""
+    text = message.rsplit("(concurrency ", 1)[-1].split(")")[0]
+    try:
+        return f"{float(text):g}"
+    except ValueError:
+        return text

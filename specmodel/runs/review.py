@@ -152,6 +152,10 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     conc = rows["concurrency"].to_numpy(dtype=float)
     predictable = np.isfinite(alpha)
     res["prediction_error"][~predictable] = "no acceptance to predict with"
+    if "no_prediction" in rows.columns:  # a name matched no preset: judged on its measurement only (runs.unpredicted)
+        line = rows["no_prediction"].to_numpy(dtype=object)
+        named = np.array([isinstance(x, str) and bool(x) for x in line], dtype=bool)
+        res["prediction_error"][named], predictable = line[named], predictable & ~named
     done = 0
     ngram_be = np.full(n, np.nan)
     for idx in _setups(rows, np.flatnonzero(predictable)):
@@ -272,7 +276,10 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     k = rows["k"].to_numpy(dtype=float)
     predicted = results["predicted_speedup"].to_numpy(dtype=float)
     be = results["break_even_tokens_per_step"].to_numpy(dtype=float)
-    has_measured, has_predicted = np.isfinite(measured), np.isfinite(predicted)
+    has_predicted = np.isfinite(predicted)
+    if "measured_plausible" in rows.columns:  # a speedup above its E is no verdict (runs.plausible)
+        measured = np.where(rows["measured_plausible"].to_numpy(dtype=object) == False, np.nan, measured)  # noqa: E712
+    has_measured = np.isfinite(measured)
     be_finite = has_predicted & np.isfinite(be) & (be > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         e_ratio = np.where(be_finite, measured_e / np.where(be_finite, be, 1.0), np.nan)
@@ -350,6 +357,8 @@ def error_summary(evaluated: pd.DataFrame) -> dict:
     """How far predictions landed from measurements: MAPE of speedup, verdict agreement, and how
     many measured verdicts the model got wrong (model_disagreements)."""
     both = evaluated.dropna(subset=["measured_speedup", "predicted_speedup"]) if not evaluated.empty else evaluated
+    if "measured_plausible" in both.columns:  # an impossible measurement checks no prediction
+        both = both[both["measured_plausible"].to_numpy(dtype=object) != False]  # noqa: E712
     n = len(both)
     if n == 0:
         return {"rows_compared": 0, "mape_speedup_pct": None, "verdict_agreement": None, "verdicts_agreeing": 0,

@@ -35,6 +35,7 @@ def table_row(rec: RunRecord, names, measured, acc, acc_col, *, conc, rate, k, t
         "output_len": output_len, "speedup_metric": metric, "rate_driven": conc is None and rate is not None,
         "alpha_assumed": np.nan, "latency_plain_s": latencies[0] if latencies else np.nan,
         "latency_spec_s": latencies[1] if latencies else np.nan, "k_spread": k_spread,
-        "draft_spread": draft_spread, "proposal_rate": proposal_rate,
+        "draft_spread": draft_spread, "proposal_rate": proposal_rate, "no_prediction": None,
+        "e_from_alpha": acc is not None and acc.source == "α",  # E read from α (i.i.d. acceptance), not measured
     }
     return row

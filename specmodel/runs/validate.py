@@ -22,10 +22,11 @@ from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 from specmodel.runs.table_row import table_row
+from specmodel.runs.unpredicted import PREFIX, measured_only, no_prediction_line
 
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
 _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
-                    "speedup ", "the per-position list")
+                    "speedup ", "the per-position list", PREFIX)
 
 
 class _RowError(Exception):
@@ -201,14 +202,15 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
                       for e in errors], None
     refusals = _refusals(names, parsed_method, method_text, metric, speedup)
-    if refusals:
+    unpredicted = no_prediction_line(refusals, speedup)  # a name refused, the measurement kept
+    if refusals and unpredicted is None:
         return None, [Problem(rec.file, rec.row, None, f"{message}; row not predicted", reason=reason)
                       for reason, message in refusals], None
 
     problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
                         "text-direction marks) were removed from this name", "warning") for key in names.changed]
     v.update(names.cleaned)
-    remarks.extend(names.remarks)
+    remarks.extend(r for r in names.remarks if unpredicted is None or "predicted with" not in r)  # none was
     if measured.context is None and context_from_text(v.get("workload")) is None:
         assumed.append("context")
         remarks.append(f"context {int(names.context)} tokens assumed (the row states no context or input/output "
@@ -224,6 +226,9 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         "_fallbacks": dict(names.fallbacks),
         "_same_tree": bool(method_text and re.search(r"same\s+tree", str(method_text), re.I)),
     }
+    if unpredicted is not None:
+        remarks.append(unpredicted)
+        row = measured_only(row | {"remarks": "; ".join(remarks)}, refusals, unpredicted)
     problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
                     if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
     return row, problems, (acc.k if acc is not None else None, "k" in assumed, scale)

@@ -9,6 +9,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from specmodel.runs.pairing import why_empty
 from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
 from specmodel.runs.review import MEASURED
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
@@ -28,6 +29,12 @@ def load_key(files, defaults, pairs, efficiency) -> str:
         h.update(str(name).encode() + b"\0" + hashlib.sha256(data).digest())
     h.update(repr((defaults, sorted(dict(pairs).items()), efficiency)).encode())
     return h.hexdigest()
+
+
+def why_no_run(table: RunTable) -> str:
+    """The page's line when no run loaded: that only baseline runs were given, where so."""
+    said = why_empty(table.problems, "the file(s)").replace("; see the lines above", ": see the problems above")
+    return said[0].upper() + said[1:] + "."
 
 
 def problems_label(table: RunTable) -> str:

@@ -1,0 +1,49 @@
+"""Measured first: a run whose measured speedup is known is read and judged on its measurement whatever its
+names. A GPU, target or draft name that matches no preset (or two) does not refuse such a row: it keeps its
+measured figures and measured verdict, names no preset for what it could not match (never a stand-in), and
+its prediction is empty with one line saying which preset to name (the row's `no_prediction`). A row without
+a measured speedup is still refused for such a name: there is nothing to judge it on.
+"""
+
+from __future__ import annotations
+
+# Refusal reasons (records.REFUSAL_REASONS) that are about a name only: the measurement stands without it.
+NAME_REASONS = frozenset({"gpu_unknown", "gpu_ambiguous", "gpu_missing", "target_unknown", "draft_unknown",
+                          "draft_missing"})
+# The preset column each name refusal leaves empty (a name that matched nothing is never replaced).
+_EMPTIED = {"gpu_unknown": "gpu_preset", "gpu_ambiguous": "gpu_preset", "gpu_missing": "gpu_preset",
+            "target_unknown": "target_preset", "draft_unknown": "draft_preset", "draft_missing": "draft_preset"}
+_KIND = {"gpu_preset": "gpu", "target_preset": "target", "draft_preset": "draft"}
+PREFIX = "no prediction (judged on its measurement): "
+
+
+def no_prediction_line(refusals: list[tuple[str, str]], speedup) -> str | None:
+    """The one line of a row kept for its measurement though a name refuses its prediction; None where the
+    row has no refusal, or one that is not about a name, or no measured speedup (it stays refused)."""
+    if not refusals or speedup is None or any(reason not in NAME_REASONS for reason, _ in refusals):
+        return None
+    return PREFIX + "; ".join(message for _, message in refusals)
+
+
+def measured_only(row: dict, refusals: list[tuple[str, str]], line: str) -> dict:
+    """The row with the presets its refused names would have fallen back to emptied, its line in
+    `no_prediction`, and its fallbacks without the kinds it does not claim (nothing was predicted on them)."""
+    emptied = {_EMPTIED[reason] for reason, _ in refusals}
+    kinds = {_KIND[column] for column in emptied}
+    row |= {column: None for column in emptied}
+    row["no_prediction"] = line
+    row["_fallbacks"] = {kind: name for kind, name in row.get("_fallbacks", {}).items() if kind not in kinds}
+    return row
+
+
+# The refusal each name message starts with (runs.names._refusals), most specific first.
+_STARTS = (("GPU '", " names ", "gpu_ambiguous"), ("GPU '", "", "gpu_unknown"), ("no GPU in", "", "gpu_missing"),
+           ("target '", "", "target_unknown"), ("draft '", "", "draft_unknown"), ("'", "names no draft", "draft_missing"))
+
+
+def reason_of(line: str) -> str:
+    """The refusal code (records.REFUSAL_REASONS) of a row's `no_prediction` line: its first name's."""
+    said = line[len(PREFIX):] if line.startswith(PREFIX) else line
+    first = said.split("; ")[0]
+    return next((reason for start, inside, reason in _STARTS if first.startswith(start) and inside in first),
+                "no_preset")
