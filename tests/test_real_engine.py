@@ -142,3 +142,18 @@ def test_one_baseline_serves_every_arm_and_repeats_of_an_arm_take_one_each():
                                _one_arm("a.json", "spec", 90.0, method="ngram"),
                                _one_arm("b.json", "spec", 95.0, method="ngram")], {})
     assert [r.values.get("baseline_tok_s") for r in out] == [100.0, 110.0] and not problems
+
+
+def test_rows_with_a_prediction_stay_in_the_fit_when_read_back_from_the_table():
+    """A table's missing `no_prediction` text reads back as NaN, which is truthy: only a row whose line is
+    set is kept out of a calibration (a NaN check once left every row out, and every fit failed)."""
+    import pandas as pd
+
+    from specmodel.runs.fit_errors import usable_runs
+    from specmodel.runs.unpredicted import unpredicted
+
+    frame = pd.DataFrame({"no_prediction": [float("nan"), "no prediction: target 'x' is no preset"],
+                          "alpha": [0.7, 0.7], "measured_speedup": [1.4, 1.3], "concurrency": [1, 1]})
+    rows = frame.to_dict("records")
+    assert [unpredicted(r) for r in rows] == [False, True]
+    assert [r["measured_speedup"] for r in usable_runs(frame)] == [1.4]

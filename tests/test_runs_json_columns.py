@@ -12,8 +12,8 @@ import pytest
 
 from specmodel.cli import output
 from specmodel.cli.output import print_json_table
-from specmodel.cli.runs import ROW_KEYS, WHOLE_KEYS
-from specmodel.runs import read_runs
+from specmodel.cli.runs import ROW_KEYS, SAID_AS, WHOLE_KEYS
+from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.review import review
 from tests.cli_runner import run_cli
 from tests.conftest import FIXTURES, ROOT
@@ -67,7 +67,9 @@ def test_runs_json_is_the_row_by_row_document(tmp_path, files, extra):
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
 
-    table = read_runs([(p.name, p.read_bytes()) for p in files])
+    # the defaults the command gives when no flag names them: its remarks say "(the default of --gpu)"
+    cli_defaults = RunDefaults(said_as={kind: f"the default of {said}" for kind, said in SAID_AS.items()})
+    table = read_runs([(p.name, p.read_bytes()) for p in files], cli_defaults)
     if extra == ["--calibrate"]:  # the fitted parameters' predictions, and the starting ones' beside them
         assert [list(r) for r in doc["rows"]] == [[*ROW_KEYS, "predicted_speedup_uncalibrated"]] * len(table.rows)
         assert _canonical([r["predicted_speedup_uncalibrated"] for r in doc["rows"]]) == _canonical(

@@ -13,6 +13,7 @@ import pandas as pd
 from specmodel.errors import SpecModelError
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
+from specmodel.runs.unpredicted import unpredicted
 from specmodel.runs.review import scenario_for_row
 from specmodel.runs.row_scenario import is_rate_driven, left_out_of_fits
 
@@ -25,7 +26,7 @@ def usable_runs(rows: pd.DataFrame) -> list[dict]:
     the plain arm's costs (the engine's step and per-sequence overheads, bandwidth) on its own."""
     out, plain = [], []
     for r in rows.to_dict("records"):
-        if is_rate_driven(r) or r.get("no_prediction") or r.get("measured_plausible") is False:
+        if is_rate_driven(r) or unpredicted(r) or r.get("measured_plausible") is False:
             continue  # no preset to predict it with, or a measurement the two runs do not support
         if r.get("alpha") is None or (isinstance(r["alpha"], float) and math.isnan(r["alpha"])) or left_out_of_fits(r):
             # a row predicted across a spread (k or draft not stated) still measured its plain arm
@@ -49,7 +50,7 @@ def sweeps_of(rows: pd.DataFrame) -> list[list[dict]]:
     for r in rows.to_dict("records"):
         a = r.get("alpha")
         if not (a is None or (isinstance(a, float) and math.isnan(a))) or _positive_or_none(r.get("measured_speedup")) is None \
-                or left_out_of_fits(r) or r.get("no_prediction") or r.get("measured_plausible") is False:
+                or left_out_of_fits(r) or unpredicted(r) or r.get("measured_plausible") is False:
             continue
         r = {**r, "alpha": SHAPE_ALPHA}
         try:

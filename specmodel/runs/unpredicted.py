@@ -47,3 +47,10 @@ def reason_of(line: str) -> str:
     first = said.split("; ")[0]
     return next((reason for start, inside, reason in _STARTS if first.startswith(start) and inside in first),
                 "no_preset")
+
+
+def unpredicted(row: dict) -> bool:
+    """Whether a row (a dict of the run table, where a missing text is None or NaN) is judged on its
+    measurement only: its `no_prediction` line is set."""
+    line = row.get("no_prediction")
+    return isinstance(line, str) and bool(line)
