@@ -157,3 +157,13 @@ def test_rows_with_a_prediction_stay_in_the_fit_when_read_back_from_the_table():
     rows = frame.to_dict("records")
     assert [unpredicted(r) for r in rows] == [False, True]
     assert [r["measured_speedup"] for r in usable_runs(frame)] == [1.4]
+
+
+@pytest.mark.parametrize("arm, method", [("ngram", "ngram"), ("draft", "draft_model")])
+def test_each_arm_is_named_by_the_speculative_config_its_server_was_started_with(doc, arm, method):
+    """The lab saves the server's --speculative-config with each result (`spec_config`): its method and
+    num_speculative_tokens name the arm, so the n-gram runs are not taken for a draft model's."""
+    for c in LEVELS:
+        config = json.loads(_bench(f"{arm}_c{c}.json")["spec_config"])
+        row = _row(doc, arm, c)
+        assert (row["method"], row["k"]) == (method, config["num_speculative_tokens"]) == (method, 4)

@@ -31,6 +31,19 @@ def _method_from_label(label) -> str | None:
     return None
 
 
+def _spec_config(value) -> dict:
+    """The server's --speculative-config where the result records it (a `spec_config` key, as
+    `vllm bench serve --metadata spec_config='{...}'` saves it: a JSON object or its text); {} otherwise."""
+    if isinstance(value, str) and value.strip().startswith("{") and len(value) <= bounds.MAX_CELL_CHARS:
+        try:
+            import json
+
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
 def read_vllm_bench_list(name: str, docs: list[dict]) -> tuple[list[RunRecord], list[Problem]]:
     """A JSON list of results: one record per result, the first bounds.MAX_ROWS_PER_FILE of them."""
     recs, probs = [], []
@@ -102,9 +115,16 @@ def read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[
                      ("temperature", "temperature"), ("tp", "tp"), ("notes", "label")):
         if d.get(src) not in (None, ""):
             values[key] = d[src]
-    method = d.get("method") or _method_from_label(d.get("label"))
+    spec_config = _spec_config(d.get("spec_config"))
+    method = d.get("method") or spec_config.get("method") or _method_from_label(d.get("label"))
     if method:
         values["method"] = method
+    if spec_config.get("model") not in (None, "") and "draft_model" not in values:  # the draft the server loaded
+        values["draft_model"] = spec_config["model"]
+        headers["draft_model"] = "spec_config"
+    if spec_config.get("num_speculative_tokens") is not None:
+        values["k"] = spec_config["num_speculative_tokens"]
+        headers["k"] = "spec_config"
     drafts = number(d.get("spec_decode_num_drafts"))
     is_spec = drafts is not None and drafts > 0 or d.get("spec_decode_acceptance_length") is not None
     if throughput is None or throughput <= 0:
