@@ -27,8 +27,23 @@ METHODS = ("draft_model", "ngram", "eagle", "eagle3", "medusa", "mtp", "self_spe
 ENGINES = tuple(engine_names())
 
 
-@dataclass(frozen=True)
-class GPU:
+class NamedPreset:
+    """A resolved preset prints as its name (a Scenario's JSON and words print that; a test's failure prints
+    no source texts), and only its name counts as text in a cache key (bounds.bounded_cache): the rest is the
+    preset's own data, shared."""
+
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+
+@dataclass(frozen=True, repr=False)
+class GPU(NamedPreset):
     name: str
     dense_bf16_TFLOPS: float
     bandwidth_GBps: float
@@ -44,16 +59,6 @@ class GPU:
     # engine runs, its default running limit: data/engines.json matches these by GPU name); "": its own name.
     kernels_like: str = ""
 
-    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
-    # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
-    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
-        return f"{type(self).__name__}({str(self)!r})"
-
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.bandwidth_GBps, self.dense_bf16_TFLOPS, self.memory_GB))
 
@@ -63,8 +68,8 @@ class GPU:
         return self.kernels_like or self.name
 
 
-@dataclass(frozen=True)
-class Model:
+@dataclass(frozen=True, repr=False)
+class Model(NamedPreset):
     name: str
     params_B: float  # total parameters (every expert of an MoE model)
     layers: int
@@ -111,16 +116,6 @@ class Model:
     index_topk: int = 0
     index_heads: int = 0
     index_head_dim: int = 0
-
-    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
-    # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
-    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
-        return f"{type(self).__name__}({str(self)!r})"
 
     def __hash__(self) -> int:  # a few identifying fields (equal presets agree on them): hashed on every cache lookup
         return hash((self.name, self.params_B, self.layers, self.hidden, self.kv_heads))
@@ -221,23 +216,13 @@ class Model:
                 + self.moe_layers * per_moe_layer + self.vocab * self.hidden)
 
 
-@dataclass(frozen=True)
-class Method:
+@dataclass(frozen=True, repr=False)
+class Method(NamedPreset):
     name: str
     label: str
     description: str
     draft_passes: str  # "k": one pass per draft token; "one": one pass for all; "none": no GPU work
     source: str
-
-    # A resolved preset prints as its name (a Scenario's JSON and words print that), and only its name
-    # counts as text in a cache key (bounds.bounded_cache): the rest is the preset's own data, shared.
-    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("name",)
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:  # short: a Scenario's repr (a test's failure) would print every source
-        return f"{type(self).__name__}({str(self)!r})"
 
     def __hash__(self) -> int:
         return hash((self.name, self.draft_passes))
