@@ -195,6 +195,22 @@ def efficiency_from_args(args: argparse.Namespace) -> Efficiency:
     return replace(base, **given)
 
 
+def step_fit_from_args(args: argparse.Namespace, k: int | None = None, method: str | None = None):
+    """(the saved step fit of --calibration this question is about or None, a note where the file holds
+    fits and none or several would do)."""
+    if not getattr(args, "calibration", None):
+        return None, None
+    from specmodel.fit.saved import chosen_fit, saved_fits
+    fits = saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0])
+    chosen = chosen_fit(fits, k, method)
+    usable = [f for f in fits if f.fit.usable]
+    if chosen is None and usable:
+        names = "; ".join(f"{f.label} (k={f.fit.k})" for f in usable[:6])
+        return None, (f"the calibration holds {len(usable)} step fits and none or several match k = {k}: "
+                      f"{names}; give the --k (and --method) of one")
+    return chosen, None
+
+
 def engine_from_args(args: argparse.Namespace) -> str:
     """--engine's canonical name (the default engine when it is not given)."""
     return engine_text(find_engine(getattr(args, "engine", None)))

@@ -59,6 +59,7 @@ def run_predict(args: argparse.Namespace) -> int:
         print_json(does_not_fit_dict(scenario, exc))
         return 0
     out = prediction_dict(summary, dp=args.dp)
+    fit_out = _step_fit(args, summary.scenario, out)
     advice = deploy_advice(summary)
     if args.json:
         print_json(out)
@@ -70,7 +71,14 @@ def run_predict(args: argparse.Namespace) -> int:
     be_alpha = "unreachable" if out["break_even_alpha"] is None else f"{out['break_even_alpha']:.2f}"
     print(f"{who}, {how}, k={out['k']}, α={out['alpha']:.2f}, concurrency {out['concurrency']}, "
           f"context {s.context_len} ({out['timings']} timings)")
-    print(f"  verdict:          {out['verdict_text']}")
+    if fit_out:
+        print(f"  measured fit:     {fit_out['words']} ({fit_out['setup']})")
+        print(f"                    {fit_out['off_words']}")
+        print(f"  model alone:      {out['verdict_text']}")
+    else:
+        print(f"  verdict:          {out['verdict_text']}")
+    if out.get("step_fit_note"):
+        print(f"  step fits:        {out['step_fit_note']}")
     if out["advice"]:
         print(f"  advice:           {out['advice']}")
     print(f"  tokens per step:  {_f(out['tokens_per_step'])} (break-even {_f(out['break_even_tokens_per_step'])}, "
@@ -93,6 +101,33 @@ def run_predict(args: argparse.Namespace) -> int:
     for note in out["notes"]:
         print(f"  {cli_label(note) + ':':<17} {note}")
     return 0
+
+
+def _step_fit(args: argparse.Namespace, s, out: dict) -> dict | None:
+    """The saved step fit's answer at this concurrency (out["step_fit"]), where --calibration holds one for
+    this k and method; the measurement's fit decides before the model."""
+    from specmodel.cli.args import step_fit_from_args
+    from specmodel.words.step_fit import fit_decision, off_words
+
+    saved, note = step_fit_from_args(args, s.k, s.method.name)
+    if note:
+        out["step_fit_note"] = note
+    if saved is None:
+        return None
+    fit = saved.fit
+    given = any(getattr(args, a, None) is not None for a in ("alpha", "accept_len", "survival"))
+    e = float(out["tokens_per_step"]) if given and fit.tokens_per_step else None  # else the runs' own E
+    low_high = [float(v) for v in fit.speedup(float(s.concurrency), e)]
+    decision, words = fit_decision(fit, s.concurrency, e)
+    mid, lo, hi = fit.off_above(e)
+    out["step_fit"] = {"setup": saved.label, "speedup": round(low_high[0], 4), "speedup_low": round(low_high[1], 4),
+                       "speedup_high": round(low_high[2], 4), "decision": decision, "words": words,
+                       "off_above": {"batch": mid, "low": lo, "high": hi}, "off_words": off_words(fit, e),
+                       "batches": list(fit.batches), "k": fit.k, "target": saved.target,
+                       "tokens_per_step": e if e is not None else fit.tokens_per_step,
+                       "tokens_per_step_from": "--alpha / --accept-len / --survival" if e is not None else "the runs"}
+    out["verdict_from"] = "step fit"
+    return out["step_fit"]
 
 
 def run_presets(args: argparse.Namespace) -> int:

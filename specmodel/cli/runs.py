@@ -63,7 +63,13 @@ def add_parser(sub) -> None:
     p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
-    p.add_argument("--calibrate", action="store_true", help="fit the model's parameters to the runs first")
+    p.add_argument("--calibrate", action="store_true",
+                   help="fit the runs first: each setup's plain and speculative step time against the batch from its "
+                        "own runs (two or three concurrencies pin it, no preset needed), and the model's parameters "
+                        "where the runs name presets")
+    p.add_argument("--fit-up-to", type=number(1, 1_000_000), metavar="N",
+                   help="with --calibrate: fit the step times on the runs at concurrency ≤ N only; the runs above "
+                        "are then predicted by the fit (a check of it on runs it did not see)")
     p.add_argument("--save-calibration", metavar="FILE.json",
                    help="with --calibrate: write every fitted parameter (and what it was fitted on) to FILE.json, "
                         "for --calibration in predict, runs, scrape, fleet and mix")
@@ -98,7 +104,8 @@ def run_runs(args: argparse.Namespace) -> int:
 
         table.rows = given_engine(table.rows, engine_from_args(args))
     start = efficiency_from_args(args)
-    calibration = _calibration(args, table.rows, start)
+    fits = _step_fits(args, table.rows, start)
+    calibration = _calibration(args, table.rows, start, fits)
     efficiency = calibration.efficiency if calibration else start
     result = review(table.rows, efficiency)
     evaluated = result.evaluated
@@ -107,14 +114,20 @@ def run_runs(args: argparse.Namespace) -> int:
         evaluated = evaluated.assign(
             predicted_speedup_uncalibrated=review(table.rows, start).evaluated["predicted_speedup"].to_numpy())
         keys.append("predicted_speedup_uncalibrated")
+    if args.calibrate:
+        from specmodel.runs.step_points import with_fit_columns
+        evaluated = with_fit_columns(evaluated, fits)
+        keys += ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]
     _write_reports(args, result, table.problems, calibration, efficiency)
     if args.json:
-        _print_json(result, table, evaluated, keys, calibration)
+        _print_json(result, table, evaluated, keys, calibration, fits if args.calibrate else None)
         return 0
     line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
     if line:
         print(line)
     _print_text(evaluated, result.summary, calibration)
+    if args.calibrate:
+        _print_fits(fits, evaluated)
     print(model_headline(result.summary, result.table))
     return 0
 
@@ -159,22 +172,83 @@ def _read_table(args: argparse.Namespace, defaults):
     return table
 
 
-def _calibration(args: argparse.Namespace, rows, start: Efficiency):
-    """With --calibrate, the fit to the rows (saved where --save-calibration names a file); else None."""
+def _step_fits(args: argparse.Namespace, rows, start: Efficiency) -> list:
+    """With --calibrate, each setup's step fit (on the runs at concurrency ≤ --fit-up-to); else []."""
+    if args.fit_up_to is not None and not args.calibrate:
+        raise SpecModelError("--fit-up-to needs --calibrate (it says which runs the fit sees)")
+    if not args.calibrate:
+        return []
+    from specmodel.runs.step_points import setup_fits
+    return setup_fits(rows, start, args.fit_up_to)
+
+
+def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
+    """With --calibrate, the fit of the model's parameters to the rows (None where no row names presets
+    but a step fit was made); the step fits and it saved where --save-calibration names a file."""
     if args.save_calibration and not args.calibrate:
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if not args.calibrate:
         return None
-    from specmodel.model.calibration_file import save_calibration
+    from specmodel.model.calibration_file import calibration_document, save_document
     from specmodel.runs.calibrate import calibrate  # scipy: only for a fit
     from specmodel.show.runs_view import calibration_rows
     fit_rows, fit_note = calibration_rows(rows)
+    if args.fit_up_to is not None:
+        fit_rows = fit_rows[fit_rows["concurrency"].astype(float) <= args.fit_up_to]
     if fit_note:
         sys.stderr.write(f"note: {fit_note}\n")
-    calibration = calibrate(fit_rows, start)
+    try:
+        calibration = calibrate(fit_rows, start)
+    except SpecModelError as exc:
+        if not any(f.fit.usable for f in fits):
+            raise
+        sys.stderr.write(f"note: the model's parameters were not fitted ({exc}); the step fits below are\n")
+        calibration = None
     if args.save_calibration:
-        save_calibration(calibration, args.save_calibration)
+        doc = calibration.to_file() if calibration else calibration_document(start)
+        doc["step_fits"] = [_saved(f).to_dict() for f in fits]
+        save_document(doc, args.save_calibration)
     return calibration
+
+
+def _saved(f):
+    from specmodel.fit.saved import SavedFit
+    return SavedFit(f.workload, f.setup, f.target, f.method, f.fit)
+
+
+def _print_fits(fits: list, evaluated) -> None:
+    """The step fit of each setup in a few lines: what it saw and pinned, where it stops paying, the runs
+    that would pin the rest."""
+    from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin
+    if not fits:
+        print("\nstep fit: no run gives a measured speedup or throughput to fit")
+        return
+    print("\nstep fit (each setup's step time against the batch, from its own runs):")
+    for f in fits:
+        name = ", ".join(p for p in (f.workload, f.setup) if p) or "the runs"
+        print(f"  {name}: {fit_line(f.fit)}")
+        if f.fit.usable and pinned_words(f.fit):
+            print(f"    {pinned_words(f.fit)}")
+        for line in runs_to_pin(f.fit):
+            print(f"    to pin the rest: {line}")
+        for line in _unseen_lines(f, evaluated):
+            print(f"    {line}")
+
+
+def _unseen_lines(f, evaluated) -> list[str]:
+    """The fit's prediction of each run of its setup it did not see, beside the measurement."""
+    from specmodel.runs.step_points import rows_of
+    out = []
+    for r in rows_of(evaluated, f):
+        if r.get("fit_used") is not False or r.get("measured_speedup") != r.get("measured_speedup") \
+                or r.get("measured_speedup") is None:
+            continue
+        m, s, low, high = (float(r[c]) for c in ("measured_speedup", "fit_speedup", "fit_speedup_low",
+                                                  "fit_speedup_high"))
+        inside = "inside" if low <= m <= high else "outside"
+        out.append(f"concurrency {float(r['concurrency']):g} (not fitted): predicted {s:.2f}× ({low:.2f}–{high:.2f}×), "
+                   f"measured {m:.2f}×, {inside} the band")
+    return out
 
 
 def _write_reports(args: argparse.Namespace, result, problems, calibration, efficiency: Efficiency) -> None:
@@ -192,7 +266,7 @@ def _write_reports(args: argparse.Namespace, result, problems, calibration, effi
             efficiency=None if efficiency == Efficiency() else efficiency))
 
 
-def _print_json(result, table, evaluated, keys: list[str], calibration) -> None:
+def _print_json(result, table, evaluated, keys: list[str], calibration, fits: list | None = None) -> None:
     """--json: one object with the summary, the problems, the calibration and the rows."""
     from specmodel.cli.output import json_value, print_json_table
     from specmodel.runs.headlines import model_headline, prediction_counts
@@ -206,8 +280,19 @@ def _print_json(result, table, evaluated, keys: list[str], calibration) -> None:
                           "message": p.message, "reason": p.reason} for p in table.problems]}
     if calibration:
         rest["calibration"] = calibration.to_dict()
+    if fits is not None:
+        from specmodel.words.step_fit import fit_line, runs_to_pin
+        rest["step_fits"] = [{**_saved(f).to_dict(), "words": fit_line(f.fit), "runs_to_pin": runs_to_pin(f.fit),
+                              "usable": f.fit.usable, "off_above": _off(f.fit)} for f in fits]
     # the rows written a chunk at a time as they are encoded: flat memory for 200,000 rows
     print_json_table("rows", evaluated, keys, WHOLE_KEYS, rest)
+
+
+def _off(fit) -> dict | None:
+    if not fit.usable:
+        return None
+    mid, low, high = fit.off_above()
+    return {"batch": mid, "low": low, "high": high}
 
 
 def _write(path: str, text: str) -> None:

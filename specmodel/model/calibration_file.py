@@ -142,7 +142,19 @@ def _check_frame(doc, where: str) -> None:
 
 def save_calibration(cal, path: str) -> None:
     """Write a calibrate.Calibration (its to_file()) atomically: nothing half-written on failure."""
-    write_file(path, json.dumps(cal.to_file(), indent=2, allow_nan=False) + "\n", "the calibration")
+    save_document(cal.to_file(), path)
+
+
+def save_document(doc: dict, path: str) -> None:
+    """Write a calibration document atomically: nothing half-written on failure."""
+    write_file(path, json.dumps(doc, indent=2, allow_nan=False) + "\n", "the calibration")
+
+
+def calibration_document(eff: Efficiency) -> dict:
+    """A calibration document with the given parameters and nothing fitted (step fits are added to it)."""
+    return {"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION,
+            "parameters": {k: float(v) for k, v in eff.as_dict().items()}, "fitted": [], "held": [],
+            "message": "no model parameter fitted: the runs name no preset the model can describe"}
 
 
 def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:

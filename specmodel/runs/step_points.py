@@ -1,0 +1,126 @@
+"""Run rows as the step fit's measured points (specmodel.fit.steps), one group per setup.
+
+A group is one workload under one setup (the table's `workload` and `setup` columns: everything but the
+concurrency), so a sweep of one server at several concurrencies is one fit. Each row gives its batch (the
+concurrency it ran at), its plain step (1000·b / baseline tok/s), its speculative time per emitted token
+(1000·b / speculative tok/s), its measured speedup and E. Where the row's names describe a setup the
+model knows, the model's own step times give the fit its shape (fit.steps.Shape); where they do not (a
+model or GPU with no preset), the fit is a straight line in the batch and needs two concurrencies.
+A row given as a request rate, a row whose measurement its E does not allow, and a row with nothing
+measured are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from specmodel.errors import SpecModelError
+from specmodel.fit.steps import Shape, StepFit, StepPoint, fit_steps
+from specmodel.model.roofline import Efficiency
+from specmodel.model.scenario import predict
+from specmodel.runs.row_scenario import float_or_none, is_rate_driven, scenario_for_row
+from specmodel.runs.setups import setups_of
+from specmodel.runs.unpredicted import unpredicted
+
+
+@dataclass(frozen=True)
+class SetupFit:
+    """One setup's runs and the step fit made of them."""
+
+    workload: str
+    setup: str
+    rows: tuple[int, ...]  # positions in the table
+    points: tuple[StepPoint, ...]
+    fit: StepFit
+    target: str | None = None  # the target as the runs name it
+    method: str | None = None
+
+
+def point_of(row: dict) -> StepPoint | None:
+    """The measured point a row gives (None where it gives nothing the fit uses)."""
+    if is_rate_driven(row) or row.get("measured_plausible") is False:
+        return None
+    b = float_or_none(row.get("concurrency"))
+    if b is None or b <= 0:
+        return None
+    base, spec = float_or_none(row.get("baseline_tok_s")), float_or_none(row.get("spec_tok_s"))
+    speedup = float_or_none(row.get("measured_speedup"))
+    if not any(v is not None and v > 0 for v in (base, spec, speedup)):
+        return None
+    where = str(row.get("file") or "") + (f" row {int(row['row'])}" if float_or_none(row.get("row")) else "")
+    return StepPoint(b, 1000 * b / base if base and base > 0 else None, 1000 * b / spec if spec and spec > 0 else None,
+                     speedup if speedup and speedup > 0 else None, float_or_none(row.get("tokens_per_step")),
+                     where or f"concurrency {b:g}")
+
+
+def shape_of(row: dict, efficiency: Efficiency | None = None) -> Shape:
+    """The model's step times for the row's setup, or a straight line where its names are no preset."""
+    if unpredicted(row):
+        return Shape()
+    try:
+        s = scenario_for_row(row, efficiency)
+    except (SpecModelError, KeyError, TypeError, ValueError):
+        return Shape()
+
+    def steps(grid):
+        p = predict(s, concurrency=grid)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1000 * grid / np.asarray(p.plain.throughput_tok_s), 1000 * grid / np.asarray(p.spec.throughput_tok_s)
+    shape = Shape.of_model(steps, f"{s.target} on {s.gpu}")
+    if not (np.all(np.isfinite(shape.plain_ms)) and np.all(np.isfinite(shape.spec_ms_per_token))):
+        return Shape()  # nothing fits at some batch: the model cannot shape this setup
+    return shape
+
+
+def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_batch: float | None = None
+               ) -> list[SetupFit]:
+    """A step fit per setup with at least one measured point (only rows at concurrency ≤ top_batch, if given)."""
+    if rows.empty:
+        return []
+    records = rows.to_dict("records")
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (r, setup) in enumerate(zip(records, setups_of(rows).tolist())):
+        groups.setdefault((str(r.get("workload") or ""), setup), []).append(i)
+    out = []
+    for (workload, setup), idx in groups.items():
+        chosen = [i for i in idx if top_batch is None or (float_or_none(records[i].get("concurrency")) or 0) <= top_batch]
+        points = [(i, point_of(records[i])) for i in chosen]
+        points = [(i, p) for i, p in points if p is not None]
+        if not points:
+            continue
+        first = records[points[0][0]]
+        k = int(first["k"]) if float_or_none(first.get("k")) is not None else None
+        fit = fit_steps([p for _, p in points], shape_of(first, efficiency), k)
+        target = first.get("target_model") or first.get("target_preset")
+        out.append(SetupFit(workload, setup, tuple(i for i, _ in points), tuple(p for _, p in points), fit,
+                            None if target is None or target != target else str(target),
+                            None if first.get("method") is None else str(first.get("method"))))
+    return out
+
+
+def with_fit_columns(rows: pd.DataFrame, fits: list[SetupFit]) -> pd.DataFrame:
+    """The rows with `fit_speedup`, `fit_speedup_low`, `fit_speedup_high` (the step fit of the row's setup at
+    the row's concurrency and E; empty where the setup has no usable fit) and `fit_used` (whether the row
+    was one the fit saw: False is a prediction the fit did not see, a check of it)."""
+    out = {c: np.full(len(rows), np.nan) for c in ("fit_speedup", "fit_speedup_low", "fit_speedup_high")}
+    used = np.full(len(rows), None, dtype=object)
+    by_setup = {(f.workload, f.setup): f for f in fits if f.fit.usable}
+    records = rows.to_dict("records")
+    for i, (r, setup) in enumerate(zip(records, setups_of(rows).tolist())):
+        f = by_setup.get((str(r.get("workload") or ""), setup))
+        b = float_or_none(r.get("concurrency"))
+        if f is None or b is None or b < 1 or is_rate_driven(r):
+            continue
+        s, low, high = (float(v) for v in f.fit.speedup(b, float_or_none(r.get("tokens_per_step"))))
+        out["fit_speedup"][i], out["fit_speedup_low"][i], out["fit_speedup_high"][i] = s, low, high
+        used[i] = i in f.rows
+    return rows.assign(**out, fit_used=used)
+
+
+def rows_of(rows: pd.DataFrame, fit: SetupFit) -> list[dict]:
+    """The rows of the table that belong to the fit's setup, in order."""
+    return [r for r, setup in zip(rows.to_dict("records"), setups_of(rows).tolist())
+            if str(r.get("workload") or "") == fit.workload and setup == fit.setup]

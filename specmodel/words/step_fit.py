@@ -1,0 +1,103 @@
+"""A step fit (specmodel.fit.steps) in words: what the runs pinned, what it predicts, which runs would
+pin the rest, and why a fit was refused."""
+
+from __future__ import annotations
+
+from specmodel.fit.steps import LINEAR, ONE_BATCH, SPEEDUP_ONLY, StepFit
+
+_ARM = {"plain": "plain", "spec": "speculative"}
+_TERM = {"fixed_ms": "fixed cost per step", "per_sequence_ms": "cost per running sequence",
+         "offset_ms": "fixed cost beyond the model's", "scale": "growth with the batch"}
+FAR = 4.0  # chosen: a prediction beyond 4× the largest measured batch is called an extrapolation
+
+
+def term_words(name: str) -> str:
+    """"spec.per_sequence_ms" -> "the speculative step's cost per running sequence"."""
+    arm, term = name.split(".", 1)
+    return f"the {_ARM.get(arm, arm)} step's {_TERM.get(term, term)}"
+
+
+def _batches(batches) -> str:
+    return ", ".join(f"{b:g}" for b in batches)
+
+
+def pinned_words(fit: StepFit) -> str:
+    """Which terms the runs pinned and which stayed at the model's values."""
+    pinned = [f"{arm}.{t}" for arm in ("plain", "spec") for t in (getattr(fit, arm).pinned if getattr(fit, arm) else ())]
+    defaults = [f"{arm}.{t}" for arm in ("plain", "spec") for t in (getattr(fit, arm).defaults if getattr(fit, arm) else ())]
+    parts = []
+    if pinned:
+        parts.append("pinned: " + "; ".join(term_words(t) for t in pinned))
+    if defaults:
+        parts.append(f"at the model's values ({fit.shape.described_as}): " + "; ".join(term_words(t) for t in defaults))
+    return ". ".join(parts)
+
+
+def runs_to_pin(fit: StepFit) -> list[str]:
+    """The runs that would pin what the fit could not (the plan's measurement lines)."""
+    out = []
+    top = max(fit.batches) if fit.batches else 1.0
+    second = f"{top * 4:g}" if top * 4 <= 256 else f"{max(top / 4, 1):g}"
+    if ONE_BATCH in fit.notes or fit.unpinned:
+        out.append(f"run plain and speculative at a second concurrency ({second}): one concurrency pins a step's "
+                   "total at that batch, not how it grows")
+    if SPEEDUP_ONLY in fit.notes and (fit.plain is None or fit.plain.points == 0):
+        out.append("record the plain run's output throughput (tokens/s), not only the speedup: it pins the plain "
+                   "step apart from the speculative one")
+    defaults = [f"{arm}.{t}" for arm in ("plain", "spec") for t in (getattr(fit, arm).defaults if getattr(fit, arm) else ())]
+    if defaults and not out:
+        out.append(f"run plain and speculative at {second}: it pins " + "; ".join(term_words(t) for t in defaults))
+    return out
+
+
+def refused_words(fit: StepFit) -> str:
+    """Why a fit is not applied ("" where it is)."""
+    if fit.refused:
+        return ("fit refused: " + "; ".join(term_words(t) for t in fit.refused) + " left its physical range "
+                "(a step that shrinks as the batch grows, or a negative step time): the runs were probably taken "
+                "under different conditions; rerun them back to back on a quiet server")
+    if fit.unpinned:
+        what = "; ".join(term_words(t) for t in fit.unpinned)
+        if fit.shape.kind == LINEAR and ONE_BATCH in fit.notes:
+            return f"nothing predicted at other batches: runs at one concurrency do not pin {what}"
+        return f"nothing predicted: the runs do not pin {what}"
+    return ""
+
+
+def prediction_words(fit: StepFit, batch: float, tokens_per_step: float | None = None) -> str:
+    """"0.86× (0.70–1.05×) at 16, an extrapolation" for one batch of a usable fit."""
+    s, low, high = (float(v) for v in fit.speedup(float(batch), tokens_per_step))
+    far = fit.batches and batch > FAR * max(fit.batches)
+    return f"{s:.2f}× ({low:.2f}–{high:.2f}×) at {batch:g}" + (", an extrapolation" if far else "")
+
+
+def off_words(fit: StepFit, tokens_per_step: float | None = None) -> str:
+    """Where speculation stops paying by the fit, with the band's range."""
+    mid, low, high = fit.off_above(tokens_per_step)
+    if mid is None and high is None:
+        return "pays off at every batch the fit looks at"
+    if high == 0:
+        return "loses at every batch, band included: turn it off"
+    if mid == 0:
+        return "loses from batch 1 by the fit (the band reaches 1.0 up to batch " + f"{high})"
+    hi = "beyond" if high is None else f"{high}"
+    return f"stops paying above batch {mid} (band {low}–{hi})"
+
+
+def fit_line(fit: StepFit) -> str:
+    """The fit in one sentence: what it saw, and its turn-off batch or why it predicts nothing."""
+    seen = f"fitted on concurrency {_batches(fit.batches)}" + (" (speedups only)" if SPEEDUP_ONLY in fit.notes else "")
+    why = refused_words(fit)
+    if why:
+        return f"{seen}: {why}"
+    shape = "a straight line in the batch" if fit.shape.kind == LINEAR else f"the model's shape ({fit.shape.described_as})"
+    return f"{seen}, over {shape}: speculation {off_words(fit)}"
+
+
+def fit_decision(fit: StepFit, batch: float, tokens_per_step: float | None = None) -> tuple[str, str]:
+    """(decision label, sentence) of a usable fit at one batch: pays_off where the whole band is above 1.0,
+    loses where it is below, uncertain where it straddles it."""
+    s, low, high = (float(v) for v in fit.speedup(float(batch), tokens_per_step))
+    label = "pays_off" if low >= 1 else ("loses" if high < 1 else "uncertain")
+    words = {"pays_off": "pays off", "loses": "loses", "uncertain": "uncertain"}[label]
+    return label, f"{words}: {prediction_words(fit, batch, tokens_per_step)}, by the step fit of runs at {_batches(fit.batches)}"
