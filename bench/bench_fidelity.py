@@ -40,6 +40,7 @@ from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.calibrate import calibrate
 from specmodel.runs.review import evaluate_runs, scenario_for_row
 from specmodel.runs.row_scenario import left_out_of_fits
+from specmodel.runs.step_points import setup_fits
 
 DEV = EVIDENCE_DIR / "published_dev.csv"
 GRID = EVIDENCE_DIR / "h200_steptime.csv"
@@ -216,6 +217,38 @@ def extrapolation(rows: pd.DataFrame, split: int = 8) -> list[tuple[str, int, fl
             errors.append(float(np.mean(np.abs(e))) * 100)
         out.append((f"{key[0]} {key[2]} {key[3]} k={key[5]}", len(high), errors[0], errors[1]))
     return out
+
+
+def step_fit_extrapolation(rows: pd.DataFrame, split: int = 16) -> dict:
+    """The step fit (specmodel.fit.steps) of every sweep with two or more batches ≤ split and rows above,
+    fitted on its own rows ≤ split, predicting the rows above. The fit has no constant fitted to any data
+    set (its noise floor, prior spreads and band are chosen), so nothing is refitted per source: each sweep
+    is held out from its own fit by the split alone. Returns rows predicted, MAPE, band coverage, the
+    band's median width relative to the prediction, measured losses, losses the fit's band put below 1.0
+    (caught) and the losses it called uncertain."""
+    rows = fixed_batch(rows)
+    keys = [c for c in SETUP if c in rows.columns]
+    errs, inside, widths, losses, caught, uncertain = [], 0, [], 0, 0, 0
+    for _, g in rows.groupby(keys, dropna=False, sort=True):
+        low, high = g[g["concurrency"] <= split], g[g["concurrency"] > split]
+        high = high[high["measured_speedup"].notna()]
+        if low["concurrency"].nunique() < 2 or high.empty:
+            continue
+        fits = setup_fits(low.assign(setup="", workload=""))
+        if not fits or not fits[0].fit.usable:
+            continue
+        for r in high.to_dict("records"):
+            m = float(r["measured_speedup"])
+            s, lo, hi = (float(v) for v in fits[0].fit.speedup(float(r["concurrency"])))
+            errs.append(abs(s / m - 1))
+            inside += lo <= m <= hi
+            widths.append((hi - lo) / s)
+            if m < 1:
+                losses, caught, uncertain = losses + 1, caught + (hi < 1), uncertain + (lo < 1 <= hi)
+    n = len(errs)
+    return {"rows": n, "mape_pct": float(np.mean(errs)) * 100 if n else None, "coverage": inside / n if n else None,
+            "median_width": float(np.median(widths)) if n else None, "losses": losses, "caught": caught,
+            "uncertain": uncertain}
 
 
 def steptime_grid(eff: Efficiency | None = None, path: Path = GRID) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -504,6 +537,11 @@ def run():
                f"×{math.exp(q[0]):.3f}..×{math.exp(q[1]):.3f} (10-90%), the calibrated band holds {inside:.0%}")
     for source, n, before, after in out_of_sample(rows):
         yield f"out-of-sample calibration {source}: fit on batch ≤ 16, {n} rows above: MAPE {before:.1f}% → {after:.1f}%"
+    sf = step_fit_extrapolation(rows)
+    yield (f"step fit (measure → fit) on each sweep's batch ≤ 16, predicting its {sf['rows']} rows above: MAPE "
+           f"{sf['mape_pct']:.1f}%, band holds {sf['coverage']:.0%} (median width {sf['median_width']:.0%} of the "
+           f"prediction); measured losses {sf['losses']}: {sf['caught']} caught (band below 1.0), "
+           f"{sf['uncertain']} uncertain")
     lin, layers = steptime_grid()
     for label, n, before, after in extrapolation(rows):
         yield (f"calibrated on a sweep's batch ≤ 8, predicting its {n} rows above ({label}): MAPE {before:.1f}% "

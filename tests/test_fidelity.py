@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from bench.bench_fidelity import (_mape, _verdicts, band_quantiles, coverage, evaluate, extrapolation, load,
-                                  log_residuals, loso, moe_layer, shape_errors, steptime_grid)
+                                  log_residuals, loso, moe_layer, shape_errors, step_fit_extrapolation,
+                                  steptime_grid)
 from specmodel.cli import main
 from specmodel.export.prediction import prediction_dict
 from specmodel.model.decide import BAND_RATIO
@@ -49,6 +50,21 @@ def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_with
     (label, above, uncalibrated, calibrated), = extrapolation(dev)
     assert "MiniMax" in label and above == 3
     assert calibrated <= 12.0 and calibrated <= uncalibrated
+
+
+@pytest.mark.slow  # a fit per published sweep: model validation, in make test only
+def test_step_fit_on_small_batches_predicts_the_large_ones(dev):
+    """Issue 44's measure → fit: each development sweep with two batches ≤ 16 (mostly SpecDecode-Bench's
+    batch 1 and 16 on H100, speedups only) fitted on them, predicting its 69 rows at 64 and 128. The fit has
+    no constant fitted to this set (noise floor, prior spreads and band are chosen; fit/steps.py), so
+    this is out of sample for every sweep. When written: MAPE 11.3% (target ≤ 12%), band holds 83% (target
+    70-90%), of 20 measured losses 14 caught with the whole band below 1.0 and 6 called uncertain (the
+    issue's target is ≥ 80% caught: missed, 70%); none called a win."""
+    sf = step_fit_extrapolation(dev)
+    assert sf["rows"] == 69
+    assert sf["mape_pct"] <= 12.0
+    assert 0.70 <= sf["coverage"] <= 0.90
+    assert sf["losses"] == 20 and sf["caught"] >= 14 and sf["caught"] + sf["uncertain"] == sf["losses"]
 
 
 @pytest.mark.slow  # a re-fit per source: model validation, in make test, not in make test-fast

@@ -1,0 +1,129 @@
+"""Measure → fit → decide (issue 44): each setup's step time against the batch, fitted on its own runs.
+
+What a reviewer notices: two concurrencies of a server with no preset predict a third with a band; one
+concurrency predicts nothing and names the run that would; a fit that leaves the physical range is refused;
+the saved fit answers `predict` before the model does; the recorded real-engine losses are caught."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specmodel.fit.saved import chosen_fit, saved_fits
+from specmodel.fit.steps import Shape, StepPoint, fit_steps
+from specmodel.errors import SpecModelError
+from specmodel.words.step_fit import fit_line, refused_words, runs_to_pin
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB = ROOT / "tests" / "fixtures" / "real_engine"
+
+
+def _cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "specmodel", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def _line_points(batches, plain=(10.0, 0.1), spec=(4.0, 0.5)):
+    """Points of a server whose plain step is 10 + 0.1·b ms and whose speculative time per emitted token is
+    4 + 0.5·b ms: speedup (10 + 0.1 b) / (4 + 0.5 b), 1.0 at b = 15."""
+    return [StepPoint(b, plain[0] + plain[1] * b, spec[0] + spec[1] * b, tokens_per_step=3.0) for b in batches]
+
+
+def test_two_concurrencies_predict_a_third_and_the_turn_off_batch():
+    fit = fit_steps(_line_points([1, 4]), Shape(), k=4)
+    assert fit.usable and fit.shape.kind == "linear"
+    s, low, high = (float(v) for v in fit.speedup(16.0))
+    assert s == pytest.approx((10 + 1.6) / (4 + 8), rel=1e-6)  # 0.967: the line through both runs, exactly
+    # two runs 5% noisy each, 4x beyond the last: the band is wide (0.64-1.46x) but not a blank cheque
+    assert low < s < high and high / low < 2.5
+    assert fit.off_above()[0] == 15  # 10 + 0.1·15 = 4 + 0.5·15: pays up to 15, not at 16
+    assert "stops paying above batch 15" in fit_line(fit)
+
+
+def test_the_band_widens_away_from_the_measured_batches():
+    fit = fit_steps(_line_points([1, 4]), Shape())
+    widths = [float(h / lo) for _, lo, h in (fit.speedup(b) for b in (2.0, 16.0, 64.0))]
+    assert widths[0] < widths[1] < widths[2]
+
+
+def test_a_third_concurrency_off_the_line_widens_the_band():
+    on_line = fit_steps(_line_points([1, 4, 16]), Shape())
+    bent = _line_points([1, 4]) + [StepPoint(16, 11.6, 16.0, tokens_per_step=3.0)]  # 33% above the line
+    off_line = fit_steps(bent, Shape())
+    assert off_line.spec.residual_pct > 5 and on_line.spec.residual_pct < 1e-6
+    width = lambda f: float(np.log(f.speedup(64.0)[2] / f.speedup(64.0)[1]))  # noqa: E731
+    assert width(off_line) > 1.1 * width(on_line)  # 0.57 against 0.48: the residuals widen the speculative arm
+
+
+def test_one_concurrency_predicts_nothing_and_names_the_run_that_would():
+    fit = fit_steps(_line_points([8]), Shape(), k=4)
+    assert not fit.usable
+    assert "spec.per_sequence_ms" in fit.unpinned and "plain.per_sequence_ms" in fit.unpinned
+    assert "runs at one concurrency" in refused_words(fit)
+    assert any("second concurrency (32)" in line for line in runs_to_pin(fit))
+    with pytest.raises(ValueError):
+        fit.speedup(16.0)
+
+
+def test_a_step_that_shrinks_with_the_batch_is_refused():
+    # plain runs taken under different conditions: 10 ms at batch 1, 5 ms at batch 8
+    points = [StepPoint(1, 10.0, 4.0), StepPoint(8, 5.0, 8.0)]
+    fit = fit_steps(points, Shape())
+    assert fit.refused and "plain.per_sequence_ms" in fit.refused and not fit.usable
+    assert "left its physical range" in fit_line(fit)
+
+
+def test_speedups_alone_pin_the_speculative_arm_over_the_models_shape():
+    """A published sweep gives speedups only: the plain arm stays the model's, the speculative arm is read off
+    the speedups; the model's level cancels, only its growth is uncertain."""
+    grid = np.array([1.0, 16.0, 64.0, 128.0])
+    shape = Shape(tuple(grid), tuple(10 + 0.02 * grid), tuple(4 + 0.08 * grid), "a model")
+    truth = lambda b: (10 + 0.02 * b) / (4 + 0.1 * b)  # noqa: E731 - the speculative step grows faster than the model says
+    fit = fit_steps([StepPoint(b, speedup=truth(b)) for b in (1.0, 16.0)], shape, k=3)
+    assert fit.usable and "speedup_only" in fit.notes and fit.plain.points == 0
+    s, low, high = (float(v) for v in fit.speedup(128.0))
+    # 0.79 against 0.75: the prior holds the model a little; the band covers the truth
+    assert s == pytest.approx(truth(128.0), rel=0.08) and low <= truth(128.0) <= high
+    assert any("output throughput" in line for line in runs_to_pin(fit))
+
+
+def test_saved_fits_round_trip_and_refuse_a_broken_entry(tmp_path):
+    fit = fit_steps(_line_points([1, 4]), Shape(), k=4)
+    doc = {"step_fits": [{"workload": "chat", "setup": "", "target": "tiny-llama", "method": "ngram",
+                          "fit": fit.to_dict()}]}
+    back = saved_fits(json.loads(json.dumps(doc)), "cal.json")
+    assert back[0].fit.speedup(16.0)[0] == pytest.approx(fit.speedup(16.0)[0], rel=1e-5)
+    assert chosen_fit(back, k=4).label == "tiny-llama, chat" and chosen_fit(back, k=3) is None
+    doc["step_fits"][0]["fit"]["plain"]["cov"] = [[1, 2]]
+    with pytest.raises(SpecModelError, match=r"step_fits\[0\]\.fit\.plain\.cov"):
+        saved_fits(doc, "cal.json")
+
+
+def test_real_engine_lab_fitted_on_1_and_4_calls_16_a_loss(tmp_path):
+    """The recorded vLLM 0.32 CPU lab (tests/fixtures/real_engine/README.md), a target with no preset on no
+    GPU preset. Fitted on concurrency 1 and 4 only, the fit's prediction at 16 for the n-gram server is a loss
+    with its whole band below 1.0, as measured (0.15×); the draft-model server's runs at 1 and 4 (2.57×,
+    1.42×) make the fit call 16 a loss too, where 1.48× was measured: the CPU's draft arm grew less than
+    linearly from 4 to 16 on a shared machine, which two concurrencies cannot show. The check line says so."""
+    cal = tmp_path / "cal.json"
+    r = _cli("runs", *sorted(LAB.glob("*.json")), "--calibrate", "--fit-up-to", 4, "--save-calibration", cal, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    fits = {f["method"]: f for f in out["step_fits"]}
+    assert set(fits) == {"ngram", "draft_model"} and all(f["usable"] for f in fits.values())
+    assert fits["ngram"]["fit"]["batches"] == [1.0, 4.0]
+    rows = {(row["method"], row["concurrency"]): row for row in out["rows"]}
+    ngram16 = rows[("ngram", 16)]
+    assert ngram16["measured_speedup"] == pytest.approx(0.155, abs=0.005) and ngram16["fit_used"] is False
+    assert ngram16["fit_speedup_high"] < 1.0  # caught: the whole band is a loss
+    assert rows[("ngram", 1)]["fit_used"] is True
+    assert rows[("ngram", 1)]["fit_speedup"] == pytest.approx(rows[("ngram", 1)]["measured_speedup"], rel=0.01)
+    text = _cli("runs", *sorted(LAB.glob("*.json")), "--calibrate", "--fit-up-to", 4).stdout
+    assert "concurrency 16 (not fitted): predicted" in text and "measured 1.48×, outside the band" in text
+    p = _cli("predict", "--calibration", cal, "--method", "ngram", "--concurrency", 16, "--json")
+    assert p.returncode == 0, p.stderr
+    step = json.loads(p.stdout)["step_fit"]
+    assert step["decision"] == "loses" and step["target"] == "tiny-llama" and step["batches"] == [1.0, 4.0]
