@@ -45,7 +45,8 @@ def run_plan(args: argparse.Namespace) -> int:
     out["off_above_batch_low"], out["off_above_batch_high"] = summary.off_above_range or (None, None)
     out["off_above_batch"] = summary.off_above
     if args.results:
-        out["calibrated"] = _calibrated(scenario, args.results)
+        out["calibrated"], out["step_fits"] = _calibrated(scenario, args.results)
+    _saved_fit(args, scenario, out)
     if args.json:
         print_json(out)
         return 0
@@ -60,13 +61,33 @@ def run_plan(args: argparse.Namespace) -> int:
         print(f"    {r.command}")
     for note in plan.notes:
         print(f"  note: {note}")
-    if "calibrated" in out:
+    if out.get("calibrated"):
         c = out["calibrated"]
         print(f"  band before: {c['before'][0]:.2f}x to {c['before'][1]:.2f}x (width {c['width_before']:.2f}); "
               f"after calibrating on the results: {c['after'][0]:.2f}x to {c['after'][1]:.2f}x "
               f"(width {c['width_after']:.2f}, engine {c['engine_after']})")
         print(f"  calibration: {c['calibration']['message']}")
+    for f in out.get("step_fits", []) + ([out["step_fit"]] if out.get("step_fit") else []):
+        print(f"  step fit ({f['setup']}): {f['words']}")
+        for line in f["runs_to_pin"]:
+            print(f"    to pin the rest: {line}")
     return 0
+
+
+def _fit_entry(label: str, fit) -> dict:
+    from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin
+    return {"setup": label, "words": fit_line(fit), "pinned": pinned_words(fit) if fit.usable else "",
+            "runs_to_pin": runs_to_pin(fit), "usable": fit.usable, "batches": list(fit.batches)}
+
+
+def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:
+    """--calibration's step fit for this k and method: what it pinned and which runs would pin the rest."""
+    from specmodel.cli.args import step_fit_from_args
+    saved, note = step_fit_from_args(args, scenario.k, scenario.method.name)
+    if note:
+        out["step_fit_note"] = note
+    if saved is not None:
+        out["step_fit"] = _fit_entry(saved.label, saved.fit)
 
 
 def _calibrated(scenario, files: list[str]) -> dict:
@@ -80,4 +101,14 @@ def _calibrated(scenario, files: list[str]) -> dict:
         sys.stderr.write(f"{p.severity}: {p.file}" + (f" row {p.row}" if p.row else "") + f": {p.message}\n")
     if table.rows.empty:
         raise SpecModelError("no run could be read from the --results files; see the lines above")
-    return calibrated_band(scenario, table.rows)
+    from specmodel.runs.step_points import setup_fits
+    fits = [_fit_entry(", ".join(p for p in (f.workload, f.setup) if p) or "the results", f.fit)
+            for f in setup_fits(table.rows, scenario.efficiency)]
+    try:
+        band = calibrated_band(scenario, table.rows)
+    except SpecModelError as exc:
+        if not fits:
+            raise
+        band = None
+        sys.stderr.write(f"note: the model's parameters were not fitted ({exc}); the step fits are\n")
+    return band, fits

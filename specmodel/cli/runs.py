@@ -114,9 +114,10 @@ def run_runs(args: argparse.Namespace) -> int:
         evaluated = evaluated.assign(
             predicted_speedup_uncalibrated=review(table.rows, start).evaluated["predicted_speedup"].to_numpy())
         keys.append("predicted_speedup_uncalibrated")
-    if args.calibrate:
-        from specmodel.runs.step_points import with_fit_columns
-        evaluated = with_fit_columns(evaluated, fits)
+    saved = _saved_fits(args)
+    if args.calibrate or saved:
+        from specmodel.runs.step_points import saved_fits_by_row, with_fit_columns
+        evaluated = with_fit_columns(evaluated, fits if args.calibrate else saved_fits_by_row(evaluated, saved))
         keys += ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]
     _write_reports(args, result, table.problems, calibration, efficiency)
     if args.json:
@@ -170,6 +171,16 @@ def _read_table(args: argparse.Namespace, defaults):
         sys.stderr.write(f"error: {why_empty(table.problems)}\n")
         return None
     return table
+
+
+def _saved_fits(args: argparse.Namespace) -> list:
+    """--calibration's saved step fits (applied to the rows of the same target, method and k), unless
+    --calibrate fits new ones."""
+    if args.calibrate or not args.calibration:
+        return []
+    from specmodel.fit.saved import saved_fits
+    from specmodel.model.calibration_file import load_calibration
+    return saved_fits(load_calibration(args.calibration)[1], Path(args.calibration).name)
 
 
 def _step_fits(args: argparse.Namespace, rows, start: Efficiency) -> list:
@@ -313,12 +324,14 @@ def _print_text(evaluated, summary, calibration) -> None:
     setups = evaluated["setup"].fillna("").astype(str).tolist() if "setup" in evaluated else [""] * len(evaluated)
     width = min(max(map(len, setups), default=0), SETUP_CHARS)  # a column only where a workload has several setups
     setup_head = f"{'setup':<{width}} " if width else ""
-    header = (f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}  "
+    fitted = "fit_speedup" in evaluated.columns
+    fit_head = f" {'fit':>6}" if fitted else ""
+    header = (f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}{fit_head}  "
               f"verdict     model        advice")
     print(header)
     shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
              "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice",
-             "measured_plausible"]
+             "measured_plausible", "fit_speedup"]
     columns = [evaluated[key].tolist() if key in evaluated.columns else [None] * len(evaluated) for key in shown]
     # verdict: measured where there is a measurement; model: the model's, "≠" where it differs
     for setup, values in zip(setups, zip(*columns)):
@@ -332,11 +345,13 @@ def _print_text(evaluated, summary, calibration) -> None:
         model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
         print(f"{str(r['workload'])[:26]:<26} {setup_cell}{r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
-              f"{_f(r['predicted_speedup']):>6}  {str(said or '–') + basis:<10}  {model:<12} "
+              f"{_f(r['predicted_speedup']):>6}{(' ' + format(_f(r['fit_speedup']), '>6')) if fitted else ''}  "
+              f"{str(said or '–') + basis:<10}  {model:<12} "
               f"{r['advice'] or ''}")
     print("verdict: from the measured speedup; * predicted (no measured speedup); uncertain*: predicted, with the "
           "model's 80% band across 1.0; implausible: a measured speedup above its tokens per step E, no verdict. model: "
-          "the model's verdict on the same run; ≠ where it differs from the measured one.")
+          "the model's verdict on the same run; ≠ where it differs from the measured one."
+          + (" fit: the step fit of the setup's own runs at this concurrency." if fitted else ""))
     if summary["rows_compared"]:
         print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "

@@ -101,22 +101,44 @@ def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_bat
     return out
 
 
-def with_fit_columns(rows: pd.DataFrame, fits: list[SetupFit]) -> pd.DataFrame:
+def fits_by_row(rows: pd.DataFrame, fits: list[SetupFit]) -> list[tuple[StepFit | None, bool | None]]:
+    """Per row, the usable fit of its setup (workload and setup) and whether the fit saw the row."""
+    by_setup = {(f.workload, f.setup): f for f in fits if f.fit.usable}
+    out = []
+    for i, (r, setup) in enumerate(zip(rows.to_dict("records"), setups_of(rows).tolist())):
+        f = by_setup.get((str(r.get("workload") or ""), setup))
+        out.append((f.fit, i in f.rows) if f else (None, None))
+    return out
+
+
+def saved_fits_by_row(rows: pd.DataFrame, saved: list) -> list[tuple[StepFit | None, bool | None]]:
+    """Per row, the saved fit (fit.saved.SavedFit) of the same target, method and k, where exactly one is."""
+    out = []
+    for r in rows.to_dict("records"):
+        target = r.get("target_model") or r.get("target_preset")
+        k = int(r["k"]) if float_or_none(r.get("k")) is not None else None
+        match = [s for s in saved if s.fit.usable and (s.fit.k is None or s.fit.k == k)
+                 and (s.method is None or s.method == r.get("method"))
+                 and (s.target is None or s.target == (None if target != target else target))]
+        b = float_or_none(r.get("concurrency"))
+        out.append((match[0].fit, b in match[0].fit.batches) if len(match) == 1 else (None, None))
+    return out
+
+
+def with_fit_columns(rows: pd.DataFrame, fits: list[SetupFit] | list[tuple]) -> pd.DataFrame:
     """The rows with `fit_speedup`, `fit_speedup_low`, `fit_speedup_high` (the step fit of the row's setup at
     the row's concurrency and E; empty where the setup has no usable fit) and `fit_used` (whether the row
     was one the fit saw: False is a prediction the fit did not see, a check of it)."""
     out = {c: np.full(len(rows), np.nan) for c in ("fit_speedup", "fit_speedup_low", "fit_speedup_high")}
     used = np.full(len(rows), None, dtype=object)
-    by_setup = {(f.workload, f.setup): f for f in fits if f.fit.usable}
-    records = rows.to_dict("records")
-    for i, (r, setup) in enumerate(zip(records, setups_of(rows).tolist())):
-        f = by_setup.get((str(r.get("workload") or ""), setup))
+    per_row = fits if fits and isinstance(fits[0], tuple) else fits_by_row(rows, fits)
+    for i, (r, (fit, seen)) in enumerate(zip(rows.to_dict("records"), per_row)):
         b = float_or_none(r.get("concurrency"))
-        if f is None or b is None or b < 1 or is_rate_driven(r):
+        if fit is None or b is None or b < 1 or is_rate_driven(r):
             continue
-        s, low, high = (float(v) for v in f.fit.speedup(b, float_or_none(r.get("tokens_per_step"))))
+        s, low, high = (float(v) for v in fit.speedup(b, float_or_none(r.get("tokens_per_step"))))
         out["fit_speedup"][i], out["fit_speedup_low"][i], out["fit_speedup_high"][i] = s, low, high
-        used[i] = i in f.rows
+        used[i] = seen
     return rows.assign(**out, fit_used=used)
 
 

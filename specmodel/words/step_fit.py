@@ -59,7 +59,8 @@ def refused_words(fit: StepFit) -> str:
     if fit.unpinned:
         what = "; ".join(term_words(t) for t in fit.unpinned)
         if fit.shape.kind == LINEAR and ONE_BATCH in fit.notes:
-            return f"nothing predicted at other batches: runs at one concurrency do not pin {what}"
+            return ("nothing predicted at other batches: runs at one concurrency pin each step's total there, not "
+                    "how it grows with the batch")
         return f"nothing predicted: the runs do not pin {what}"
     return ""
 
