@@ -10,6 +10,7 @@ from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
 from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
+from pages.parts.step_fit_section import step_fit_section
 from pages.parts.tables import break_even_tables
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
@@ -128,6 +129,7 @@ with st.container(key="runs_as_read"):  # every column as read: this table scrol
                  column_config=column_config(cell_columns, pinned=("file", "row", "workload")))
 st.caption(no_links(note or ""))
 
+step_fit_section(table.rows, efficiency)
 calibration_panel(table.rows, efficiency)
 plan_section(scenario=s, rows=table.rows, key="runs_plan")
 

@@ -48,7 +48,8 @@ def test_uploading_a_csv_shows_the_break_even_table_with_flags_and_charts():
     flags = " ".join(m.value for m in at.markdown)
     assert "code completion pays off at concurrency 1, 8, 32, 64" in flags
     assert "open-ended chat loses at concurrency 1, 8, 32, 64" in flags
-    assert chart_titles(at) == ["Predicted vs measured speedup", "Tokens per step: measured vs break-even"]
+    assert chart_titles(at) == ["Predicted vs measured speedup", "Tokens per step: measured vs break-even",
+                                "Speedup against batch: each setup's step fit (line, 80% band) and its runs"]
     assert [m.value for m in at.metric][:3] == ["8", at.metric[1].value, "100%"]
     assert at.metric[2].help.startswith("8 of 8 runs with a measured and a predicted speedup")
     assert at.get("download_button")  # CSV and HTML exports offered
@@ -221,3 +222,23 @@ def test_a_predicted_verdict_whose_band_straddles_one_reads_uncertain_as_on_what
     metric = next(m for m in at.metric if m.label.startswith("Pay off"))
     assert metric.label == "Pay off · borderline · lose" and metric.value == "1 · 0 · 0" and metric.delta == "1 uncertain"
     assert "1 predicted are uncertain" in metric.help
+
+
+def test_the_step_fit_of_the_real_engine_runs_checks_itself_on_the_run_it_did_not_see():
+    """The recorded vLLM CPU lab uploaded together (tests/fixtures/real_engine/): fitted on concurrency 1 and 4,
+    the n-gram server (measured 0.95×, 0.24×, 0.15×) loses at every batch with its band; the chart draws the
+    run at 16 as predicted, not fitted; a calibration file with the step fits is offered."""
+    at = open_page()
+    lab = sorted((FIXTURES / "real_engine").glob("*.json"))
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json") for p in lab]).run()
+    at.number_input(key="fit_up_to").set_value(4).run()
+    assert not at.exception
+    lines = " ".join(m.value for m in at.markdown)
+    assert "N-gram (prompt lookup)**: fitted on concurrency 1, 4" in lines
+    ngram = lines.split("N-gram (prompt lookup)**: fitted on concurrency 1, 4")[1].split("**")[0]
+    assert "speculation loses" in ngram and "stops paying above" not in ngram
+    fig = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+               if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Speedup against batch"))
+    unseen = [t for t in fig["data"] if t.get("name", "").endswith("measured, predicted, not fitted")]
+    assert sorted(x for t in unseen for x in t["x"]) == [16.0, 16.0]
+    assert any("step fits" in b.proto.label for b in at.get("download_button"))

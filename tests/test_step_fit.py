@@ -61,7 +61,7 @@ def test_a_third_concurrency_off_the_line_widens_the_band():
 def test_one_concurrency_predicts_nothing_and_names_the_run_that_would():
     fit = fit_steps(_line_points([8]), Shape(), k=4)
     assert not fit.usable
-    assert "spec.per_sequence_ms" in fit.unpinned and "plain.per_sequence_ms" in fit.unpinned
+    assert "spec.growth" in fit.unpinned and "plain.growth" in fit.unpinned
     assert "runs at one concurrency" in refused_words(fit)
     assert any("second concurrency (32)" in line for line in runs_to_pin(fit))
     with pytest.raises(ValueError):

@@ -250,7 +250,7 @@ def _unseen_lines(f, evaluated) -> list[str]:
     """The fit's prediction of each run of its setup it did not see, beside the measurement."""
     from specmodel.runs.step_points import rows_of
     out = []
-    for r in rows_of(evaluated, f):
+    for _, r in rows_of(evaluated, f):
         if r.get("fit_used") is not False or r.get("measured_speedup") != r.get("measured_speedup") \
                 or r.get("measured_speedup") is None:
             continue

@@ -29,7 +29,7 @@ with the terms that left it: nothing is predicted from it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -44,15 +44,20 @@ PRIOR_OFFSET_SHARE = 0.5  # chosen: the model's fixed cost may be off by half of
 PINNED_SHRINK = 0.5  # chosen: a term is "pinned" when the runs at least halve its prior spread
 MAX_SCALE = 10.0  # chosen: a model-shaped term ×10 away from the model means the shape does not describe the runs
 MIN_SCALE = 0.1  # chosen: as MAX_SCALE, the other way
+MODEL_MISFIT_PCT = 2 * NOISE_FLOOR * 100  # chosen: runs off the model's shape by twice their noise are not its shape
 SLOPE_TOLERANCE_SD = 2.0  # chosen: a per-sequence term below zero by more than 2 sd is a step that shrinks with the batch
 OFF_SEARCH_MAX = 4096  # chosen: the largest batch the turn-off search looks at (engines cap running sequences at 256–1024)
 
 ARMS = ("plain", "spec")
 SPEEDUP_ONLY = "speedup_only"  # the speculative arm read off measured speedups through the plain arm
 ONE_BATCH = "one_batch"  # every run at one batch
+MODEL_SHAPE_MISFIT = "model_shape_misfit"  # the model's shape missed the runs: a straight line was fitted
 LINEAR = "linear"
 MODEL_SHAPED = "model"
 TERMS = {LINEAR: ("fixed_ms", "per_sequence_ms"), MODEL_SHAPED: ("offset_ms", "scale")}
+# What the runs pin of each arm, whatever the terms: its level (the step at the measured batches) and its
+# growth with the batch. Near-flat model steps make offset and scale trade off; their sum is still pinned.
+QUANTITIES = ("level", "growth")
 
 
 @dataclass(frozen=True)
@@ -213,7 +218,22 @@ def _last_paying(s: np.ndarray) -> int | None:
 
 
 def fit_steps(points: list[StepPoint], shape: Shape = Shape(), k: int | None = None) -> StepFit:
-    """Fit both arms to the points. Never raises on what the runs cannot pin: the result says it."""
+    """Fit both arms to the points. Never raises on what the runs cannot pin: the result says it. Where the
+    model's shape misses runs that pin both arms on their own (MODEL_MISFIT_PCT), the straight line is
+    fitted instead, and the result says so (MODEL_SHAPE_MISFIT)."""
+    fit = _fit_over(points, shape, k)
+    if shape.kind == LINEAR or SPEEDUP_ONLY in fit.notes:
+        return fit
+    misfit = any(a is not None and a.residual_pct is not None and a.residual_pct > MODEL_MISFIT_PCT
+                 for a in (fit.plain, fit.spec))
+    line = _fit_over(points, Shape(), k) if misfit else None
+    if line is None or not line.usable:
+        return fit
+    return replace(line, notes=line.notes + (MODEL_SHAPE_MISFIT,), shape=replace(line.shape,
+                                                                                described_as=shape.described_as))
+
+
+def _fit_over(points: list[StepPoint], shape: Shape, k: int | None) -> StepFit:
     points = [p for p in points if p.batch and p.batch > 0]
     batches = tuple(sorted({float(p.batch) for p in points}))
     notes = []
@@ -228,8 +248,8 @@ def fit_steps(points: list[StepPoint], shape: Shape = Shape(), k: int | None = N
     spec = _fit_arm(spec_obs, shape, "spec")
     if len(batches) == 1:
         notes.append(ONE_BATCH)
-    unpinned = tuple(f"{name}.{t}" for name, a in (("plain", plain), ("spec", spec)) if a is None
-                     for t in TERMS[shape.kind])
+    unpinned = tuple(f"{name}.{q}" for name, a in (("plain", plain), ("spec", spec)) if a is None
+                     for q in QUANTITIES)
     es = [p.tokens_per_step for p in points if _positive(p.tokens_per_step)]
     fit = StepFit(shape, plain, spec, k, float(np.mean(es)) if es else None, batches, (), unpinned, tuple(notes))
     return _checked(fit)
@@ -259,12 +279,13 @@ def _fit_arm(obs: list[tuple[float, float]], shape: Shape, arm: str) -> ArmFit |
     cov = np.linalg.inv(precision_post)
     mean = cov @ (rhs + prior_prec * prior_mean)
     rel = (x @ mean - y) / y
-    n, p = len(y), 2
-    residual = float(np.sqrt(np.mean(rel ** 2))) * 100 if n > p else None
-    if n > p:
-        chi2 = float(np.sum((rel / NOISE_FLOOR) ** 2)) / (n - p)
+    n = len(y)
+    p_eff = float(np.trace(cov @ precision))  # terms the runs fit (< 2 where the model's prior holds them)
+    residual = float(np.sqrt(np.mean(rel ** 2))) * 100 if n > p_eff + 0.1 else None
+    if residual is not None:
+        chi2 = float(np.sum((rel / NOISE_FLOOR) ** 2)) / (n - p_eff)
         cov = cov * max(1.0, chi2)  # residuals beyond the noise floor widen the band
-    pinned, defaults = _pinned(cov, prior_prec, shape.kind)
+    pinned, defaults = _pinned(cov, prior_prec, x, shape.kind)
     return ArmFit(shape.kind, (float(mean[0]), float(mean[1])), tuple(map(tuple, cov.tolist())), pinned, defaults,
                   n, residual)
 
@@ -280,16 +301,22 @@ def _prior(shape: Shape, arm: str) -> tuple[np.ndarray, np.ndarray]:
 def _prior_only(shape: Shape, arm: str) -> ArmFit:
     mean, prec = _prior(shape, arm)
     cov = np.diag(1.0 / prec)
-    return ArmFit(shape.kind, (0.0, 1.0), tuple(map(tuple, cov.tolist())), (), TERMS[shape.kind], 0, None)
+    return ArmFit(shape.kind, (0.0, 1.0), tuple(map(tuple, cov.tolist())), (), QUANTITIES, 0, None)
 
 
-def _pinned(cov: np.ndarray, prior_prec: np.ndarray, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _pinned(cov: np.ndarray, prior_prec: np.ndarray, x: np.ndarray, kind: str
+            ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(pinned, at the model's values) of "level" and "growth": a straight line's are both pinned by the
+    two batches it needs; a model-shaped arm's where the runs cut the prior spread by PINNED_SHRINK: its
+    level at the runs' mean design point, its growth as its scale."""
     if kind == LINEAR:
-        return TERMS[kind], ()
-    prior_sd = 1.0 / np.sqrt(prior_prec)
-    post_sd = np.sqrt(np.diag(cov))
-    pinned = tuple(t for t, post, prior in zip(TERMS[kind], post_sd, prior_sd) if post <= PINNED_SHRINK * prior)
-    return pinned, tuple(t for t in TERMS[kind] if t not in pinned)
+        return QUANTITIES, ()
+    prior = np.diag(1.0 / prior_prec)
+    ref = x.mean(axis=0)
+    level = float(ref @ cov @ ref) <= PINNED_SHRINK ** 2 * float(ref @ prior @ ref)
+    growth = cov[1, 1] <= PINNED_SHRINK ** 2 * prior[1, 1]
+    pinned = tuple(q for q, ok in zip(QUANTITIES, (level, growth)) if ok)
+    return pinned, tuple(q for q in QUANTITIES if q not in pinned)
 
 
 def _checked(fit: StepFit) -> StepFit:

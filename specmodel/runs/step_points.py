@@ -142,7 +142,7 @@ def with_fit_columns(rows: pd.DataFrame, fits: list[SetupFit] | list[tuple]) -> 
     return rows.assign(**out, fit_used=used)
 
 
-def rows_of(rows: pd.DataFrame, fit: SetupFit) -> list[dict]:
-    """The rows of the table that belong to the fit's setup, in order."""
-    return [r for r, setup in zip(rows.to_dict("records"), setups_of(rows).tolist())
+def rows_of(rows: pd.DataFrame, fit: SetupFit) -> list[tuple[int, dict]]:
+    """(position in the table, row) of each row of the fit's setup, in order."""
+    return [(i, r) for i, (r, setup) in enumerate(zip(rows.to_dict("records"), setups_of(rows).tolist()))
             if str(r.get("workload") or "") == fit.workload and setup == fit.setup]

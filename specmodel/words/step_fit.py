@@ -3,10 +3,11 @@ pin the rest, and why a fit was refused."""
 
 from __future__ import annotations
 
-from specmodel.fit.steps import LINEAR, ONE_BATCH, SPEEDUP_ONLY, StepFit
+from specmodel.fit.steps import LINEAR, MODEL_SHAPE_MISFIT, ONE_BATCH, SPEEDUP_ONLY, StepFit
 
 _ARM = {"plain": "plain", "spec": "speculative"}
-_TERM = {"fixed_ms": "fixed cost per step", "per_sequence_ms": "cost per running sequence",
+_TERM = {"level": "level at the measured batches", "growth": "growth with the batch",
+         "fixed_ms": "fixed cost per step", "per_sequence_ms": "cost per running sequence",
          "offset_ms": "fixed cost beyond the model's", "scale": "growth with the batch"}
 FAR = 4.0  # chosen: a prediction beyond 4× the largest measured batch is called an extrapolation
 
@@ -80,7 +81,8 @@ def off_words(fit: StepFit, tokens_per_step: float | None = None) -> str:
     if high == 0:
         return "loses at every batch, band included: turn it off"
     if mid == 0:
-        return "loses from batch 1 by the fit (the band reaches 1.0 up to batch " + f"{high})"
+        reach = "every batch" if high is None else f"batch {high}"
+        return f"loses from batch 1 by the fit (the band reaches 1.0 up to {reach})"
     hi = "beyond" if high is None else f"{high}"
     return f"stops paying above batch {mid} (band {low}–{hi})"
 
@@ -92,6 +94,8 @@ def fit_line(fit: StepFit) -> str:
     if why:
         return f"{seen}: {why}"
     shape = "a straight line in the batch" if fit.shape.kind == LINEAR else f"the model's shape ({fit.shape.described_as})"
+    if MODEL_SHAPE_MISFIT in fit.notes:
+        shape += f" (the model's shape for {fit.shape.described_as} missed these runs by more than their noise)"
     return f"{seen}, over {shape}: speculation {off_words(fit)}"
 
 

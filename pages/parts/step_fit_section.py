@@ -1,0 +1,51 @@
+"""The Past runs page's step fit: each setup's step time against the batch from its own runs, where it
+stops paying, the runs that would pin the rest, and the calibration file that carries the fits."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from pages.parts.display import chart
+from pages.parts.text import no_links, plain
+from specmodel import Efficiency
+from specmodel.fit.saved import SavedFit
+from specmodel.model.calibration_file import calibration_document
+from specmodel.runs.step_points import rows_of, setup_fits
+from specmodel.show.figures.step_fit import step_fit_chart
+from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin
+
+
+def step_fit_section(rows, efficiency: Efficiency | None) -> None:
+    st.subheader("Step fit: where speculation stops paying, from your own runs")
+    st.caption("Each setup's plain and speculative step time against the batch, fitted on its runs (two or three "
+               "concurrencies pin it; no preset needed). Filled points were fitted, open ones are predicted by the "
+               "fit: set a largest concurrency to check the fit on runs it did not see.")
+    top = st.number_input("Fit on runs at concurrency up to", min_value=1, value=None, step=1, key="fit_up_to",
+                          placeholder="every run", help="`runs --calibrate --fit-up-to N` on the command line")
+    fits = setup_fits(rows, efficiency, None if top is None else float(top))
+    if not fits:
+        st.info("No run gives a measured speedup or throughput to fit.")
+        return
+    measured = [[(float(r["concurrency"]), float(r["measured_speedup"]), i in f.rows)
+                 for i, r in rows_of(rows, f) if r.get("measured_speedup") == r.get("measured_speedup")
+                 and r.get("measured_speedup") is not None] for f in fits]
+    for f in fits:
+        name = ", ".join(p for p in (f.workload, f.setup) if p) or "The runs"
+        st.markdown(f"**{plain(name)}**: {plain(fit_line(f.fit))}")
+        for note in ([_first_upper(pinned_words(f.fit))] if f.fit.usable and pinned_words(f.fit) else []) + \
+                [f"To pin the rest: {line}" for line in runs_to_pin(f.fit)]:
+            st.caption(no_links(note))
+    if any(f.fit.usable for f in fits):
+        chart(step_fit_chart(fits, measured), "step_fit_chart")
+    doc = calibration_document(efficiency or Efficiency())
+    doc["step_fits"] = [SavedFit(f.workload, f.setup, f.target, f.method, f.fit).to_dict() for f in fits]
+    st.download_button("Calibration file with the step fits (JSON, for --calibration)",
+                       json.dumps(doc, indent=2, allow_nan=False), file_name="calibration.json",
+                       mime="application/json", key="download_step_fits")
+
+
+
+def _first_upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
