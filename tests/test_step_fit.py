@@ -127,3 +127,35 @@ def test_real_engine_lab_fitted_on_1_and_4_calls_16_a_loss(tmp_path):
     assert p.returncode == 0, p.stderr
     step = json.loads(p.stdout)["step_fit"]
     assert step["decision"] == "loses" and step["target"] == "tiny-llama" and step["batches"] == [1.0, 4.0]
+
+
+@pytest.fixture(scope="module")
+def lab_calibration(tmp_path_factory):
+    """The lab's runs at concurrency 1 and 4, fitted and saved as `runs --calibrate` saves them."""
+    cal = tmp_path_factory.mktemp("cal") / "cal.json"
+    r = _cli("runs", *sorted(LAB.glob("*.json")), "--calibrate", "--fit-up-to", 4, "--save-calibration", cal)
+    assert r.returncode == 0, r.stderr
+    return cal
+
+
+def test_capacity_and_mix_answer_from_the_saved_fit(lab_calibration):
+    """The draft-model server's measured step times (plain 7.7 and 8.6 ms at batch 1 and 4, so no plain batch
+    reaches 150 tok/s per user; speculative 3.0 and 6.1 ms per token) decide the replicas: speculation serves 64
+    users at 150 tok/s each with 4 per replica, plain not at all."""
+    r = _cli("capacity", "--calibration", lab_calibration, "--users", 64, "--min-user-tok-s", 150, "--json")
+    assert r.returncode == 0, r.stderr
+    fit = json.loads(r.stdout)["step_fit"]
+    assert fit["plain"]["replicas"] is None and fit["spec"]["batch_per_replica"] == 4 and fit["spec"]["replicas"] == 16
+    assert fit["words"].startswith("speculation needs 16 replicas")
+    m = _cli("mix", ROOT / "sample_runs" / "traffic_mix.csv", "--calibration", lab_calibration, "--concurrency", 8,
+             "--gpus", 1, "--method", "ngram", "--json")
+    assert m.returncode == 0, m.stderr
+    mix = json.loads(m.stdout)["step_fit"]
+    assert mix["setup"].endswith("N-gram (prompt lookup)") and {w["decision"] for w in mix["workloads"]} == {"loses"}
+
+
+def test_a_calibration_with_several_fits_asks_which(lab_calibration):
+    r = _cli("predict", "--calibration", lab_calibration, "--k", 3)
+    assert r.returncode == 0, r.stderr
+    assert "the calibration holds 2 step fits and none or several match k = 3" in r.stdout
+    assert "measured fit" not in r.stdout

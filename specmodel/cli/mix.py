@@ -77,6 +77,7 @@ def run_mix(args: argparse.Namespace) -> int:
     report, notes = report_from_args(args)
     out = report.to_dict()
     out["notes"] = notes + out["notes"]
+    _step_fit(args, report, out)
     if args.json:
         print_json(out)
         return 0
@@ -105,4 +106,36 @@ def run_mix(args: argparse.Namespace) -> int:
         print(f"  {plan.describe()}")
     print()
     print(report.recommendation)
+    if out.get("step_fit"):
+        f = out["step_fit"]
+        print(f"measured fit ({f['setup']}), the single pool at {f['batch']:g} sequences per replica: "
+              + "; ".join(f"{w['label']} {w['speedup']:.2f}× ({w['speedup_low']:.2f}–{w['speedup_high']:.2f}×, "
+                          f"{w['decision'].replace('_', ' ')})" for w in f["workloads"]))
+    if out.get("step_fit_note"):
+        print(f"step fits: {out['step_fit_note']}")
     return 0
+
+
+def _step_fit(args: argparse.Namespace, report, out: dict) -> None:
+    """With a saved step fit for the pool's k and method (--calibration): each workload's speedup in the
+    single pool by the server's measured step times, at its own tokens per step (out["step_fit"])."""
+    from specmodel.cli.args import step_fit_from_args
+    from specmodel.model.acceptance import tokens_per_step
+    from specmodel.words.step_fit import fit_decision
+
+    s = report.scenario
+    saved, note = step_fit_from_args(args, s.k, s.method.name)
+    if note:
+        out["step_fit_note"] = note
+    if saved is None:
+        return
+    pool = report.single_on.pools[0]
+    batch = max(float(pool.per_replica_sequences), 1.0)
+    rows = []
+    for w in report.workloads:
+        e = float(tokens_per_step(w.alpha, s.k))
+        low_mid_high = saved.fit.speedup(batch, e)
+        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": round(float(low_mid_high[0]), 4),
+                     "speedup_low": round(float(low_mid_high[1]), 4), "speedup_high": round(float(low_mid_high[2]), 4),
+                     "decision": fit_decision(saved.fit, batch, e)[0]})
+    out["step_fit"] = {"setup": saved.label, "batch": batch, "workloads": rows, "batches": list(saved.fit.batches)}

@@ -168,6 +168,24 @@ class StepFit:
         sd = np.sqrt((tp_sd / tp) ** 2 + (g_sd / g) ** 2)
         return s, s * np.exp(-BAND_Z * sd), s * np.exp(BAND_Z * sd)
 
+    def ms_per_token(self, arm: str, batch, tokens_per_step: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ms between two tokens of one sequence, its standard deviation) of an arm at batches batch: the plain
+        step, or the speculative step per emitted token (at tokens_per_step instead of the runs' E if given)."""
+        if not self.usable:
+            raise ValueError("this fit predicts nothing: see refused / unpinned")
+        mean, sd = getattr(self, arm).at(self.shape, arm, batch)
+        if arm == "spec" and tokens_per_step is not None and self.tokens_per_step:
+            mean, sd = mean * self.tokens_per_step / tokens_per_step, sd * self.tokens_per_step / tokens_per_step
+        return mean, sd
+
+    def largest_batch(self, arm: str, max_ms: float, tokens_per_step: float | None = None) -> tuple[int, int]:
+        """(at the fit, at the band's slow edge) the largest batch up to OFF_SEARCH_MAX at which every sequence
+        of the arm still gets a token every max_ms; 0 where not even batch 1 does."""
+        grid = np.arange(1, OFF_SEARCH_MAX + 1, dtype=float)
+        mean, sd = self.ms_per_token(arm, grid, tokens_per_step)
+        slow = mean * np.exp(BAND_Z * sd / mean)
+        return tuple(int(np.sum(np.cumprod(v <= max_ms))) for v in (mean, slow))
+
     def off_above(self, tokens_per_step: float | None = None) -> tuple[int | None, int | None, int | None]:
         """The last batch at which speculation still pays (speedup ≥ 1), and the same for the band's low and
         high edge: (at the fit, pessimistic, optimistic). None where it pays at every batch up to
