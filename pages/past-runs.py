@@ -89,8 +89,8 @@ headline = model_headline(summary, result.table)
 counts = runs_view.verdict_counts(as_read(result.evaluated))  # "uncertain": a predicted verdict whose band straddles 1.0
 m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")
 m1.metric("Runs loaded", f"{len(table.rows):,}")
-m2.metric("Model error", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
-          help="Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both.")
+error, error_help = runs_view.model_error(summary)  # runs the model predicted; those it did not are counted
+m2.metric("Model error", error, help=error_help)
 m3.metric("Verdicts agree", runs_view.agreeing_share(summary),  # a share: "302 of 331" is cut at 1280 px
           help=runs_view.agreeing_help(summary))
 label, value, uncertain = runs_view.verdict_metric(counts)

@@ -12,6 +12,7 @@ import pandas as pd
 from specmodel.runs.pairing import why_empty
 from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
 from specmodel.runs.review import MEASURED
+from specmodel.runs.unpredicted import left_out_sentence
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 
 # chosen: bounds on what the Past runs page draws, so a large file stays responsive
@@ -226,6 +227,16 @@ K_BOX_PLACEHOLDER = f"{GUIDELLM_K} where a file needs one to be read"
 K_BOX_HELP = ("Set it to predict every run without a k at this k. Left empty, a file that needs k to read its "
               f"acceptance (guidellm) is read at k = {GUIDELLM_K}, and a run whose method has no documented default is "
               "predicted across the k values it commonly runs at, as the command line does without --k.")
+
+
+MODEL_ERROR_HELP = "Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both."
+
+
+def model_error(summary: dict) -> tuple[str, str]:
+    """The "Model error" metric: (value, help). Only runs the model predicted count; the help says how many
+    runs judged on their measurement alone were left out."""
+    value = "–" if summary.get("mape_speedup_pct") is None else f"{summary['mape_speedup_pct']:.1f}%"
+    return value, f"{MODEL_ERROR_HELP} {left_out_sentence(summary.get('rows_unpredicted') or 0)}".strip()
 
 
 def agreeing_share(summary: dict) -> str:
