@@ -15,7 +15,7 @@ from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
-from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
+from specmodel.runs import SAMPLES
 from specmodel.runs.headlines import as_read, model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
 from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
@@ -24,7 +24,7 @@ LOADED = "runs_loaded"  # (load key, RunTable, Review) of the last load: kept ac
 
 st.title("Past runs: did speculation pay off where it ran?")
 st.caption("A run with a measured speedup is judged by it; the model's prediction for the same run (its GPU, models, "
-           "k, acceptance, concurrency) sits beside it. Rows naming no known GPU or model use the sidebar's.")
+           "k, acceptance, concurrency) sits beside it. Runs naming no GPU or model use the sidebar's.")
 
 top_left, top_right = st.columns([3, 2])
 with top_left:
@@ -37,6 +37,8 @@ with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
     k_box = st.number_input("k for files that do not record it (guidellm)", 1, 16, None, key="runs_k",
                             bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
+    as_sidebar = st.checkbox(runs_view.SIDEBAR_FOR_UNKNOWN, key="runs_as_sidebar", bind="query-params",
+                             help=runs_view.SIDEBAR_FOR_UNKNOWN_HELP)
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
@@ -46,11 +48,7 @@ if not files:
 pairs = paired_by_hand(files)
 
 s = base_scenario()
-defaults = RunDefaults(**s.names(), tp=s.tp,
-                       context_len=s.context_len, k=runs_view.GUIDELLM_K if k_box is None else int(k_box),
-                       said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
-                       # the sidebar's choices are the user's, always shown; the k box is the user's once set
-                       explicit=frozenset(FALLBACK_KINDS) | ({"k"} if k_box is not None else set()))
+defaults = runs_view.page_defaults(s, k_box, as_sidebar)  # the sidebar's GPU and models: for runs naming none
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)
