@@ -124,3 +124,7 @@ def test_runs_json_counts_the_runs_left_out_of_the_comparison(tmp_path, capsys):
     assert (summary["rows_compared"], summary["rows_unpredicted"]) == (5, 2)
     assert summary["headline"].endswith("2 runs judged on their measurement alone, with no prediction (a name that "
                                         "matches no preset), are left out.")
+    report = tmp_path / "report.html"
+    assert main(["runs", str(path), "--html", str(report)]) == 0
+    assert "<p>2 runs judged on their measurement alone, with no prediction (a name that matches no preset), are left " \
+           "out.</p>" in report.read_text()
