@@ -16,7 +16,7 @@ from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
-from specmodel.runs import FALLBACK_KINDS, SAMPLES, RunDefaults
+from specmodel.runs import SAMPLES
 from specmodel.runs.headlines import as_read, model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
 from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
@@ -25,7 +25,7 @@ LOADED = "runs_loaded"  # (load key, RunTable, Review) of the last load: kept ac
 
 st.title("Past runs: did speculation pay off where it ran?")
 st.caption("A run with a measured speedup is judged by it; the model's prediction for the same run (its GPU, models, "
-           "k, acceptance, concurrency) sits beside it. Rows naming no known GPU or model use the sidebar's.")
+           "k, acceptance, concurrency) sits beside it. Runs naming no GPU or model use the sidebar's.")
 
 top_left, top_right = st.columns([3, 2])
 with top_left:
@@ -38,6 +38,8 @@ with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
     k_box = st.number_input("k for files that do not record it (guidellm)", 1, 16, None, key="runs_k",
                             bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
+    as_sidebar = st.checkbox(runs_view.SIDEBAR_FOR_UNKNOWN, key="runs_as_sidebar", bind="query-params",
+                             help=runs_view.SIDEBAR_FOR_UNKNOWN_HELP)
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
@@ -47,11 +49,7 @@ if not files:
 pairs = paired_by_hand(files)
 
 s = base_scenario()
-defaults = RunDefaults(**s.names(), tp=s.tp,
-                       context_len=s.context_len, k=runs_view.GUIDELLM_K if k_box is None else int(k_box),
-                       said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
-                       # the sidebar's choices are the user's, always shown; the k box is the user's once set
-                       explicit=frozenset(FALLBACK_KINDS) | ({"k"} if k_box is not None else set()))
+defaults = runs_view.page_defaults(s, k_box, as_sidebar)  # the sidebar's GPU and models: for runs naming none
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)
@@ -90,8 +88,8 @@ headline = model_headline(summary, result.table)
 counts = runs_view.verdict_counts(as_read(result.evaluated))  # "uncertain": a predicted verdict whose band straddles 1.0
 m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")
 m1.metric("Runs loaded", f"{len(table.rows):,}")
-m2.metric("Model error", "–" if summary["mape_speedup_pct"] is None else f"{summary['mape_speedup_pct']:.1f}%",
-          help="Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both.")
+error, error_help = runs_view.model_error(summary)  # runs the model predicted; those it did not are counted
+m2.metric("Model error", error, help=error_help)
 m3.metric("Verdicts agree", runs_view.agreeing_share(summary),  # a share: "302 of 331" is cut at 1280 px
           help=runs_view.agreeing_help(summary))
 label, value, uncertain = runs_view.verdict_metric(counts)

@@ -11,7 +11,7 @@ from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
 @pytest.fixture(scope="module")
 def evaluated():
-    # the vLLM sample says "gpu": "simulated": run with a GPU chosen, as the Past runs page does
+    # the vLLM sample says "gpu": "simulated": run with a GPU chosen (--gpu; the Past runs page with its box ticked)
     return evaluate_runs(read_runs(sample_files("Seed runs") + sample_files("vllm bench serve pair"),
                                    RunDefaults(explicit=frozenset({"gpu"}))).rows)
 

@@ -83,3 +83,48 @@ def test_cli_text_marks_disagreements_and_ends_with_the_headline(capsys):
     row = next(line for line in out if line.startswith("MT-Bench") and " 24 " in line)
     assert "loses" in row and "pays off ≠" in row
     assert out[-1].startswith("The model's verdict differs from the measured one on 3 of 5 runs")
+
+
+# Two runs of a served model no preset names, measured 2.5x and 0.5x: judged on their measurement, never predicted.
+UNNAMED = "lab,H100,tiny-llama,Llama 3.2 1B,1,4,3.2,100,250\nlab,H100,tiny-llama,Llama 3.2 1B,16,4,3.2,1000,500\n"
+
+
+def test_the_model_error_counts_only_runs_the_model_predicted_and_says_how_many_it_left_out(result):
+    mixed = review(read_runs([("mixed.csv", (FILE.read_text() + UNNAMED).encode())]).rows)
+    lab = mixed.evaluated[mixed.evaluated["workload"] == "lab"]
+    assert lab["predicted_speedup"].isna().all() and lab["no_prediction"].str.contains("'tiny-llama'").all()
+    assert lab["verdict"].tolist() == ["clears", "fails"]  # their measured verdicts stand
+    s, alone = mixed.summary, result.summary
+    assert (s["rows_compared"], s["mape_speedup_pct"], s["model_disagreements"]) == \
+        (alone["rows_compared"], alone["mape_speedup_pct"], alone["model_disagreements"])
+    assert (s["rows_unpredicted"], alone["rows_unpredicted"]) == (2, 0)
+    headline = model_headline(s, mixed.table)
+    assert headline.startswith("The model's verdict differs from the measured one on 3 of 5 runs")
+    assert headline.endswith(" 2 runs judged on their measurement alone, with no prediction (a name that matches "
+                             "no preset), are left out.")
+    assert "left out" not in model_headline(alone, result.table)
+
+
+def test_a_run_judged_on_its_measurement_alone_never_enters_the_model_error():
+    """Even where a table read back carries a speedup beside the run's no_prediction line: the line decides."""
+    from specmodel.runs.review import error_summary
+
+    rows = pd.DataFrame({"measured_speedup": [1.0, 1.0], "predicted_speedup": [1.1, 5.4],
+                         "measured_verdict": ["borderline", "borderline"], "predicted_verdict": ["clears", "clears"],
+                         "no_prediction": [float("nan"), "no prediction (judged on its measurement): target 'x' …"]})
+    s = error_summary(rows)
+    assert (s["rows_compared"], round(s["mape_speedup_pct"], 6), s["rows_unpredicted"]) == (1, 10.0, 1)
+
+
+def test_runs_json_counts_the_runs_left_out_of_the_comparison(tmp_path, capsys):
+    path = tmp_path / "mixed.csv"
+    path.write_text(FILE.read_text() + UNNAMED)
+    assert main(["runs", str(path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert (summary["rows_compared"], summary["rows_unpredicted"]) == (5, 2)
+    assert summary["headline"].endswith("2 runs judged on their measurement alone, with no prediction (a name that "
+                                        "matches no preset), are left out.")
+    report = tmp_path / "report.html"
+    assert main(["runs", str(path), "--html", str(report)]) == 0
+    assert "<p>2 runs judged on their measurement alone, with no prediction (a name that matches no preset), are left " \
+           "out.</p>" in report.read_text()

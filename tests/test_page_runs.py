@@ -5,6 +5,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from specmodel.model.roofline import Efficiency
+from specmodel.show.runs_view import SIDEBAR_FOR_UNKNOWN
 from tests.conftest import FIXTURES, ROOT
 
 APP = str(ROOT / "app.py")
@@ -156,6 +157,16 @@ def test_problems_are_one_collapsed_block_grouped_by_kind_errors_first():
     at.file_uploader(key="run_files").set_value(
         ("many.csv", ("workload,concurrency,k,alpha,speedup,gpu\n" + rows).encode(), "text/csv")).run()
     assert not at.exception
+    block = at.expander[0]
+    # the sidebar's GPU is for runs naming none: 'Z9000' is judged on its measurement, with no prediction
+    assert block.label == "Problems in the input: 1 row not loaded, 41 warnings (1 kind)"
+    [line] = [w.value for w in block.warning]
+    assert line.startswith("41 rows: no prediction (judged on its measurement): GPU '1x Z9000' is no preset")
+    assert f"choose its GPU in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}' to predict it on one" in line
+    assert "--gpu" not in line
+    # ticked, the sidebar's GPU stands for it, as `runs --gpu L40S` does
+    at.checkbox(key="runs_as_sidebar").check().run()
+    assert not at.exception
     assert len(at.expander) >= 1
     block = at.expander[0]
     assert block.label == ("Problems in the input: 1 row not loaded, 41 warnings (1 kind), 41 rows predicted on a "
@@ -242,3 +253,35 @@ def test_the_step_fit_of_the_real_engine_runs_checks_itself_on_the_run_it_did_no
     unseen = [t for t in fig["data"] if t.get("name", "").endswith("measured, predicted, not fitted")]
     assert sorted(x for t in unseen for x in t["x"]) == [16.0, 16.0]
     assert any("step fits" in b.proto.label for b in at.get("download_button"))
+
+
+REAL_ENGINE = sorted((FIXTURES / "real_engine").glob("*_c*.json"))  # plain, n-gram, draft at 1, 4, 16: 'tiny-llama'
+
+
+def test_a_served_model_with_no_preset_keeps_its_measured_verdict_and_gets_no_prediction():
+    """The real-engine lab's runs (tests/fixtures/real_engine/), uploaded together with the sidebar as it
+    opens: 'tiny-llama' is no preset, so each run is judged on what the engine measured and the model
+    predicts nothing; it was predicted as the sidebar's Llama 3.1 8B (n-gram at 1: "model: pays off
+    (2.46×)" against a measured 0.95×; "Model error 443.9%")."""
+    at = open_page()
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json")
+                                                 for p in REAL_ENGINE]).run()
+    assert not at.exception
+    table = table_by_key(at, "break_even_table").set_index(["method", "concurrency"])
+    assert table["predicted_speedup"].isna().all() and table["predicted_verdict"].isna().all()
+    assert not table["disagreement"].fillna("").any()
+    assert (table["verdict_basis"] == "measured speedup").all()
+    ngram = table.loc[("ngram", 1)]
+    assert (round(ngram["measured_speedup"], 2), ngram["verdict"]) == (0.95, "borderline")
+    assert [table.loc[("ngram", c), "verdict"] for c in (4, 16)] == ["fails", "fails"]
+    assert [table.loc[("draft_model", c), "verdict"] for c in (1, 4, 16)] == ["clears"] * 3
+    runs = table_by_key(at, "runs_table")
+    assert (runs["target_preset"].fillna("") == "").all() and runs["no_prediction"].str.contains("'tiny-llama'").all()
+    model_error = next(m for m in at.metric if m.label == "Model error")
+    assert model_error.value == "–" and "6 runs judged on their measurement alone" in model_error.help
+    flags = " ".join(m.value for m in at.markdown)
+    assert "loses at concurrency 4, 16 (measured)" in flags and "the model said" not in flags
+    said = " ".join(w.value for e in at.expander for w in e.warning)
+    assert "target 'tiny-llama' is no preset" in said and "fallback preset" not in said
+    assert f"choose its target model in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}' to predict it as one" in said
+    assert "--target" not in said and "predicted with Llama 3.1 8B" not in said

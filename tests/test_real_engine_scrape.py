@@ -88,9 +88,12 @@ def test_scrape_of_the_real_engine_prints_the_counters_figures(arm, drafts_in_re
     assert line.startswith(f"  tokens per step:  {e:.3f} (95% ")
     assert f"draft acceptance rate {rate:.3f} [accepted / draft tokens counters]" in line
     assert re.search(rf"{e:.3f} \(95% [^)]*\) \[accepted / drafts counters\], α ", line)
-    # the verdict rests on presets, and its headline says so (the verdict itself is not asserted here)
+    # the verdict rests on presets, and its headline says so (the verdict itself is not asserted here);
+    # 'tiny-llama' is no preset: not the TinyLlama 1.1B preset, whose names are one word ('TinyLlama')
     [verdict] = [ln for ln in out.splitlines() if ln.startswith("  verdict:")]
-    assert "the served model 'tiny-llama'" in verdict and "judged as Llama 3.1 8B on L40S (assumed)" in verdict
+    assert "the served model 'tiny-llama' is no preset: judged as Llama 3.1 8B on L40S (assumed)" in verdict
+    assert "the server serves 'tiny-llama', which has no preset: the model uses Llama 3.1 8B (--target)" in out
+    assert "TinyLlama" not in out
 
     _, _, out = _scrape(arm, capsys, "--json")
     data = json.loads(out)
@@ -99,7 +102,9 @@ def test_scrape_of_the_real_engine_prints_the_counters_figures(arm, drafts_in_re
     assert data["draft_acceptance_rate"] == pytest.approx(rate, rel=1e-9)
     assert data["k"] == 4 and data["drafts"] == drafts and data["model_name"] == "tiny-llama"
     assert data["mean_draft_length"] == pytest.approx(drafted / drafts)
-    assert data["model_assumed"] is True and "judged as Llama 3.1 8B on L40S (assumed)" in data["judged_as"]
+    assert data["model_assumed"] is True
+    assert data["judged_as"] == "the served model 'tiny-llama' is no preset: judged as Llama 3.1 8B on L40S (assumed)"
+    assert "TinyLlama" not in out
     assert data["model"]["target"] == "Llama 3.1 8B" and data["verdict_text"]  # the keys kept
 
 

@@ -21,6 +21,7 @@ from specmodel.model.roofline import Efficiency
 from specmodel.paths import tool_version
 from specmodel.runs.headlines import as_read
 from specmodel.runs.review import TABLE_COLUMNS, with_band_text
+from specmodel.runs.unpredicted import left_out_sentence
 from specmodel.words import verdict_words
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -191,6 +192,7 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
         version=tool_version(),
         setup=setup_lines(evaluated, efficiency), compared=summary.get("rows_compared", 0),
         mape_pct=summary.get("mape_speedup_pct"), agreeing=summary.get("verdicts_agreeing"),
+        left_out=left_out_sentence(summary.get("rows_unpredicted") or 0),
         calibration=calibration and {"parameters": [(k, f"{v:.3g}") for k, v in calibration["parameters"].items()],
                                      "message": calibration["message"]},
         cap=REPORT_ROWS, runs=len(table), break_even=_table(_break_even_display(table.head(REPORT_ROWS)), css_class="be"),

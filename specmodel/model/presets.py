@@ -228,11 +228,19 @@ class Method(NamedPreset):
         return hash((self.name, self.draft_passes))
 
 
-def _norm(name: str) -> str:
+def _norm(name: str, kind: str = "gpus") -> str:
+    """A name as its index key: case, the org prefix, an -Instruct/-Chat suffix and separators do not matter.
+    For a model, a separator between two letters parts two words: 'tiny-llama' (the real-engine lab's
+    3 M-parameter model) does not name the preset whose alias is 'tinyllama', as parse_model reads it too;
+    'Llama-3.1-8B' and 'llama 3.1 8b' still meet."""
     s = name.strip().lower()
     s = s.split("/")[-1]
     s = re.sub(r"-?(instruct|chat|it)$", "", s)
     s = s.replace("meta-llama-", "llama-")
+    if kind == "models":
+        words = [w for w in re.split(r"[^a-z0-9]+", s) if w]
+        return "".join(w if not i or not (words[i - 1][-1].isalpha() and w[0].isalpha()) else f" {w}"
+                       for i, w in enumerate(words))
     return re.sub(r"[^a-z0-9.]", "", s).replace(".", "")
 
 
@@ -246,14 +254,14 @@ def _index(kind: str) -> dict[str, str]:
     index: dict[str, str] = {}
     for name, entry in _raw()[kind].items():
         for alias in [name, *entry.get("aliases", [])]:
-            index.setdefault(_norm(alias), name)
+            index.setdefault(_norm(alias, kind), name)
     return index
 
 
 def _resolve(kind: str, name: str, label: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise SpecModelError(f"no {label} named; choose one of: {', '.join(_raw()[kind])}")
-    found = _index(kind).get(_norm(name))
+    found = _index(kind).get(_norm(name, kind))
     if found is None:
         raise SpecModelError(f"unknown {label} '{name}'; choose one of: {', '.join(_raw()[kind])}")
     return found

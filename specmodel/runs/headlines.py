@@ -13,7 +13,7 @@ import pandas as pd
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.review import MEASURED
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
-from specmodel.runs.unpredicted import reason_of
+from specmodel.runs.unpredicted import left_out_sentence, reason_of
 from specmodel.runs.row_scenario import row_alpha
 from specmodel.runs.setups import setups_of
 
@@ -94,7 +94,13 @@ def _no_comparison_headline(table: pd.DataFrame | None) -> str:
 
 
 def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
-    """How far the model was off, in one sentence: its verdict against the measured one."""
+    """How far the model was off, in one sentence: its verdict against the measured one; then how many runs
+    that comparison leaves out because the model predicted nothing for them (runs.unpredicted)."""
+    left_out = left_out_sentence(summary.get("rows_unpredicted") or 0)
+    return f"{_compared_headline(summary, table)} {left_out}".strip()
+
+
+def _compared_headline(summary: dict, table: pd.DataFrame | None) -> str:
     n = summary.get("rows_compared") or 0
     if not n:
         return _no_comparison_headline(table)

@@ -89,7 +89,7 @@ def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaul
     method = _method(method_text, parsed_method, defaults, remarks)
     if parsed_method is not None and parsed_method.method is None and "method" not in defaults.explicit:
         refused.append(("method_unknown", f"method '{method_text}' is no speculation method this model knows "
-                        f"({', '.join(presets.METHODS)}); give --method to predict it as one"))
+                        f"({', '.join(presets.METHODS)}); {defaults.give('method')} to predict it as one"))
     gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks, tp_given=tp is not None)
     target_text, target, target_match = _preset("model", v.get("target_model"), defaults.target,
                                                 defaults.named("target"), remarks, "target")
@@ -124,23 +124,23 @@ def _refusals(v: dict, gpu_text, fallbacks: dict, method: str, parsed_method, dr
         named = presets.gpus_named(gpu_text) if gpu_text else []
         if len(named) > 1:
             refused.append(("gpu_ambiguous", f"GPU '{gpu_text}' names {' and '.join(named)}: which one ran is not "
-                            "said; give --gpu NAME (or fix the cell) to predict it"))
+                            f"said; {defaults.give('gpu')} (or fix the cell) to predict it"))
         elif fallbacks.get("gpu") == "(empty)":
-            refused.append(("gpu_missing", "no GPU in this row's GPU column; give --gpu NAME to predict it"))
+            refused.append(("gpu_missing", f"no GPU in this row's GPU column; {defaults.give('gpu')} to predict it"))
         elif fallbacks.get("gpu"):
             why = "says the GPU is not stated" if re.search(r"not\s+stated|unknown", str(gpu_text), re.I) else \
                 f"is no preset; {_nearest('gpus', gpu_text)}"
-            refused.append(("gpu_unknown", f"GPU '{gpu_text}' {why}; give --gpu NAME to predict it on one"))
+            refused.append(("gpu_unknown", f"GPU '{gpu_text}' {why}; {defaults.give('gpu')} to predict it on one"))
     if fallbacks.get("target") and "target" not in defaults.explicit:
         refused.append(("target_unknown", f"target '{fallbacks['target']}' is no preset nor a known derivative of "
-                        f"one; {_nearest('models', fallbacks['target'])}; give --target NAME to predict it as one"))
+                        f"one; {_nearest('models', fallbacks['target'])}; {defaults.give('target')} to predict it as one"))
     if method == "draft_model" or (parsed_method is not None and parsed_method.method == "draft_model"):
         if fallbacks.get("draft") and "draft" not in defaults.explicit:
             refused.append(("draft_unknown", f"draft '{fallbacks['draft']}' is no preset; "
-                            f"{_nearest('models', fallbacks['draft'])}; give --draft NAME to predict it with one"))
+                            f"{_nearest('models', fallbacks['draft'])}; {defaults.give('draft')} to predict it with one"))
         elif parsed_method is not None and parsed_method.method == "draft_model" and not v.get("draft_model") \
                 and not parsed_method.draft_model and "draft" not in defaults.explicit:
-            refused.append(("draft_missing", f"'{v.get('method')}' names no draft model; give --draft NAME to "
+            refused.append(("draft_missing", f"'{v.get('method')}' names no draft model; {defaults.give('draft')} to "
                             f"predict it with one{f' (the default for this target is {draft})' if draft else ''}"))
 
 

@@ -47,6 +47,11 @@ REFUSAL_REASONS = {
 # The settings a row may fall back to, and how a message names each when the caller does not say.
 FALLBACK_KINDS = {"gpu": "the default GPU", "target": "the default target", "draft": "the default draft",
                   "method": "the default method"}
+# What a row refused for a name (or left without a prediction) tells the user to do, per kind, where the
+# caller does not say (RunDefaults.give_as): the command line's flags. "... to predict it as one" follows.
+GIVE_ON_COMMAND_LINE = {"gpu": "give --gpu NAME or --gpu-spec with its numbers",
+                        "target": "give --target NAME or --target-config FILE",
+                        "draft": "give --draft NAME or --draft-config FILE", "method": "give --method NAME"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,10 @@ class RunDefaults:
 
     said_as: {kind: words} for the kinds in FALLBACK_KINDS ("gpu", "target", "draft", "method"), e.g.
     {"gpu": "--gpu"} from the command line; a kind not given is named as in FALLBACK_KINDS
-    ("the default GPU"). A remark then reads "predicted with L40S (--gpu)"."""
+    ("the default GPU"). A remark then reads "predicted with L40S (--gpu)".
+    give_as: {kind: what to do} for a row whose name of that kind matches no preset, in the caller's own
+    inputs ("give --target NAME or --target-config FILE"; a page names its widgets); a kind not given
+    reads as on the command line (GIVE_ON_COMMAND_LINE). Its message then ends "... to predict it as one"."""
 
     gpu: str = "L40S"
     target: str = "Llama 3.1 8B"
@@ -96,10 +104,15 @@ class RunDefaults:
     # is no preset (or two) is predicted with the choice; for any other kind such a row is refused.
     # "k" in it: the user gave k, which beats a method's k spread (a k only read with is not explicit)
     explicit: frozenset = frozenset()
+    give_as: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def named(self, kind: str) -> str:
         """How a message names the fallback of one kind: "--gpu", "the default GPU", ..."""
         return self.said_as.get(kind) or FALLBACK_KINDS[kind]
+
+    def give(self, kind: str) -> str:
+        """What a message tells the user to do to name one kind: "give --gpu NAME or --gpu-spec ...", ..."""
+        return self.give_as.get(kind) or GIVE_ON_COMMAND_LINE[kind]
 
 
 @dataclass(slots=True)

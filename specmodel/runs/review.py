@@ -30,6 +30,7 @@ from specmodel.runs.frames import cells_that, column_of, frame_of
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
+from specmodel.runs.unpredicted import unpredicted_rows
 from specmodel.words import (BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, VERDICT_WORDS, advice_of_runs,  # noqa: F401 - re-exported
                              decision, disagreement_words, ngram_advice, verdict_words)
 
@@ -355,19 +356,24 @@ def with_band_text(table: pd.DataFrame) -> pd.DataFrame:
 
 def error_summary(evaluated: pd.DataFrame) -> dict:
     """How far predictions landed from measurements: MAPE of speedup, verdict agreement, and how
-    many measured verdicts the model got wrong (model_disagreements)."""
-    both = evaluated.dropna(subset=["measured_speedup", "predicted_speedup"]) if not evaluated.empty else evaluated
+    many measured verdicts the model got wrong (model_disagreements). Only runs the model predicted
+    count: a run judged on its measurement alone (runs.unpredicted) is left out, and counted in
+    rows_unpredicted."""
+    left_out = np.array(unpredicted_rows(evaluated), dtype=bool)
+    both = evaluated[~left_out] if left_out.any() else evaluated
+    both = both.dropna(subset=["measured_speedup", "predicted_speedup"]) if not both.empty else both
     if "measured_plausible" in both.columns:  # an impossible measurement checks no prediction
         both = both[both["measured_plausible"].to_numpy(dtype=object) != False]  # noqa: E712
     n = len(both)
     if n == 0:
         return {"rows_compared": 0, "mape_speedup_pct": None, "verdict_agreement": None, "verdicts_agreeing": 0,
-                "model_disagreements": 0}
+                "model_disagreements": 0, "rows_unpredicted": int(left_out.sum())}
     meas = both["measured_speedup"].astype(float).to_numpy()
     pred = both["predicted_speedup"].astype(float).to_numpy()
     agree = int((both["measured_verdict"] == both["predicted_verdict"]).sum())
     return {"rows_compared": n, "mape_speedup_pct": float(np.mean(np.abs(pred - meas) / meas) * 100),
-            "verdict_agreement": agree / n, "verdicts_agreeing": agree, "model_disagreements": n - agree}
+            "verdict_agreement": agree / n, "verdicts_agreeing": agree, "model_disagreements": n - agree,
+            "rows_unpredicted": int(left_out.sum())}
 
 
 @dataclass(frozen=True)

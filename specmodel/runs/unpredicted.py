@@ -54,3 +54,21 @@ def unpredicted(row: dict) -> bool:
     measurement only: its `no_prediction` line is set."""
     line = row.get("no_prediction")
     return isinstance(line, str) and bool(line)
+
+
+def unpredicted_rows(frame) -> list[bool]:
+    """unpredicted() of every row of a run table (a DataFrame with or without a `no_prediction` column)."""
+    if "no_prediction" not in frame:
+        return [False] * len(frame)
+    return [unpredicted({"no_prediction": line}) for line in frame["no_prediction"].tolist()]
+
+
+def left_out_sentence(rows_unpredicted: int) -> str:
+    """The sentence that says how many runs a comparison of predicted with measured speedups leaves out
+    because the model predicted nothing for them (error_summary's rows_unpredicted); "" for none."""
+    n = rows_unpredicted or 0
+    if not n:
+        return ""
+    return (f"{n:,} run{'s' if n != 1 else ''} judged on {'their' if n != 1 else 'its'} measurement alone, with no "
+            f"prediction (a name that matches no preset), {'are' if n != 1 else 'is'} left out.")
+

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 
 from specmodel.runs.pairing import why_empty
-from specmodel.runs.records import ProblemGroup, RunTable, fallback_line, group_problems
+from specmodel.runs.records import FALLBACK_KINDS, ProblemGroup, RunDefaults, RunTable, fallback_line, group_problems
 from specmodel.runs.review import MEASURED
+from specmodel.runs.unpredicted import left_out_sentence
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 
 # chosen: bounds on what the Past runs page draws, so a large file stays responsive
@@ -227,6 +228,42 @@ K_BOX_HELP = ("Set it to predict every run without a k at this k. Left empty, a 
               f"acceptance (guidellm) is read at k = {GUIDELLM_K}, and a run whose method has no documented default is "
               "predicted across the k values it commonly runs at, as the command line does without --k.")
 
+# The sidebar's GPU, target and draft are defaults, for runs that name none (as `runs` without --gpu,
+# --target, --draft). This box makes them the user's statement, as those flags given: a run naming one that
+# matches no preset is then predicted on the sidebar's choice instead of being judged on its measurement alone.
+SIDEBAR_FOR_UNKNOWN = "Predict names that match no preset as the sidebar's"
+SIDEBAR_FOR_UNKNOWN_HELP = ("A run whose GPU, target or draft model matches no preset (a model you serve under "
+                            "your own name) keeps its measured speedup and verdict, with no prediction. Tick "
+                            "this to predict such runs on the sidebar's GPU and models instead, said in their "
+                            "remarks. The sidebar's choices always apply to runs that name none.")
+# How the page's messages tell the user to name a GPU or model it could not match (RunDefaults.give_as).
+PAGE_GIVE_AS = {kind: f"choose its {what} in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}'"
+                for kind, what in (("gpu", "GPU"), ("target", "target model"), ("draft", "draft model"))} | \
+               {"method": "choose its method in the sidebar"}
+
+
+def page_defaults(scenario, k_box: int | None, sidebar_for_unknown: bool) -> RunDefaults:
+    """What the page's runs get from the sidebar (`scenario`) and the k box. The GPU, target and draft apply
+    to runs that name none; a run naming one that matches no preset is predicted on them only with
+    sidebar_for_unknown (SIDEBAR_FOR_UNKNOWN ticked), else judged on its measurement with a line that
+    says so (runs.unpredicted), as the command line does without --gpu/--target/--draft. The sidebar's
+    method stands for a method no name matches (said in the run's remarks); the k box is the user's once set."""
+    chosen = {"gpu", "target", "draft"} if sidebar_for_unknown else set()
+    return RunDefaults(**scenario.names(), tp=scenario.tp, context_len=scenario.context_len,
+                       k=GUIDELLM_K if k_box is None else int(k_box),
+                       said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"), give_as=PAGE_GIVE_AS,
+                       explicit=frozenset(chosen | {"method"} | ({"k"} if k_box is not None else set())))
+
+
+MODEL_ERROR_HELP = "Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both."
+
+
+def model_error(summary: dict) -> tuple[str, str]:
+    """The "Model error" metric: (value, help). Only runs the model predicted count; the help says how many
+    runs judged on their measurement alone were left out."""
+    value = "–" if summary.get("mape_speedup_pct") is None else f"{summary['mape_speedup_pct']:.1f}%"
+    return value, f"{MODEL_ERROR_HELP} {left_out_sentence(summary.get('rows_unpredicted') or 0)}".strip()
+
 
 def agreeing_share(summary: dict) -> str:
     """The "Verdicts agree" metric: the share of runs with both speedups whose verdicts are the same
@@ -307,5 +344,7 @@ RUNS_COLUMNS = {  # the runs as read, one row per run
     "spec_tok_s": ("spec tok/s", "%.0f", None), "measured_speedup": ("measured ×", "%.2f", None),
     "gpu": ("gpu", None, None), "gpu_preset": ("gpu_preset", None, None), "target_preset": ("target_preset", None, None),
     "draft_preset": ("draft_preset", None, None), "context_len": ("context_len", None, None),
+    "no_prediction": ("no prediction", None, "Why the model predicts nothing for this run (a name that matches no "
+                                             "preset): it is judged on its measurement alone"),
     "remarks": ("remarks", None, None),
 }
