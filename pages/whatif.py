@@ -9,6 +9,7 @@ from pages.parts.text import no_links, own_words
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
+from pages.parts.step_fit_answer import show_step_fit
 from specmodel import SpecModelError
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
@@ -85,6 +86,7 @@ except SpecModelError as exc:
     st.stop()
 
 with answer:
+    show_step_fit(scenario, float(summary.prediction.tokens_per_step))  # at this page's α: a what-if
     show_verdict(summary.tone, summary.verdict.text, summary.verdict.advice)
     calibration_badge()
     show_notes(summary.notes, info="info")

@@ -285,3 +285,19 @@ def test_a_served_model_with_no_preset_keeps_its_measured_verdict_and_gets_no_pr
     assert "target 'tiny-llama' is no preset" in said and "fallback preset" not in said
     assert f"choose its target model in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}' to predict it as one" in said
     assert "--target" not in said and "predicted with Llama 3.1 8B" not in said
+
+
+def test_step_fits_used_on_every_page_answer_what_if_first():
+    """"Use these step fits on every page" after uploading the lab's runs: What-if at batch 16 (the sidebar's
+    draft model, k = 4) answers from the draft-model server's fit before the model, and says it is a loss
+    (fitted on 1, 4 and 16: the runs measured 2.57×, 1.42×, 1.48× at E = 5.0; What-if asks at its own α)."""
+    at = open_page()
+    lab = sorted((FIXTURES / "real_engine").glob("*.json"))
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json") for p in lab]).run()
+    at.button(key="use_step_fits").click().run()
+    assert not at.exception
+    at.switch_page("pages/whatif.py").run()
+    at.number_input(key="conc").set_value(16).run()
+    assert not at.exception
+    boxes = [b.value for b in (*at.success, *at.error, *at.warning) if b.value.startswith("Your runs")]
+    assert len(boxes) == 1 and "tiny-llama" in boxes[0] and "Draft model" in boxes[0] and "at 16" in boxes[0]

@@ -60,3 +60,14 @@ def set_calibration(eff: Efficiency | None) -> None:
     st.session_state["calibration"] = eff
     st.query_params["cal"] = links.efficiency_to_link(eff)
 
+
+
+def step_fits() -> list:
+    """The session's saved step fits (specmodel.fit.saved.SavedFit): from the Past runs page or a calibration
+    file. They are not carried in page links (a fit is kilobytes): a link says so where it is copied."""
+    return st.session_state.get("step_fits", [])
+
+
+def set_step_fits(fits: list) -> None:
+    """Use these step fits on every page for the rest of the session ([] forgets them)."""
+    st.session_state["step_fits"] = list(fits)

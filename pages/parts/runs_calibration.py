@@ -7,11 +7,12 @@ import json
 
 import streamlit as st
 
-from pages.parts.calibration import set_calibration
+from pages.parts.calibration import set_calibration, set_step_fits
 from pages.parts.display import show_error
 from pages.parts.text import no_links, plain
 from specmodel import Efficiency, SpecModelError
 from specmodel.model.calibration_file import calibration_from_json, parameter_rows, require_physical
+from specmodel.fit.saved import saved_fits
 from specmodel.runs.calibrate import calibrate
 from specmodel.show import runs_view as runs_view
 
@@ -58,12 +59,14 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
                                      "--save-calibration FILE.json`.")
     if uploaded is not None and st.session_state.get("calibration_upload_applied") != uploaded.file_id:
         try:
-            eff, _ = calibration_from_json(uploaded.getvalue().decode("utf-8", "replace"), uploaded.name)
+            eff, doc = calibration_from_json(uploaded.getvalue().decode("utf-8", "replace"), uploaded.name)
+            fits = saved_fits(doc, uploaded.name)
         except SpecModelError as exc:
             with box:
                 show_error(exc)
         else:
             st.session_state["calibration_upload_applied"] = uploaded.file_id
+            set_step_fits(fits)
             set_calibration(eff)
             st.rerun()
 

@@ -7,6 +7,7 @@ import json
 
 import streamlit as st
 
+from pages.parts.calibration import set_step_fits
 from pages.parts.display import chart
 from pages.parts.text import no_links, plain
 from specmodel import Efficiency
@@ -39,8 +40,13 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
             st.caption(no_links(note))
     if any(f.fit.usable for f in fits):
         chart(step_fit_chart(fits, measured), "step_fit_chart")
+    saved = [SavedFit(f.workload, f.setup, f.target, f.method, f.fit) for f in fits]
+    if st.button("Use these step fits on every page", key="use_step_fits",
+                 help="What-if then answers from your runs first, for the k and method they ran; page links do "
+                      "not carry step fits: save the calibration file below to keep them"):
+        set_step_fits(saved)
     doc = calibration_document(efficiency or Efficiency())
-    doc["step_fits"] = [SavedFit(f.workload, f.setup, f.target, f.method, f.fit).to_dict() for f in fits]
+    doc["step_fits"] = [f.to_dict() for f in saved]
     st.download_button("Calibration file with the step fits (JSON, for --calibration)",
                        json.dumps(doc, indent=2, allow_nan=False), file_name="calibration.json",
                        mime="application/json", key="download_step_fits")
