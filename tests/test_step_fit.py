@@ -5,8 +5,6 @@ concurrency predicts nothing and names the run that would; a fit that leaves the
 the saved fit answers `predict` before the model does; the recorded real-engine losses are caught."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +14,14 @@ from specmodel.fit.saved import chosen_fit, saved_fits
 from specmodel.fit.steps import Shape, StepPoint, fit_steps
 from specmodel.errors import SpecModelError
 from specmodel.words.step_fit import fit_line, refused_words, runs_to_pin
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "tests" / "fixtures" / "real_engine"
 
 
-def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "specmodel", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+def _cli(*args):
+    return run_cli(*map(str, args))
 
 
 def _line_points(batches, plain=(10.0, 0.1), spec=(4.0, 0.5)):
