@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.model.off_state import OffCost, engine_off_cost, off_row
+from specmodel.model.off_state import OffCost, off_row, scenario_off_cost
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid, with_changes
 
 # chosen (no measurement of run-to-run noise found in bench/evidence/): |speedup − 1| within this is
@@ -91,7 +91,7 @@ def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, off: Of
     against a server without speculation (off_state.off_row: 1 where the off cost is free); `off`: the off
     cost, the engine's where None."""
     grid = np.nan_to_num(speedup_grid(s, np.arange(0, k_max + 1), np.arange(1, max_batch + 1)), nan=0.0)
-    grid[0] = off_row(s, np.arange(1, max_batch + 1), engine_off_cost(s.engine) if off is None else off)
+    grid[0] = off_row(s, np.arange(1, max_batch + 1), scenario_off_cost(s) if off is None else off)
     return grid
 
 
@@ -350,7 +350,7 @@ def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p
     ks = np.arange(sp.tokens.shape[1])
     vec = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731 - scalars from one run
     speedup = vec(p.speedup)
-    cost = engine_off_cost(sp.base.engine) if off is None else off
+    cost = scenario_off_cost(sp.base) if off is None else off
     row = off_row(sp.base, np.arange(1, SCHEDULE_MAX_BATCH + 1), cost)
     r_sched = sp.ratio(sp.base, ks, np.arange(1, SCHEDULE_MAX_BATCH + 1))
     off_u, last_k_u, in_use, grid, pools = _schedules(sp.tokens, r_sched, keep_grid, row)

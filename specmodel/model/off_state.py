@@ -37,6 +37,7 @@ class OffCost:
     points: tuple[tuple[float, float], ...]
     kind: str
     source: str
+    brief: str = ""  # the source in a few words, for a table cell (runs --json `off_cost_source`)
 
     def at(self, batch) -> np.ndarray:
         """The share at each batch (≥ 0)."""
@@ -52,22 +53,35 @@ class OffCost:
     def to_dict(self, batch: int) -> dict:
         """`predict --json`'s `off_cost`: the share at `batch`, the points, the kind and the source."""
         return {"value": round(float(self.at(batch)), 4), "at_batch": int(batch), "kind": self.kind,
-                "points": [[int(b), round(float(v), 4)] for b, v in self.points], "source": self.source}
+                "points": [[int(b), round(float(v), 4)] for b, v in self.points], "source": self.source,
+                "brief": self.brief or self.source}
 
 
-NONE = OffCost(((1, 0.0),), "none", "no off band inside the server: the schedule's off band is a plain server")
+NONE = OffCost(((1, 0.0),), "none", "no off band inside the server: the schedule's off band is a plain server",
+               "none: no off band in the server")
 
 
-def engine_off_cost(engine: Engine) -> OffCost:
+def engine_off_cost(engine: Engine, method: str | None = None) -> OffCost:
     """The engine's off cost (data/engines.json `off_cost`); kind "none" for a version named before the
-    release that has an off band inside the server (its `since`), and for an engine without a value."""
+    release that has an off band inside the server (its `since`), for a `method` the engine runs with one k at
+    every batch (not in its `methods`), and for an engine without a value."""
     data = engine.off_cost
     if not data:
         return NONE
+    if method is not None and "methods" in data and method not in data["methods"]:
+        return OffCost(((1, 0.0),), "none", f"{engine.label} runs {method} with one k at every batch: the off band "
+                                            "is a server without speculation", f"none: one k for {method}")
     if engine.older_than(data.get("since")):
         return OffCost(((1, 0.0),), "none", f"{engine.label} {engine.version_text} has no k = 0 band before "
-                                            f"{data['since']}: the off band is a server without speculation")
-    return OffCost(tuple((float(b), float(v)) for b, v in data["points"]), data["kind"], data["source"])
+                                            f"{data['since']}: the off band is a server without speculation",
+                       f"none: no k = 0 band before {engine.name} {data['since']}")
+    return OffCost(tuple((float(b), float(v)) for b, v in data["points"]), data["kind"], data["source"],
+                   f"{data['kind']}: {engine.name}'s value, data/engines.json off_cost")
+
+
+def scenario_off_cost(s: Scenario) -> OffCost:
+    """The off cost of the scenario's engine for its method (engine_off_cost)."""
+    return engine_off_cost(s.engine, s.method.name)
 
 
 def measured_off_cost(concurrency, plain_tok_s, off_tok_s, where: str) -> OffCost | None:
@@ -83,15 +97,16 @@ def measured_off_cost(concurrency, plain_tok_s, off_tok_s, where: str) -> OffCos
         at = ok & (c == batch)
         points.append((batch, max(float(np.mean(plain[at] / off[at])) - 1.0, 0.0)))
     said = ", ".join(f"{v:.1%} at batch {b:g}" for b, v in points)
-    return OffCost(tuple(points), "measured", f"measured: {int(ok.sum())} run(s) with speculation configured and "
-                                              f"off ({where}): {said}")
+    brief = f"measured: {int(ok.sum())} run(s) with speculation configured and off ({where})"
+    return OffCost(tuple(points), "measured", f"{brief}: {said}", brief)
 
 
 def given_off_cost(share: float, where: str) -> OffCost:
     """An off cost a user measured and gave (`predict --off-cost`): the same share at every batch."""
     if not np.isfinite(share) or share < 0:
         raise SpecModelError(f"{where} must be a share ≥ 0 of the plain step (0.15 for 15%), got {share}")
-    return OffCost(((1, float(share)),), "measured", f"measured: {share:.1%} of the plain step ({where})")
+    said = f"measured: {share:.1%} of the plain step ({where})"
+    return OffCost(((1, float(share)),), "measured", said, said)
 
 
 def off_row(s: Scenario, batches, cost: OffCost) -> np.ndarray:

@@ -62,7 +62,8 @@ class Summary(Decision):
     def threshold_text(self) -> str | None:
         """Why the crossover (the k set here) and the off threshold (the schedule's k) are two numbers,
         in words; None where only one of them exists or they agree."""
-        return threshold_words(self.scenario.k, self.crossover_concurrency, self.schedule)
+        return threshold_words(self.scenario.k, self.crossover_concurrency, self.schedule,
+                               self.off_cost is None or self.off_cost.free)
 
 
 def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (), off: OffCost | None = None
@@ -93,9 +94,9 @@ def off_notes(d: Decision) -> list[str]:
     if cost is None or cost.free or not s.k:
         return []
     at = s.concurrency if d.off_above is None else d.off_above + 1  # where the schedule's off band starts
-    where = "" if cost.kind == "measured" else "; a run with speculation configured and off replaces it (`plan`)"
+    where = "" if cost.kind == "measured" else ": a run with speculation configured and off replaces it (`plan`)"
     return [info(f"speculation configured but off (the schedule's k = 0 band) still costs {float(cost.at(at)):.0%} "
-                 f"of a plain step at batch {at} ({cost.kind}{where})")]
+                 f"of a plain step at batch {at}, {cost.kind}{where}")]
 
 
 def scenario_notes(s: Scenario, p: Prediction) -> list[str]:
@@ -246,18 +247,23 @@ def uncertain_words(band: tuple[float, float], between: tuple[int | None, int | 
     return text
 
 
-def threshold_words(k: int, crossover: int | None, schedule: list[list[int]]) -> str | None:
-    """The crossover (where the k set here stops paying) beside the schedule's off threshold, in words."""
+def threshold_words(k: int, crossover: int | None, schedule: list[list[int]], off_free: bool = True) -> str | None:
+    """The crossover (where the k set here stops paying) beside the schedule's off threshold, in words
+    (`off_free`: the schedule's off band is a plain server; else its k is compared with that band)."""
     off = off_above(schedule)
     if not k or off is None or crossover is None or off == crossover:
         return None
     off_k = schedule[-2][2] if len(schedule) >= 2 else None
     cross = ("from batch 1" if crossover == 0 else f"above batch {crossover}")
-    if off_k == k:
+    against = "plain decoding" if off_free else "its off band (speculation configured, k = 0)"
+    if off_k == k and off_free:
         why = (f"between the two, k = {k} is within {SWITCH_GAIN:.0%} of plain decoding (run-to-run noise), "
                "so the schedule does not switch for it")
+    elif off_k == k:
+        why = (f"between the two, k = {k} still beats {against} or is within {SWITCH_GAIN:.0%} of it, so the "
+               "schedule does not switch for it")
     else:
-        why = (f"the schedule runs k = {off_k} there, which keeps within {SWITCH_GAIN:.0%} of plain decoding up to "
+        why = (f"the schedule runs k = {off_k} there, which keeps within {SWITCH_GAIN:.0%} of {against} up to "
                f"batch {off}")
     if off == 0:
         return f"k = {k} loses {cross}; the schedule keeps speculation off at every batch"
