@@ -24,7 +24,7 @@ import pandas as pd
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, spec_defaults
 from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of, summarize_many
-from specmodel.model.off_state import OffCost, measured_off_cost, scenario_off_cost
+from specmodel.model.off_state import measured_off_cost, scenario_off_cost
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
@@ -153,6 +153,8 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
         alpha = np.where(np.isfinite(alpha), alpha, pd.to_numeric(rows["alpha_assumed"], errors="coerce").to_numpy(float))
     k = rows["k"].to_numpy(dtype=float)
     conc = rows["concurrency"].to_numpy(dtype=float)
+    off_tok_s = pd.to_numeric(rows["off_tok_s"], errors="coerce").to_numpy(dtype=float) if "off_tok_s" in rows.columns \
+        else np.full(len(rows), np.nan)
     predictable = np.isfinite(alpha)
     res["prediction_error"][~predictable] = "no acceptance to predict with"
     if "no_prediction" in rows.columns:  # a name matched no preset: judged on its measurement only (runs.unpredicted)
@@ -167,7 +169,8 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
         except (SpecModelError, TypeError, ValueError) as exc:
             res["prediction_error"][idx] = str(exc)
         else:
-            off = _measured_off(rows, idx)  # runs of this setup with speculation configured and off, if any
+            off = measured_off_cost(conc[idx], rows["baseline_tok_s"].to_numpy(dtype=float)[idx], off_tok_s[idx],
+                                    "off_tok_s of this setup's rows")  # runs with speculation configured and off
             part = summarize_many(setup, alpha[idx], k[idx], conc[idx], off)  # arrays: floats (NaN) or objects
             failed = part["error"] != None  # noqa: E711 - elementwise: the runs with a message
             res["prediction_error"][idx[failed]] = part["error"][failed]
@@ -190,19 +193,6 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     out = pd.concat([rows, results], axis=1)
     out["setup"] = setup_names(out)  # what tells the run apart from its workload's other setups
     return out
-
-
-def _measured_off(rows: pd.DataFrame, idx: np.ndarray) -> OffCost | None:
-    """The off cost the setup's rows measured (a row's `off_tok_s` against its `baseline_tok_s`: off_state), or
-    None where none did (the engine's value stands)."""
-    if "off_tok_s" not in rows.columns:
-        return None
-    part = rows.iloc[idx]
-    off = pd.to_numeric(part["off_tok_s"], errors="coerce").to_numpy(dtype=float)
-    if not np.isfinite(off).any():
-        return None
-    return measured_off_cost(part["concurrency"].to_numpy(dtype=float), part["baseline_tok_s"].to_numpy(dtype=float),
-                             off, "off_tok_s of this setup's rows")
 
 
 def _rate_rows(rows: pd.DataFrame, results: pd.DataFrame, efficiency: Efficiency | None) -> None:
