@@ -88,10 +88,11 @@ def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MA
 def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, off: OffCost | None = None) -> np.ndarray:
     """Speedup for k in 0..k_max (rows) at every batch in 1..max_batch (columns), NaN as 0: what k_schedule
     and off_above_range read (summarize computes it once for both). Row k = 0 is the schedule's off band
-    against a server without speculation (off_state.off_row: 1 where the off cost is free); `off`: the off
-    cost, the engine's where None."""
+    against a server without speculation (off_state.off_row: 1 where the off cost is free, and where no k
+    pays at any batch: nothing is configured then); `off`: the off cost, the engine's where None."""
     grid = np.nan_to_num(speedup_grid(s, np.arange(0, k_max + 1), np.arange(1, max_batch + 1)), nan=0.0)
-    grid[0] = off_row(s, np.arange(1, max_batch + 1), scenario_off_cost(s) if off is None else off)
+    paying = (grid[1:] >= 1.0).any()
+    grid[0] = off_row(s, np.arange(1, max_batch + 1), scenario_off_cost(s) if off is None else off) if paying else 1.0
     return grid
 
 
