@@ -25,8 +25,10 @@ def test_an_uncertain_verdict_gives_the_range_of_the_off_threshold_and_says_to_m
     out = _predict_json(capsys, "--concurrency", "40")  # the default 8B + 1B on an L40S, near its crossover
     assert out["uncertain"] is True and out["speedup_low"] < 1 < out["speedup_high"]
     low, mid, high = out["off_above_batch_low"], out["off_above_batch"], out["off_above_batch_high"]
-    assert low < mid < high
-    assert f"between {low} and {high}" in out["verdict_text"] and "measure" in out["verdict_text"]
+    # against the schedule's off band (not free on vLLM: model.off_state) the high end pays beyond 512 here
+    assert low < mid and (high is None or mid < high)
+    top = "512, or beyond it" if high is None else f"{high}"
+    assert f"between {low} and {top}" in out["verdict_text"] and "measure" in out["verdict_text"]
 
 
 def test_an_uncertain_verdict_reads_as_a_caution_whichever_way_its_speedup_leans():

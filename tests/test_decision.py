@@ -59,16 +59,21 @@ def test_advice_schedule_threshold_and_every_engine_config_agree(case):
     by_engine = out["deploy_by_engine"]
     schedule = summary.schedule
     here = k_at(schedule, s.concurrency)
-    # advice <-> schedule: the k the advice names is the schedule's k at this batch
-    assert summary.best_k == here == out["best_k"]
-    if here and here != s.k:
+    # advice <-> schedule: the k the advice names is the schedule's k at this batch, or 0 where a server without
+    # speculation beats the schedule there by more than the noise (the schedule's k loses here but still beats
+    # its own off band, which is not free on vLLM: off_state); then the advice says what a restart gains
+    if summary.best_k != here:
+        assert summary.best_k == 0 and summary.restart_gain > 1 + SWITCH_GAIN
+        assert f"restart without speculation: {summary.restart_gain:.2f}x this schedule" in out["advice"]
+    assert summary.best_k == out["best_k"]
+    if summary.best_k and here != s.k:
         assert f"k to {here} " in out["advice"]
-    if here == 0:
+    if summary.best_k == 0:
         assert "turn speculation off" in out["advice"]
     # threshold <-> schedule <-> advice
     off = off_above(schedule)
     assert out["off_above_batch"] == off
-    if off is not None and off >= s.concurrency and here:
+    if off is not None and off >= s.concurrency and summary.best_k:
         assert f"turn it off above batch {off}" in out["advice"]
     # crossover <-> threshold: said in words where both appear and differ
     cross = summary.crossover_concurrency
@@ -123,7 +128,7 @@ def test_no_one_or_two_batch_ranges_in_n_gram_schedules():
 
 
 def test_traps_are_warnings_where_they_apply():
-    summary = summarize(Scenario.from_names(gpu="L40S", method="eagle3", alpha=0.7, k=4))
+    summary = summarize(Scenario.from_names(gpu="L40S", method="eagle3", alpha=0.5, k=4))
     plain, _ = deploy_by_engine(summary)
     dp, _ = deploy_by_engine(summary, dp=2)
     assert not any("data parallelism" in w for w in plain["vllm"]["warnings"])

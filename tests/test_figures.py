@@ -49,11 +49,18 @@ def test_the_deploy_options_chart_is_labelled_and_orders_off_fixed_schedule_and_
     assert names[0].startswith("off") and names[1].startswith("fixed k =") and names[2].startswith("schedule")
     assert names[3] == "per-batch best k (upper bound)"
     rows = figures.deploy_option_rows(summary)
-    # the upper bound is the best of the four at every batch (within K_TIE, its tie rule) ...
-    best_other = np.maximum.reduce([rows["off"], rows["fixed"], rows["schedule"]])
+    # the upper bound is the best of one server's options at every batch (within K_TIE, its tie rule) ...
+    best_other = np.maximum.reduce([rows["fixed"], rows["schedule"]])
     assert np.all(rows["upper"] >= best_other * (1 - K_TIE) - 1e-9)
-    # ... the schedule never falls more than the noise below plain decoding ...
-    assert np.all(rows["schedule"] >= rows["off"] / (1 + SWITCH_GAIN) - 1e-9)
+    # ... the schedule never falls more than the noise below its own off band (speculation configured, k = 0),
+    # and below a server without speculation by no more than separate pools gain (what the advice says) ...
+    band = rows["off"] * summary.grid[0][rows["batch"] - 1]
+    assert np.all(rows["schedule"] >= band / (1 + SWITCH_GAIN) - 1e-9)
+    below = rows["schedule"] < rows["off"] / (1 + SWITCH_GAIN)
+    if below.any():
+        assert summary.pools_gain is not None
+        assert np.all(rows["off"][below] / rows["schedule"][below] <= summary.pools_gain + 1e-9)
+        assert np.all(rows["batch"][below] > summary.pools_above)
     # ... and at the scenario's batch the fixed k is the one the schedule runs (one decision)
     at = list(rows["batch"]).index(scenario.concurrency) if scenario.concurrency in rows["batch"] else None
     if at is not None and summary.best_k:

@@ -68,8 +68,8 @@ def test_an_instance_whose_band_straddles_one_is_shown_uncertain_with_its_band_a
     # the text reads in order: the speedup, what was measured, then why it is uncertain and where to measure
     text = raw.at[sglang, "verdict_text"]
     assert text.startswith("uncertain (pays off by the estimate): 1.25x at batch 31, measured E = 2.74")
-    assert ("— 0.93x to 1.89x across the model's 80% band; the batch above which it stops paying lies between 24 "
-            "and 512") in text
+    assert ("— 0.93x to 1.89x across the model's 80% band; the batch above which it stops paying lies between 45 "
+            "and 512") in text  # against the schedule's off band, not free on SGLang (model.off_state): 24 if it were
     fig = figures_fleet.operating_points(shown)
     trace = next(t for t in fig.data if t.name == "uncertain")
     assert trace.marker.color == figures_fleet.VERDICT_COLOURS["uncertain"]

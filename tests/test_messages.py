@@ -107,7 +107,7 @@ def test_turn_it_off_above_batch_names_the_k_it_is_for():
     not to the chosen k, whose crossover is far lower: the advice says which."""
     from specmodel import summarize
 
-    s = Scenario.from_names(gpu="H100 SXM", alpha=0.6, k=4, concurrency=8)
+    s = Scenario.from_names(gpu="A100 80GB", alpha=0.5, k=4, concurrency=8)
     summary = summarize(s)
     schedule = summary.schedule
     assert schedule[-1][2] == 0 and schedule[-2][2] == 1

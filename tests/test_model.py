@@ -126,7 +126,7 @@ def test_alpha_one_and_k_zero_work():
 
 
 def test_schedule_turns_speculation_off_at_high_batch_for_low_acceptance():
-    s = Scenario.from_names(gpu="H100 SXM", alpha=0.5, k=4)
+    s = Scenario.from_names(gpu="A100 80GB", alpha=0.5, k=4)
     schedule = k_schedule(s)
     assert schedule[0][0] == 1 and schedule[-1][1] == 512
     assert schedule[0][2] >= 1 and schedule[-1][2] == 0

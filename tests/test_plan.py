@@ -24,7 +24,7 @@ def plan_json(*args):
 def test_vllm_plan_is_plain_and_speculative_pairs_of_vllm_bench_serve_bracketing_the_off_threshold():
     out = plan_json(*SEED, "--engine", "vllm")
     assert out["engine"] == "vllm" and out["bench"] == "vllm"
-    runs = out["runs"]
+    runs = [r for r in out["runs"] if not r["speculation_off"]]  # the run with speculation configured and off: below
     concs = sorted({r["concurrency"] for r in runs})
     assert len(runs) == 2 * len(concs) <= 6  # a plain and a speculative run at each batch, three batches at most
     assert concs[0] == 1  # fixed costs
@@ -45,13 +45,13 @@ def test_vllm_plan_is_plain_and_speculative_pairs_of_vllm_bench_serve_bracketing
             assert 1 <= config["synthetic_acceptance_length"] <= config["num_speculative_tokens"] + 1
         else:
             assert "--speculative-config" not in server
-    assert out["total_seconds"] >= sum(r["seconds"] for r in runs)  # the runs plus two server starts
+    assert out["total_seconds"] >= sum(r["seconds"] for r in out["runs"])  # the runs plus a start per server
     assert out["synthetic_acceptance"]["since"] == "vLLM 0.20.0"
 
 
 def test_sglang_plan_uses_bench_serving_and_simulated_acceptance():
     out = plan_json("--method", "eagle3", "--alpha", "0.7", "--engine", "SGLang v0.5.14")
-    spec = [r for r in out["runs"] if r["speculative"]]
+    spec = [r for r in out["runs"] if r["speculative"] and not r["speculation_off"]]
     assert spec and all(shlex.split(r["command"])[:3] == ["python", "-m", "sglang.bench_serving"] for r in out["runs"])
     assert all(r["server"].startswith("SGLANG_SIMULATE_ACC_LEN=") for r in spec)
     assert "--speculative-algorithm EAGLE3" in spec[0]["server"]
@@ -101,7 +101,8 @@ def test_trtllm_plan_uses_guidellm_at_a_concurrent_rate():
 def test_the_fixture_files_are_the_plans_runs_in_vllm_bench_serve_format():
     plan = measurement_plan(summarize(Scenario.from_names(gpu="L40S", target="Llama 3.1 8B", method="draft_model",
                                                draft="Llama 3.2 1B", alpha=0.7, k=4)))
-    assert {f.stem for f in FIXTURES} == {f"{'spec' if r.speculative else 'plain'}_c{r.concurrency}" for r in plan.runs}
+    assert {f.stem for f in FIXTURES} == {f"{'off' if r.off else 'spec' if r.speculative else 'plain'}_c{r.concurrency}"
+                                          for r in plan.runs}
     reference = json.loads((ROOT.parent / "shared" / "reference" / "vllm_bench_serve_sample.json").read_text()) \
         if (ROOT.parent / "shared").exists() else None
     for f in FIXTURES:

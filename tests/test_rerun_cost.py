@@ -101,7 +101,8 @@ def test_moving_alpha_k_or_concurrency_reuses_the_steps_grid_of_the_scenario():
                                Scenario.from_names(target="Llama 3.1 70B", draft="Llama 3.1 8B", gpu="H100 SXM", tp=2,
                                         context_len=2700)])
 def test_deploy_options_throughputs_equal_predicting_every_k_at_every_batch(s):
-    rows = figures.deploy_option_rows(summarize(s))
+    summary = summarize(s)
+    rows = figures.deploy_option_rows(summary)
     p = predict(s, k=np.arange(0, 9)[:, None], concurrency=rows["batch"][None, :])
     spec = np.nan_to_num(np.asarray(p.spec.throughput_tok_s, dtype=float), nan=0.0)
     assert np.allclose(rows["off"], np.asarray(p.plain.throughput_tok_s)[0], rtol=1e-12)
@@ -109,7 +110,9 @@ def test_deploy_options_throughputs_equal_predicting_every_k_at_every_batch(s):
     cols = np.arange(len(rows["batch"]))
     for name in ("schedule", "upper"):
         ks = rows[f"{name}_k"]
-        expected = np.where(ks == 0, rows["off"], spec[ks, cols])
+        # k = 0 in a schedule is its off band: speculation configured, not free (model.off_state, the grid's row 0)
+        band = rows["off"] * summary.grid[0][rows["batch"] - 1]
+        expected = np.where(ks == 0, band, spec[ks, cols])
         assert np.allclose(rows[name], expected, rtol=1e-12, atol=1e-9)
 
 

@@ -33,14 +33,16 @@ def plan_section(summary=None, scenario=None, rows=None, key: str = "plan") -> N
         show_error(exc)
         return
     st.caption(f"{len(plan.runs)} runs on {plain(plan.engine)} with `{code(plan.bench)}` (about {plan.total_seconds / 60:.0f} "
-               "min with two server starts): batch 1 pins the fixed cost of a step, the ends of the range where the "
-               "model places the off threshold bracket it and separate the per-sequence cost. Upload the results "
+               f"min with {len(plan.servers)} server starts): batch 1 pins the fixed cost of a step, the ends of the "
+               "range where the model places the off threshold bracket it and separate the per-sequence cost. Upload the results "
                "on Past runs to calibrate.")
     # drawn while open (opening reruns the page), so a closed box sends no commands with the page
     with st.expander("The runs, as commands", key=f"{key}_commands", on_change="rerun") as commands:
         if commands.open:
             script = [f"# plain server\n{plan.servers['plain']}", f"# speculative server\n{plan.servers['speculative']}"]
-            script += [f"# batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} "
+            if "speculative_off" in plan.servers:
+                script.append(f"# speculation configured, off\n{plan.servers['speculative_off']}")
+            script += [f"# batch {r.concurrency}, {r.arm} "
                        f"(~{r.seconds / 60:.1f} min): {r.why}\n{r.command}" for r in plan.runs]
             st.code("\n\n".join(script), language="bash", wrap_lines=True)
             for note in plan.notes:  # the app's own words: commands and flags in backticks

@@ -52,11 +52,13 @@ def run_plan(args: argparse.Namespace) -> int:
         return 0
     hours = out["total_minutes"]
     print(f"Measurement plan for {scenario.target} on {scenario.gpu} ({out['engine']}, {scenario.method}, k = "
-          f"{plan.k}): {len(plan.runs)} runs, about {hours:g} min with two server starts")
+          f"{plan.k}): {len(plan.runs)} runs, about {hours:g} min with {len(plan.servers)} server starts")
     print(f"  plain server:       {plan.servers['plain']}")
     print(f"  speculative server: {plan.servers['speculative']}")
+    if "speculative_off" in plan.servers:
+        print(f"  speculation off:    {plan.servers['speculative_off']}")
     for r in plan.runs:
-        print(f"  - batch {r.concurrency}, {'speculative' if r.speculative else 'plain'} "
+        print(f"  - batch {r.concurrency}, {r.arm} "
               f"(~{r.seconds / 60:.1f} min): {r.why}")
         print(f"    {r.command}")
     for note in plan.notes:

@@ -12,6 +12,7 @@ from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.model import presets
 from specmodel.words import summarize
 from specmodel.model.memory import kv_bytes_per_token
+from specmodel.model.off_state import given_off_cost
 from specmodel.notes import cli_label
 
 
@@ -24,6 +25,10 @@ def add_parser(sub) -> None:
     p.add_argument("--concurrency", type=number(1, MAX_CONCURRENCY, whole=True), default=1, help="concurrent sequences")
     p.add_argument("--dp", type=number(1, 1024, whole=True), default=1,
                    help="data-parallel replicas the deployment runs (vLLM and SGLang drop per-batch k under DP); default 1")
+    p.add_argument("--off-cost", type=number(0, 10), metavar="SHARE",  # 10: ten times the step, far above any published
+                   help="what a step costs with speculation configured but switched off (the schedule's k = 0 band), "
+                        "as you measured it: a share of the plain step (0.15 for 15%%); default: the engine's value "
+                        "(`off_cost` in --json says which)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_predict)
 
@@ -51,8 +56,9 @@ def run_predict(args: argparse.Namespace) -> int:
     from specmodel.cli.output import print_json
 
     scenario = scenario_from_args(args)
+    off = None if args.off_cost is None else given_off_cost(args.off_cost, "--off-cost")
     try:
-        summary = summarize(scenario, k_max=args.k_max)
+        summary = summarize(scenario, k_max=args.k_max, off=off)
     except DoesNotFit as exc:  # an answer: in JSON a verdict; as text one line and exit 2
         if not args.json:
             raise
@@ -92,6 +98,11 @@ def run_predict(args: argparse.Namespace) -> int:
           + crossover_words(cross, s.k))
     if out["threshold_text"]:
         print(f"                    {out['threshold_text']}")
+    pools, off = out["separate_pools"], out["off_cost"]
+    if off and off["value"]:
+        print(f"  off band:         {off['value']:.0%} of a plain step at batch {off['at_batch']} ({off['kind']}); "
+              + (f"speculation pays up to batch {pools['above_batch']}" if pools["above_batch"] else
+                 "speculation never pays here" if pools["above_batch"] == 0 else "speculation pays up to batch 512"))
     if str(s.engine) == "vllm":  # the engine text: no version named
         print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     else:

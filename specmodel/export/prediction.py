@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice, deploy_by_engine, vllm_speculative_config
-from specmodel.model.decide import off_above
+from specmodel.model.decide import SWITCH_GAIN, Decision, off_above
 from specmodel.words import Summary, decision
 from specmodel.model.scenario import Arm, Scenario
 from specmodel.plan.capacity import int_or_none, rounded
@@ -57,12 +57,26 @@ def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> 
         "plain": _arm(p.plain), "spec": _arm(p.spec),
         "vllm_speculative_config": vllm_speculative_config(summary),
         "notes": list(summary.notes),
+        "off_cost": summary.off_cost.to_dict(int(p.concurrency)) if summary.off_cost else None,
+        "separate_pools": separate_pools(summary),
     }
     out["deploy"] = deploy_advice(summary).to_dict() if with_deploy else None
     by_engine, why = deploy_by_engine(summary, dp) if with_deploy else (None, {})
     out["deploy_by_engine"] = by_engine
     out["deploy_by_engine_unavailable"] = why
     return out
+
+
+def separate_pools(d: Decision) -> dict:
+    """`separate_pools`: the schedule (one server, speculation configured, its off band not free: `off_cost`)
+    against a pool with speculation for the batches where it pays and a pool without it for the rest.
+    above_batch: the largest batch where speculation at its best k beats a server without it (null: still at
+    512; 0: never); gain_up_to: the most the pools gain over the schedule above it (null: within the noise);
+    restart_gain: a server without speculation over the schedule at this concurrency, where the advice is to
+    turn speculation off here (null otherwise); at_least: the gain the advice words a gain from (SWITCH_GAIN)."""
+    said = lambda x: None if x is None or x <= 1.0 + SWITCH_GAIN else rounded(x)  # noqa: E731 - as the advice
+    return {"above_batch": d.pools_above, "gain_up_to": said(d.pools_gain),
+            "restart_gain": said(d.restart_gain) if d.best_k == 0 else None, "at_least": rounded(1.0 + SWITCH_GAIN)}
 
 
 def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
@@ -79,7 +93,7 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "best_k_speedup": None, "crossover_concurrency": None, "num_speculative_tokens_per_batch_size": [],
         "off_above_batch": None, "off_above_batch_low": None, "off_above_batch_high": None, "threshold_text": None,
         "plain": dict(arm), "spec": dict(arm), "vllm_speculative_config": None,
-        "notes": [], "deploy": None, "deploy_by_engine": None,
+        "notes": [], "deploy": None, "deploy_by_engine": None, "off_cost": None, "separate_pools": None,
         "deploy_by_engine_unavailable": {e: "not even one sequence fits" for e in ("vllm", "sglang", "trtllm")},
         "does_not_fit": exc.to_dict(),
     }

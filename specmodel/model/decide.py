@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
+from specmodel.model.off_state import OffCost, off_row, scenario_off_cost
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid, with_changes
 
 # chosen (no measurement of run-to-run noise found in bench/evidence/): |speedup − 1| within this is
@@ -84,11 +85,14 @@ def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MA
     return None
 
 
-def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512) -> np.ndarray:
-    """Speedup for k in 0..k_max (rows; k = 0 is 1) at every batch in 1..max_batch (columns), NaN as
-    0: what k_schedule and off_above_range read (summarize computes it once for both)."""
+def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, off: OffCost | None = None) -> np.ndarray:
+    """Speedup for k in 0..k_max (rows) at every batch in 1..max_batch (columns), NaN as 0: what k_schedule
+    and off_above_range read (summarize computes it once for both). Row k = 0 is the schedule's off band
+    against a server without speculation (off_state.off_row: 1 where the off cost is free, and where no k
+    pays at any batch: nothing is configured then); `off`: the off cost, the engine's where None."""
     grid = np.nan_to_num(speedup_grid(s, np.arange(0, k_max + 1), np.arange(1, max_batch + 1)), nan=0.0)
-    grid[0] = 1.0
+    paying = (grid[1:] >= 1.0).any()
+    grid[0] = off_row(s, np.arange(1, max_batch + 1), scenario_off_cost(s) if off is None else off) if paying else 1.0
     return grid
 
 
@@ -251,6 +255,12 @@ class Decision:
     band: tuple[float, float] | None = None  # speedup_low, speedup_high (speedup_band)
     off_above_range: tuple[int | None, int | None] | None = None  # off_above_batch_low/high (off_above_range)
     grid: np.ndarray | None = field(default=None, compare=False, repr=False)  # schedule_grid the schedule came from
+    off_cost: OffCost | None = None  # what the schedule's off band costs (off_state), measured or the engine's
+    # separate pools: a pool with speculation for the batches it pays at (up to pools_above) and one without
+    # for the rest beat this schedule by up to pools_gain above pools_above (None: it pays up to 512, or no gain)
+    pools_above: int | None = None
+    pools_gain: float | None = None
+    restart_gain: float | None = None  # a server without speculation over this schedule here, where best_k is 0
 
     @property
     def off_above(self) -> int | None:
@@ -269,9 +279,11 @@ class Decision:
         return straddles(self.band) and self.scenario.k > 0
 
 
-def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = ()) -> Decision:
+def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (), off: OffCost | None = None
+              ) -> Decision:
     """Predict the scenario and decide: best k, crossover, schedule, label, band. `band_spans`: other
     speedups the inputs allow (the ends of a measured acceptance interval), which the band also spans.
+    `off`: what the schedule's off band costs where a run measured it (else the engine's, off_state).
     summarize_many's one implementation, for one run whose own speedups make the grid (specmodel.words.summarize
     adds the words).
 
@@ -284,13 +296,15 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
     speedups = _Speedups(s, None, np.ones((1, k_top + 1)))
     one = lambda x: np.array([x])  # noqa: E731 - the one run as arrays of one
     runs = _decide(speedups, one(s.k), one(s.concurrency), np.zeros(1, dtype=np.int64), p,
-                   [one(float(v)) for v in band_spans], keep_grid=True)
+                   [one(float(v)) for v in band_spans], keep_grid=True, off=off)
     grid = runs["grid"]
     schedule = ranges_of(runs["in_use"][0])
     between = off_above_range(grid) if s.k else None
+    number = lambda x: None if not np.isfinite(x) else float(x)  # noqa: E731 - NaN: none
     return Decision(s, p, int(runs["best_k"][0]), float(runs["best_k_speedup"][0]), runs["crossover"][0], schedule,
                     verdict_label(float(p.speedup), s.k, bool(runs["spec_fits"][0])), bool(runs["spec_fits"][0]),
-                    (float(runs["speedup_low"][0]), float(runs["speedup_high"][0])), between, grid)
+                    (float(runs["speedup_low"][0]), float(runs["speedup_high"][0])), between, grid, runs["off"],
+                    runs["pools_above"][0], number(runs["pools_gain"][0]), number(runs["restart_gain"][0]))
 
 
 class _Speedups:
@@ -326,22 +340,32 @@ def _ratio(setup: Scenario, alpha, ks, batches) -> np.ndarray:
 
 
 def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p: Prediction,
-            spans: list[np.ndarray], keep_grid: bool = False) -> dict[str, np.ndarray]:
+            spans: list[np.ndarray], keep_grid: bool = False, off: OffCost | None = None) -> dict[str, np.ndarray]:
     """The decision for runs (k, concurrency, α row u_idx) of one group: the k the schedule runs at each
-    run's concurrency (best k beyond the schedule's 512 batches) and its speedup, the crossover, where the
-    schedule turns speculation off and its k just below, whether speculation fits, the band; `in_use`:
+    run's concurrency (best k beyond the schedule's 512 batches; 0 where a server without speculation beats
+    the schedule there by more than SWITCH_GAIN) and its speedup, the crossover, where the schedule turns
+    speculation off and its k just below, whether speculation fits, the band, and the schedule against a
+    server without speculation (`off`: its off band's cost, the engine's where None; off_state); `in_use`:
     the schedule's k at every batch per α row."""
     n = len(k)
     ks = np.arange(sp.tokens.shape[1])
     vec = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (n,))  # noqa: E731 - scalars from one run
     speedup = vec(p.speedup)
+    cost = scenario_off_cost(sp.base) if off is None else off
+    row = off_row(sp.base, np.arange(1, SCHEDULE_MAX_BATCH + 1), cost)
     r_sched = sp.ratio(sp.base, ks, np.arange(1, SCHEDULE_MAX_BATCH + 1))
-    off_u, last_k_u, in_use, grid = _schedules(sp.tokens, r_sched, keep_grid)
+    off_u, last_k_u, in_use, grid, pools = _schedules(sp.tokens, r_sched, keep_grid, row)
     inside = conc <= SCHEDULE_MAX_BATCH
     col = np.where(inside, conc, 1).astype(int) - 1
     best = np.where(inside, in_use[u_idx, col], 0)
     best_speed = nan_as_zero(sp.tokens[u_idx, best] * r_sched[best, col])
+    configured = pools[0][u_idx] != 0  # speculation pays somewhere: the schedule configures it (off band at k = 0)
+    here = np.where(best == 0, np.where(configured, row[col], 1.0), best_speed)  # the schedule's speedup there
+    beaten = inside & (best > 0) & (here * (1.0 + SWITCH_GAIN) < 1.0)  # a plain server beats the schedule here
+    best[beaten] = 0
     best_speed[best == 0] = 1.0
+    with np.errstate(divide="ignore"):
+        restart = np.where(inside & (best == 0) & (here > 0), 1.0 / np.where(here > 0, here, 1.0), np.nan)
     if (~inside).any():  # beyond the schedule: best k at the run's own concurrency (best_k)
         rows = np.flatnonzero(~inside)
         c_uniq, c_idx = np.unique(conc[rows], return_inverse=True)
@@ -355,7 +379,9 @@ def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p
     out = {"best_k": best, "best_k_speedup": best_speed, "crossover": _crossovers(sp, r_sched, k, u_idx),
            "off_above": off_u[u_idx], "off_above_k": last_k_u[u_idx], "in_use": in_use,
            "spec_fits": (k == 0) | (vec(p.spec.max_concurrency) >= 1), "speedup_low": band_low,
-           "speedup_high": band_high, "uncertain": uncertain}
+           "speedup_high": band_high, "uncertain": uncertain, "off": cost, "off_cost": cost.at(conc),
+           "pools_above": _objects([None if v < 0 else v for v in pools[0][u_idx].tolist()]),
+           "pools_gain": pools[1][u_idx], "restart_gain": restart}
     if keep_grid:
         out["grid"] = grid
     return out
@@ -408,35 +434,63 @@ def _objects(values: list) -> np.ndarray:
 _CHUNK_ELEMENTS = 2_000_000
 
 
-def _schedules(tokens: np.ndarray, r_sched: np.ndarray, keep_grid: bool = False):
+def _schedules(tokens: np.ndarray, r_sched: np.ndarray, keep_grid: bool = False, row: np.ndarray | None = None):
     """Per row of tokens (one α): (off_above of its schedule, -1 where None; the schedule's k just below
-    it, -1 where None), the k the schedule runs at every batch 1..512 (rows × batches), and the first
-    row's whole schedule_grid where keep_grid (else None)."""
+    it, -1 where None), the k the schedule runs at every batch 1..512 (rows × batches), the first row's
+    whole schedule_grid where keep_grid (else None), and (pools_above, -1 where None; pools_gain, NaN where
+    none) of _pools. `row`: the off band's speedup at every batch (k = 0; off_state.off_row), 1 where None."""
     rows, k_count, batches = tokens.shape[0], tokens.shape[1] - 1, r_sched.shape[1]
+    row = np.ones(batches) if row is None else np.asarray(row, dtype=float)
     first = None
     if keep_grid:
         first = nan_as_zero(tokens[0][:, None] * r_sched)
-        first[0] = 1.0
+        first[0] = row if (first[1:] >= 1.0).any() else 1.0  # never pays: unconfigured, k = 0 is a plain server
     if k_count == 0:
-        return np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), np.zeros((rows, batches), int), first
-    # Above the sequences that fit every batch runs the same: from the first batch whose column equals the
-    # last one, every column is that one, and a schedule (the k in use, switched only where another k
-    # beats it) that met it once keeps its k at the next; it is walked up to there and held.
+        return (np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), np.zeros((rows, batches), int),
+                first, (np.full(rows, -1, dtype=np.int64), np.full(rows, np.nan)))
+    # Above the sequences that fit every batch runs the same: from the first batch whose column (the off
+    # band's included) equals the last one, every column is that one, and a schedule (the k in use, switched
+    # only where another k beats it) that met it once keeps its k at the next; it is walked up to there and held.
     same = (r_sched == r_sched[:, -1:]) | (np.isnan(r_sched) & np.isnan(r_sched[:, -1:]))
-    differs = np.flatnonzero(~same.all(axis=0))
+    differs = np.flatnonzero(~(same.all(axis=0) & (row == row[-1])))
     width = min(batches, (int(differs[-1]) + 1 if differs.size else 0) + 1)
     chunk = max(1, _CHUNK_ELEMENTS // ((k_count + 1) * width))
     off, last_k = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
+    pools_above, pools_gain = np.empty(rows, dtype=np.int64), np.empty(rows)
     in_use = np.empty((rows, batches), dtype=int)
     for start in range(0, rows, chunk):
         g = nan_as_zero(tokens[start:start + chunk, :, None] * r_sched[None, :, :width])
-        g[:, 0, :] = 1.0
+        g[:, 0, :] = row[:width]
         ks_used = ks_in_use(g)
+        above, gain = _pools(g, ks_used)
+        ks_used[above == 0] = 0  # speculation never pays against a plain server: leave it unconfigured (off)
+        pools_above[start:start + chunk], pools_gain[start:start + chunk] = above, np.where(above == 0, np.nan, gain)
         if width < batches:
             ks_used = np.concatenate([ks_used, np.repeat(ks_used[:, -1:], batches - width, axis=1)], axis=1)
         in_use[start:start + chunk] = ks_used
         off[start:start + chunk], last_k[start:start + chunk] = _off_and_last_k(ks_used)
-    return off, last_k, in_use, first
+    return off, last_k, in_use, first, (pools_above, pools_gain)
+
+
+def _pools(g: np.ndarray, ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per grid (k rows, batch columns from 1; `ks_used` its schedule): the largest batch at which speculation
+    at its best k still pays against a server without it (-1: it pays at the last column, so no split is
+    needed; 0: it never pays), and what separate pools (speculation up to that batch, a plain server above it)
+    gain over the schedule above that batch at most: the plain server ÷ the schedule's own speedup there (NaN
+    where there is no such batch). Columns left out after the last one are equal to it (_schedules)."""
+    paying = g[:, 1:, :].max(axis=1) >= 1.0
+    cols = g.shape[2]
+    last = np.where(paying.any(axis=1), cols - 1 - np.argmax(paying[:, ::-1], axis=1), -1)
+    above = np.where(paying[:, -1], -1, last + 1)
+    sched = np.take_along_axis(g, ks_used[:, None, :], axis=1)[:, 0, :]
+    later = np.arange(cols)[None, :] >= above[:, None]  # index b - 1 >= above: batch b above it
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.where(later & (sched > 0), 1.0 / np.where(sched > 0, sched, 1.0), np.nan)
+    gain = np.where((above >= 0)[:, None], gain, np.nan)
+    best = np.full(len(above), np.nan)
+    has = np.isfinite(gain).any(axis=1)
+    best[has] = np.nanmax(gain[has], axis=1)
+    return above, best
 
 
 def _off_and_last_k(ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -464,9 +518,10 @@ _PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])
 
 FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
           "spec_tok_s", "best_k", "best_k_speedup", "crossover", "off_above", "off_above_k", "spec_fits",
-          "speedup_low", "speedup_high", "uncertain", "error")
+          "speedup_low", "speedup_high", "uncertain", "off_cost", "pools_above", "pools_gain", "restart_gain", "error")
 NUMBER_FIELDS = frozenset({"speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
-                           "spec_tok_s", "best_k_speedup", "speedup_low", "speedup_high"})
+                           "spec_tok_s", "best_k_speedup", "speedup_low", "speedup_high", "off_cost", "pools_gain",
+                           "restart_gain"})
 
 
 def setup_of(s: Scenario) -> Scenario:
@@ -475,11 +530,12 @@ def setup_of(s: Scenario) -> Scenario:
     return with_changes(s, alpha=0.5, k=0, concurrency=1)
 
 
-def summarize_many(setup: Scenario, alpha, k, concurrency) -> dict[str, np.ndarray]:
+def summarize_many(setup: Scenario, alpha, k, concurrency, off: OffCost | None = None) -> dict[str, np.ndarray]:
     """Per run (α[i], k[i], concurrency[i]) on `setup`: the FIELDS, as arrays (NUMBER_FIELDS as floats,
     NaN where a run has none; the others as objects, None where a run has none). `error` holds the
     message summarize() raised for a run (its other fields NaN or None). A survival profile in the
-    setup is used for every run (α is then ignored), as in summarize()."""
+    setup is used for every run (α is then ignored), as in summarize(). `off`: the off band's cost the
+    setup's runs measured (the engine's where None), as summarize() takes it."""
     alpha = np.asarray(alpha, dtype=float).reshape(-1)
     k = np.asarray(k, dtype=float).reshape(-1)
     conc = np.asarray(concurrency, dtype=float).reshape(-1)
@@ -490,9 +546,9 @@ def summarize_many(setup: Scenario, alpha, k, concurrency) -> dict[str, np.ndarr
     for kk in np.unique(k_grid[ok]):
         idx = np.flatnonzero(ok & (k_grid == kk))
         try:
-            part = _many(setup, alpha[idx], k[idx].astype(int), conc[idx].astype(int), int(kk))
+            part = _many(setup, alpha[idx], k[idx].astype(int), conc[idx].astype(int), int(kk), off)
         except SpecModelError as exc:  # the setup itself refused (nothing fits): summarize() says the same
-            _one(setup, alpha[idx[0]], k[idx[0]], conc[idx[0]], out, idx[0])
+            _one(setup, alpha[idx[0]], k[idx[0]], conc[idx[0]], out, idx[0], off)
             part = {"error": [str(exc)] * len(idx)} if out["error"][idx[0]] == str(exc) else None
         if part is None:
             ok[idx] = False
@@ -500,7 +556,7 @@ def summarize_many(setup: Scenario, alpha, k, concurrency) -> dict[str, np.ndarr
         for f, values in part.items():  # a part the setup refused has only its errors
             out[f][idx] = values
     for i in np.flatnonzero(~ok):  # one by one: runs summarize() refuses, with their messages
-        _one(setup, alpha[i], k[i], conc[i], out, i)
+        _one(setup, alpha[i], k[i], conc[i], out, i, off)
     return out
 
 
@@ -522,7 +578,7 @@ def _factorable(setup: Scenario, ks) -> bool:
     return bool(np.allclose(r0, r1, rtol=1e-9, atol=0.0, equal_nan=True))
 
 
-def _many(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, np.ndarray]:
+def _many(setup: Scenario, alpha, k, conc, k_top: int, off: OffCost | None = None) -> dict[str, np.ndarray]:
     """summarize_many's runs of one k range: each group (every α at once where the setup factors, else
     each α apart) decided by _decide, with the predictions' own numbers beside."""
     survival = setup.survival is not None
@@ -542,7 +598,7 @@ def _many(setup: Scenario, alpha, k, conc, k_top: int) -> dict[str, np.ndarray]:
     for rows, sp, *u in groups:
         u_idx = u[0] if u else np.zeros(len(rows), dtype=np.int64)
         p = predict(sp.base, alpha=None if sp.alpha0 is None else alpha[rows], k=k[rows], concurrency=conc[rows])
-        runs = _decide(sp, k[rows], conc[rows], u_idx, p, [])
+        runs = _decide(sp, k[rows], conc[rows], u_idx, p, [], off=off)
         for f, v in _fields(p, runs, len(rows)).items():
             out[f][rows] = v
     return out
@@ -560,15 +616,17 @@ def _fields(p: Prediction, runs: dict, n: int) -> dict[str, np.ndarray]:
             "off_above": _objects([None if v < 0 else v for v in off.tolist()]),
             "off_above_k": _objects([None if v < 0 else v for v in off_k.tolist()]),
             "spec_fits": _objects(runs["spec_fits"].tolist()), "speedup_low": runs["speedup_low"],
-            "speedup_high": runs["speedup_high"], "uncertain": _objects(runs["uncertain"].tolist())}
+            "speedup_high": runs["speedup_high"], "uncertain": _objects(runs["uncertain"].tolist()),
+            "off_cost": vec(runs["off_cost"]), "pools_above": runs["pools_above"], "pools_gain": runs["pools_gain"],
+            "restart_gain": runs["restart_gain"]}
 
 
-def _one(setup: Scenario, alpha, k, conc, out: dict, i: int) -> None:
+def _one(setup: Scenario, alpha, k, conc, out: dict, i: int, off: OffCost | None = None) -> None:
     """One run through summarize() (runs the grouped path does not cover, with their messages), into out[...][i]."""
     try:
         s = with_changes(setup, alpha=float(alpha), k=int(k) if k == round(k) else k,
                          concurrency=int(conc) if conc == round(conc) else conc)
-        d = summarize(s)
+        d = summarize(s, off=off)
     except SpecModelError as exc:
         out["error"][i] = str(exc)
         return
@@ -582,19 +640,22 @@ def _one(setup: Scenario, alpha, k, conc, out: dict, i: int) -> None:
               "spec_tok_s": float(p.spec.throughput_tok_s), "best_k": d.best_k, "best_k_speedup": d.best_k_speedup,
               "crossover": d.crossover_concurrency, "off_above": d.off_above, "off_above_k": d.off_above_k,
               "spec_fits": d.spec_fits, "speedup_low": d.band[0] if d.band else None,
-              "speedup_high": d.band[1] if d.band else None, "uncertain": d.uncertain, "error": None}
+              "speedup_high": d.band[1] if d.band else None, "uncertain": d.uncertain,
+              "off_cost": float(d.off_cost.at(d.scenario.concurrency)) if d.off_cost else None,
+              "pools_above": d.pools_above, "pools_gain": d.pools_gain, "restart_gain": d.restart_gain, "error": None}
     for f, v in values.items():
         out[f][i] = np.nan if v is None and f in NUMBER_FIELDS else v
 
 
 def off_above_range(grid: np.ndarray):
-    """(low, high): the batch above which speculation stops paying at its best k, at the band's low
-    and high ends (BAND_RATIO); None for an end where it still pays at SCHEDULE_MAX_BATCH, 0 where it
-    never pays. The range a measurement has to settle. `grid`: schedule_grid's."""
-    best = grid[1:].max(axis=0)
+    """(low, high): the batch above which speculation at its best k stops beating the schedule's off band
+    (grid row 0: a server without speculation where the off cost is free), at the band's low and high ends
+    (BAND_RATIO); None for an end where it still pays at SCHEDULE_MAX_BATCH, 0 where it never pays. The
+    range a measurement has to settle. `grid`: schedule_grid's."""
+    best, off = grid[1:].max(axis=0), grid[0]
 
     def last_paying(ratio: float):
-        losing = np.flatnonzero(best * ratio * (1.0 - K_TIE) <= 1.0)
+        losing = np.flatnonzero(best * ratio * (1.0 - K_TIE) <= off)
         return None if losing.size == 0 else int(losing[0])  # batches[i] - 1 == i
 
     return last_paying(BAND_RATIO[0]), last_paying(BAND_RATIO[1])

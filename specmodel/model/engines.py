@@ -78,6 +78,10 @@ class Engine:
     # data/engines.json `max_num_seqs`: the sequences the engine runs at once when its limit flag is not given
     # (vLLM: 1024 or 256 by GPU memory), both arms alike
     max_num_seqs: dict | None = None
+    # data/engines.json `off_cost`: what a step costs with speculation configured but switched off (a k = 0
+    # band of a per-batch schedule), a share of the plain step by batch, from the version the band exists in
+    # (specmodel.model.off_state reads it)
+    off_cost: dict | None = None
 
     # A Scenario holds its engine: it prints as the engine text (key, version, backend) and is hashed by
     # that text (the data behind it is the preset's own: dicts, not hashable), the cache key's only text.
@@ -377,7 +381,7 @@ def _engine_as_written(key: str, version_text: str | None, backend: str | None) 
                   float(e.get("tree_token_us", 0.0)), version, e.get("overlap"),
                   bool(e.get("ngram_drafts_every_step", False)), e.get("verify_unpacked"),
                   tuple(e.get("acceptance_caveats", ())), e.get("spec_running_cap"), backend, e.get("eager_draft"),
-                  e.get("max_num_seqs"))
+                  e.get("max_num_seqs"), e.get("off_cost"))
 
 
 def engine_preset(key: str) -> Engine:

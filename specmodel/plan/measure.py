@@ -9,6 +9,10 @@ Which runs, and why:
   the band's two ends), plain and speculative: they bracket the crossover, and the upper one, far
   from batch 1, separates per-sequence cost (KV reads, per-sequence CPU work) from fixed cost.
 A range that collapses (the model is sure) is bracketed at half and twice the threshold instead.
+- where the off cost is not measured (off_state: the engine's published or chosen value), one run of the
+  speculative server with speculation configured and switched off (every batch at k = 0) at the batch where
+  the schedule's off band starts (or the plan's largest): what the off band costs, which decides where to
+  turn speculation off and what separate pools gain (its result reads back as `off_tok_s`).
 
 Synthetic acceptance (so the fit sees step cost apart from acceptance), read from each engine's source:
 - vLLM: `--speculative-config` keys `rejection_sample_method: "synthetic"` with
@@ -87,11 +91,17 @@ class PlannedRun:
     why: str
     num_prompts: int
     seconds: float  # predicted length of the run alone
+    off: bool = False  # the speculative server with speculation configured and switched off (off_state)
+
+    @property
+    def arm(self) -> str:
+        """The run's server in words."""
+        return "speculation configured, off" if self.off else "speculative" if self.speculative else "plain"
 
     def to_dict(self) -> dict:
         return {"concurrency": self.concurrency, "speculative": self.speculative, "command": self.command,
                 "server": self.server, "why": self.why, "num_prompts": self.num_prompts,
-                "seconds": round(self.seconds, 1)}
+                "seconds": round(self.seconds, 1), "speculation_off": self.off}
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,7 @@ def plan_concurrencies(summary: Summary) -> list[tuple[int, str]]:
     """(concurrency, why) for the plan: batch 1 and the two ends of the off-threshold range (or half
     and twice the threshold when the range is one batch), capped where the speculative arm still fits."""
     s = summary.scenario
-    cap = int(min(SCHEDULE_MAX_BATCH, max(1, summary.prediction.spec.max_concurrency)))
+    cap = _largest(summary)
     lo, hi = summary.off_above_range or (None, None)
     off = summary.off_above
     points = [(1, "batch 1: the fixed cost of a step (weights read once, kernel launches, the engine's CPU work) "
@@ -164,7 +174,10 @@ def _spec_k(summary: Summary) -> int:
     return int(summary.scenario.k or summary.best_k or 4)
 
 
-def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int = 1) -> dict:
+def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int = 1, off: bool = False) -> dict:
+    """The plain and speculative servers' commands; with `off`, also the speculative server with speculation
+    configured and switched off at every batch ("speculative_off": vLLM's per-batch table all 0, from 0.24.0;
+    SGLang's adaptive steps with one 0 step, from 0.5.14; TensorRT-LLM's max_concurrency 1, off above it)."""
     target = s.target.hf_id
     draft = draft_path(s)
     e = round(accept_len, 2)
@@ -178,8 +191,12 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
         gpu = s.gpu  # both servers run the plan's largest batch, above vLLM's default limit too
         limit = s.engine.running_limit_flags(gpu.name, gpu.memory_GB, max_batch)
         base = ["vllm", "serve", target, *tp, *s.engine.backend_flags, *limit, "--port", "8000"]
-        return {"plain": shlex.join(base),
-                "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
+        out = {"plain": shlex.join(base),
+               "speculative": shlex.join(base + ["--speculative-config", json.dumps(cfg, separators=(", ", ": "))])}
+        zero = {**{key: v for key, v in cfg.items() if "synthetic" not in key and key != "rejection_sample_method"},
+                "num_speculative_tokens_per_batch_size": [[1, SCHEDULE_MAX_BATCH, 0]]}
+        return out | ({"speculative_off": shlex.join(base + ["--speculative-config", json.dumps(
+            zero, separators=(", ", ": "))])} if off else {})
     if engine == "sglang":
         if s.method.name not in SGLANG_ALGORITHM:
             raise SpecModelError(f"SGLang has no speculative algorithm for '{s.method}': plan for another engine")
@@ -191,7 +208,10 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
             "--speculative-num-draft-tokens", str(k + 1)]
         flags += s.engine.running_cap_flags(s.method.name, max_batch)  # else it runs 48 at once (v0.4.5+)
         env = _simulate_env(synthetic_setting(s))
-        return {"plain": shlex.join(base), "speculative": (f"{env}{e} " if env else "") + shlex.join(base + flags)}
+        out = {"plain": shlex.join(base), "speculative": (f"{env}{e} " if env else "") + shlex.join(base + flags)}
+        zero = shlex.quote(json.dumps({"1": {"candidate_steps": [0]}}))
+        return out | ({"speculative_off": f"printf '%s' {zero} > sglang_off.json && " + shlex.join(
+            base + flags + ["--speculative-adaptive", "--speculative-adaptive-config", "sglang_off.json"])} if off else {})
     if s.method.name not in TRTLLM_DECODING_TYPE:
         raise SpecModelError(f"TensorRT-LLM's PyTorch backend has no speculative config for '{s.method}'")
     tp = ["--tp_size", str(s.tp)] if s.tp > 1 else []
@@ -199,18 +219,21 @@ def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int
             + (f"  speculative_model: {draft}\n" if draft else "")
             + (f"  num_nextn_predict_layers: {k}\n" if s.method.name == "mtp" else ""))
     base = ["trtllm-serve", target, *tp, "--port", "8000"]
-    return {"plain": shlex.join(base),
-            "speculative": f"printf '%s' {shlex.quote(yaml)} > spec.yaml && "
-                           + shlex.join(base + ["--extra_llm_api_options", "spec.yaml"])}
+    out = {"plain": shlex.join(base),
+           "speculative": f"printf '%s' {shlex.quote(yaml)} > spec.yaml && "
+                          + shlex.join(base + ["--extra_llm_api_options", "spec.yaml"])}
+    return out | ({"speculative_off": f"printf '%s' {shlex.quote(yaml + '  max_concurrency: 1' + chr(10))} > "
+                                      "spec_off.yaml && " + shlex.join(base + ["--extra_llm_api_options", "spec_off.yaml"])}
+                  if off else {})
 
 
-def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, label: str) -> str:
+def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, label: str, off: bool = False) -> str:
     target = s.target.hf_id
     in_len = input_len(s)
     out_file = f"{label}.json"
     if bench == "vllm":
-        meta = [f"gpu={s.gpu}", f"tp={s.tp}", f"label={label}"]
-        if spec:
+        meta = [f"gpu={s.gpu}", f"tp={s.tp}", f"label={label}"] + (["speculation=off"] if off else [])
+        if spec or off:
             meta.append(f"method={s.method}")
             if s.method.name == "draft_model" and s.draft:
                 meta.append(f"draft_model={s.draft}")
@@ -232,6 +255,18 @@ def _bench_command(bench: str, s: Scenario, c: int, n: int, spec: bool, label: s
                        "--output-path", f"results/{out_file}"])
 
 
+def off_run_batch(summary: Summary, batches: list[int]) -> int | None:
+    """The batch of the plan's run with speculation configured and off, one of the plan's own (its plain run
+    there is what the off run is compared with): the first above the schedule's off threshold, else the
+    largest; None where the off cost is measured already, where the engine has no off band inside the server,
+    or where speculation never pays (nothing is configured)."""
+    cost = summary.off_cost
+    if cost is None or cost.kind not in ("published", "chosen") or summary.pools_above == 0:
+        return None
+    above = [c for c in sorted(batches) if c > max(1, summary.off_above or 1)]
+    return above[0] if above and summary.off_above is not None else max(batches)
+
+
 def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     """The plan for the summary's scenario on its engine: runs, servers, the synthetic-acceptance
     setting where the engine has one, and how long it takes (predicted throughput, plus server starts)."""
@@ -245,7 +280,8 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     k = _spec_k(summary)
     accept = float(predict(replace(s, k=k)).tokens_per_step)
     points = plan_concurrencies(summary)
-    servers = _servers(s, engine, k, accept, max(c for c, _ in points))
+    off_at = off_run_batch(summary, [c for c, _ in points])  # None: the off band's cost is measured, or not asked
+    servers = _servers(s, engine, k, accept, max(c for c, _ in points), off=off_at is not None)
     synthetic = synthetic_setting(s)
     runs = []
     # one prediction over the plan's batches (elementwise, so each is what predicting it alone gives)
@@ -260,6 +296,19 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
                                                        else "") + ")") if spec else f"{why}; plain decoding"
             runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, label),
                                    servers["speculative" if spec else "plain"], words, n, seconds))
+    if off_at is not None:
+        runs.append(_off_run(summary, bench, servers["speculative_off"], off_at, k))
+    notes = _plan_notes(s, bench, servers, synthetic, accept, k, runs)
+    total = sum(r.seconds for r in runs) + len(servers) * SERVER_START_S
+    return Plan(engine_text(s.engine), bench, k, accept, tuple(runs), servers,
+                synthetic, total, tuple(notes))
+
+
+def _plan_notes(s: Scenario, bench: str, servers: dict, synthetic: dict | None, accept: float, k: int,
+                runs: list) -> list[str]:
+    """The plan's notes: where to run what, the synthetic-acceptance setting, the benchmark's gaps, the
+    engine's running limit, n-gram's proposal rate and the run with speculation configured and off."""
+    engine = s.engine.name
     notes = [f"run the plain runs against `{servers['plain']}`, then the speculative ones against the speculative "
              "server; upload every result file (Past runs, or `python -m specmodel runs results/* --calibrate`, or "
              "`plan ... --results results/*`) to calibrate"]
@@ -294,9 +343,33 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     if s.method.name == "ngram":
         notes.append("n-gram proposes only on a match: synthetic acceptance fixes what is accepted, not how often "
                      "it proposes (--proposal-rate)")
-    total = sum(r.seconds for r in runs) + 2 * SERVER_START_S
-    return Plan(engine_text(s.engine), bench, k, accept, tuple(runs), servers,
-                synthetic, total, tuple(notes))
+    off = next((r for r in runs if r.off), None)
+    if off is not None:
+        notes.append(f"the run at batch {off.concurrency} goes against `{servers['speculative_off']}` (speculation "
+                     "configured, every batch at k = 0): what the schedule's off band costs, a share of the plain step "
+                     "at that batch; `runs` reads its result as `off_tok_s` (vllm bench's `speculation=off` metadata; "
+                     "for another benchmark put its throughput in the CSV row of that batch) and uses it instead of "
+                     "the engine's value")
+    return notes
+
+
+def _largest(summary: Summary) -> int:
+    """The largest batch the plan runs at: what the speculative arm fits, up to the schedule's 512."""
+    return int(min(SCHEDULE_MAX_BATCH, max(1, summary.prediction.spec.max_concurrency)))
+
+
+def _off_run(summary: Summary, bench: str, server: str, c: int, k: int) -> PlannedRun:
+    """The run of the speculative server with speculation configured and switched off at batch c."""
+    s = summary.scenario
+    n = max(MIN_PROMPTS, PROMPTS_PER_SLOT * c)
+    plain = float(np.asarray(predict(replace(s, k=k), concurrency=c).plain.throughput_tok_s))
+    share = float(summary.off_cost.at(c))
+    seconds = n * OUTPUT_LEN * (1.0 + share) / max(plain, 1e-9)
+    why = (f"batch {c}: speculation configured but off (k = 0 at every batch), against the plain run at batch {c}: what the "
+           f"off band costs, here taken as {share:.0%} of a plain step ({summary.off_cost.kind}); it moves where to turn "
+           "speculation off and what separate pools gain")
+    return PlannedRun(c, True, _bench_command(bench, s, c, n, False, f"off_c{c}", off=True), server, why, n, seconds,
+                      off=True)
 
 
 def calibrated_band(s: Scenario, rows) -> dict:

@@ -52,6 +52,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "spec_tok_s": ("spec_tok_s", "spec_throughput", "speculative_tok_s", "spec_output_throughput",
                    "output_throughput", "throughput", "tok_s", "output_tok_s", "tokens_per_s"),
     "speedup": ("speedup", "measured_speedup"),
+    "off_tok_s": ("off_tok_s", "spec_off_tok_s", "configured_off_tok_s", "off_throughput", "spec_configured_off_tok_s"),
     "gpu": ("gpu", "hardware", "device", "accelerator"),
     "target_model": ("target_model", "model", "model_id", "target"),
     "draft_model": ("draft_model", "draft", "speculative_model", "draft_model_id"),

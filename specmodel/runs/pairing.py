@@ -15,10 +15,12 @@ from specmodel.runs.records import Problem, RunRecord
 
 def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[RunRecord], list[Problem]]:
     """The records with each speculative arm given its baseline's throughput (baselines themselves
-    drop out), and warnings for arms left without a partner."""
+    drop out), and the throughput of a run with speculation configured and off at its model, dataset and
+    concurrency (off_state; such runs drop out too), and warnings for arms left without a partner."""
     out = [r for r in records if r.arm == "pair"]
     specs = [r for r in records if r.arm == "spec"]
     bases = [r for r in records if r.arm == "baseline"]
+    problems_off = _attach_off([r for r in records if r.arm == "off"], specs)
     used: set[int] = set()
     problems = []
     # Baselines indexed by what a speculative run is matched on (file order kept in each list), so a
@@ -73,7 +75,26 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
             problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
                                     f"compare it with (concurrency {b.values.get('concurrency')}); not used",
                                     "warning", ONLY_BASELINES if alone else None))
-    return out, problems
+    return out, problems + problems_off
+
+
+def _attach_off(offs: list[RunRecord], specs: list[RunRecord]) -> list[Problem]:
+    """Each run with speculation configured and off gives its throughput (`off_tok_s`) to the first speculative
+    run of its model, dataset and concurrency that has none; one left over is said in a warning."""
+    waiting: dict[tuple, list[RunRecord]] = {}
+    for s in specs:
+        waiting.setdefault(s.pair_key, []).append(s)
+    problems = []
+    for o in offs:
+        takers = [s for s in waiting.get(o.pair_key, []) if "off_tok_s" not in s.values]
+        if takers:
+            takers[0].values["off_tok_s"] = o.values["off_tok_s"]
+            takers[0].remarks.append(f"off run from {o.file if o.row is None else f'{o.file} row {o.row}'}")
+        else:
+            problems.append(Problem(o.file, o.row, None, "a run with speculation configured and off and no speculative "
+                                    f"run of its model, dataset and concurrency ({o.values.get('concurrency')}); not "
+                                    "used", "warning"))
+    return problems
 
 
 ONLY_BASELINES = "only_baselines"  # Problem.reason of a baseline in an upload of baselines only

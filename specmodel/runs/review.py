@@ -24,6 +24,7 @@ import pandas as pd
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, spec_defaults
 from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of, summarize_many
+from specmodel.model.off_state import measured_off_cost, scenario_off_cost
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
@@ -45,7 +46,8 @@ RESULT_COLUMNS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_
                   "margin_tokens_per_step", "margin_pct", "verdict", "verdict_words", "decision", "verdict_basis",
                   "predicted_verdict", "measured_verdict", "model_agrees", "disagreement", "advice", "best_k",
                   "crossover_concurrency", "timings", "predicted_baseline_tok_s", "predicted_spec_tok_s",
-                  "prediction_error", "speedup_low", "speedup_high", "uncertain"]
+                  "prediction_error", "speedup_low", "speedup_high", "uncertain", "off_cost", "off_cost_source",
+                  "pools_above_batch", "pools_gain", "restart_gain"]
 
 # Columns of the break-even table (export and page), in order.
 TABLE_COLUMNS = ["workload", "setup", "concurrency", "k", "verdict", "tokens_per_step", "break_even_tokens_per_step",
@@ -55,7 +57,7 @@ TABLE_COLUMNS = ["workload", "setup", "concurrency", "k", "verdict", "tokens_per
                  "gpu_preset", "file", "row"]
 _NUMERIC_RESULTS = ["predicted_speedup", "predicted_tokens_per_step", "break_even_tokens_per_step", "break_even_alpha",
                     "margin_tokens_per_step", "margin_pct", "predicted_baseline_tok_s", "predicted_spec_tok_s",
-                    "speedup_low", "speedup_high"]
+                    "speedup_low", "speedup_high", "off_cost", "pools_gain", "restart_gain"]
 # Every column scenario_for_row reads except α, k and concurrency: rows equal on these share a setup.
 _SETUP_COLUMNS = ["gpu_preset", "target_preset", "method", "draft_preset", "survival", "context_len", "t_target_ms",
                   "t_draft_ms", "tp", "engine", "draft_depth", "branching", "draft_kv_budget", "weight_dtype",
@@ -67,7 +69,8 @@ _FROM_SUMMARY = {"predicted_speedup": "speedup", "predicted_tokens_per_step": "t
                  "break_even_tokens_per_step": "break_even_tokens_per_step", "break_even_alpha": "break_even_alpha",
                  "best_k": "best_k", "crossover_concurrency": "crossover", "predicted_baseline_tok_s": "plain_tok_s",
                  "predicted_spec_tok_s": "spec_tok_s", "speedup_low": "speedup_low", "speedup_high": "speedup_high",
-                 "uncertain": "uncertain"}
+                 "uncertain": "uncertain", "off_cost": "off_cost", "pools_above_batch": "pools_above",
+                 "pools_gain": "pools_gain", "restart_gain": "restart_gain"}
 
 
 def _label(ratio: float) -> str:
@@ -151,6 +154,8 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
         alpha = np.where(np.isfinite(alpha), alpha, pd.to_numeric(rows["alpha_assumed"], errors="coerce").to_numpy(float))
     k = rows["k"].to_numpy(dtype=float)
     conc = rows["concurrency"].to_numpy(dtype=float)
+    off_tok_s = pd.to_numeric(rows["off_tok_s"], errors="coerce").to_numpy(dtype=float) if "off_tok_s" in rows.columns \
+        else np.full(len(rows), np.nan)
     predictable = np.isfinite(alpha)
     res["prediction_error"][~predictable] = "no acceptance to predict with"
     if "no_prediction" in rows.columns:  # a name matched no preset: judged on its measurement only (runs.unpredicted)
@@ -165,13 +170,16 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
         except (SpecModelError, TypeError, ValueError) as exc:
             res["prediction_error"][idx] = str(exc)
         else:
-            part = summarize_many(setup, alpha[idx], k[idx], conc[idx])  # arrays: floats (NaN) or objects
+            off = measured_off_cost(conc[idx], rows["baseline_tok_s"].to_numpy(dtype=float)[idx], off_tok_s[idx],
+                                    "off_tok_s of this setup's rows")  # runs with speculation configured and off
+            part = summarize_many(setup, alpha[idx], k[idx], conc[idx], off)  # arrays: floats (NaN) or objects
             failed = part["error"] != None  # noqa: E711 - elementwise: the runs with a message
             res["prediction_error"][idx[failed]] = part["error"][failed]
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
                 res[column][good] = part[field][~failed]
-            res["advice"][good] = advice_of_runs(setup, alpha[idx], k[idx], conc[idx], part)[~failed]
+            res["off_cost_source"][good] = (off or scenario_off_cost(setup)).brief
+            res["advice"][good] = advice_of_runs(setup, alpha[idx], k[idx], conc[idx], part, off)[~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"
             if setup.method.name != "ngram":

@@ -181,6 +181,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         rec.values.setdefault("draft_depth", depth_default)
     acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
     base, spec, speedup = _throughputs(rec, errors, remarks)
+    off = _number(rec, "off_tok_s", errors, lo=0, strict_lo=True,  # speculation configured but off (off_state)
+                  what="tokens per second > 0 of the speculative server with speculation switched off")
     temperature = _temperature(rec, errors, remarks)
     _nothing_to_compare(rec, k, acc, speedup, errors)
     input_len, output_len = lengths_from_text(" ".join(str(v.get(key) or "") for key in ("workload", "notes")))
@@ -189,7 +191,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     gpus = int(names.tp or 1)
     scale = gpus if (base or spec) and gpus > 1 and throughput_per_gpu(described) else 1
     if scale > 1:
-        base, spec = (None if x is None else x * scale for x in (base, spec))
+        base, spec, off = (None if x is None else x * scale for x in (base, spec, off))
         remarks.append(f"throughputs given per GPU: × {scale} GPUs, the replica's throughput the model predicts")
     latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
     if conc is None and rate is not None and output_len is None and latencies is None and not errors:
@@ -220,6 +222,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
                spec=spec, speedup=speedup, remarks=remarks, assumed=assumed, lengths=(input_len, output_len),
                metric=metric, latencies=latencies, defaults_shape=(depth_default, branching_default),
                spreads=(k_spread, draft_spread), proposal_rate=proposal_rate)
+    row["off_tok_s"] = np.nan if off is None else off
     if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
         row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
     row |= {

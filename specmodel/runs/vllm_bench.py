@@ -142,6 +142,10 @@ def read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[
                 headers[key] = src
     key = (model_key(d.get("model_id")), str(dataset or (round(in_len or 0), round(out_len or 0))),
            concurrency if concurrency is not None else ("rate", rate))
+    if str(d.get("speculation", "")).strip().lower() == "off":  # --metadata speculation=off: configured, switched off
+        values["off_tok_s"] = throughput
+        headers["off_tok_s"] = "output_throughput"
+        return [RunRecord(name, row, "vllm bench serve", values, headers, "off", key)], problems
     values["spec_tok_s" if is_spec else "baseline_tok_s"] = throughput
     headers["baseline_tok_s"] = "output_throughput"
     return [RunRecord(name, row, "vllm bench serve", values, headers, "spec" if is_spec else "baseline", key)], problems

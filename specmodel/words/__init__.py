@@ -21,6 +21,7 @@ from specmodel.model import decide
 from specmodel.model.decide import (K_MAX, K_TIE, SCHEDULE_MAX_BATCH, SWITCH_GAIN, Decision, band_tone,
                                     engine_variants, off_above, tone_of, verdict_label)
 from specmodel.model.memory import speculation_does_not_fit
+from specmodel.model.off_state import OffCost
 from specmodel.model.rate import RatePrediction
 from specmodel.model.scenario import Prediction, Scenario
 from specmodel.model.spec_defaults import ASSUMED_ALPHA_SPREAD, AssumedAcceptance, alpha_range
@@ -61,15 +62,18 @@ class Summary(Decision):
     def threshold_text(self) -> str | None:
         """Why the crossover (the k set here) and the off threshold (the schedule's k) are two numbers,
         in words; None where only one of them exists or they agree."""
-        return threshold_words(self.scenario.k, self.crossover_concurrency, self.schedule)
+        return threshold_words(self.scenario.k, self.crossover_concurrency, self.schedule,
+                               self.off_cost is None or self.off_cost.free)
 
 
-def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = ()) -> Summary:
+def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (), off: OffCost | None = None
+              ) -> Summary:
     """decide.summarize's Decision with its words: the verdict (led by "uncertain" where the band straddles
-    1.0), the advice and the notes. `band_spans`: other speedups the inputs allow, which the band also spans."""
-    d = decide.summarize(s, k_max, band_spans)
+    1.0), the advice and the notes. `band_spans`: other speedups the inputs allow, which the band also spans;
+    `off`: the off band's cost a run measured (the engine's where None)."""
+    d = decide.summarize(s, k_max, band_spans, off)
     v = verdict(float(d.prediction.speedup), (d.best_k, d.best_k_speedup), d.off_above, s.k, s.concurrency,
-                d.spec_fits, d.off_above_k)
+                d.spec_fits, d.off_above_k, pools=(d.pools_above, d.pools_gain), restart=d.restart_gain)
     if not d.spec_fits:  # name the real cause for this method and the closest setting that fits
         why = speculation_does_not_fit(s.gpu, s.tp, s.target, s.context_len, s.method, s.k, s.draft,
                                        s.weight_dtype, s.kv_dtype)
@@ -80,7 +84,19 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
         words = uncertain_words(d.band, d.off_above_range)
         v = replace(v, text=uncertain_head(v.text, v.label) + words)
     return Summary(**{f.name: getattr(d, f.name) for f in fields(Decision)}, verdict=v,
-                   notes=tuple(scenario_notes(s, d.prediction)), uncertain_words=words)
+                   notes=tuple(scenario_notes(s, d.prediction) + off_notes(d)), uncertain_words=words)
+
+
+def off_notes(d: Decision) -> list[str]:
+    """What the schedule's off band costs, where it is not free: the share, its kind and where a measurement
+    replaces it (an "info" note; the advice says what separate pools or a restart win)."""
+    cost, s = d.off_cost, d.scenario
+    if cost is None or cost.free or not s.k:
+        return []
+    at = s.concurrency if d.off_above is None else d.off_above + 1  # where the schedule's off band starts
+    where = "" if cost.kind == "measured" else ": a run with speculation configured and off replaces it (`plan`)"
+    return [info(f"speculation configured but off (the schedule's k = 0 band) still costs {float(cost.at(at)):.0%} "
+                 f"of a plain step at batch {at}, {cost.kind}{where}")]
 
 
 def scenario_notes(s: Scenario, p: Prediction) -> list[str]:
@@ -100,10 +116,13 @@ def scenario_notes(s: Scenario, p: Prediction) -> list[str]:
 
 
 def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None, k: int,
-            concurrency: int, spec_fits: bool = True, off_above_k: int | None = None) -> Verdict:
+            concurrency: int, spec_fits: bool = True, off_above_k: int | None = None,
+            pools: tuple[int | None, float | None] = (None, None), restart: float | None = None) -> Verdict:
     """Words for a speedup (its label: decide.verdict_label), and the advice that follows from the best k
     here and the batch size above which the best k is 0 (from k_schedule; `off_above_k` is the schedule's
-    k just below it)."""
+    k just below it), with what separate pools (`pools`: the batch above which speculation stops paying and
+    their largest gain over the schedule above it) or a restart without speculation (`restart`: its gain over
+    the schedule here) win where the schedule's off band is not free (decide.Decision)."""
     best_k_value, best_speed = best
     if not spec_fits:
         return Verdict("loses", "loses: the draft and its KV cache do not fit beside the target",
@@ -117,16 +136,27 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
         text = f"{label}: {speedup:.2f}x"
     within = best_speed <= speedup * (1 + K_TIE)
     return Verdict(label, text, _advice(best_k_value, f"{best_speed:.2f}", within, off_above_batch, k, concurrency,
-                                        off_above_k))
+                                        off_above_k, _said_gain(pools[1]) if pools[0] is not None else None,
+                                        pools[0], _said_gain(restart)))
+
+
+def _said_gain(gain: float | None) -> float | None:
+    """A gain over the schedule worth a sentence (above SWITCH_GAIN, run-to-run noise) in hundredths, as
+    advice_many words it, else None."""
+    keep = gain is not None and math.isfinite(gain) and gain > 1.0 + SWITCH_GAIN
+    return float(np.round(gain * 100)) / 100 if keep else None
 
 
 def _advice(best_k_value: int, best_text: str, within: bool, off_above_batch: int | None, k: int,
-            concurrency: int, off_above_k: int | None) -> str:
+            concurrency: int, off_above_k: int | None, pools_gain: float | None = None,
+            pools_above: int | None = None, restart: float | None = None) -> str:
     """verdict()'s advice: best_text is the best k's speedup as shown, `within` whether it is within K_TIE of
-    the speedup at k."""
+    the speedup at k; `pools_gain` above `pools_above` and `restart`: the gains _said_gain keeps (None: not said)."""
     parts = []
     if best_k_value == 0:
         parts.append(f"turn speculation off at batch {concurrency}")
+        if restart is not None:  # the schedule's own state here is not a plain server
+            parts.append(f"restart without speculation: {restart:.2f}x this schedule")
     elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
         verb = "lower" if best_k_value < k else "raise"
         same = f", within 1% of k = {k}" if best_k_value < k and within else ""
@@ -138,17 +168,21 @@ def _advice(best_k_value: int, best_text: str, within: bool, off_above_batch: in
         # one (whose own crossover may be far lower).
         parts.append(f"turn it off above batch {off_above_batch}"
                      + (f", where k = {off_above_k} stops paying" if off_above_k else ""))
+    if best_k_value > 0 and pools_gain is not None and pools_above is not None:
+        parts.append(f"above batch {pools_above}, separate pools beat this schedule by up to {pools_gain:.2f}x")
     return "; ".join(parts)
 
 
-def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurrency, off_above_k) -> np.ndarray:
-    """verdict()'s advice for many runs at once (arrays; off_above_batch and off_above_k -1 where None),
-    worded once per distinct advice: an object array of strings."""
+def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurrency, off_above_k, pools_above=None,
+                pools_gain=None, restart_gain=None) -> np.ndarray:
+    """verdict()'s advice for many runs at once (arrays; off_above_batch, off_above_k and pools_above -1 where
+    None, pools_gain and restart_gain NaN), worded once per distinct advice: an object array of strings."""
     speedup, best_speed = np.asarray(speedup, dtype=float), np.asarray(best_speed, dtype=float)
     best_k_value, k, conc = (np.asarray(x, dtype=np.int64) for x in (best_k_value, k, concurrency))
     off, off_k = np.asarray(off_above_batch, dtype=np.int64), np.asarray(off_above_k, dtype=np.int64)
     if len(k) == 0:
         return np.empty(0, dtype=object)
+    pools, restart = _gain_codes(best_k_value, pools_above, pools_gain, restart_gain)
     named = (best_k_value != 0) & (best_k_value != k)  # the only advice that shows the best k's speedup
     speeds, speed_at = np.unique(best_speed[named], return_inverse=True)  # each worded once
     texts = [f"{v:.2f}" for v in speeds.tolist()]
@@ -161,7 +195,7 @@ def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurren
     off_said = (off >= 0) & (off >= conc) & (best_k_value > 0)
     parts = [best_k_value, text_code, within.astype(np.int64), k,
              np.where((best_k_value == 0) | off_said, conc, -1), np.where(off_said, off, -1),
-             np.where(off_said, off_k, -1)]
+             np.where(off_said, off_k, -1), *pools, restart]
     values, codes = zip(*(np.unique(p, return_inverse=True) for p in parts))  # each part's distinct values
     codes = [c.reshape(-1) for c in codes]
     sizes = [len(v) for v in values]
@@ -170,9 +204,25 @@ def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurren
     else:
         firsts, at = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)[1:]
     worded = np.empty(len(firsts), dtype=object)
+    said = lambda code: None if code < 0 else code / 100  # noqa: E731 - _gain_codes' hundredths
     worded[:] = [_advice(b, text_ids[t] if t >= 0 else "", bool(w), None if o < 0 else o, kk, c,
-                         None if ok < 0 else ok) for b, t, w, kk, c, o, ok in zip(*(p[firsts].tolist() for p in parts))]
+                         None if ok < 0 else ok, said(pg), None if pa < 0 else pa, said(r))
+                 for b, t, w, kk, c, o, ok, pa, pg, r in zip(*(p[firsts].tolist() for p in parts))]
     return worded[at.reshape(-1)]
+
+
+def _gain_codes(best_k_value: np.ndarray, pools_above, pools_gain, restart_gain) -> tuple[list[np.ndarray], np.ndarray]:
+    """The pools (batch, gain) and restart gain advice_many words, as whole numbers (gains in hundredths, as
+    shown; -1 where _advice says none): ([pools_above, pools_gain], restart)."""
+    n = len(best_k_value)
+    as_float = lambda x: np.full(n, np.nan) if x is None else np.asarray(x, dtype=float)  # noqa: E731
+    above = np.full(n, -1, dtype=np.int64) if pools_above is None else np.asarray(pools_above, dtype=np.int64)
+    gain, again = as_float(pools_gain), as_float(restart_gain)
+    with np.errstate(invalid="ignore"):
+        pooled = (best_k_value > 0) & (above >= 0) & (gain > 1.0 + SWITCH_GAIN)
+        restarted = (best_k_value == 0) & (again > 1.0 + SWITCH_GAIN)
+    hundredths = lambda g, keep: np.where(keep, np.round(np.where(keep, g, 0.0) * 100), -1).astype(np.int64)  # noqa: E731
+    return [np.where(pooled, above, -1), hundredths(gain, pooled)], hundredths(again, restarted)
 
 
 def uncertain_head(text: str, label: str) -> str:
@@ -197,18 +247,23 @@ def uncertain_words(band: tuple[float, float], between: tuple[int | None, int | 
     return text
 
 
-def threshold_words(k: int, crossover: int | None, schedule: list[list[int]]) -> str | None:
-    """The crossover (where the k set here stops paying) beside the schedule's off threshold, in words."""
+def threshold_words(k: int, crossover: int | None, schedule: list[list[int]], off_free: bool = True) -> str | None:
+    """The crossover (where the k set here stops paying) beside the schedule's off threshold, in words
+    (`off_free`: the schedule's off band is a plain server; else its k is compared with that band)."""
     off = off_above(schedule)
     if not k or off is None or crossover is None or off == crossover:
         return None
     off_k = schedule[-2][2] if len(schedule) >= 2 else None
     cross = ("from batch 1" if crossover == 0 else f"above batch {crossover}")
-    if off_k == k:
+    against = "plain decoding" if off_free else "its off band (speculation configured, k = 0)"
+    if off_k == k and off_free:
         why = (f"between the two, k = {k} is within {SWITCH_GAIN:.0%} of plain decoding (run-to-run noise), "
                "so the schedule does not switch for it")
+    elif off_k == k:
+        why = (f"between the two, k = {k} still beats {against} or is within {SWITCH_GAIN:.0%} of it, so the "
+               "schedule does not switch for it")
     else:
-        why = (f"the schedule runs k = {off_k} there, which keeps within {SWITCH_GAIN:.0%} of plain decoding up to "
+        why = (f"the schedule runs k = {off_k} there, which keeps within {SWITCH_GAIN:.0%} of {against} up to "
                f"batch {off}")
     if off == 0:
         return f"k = {k} loses {cross}; the schedule keeps speculation off at every batch"
@@ -351,10 +406,11 @@ def engine_version_notes(s: Scenario) -> list[str]:
 
 
 
-def advice_of_runs(setup: Scenario, alpha, k, concurrency, runs: dict[str, np.ndarray]) -> np.ndarray:
+def advice_of_runs(setup: Scenario, alpha, k, concurrency, runs: dict[str, np.ndarray], off: OffCost | None = None
+                   ) -> np.ndarray:
     """The advice of each run of decide.summarize_many (`runs`: its fields; None where a run has an error),
     the words summarize() gives that run: advice_many's, or where speculation does not fit the closest
-    setting that fits, named for that run."""
+    setting that fits, named for that run (`off`: the off cost summarize_many was given)."""
     alpha, k, conc = (np.asarray(x, dtype=float).reshape(-1) for x in (alpha, k, concurrency))
     out = np.full(len(k), None, dtype=object)
     idx = np.flatnonzero(runs["error"] == None)  # noqa: E711 - elementwise: the runs without a message
@@ -363,9 +419,11 @@ def advice_of_runs(setup: Scenario, alpha, k, concurrency, runs: dict[str, np.nd
     none_as = lambda column: np.array([-1 if v is None else v for v in runs[column][idx].tolist()],  # noqa: E731
                                       dtype=np.int64)
     out[idx] = advice_many(runs["speedup"][idx], none_as("best_k"), runs["best_k_speedup"][idx], none_as("off_above"),
-                           k[idx].astype(np.int64), conc[idx].astype(np.int64), none_as("off_above_k"))
+                           k[idx].astype(np.int64), conc[idx].astype(np.int64), none_as("off_above_k"),
+                           none_as("pools_above"), runs["pools_gain"][idx], runs["restart_gain"][idx])
     for i in idx[runs["spec_fits"][idx] == False].tolist():  # noqa: E712 - the message names the real cause
-        out[i] = summarize(replace(setup, alpha=float(alpha[i]), k=int(k[i]), concurrency=int(conc[i]))).verdict.advice
+        out[i] = summarize(replace(setup, alpha=float(alpha[i]), k=int(k[i]), concurrency=int(conc[i])),
+                           off=off).verdict.advice
     return out
 
 

@@ -232,7 +232,8 @@ def deploy_options(summary: Summary) -> go.Figure:
 def deploy_option_rows(summary: Summary) -> dict:
     """The numbers deploy_options draws, at batches 1..512 (log-spaced): throughput of each option in
     tokens/s, the k each runs, and the fixed k (the decision's k at the scenario's concurrency, or the
-    best k > 0 there where the decision is off)."""
+    best k > 0 there where the decision is off). "off" is a server without speculation; the schedule's and
+    the upper bound's k = 0 is the off band of a server with speculation configured (the grid's row 0)."""
     s = summary.scenario
     grid = summary.grid if summary.grid is not None else schedule_grid(s)
     batches = BATCHES[BATCHES <= grid.shape[1]]
@@ -241,7 +242,8 @@ def deploy_option_rows(summary: Summary) -> dict:
     # speculative throughput = speedup × plain throughput (the plain arm has no k): from the scenario's
     # cached steps' grid, so moving α does not re-predict every k at every batch
     spec = np.nan_to_num(speedup_grid(s, np.arange(1, k_max + 1), batches), nan=0.0) * plain[None, :]
-    through = np.vstack([plain[None, :], spec])  # row k: throughput with k (k = 0: plain)
+    band = plain * grid[0][batches - 1]  # the off band: speculation configured, k = 0 (off_state.off_row)
+    through = np.vstack([band[None, :], spec])  # row k: throughput with k (k = 0: the off band)
     conc = min(int(s.concurrency), grid.shape[1]) - 1
     # the decision's k here (the schedule's k at this batch); where that is 0, the best k > 0 here
     fixed_k = int(summary.best_k) or int(smallest_best(grid[1:, conc], axis=0)) + 1
