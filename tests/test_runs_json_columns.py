@@ -71,7 +71,9 @@ def test_runs_json_is_the_row_by_row_document(tmp_path, files, extra):
     cli_defaults = RunDefaults(said_as={kind: f"the default of {said}" for kind, said in SAID_AS.items()})
     table = read_runs([(p.name, p.read_bytes()) for p in files], cli_defaults)
     if extra == ["--calibrate"]:  # the fitted parameters' predictions, and the starting ones' beside them
-        assert [list(r) for r in doc["rows"]] == [[*ROW_KEYS, "predicted_speedup_uncalibrated"]] * len(table.rows)
+        fit_keys = ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]  # each setup's step fit
+        assert [list(r) for r in doc["rows"]] == [[*ROW_KEYS, "predicted_speedup_uncalibrated", *fit_keys]] \
+            * len(table.rows)
         assert _canonical([r["predicted_speedup_uncalibrated"] for r in doc["rows"]]) == _canonical(
             [_row_by_row(v) for v in review(table.rows).evaluated["predicted_speedup"]])
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.parts.calibration import step_fits
-from pages.parts.text import plain
+from pages.parts.text import no_links, plain
 from specmodel.fit.saved import chosen_fit
 from specmodel.words.step_fit import fit_decision, off_words
 
@@ -19,8 +19,8 @@ def show_step_fit(scenario, tokens_per_step: float | None = None) -> bool:
     saved = chosen_fit(fits, scenario.k, scenario.method.name) if fits else None
     if saved is None:
         if fits:
-            st.caption(f"Your runs' step fits do not cover k = {scenario.k} with {scenario.method.name}: the "
-                       "verdict below is the model's alone.")
+            st.caption(no_links(f"Your runs' step fits do not cover k = {scenario.k} with {scenario.method.name}: "
+                                "the verdict below is the model's alone."))
         return False
     decision, words = fit_decision(saved.fit, float(scenario.concurrency), tokens_per_step)
     at = "" if tokens_per_step is None else f" at E = {tokens_per_step:.2f} tokens per step"

@@ -49,7 +49,7 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
     doc["step_fits"] = [f.to_dict() for f in saved]
     st.download_button("Calibration file with the step fits (JSON, for --calibration)",
                        json.dumps(doc, indent=2, allow_nan=False), file_name="calibration.json",
-                       mime="application/json", key="download_step_fits")
+                       mime="application/json", key="download_step_fits", on_click="ignore")
 
 
 
