@@ -110,7 +110,8 @@ def fit_for_server(fits: list[SavedFit], k: int | None, method: str | None, mode
     chosen = chosen_fit(mine or usable, k, method)
     if chosen is not None:
         return chosen, None
-    names = "; ".join(f"{safe_text(f.label, 80)} ({f.method or 'method not named'}, k={f.fit.k})" for f in usable[:6])
+    names = "; ".join(f"{safe_text(f.label, 80)} ({safe_text(f.method or 'method not named', 40)}, k={f.fit.k})"
+                      for f in usable[:6])
     return None, (f"the calibration holds {len(usable)} step fits and none or several match this server (k = {k}"
                   f"{', method ' + method if method else ''}): {names}; give the method (--method) or k of one")
 
