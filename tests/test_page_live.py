@@ -201,3 +201,18 @@ def test_a_measured_plain_step_at_batch_one_is_grown_by_the_model():
     assert not at.exception
     assert "Right now: measured + model: " in texts(at.success) + texts(at.warning) + texts(at.error)
     assert "from the measured batch-1 step of 12 ms" in " ".join(c.value for c in at.caption)
+
+
+def test_an_upload_that_is_no_calibration_says_so_and_the_verdict_rests_on_presets():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
+                      gauges=replay.V1_GAUGES) as srv:
+        at = open_live()
+        at.file_uploader(key="live_step_fits").set_value(("<b>cal</b>.json", b"not json", "application/json"))
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.run()
+    assert not at.exception
+    assert "<b>cal</b>.json: not a JSON calibration file" in texts(at.error)
+    assert " ".join(e.value for e in at.error).startswith("\\<b>cal\\</b>.json")  # the file's name made inert
+    assert "Right now: rests on presets (" in texts(at.success) + texts(at.warning)
+    # the server's own timing is measured all the same, and the note says what it lacks
+    assert "the server's own timing was measured (10.0 ms a token at batch 12.1" in " ".join(c.value for c in at.caption)

@@ -5,10 +5,11 @@ calibration with step fits, a measured batch-1 plain step) and the verdict box t
 from __future__ import annotations
 
 from pages.parts.display import show_verdict
-from pages.parts.text import name, no_links
+from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.metrics import live, timed
 from specmodel.show import readouts
+from specmodel.text import safe_text
 from specmodel.words.served import figures_line
 
 UPLOAD_HELP = ("Written by `runs FILES --calibrate --save-calibration FILE`: each setup's plain and speculative step "
@@ -27,7 +28,7 @@ def step_time_inputs(cols) -> tuple[tuple, float | None]:
     fits = ()
     if upload is not None:
         try:
-            fits = tuple(timed.fits_from_text(upload.getvalue().decode("utf-8", errors="replace"), name(upload.name)))
+            fits = tuple(timed.fits_from_text(upload.getvalue().decode("utf-8", errors="replace"), safe_text(upload.name)))
         except SpecModelError as exc:
             cols[0].error(no_links(str(exc)))
     return fits, (float(plain_ms) or None)

@@ -226,7 +226,7 @@ def judge(stats: LiveStats, s: Scenario, batch_now: int, judged: str | None = No
                      measured=tuple(_acceptance_figures(stats) + ["running requests (gauge)"]),
                      modelled=(f"every step time (the model on presets: {where})",), fit=fit,
                      notes=(() if t is None else (info(
-                         f"the server's own timing was measured ({t.ms_per_token:.3g} ms a token at batch {batch:.3g}, "
+                         f"the server's own timing was measured ({served.ms(t.ms_per_token)} ms a token at batch {batch:.3g}, "
                          f"{t.series}) but there is no plain step to set it against: give a calibration with step "
                          "fits, a plain server's metrics or a measured plain step"),)))
 
