@@ -80,3 +80,16 @@ def test_a_saved_label_from_a_file_is_made_inert_in_the_note():
     fits = [_saved("m\x1b[2K", "draft_model", 2), _saved("m", "x\u202e\x08y", 2)]
     _chosen, why = timed.fit_for_server(fits, 2, None, None)
     assert "\x1b" not in why and "\u202e" not in why and "\x08" not in why
+
+
+def test_a_fit_whose_line_crosses_zero_at_the_windows_batch_is_not_applied():
+    # plain 10 ms at batch 1 and 9.6 at 4: within the fit's tolerance, but below zero by batch 77
+    fit = fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.0), StepPoint(4, 9.6, 5.0, tokens_per_step=2.0)], k=2)
+    assert fit.usable
+    a = parse_snapshot(page(10.0, 1000, 3000, 100, 300), at=0.0)
+    b = parse_snapshot(page(110.0, 11000, 23100, 200, 400), at=10.0)  # batch 100
+    from specmodel.model.scenario import Scenario
+
+    j = timed.judge(stats_from_window(window_between(a, b)), Scenario(), 1, saved=SavedFit("w", "d", "m", "draft_model", fit))
+    assert j.rests_on == "presets" and j.fit is None
+    assert "gives no positive step time at batch 100: not applied here" in j.notes[0]

@@ -26,7 +26,7 @@ modelled one the model's band (decide.BAND_RATIO).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specmodel.fit.saved import SavedFit, chosen_fit, saved_fits
 from specmodel.fit.steps import BAND_Z, NOISE_FLOOR, StepFit
@@ -209,8 +209,27 @@ def judge(stats: LiveStats, s: Scenario, batch_now: int, judged: str | None = No
     batch, batch_from = _batch(stats, batch_now)
     e = stats.tokens_per_step if stats.spec_enabled else None
     measured = _acceptance_figures(stats) + [batch_from]
+    refused = ()
+    if saved is not None and not _positive_at(saved.fit, batch):  # a line fitted on small batches, far beyond them
+        refused = (warning(f"{_fit_words(saved)} gives no positive step time at batch {batch:.3g}: not applied here; "
+                           "calibrate with a run nearer this load"),)
+        saved = None
     fit = fit_answer(saved, batch, e) if saved is not None else None
+    judgement = _judged(stats, s, batch, measured, fit, saved, plain, t_target_ms, judged)
+    return replace(judgement, notes=refused + judgement.notes) if refused else judgement
+
+
+def _positive_at(fit: StepFit, batch: float) -> bool:
+    """Whether both of the fit's step times at this batch are positive (a straight line may cross zero far
+    beyond the batches it was fitted on)."""
+    return all(float(getattr(fit, arm).at(fit.shape, arm, batch)[0]) > 0 for arm in ("plain", "spec"))
+
+
+def _judged(stats: LiveStats, s: Scenario, batch: float, measured: list[str], fit: dict | None,
+            saved: SavedFit | None, plain: PlainStep | None, t_target_ms: float | None, judged: str | None) -> Judgement:
+    """judge's cases in order (the module's docstring)."""
     t = stats.timing
+    e = stats.tokens_per_step if stats.spec_enabled else None
     if t is not None and stats.spec_enabled:
         step = plain or (_plain_from_fit(saved, batch) if saved is not None else None) or \
             (_plain_from_model(s, batch, t_target_ms) if t_target_ms else None)
