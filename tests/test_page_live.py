@@ -188,6 +188,7 @@ def test_a_calibration_with_a_step_fit_sets_the_servers_own_timing_against_its_p
     assert "speculative 10.0 ms a token (measured: vllm:inter_token_latency_seconds)" in headline
     captions = " ".join(c.value for c in at.caption)
     assert "measured: time per token, speculative (vllm:inter_token_latency_seconds)" in captions
+    assert {m.label: m.value for m in at.metric}["Time per token"] == "9.98 ms" and "step 25 ms, batch 12.1" in captions
     assert "The model alone, on presets: " in captions
 
 
