@@ -7,7 +7,8 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
-from pages.parts.display import chart, column_config, show_error, show_notes, show_readouts, show_verdict, sidebar_names
+from pages.parts.display import chart, column_config, show_error, show_notes, show_readouts, sidebar_names
+from pages.parts.live_timing import show_judged, step_time_inputs
 from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.metrics import live, samples
@@ -29,8 +30,7 @@ rerun_without_credentials("live_url", url)
 interval = top[1].select_slider("Scrape every (seconds)", [2, 5, 10, 15, 30, 60], value=5, key="live_every",
                                 bind="query-params")
 window = top[2].select_slider("Statistics over", list(live.WINDOWS), value="1 min", key="live_window",
-                              bind="query-params",
-                              help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
+                              bind="query-params", help="Longer windows give tighter intervals; 'last interval' reacts fastest.")
 # The element tree keeps one shape on every rerun (bench/bench_load.py found "Cannot set a node at a delta
 # path" under load): optional messages go into containers that always exist, and the auto-refreshing
 # panel writes exactly one container, so a panel run landing mid-rerun never addresses a moved block.
@@ -42,8 +42,7 @@ with st.expander("Connection and model options", expanded=bool(moved)):
     auth, opts = st.columns(3), st.columns(4)
     token = auth[0].text_input("Bearer token (optional)", type="password", key="live_token",
                                help="Sent only to this URL's host; never shown, logged or put in the page link.")
-    user = auth[1].text_input("User (optional, basic auth)", key="live_user",
-                              help="Never shown in a message or put in the page link.")
+    user = auth[1].text_input("User (optional, basic auth)", key="live_user", help="Never shown, logged or put in the page link.")
     password = auth[2].text_input("Password", type="password", key="live_password")
     k_given = opts[0].number_input("k, if the server does not reveal it (vLLM V0; 0 = infer)", 0, 32, 0,
                                    key="live_k", bind="query-params")
@@ -56,6 +55,7 @@ with st.expander("Connection and model options", expanded=bool(moved)):
     if len(seen.model_names) > 1:
         model_name = opts[3].selectbox("Model served", seen.model_names, key="live_model", index=seen.first_model_index,
                                        help="This server serves several models; the first scrape chose the busiest.")
+    fits, plain_ms = step_time_inputs(st.columns(2))
 auto = st.toggle("Auto-refresh", value=True, key="live_auto", bind="query-params",
                  help="Only the live panel below reruns; the rest of the page stays as it is.")
 NAMES = sidebar_names(assumed="the α and k to assume, under Connection and model options")
@@ -80,11 +80,11 @@ st.session_state["live_session"] = seen.watching(session_key)
 
 def show_results(session: live.LiveSession) -> None:
     stats, intervals = live.window_stats(session.snapshots, window)
-    verdict = live.live_verdict(stats, base_scenario(alpha=alpha_assumed, k=int(k_assumed)), NAMES)
+    verdict = live.live_verdict(stats, base := base_scenario(alpha=alpha_assumed, k=int(k_assumed)), NAMES)
     st.session_state["live_session"] = session = session.with_latest_point()
-    show_verdict(verdict.tone, f"Right now: {verdict.text}", verdict.advice, under=readouts.live_band_line(verdict))
+    judged_notes = show_judged(stats, verdict, fits, plain_ms, base.method.name)
     calibration_badge()
-    show_notes(stats.notes + verdict.notes)
+    show_notes(stats.notes + verdict.notes + judged_notes)
     st.caption(no_links(readouts.live_window_line(stats, session.snapshots[-1], intervals)))
     show_readouts(readouts.live_readouts(stats))
 

@@ -142,13 +142,21 @@ class Replica:
     mode: str = "ok"  # a tests.replay mode: "reset" restarts the counters after the first scrape
 
 
+# The servers' own step timing (issue 44), per scrape. v1-good: 990 request steps of 25 ms over 248 engine steps
+# (batch 3.99) and 20 first tokens, so (2900 − 20) decode tokens: 24.75 s / 2880 = 8.59 ms a token. v1-off: a plain
+# step of 15 ms, 4950 request steps over 78 engine steps (batch 63.5), 50 first tokens.
+V1_GOOD_TIMING = {"vllm:inter_token_latency_seconds_sum": 24.75, "vllm:inter_token_latency_seconds_count": 990,
+                  "vllm:time_to_first_token_seconds_count": 20, "vllm:iteration_tokens_total_count": 248}
+V1_OFF_TIMING = {"vllm:inter_token_latency_seconds_sum": 74.25, "vllm:inter_token_latency_seconds_count": 4950,
+                 "vllm:time_to_first_token_seconds_count": 50, "vllm:iteration_tokens_total_count": 78}
+
 FLEET = {
     # vLLM V1 with good acceptance at low load: E = 1 + 1900/1000 = 2.9, k = 3.
     "v1-good": Replica("vllm-pool-a", "vllm_v1_specdecode_sample.txt", {
         "vllm:spec_decode_num_drafts_total": 1000, "vllm:spec_decode_num_draft_tokens_total": 3000,
         "vllm:spec_decode_num_accepted_tokens_total": 1900,
         "vllm:spec_decode_num_accepted_tokens_per_pos_total": [850, 650, 400],
-        "vllm:generation_tokens_total": 2900}, {"vllm:num_requests_running": 4}),
+        "vllm:generation_tokens_total": 2900, **V1_GOOD_TIMING}, {"vllm:num_requests_running": 4}),
     # vLLM V1 with poor acceptance under heavy load: E = 1 + 417/1000 = 1.417, k = 3; loses.
     "v1-losing": Replica("vllm-pool-a", "vllm_v1_specdecode_sample.txt", {
         "vllm:spec_decode_num_drafts_total": 400, "vllm:spec_decode_num_draft_tokens_total": 1200,
@@ -162,8 +170,8 @@ FLEET = {
         "vllm:spec_decode_num_accepted_tokens_per_pos_total": [450, 330, 220],
         "vllm:generation_tokens_total": 1500}, {"vllm:num_requests_running": 8}, mode="reset"),
     # vLLM V1 with speculation off.
-    "v1-off": Replica("vllm-pool-b", "vllm_v1_nospec_sample.txt", {"vllm:generation_tokens_total": 5000},
-                      {"vllm:num_requests_running": 64}),
+    "v1-off": Replica("vllm-pool-b", "vllm_v1_nospec_sample.txt",
+                      {"vllm:generation_tokens_total": 5000, **V1_OFF_TIMING}, {"vllm:num_requests_running": 64}),
     # vLLM V0: E = spec_decode_efficiency · (k + 1) = 0.68267 · 5; k = 4 from emitted / draft tokens.
     "v0": Replica("vllm-legacy", "vllm_v0_specdecode_sample.txt", {
         "vllm:spec_decode_num_draft_tokens_total": 4000, "vllm:spec_decode_num_emitted_tokens_total": 3413.3333,

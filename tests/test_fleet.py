@@ -21,7 +21,7 @@ from specmodel import Scenario, SpecModelError, cli
 from specmodel.metrics import fleet, live, promapi
 from specmodel.show import readouts
 from specmodel.model import acceptance
-from tests.prometheus_harness import FLEET, running_fleet
+from tests.prometheus_harness import FLEET, V1_GOOD_TIMING, V1_OFF_TIMING, running_fleet
 
 WINDOW = "4s"  # shorter than the scraped span, so rate() needs no extrapolation past the data
 RATE_TOLERANCE = 0.10
@@ -279,3 +279,61 @@ def test_an_instance_whose_model_has_no_preset_is_unknown_model_and_never_counte
     assert "'acme/secret-model-v3' is not a model this tool has a preset for" in verdict.text
     one = dataclasses.replace(good, stats=renamed, verdict=verdict, predicted_on=predicted_on)
     assert not one.loses and readouts.fleet_counts([one.to_dict()["verdict"]]) == "1 unknown model"
+
+
+# --- issue 44: `fleet --calibration` with a saved step fit, and the servers' own step timing ----------------
+
+def _fleet_calibration(path: Path) -> dict:
+    """A calibration holding one step fit of the fleet's model (Llama 3.1 8B as vLLM names it, a draft model,
+    k = 3), fitted by fit.steps on two concurrencies: plain 10 and 12 ms a step at 1 and 8, speculative 4 and 9 ms
+    a token at E = 2.9. Written as `runs --calibrate --save-calibration` writes one."""
+    from specmodel.fit.saved import SavedFit
+    from specmodel.fit.steps import StepPoint, fit_steps
+    from specmodel.model.calibration_file import calibration_document, save_document
+    from specmodel.model.roofline import Efficiency
+
+    fit = fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.9), StepPoint(8, 12.0, 9.0, tokens_per_step=2.9)], k=3)
+    saved = SavedFit("fleet", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", fit)
+    save_document({**calibration_document(Efficiency()), "step_fits": [saved.to_dict()]}, str(path))
+    return fit
+
+
+def test_cli_with_a_calibration_judges_each_instance_on_its_step_fit_and_its_own_timing(prom_fleet, capsys, tmp_path):
+    fit = _fleet_calibration(tmp_path / "cal.json")
+    assert cli.main(["fleet", prom_fleet.url, "--window", WINDOW, "--json", "--calibration", str(tmp_path / "cal.json"),
+                     "--method", "draft_model"]) == 0
+    rows = {r["instance"]: r for r in json.loads(capsys.readouterr().out)}
+    at = {key: rows[target] for key, target in prom_fleet.targets.items()}
+
+    # v1-good exposes its step timing: 8.59 ms a token at batch 3.99, against the fit's plain step there
+    good = at["v1-good"]
+    t = V1_GOOD_TIMING
+    ms = 1000 * t["vllm:inter_token_latency_seconds_sum"] / (2900 - t["vllm:time_to_first_token_seconds_count"])
+    batch = round(t["vllm:inter_token_latency_seconds_count"] / t["vllm:iteration_tokens_total_count"], 1)
+    plain = float(fit.plain.at(fit.shape, "plain", batch)[0])
+    assert good["verdict_rests_on"] == "measured + step fit"
+    assert good["timing"]["ms_per_token"] == pytest.approx(ms, rel=1e-6)
+    assert good["timed"]["speedup"] == pytest.approx(plain / ms, abs=1e-3)
+    assert good["step_fit"]["decision"] in ("pays_off", "uncertain", "loses") and good["step_fit"]["batch"] == batch
+    assert good["model_verdict"] and good["verdict_text"].startswith("measured + step fit: ")
+
+    # v1-losing exposes no timing increase: the fit decides at its running batch (160) and measured E (1.417)
+    losing = at["v1-losing"]
+    s, _low, high = fit.speedup(160.0, losing["tokens_per_step"])
+    assert losing["verdict_rests_on"] == "step fit" and losing["verdict"] == "loses"
+    assert losing["step_fit"]["speedup"] == pytest.approx(float(s), abs=1e-3) and float(high) < 1
+
+    # v1-off runs no speculation: its measured plain step against the fit's speculative one, verdict still "off"
+    off = at["v1-off"]
+    t = V1_OFF_TIMING
+    plain_ms = 1000 * t["vllm:inter_token_latency_seconds_sum"] / (5000 - t["vllm:time_to_first_token_seconds_count"])
+    batch = round(t["vllm:inter_token_latency_seconds_count"] / t["vllm:iteration_tokens_total_count"], 1)
+    assert off["verdict"] == "off" and off["verdict_rests_on"] == "measured + step fit"
+    assert off["timed"]["speedup"] == pytest.approx(plain_ms / float(fit.spec.at(fit.shape, "spec", batch)[0]), abs=1e-3)
+    assert off["headline"].startswith("measured + step fit: speculation is off here; turned on, by the step fit: loses")
+
+    # the vLLM V0 instance serves Llama 3.1 70B: the fit is another model's, so its verdict rests on presets
+    assert at["v0"]["verdict_rests_on"] == "presets" and at["v0"]["step_fit"] is None
+    assert not any("step fit" in w for w in at["v0"]["warnings"])
+    # SGLang (no step timing in its metrics) on the fit's model and k: the fit decides
+    assert at["sglang"]["verdict_rests_on"] == "step fit"

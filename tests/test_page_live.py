@@ -39,7 +39,9 @@ def test_two_scrapes_give_the_statistics_the_verdict_and_the_charts():
         assert "First scrape done: vllm-v1" in texts(at.info)
         at.run()  # the next scrape completes the first window
     assert not at.exception
-    assert "Right now: pays off" in texts(at.success)
+    # the headline says first what the verdict rests on: presets (no step fit or measured plain step given)
+    assert ("Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit or measured plain step): "
+            "pays off") in texts(at.success)
     assert "measured E = 2.50 tokens per step with k = 3" in texts(at.success)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Tokens per step E"] == "2.50"
@@ -151,3 +153,67 @@ def test_a_server_with_two_models_lets_the_user_choose_one():
     assert not at.exception
     assert "model meta-llama/Llama-3.1-8B-Instruct" in " ".join(c.value for c in at.caption)
     assert "measured E = 2.50" in texts(at.success)
+
+
+# The server's own step timing (issue 44): per scrape 990 request steps of 25 ms over 82 engine steps (batch
+# 12.1) and 20 first tokens, so (2500 − 20) decode tokens: 24.75 s / 2480 = 9.98 ms a token.
+TIMING = {"vllm:inter_token_latency_seconds_sum": 24.75, "vllm:inter_token_latency_seconds_count": 990,
+          "vllm:time_to_first_token_seconds_count": 20, "vllm:iteration_tokens_total_count": 82}
+
+
+def step_fit_calibration() -> bytes:
+    """A calibration with one step fit of the sample's model (a draft model, k = 3), as `runs --calibrate
+    --save-calibration` writes it: plain 10 and 12 ms a step at batch 1 and 8, speculative 4 and 9 ms a token."""
+    from specmodel.fit.saved import SavedFit
+    from specmodel.fit.steps import StepPoint, fit_steps
+    from specmodel.model.calibration_file import calibration_document
+    from specmodel.model.roofline import Efficiency
+
+    fit = fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.5), StepPoint(8, 12.0, 9.0, tokens_per_step=2.5)], k=3)
+    saved = SavedFit("page", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", fit)
+    return json.dumps({**calibration_document(Efficiency()), "step_fits": [saved.to_dict()]}).encode()
+
+
+def test_a_calibration_with_a_step_fit_sets_the_servers_own_timing_against_its_plain_step():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
+                      gauges=replay.V1_GAUGES) as srv:
+        at = open_live()
+        at.file_uploader(key="live_step_fits").set_value(("cal.json", step_fit_calibration(), "application/json"))
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.run()
+    assert not at.exception
+    # the fit's plain step at batch 12.1 (9.71 + 0.286 · 12.1 = 13.2 ms) over the measured 9.98 ms a token: 1.32x
+    headline = texts(at.success)
+    assert "Right now: measured + step fit: pays off: 1.32x (1.18x to 1.48x) at batch 12.1" in headline
+    assert "speculative 10.0 ms a token (measured: vllm:inter_token_latency_seconds)" in headline
+    captions = " ".join(c.value for c in at.caption)
+    assert "measured: time per token, speculative (vllm:inter_token_latency_seconds)" in captions
+    assert {m.label: m.value for m in at.metric}["Time per token"] == "9.98 ms" and "step 25 ms, batch 12.1" in captions
+    assert "The model alone, on presets: " in captions
+
+
+def test_a_measured_plain_step_at_batch_one_is_grown_by_the_model():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
+                      gauges=replay.V1_GAUGES) as srv:
+        at = open_live()
+        at.number_input(key="live_plain_ms").set_value(12.0)
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.run()
+    assert not at.exception
+    assert "Right now: measured + model: " in texts(at.success) + texts(at.warning) + texts(at.error)
+    assert "from the measured batch-1 step of 12 ms" in " ".join(c.value for c in at.caption)
+
+
+def test_an_upload_that_is_no_calibration_says_so_and_the_verdict_rests_on_presets():
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
+                      gauges=replay.V1_GAUGES) as srv:
+        at = open_live()
+        at.file_uploader(key="live_step_fits").set_value(("<b>cal</b>.json", b"not json", "application/json"))
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.run()
+    assert not at.exception
+    assert "<b>cal</b>.json: not a JSON calibration file" in texts(at.error)
+    assert " ".join(e.value for e in at.error).startswith("\\<b>cal\\</b>.json")  # the file's name made inert
+    assert "Right now: rests on presets (" in texts(at.success) + texts(at.warning)
+    # the server's own timing is measured all the same, and the note says what it lacks
+    assert "the server's own timing was measured (10.0 ms a token at batch 12.1" in " ".join(c.value for c in at.caption)

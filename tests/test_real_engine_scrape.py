@@ -123,5 +123,163 @@ def test_a_served_model_that_is_no_preset_is_named_in_the_headline(capsys):
     assert data["model_assumed"] is True
     assert data["judged_as"] == "the served model 'lab-custom-3m' is no preset: judged as Llama 3.1 8B on L40S (assumed)"
     [verdict] = [ln for ln in out.splitlines() if ln.startswith("  verdict:")]
-    assert verdict.startswith("  verdict:          the served model 'lab-custom-3m' is no preset: judged as "
-                              "Llama 2 7B on H100 SXM (assumed): ")
+    # the headline leads with what the verdict rests on: presets, no step fit or measured plain step given
+    assert verdict.startswith("  verdict:          rests on presets (no step fit or measured plain step): the served "
+                              "model 'lab-custom-3m' is no preset: judged as Llama 2 7B on H100 SXM (assumed): ")
+    assert data["verdict_rests_on"] == "presets" and data["headline"].startswith("rests on presets (")
+
+
+# --- issue 44, item 2: the server's own timing, a saved step fit, and what the verdict rests on -----------------
+
+REAL = ROOT / "tests/fixtures/real_engine"
+
+
+def _histogram(text: str, name: str) -> float:
+    """One histogram's _sum or _count on a page (one engine, one model)."""
+    return _counter(text, name)
+
+
+def _timing(arm: str) -> dict:
+    """The c = 16 window's step timing computed here from the two pages: vLLM 0.32 observes the inter-token
+    latency once per request and engine step (a verify step's E tokens at once), the first token as time to
+    first token, and iteration_tokens_total once per engine step."""
+    before, after = ((METRICS / f"{arm}_c16_{w}.txt").read_text() for w in ("before", "after"))
+
+    def d(name):
+        return _histogram(after, name) - _histogram(before, name)
+    latency, observations = d("vllm:inter_token_latency_seconds_sum"), d("vllm:inter_token_latency_seconds_count")
+    decode = d("vllm:generation_tokens_total") - d("vllm:time_to_first_token_seconds_count")
+    return {"ms_per_token": 1000 * latency / decode, "batch": observations / d("vllm:iteration_tokens_total_count")}
+
+
+def _recorded_speedup(arm: str) -> float:
+    """The bench's own speedup at c = 16: the arm's output throughput over plain's (README's table)."""
+    tput = {a: json.loads((REAL / f"{a}_c16.json").read_text())["output_throughput"] for a in (arm, "plain")}
+    return tput[arm] / tput["plain"]
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    """The recorded runs calibrated on concurrency 1 and 4, as the issue asks: (file, its step fits by method)."""
+    path = tmp_path_factory.mktemp("real_engine") / "cal.json"
+    runs = sorted(str(p) for p in REAL.glob("*_c*.json"))
+    assert cli.main(["runs", *runs, "--calibrate", "--fit-up-to", "4", "--save-calibration", str(path)]) == 0
+    fits = {e["method"]: e["fit"] for e in json.loads(path.read_text())["step_fits"]}
+    assert set(fits) == {"draft_model", "ngram"} and all(f["batches"] == [1.0, 4.0] for f in fits.values())
+    return path, fits
+
+
+def _linear(arm_fit: dict, batch: float) -> float:
+    terms = arm_fit["terms"]
+    return terms["fixed_ms"] + terms["per_sequence_ms"] * batch
+
+
+def _scrape_json(arm: str, capsys, *extra: str, plain_pages: str | None = None) -> dict:
+    pages = [(METRICS / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    capsys.readouterr()
+    with _Pages(pages) as srv:
+        if plain_pages is None:
+            assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", *extra]) == 0
+        else:
+            plain = [(METRICS / f"{plain_pages}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+            with _Pages(plain) as p:
+                assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", "--plain-url", p.url, *extra]) == 0
+                assert p.served == ["/metrics", "/metrics"]
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("arm", ["draft", "ngram"])
+def test_the_servers_own_step_timing_is_read_from_its_histograms(arm, capsys):
+    want = _timing(arm)
+    data = _scrape_json(arm, capsys)
+    assert data["timing"]["series"] == "vllm:inter_token_latency_seconds"
+    assert data["timing"]["ms_per_token"] == pytest.approx(want["ms_per_token"], rel=1e-6)
+    assert data["timing"]["batch"] == pytest.approx(want["batch"], rel=1e-6)
+    # Recorded: draft 7.58 ms a token at batch 14.5, n-gram 86.9 ms at 14.5 (plain's own window: 12.1 ms at 12.8).
+    assert want["ms_per_token"] == pytest.approx({"draft": 7.58, "ngram": 86.9}[arm], abs=0.05)
+    # no step fit and no plain step: the headline says the verdict rests on presets, the step times are modelled
+    assert data["verdict_rests_on"] == "presets" and data["headline"].startswith("rests on presets (")
+    assert data["figures_modelled"] == ["every step time (the model on presets: Llama 3.1 8B on L40S)"]
+
+
+def test_the_ngram_window_with_the_calibration_does_not_say_pays_off(calibration, capsys):
+    """Calibrated on c = 1 and 4, the c = 16 window of the n-gram server: its measured 86.9 ms a token against
+    the fit's plain step at the window's batch (14.5) loses, and so does the fit alone. Recorded: 0.15x."""
+    path, fits = calibration
+    timing = _timing("ngram")
+    data = _scrape_json("ngram", capsys, "--calibration", str(path), "--method", "ngram")
+    plain_ms = _linear(fits["ngram"]["plain"], round(timing["batch"], 1))
+    expected = plain_ms / timing["ms_per_token"]
+    assert data["verdict_rests_on"] == "measured + step fit"
+    assert data["timed"]["speedup"] == pytest.approx(expected, abs=1e-3)
+    assert expected == pytest.approx(0.138, abs=0.001)
+    assert abs(expected / _recorded_speedup("ngram") - 1) < 0.20  # 0.138 against the bench's 0.155
+    assert data["verdict"] == "loses" and data["decision"] == "loses" and data["timed"]["speedup_high"] < 1
+    assert "pays off" not in data["verdict_text"] and data["verdict_text"].startswith("measured + step fit: loses: 0.14x")
+    # the fit alone predicts a loss too: its speculative line at 14.5 (E 4.73) against its plain one
+    spec_ms = _linear(fits["ngram"]["spec"], 14.5)
+    assert data["step_fit"]["decision"] == "loses"
+    assert data["step_fit"]["speedup"] == pytest.approx(plain_ms / spec_ms * data["tokens_per_step"]
+                                                        / fits["ngram"]["tokens_per_step"], rel=1e-3)
+    assert data["step_fit"]["speedup"] == pytest.approx(0.089, abs=0.001)
+    assert "time per token, speculative (vllm:inter_token_latency_seconds)" in data["figures_measured"]
+    assert data["figures_modelled"] == ["time per token, plain (the step fit of runs at 1, 4)"]
+    assert data["model_verdict"] == "pays off"  # the model on presets (an 8B model on an L40S) still would say so
+
+
+def test_the_draft_window_measures_what_the_fit_got_wrong(calibration, capsys):
+    """The same for the draft-model server. The fit of c = 1 and 4 predicts a loss at 14.5 (0.70x: its speculative
+    line grows from 3.0 ms a token at 1 to 17.0 ms at 14.5), but the window measured 7.58 ms a token: against the
+    fit's plain step (12.0 ms) that is 1.58x, and the bench recorded 1.48x at c = 16 (README: draft 1621 tok/s,
+    plain 1099). The measurement decides, says it pays off, and says the fit does not hold at this load."""
+    path, fits = calibration
+    timing = _timing("draft")
+    data = _scrape_json("draft", capsys, "--calibration", str(path), "--method", "draft_model")
+    expected = _linear(fits["draft_model"]["plain"], round(timing["batch"], 1)) / timing["ms_per_token"]
+    assert data["timed"]["speedup"] == pytest.approx(expected, abs=1e-3)
+    assert expected == pytest.approx(1.58, abs=0.01) and abs(expected / _recorded_speedup("draft") - 1) < 0.20
+    assert data["verdict"] == "pays off" and data["verdict_rests_on"] == "measured + step fit"
+    assert data["step_fit"]["decision"] == "loses" and data["step_fit"]["speedup"] == pytest.approx(0.70, abs=0.01)
+    [contradicted] = [w for w in data["warnings"] if "the fit does not hold at this load" in w]
+    assert "speculative step at 17.0 ms a token at batch 14.5; this window measured 7.6 ms" in contradicted
+    assert "stops paying" not in data["advice"]  # a fit the window contradicts advises nothing
+
+
+def test_without_a_method_the_calibrations_two_fits_are_named_not_guessed(calibration, capsys):
+    path, _fits = calibration
+    data = _scrape_json("draft", capsys, "--calibration", str(path))
+    assert data["verdict_rests_on"] == "presets" and data["step_fit"] is None
+    [why] = [w for w in data["warnings"] if "holds 2 step fits" in w]
+    assert "Draft model (draft_model, k=4)" in why and "give the method (--method)" in why
+
+
+@pytest.mark.parametrize("arm", ["draft", "ngram"])
+def test_a_plain_servers_window_is_the_measured_plain_arm(arm, capsys):
+    """--plain-url: the plain server's c = 16 pages over the same window; both arms measured."""
+    spec, plain = _timing(arm), _timing("plain")
+    data = _scrape_json(arm, capsys, plain_pages="plain")
+    assert data["verdict_rests_on"] == "measured"
+    assert data["timed"]["speedup"] == pytest.approx(plain["ms_per_token"] / spec["ms_per_token"], abs=1e-3)
+    # 1.60x and 0.140x against the bench's 1.48x and 0.155x
+    assert abs(data["timed"]["speedup"] / _recorded_speedup(arm) - 1) < 0.20
+    assert data["verdict"] == {"draft": "pays off", "ngram": "loses"}[arm] and data["figures_modelled"] == []
+    # the plain server ran at batch 12.8, the speculative one at 14.5: within a quarter, so no warning
+    assert not any("not at the same load" in w for w in data["warnings"])
+
+
+def test_a_measured_batch_one_plain_step_is_grown_by_the_model_and_said_so(capsys):
+    data = _scrape_json("ngram", capsys, "--t-target-ms", "7.4")
+    assert data["verdict_rests_on"] == "measured + model" and data["verdict"] == "loses"
+    [modelled] = data["figures_modelled"]
+    assert "from the measured batch-1 step of 7.4 ms" in modelled
+
+
+def test_the_text_leads_with_the_measured_verdict_then_the_fit_then_the_model(calibration, capsys):
+    path, _fits = calibration
+    _, _, out = _scrape("ngram", capsys, "--calibration", str(path), "--method", "ngram")
+    lines = out.splitlines()
+    order = [next(i for i, ln in enumerate(lines) if ln.startswith(p))
+             for p in ("  verdict:", "  step fit alone:", "  model (presets):", "  figures:")]
+    assert order == sorted(order)
+    assert lines[order[0]].startswith("  verdict:          measured + step fit: loses: 0.14x")
+    assert "pays off" not in lines[order[0]] and "loses: 0.09×" in lines[order[1]]

@@ -61,15 +61,19 @@ def test_live_replays_the_recording_labelled_as_a_sample(no_network):
     assert any(i.value.startswith("**Sample: a recorded vLLM V1 server") for i in at.info)
     assert any("First scrape done" in i.value for i in at.info)
     at.run()  # the next refresh replays the next scrape
-    # pays off 1.22x at batch 32 with a band of 0.91-1.90x: an amber box (uncertain), not a green one
-    assert not at.success and at.warning[0].value.startswith("**Right now: uncertain (pays off by the estimate): 1.22x")
+    # pays off 1.22x at batch 32 with a band of 0.91-1.90x: an amber box (uncertain), not a green one; the headline
+    # says first that the verdict rests on presets (no step fit or measured plain step is given)
+    assert not at.success and at.warning[0].value.startswith(
+        "**Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit or measured plain step): "
+        "uncertain (pays off by the estimate): 1.22x")
     assert "— 0.91x to 1.90x across the model's 80% band" in at.warning[0].value
     assert len(at.get("plotly_chart")) >= 2
     for _ in range(samples.live_sample_length()):
         at.run()
     assert not at.exception
     # the load rose to 256: loses 0.68x, and the band (about 0.5-1.06x) still reaches 1.0, so amber too
-    assert at.warning[0].value.startswith("**Right now: uncertain (loses by the estimate)")
+    assert at.warning[0].value.startswith("**Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit "
+                                          "or measured plain step): uncertain (loses by the estimate)")
     assert re.search(r"— 0\.\d\dx to 1\.\d\dx across the model's 80% band", at.warning[0].value)
     assert any("End of the recording (8 scrapes)" in c.value for c in at.caption)
     at.button(key="live_stop_sample").click().run()

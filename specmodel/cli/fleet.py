@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from specmodel.metrics import promapi
 
 PASSWORD_ENV = "SPECMODEL_PROMETHEUS_PASSWORD"
+PRESETS_WORDS = "rests on presets (no step fit applies: give --calibration with step fits of these servers)"
 TOKEN_ENV = "SPECMODEL_PROMETHEUS_TOKEN"
 
 
@@ -68,6 +69,17 @@ def base_scenario(args: argparse.Namespace) -> Scenario:
                     efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
 
 
+def step_fits(args: argparse.Namespace) -> tuple:
+    """The step fits of --calibration (none where it names no file or the file holds none)."""
+    if not args.calibration:
+        return ()
+    from specmodel.fit.saved import saved_fits
+    from specmodel.model.calibration_file import load_calibration
+    from specmodel.text import clean_name
+
+    return tuple(saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0]))
+
+
 def _fmt(value, spec: str, none: str = "-") -> str:
     return none if value is None else format(value, spec)
 
@@ -80,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
     server = promapi.PromServer(args.url, auth_from_env(args.user, args.password_env, args.token_env),
                                 timeout_s=args.timeout, policy=policy)
     base = base_scenario(args)
+    fits = step_fits(args)
+    method = args.method or ("draft_model" if args.draft or args.draft_config else None)
     with scrape.make_client(policy) as client:
-        report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k)
+        report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k, fits=fits,
+                             method=method)
     rows = [i.to_dict() for i in report.instances]
     for p in report.problems:  # the good instances are the answer (exit 0); the bad ones are named
         sys.stderr.write(f"warning: {p['instance']} (job {p['job']}) not read: {p['reason']}\n")
@@ -93,10 +108,12 @@ def run(args: argparse.Namespace) -> int:
                       for p in report.problems])
         return 0
     gpus = f"{base.tp}× {base.gpu}" if base.tp > 1 else base.gpu
+    on_presets = all(r["verdict_rests_on"] == "presets" for r in rows)
     print(f"{len(rows)} instance(s) at {report.prometheus}, window {report.window}; "
-          f"model: {base.target} on {gpus}, {base.method}")
-    for i in report.losing:
-        print(f"  LOSES  {i.instance} ({i.job}): {i.verdict.text}; {i.verdict.advice}")
+          f"model: {base.target} on {gpus}, {base.method}"
+          + (f"; every verdict {PRESETS_WORDS}" if on_presets else ""))
+    for i, r in ((i, i.to_dict()) for i in report.losing):
+        print(f"  LOSES  {i.instance} ({i.job}): {r['verdict_text']}; {r['advice']}")
     for d in report.down:
         print(f"  DOWN   {d['instance']} ({d['job']}): {d['last_error'] or 'scrape failing'}")
     for p in report.problems:

@@ -9,6 +9,7 @@ SPECMODEL_TOKEN), never from the command line, where other users could read it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -17,6 +18,7 @@ from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, en
 from specmodel.errors import SpecModelError
 from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
+from specmodel.words.served import figures_line, ms
 
 TOKEN_ENV = "SPECMODEL_TOKEN"
 # chosen: the seed report's k (bench/evidence/seed_runs.csv, k = 4)
@@ -46,6 +48,11 @@ def add_parser(sub) -> None:
                    help=f"environment variable holding a bearer token; default {TOKEN_ENV}")
     p.add_argument("--timeout", type=number(0.5, 600), default=20.0,
                    help="seconds one scrape may take in total; default 20")
+    p.add_argument("--plain-url", metavar="URL",
+                   help="a plain server's metrics URL (the same model without speculation, the same traffic), scraped "
+                        "over the same window: its measured step is the plain arm the server's own step is set against")
+    p.add_argument("--t-target-ms", type=number(0, 10_000, strict_lo=True),
+                   help="the plain step measured at batch 1, ms: the plain arm grown to the window's batch by the model")
     add_scenario_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_scrape)
@@ -70,16 +77,47 @@ def run_scrape(args: argparse.Namespace) -> int:
     token = os.environ.get(args.token_env) or None
     policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)
     with scrape.make_client(policy) as client:
-        _first, last, stats = scrape.measure(client, args.url, args.window, token=token, policy=policy,
-                                            model_name=args.model_name, k=k)
+        _first, last, stats, plain = scrape.measure_beside(client, args.url, args.plain_url, args.window, token=token,
+                                                           policy=policy, model_name=args.model_name, k=k)
     if stats.spec_enabled and stats.tokens_per_step is None:
         raise SpecModelError(f"{scrape.display_url(args.url)}: " + (stats.notes[-1] if stats.notes else
                                                                     "acceptance is not measurable in this window"))
     verdict = live.live_verdict(stats, base, live.InputNames(assumed="--alpha and --k"))
-    out = live.result_dict(args.url, last, stats, verdict)
+    judgement = _judgement(args, stats, verdict, plain)
+    out = live.result_dict(args.url, last, stats, verdict, judgement)
     if args.json:
         print_json(out)
         return 0
+    _print_text(out, stats, last, verdict, judgement)
+    return 0
+
+
+def _judgement(args: argparse.Namespace, stats, verdict, plain_stats):
+    """What the verdict rests on: a step fit of --calibration for this server, --plain-url's measured step,
+    --t-target-ms (metrics/timed.py)."""
+    from specmodel.fit.saved import saved_fits
+    from specmodel.metrics import live, timed
+    from specmodel.model.calibration_file import load_calibration
+    from specmodel.notes import warning
+    from specmodel.text import clean_name
+
+    notes, fits = [], ()
+    if args.calibration:
+        fits = saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0])
+    method = args.method or ("draft_model" if args.draft or args.draft_config else None)
+    plain = None
+    if plain_stats is not None:
+        plain = timed.plain_from_stats(plain_stats, "--plain-url's window")
+        if plain is None:
+            notes.append(warning("--plain-url gave no plain step: " + ("that server runs speculation" if
+                                 plain_stats.spec_enabled else "its window timed no decode step (idle, or no "
+                                 "inter-token latency histogram)")))
+    j = live.judged(stats, verdict, fits, method, plain, args.t_target_ms)
+    return dataclasses.replace(j, notes=tuple(notes) + j.notes)
+
+
+def _print_text(out: dict, stats, last, verdict, judgement) -> None:
+    """The scrape in lines: where and what, the acceptance, the load, then the verdict a reader sees first."""
     print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, "
           f"k = {stats.k if stats.k else '-'} "
           f"({last.k_source}), window {stats.window_s:.1f} s")
@@ -101,12 +139,20 @@ def run_scrape(args: argparse.Namespace) -> int:
     if stats.kv_usage is not None:
         load.append(f"KV cache {100 * stats.kv_usage:.0f}% used")
     print("  load:             " + ", ".join(load))
-    # the headline says first what the verdict was judged on where that is not the served model
-    print(f"  verdict:          {out['judged_as'] + ': ' if out['judged_as'] else ''}{verdict.text}")
-    if verdict.advice:
-        print(f"  advice:           {verdict.advice}")
+    if stats.timing is not None:
+        t = stats.timing
+        batch = f", batch {t.batch:.3g}" if t.batch is not None else ""
+        print(f"  step timing:      {ms(t.ms_per_token)} ms a token, {ms(t.step_ms)} ms a step{batch} [{t.series}]")
+    # the headline says first what the verdict rests on (presets, a step fit, measured step times)
+    print(f"  verdict:          {out['headline']}")
+    if out["advice"]:
+        print(f"  advice:           {out['advice']}")
+    if out["step_fit"] and judgement.rests_on != "step fit":
+        print(f"  step fit alone:   {out['step_fit']['words']} ({out['step_fit']['setup']})")
+    if judgement.decides:
+        print(f"  model (presets):  {out['judged_as'] + ': ' if out['judged_as'] else ''}{verdict.text}")
+    print(f"  figures:          {figures_line(out['figures_measured'], out['figures_modelled'])}")
     if verdict.k_options:
         print("  k' options:       " + ", ".join(f"k={o.k}: {o.speedup:.2f}x" for o in verdict.k_options))
     for note in out["notes"]:
         print(f"  {cli_label(note) + ':':<17} {note}")
-    return 0

@@ -25,7 +25,8 @@ from prometheus_client.samples import Sample
 
 from specmodel import bounds
 from specmodel.errors import SpecModelError
-from specmodel.metrics import live, prom, promapi
+from specmodel.fit.saved import SavedFit
+from specmodel.metrics import live, prom, promapi, timed
 from specmodel.metrics import schemas as engines
 from specmodel.model import memory, presets
 from specmodel.model.scenario import Scenario, with_changes
@@ -78,6 +79,15 @@ def fleet_promql(window: str, selector: str = "") -> str:
     return "\nor ".join(parts)
 
 
+def fleet_timing_promql(window: str, selector: str = "") -> str:
+    """The query of the servers' own step timing (schemas.Engine.timing: histogram sums and counts), increased
+    over `window`: asked apart from fleet_promql, and only where a step fit can use it."""
+    promapi.parse_duration(window)
+    sel = check_selector(selector)
+    return "\nor ".join(f'label_replace(sum by ({BY}) (increase({name}{{{sel}}}[{window}])), "{SERIES_LABEL}", '
+                        f'"{name}", "", "")' for name in engines.timing_catalogue())
+
+
 # --- from query results to the Live statistics -----------------------------------------------------
 
 def samples_of(rows: list[tuple[dict, float]]) -> list[Sample]:
@@ -112,7 +122,8 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
         # Values are already increases over the window: against an all-zero snapshot one window
         # earlier, window_between returns them unchanged and applies the per-engine conversions.
         start = dataclasses.replace(snap, at=at_s - window_s, counters={k: 0.0 for k in snap.counters},
-                                    per_position=(0.0,) * len(snap.per_position), gauges={})
+                                    per_position=(0.0,) * len(snap.per_position), gauges={},
+                                    timing={k: 0.0 for k in snap.timing})
         out.append((snap, prom.window_between(start, snap)))
     return out
 
@@ -166,6 +177,13 @@ def judge_instance(stats: prom.LiveStats, base: Scenario, names: live.InputNames
     return live.live_verdict(stats, scenario, names), predicted_on
 
 
+def instance_judgement(stats: prom.LiveStats, verdict: live.LiveVerdict, fits: tuple[SavedFit, ...],
+                       method: str | None) -> timed.Judgement:
+    """What an instance's verdict rests on: the step fit of `fits` of its own model, for its k and method
+    (timed.judge); the model on presets where none is."""
+    return live.judged(stats, verdict, fits, method, own_model_only=True)
+
+
 def _target_models(client, server) -> dict[tuple[str, str], str]:
     """(job, instance) -> the model a scrape target's labels name (relabelled `model`, `model_name`, …)."""
     out = {}
@@ -188,6 +206,7 @@ class Instance:
     verdict: live.LiveVerdict  # the model at this instance's concurrency, as on the Live page
     last_error: str = ""
     predicted_on: str = ""  # the target (and draft) the verdict was computed for, or "unknown model"
+    judgement: timed.Judgement | None = None  # what the verdict rests on (live.judgement_of; None: presets)
 
     @property
     def model_name(self) -> str | None:
@@ -195,11 +214,18 @@ class Instance:
 
     @property
     def loses(self) -> bool:
+        if self.judgement is not None and self.judgement.decides:
+            return self.judgement.label == "loses"
         return self.verdict.measured and self.verdict.label == "loses"
+
+    @property
+    def headline(self) -> str:
+        """The verdict a reader sees first, led by what it rests on (live.headline)."""
+        return live.headline(self.verdict, self.judgement or live.judgement_of(self.stats, self.verdict))[1]
 
     def to_dict(self) -> dict:
         """The `scrape` command's keys, plus instance, job, up, predicted_speedup, predicted_on and last_error."""
-        out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict)
+        out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict, self.judgement)
         del out["url"]
         return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
                 **out, "predicted_speedup": out["speedup"], "predicted_on": self.predicted_on,
@@ -281,7 +307,8 @@ def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None
     return [{"job": j, "instance": i, "last_error": errors.get((j, i), "")} for j, i in sorted(down)]
 
 
-def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems) -> None:
+def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems, fits=(),
+               method=None) -> None:
     """Judge every instance into `instances` (or `problems`), in order, until the work deadline passes:
     the instances left are then one problem saying how many and why (bounds.MAX_WORK_S)."""
     targets = sorted(by_target.items())
@@ -302,7 +329,9 @@ def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instanc
                 if not stats.model_name and (job, inst) in target_models:
                     stats = dataclasses.replace(stats, model_name=target_models[(job, inst)])
                 verdict, predicted_on = judge_instance(stats, base, names)
-                found.append(Instance(job, inst, up, snap, stats, verdict, predicted_on=predicted_on))
+                judgement = instance_judgement(stats, verdict, fits, method) if fits else None
+                found.append(Instance(job, inst, up, snap, stats, verdict, predicted_on=predicted_on,
+                                      judgement=judgement))
         except SpecModelError as exc:
             problems.append({"job": job, "instance": inst, "reason": str(exc)})
             continue
@@ -315,21 +344,26 @@ def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instanc
 
 def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
           selector: str = "", at_s: float | None = None, k: int | None = None,
-          names: live.InputNames = live.COMMAND_LINE) -> FleetReport:
+          names: live.InputNames = live.COMMAND_LINE, fits: tuple[SavedFit, ...] = (),
+          method: str | None = None) -> FleetReport:
     """Every instance's statistics over `window`, held against the model built on `base`
     (whose α and k stand for instances with speculation off); `k` overrides inferred k; the
-    verdicts' notes name the inputs as `names` says."""
+    verdicts' notes name the inputs as `names` says. With step fits (`fits`, a calibration's), each instance
+    is judged first on the one for its model, k and `method` (metrics/timed.py) and on its own step timing,
+    which a second query asks for."""
     window_s = promapi.parse_duration(window)
     at_s = time.time() if at_s is None else float(at_s)
     sel = check_selector(selector)
     samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
+    if fits:
+        samples = list(samples) + list(promapi.query(client, server, fleet_timing_promql(window, sel), at_s=at_s))
     by_target = _group((s.labels, s.value) for s in samples if SERIES_LABEL in s.labels)  # others: not ours
     instances, problems = [], []
     unnamed = any(not any(l.get("model_name") for l, _ in rows if l[SERIES_LABEL] != "up")
                   for rows in by_target.values())
     target_models = _target_models(client, server) if unnamed else {}  # only asked when a series names none
     with bounds.work_deadline():
-        _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems)
+        _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems, fits, method)
     jobs = {i.job for i in instances} | {p["job"] for p in problems}
     down = _down_targets(client, server, by_target, None if sel else jobs)
     if not instances:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from specmodel.errors import SpecModelError
-from specmodel.metrics import scrape
+from specmodel.metrics import scrape, timed
 from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
 from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
@@ -351,15 +351,48 @@ def window_start(snapshots: list, window: str) -> int:
     return start
 
 
-def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict) -> dict:
+def judgement_of(stats: LiveStats, verdict: LiveVerdict, **given) -> timed.Judgement:
+    """What the window's verdict rests on (metrics/timed.py), from the step fit, plain step or measured batch-1
+    plain step `given` (timed.judge's keywords); the model's verdict on presets where none is given."""
+    return timed.judge(stats, verdict.scenario, verdict.concurrency, assumed_model(stats, verdict.scenario), **given)
+
+
+def judged(stats: LiveStats, verdict: LiveVerdict, fits=(), method: str | None = None,
+           plain: timed.PlainStep | None = None, t_target_ms: float | None = None,
+           own_model_only: bool = False) -> timed.Judgement:
+    """judgement_of with the step fit of `fits` (a calibration's) for this server's model, k and `method`
+    (timed.fit_for_server); a warning note where the fits hold none or several that would do."""
+    saved, why = (timed.fit_for_server(list(fits), stats.k, method, stats.model_name, own_model_only) if fits
+                  else (None, None))
+    j = judgement_of(stats, verdict, saved=saved, plain=plain, t_target_ms=t_target_ms)
+    return replace(j, notes=((warning(why),) if why else ()) + j.notes)
+
+
+def headline(verdict: LiveVerdict, judgement: timed.Judgement) -> tuple[str, str, str]:
+    """(label, text, advice) of the verdict a reader sees first: the step times' where they decide, else the
+    model's, its text led by what it rests on (presets)."""
+    if judgement.decides:
+        return judgement.label, judgement.text, judgement.advice
+    if judgement.speedup is not None:  # a plain server against a step fit: what speculation would give
+        return verdict.label, judgement.text, verdict.advice
+    return verdict.label, f"{judgement.text}: {verdict.text}", verdict.advice
+
+
+def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict,
+                judgement: timed.Judgement | None = None) -> dict:
     """The public JSON of one measurement: `scrape --json`, and each instance of `fleet --json`.
 
     url is the address asked for, last the window's later snapshot (where the metrics were found,
     the model names and where k came from), stats the window's statistics, verdict the model's
-    judgement. The keys are a stable interface: add keys, never rename or drop one.
+    judgement, `judgement` what the verdict rests on (judgement_of; the model on presets where None).
+    Where step times decide (`verdict_rests_on` other than "presets"), `verdict`, `decision`, `verdict_text`
+    and `advice` are theirs and the model's stay in `model_verdict`, `model_verdict_text`, `model_advice`,
+    `speedup` and its band. The keys are a stable interface: add keys, never rename or drop one.
     """
     st, vd = stats.to_dict(), verdict.to_dict()
     assumed = assumed_model(stats, verdict.scenario)
+    judgement = judgement or judgement_of(stats, verdict)
+    label, text, advice = headline(verdict, judgement)
     return {
         "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
         "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
@@ -385,13 +418,16 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "num_gpu_blocks": st["num_gpu_blocks"], "block_size": st["block_size"],
         "kv_capacity_tokens": st["kv_capacity_tokens"],
         "model_assumed": assumed is not None, "judged_as": assumed,
-        "verdict": verdict.label, "decision": decision(verdict.label), "verdict_text": verdict.text, "advice": verdict.advice,
+        "verdict": label, "decision": decision(label), "verdict_text": judgement.text if judgement.decides else verdict.text,
+        "advice": advice, "model_verdict": verdict.label, "model_decision": decision(verdict.label),
+        "model_verdict_text": verdict.text, "model_advice": verdict.advice, **judgement.to_dict(),
+        "headline": text, "timing": stats.timing.to_dict() if stats.timing else None,
         "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
         "speedup_low": vd["speedup_low"], "speedup_high": vd["speedup_high"], "uncertain": vd["uncertain"],
         "concurrency": verdict.concurrency, "best_k": verdict.best_k,
         "k_options": vd["k_options"], "model": vd["model"],
-        "notes": list(stats.notes) + list(verdict.notes) + _found_at(url, last),
-        "warnings": warnings_in((*stats.notes, *verdict.notes)),
+        "notes": list(stats.notes) + list(verdict.notes) + list(judgement.notes) + _found_at(url, last),
+        "warnings": warnings_in((*stats.notes, *verdict.notes, *judgement.notes)),
         "metrics_url": scrape.display_url(last.source_url or url),
         "engine": _engine_label(stats.server),
     }

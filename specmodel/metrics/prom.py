@@ -63,6 +63,7 @@ from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_K
 from specmodel.text import clean_name
 from specmodel.metrics import schemas as engines
+from specmodel.metrics.timing import StepTiming, step_timing
 from specmodel.model import acceptance
 from specmodel.notes import Note, info, warning
 
@@ -88,6 +89,8 @@ class Snapshot:
     engines: int = 1
     source_url: str | None = None  # where it was scraped from, when that was not the URL given
     notes: tuple[str, ...] = ()  # what the parser did to the text (a duplicated series dropped), as Notes
+    timing: dict[str, float] = field(default_factory=dict)  # lifetime sums and counts of the timing histograms
+    timing_series: str = ""  # the latency histogram they came from (metrics/timing.py)
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,8 @@ class SpecWindow:
     running_low: float | None = None  # its lowest and highest reading at the window's scrapes
     running_high: float | None = None
     notes: tuple[str, ...] = ()  # the snapshots' notes (a duplicated series dropped), passed on to LiveStats
+    timing: dict[str, float] = field(default_factory=dict)  # increases of the timing histograms' sums and counts
+    timing_series: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class LiveStats:
     running_start: float | None = None  # running requests at the window's first scrape
     running_low: float | None = None  # lowest and highest reading at the window's scrapes
     running_high: float | None = None
+    timing: StepTiming | None = None  # the server's own step timing over the window (metrics/timing.py)
 
     @property
     def measured(self) -> bool:
@@ -342,6 +348,7 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     gauges = _gauges(engine, prefix, by_name)
     blocks, block_size = _vllm_cache_blocks(by_name) if server == "vllm-v1" else (None, None)
 
+    timing, timing_series = _timing(engine, prefix, by_name)
     spec = _spec_enabled(engine, counters, per_position, gauges)
     k_found, k_source = _infer_k(engine, counters, per_position, gauges) if spec else (None, "speculation off")
     if k is not None:
@@ -349,7 +356,8 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     return Snapshot(server=server, model_name=chosen, model_names=models,
                     at=time.time() if at is None else float(at), k=k_found, k_source=k_source,
                     spec_enabled=spec, counters=counters, per_position=per_position, gauges=gauges,
-                    num_gpu_blocks=blocks, block_size=block_size, engines=engines_seen)
+                    num_gpu_blocks=blocks, block_size=block_size, engines=engines_seen, timing=timing,
+                    timing_series=timing_series)
 
 
 def _model_chosen(ours: list, engine: engines.Engine, prefix: str,
@@ -387,6 +395,24 @@ def _counters(engine: engines.Engine, prefix: str, by_name: dict) -> dict[str, f
             raise SpecModelError(f"the counter {prefix}{engine.counters[canon]} is {_prom_number(value)} on this "
                                  "page, not a count: check the server's /metrics")
     return counters
+
+
+def _timing(engine: engines.Engine, prefix: str, by_name: dict) -> tuple[dict[str, float], str]:
+    """(the engine's timing sums and counts by canonical name, the latency histogram they are of): the first
+    suffix present of each, summed over series; a value that is not finite is left out (timing is optional:
+    it never fails a scrape)."""
+    out: dict[str, float] = {}
+    series = ""
+    for canon, suffixes in engine.timing.items():
+        for suffix in suffixes:
+            values = [s.value for s in by_name.get(prefix + suffix, [])]
+            if values:
+                if all(math.isfinite(v) and v >= 0 for v in values):
+                    out[canon] = float(sum(values))
+                    if canon == "decode_latency_s":
+                        series = prefix + suffix.removesuffix("_sum")
+                break
+    return out, series
 
 
 def _gauges(engine: engines.Engine, prefix: str, by_name: dict) -> dict[str, float]:
@@ -566,7 +592,16 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
         running_end=b.gauges.get("running"), running_start=a.gauges.get("running"),
         **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
-        notes=_once(a.notes + b.notes))
+        notes=_once(a.notes + b.notes), timing=_timing_increase(a, b), timing_series=b.timing_series)
+
+
+def _timing_increase(a: Snapshot, b: Snapshot) -> dict[str, float]:
+    """The timing sums' and counts' increases from a to b (as increase() counts them; a series that went down
+    restarted, which window_between reports through the counters), for those both snapshots have."""
+    out = {}
+    for name in set(a.timing) & set(b.timing):
+        out[name], _ = _increase(a.timing[name], b.timing[name])
+    return out
 
 
 def _once(notes) -> tuple:
@@ -612,7 +647,9 @@ def window_over(snapshots) -> SpecWindow:
         counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
         running_start=parts[0].running_start,
         **_extremes([v for p in parts for v in (p.running_low, p.running_high)]),
-        notes=_once(n for p in parts for n in p.notes))
+        notes=_once(n for p in parts for n in p.notes),
+        timing={name: float(sum(p.timing[name] for p in parts)) for name in set.intersection(*(set(p.timing) for p in parts))},
+        timing_series=last.timing_series)
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -698,7 +735,8 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
         source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
         rate_source=acc.rate_source,
-        running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high)
+        running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high,
+        timing=step_timing(w.timing, w.generation_tokens, w.timing_series) if w.timing else None)
 
 
 def _check_window(w: SpecWindow) -> None:

@@ -63,6 +63,14 @@ class Engine:
     e_source: str = "accepted / drafts counters"  # what E is computed from (LiveStats.source)
     gauge_source: str = "engine gauge"  # the engine's own E gauge, where E comes from it
     rank_labels: tuple[str, ...] = ()  # labels of ranks that each repeat the same series: only rank 0 is read
+    # the server's own step timing (metrics/timing.py): canonical -> suffixes, the first one present read; not in
+    # names() (the Fleet view asks for them in a query of their own, timing_names)
+    timing: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def timing_names(self, prefix: str | None = None) -> tuple[str, ...]:
+        """Every full sample name of the engine's step timing (empty where it exposes none)."""
+        return tuple(p + s for p in ((prefix,) if prefix else self.prefixes) for suffixes in self.timing.values()
+                     for s in suffixes)
 
     def names(self, prefix: str | None = None) -> dict[str, str]:
         """Every full sample name this engine's statistics read -> how a window reduces it."""
@@ -82,13 +90,24 @@ _VLLM_COUNTS = {
     "accepted": "spec_decode_num_accepted_tokens_total",
 }
 _PER_POS = ("spec_decode_num_accepted_tokens_per_pos_total", "position")
+# vLLM's timing histograms (their _sum and _count): vllm/v1/metrics/stats.py observes the inter-token latency
+# once per request and engine step that brought it tokens (however many: a verify step's E), its first token
+# (prefill) as time to first token instead; vllm/v1/metrics/loggers.py observes iteration_tokens_total once per
+# engine step. inter_token_latency_seconds replaced time_per_output_token_seconds (the same observations), which
+# older V1 builds and V0 write.
+_VLLM_TIMING = {
+    "decode_latency_s": ("inter_token_latency_seconds_sum", "time_per_output_token_seconds_sum"),
+    "decode_observations": ("inter_token_latency_seconds_count", "time_per_output_token_seconds_count"),
+    "first_tokens": ("time_to_first_token_seconds_count",),
+    "engine_steps": ("iteration_tokens_total_count",),
+}
 
 ENGINES: dict[str, Engine] = {e.server: e for e in (
     Engine("vllm-v1", "vLLM (V1 engine)", ("vllm:",), "counts",
            counters={**_VLLM_COUNTS, "generation_tokens": "generation_tokens_total"},
            gauges={"running": ("num_requests_running", "sum"), "waiting": ("num_requests_waiting", "sum"),
                    "kv_usage": ("kv_cache_usage_perc", "mean")},
-           per_position=_PER_POS, counts_draft_tokens=True,
+           per_position=_PER_POS, counts_draft_tokens=True, timing=_VLLM_TIMING,
            source="vllm/v1/spec_decode/metrics.py (SpecDecodingProm), vllm-project/vllm commit 016a858",
            convention="E = 1 + accepted ÷ drafts (bonus token in); per_pos[i] ÷ drafts = P(≥ i+1 accepted) "
                       "(survival); accepted ÷ draft tokens = vLLM's draft acceptance rate; k = number of "
@@ -103,7 +122,7 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                    "kv_usage": ("gpu_cache_usage_perc", "mean"),
                    "efficiency": ("spec_decode_efficiency", "mean"),
                    "draft_acceptance_rate": ("spec_decode_draft_acceptance_rate", "mean")},
-           k_hint="unknown: give k (vLLM V0 does not expose it)",
+           k_hint="unknown: give k (vLLM V0 does not expose it)", timing=_VLLM_TIMING,
            source="vllm/spec_decode/metrics.py + vllm/engine/metrics.py, vLLM 0.6 to 0.9 (V0 engine)",
            convention="spec_decode_efficiency = E ÷ (k + 1) over the last interval (a gauge); its counters add "
                       "cumulative totals every interval, so only their ratio is used (for k)",
@@ -300,6 +319,11 @@ def detect(names: set[str], labels_have_engine: bool = False) -> tuple[Engine, s
         f"no inference-server metrics in this response ({len(names)} metric names): looked for {LOOKED_FOR}. "
         "Point the URL at the inference server's own metrics endpoint (for TensorRT-LLM's trtllm-serve: "
         f"/prometheus/metrics; see {TRTLLM_DOC}), not at another exporter")
+
+
+def timing_catalogue() -> tuple[str, ...]:
+    """Every sample name of any engine's step timing (for the Fleet view's timing query)."""
+    return tuple(sorted({n for engine in ENGINES.values() for n in engine.timing_names()}))
 
 
 def catalogue() -> dict[str, str]:

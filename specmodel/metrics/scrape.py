@@ -454,12 +454,38 @@ def measure(client: httpx.Client, url: str, window_s: float, *, token: str | Non
             policy: ScrapePolicy | None = None, model_name: str | None = None, k: int | None = None,
             sleep=time.sleep) -> tuple[Snapshot, Snapshot, LiveStats]:
     """Two snapshots `window_s` apart and the statistics of the window between them."""
+    first, last, stats, _plain = measure_beside(client, url, None, window_s, token=token, policy=policy,
+                                                model_name=model_name, k=k, sleep=sleep)
+    return first, last, stats
+
+
+def _same_origin(a: str, b: str) -> bool:
+    try:
+        x, y = httpx.URL(a), httpx.URL(b)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return False
+    return (x.scheme, x.host, x.port) == (y.scheme, y.host, y.port)
+
+
+def measure_beside(client: httpx.Client, url: str, plain_url: str | None, window_s: float, *,
+                   token: str | None = None, policy: ScrapePolicy | None = None, model_name: str | None = None,
+                   k: int | None = None, sleep=time.sleep) -> tuple[Snapshot, Snapshot, LiveStats, LiveStats | None]:
+    """`measure` of the server at url and, over the same window, of a plain server at plain_url (its busiest
+    model; None: none): (first, last, the window's statistics, the plain server's or None). The bearer token
+    goes to the plain server only where it shares url's origin."""
     if not window_s > 0:
         raise SpecModelError(f"the window must be longer than 0 s, got {window_s}")
+    plain_token = token if plain_url and _same_origin(url, plain_url) else None
     first = scrape_snapshot(client, url, token=token, policy=policy, model_name=model_name, k=k)
+    plain_first = scrape_snapshot(client, plain_url, token=plain_token, policy=policy) if plain_url else None
     sleep(window_s)
     last = scrape_snapshot(client, first.source_url or url, token=token, policy=policy,
                            model_name=first.model_name, k=k)
     if first.source_url and not last.source_url:
         last = dataclasses.replace(last, source_url=first.source_url)
-    return first, last, stats_from_window(window_between(first, last))
+    plain = None
+    if plain_first is not None:
+        plain_last = scrape_snapshot(client, plain_first.source_url or plain_url, token=plain_token, policy=policy,
+                                     model_name=plain_first.model_name)
+        plain = stats_from_window(window_between(plain_first, plain_last))
+    return first, last, stats_from_window(window_between(first, last)), plain

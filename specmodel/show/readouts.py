@@ -134,7 +134,19 @@ def live_readouts(stats: LiveStats) -> list[Readout]:
         Readout("KV cache used", fmt(stats.kv_usage, ".0%"),
                 help=(f"Block budget {stats.num_gpu_blocks:,} blocks × {stats.block_size} tokens = "
                       f"{stats.kv_capacity_tokens:,} tokens." if stats.kv_capacity_tokens else None)),
-    ]
+    ] + _timing_readouts(stats)
+
+
+def _timing_readouts(stats: LiveStats) -> list[Readout]:
+    """The server's own step timing over the window, where it exposes it (metrics/timing.py)."""
+    t = stats.timing
+    if t is None:
+        return []
+    batch = f", batch {t.batch:.3g}" if t.batch is not None else ""
+    return [Readout("Time per token", f"{t.ms_per_token:.3g} ms", caption=f"step {t.step_ms:.3g} ms{batch}",
+                    help=f"Measured by the server ({t.series}): decode time per emitted token and sequence over the "
+                         "window; the step is what one decode step took, the batch the sequences decoding per "
+                         "engine step.")]
 
 
 def live_window_line(stats: LiveStats, last: Snapshot, intervals: int) -> str:

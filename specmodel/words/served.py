@@ -25,3 +25,75 @@ def judged_as(served: str | None, served_preset: str | None, target: str, gpu: s
     if served_preset != target:
         return f"the served model '{served}' reads as {served_preset}, not the target given: {on}"
     return None
+
+
+# What a live verdict rests on (metrics/timed.py's `rests_on`), most measured first.
+MEASURED = "measured"  # both arms' step times measured on servers (the speculative one's and a plain one's)
+MEASURED_FIT = "measured + step fit"  # one arm measured on the server, the other a saved step fit's
+MEASURED_MODEL = "measured + model"  # the speculative arm measured, the plain step the model's from a measured one
+STEP_FIT = "step fit"  # a saved step fit at the window's batch and E (the server exposes no step timing)
+PRESETS = "presets"  # the model alone, on presets
+
+NO_TIMING = "no step fit or measured plain step"
+
+
+def presets_clause(judged: str | None, target: str, gpu: str) -> str:
+    """The headline's clause where the verdict rests on presets alone: no step fit, plain server or measured
+    plain step was given, so every step time is the presets' (and `judged`, words.served.judged_as, where the
+    served model is not the judged one).
+
+    >>> presets_clause(None, "Llama 3.1 8B", "L40S")
+    'rests on presets (Llama 3.1 8B on L40S, assumed; no step fit or measured plain step)'
+    """
+    if judged:
+        return f"rests on presets ({NO_TIMING}): {judged}"
+    return f"rests on presets ({target} on {gpu}, assumed; {NO_TIMING})"
+
+
+def timed_head(label: str, speedup: float, band: tuple[float, float], batch: float) -> str:
+    """"loses: 0.14x (0.12x to 0.16x) at batch 14.5", led by "uncertain" where the band straddles 1.0."""
+    head = f"{label}: {speedup:.2f}x ({band[0]:.2f}x to {band[1]:.2f}x) at batch {batch:.3g}"
+    if band[0] < 1.0 < band[1]:
+        return f"uncertain ({label} by the estimate): {head[len(label) + 2:]}"
+    return head
+
+
+def timed_text(head: str, rests_on: str, spec: str, plain: str) -> str:
+    """The headline of a window judged on measured step times: what it rests on, the verdict, and each arm's
+    time per token with where it came from."""
+    return f"{rests_on}: {head}: speculative {spec} against plain {plain}"
+
+
+def ms(value: float) -> str:
+    """A step time as the headlines write it: "7.6", "86.9", "369"."""
+    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def ms_words(value: float, where: str) -> str:
+    """"86.9 ms a token (measured: vllm:inter_token_latency_seconds)"."""
+    return f"{ms(value)} ms a token ({where})"
+
+
+def timed_advice(label: str, batch: float, off: str | None) -> str:
+    """What to do after a verdict on measured step times, with where a step fit says it stops paying."""
+    after = f"; the step fit: {off}" if off else ""
+    if label == "loses":
+        return f"turn speculation off at this load (batch {batch:.3g}){after}"
+    if label == "borderline":
+        return (f"within run-to-run noise at batch {batch:.3g}: watch a longer window, or compare with a plain "
+                f"server at the same load{after}")
+    return f"keep it on at this load (batch {batch:.3g}){after}"
+
+
+def fit_contradicted(arm: str, fit_ms: float, measured_ms: float, batch: float, batches: str) -> str:
+    """A note where the window's measured step lies outside a step fit's band at its batch."""
+    return (f"the step fit (runs at {batches}) puts the {arm} step at {ms(fit_ms)} ms a token at batch {batch:.3g}; "
+            f"this window measured {ms(measured_ms)} ms: the fit does not hold at this load, so the measurement "
+            "decides; calibrate again with a run at this concurrency")
+
+
+def figures_line(measured: list[str], modelled: list[str]) -> str:
+    """"measured: E, …; modelled: plain step (…)" in one line."""
+    parts = [f"measured: {', '.join(measured)}" if measured else "measured: nothing",
+             f"modelled: {', '.join(modelled)}" if modelled else "modelled: nothing"]
+    return "; ".join(parts)
