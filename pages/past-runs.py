@@ -5,7 +5,8 @@ from functools import partial
 import streamlit as st
 
 from pages.parts.calibration import calibration, calibration_badge
-from pages.parts.common import base_scenario
+from pages.parts.common import base_scenario_or_stop
+from pages.parts.custom_inputs import sidebar_choices
 from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
 from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
@@ -41,12 +42,12 @@ with top_right:
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
     st.info(no_links(no_runs_message(calibration() is not None)))
-    plan_section(scenario=base_scenario())
+    plan_section(scenario=base_scenario_or_stop())
     st.stop()
 pairs = paired_by_hand(files)
 
-s = base_scenario()
-defaults = RunDefaults(**s.names(), tp=s.tp,
+s = base_scenario_or_stop()
+defaults = RunDefaults(**sidebar_choices(s), tp=s.tp,
                        context_len=s.context_len, k=runs_view.GUIDELLM_K if k_box is None else int(k_box),
                        said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
                        # the sidebar's choices are the user's, always shown; the k box is the user's once set

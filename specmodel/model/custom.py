@@ -16,14 +16,17 @@ from functools import cache
 from specmodel.errors import SpecModelError
 from specmodel.files import load_json, read_file
 from specmodel.text import clean_name
-from specmodel.model.presets import (GPU, GPU_BOUNDS, MODEL_BOUNDS, Model, build_gpu, build_model, find_gpu,
-                                     gpu_names)
+from specmodel.model.presets import (DRAFT_SIZE_RATIO, GPU, GPU_BOUNDS, MODEL_BOUNDS, Model, build_gpu, build_model,
+                                     find_gpu, find_model, gpu_names, model_names)
 
 # A GPU spec's keys and the GPU fields they set. The first three are required.
 GPU_SPEC_KEYS = {"bandwidth_gbs": "bandwidth_GBps", "tflops": "dense_bf16_TFLOPS", "memory_gb": "memory_GB",
                  "fp8_tflops": "dense_fp8_TFLOPS", "fp4_tflops": "dense_fp4_TFLOPS",
                  "interconnect_gbs": "interconnect_GBps"}
 GPU_SPEC_TEXT_KEYS = ("name", "interconnect", "like")
+# The three required numbers as a run file's columns and a page link's parameters name them (the sidebar's
+# Custom GPU boxes are bound to these).
+GPU_SPEC_COLUMNS = {"bandwidth_gbs": "gpu_bandwidth_gbs", "tflops": "gpu_tflops", "memory_gb": "gpu_memory_gb"}
 # A spec that names no `like` preset runs the kernels an H100 does (vLLM packs the GQA group in verify on
 # Hopper, Blackwell and Instinct; give like=L40S for an Ampere or Ada GPU, where it does not).
 DEFAULT_KERNELS_LIKE = "H100 SXM"
@@ -31,6 +34,9 @@ DEFAULT_KERNELS_LIKE = "H100 SXM"
 # (it only matters at --tp > 1), the same figure roofline assumes for a GPU without one.
 SPEC_INTERCONNECT_GBPS = 32.0
 DEFAULT_GPU_NAME = "Custom GPU"
+# chosen: a spec's numbers within 1% of a preset's are that preset's (a datasheet's 362.05 TFLOPS written 362,
+# 3.35 TB/s written 3350); where two presets are that close (GB300 and MI355X), the nearer one.
+SAME_NUMBERS_REL = 0.01
 # What a spec that does not say gets, as --help and docs/names.md state it.
 GPU_SPEC_DEFAULTS = ("fp8_tflops: none (FP8 weights run at the BF16 rate), fp4_tflops: none (FP4 runs at the FP8 "
                      "rate, else BF16), interconnect: PCIe at interconnect_gbs=32 (PCIe 4.0 x16, one direction; "
@@ -116,10 +122,16 @@ def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec", named: dict[str
     values = {**_unstated(values, like), **values}
     name = clean_name(str(spec.get("name") or DEFAULT_GPU_NAME), 60)[0] or DEFAULT_GPU_NAME
     same = _preset_with_numbers(values)
-    source = f"given by {said_as}" + (f" (the numbers of {same.name}, whose kernels, interconnect and FP8/FP4 "
-                                      "rates it takes where it does not state them)" if same and not like else "")
+    source = f"given by {said_as}" + (f"; the numbers of {same.name}, whose kernels, interconnect and FP8/FP4 "
+                                      "rates it takes where it does not state them" if same and not like else "")
     return build_gpu(name, {**values, "source": source}, said_as,
                      {v: named.get(k, k) for k, v in GPU_SPEC_KEYS.items()})
+
+
+def spec_numbers(gpu: GPU) -> dict:
+    """A GPU's three required numbers as a spec gives them ({"bandwidth_gbs": …, "tflops": …, "memory_gb": …})."""
+    return {"bandwidth_gbs": float(gpu.bandwidth_GBps), "tflops": float(gpu.dense_bf16_TFLOPS),
+            "memory_gb": float(gpu.memory_GB)}
 
 
 def _unstated(values: dict, like: GPU | None) -> dict:
@@ -137,12 +149,14 @@ def _unstated(values: dict, like: GPU | None) -> dict:
 
 
 def _preset_with_numbers(values: dict) -> GPU | None:
-    """The first preset whose bandwidth, dense BF16 TFLOPS and memory are the spec's (None: none is)."""
+    """The preset whose bandwidth, dense BF16 TFLOPS and memory are the spec's, each within SAME_NUMBERS_REL:
+    the nearest, the first listed among equals (None: none is)."""
     numbers = tuple(values.get(f) for f in ("bandwidth_GBps", "dense_bf16_TFLOPS", "memory_GB"))
     if any(not isinstance(x, float) or not math.isfinite(x) for x in numbers):
         return None
-    return next((g for key, g in _presets_by_numbers() if all(math.isclose(a, b) for a, b in zip(key, numbers))),
-                None)
+    near = [(sum(abs(a / b - 1) for a, b in zip(key, numbers)), i, g) for i, (key, g) in enumerate(_presets_by_numbers())
+            if all(math.isclose(a, b, rel_tol=SAME_NUMBERS_REL) for a, b in zip(key, numbers))]
+    return min(near, key=lambda t: t[:2])[2] if near else None
 
 
 @cache
@@ -322,10 +336,11 @@ def model_from_config(config: str | dict, said_as: str = "--target-config", name
     return build_model(name, {**_with_params(model).__dict__}, what, CONFIG_SAID_AS)
 
 
-def model_from_config_text(data: bytes | str, said_as: str, name: str | None = None) -> Model:
+def model_from_config_text(data: bytes | str, said_as: str, name: str | None = None,
+                           unnamed: str = "custom model") -> Model:
     """A Model from the text of a Hugging Face config.json given without a path (a page's upload or paste),
-    bounded as a file is (MAX_SPEC_BYTES) and read by model_from_config. `name`: the model's name (the
-    upload's file name), else the config's `_name_or_path`, else "custom model"."""
+    bounded as a file is (MAX_SPEC_BYTES) and read by model_from_config. Its name: `name` (an upload's
+    file name), else the config's `_name_or_path`, else `unnamed`."""
     size = len(data.encode("utf-8") if isinstance(data, str) else data)
     if size > MAX_SPEC_BYTES:
         raise SpecModelError(f"{said_as}: {size / 1e6:.1f} MB, over the {MAX_SPEC_BYTES / 1e6:.0f} MB limit of a "
@@ -334,5 +349,14 @@ def model_from_config_text(data: bytes | str, said_as: str, name: str | None = N
     if not (data.strip() if isinstance(data, (str, bytes)) else data):
         raise SpecModelError(f"{said_as}: empty; give a Hugging Face config.json")
     config = _parse_mapping(data, said_as, "a Hugging Face config.json")
-    named = name or config.get("_name_or_path") or "custom model"
-    return model_from_config(config, said_as, clean_name(str(named), 60)[0] or "custom model")
+    named = name or config.get("_name_or_path") or unnamed
+    return model_from_config(config, said_as, clean_name(str(named), 60)[0] or unnamed)
+
+
+def draft_sharing_vocab(model: Model) -> str | None:
+    """A draft preset to start from for a model given by its config.json, which names none: the smallest dense
+    preset with the same vocabulary size (a draft must share its target's tokenizer) and at most
+    1/DRAFT_SIZE_RATIO of its parameters; None where no preset is one."""
+    found = [m for m in map(find_model, model_names()) if m.vocab == model.vocab and not m.is_moe
+             and m.params_B <= model.params_B / DRAFT_SIZE_RATIO]
+    return min(found, key=lambda m: m.params_B).name if found else None

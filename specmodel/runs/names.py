@@ -30,8 +30,8 @@ cleaned_name = bounded_cache(16384)(clean_name)
 
 
 @bounded_cache(1024)
-def _default_draft(target: str) -> str | None:
-    return presets.find_model(target).default_draft
+def _default_draft(target) -> str | None:
+    return target.default_draft if isinstance(target, presets.Model) else presets.find_model(target).default_draft
 
 
 _NAME_KEYS = ("workload", "notes", "gpu", "target_model", "draft_model", "method")
