@@ -43,9 +43,9 @@ def link_popover(sb, calibrated: bool, page_path: str, configs: list[str] = ()) 
     with sb.popover("Copy link to this view", width="stretch"):
         holds = "these inputs" + (" and the whole calibration" if calibrated else "")
         if configs:
-            st.warning(f"This link does not hold the {' and the '.join(configs)} model's config.json (a link cannot "
-                       "carry a file or a paste): whoever opens it is asked to upload or paste it again. A Custom "
-                       "GPU's numbers and name are in the link.")
+            st.warning(no_links(f"This link does not hold the {' and the '.join(configs)} model's config.json (a link "
+                                "cannot carry a file or a paste): whoever opens it is asked to upload or paste it again. "
+                                "A Custom GPU's numbers and name are in the link."))
         if files:
             names = ", ".join(name for name, _ in files)  # made inert with the whole message below
             st.warning(no_links(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot "
