@@ -13,6 +13,8 @@ skip_direct_run_check()
 leave_pages_directory_mode()
 
 from pages.parts.common import render_sidebar  # noqa: E402 - after the rerun above
+from pages.parts.display import show_error  # noqa: E402
+from specmodel import SpecModelError  # noqa: E402
 
 # Page titles are text only: emoji icons show as empty boxes where no emoji font is installed, and
 # Material icons make the browser fetch them from the internet.
@@ -36,7 +38,11 @@ page, outcome = None, "ok"
 try:
     page = st.navigation(PAGES)
     render_sidebar(page.url_path)
-    page.run()
+    try:
+        page.run()
+    except SpecModelError as exc:  # a sidebar choice the page cannot use (a Custom GPU's number out of range, a
+        show_error(exc)            # config.json not given): said in the page, as the sidebar says it, never a traceback
+        outcome = "SpecModelError"
 except BaseException as exc:  # st.stop() and st.rerun() end a run by raising; so does an interrupted rerun
     outcome = type(exc).__name__
     raise

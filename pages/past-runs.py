@@ -5,7 +5,8 @@ from functools import partial
 import streamlit as st
 
 from pages.parts.calibration import calibration, calibration_badge
-from pages.parts.common import base_scenario
+from pages.parts.common import base_scenario_or_stop
+from pages.parts.custom_inputs import sidebar_choices
 from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
 from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
@@ -44,12 +45,12 @@ with top_right:
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
     st.info(no_links(no_runs_message(calibration() is not None)))
-    plan_section(scenario=base_scenario())
+    plan_section(scenario=base_scenario_or_stop())
     st.stop()
 pairs = paired_by_hand(files)
 
-s = base_scenario()
-defaults = runs_view.page_defaults(s, k_box, as_sidebar)  # the sidebar's GPU and models: for runs naming none
+s = base_scenario_or_stop()
+defaults = runs_view.page_defaults(s, k_box, as_sidebar, sidebar_choices(s))  # for runs naming none
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)

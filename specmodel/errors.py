@@ -2,7 +2,13 @@
 
 
 class SpecModelError(ValueError):
-    """Bad input or an impossible scenario; the message says what was wrong and what to do."""
+    """Bad input or an impossible scenario; the message says what was wrong and what to do. `key`: the
+    input's own name for the value the message is about (a spec key, a CSV column), where there is one,
+    so a caller can point at it (a run file's problem names its column)."""
+
+    def __init__(self, message: str = "", key: str | None = None):
+        super().__init__(message)
+        self.key = key
 
 
 class DoesNotFit(SpecModelError):

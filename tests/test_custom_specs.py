@@ -131,3 +131,76 @@ def test_flags_conflict_and_default_draft():
     out = run_cli("predict", "--target-config", str(CONFIGS / "qwen3-30b-a3b.json"),
                   "--draft-config", str(CONFIGS / "llama-3.1-8b.json"), "--json")
     assert out.returncode == 0, out.stderr
+
+
+def _unique_number_presets() -> list[str]:
+    """Presets no other preset shares its three numbers with (H800 has H100 SXM's: a spec cannot tell them)."""
+    seen: dict = {}
+    for name in presets.gpu_names():
+        g = presets.find_gpu(name)
+        seen.setdefault((g.bandwidth_GBps, g.dense_bf16_TFLOPS, g.memory_GB), []).append(name)
+    return [names[0] for names in seen.values() if len(names) == 1]
+
+
+def _predicted(gpu, concurrency: int, tp: int) -> float | None:
+    """Llama 3.1 8B + Llama 3.2 1B at α 0.7, k 4 on `gpu`; None where one sequence does not fit."""
+    try:
+        return float(predict(Scenario.from_names(gpu=gpu, target="Llama 3.1 8B", draft="Llama 3.2 1B", alpha=0.7,
+                                                 k=4, concurrency=concurrency, tp=tp)).speedup)
+    except SpecModelError:
+        return None
+
+
+@pytest.mark.parametrize("tp", [1, 8])
+def test_every_presets_numbers_as_a_spec_give_its_prediction_at_batch_1_and_64(tp):
+    checked = 0
+    for name in _unique_number_presets():
+        g = presets.find_gpu(name)
+        spec = gpu_from_spec({"bandwidth_gbs": g.bandwidth_GBps, "tflops": g.dense_bf16_TFLOPS, "memory_gb": g.memory_GB})
+        assert spec.name == "Custom GPU" and spec.kernel_name == g.kernel_name, name
+        for concurrency in (1, 64):
+            preset, given = _predicted(g, concurrency, tp), _predicted(spec, concurrency, tp)
+            assert (preset is None) == (given is None), name  # a 16 GB GPU that does not fit does not either way
+            if preset is not None:
+                assert given == pytest.approx(preset, rel=0.02), (name, concurrency)
+                checked += 1
+    assert checked > 40
+
+
+def test_a_spec_that_states_its_own_kernels_or_interconnect_keeps_them():
+    spec = gpu_from_spec("bandwidth_gbs=864,tflops=362.05,memory_gb=48,like=H100")
+    assert spec.kernel_name == "H100 SXM"
+    spec = gpu_from_spec("bandwidth_gbs=3350,tflops=989,memory_gb=80,interconnect_gbs=64")
+    assert spec.interconnect_GBps == 64 and spec.kernel_name == "H100 SXM"
+    assert "the numbers of H100 SXM" in spec.source
+
+
+def test_a_bad_spec_names_its_key_as_the_input_names_it():
+    named = {"bandwidth_gbs": "gpu_bandwidth_gbs", "tflops": "gpu_tflops", "memory_gb": "gpu_memory_gb"}
+    for spec, key, words in [({"bandwidth_gbs": 800, "memory_gb": 48}, "gpu_tflops", "gpu_tflops is missing"),
+                             ({"bandwidth_gbs": "x", "tflops": 1, "memory_gb": 48}, "gpu_bandwidth_gbs",
+                              "gpu_bandwidth_gbs must be a number in 10-100000"),
+                             ({"bandwidth_gbs": 800, "tflops": 300, "memory_gb": 0}, "gpu_memory_gb",
+                              "gpu_memory_gb = 0 is outside the accepted range 1-10000")]:
+        with pytest.raises(SpecModelError, match=words) as caught:
+            gpu_from_spec(spec, "GPU by its numbers", named)
+        assert caught.value.key == key
+
+
+def test_config_text_not_json_or_huge_or_endless_is_one_message(tmp_path):
+    from specmodel.model.custom import model_from_config_text
+
+    with pytest.raises(SpecModelError, match=r"not valid JSON \(.* at line 1, column"):
+        model_from_config_text('{"hidden_size": ', "the target's config.json")
+    with pytest.raises(SpecModelError, match="over the 1 MB limit"):
+        model_from_config_text(" " * 1_000_001, "the target's config.json")
+    doc = json.loads((CONFIGS / "qwen3-30b-a3b.json").read_text())
+    for key, value in (("num_hidden_layers", 10 ** 30), ("num_hidden_layers", float("nan")), ("mlp_only_layers", 5)):
+        with pytest.raises(SpecModelError, match=key):  # 10**30 layers were walked one by one: a hang
+            model_from_config_text(json.dumps({**doc, key: value}), "the target's config.json")
+    assert model_from_config_text(json.dumps(doc).encode(), "x").params_B == \
+        model_from_config(str(CONFIGS / "qwen3-30b-a3b.json")).params_B
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": ')
+    out = run_cli("predict", "--target-config", str(path), "--draft", "Llama 3.2 1B")  # a traceback before
+    assert out.returncode == 2 and "not valid JSON" in out.stderr and "Traceback" not in out.stderr

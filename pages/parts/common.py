@@ -11,12 +11,15 @@ import dataclasses
 import streamlit as st
 
 from pages.parts.calibration import calibration, keep_calibration_in_link, set_calibration
+from pages.parts.custom_inputs import (CUSTOM_GPU, FROM_CONFIG, config_boxes, config_draft, configs_in_use, gpu_boxes,
+                                       gpu_choice_changed, remember_preset_gpu, sidebar_gpu, sidebar_model)
 from pages.parts.engine import engine_inputs
+from pages.parts.kept_tables import remember_table, restore_tables  # noqa: F401 (Traffic mix imports it from here)
 from pages.parts.share import link_popover
 from pages.parts.streamlit_mode import leave_pages_directory_mode, write_bound_url
 from pages.parts.method_alpha import method_changed
 from pages.parts.text import no_links
-from specmodel import Efficiency, Scenario
+from specmodel import Efficiency, Scenario, SpecModelError
 from specmodel.model import presets
 from specmodel.model.engines import DEFAULT_ENGINE, engine_names, with_version
 from specmodel.model.scenario import resolved_engine, resolved_method, resolved_model
@@ -37,12 +40,15 @@ def _read_link_choices() -> tuple[list[str], dict[str, str]]:
     "llama-3.1-70b") become the widgets' own, so the link opens what it names; what cannot be read
     is said (the widget keeps its default). Returns the lines to say and {key: the URL value each
     read choice gets once its widget ran}."""
-    own = {"gpu": presets.gpu_names(), "tp": ["1", "2", "4", "8"], "target": presets.model_names(),
-           "draft": presets.model_names(), "method": [resolved_method(m).label for m in presets.METHODS],
+    own = {"gpu": [*presets.gpu_names(), CUSTOM_GPU], "tp": ["1", "2", "4", "8"],
+           "target": [*presets.model_names(), FROM_CONFIG], "draft": [*presets.model_names(), FROM_CONFIG],
+           "method": [resolved_method(m).label for m in presets.METHODS],
            "engine": [resolved_engine(e).label for e in engine_names()]}
     given = {k: st.query_params[k] for k in links.VIEW_KEYS
              if k in st.query_params and k not in st.session_state and st.query_params[k] not in own[k]}
     values, problems = links.read_view_params(given)
+    if "gpu" not in st.session_state and st.query_params.get("gpu") == CUSTOM_GPU:  # numbers that are not: said
+        problems += links.gpu_number_problems(st.query_params.to_dict())
     for key, value in values.items():
         st.session_state[key] = value  # the bound widget starts from it
     return problems, {key: _URL_FORM.get(key, str)(value) for key, value in values.items()}
@@ -61,20 +67,27 @@ def render_sidebar(page_path: str = "") -> None:
     for problem in problems:
         sb.warning(no_links(problem[:1].upper() + problem[1:] + "."))  # it quotes the link's text
     sb.header("Hardware and models")
-    sb.selectbox("GPU", presets.gpu_names(), index=_start("gpu", presets.gpu_names()), key="gpu",
-                 bind="query-params", help="Dense BF16 TFLOPS, bandwidth and memory from the vendor's datasheet.")
+    gpus = [*presets.gpu_names(), CUSTOM_GPU]
+    sb.selectbox("GPU", gpus, index=_start("gpu", gpus), key="gpu", bind="query-params", on_change=gpu_choice_changed,
+                 help="Dense BF16 TFLOPS, bandwidth and memory from the vendor's datasheet; Custom GPU: your own "
+                      "three numbers (the link carries them).")
+    remember_preset_gpu()
+    gpu_boxes(sb)
     sb.selectbox("GPUs per replica (tensor parallel)", [1, 2, 4, 8], key="tp", bind="query-params")
     models = presets.model_names()
-    target = sb.selectbox("Target model", models, index=_start("target", models), key="target",
-                          bind="query-params")
+    choices = [*models, FROM_CONFIG]
+    target = sb.selectbox("Target model", choices, index=_start("target", choices), key="target",
+                          bind="query-params", help="A preset, or any model by its Hugging Face config.json.")
+    config_boxes(sb, "target")
     sb.selectbox("Speculation method", presets.METHODS, key="method", bind="query-params",
                  format_func=lambda m: resolved_method(m).label, on_change=method_changed,
                  help="Draft cost and memory per method: a draft model runs its own forward passes; "
                       "n-gram lookup costs no GPU time; EAGLE/MTP run one extra layer; Medusa one pass of heads.")
     if st.session_state.get("method", DEFAULTS["method"]) == "draft_model":
-        default_draft = resolved_model(target).default_draft or models[0]
-        sb.selectbox("Draft model", models, index=_start("draft", models, default_draft), key="draft",
+        default_draft = (config_draft() if target == FROM_CONFIG else resolved_model(target).default_draft) or models[0]
+        sb.selectbox("Draft model", choices, index=_start("draft", choices, default_draft), key="draft",
                      bind="query-params")
+        config_boxes(sb, "draft")
     engine_inputs(sb, _start("engine", engine_names()))
     sb.select_slider("Mean context length (tokens in the KV cache)", CONTEXT_CHOICES, value=DEFAULTS["ctx"],
                      key="ctx", bind="query-params",
@@ -96,46 +109,30 @@ def render_sidebar(page_path: str = "") -> None:
     note = st.session_state.pop("calibration_note", None)
     if note:
         sb.warning(no_links(note))
-    link_popover(sb, eff is not None, page_path)
-
-
-# Tables a page edits with st.data_editor, whose edits would otherwise be lost on a page switch (the
-# editor's widget state is dropped when another page runs): {table key: editor key}.
-_KEPT_TABLES = {"mix_table": "mix_editor"}
-
-
-def remember_table(table_key: str, edited) -> None:
-    """Call right after st.data_editor(st.session_state[table_key], key=...): keeps the edited table
-    for this session, so the page opens with it after a visit to another page."""
-    st.session_state[f"{table_key}__kept"] = (st.session_state.get(table_key), edited)
-
-
-def restore_tables() -> None:
-    """Before a page runs: where an editor's state is gone (another page ran) but its edits were kept,
-    the edited table becomes the table the editor starts from. Kept edits of a table that was
-    replaced meanwhile (a reset, a fill from runs) are not restored."""
-    ss = st.session_state
-    for table_key, editor_key in _KEPT_TABLES.items():
-        kept = ss.get(f"{table_key}__kept")
-        if kept is None or editor_key in ss:
-            continue
-        base, edited = kept
-        del ss[f"{table_key}__kept"]
-        if base is not None and ss.get(table_key) is base and edited is not None:
-            ss[table_key] = edited
+    link_popover(sb, eff is not None, page_path, configs_in_use())
 
 
 def base_scenario(**changes) -> Scenario:
     """The sidebar's choices as a Scenario (with calibration); keyword arguments override fields."""
     ss = st.session_state
     method = ss.get("method", DEFAULTS["method"])
-    target = ss.get("target", DEFAULTS["target"])
-    draft = (ss.get("draft") or resolved_model(target).default_draft) if method == "draft_model" else None
+    target = sidebar_model("target") or DEFAULTS["target"]  # a preset's name, or the Model of a config.json
+    draft = (sidebar_model("draft") or resolved_model(target).default_draft) if method == "draft_model" else None
     engine = with_version(ss.get("engine", DEFAULTS["engine"]), ss.get("engine_version"))
-    s = Scenario.from_names(gpu=ss.get("gpu", DEFAULTS["gpu"]), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
+    s = Scenario.from_names(gpu=sidebar_gpu(), tp=int(ss.get("tp", DEFAULTS["tp"])), target=target,
                  method=method, draft=draft, context_len=int(ss.get("ctx", DEFAULTS["ctx"])),
                  efficiency=calibration() or Efficiency(), engine=engine)
     return dataclasses.replace(s, **changes)
+
+
+def base_scenario_or_stop(**changes) -> Scenario:
+    """base_scenario, or where the sidebar's choices make none (a Custom GPU's number out of its range, a
+    config.json not given) its message in the page, and the page stops there: never a traceback."""
+    try:
+        return base_scenario(**changes)
+    except SpecModelError as exc:
+        st.error(no_links(str(exc)))
+        st.stop()
 
 
 # Last, once every name above exists: st.rerun() aborts this import, and a session importing this

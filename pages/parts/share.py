@@ -36,11 +36,16 @@ def runs_zip(files: list[tuple[str, bytes]]) -> bytes:
     return buf.getvalue()
 
 
-def link_popover(sb, calibrated: bool, page_path: str) -> None:
-    """The link box: the page link with its inputs (and calibration), and on Past runs what it cannot hold."""
+def link_popover(sb, calibrated: bool, page_path: str, configs: list[str] = ()) -> None:
+    """The link box: the page link with its inputs (and calibration), and what it cannot hold: on Past runs
+    the uploads, and the config.json the sidebar's target or draft (`configs`) comes from."""
     files = uploaded_runs() if page_path == "past-runs" else []
     with sb.popover("Copy link to this view", width="stretch"):
         holds = "these inputs" + (" and the whole calibration" if calibrated else "")
+        if configs:
+            st.warning(no_links(f"This link does not hold the {' and the '.join(configs)} model's config.json (a link "
+                                "cannot carry a file or a paste): whoever opens it is asked to upload or paste it again. "
+                                "A Custom GPU's numbers and name are in the link."))
         if files:
             names = ", ".join(name for name, _ in files)  # made inert with the whole message below
             st.warning(no_links(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot "

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from specmodel.model.presets import NamedPreset
 from specmodel.text import terminal_text
 
 # chosen: rows encoded and written at a time, so memory stays bounded whatever the row count (writing by
@@ -43,9 +44,11 @@ def print_json(obj) -> None:
 
 def json_value(value):
     """A cell as JSON reads it: NaN, ±inf and pandas' NA -> None, floats to 4 decimals, numpy scalars
-    as Python's, tuples as lists."""
+    as Python's, tuples as lists, a resolved preset (a GPU given by its numbers in a run's column) as its name."""
     if value is None or type(value).__name__ == "NAType":
         return None
+    if isinstance(value, NamedPreset):
+        return value.name
     if isinstance(value, float):
         return None if math.isnan(value) or math.isinf(value) else round(value, 4)
     if hasattr(value, "item"):  # numpy scalars

@@ -7,19 +7,26 @@ preset's numbers is that preset under another name.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from dataclasses import replace
+from functools import cache
 
 from specmodel.errors import SpecModelError
 from specmodel.files import load_json, read_file
 from specmodel.text import clean_name
-from specmodel.model.presets import GPU, GPU_BOUNDS, Model, build_gpu, build_model, find_gpu
+from specmodel.model.presets import (DRAFT_SIZE_RATIO, GPU, GPU_BOUNDS, MODEL_BOUNDS, Model, build_gpu, build_model,
+                                     find_gpu, find_model, gpu_names, model_names)
 
 # A GPU spec's keys and the GPU fields they set. The first three are required.
 GPU_SPEC_KEYS = {"bandwidth_gbs": "bandwidth_GBps", "tflops": "dense_bf16_TFLOPS", "memory_gb": "memory_GB",
                  "fp8_tflops": "dense_fp8_TFLOPS", "fp4_tflops": "dense_fp4_TFLOPS",
                  "interconnect_gbs": "interconnect_GBps"}
 GPU_SPEC_TEXT_KEYS = ("name", "interconnect", "like")
+# The three required numbers as a run file's columns and a page link's parameters name them (the sidebar's
+# Custom GPU boxes are bound to these).
+GPU_SPEC_COLUMNS = {"bandwidth_gbs": "gpu_bandwidth_gbs", "tflops": "gpu_tflops", "memory_gb": "gpu_memory_gb"}
 # A spec that names no `like` preset runs the kernels an H100 does (vLLM packs the GQA group in verify on
 # Hopper, Blackwell and Instinct; give like=L40S for an Ampere or Ada GPU, where it does not).
 DEFAULT_KERNELS_LIKE = "H100 SXM"
@@ -27,11 +34,15 @@ DEFAULT_KERNELS_LIKE = "H100 SXM"
 # (it only matters at --tp > 1), the same figure roofline assumes for a GPU without one.
 SPEC_INTERCONNECT_GBPS = 32.0
 DEFAULT_GPU_NAME = "Custom GPU"
+# chosen: a spec's numbers within 1% of a preset's are that preset's (a datasheet's 362.05 TFLOPS written 362,
+# 3.35 TB/s written 3350); where two presets are that close (GB300 and MI355X), the nearer one.
+SAME_NUMBERS_REL = 0.01
 # What a spec that does not say gets, as --help and docs/names.md state it.
 GPU_SPEC_DEFAULTS = ("fp8_tflops: none (FP8 weights run at the BF16 rate), fp4_tflops: none (FP4 runs at the FP8 "
                      "rate, else BF16), interconnect: PCIe at interconnect_gbs=32 (PCIe 4.0 x16, one direction; "
                      "used only at --tp > 1), like: H100 SXM (the preset whose engine kernel choices it shares: "
-                     "packed GQA verify; like=L40S for an Ampere/Ada GPU), name: Custom GPU")
+                     "packed GQA verify; like=L40S for an Ampere/Ada GPU), name: Custom GPU; a spec whose three "
+                     "numbers are a preset's takes that preset's for all of these but the name")
 # chosen: a spec or config.json is a few kilobytes (DeepSeek-V3's config.json is 1.7 KB); 1 MB refuses
 # a weights file or a log given by mistake before it is parsed.
 MAX_SPEC_BYTES = 1_000_000
@@ -39,21 +50,32 @@ MAX_SPEC_BYTES = 1_000_000
 
 def _read_mapping(path: str, what: str) -> dict:
     data = read_file(path, MAX_SPEC_BYTES, expected=what)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecModelError(f"{path}: not a text file; give {what}") from None
-    if path.lower().endswith((".yaml", ".yml")):
-        import yaml
+    return _parse_mapping(data, path, what, yaml=path.lower().endswith((".yaml", ".yml")))
+
+
+def _parse_mapping(data: bytes | str, where: str, what: str, yaml: bool = False) -> dict:
+    """The object a file's bytes (or a pasted text) hold: JSON, or YAML where `yaml`; SpecModelError saying
+    where (`where`: the path, or how a page names the input) and what was expected."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise SpecModelError(f"{where}: not a text file; give {what}") from None
+    if yaml:
+        import yaml as pyyaml
 
         try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise SpecModelError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+            doc = pyyaml.safe_load(data)
+        except pyyaml.YAMLError as exc:
+            raise SpecModelError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
     else:
-        doc = load_json(text)
+        try:
+            doc = load_json(data)
+        except json.JSONDecodeError as exc:
+            raise SpecModelError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+                                 f"give {what}") from None
     if not isinstance(doc, dict):
-        raise SpecModelError(f"{path}: expected {what} (an object of keys and values), got {type(doc).__name__}")
+        raise SpecModelError(f"{where}: expected {what} (an object of keys and values), got {type(doc).__name__}")
     return doc
 
 
@@ -70,32 +92,78 @@ def _spec_pairs(text: str, said_as: str) -> dict:
     return values
 
 
-def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec") -> GPU:
+def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec", named: dict[str, str] | None = None) -> GPU:
     """A GPU from "bandwidth_gbs=…,tflops=…,memory_gb=…[,name=…]", a path to a JSON/YAML file with
-    those keys, or a dict of them. Unknown keys, missing or out-of-range numbers raise SpecModelError
-    naming the key and its accepted range."""
+    those keys, or a dict of them (the sidebar's boxes, a run file's columns). Unknown keys, missing or
+    out-of-range numbers raise SpecModelError naming the key and its accepted range, its `key` set to the
+    key as the input names it (`named`: spec key -> the input's own name, e.g. a CSV column). A spec whose
+    three numbers are a preset's takes that preset's unstated fields (kernels, interconnect, FP8/FP4
+    rates), so it predicts what the preset predicts."""
+    named = named or {}
     if isinstance(spec, str):
         spec = _spec_pairs(spec, said_as) if "=" in spec else _read_mapping(spec.strip(), "a GPU spec")
     unknown = [k for k in spec if k not in GPU_SPEC_KEYS and k not in GPU_SPEC_TEXT_KEYS]
     if unknown:
         raise SpecModelError(f"{said_as}: unknown key '{clean_name(str(unknown[0]), 40)[0]}'; keys: "
-                             f"{', '.join([*GPU_SPEC_KEYS, *GPU_SPEC_TEXT_KEYS])}")
-    values: dict = {"interconnect": "PCIe", "interconnect_GBps": SPEC_INTERCONNECT_GBPS}
+                             f"{', '.join([*GPU_SPEC_KEYS, *GPU_SPEC_TEXT_KEYS])}", key=str(unknown[0]))
+    values: dict = {}
     for key, field in GPU_SPEC_KEYS.items():
         if key not in spec or spec[key] in (None, ""):
             continue
         try:
             values[field] = float(spec[key])
         except (TypeError, ValueError):
-            bound = GPU_BOUNDS[field]
-            raise SpecModelError(f"{said_as}: {key} must be a number in {bound.lo:g}-{bound.hi:g}, "
-                                 f"got '{clean_name(str(spec[key]), 40)[0]}'") from None
+            bound, shown = GPU_BOUNDS[field], named.get(key, key)
+            raise SpecModelError(f"{said_as}: {shown} must be a number in {bound.lo:g}-{bound.hi:g}, "
+                                 f"got '{clean_name(str(spec[key]), 40)[0]}'", key=shown) from None
     if spec.get("interconnect"):
         values["interconnect"] = clean_name(str(spec["interconnect"]), 40)[0]
-    values["kernels_like"] = (find_gpu(str(spec["like"])).name if spec.get("like") else DEFAULT_KERNELS_LIKE)
+    like = find_gpu(str(spec["like"])) if spec.get("like") else None
+    values = {**_unstated(values, like), **values}
     name = clean_name(str(spec.get("name") or DEFAULT_GPU_NAME), 60)[0] or DEFAULT_GPU_NAME
-    source = f"given by {said_as}"
-    return build_gpu(name, {**values, "source": source}, said_as, {v: k for k, v in GPU_SPEC_KEYS.items()})
+    same = _preset_with_numbers(values)
+    source = f"given by {said_as}" + (f"; the numbers of {same.name}, whose kernels, interconnect and FP8/FP4 "
+                                      "rates it takes where it does not state them" if same and not like else "")
+    return build_gpu(name, {**values, "source": source}, said_as,
+                     {v: named.get(k, k) for k, v in GPU_SPEC_KEYS.items()})
+
+
+def spec_numbers(gpu: GPU) -> dict:
+    """A GPU's three required numbers as a spec gives them ({"bandwidth_gbs": …, "tflops": …, "memory_gb": …})."""
+    return {"bandwidth_gbs": float(gpu.bandwidth_GBps), "tflops": float(gpu.dense_bf16_TFLOPS),
+            "memory_gb": float(gpu.memory_GB)}
+
+
+def _unstated(values: dict, like: GPU | None) -> dict:
+    """What a spec that does not state them gets: the fields of the preset with its three numbers (where no
+    `like` names another), else PCIe at SPEC_INTERCONNECT_GBPS and the kernels of `like` or of
+    DEFAULT_KERNELS_LIKE."""
+    same = None if like else _preset_with_numbers(values)
+    if same is None:
+        return {"interconnect": "PCIe", "interconnect_GBps": SPEC_INTERCONNECT_GBPS,
+                "kernels_like": like.name if like else DEFAULT_KERNELS_LIKE}
+    return {"interconnect": same.interconnect, "interconnect_GBps": same.interconnect_GBps,
+            "interconnect_topology": same.interconnect_topology, "vendor": same.vendor,
+            "dense_fp8_TFLOPS": same.dense_fp8_TFLOPS, "dense_fp4_TFLOPS": same.dense_fp4_TFLOPS,
+            "kernels_like": same.kernel_name}
+
+
+def _preset_with_numbers(values: dict) -> GPU | None:
+    """The preset whose bandwidth, dense BF16 TFLOPS and memory are the spec's, each within SAME_NUMBERS_REL:
+    the nearest, the first listed among equals (None: none is)."""
+    numbers = tuple(values.get(f) for f in ("bandwidth_GBps", "dense_bf16_TFLOPS", "memory_GB"))
+    if any(not isinstance(x, float) or not math.isfinite(x) for x in numbers):
+        return None
+    near = [(sum(abs(a / b - 1) for a, b in zip(key, numbers)), i, g) for i, (key, g) in enumerate(_presets_by_numbers())
+            if all(math.isclose(a, b, rel_tol=SAME_NUMBERS_REL) for a, b in zip(key, numbers))]
+    return min(near, key=lambda t: t[:2])[2] if near else None
+
+
+@cache
+def _presets_by_numbers() -> tuple:
+    """((bandwidth, TFLOPS, memory), GPU) of every preset, in the presets' order."""
+    gpus = [find_gpu(name) for name in gpu_names()]
+    return tuple(((g.bandwidth_GBps, g.dense_bf16_TFLOPS, g.memory_GB), g) for g in gpus)
 
 
 # --- a model by its Hugging Face config.json --------------------------------------------------------
@@ -116,9 +184,10 @@ def _int(cfg: dict, key: str, what: str, default=None) -> int:
     if value is None:
         raise SpecModelError(f"{what}: '{key}' is missing: not a decoder model's config.json "
                              f"(expected hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, "
-                             f"vocab_size)")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise SpecModelError(f"{what}: '{key}' must be a whole number, got {clean_name(repr(value), 40)[0]}")
+                             f"vocab_size)", key=key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value):
+        raise SpecModelError(f"{what}: '{key}' must be a whole number, got {clean_name(repr(value), 40)[0]}", key=key)
     return int(value)
 
 
@@ -155,7 +224,11 @@ def _moe_fields(cfg: dict, layers: int, what: str) -> dict:
                                  f"as experts of that width")
         shared = shared_width // width
     step = _int(cfg, "decoder_sparse_step", what, 1) or 1
-    dense_only = set(cfg.get("mlp_only_layers") or [])
+    dense_only = cfg.get("mlp_only_layers") or []
+    if not isinstance(dense_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense_only):
+        raise SpecModelError(f"{what}: 'mlp_only_layers' must be a list of layer numbers, got "
+                             f"{clean_name(repr(dense_only), 40)[0]}", key="mlp_only_layers")
+    dense_only = set(dense_only)
     first_dense = _int(cfg, "first_k_dense_replace", what, 0)
     moe_layers = sum(1 for i in range(layers)
                      if i >= first_dense and (i + 1) % step == 0 and i not in dense_only)
@@ -215,6 +288,10 @@ def config_fields(cfg: dict, what: str) -> dict:
         raise SpecModelError(f"{what}: layer_types has '{clean_name(odd, 40)[0]}' layers; accepted "
                              f"full_attention and sliding_attention")
     hidden, layers = _int(cfg, "hidden_size", what), _int(cfg, "num_hidden_layers", what)
+    bound = MODEL_BOUNDS["layers"]
+    if not bound.lo <= layers <= bound.hi:  # before the layers are walked (MoE, sliding windows): a huge count hung
+        raise SpecModelError(f"{what}: num_hidden_layers = {layers:g} is outside the accepted range "
+                             f"{bound.lo:g}-{bound.hi:g} ({bound.why})", key="num_hidden_layers")
     heads = _int(cfg, "num_attention_heads", what)
     if heads < 1:
         raise SpecModelError(f"{what}: num_attention_heads must be ≥ 1, got {heads}")
@@ -257,3 +334,29 @@ def model_from_config(config: str | dict, said_as: str = "--target-config", name
     source = f"config.json given by {said_as}" + (f" ({clean_name(path, 80)[0]})" if path else "")
     model = build_model(name, {**fields, "source": source}, what, CONFIG_SAID_AS)
     return build_model(name, {**_with_params(model).__dict__}, what, CONFIG_SAID_AS)
+
+
+def model_from_config_text(data: bytes | str, said_as: str, name: str | None = None,
+                           unnamed: str = "custom model") -> Model:
+    """A Model from the text of a Hugging Face config.json given without a path (a page's upload or paste),
+    bounded as a file is (MAX_SPEC_BYTES) and read by model_from_config. Its name: `name` (an upload's
+    file name), else the config's `_name_or_path`, else `unnamed`."""
+    size = len(data.encode("utf-8") if isinstance(data, str) else data)
+    if size > MAX_SPEC_BYTES:
+        raise SpecModelError(f"{said_as}: {size / 1e6:.1f} MB, over the {MAX_SPEC_BYTES / 1e6:.0f} MB limit of a "
+                             "config.json (one is a few kilobytes): give the model's config.json, not its weights "
+                             "or a log")
+    if not (data.strip() if isinstance(data, (str, bytes)) else data):
+        raise SpecModelError(f"{said_as}: empty; give a Hugging Face config.json")
+    config = _parse_mapping(data, said_as, "a Hugging Face config.json")
+    named = name or config.get("_name_or_path") or unnamed
+    return model_from_config(config, said_as, clean_name(str(named), 60)[0] or unnamed)
+
+
+def draft_sharing_vocab(model: Model) -> str | None:
+    """A draft preset to start from for a model given by its config.json, which names none: the smallest dense
+    preset with the same vocabulary size (a draft must share its target's tokenizer) and at most
+    1/DRAFT_SIZE_RATIO of its parameters; None where no preset is one."""
+    found = [m for m in map(find_model, model_names()) if m.vocab == model.vocab and not m.is_moe
+             and m.params_B <= model.params_B / DRAFT_SIZE_RATIO]
+    return min(found, key=lambda m: m.params_B).name if found else None

@@ -871,10 +871,11 @@ def _checked(values: dict, bounds: dict[str, Bound], what: str, said_as: dict[st
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise SpecModelError(f"{what}: {shown} must be a number in {bound.lo:g}-{bound.hi:g}, got {value!r}")
+            raise SpecModelError(f"{what}: {shown} must be a number in {bound.lo:g}-{bound.hi:g}, got {value!r}",
+                                 key=shown)
         if not bound.lo <= value <= bound.hi:
             raise SpecModelError(f"{what}: {shown} = {value:g} is outside the accepted range "
-                                 f"{bound.lo:g}-{bound.hi:g} ({bound.why})")
+                                 f"{bound.lo:g}-{bound.hi:g} ({bound.why})", key=shown)
 
 
 def build_gpu(name: str, values: dict, what: str = "GPU", said_as: dict[str, str] | None = None) -> GPU:
@@ -883,7 +884,7 @@ def build_gpu(name: str, values: dict, what: str = "GPU", said_as: dict[str, str
     for key in ("bandwidth_GBps", "dense_bf16_TFLOPS", "memory_GB"):
         if values.get(key) is None:
             raise SpecModelError(f"{what}: {said_as.get(key, key)} is missing (accepted "
-                                 f"{GPU_BOUNDS[key].lo:g}-{GPU_BOUNDS[key].hi:g})")
+                                 f"{GPU_BOUNDS[key].lo:g}-{GPU_BOUNDS[key].hi:g})", key=said_as.get(key, key))
     _checked(values, GPU_BOUNDS, what, said_as)
     return GPU(name=name, **{k: v for k, v in values.items() if k in _GPU_FIELDS and k != "name"})
 

@@ -54,6 +54,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "speedup": ("speedup", "measured_speedup"),
     "off_tok_s": ("off_tok_s", "spec_off_tok_s", "configured_off_tok_s", "off_throughput", "spec_configured_off_tok_s"),
     "gpu": ("gpu", "hardware", "device", "accelerator"),
+    "gpu_bandwidth_gbs": ("gpu_bandwidth_gbs", "bandwidth_gbs"),  # a GPU by its numbers: runs/gpu_columns.py
+    "gpu_tflops": ("gpu_tflops", "tflops"),
+    "gpu_memory_gb": ("gpu_memory_gb", "memory_gb"),
     "target_model": ("target_model", "model", "model_id", "target"),
     "draft_model": ("draft_model", "draft", "speculative_model", "draft_model_id"),
     "context_len": ("context_len", "context_length", "mean_context_len", "ctx", "context_tokens"),

@@ -30,8 +30,8 @@ cleaned_name = bounded_cache(16384)(clean_name)
 
 
 @bounded_cache(1024)
-def _default_draft(target: str) -> str | None:
-    return presets.find_model(target).default_draft
+def _default_draft(target) -> str | None:
+    return target.default_draft if isinstance(target, presets.Model) else presets.find_model(target).default_draft
 
 
 _NAME_KEYS = ("workload", "notes", "gpu", "target_model", "draft_model", "method")
@@ -65,10 +65,12 @@ class Names:
 
 
 
-def names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> Names:
+def names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults,
+             gpu_spec=None) -> Names:
     """What a row's values come to: each distinct combination is worked out once (a large file repeats
-    the same few names on every row); values that cannot be hashed (JSON lists) are worked out as is."""
-    key = (tuple(v.get(k) for k in _TEXT_KEYS), fmt, has_gpu_header, tp, ep, context, defaults)
+    the same few names on every row); values that cannot be hashed (JSON lists) are worked out as is.
+    gpu_spec: the GPU the row gives by its numbers (runs.gpu_columns), which its gpu text only names."""
+    key = (tuple(v.get(k) for k in _TEXT_KEYS), fmt, has_gpu_header, tp, ep, context, defaults, gpu_spec)
     try:
         hash(key)
     except TypeError:
@@ -77,7 +79,8 @@ def names_of(v: dict, fmt: str, has_gpu_header: bool, tp, ep, context, defaults:
 
 
 @bounded_cache(8192)
-def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults) -> Names:
+def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaults: RunDefaults,
+           gpu_spec=None) -> Names:
     v = dict(zip(_TEXT_KEYS, texts))
     rec = RunRecord("", None, fmt, v, {"gpu": "gpu"} if has_gpu_header else {})
     remarks: list[str] = []
@@ -90,14 +93,14 @@ def _names(texts: tuple, fmt: str, has_gpu_header: bool, tp, ep, context, defaul
     if parsed_method is not None and parsed_method.method is None and "method" not in defaults.explicit:
         refused.append(("method_unknown", f"method '{method_text}' is no speculation method this model knows "
                         f"({', '.join(presets.METHODS)}); {defaults.give('method')} to predict it as one"))
-    gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks, tp_given=tp is not None)
+    gpu_text, gpu, hw = _gpu(rec, defaults, remarks, fallbacks, tp_given=tp is not None, spec=gpu_spec)
     target_text, target, target_match = _preset("model", v.get("target_model"), defaults.target,
                                                 defaults.named("target"), remarks, "target")
     if target_text is not None and (target_match is None or target_match.model is None):
         fallbacks["target"] = target_text
     method, draft_text, draft = _draft(v, method, parsed_method, target, defaults, remarks, fallbacks)
-    _refusals(v, gpu_text, fallbacks, method, parsed_method, draft, defaults, refused)
-    if gpu_text is None:
+    _refusals(v, None if gpu_spec else gpu_text, fallbacks, method, parsed_method, draft, defaults, refused)
+    if gpu_text is None and gpu_spec is None:
         remarks.append(f"no GPU named: {gpu} ({defaults.named('gpu')})")
     tp, ep, context = _settings(v, hw, tp, ep, context, defaults, remarks)
     weight_dtype = _dtype_cell(rec, remarks)
@@ -169,9 +172,16 @@ def _method(method_text, parsed_method, defaults: RunDefaults, remarks: list[str
     return parsed_method.method
 
 
-def _gpu(rec: RunRecord, defaults: RunDefaults, remarks: list[str], fallbacks: dict, tp_given: bool = False):
+def _gpu(rec: RunRecord, defaults: RunDefaults, remarks: list[str], fallbacks: dict, tp_given: bool = False,
+         spec=None):
     """(GPU as written, preset, the hardware reading); notes a fallback in `fallbacks`. tp_given: the row
-    has a tp column of its own (no "TP not stated" remark)."""
+    has a tp column of its own (no "TP not stated" remark). spec: the GPU the row gives by its numbers,
+    taken as it is (its text, if any, is only its name and may say a TP)."""
+    if spec is not None:
+        text = str(rec.values.get("gpu") or "").strip() or None
+        remarks.append(f"GPU by its numbers: {spec.name}, {spec.bandwidth_GBps:g} GB/s, {spec.dense_bf16_TFLOPS:g} "
+                       f"TFLOPS, {spec.memory_GB:g} GB")
+        return text, spec, parse_hardware(text) if text else None
     gpu_text, gpu, hw = _preset("GPU", rec.values.get("gpu"), defaults.gpu, defaults.named("gpu"), remarks,
                                 tp_given=tp_given)
     if gpu_text is not None and (hw is None or hw.gpu is None) and gpu == defaults.gpu and \

@@ -35,6 +35,7 @@ ASSUMED_KINDS = ("k", "acceptance", "context", "draft", "engine")
 REFUSAL_REASONS = {
     "gpu_unknown": "a GPU that is no preset", "gpu_ambiguous": "a GPU text naming two GPUs",
     "gpu_missing": "no GPU in a file with a GPU column", "target_unknown": "a target model that is no preset",
+    "gpu_spec": "GPU numbers (gpu_bandwidth_gbs, gpu_tflops, gpu_memory_gb) missing or out of range",
     "draft_unknown": "a draft model that is no preset", "draft_missing": "a draft-model run naming no draft",
     "method_unknown": "no known speculation method", "no_k": "no k and no documented default",
     "method_unmodelled": "a proposer the model does not cost (REST, Lookahead)",

@@ -350,8 +350,21 @@ def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
     """Per workload and concurrency: measured E vs break-even, margin, verdict, the model's verdict and advice;
     sorted by workload, then its setups in the order the files first give them, then concurrency."""
     table = evaluated.reindex(columns=TABLE_COLUMNS)
+    table["gpu_preset"] = preset_names(table["gpu_preset"])  # a GPU given by its numbers is held as itself
     first_seen = (lambda c: pd.Series(pd.factorize(c)[0], index=c.index) if c.name == "setup" else c)  # noqa: E731
     return table.sort_values(["workload", "setup", "concurrency"], kind="stable", key=first_seen).reset_index(drop=True)
+
+
+def preset_names(column: pd.Series) -> pd.Series:
+    """A column of preset names, where some rows hold the preset itself (a GPU or model given by its numbers
+    or config.json: runs.gpu_columns, --gpu-spec), as names only: what a table shows and a grid can hold."""
+    if column.dtype != object:
+        return column
+    codes, distinct = pd.factorize(column, use_na_sentinel=True)
+    if all(isinstance(v, str) for v in distinct.tolist()):
+        return column
+    names = np.array([getattr(v, "name", v) for v in distinct.tolist()] + [None], dtype=object)
+    return pd.Series(names[codes], index=column.index, dtype=object)
 
 
 def with_band_text(table: pd.DataFrame) -> pd.DataFrame:

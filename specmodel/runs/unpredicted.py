@@ -9,9 +9,12 @@ from __future__ import annotations
 
 # Refusal reasons (records.REFUSAL_REASONS) that are about a name only: the measurement stands without it.
 NAME_REASONS = frozenset({"gpu_unknown", "gpu_ambiguous", "gpu_missing", "target_unknown", "draft_unknown",
-                          "draft_missing"})
+                          "draft_missing", "gpu_spec"})
+# The refusals of a GPU's name, which a row's GPU by its numbers (runs.gpu_columns) stands in for.
+GPU_NAME_REASONS = frozenset({"gpu_unknown", "gpu_ambiguous", "gpu_missing"})
 # The preset column each name refusal leaves empty (a name that matched nothing is never replaced).
 _EMPTIED = {"gpu_unknown": "gpu_preset", "gpu_ambiguous": "gpu_preset", "gpu_missing": "gpu_preset",
+            "gpu_spec": "gpu_preset",
             "target_unknown": "target_preset", "draft_unknown": "draft_preset", "draft_missing": "draft_preset"}
 _KIND = {"gpu_preset": "gpu", "target_preset": "target", "draft_preset": "draft"}
 PREFIX = "no prediction (judged on its measurement): "
@@ -38,6 +41,7 @@ def measured_only(row: dict, refusals: list[tuple[str, str]], line: str) -> dict
 
 # The refusal each name message starts with (runs.names._refusals), most specific first.
 _STARTS = (("GPU '", " names ", "gpu_ambiguous"), ("GPU '", "", "gpu_unknown"), ("no GPU in", "", "gpu_missing"),
+           ("GPU by its numbers: ", "", "gpu_spec"),
            ("target '", "", "target_unknown"), ("draft '", "", "draft_unknown"), ("'", "names no draft", "draft_missing"))
 
 

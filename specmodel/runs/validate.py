@@ -18,6 +18,7 @@ from specmodel.bounds import MAX_CONCURRENCY, MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
+from specmodel.runs.gpu_columns import REASON as GPU_SPEC_REASON, row_gpu, with_spec_fault
 from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
@@ -165,7 +166,9 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     measured = _measured(rec, errors)
     v = rec.values
     method_text = v.get("method")  # as written: "same tree" is looked for before the name is cleaned
-    names = names_of(v, rec.fmt, "gpu" in rec.headers, measured.tp, measured.ep, measured.context, defaults)
+    gpu_spec, spec_fault = row_gpu(rec)  # the GPU by its numbers, or (its column, why not)
+    names = names_of(v, rec.fmt, "gpu" in rec.headers, measured.tp, measured.ep, measured.context, defaults, gpu_spec)
+    spec_column = spec_fault[0] if spec_fault else None
     why_not = spec_defaults.unmodelled(str(method_text or ""))
     if why_not is not None:  # REST, Lookahead: refused with the reason, not for a k they do not need
         return None, [Problem(rec.file, rec.row, rec.headers.get("method", "method"),
@@ -203,11 +206,11 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
                       for e in errors], None
-    refusals = _refusals(names, parsed_method, method_text, metric, speedup)
+    refusals = with_spec_fault(_refusals(names, parsed_method, method_text, metric, speedup), spec_fault)
     unpredicted = no_prediction_line(refusals, speedup)  # a name refused, the measurement kept
     if refusals and unpredicted is None:
-        return None, [Problem(rec.file, rec.row, None, f"{message}; row not predicted", reason=reason)
-                      for reason, message in refusals], None
+        return None, [Problem(rec.file, rec.row, spec_column if reason == GPU_SPEC_REASON else None,
+                              f"{message}; row not predicted", reason=reason) for reason, message in refusals], None
 
     problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
                         "text-direction marks) were removed from this name", "warning") for key in names.changed]
@@ -232,8 +235,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if unpredicted is not None:
         remarks.append(unpredicted)
         row = measured_only(row | {"remarks": "; ".join(remarks)}, refusals, unpredicted)
-    problems.extend(Problem(rec.file, rec.row, None, r, "warning") for r in remarks
-                    if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
+    problems.extend(Problem(rec.file, rec.row, spec_column if r.startswith(PREFIX) else None, r, "warning")
+                    for r in remarks if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
     return row, problems, (acc.k if acc is not None else None, "k" in assumed, scale)
 
 

@@ -136,3 +136,27 @@ def read_view_params(params: dict) -> tuple[dict, list[str]]:
         if key == "gpu" and match.tp and "tp" not in raw and match.tp in TP_CHOICES:
             values["tp"] = match.tp
     return values, problems
+
+
+def gpu_number_problems(params: dict) -> list[str]:
+    """A line for each of the Custom GPU's numbers (model.custom.GPU_SPEC_COLUMNS) a link gives that is not a
+    finite number: its box drops it and starts empty (the GPU spec then says which number is missing). A
+    number out of its range reaches the box, and the spec's own message names its range.
+
+    >>> gpu_number_problems({"gpu_tflops": "fast", "gpu_memory_gb": "96"})
+    ["the link's gpu_tflops 'fast' is not a number: its Custom GPU box starts empty"]
+    """
+    from specmodel.model.custom import GPU_SPEC_COLUMNS
+
+    problems = []
+    for key in GPU_SPEC_COLUMNS.values():
+        raw = str(params.get(key) or "").strip()
+        if not raw:
+            continue
+        try:
+            ok = math.isfinite(float(raw))
+        except (ValueError, OverflowError):
+            ok = False
+        if not ok:
+            problems.append(f"the link's {key} '{raw}' is not a number: its Custom GPU box starts empty")
+    return problems

@@ -237,19 +237,21 @@ SIDEBAR_FOR_UNKNOWN_HELP = ("A run whose GPU, target or draft model matches no p
                             "this to predict such runs on the sidebar's GPU and models instead, said in their "
                             "remarks. The sidebar's choices always apply to runs that name none.")
 # How the page's messages tell the user to name a GPU or model it could not match (RunDefaults.give_as).
-PAGE_GIVE_AS = {kind: f"choose its {what} in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}'"
-                for kind, what in (("gpu", "GPU"), ("target", "target model"), ("draft", "draft model"))} | \
+PAGE_GIVE_AS = {kind: f"choose its {what} in the sidebar ({how}) and tick '{SIDEBAR_FOR_UNKNOWN}'"
+                for kind, what, how in (("gpu", "GPU", "a preset, or Custom GPU by its numbers"),
+                                        ("target", "target model", "a preset, or from a config.json"),
+                                        ("draft", "draft model", "a preset, or from a config.json"))} | \
                {"method": "choose its method in the sidebar"}
 
 
-def page_defaults(scenario, k_box: int | None, sidebar_for_unknown: bool) -> RunDefaults:
+def page_defaults(scenario, k_box: int | None, sidebar_for_unknown: bool, choices: dict | None = None) -> RunDefaults:
     """What the page's runs get from the sidebar (`scenario`) and the k box. The GPU, target and draft apply
     to runs that name none; a run naming one that matches no preset is predicted on them only with
     sidebar_for_unknown (SIDEBAR_FOR_UNKNOWN ticked), else judged on its measurement with a line that
     says so (runs.unpredicted), as the command line does without --gpu/--target/--draft. The sidebar's
     method stands for a method no name matches (said in the run's remarks); the k box is the user's once set."""
     chosen = {"gpu", "target", "draft"} if sidebar_for_unknown else set()
-    return RunDefaults(**scenario.names(), tp=scenario.tp, context_len=scenario.context_len,
+    return RunDefaults(**(choices or scenario.names()), tp=scenario.tp, context_len=scenario.context_len,
                        k=GUIDELLM_K if k_box is None else int(k_box),
                        said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"), give_as=PAGE_GIVE_AS,
                        explicit=frozenset(chosen | {"method"} | ({"k"} if k_box is not None else set())))
