@@ -162,7 +162,8 @@ def test_problems_are_one_collapsed_block_grouped_by_kind_errors_first():
     assert block.label == "Problems in the input: 1 row not loaded, 41 warnings (1 kind)"
     [line] = [w.value for w in block.warning]
     assert line.startswith("41 rows: no prediction (judged on its measurement): GPU '1x Z9000' is no preset")
-    assert f"choose its GPU in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}' to predict it on one" in line
+    assert (f"choose its GPU in the sidebar (a preset, or Custom GPU by its numbers) and tick '{SIDEBAR_FOR_UNKNOWN}' "
+            "to predict it on one") in line
     assert "--gpu" not in line
     # ticked, the sidebar's GPU stands for it, as `runs --gpu L40S` does
     at.checkbox(key="runs_as_sidebar").check().run()
@@ -283,7 +284,8 @@ def test_a_served_model_with_no_preset_keeps_its_measured_verdict_and_gets_no_pr
     assert "loses at concurrency 4, 16 (measured)" in flags and "the model said" not in flags
     said = " ".join(w.value for e in at.expander for w in e.warning)
     assert "target 'tiny-llama' is no preset" in said and "fallback preset" not in said
-    assert f"choose its target model in the sidebar and tick '{SIDEBAR_FOR_UNKNOWN}' to predict it as one" in said
+    assert (f"choose its target model in the sidebar (a preset, or from a config.json) and tick '{SIDEBAR_FOR_UNKNOWN}' "
+            "to predict it as one") in said
     assert "--target" not in said and "predicted with Llama 3.1 8B" not in said
 
 

@@ -76,3 +76,15 @@ def cells_that(column: pd.Series, test) -> np.ndarray:
         cells = column.to_numpy(dtype=object)[given]
         out[given] = np.fromiter(map(test, cells), dtype=bool, count=len(cells))
     return out
+
+
+def preset_names(column: pd.Series) -> pd.Series:
+    """A column of preset names, where some rows hold the preset itself (a GPU or model given by its numbers
+    or config.json: runs.gpu_columns, --gpu-spec), as names only: what a table shows and a grid can hold."""
+    if column.dtype != object:
+        return column
+    codes, distinct = pd.factorize(column, use_na_sentinel=True)
+    if all(isinstance(v, str) for v in distinct.tolist()):
+        return column
+    names = np.array([getattr(v, "name", v) for v in distinct.tolist()] + [None], dtype=object)
+    return pd.Series(names[codes], index=column.index, dtype=object)

@@ -85,3 +85,21 @@ def _latencies_from_str(text: str) -> tuple[float, float] | None:
         if len(found) == 2 and min(found.values()) > 0:
             return found["plain"], found["spec"]
     return None
+
+
+RATE_NEEDS_LENGTH = ("a request rate without a concurrency needs the output length, or each arm's measured end-to-end "
+                     "latency, to find the concurrency it makes (Little's law): give 'OSL N' in the workload, 'w/o SD "
+                     "2.5 s, with SD 1.6 s' in the notes, or a concurrency")
+
+
+def measured_latencies(values: dict, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
+    """(plain, speculative) measured mean end-to-end latency, s, of a row given as a request rate without a
+    concurrency, from the text that states them (measured.latencies_from_text): the concurrency each arm
+    ran at is read from them by Little's law (model.rate). None for any other row."""
+    if conc is not None or rate is None:
+        return None
+    found = latencies_from_text(" ".join(str(values.get(key) or "") for key in ("_context", "notes", "workload")))
+    if found is not None and speedup is not None and abs(found[0] / found[1] / speedup - 1) > 0.05:
+        remarks.append(f"speedup {speedup:g} disagrees with the measured latencies {found[0]:g} s / {found[1]:g} s "
+                       f"= {found[0] / found[1]:.3f}; the latencies set the concurrencies, the speedup is compared")
+    return found

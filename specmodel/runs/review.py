@@ -27,7 +27,7 @@ from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of,
 from specmodel.model.off_state import measured_off_cost, scenario_off_cost
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
-from specmodel.runs.frames import cells_that, column_of, frame_of
+from specmodel.runs.frames import cells_that, column_of, frame_of, preset_names
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
@@ -353,18 +353,6 @@ def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
     table["gpu_preset"] = preset_names(table["gpu_preset"])  # a GPU given by its numbers is held as itself
     first_seen = (lambda c: pd.Series(pd.factorize(c)[0], index=c.index) if c.name == "setup" else c)  # noqa: E731
     return table.sort_values(["workload", "setup", "concurrency"], kind="stable", key=first_seen).reset_index(drop=True)
-
-
-def preset_names(column: pd.Series) -> pd.Series:
-    """A column of preset names, where some rows hold the preset itself (a GPU or model given by its numbers
-    or config.json: runs.gpu_columns, --gpu-spec), as names only: what a table shows and a grid can hold."""
-    if column.dtype != object:
-        return column
-    codes, distinct = pd.factorize(column, use_na_sentinel=True)
-    if all(isinstance(v, str) for v in distinct.tolist()):
-        return column
-    names = np.array([getattr(v, "name", v) for v in distinct.tolist()] + [None], dtype=object)
-    return pd.Series(names[codes], index=column.index, dtype=object)
 
 
 def with_band_text(table: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,8 @@ from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.gpu_columns import REASON as GPU_SPEC_REASON, row_gpu, with_spec_fault
-from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
+from specmodel.runs.measured import (RATE_NEEDS_LENGTH, REFUSED_METRICS, measured_latencies, speedup_metric,
+                                     throughput_per_gpu)
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 from specmodel.runs.table_row import table_row
@@ -196,13 +197,9 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if scale > 1:
         base, spec, off = (None if x is None else x * scale for x in (base, spec, off))
         remarks.append(f"throughputs given per GPU: × {scale} GPUs, the replica's throughput the model predicts")
-    latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
+    latencies = measured_latencies(rec.values, conc, rate, speedup, remarks)
     if conc is None and rate is not None and output_len is None and latencies is None and not errors:
-        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
-                                "a request rate without a concurrency needs the output length, or each arm's "
-                                "measured end-to-end latency, to find the concurrency it makes (Little's law): give "
-                                "'OSL N' in the workload, 'w/o SD 2.5 s, with SD 1.6 s' in the notes, or a "
-                                "concurrency", "no_concurrency"))
+        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"), RATE_NEEDS_LENGTH, "no_concurrency"))
     if errors:
         return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
                       for e in errors], None
@@ -267,19 +264,6 @@ def _refusals(names, parsed_method, method_text, metric, speedup) -> list[tuple[
         refusals.append(("metric", f"its speedup is {REFUSED_METRICS[metric]}, which the model does not predict "
                                    "(it predicts decode throughput, and end-to-end latency at a request rate)"))
     return refusals
-
-
-def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
-    """(plain, speculative) measured mean end-to-end latency, s, of a row given as a request rate without a
-    concurrency, from the text that states them (measured.latencies_from_text): the concurrency each arm
-    ran at is read from them by Little's law (model.rate). None for any other row."""
-    if conc is not None or rate is None:
-        return None
-    found = latencies_from_text(" ".join(str(rec.values.get(key) or "") for key in ("_context", "notes", "workload")))
-    if found is not None and speedup is not None and abs(found[0] / found[1] / speedup - 1) > 0.05:
-        remarks.append(f"speedup {speedup:g} disagrees with the measured latencies {found[0]:g} s / {found[1]:g} s "
-                       f"= {found[0] / found[1]:.3f}; the latencies set the concurrencies, the speedup is compared")
-    return found
 
 
 def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:
