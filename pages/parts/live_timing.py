@@ -4,6 +4,7 @@ calibration with step fits, a measured batch-1 plain step) and the verdict box t
 
 from __future__ import annotations
 
+from pages.parts.calibration import step_fits
 from pages.parts.display import show_verdict
 from pages.parts.text import no_links
 from specmodel import SpecModelError
@@ -20,12 +21,13 @@ PLAIN_HELP = ("The plain step (no speculation) you measured at batch 1, in ms: t
 
 
 def step_time_inputs(cols) -> tuple[tuple, float | None]:
-    """(the step fits of an uploaded calibration, a measured batch-1 plain step in ms or None) from two columns."""
+    """(the step fits of an uploaded calibration, else the session's, and a measured batch-1 plain step in ms or
+    None) from two columns."""
     upload = cols[0].file_uploader("Calibration with step fits (JSON)", type=["json"], key="live_step_fits",
                                    help=UPLOAD_HELP)
     plain_ms = cols[1].number_input("Plain step at batch 1, ms (measured; 0 = none)", 0.0, 10_000.0, 0.0, 0.1,
                                     key="live_plain_ms", bind="query-params", help=PLAIN_HELP)
-    fits = ()
+    fits = tuple(step_fits())  # the session's (Past runs' "Use these step fits", or a calibration file there)
     if upload is not None:
         try:
             fits = tuple(timed.fits_from_text(upload.getvalue().decode("utf-8", errors="replace"), safe_text(upload.name)))
