@@ -8,7 +8,7 @@ from pages.parts.calibration import calibration, calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
-from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
+from pages.parts.run_files import acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand, with_sample
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
 from pages.parts.tables import break_even_tables
 from pages.parts.text import no_links, plain
@@ -37,6 +37,7 @@ with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
     k_box = st.number_input("k for files that do not record it (guidellm)", 1, 16, None, key="runs_k",
                             bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
+    meaning = acceptance_meaning()  # what accept_rate, acceptance or acc holds: said, or read one stated way
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
@@ -50,7 +51,7 @@ defaults = RunDefaults(**s.names(), tp=s.tp,
                        context_len=s.context_len, k=runs_view.GUIDELLM_K if k_box is None else int(k_box),
                        said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"),
                        # the sidebar's choices are the user's, always shown; the k box is the user's once set
-                       explicit=frozenset(FALLBACK_KINDS) | ({"k"} if k_box is not None else set()))
+                       explicit=frozenset(FALLBACK_KINDS) | ({"k"} if k_box is not None else set()), **meaning)
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)
@@ -84,7 +85,7 @@ if table.rows.empty:
     st.stop()
 
 summary = result.summary
-headline = model_headline(summary, result.table)
+headline = model_headline(summary, result.table, defaults.acceptance_said_as)
 (st.warning if summary.get("model_disagreements") else st.info)(plain(headline))
 counts = runs_view.verdict_counts(as_read(result.evaluated))  # "uncertain": a predicted verdict whose band straddles 1.0
 m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")

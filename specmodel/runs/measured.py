@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from specmodel.bounds import MAX_NAME_TEXT, bounded_cache
+from specmodel.runs.records import RunRecord
 
 
 # What a speedup column can measure, read from the row's notes and reference columns: the model
@@ -85,3 +86,16 @@ def _latencies_from_str(text: str) -> tuple[float, float] | None:
         if len(found) == 2 and min(found.values()) > 0:
             return found["plain"], found["spec"]
     return None
+
+
+def measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
+    """(plain, speculative) measured mean end-to-end latency, s, of a row given as a request rate without a
+    concurrency, from the text that states them (measured.latencies_from_text): the concurrency each arm
+    ran at is read from them by Little's law (model.rate). None for any other row."""
+    if conc is not None or rate is None:
+        return None
+    found = latencies_from_text(" ".join(str(rec.values.get(key) or "") for key in ("_context", "notes", "workload")))
+    if found is not None and speedup is not None and abs(found[0] / found[1] / speedup - 1) > 0.05:
+        remarks.append(f"speedup {speedup:g} disagrees with the measured latencies {found[0]:g} s / {found[1]:g} s "
+                       f"= {found[0] / found[1]:.3f}; the latencies set the concurrencies, the speedup is compared")
+    return found

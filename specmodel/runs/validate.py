@@ -18,11 +18,12 @@ from specmodel.bounds import MAX_CONCURRENCY, MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
-from specmodel.runs.measured import REFUSED_METRICS, latencies_from_text, speedup_metric, throughput_per_gpu
+from specmodel.runs.measured import REFUSED_METRICS, measured_latencies, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 from specmodel.runs.table_row import table_row
-from specmodel.runs.unpredicted import PREFIX, measured_only, no_prediction_line
+from specmodel.runs.meanings import row_reading
+from specmodel.runs.unpredicted import NO_K, PREFIX, measured_only, no_prediction_line
 
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
 _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
@@ -182,7 +183,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
     base, spec, speedup = _throughputs(rec, errors, remarks)
     temperature = _temperature(rec, errors, remarks)
-    _nothing_to_compare(rec, k, acc, speedup, errors)
+    no_k = _nothing_to_compare(rec, k, acc, speedup, errors)  # a measured verdict needs no k: loaded, not predicted
     input_len, output_len = lengths_from_text(" ".join(str(v.get(key) or "") for key in ("workload", "notes")))
     described = " ".join(str(v.get(key) or "") for key in ("_context", "notes"))
     metric = speedup_metric(described)
@@ -191,7 +192,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if scale > 1:
         base, spec = (None if x is None else x * scale for x in (base, spec))
         remarks.append(f"throughputs given per GPU: × {scale} GPUs, the replica's throughput the model predicts")
-    latencies = _measured_latencies(rec, conc, rate, speedup, remarks)
+    latencies = measured_latencies(rec, conc, rate, speedup, remarks)
     if conc is None and rate is not None and output_len is None and latencies is None and not errors:
         errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
                                 "a request rate without a concurrency needs the output length, or each arm's "
@@ -206,6 +207,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if refusals and unpredicted is None:
         return None, [Problem(rec.file, rec.row, None, f"{message}; row not predicted", reason=reason)
                       for reason, message in refusals], None
+    if no_k is not None:
+        unpredicted = f"{unpredicted}; {no_k}" if unpredicted else PREFIX + no_k
 
     problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
                         "text-direction marks) were removed from this name", "warning") for key in names.changed]
@@ -261,19 +264,6 @@ def _refusals(names, parsed_method, method_text, metric, speedup) -> list[tuple[
         refusals.append(("metric", f"its speedup is {REFUSED_METRICS[metric]}, which the model does not predict "
                                    "(it predicts decode throughput, and end-to-end latency at a request rate)"))
     return refusals
-
-
-def _measured_latencies(rec: RunRecord, conc, rate, speedup, remarks: list[str]) -> tuple[float, float] | None:
-    """(plain, speculative) measured mean end-to-end latency, s, of a row given as a request rate without a
-    concurrency, from the text that states them (measured.latencies_from_text): the concurrency each arm
-    ran at is read from them by Little's law (model.rate). None for any other row."""
-    if conc is not None or rate is None:
-        return None
-    found = latencies_from_text(" ".join(str(rec.values.get(key) or "") for key in ("_context", "notes", "workload")))
-    if found is not None and speedup is not None and abs(found[0] / found[1] / speedup - 1) > 0.05:
-        remarks.append(f"speedup {speedup:g} disagrees with the measured latencies {found[0]:g} s / {found[1]:g} s "
-                       f"= {found[0] / found[1]:.3f}; the latencies set the concurrencies, the speedup is compared")
-    return found
 
 
 def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:
@@ -333,6 +323,9 @@ def _acceptance_at_k(rec: RunRecord, k, parsed_method, errors: list, remarks: li
         tree_depth = number(v["draft_depth"]) if number(v["draft_depth"]) == number(v["draft_depth"]) else tree_depth
     acc_k = int(min(k, tree_depth)) if k is not None and tree_depth and tree_depth >= 1 else k
     acc, acc_col = _acceptance(rec, acc_k, errors)
+    remark, column, hint = row_reading(v, acc_col)  # a column whose name does not say which acceptance it holds
+    remarks.extend([remark] if remark else [])
+    errors[:] = [_RowError(e.column, str(e) + hint, e.reason) if hint and e.column == column else e for e in errors]
     if k_refused:  # one message about k is enough: drop "k is needed to read ..."
         errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
     if acc is not None and k is not None and acc.k != acc_k and "survival" in v:
@@ -387,11 +380,19 @@ def _measured(rec: RunRecord, errors: list) -> _Measured:
     return measured
 
 
-def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> None:
-    """Errors for a row with neither an acceptance nor a speedup, or a speedup without k."""
+def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> str | None:
+    """Errors for a row with neither an acceptance nor a speedup. A row with a measured speedup whose only want is
+    k loads without one (a measured verdict needs no k): its k errors are dropped and the line its empty
+    prediction gives is returned (runs.unpredicted.NO_K); None otherwise."""
     if acc is None and speedup is None and not errors:
         errors.append(_RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
                                       "per-position rates) nor a measured speedup or throughputs; nothing to compare"))
-    if k is None and acc is None and speedup is not None and not any(e.column == "k" for e in errors):
+    if k is not None or acc is not None or speedup is None:
+        return None
+    if all(e.reason == "no_k" for e in errors):  # none at all, or only "k is needed to read the acceptance"
+        errors.clear()
+        return NO_K
+    if not any(e.column == "k" for e in errors):
         errors.append(_RowError(rec.headers.get("k", "k"), "missing, and the method has no documented default; "
                                                            "give the number of draft tokens per step", "no_k"))
+    return None

@@ -56,6 +56,9 @@ def problems_label(table: RunTable) -> str:
     fallback = table.fallbacks.get("rows", 0) if table.fallbacks else 0
     if fallback:
         parts.append(f"{fallback:,} row{'s' if fallback != 1 else ''} predicted on a fallback preset")
+    assumed = int(table.rows["acceptance_assumed"].eq(True).sum()) if "acceptance_assumed" in table.rows else 0
+    if assumed:  # acceptance the file does not give: never "every row was read"
+        parts.append(f"{assumed:,} row{'s' if assumed != 1 else ''} on an assumed acceptance")
     if not parts:
         return "Input: every row was read"
     return "Problems in the input: " + ", ".join(parts)
