@@ -1,4 +1,5 @@
-# make run   - start the app (creates .venv and installs pinned requirements on first use; byte-compiles the app)
+# make run   - start the app on http://127.0.0.1:8501 (creates .venv and installs pinned requirements on first use;
+#              byte-compiles the app); make run ADDRESS=0.0.0.0 shares it on the network (README)
 # make test  - install test dependencies (Python; Debian: chromium, prometheus, nodejs/npm; npm: @grafana/schema), lint,
 #              and run every test: browser, Prometheus and slow ones included (≤ 4 min on a quiet 2-core machine)
 # make test-fast - the loop while editing (≤ 60 s on a quiet 2-core machine): every test but the browser, Prometheus
@@ -12,6 +13,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+# Where `make run` listens: this machine only. `make run ADDRESS=0.0.0.0` serves every network interface,
+# so anyone who can reach the port uses the app (README, "Run it"; docs/deploy.md for a shared instance).
+ADDRESS ?= 127.0.0.1
 PYTEST_ARGS ?=
 # pytest workers. About half of the suite's time is waiting (a streamlit server or Prometheus starting,
 # a browser page, a server made slow on purpose): with 2 workers a fresh clone kept about one core
@@ -50,7 +54,7 @@ bytecode: $(VENV)/.runtime
 	$(PY) -m compileall -q app.py pages specmodel > /dev/null
 
 run: $(VENV)/.runtime bytecode
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS)
 
 # Debian packages the tests drive for real: Chromium (browser tests) and Prometheus (fleet view).
 system-deps:

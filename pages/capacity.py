@@ -4,11 +4,12 @@ import streamlit as st
 
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
+from pages.parts.link_values import unaccepted_values
 from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.plan import capacity as planning
-from specmodel.show import links, readouts
+from specmodel.show import readouts
 from specmodel.show.figures import capacity as figures_capacity
 
 USERS, RATE = "concurrent users", "requests per second"  # option texts are what the URL carries
@@ -19,14 +20,16 @@ K_CHOICES = ["best"] + [str(k) for k in range(1, planning.K_MAX + 1)]
 URL_NUMBERS = {"cap_users": (1, 1_000_000, "concurrent users (a whole number)"),
                "cap_rps": (0.01, 100_000, "requests per second"),
                "cap_out": (1, 100_000, "mean output tokens per request (a whole number)"),
-               "cap_tok_s": (0.1, 10_000, "tok/s per user"), "cap_itl": (0.1, 10_000, "inter-token latency in ms")}
+               "cap_tok_s": (0.1, 10_000, "tok/s per user"), "cap_itl": (0.1, 10_000, "inter-token latency in ms"),
+               "cap_alpha": (0, 1, "acceptance α")}
+URL_CHOICES = {"cap_load": (USERS, RATE), "cap_target": (SPEED, ITL), "cap_k": tuple(K_CHOICES)}
 
 
 st.title("Capacity: how many GPUs for this load at this latency?")
 st.caption("Speculation trades aggregate throughput for per-user speed. For the GPU, models and method in the "
            "sidebar: the GPUs each way needs so that every user sees the target, and the frontier behind it.")
 
-url_problems = links.number_problems(st.query_params, URL_NUMBERS)  # before the widgets drop invalid values
+url_problems = unaccepted_values(URL_NUMBERS, URL_CHOICES)  # before the widgets, which would drop them unsaid
 c = st.columns(3)
 with c[0]:
     load_kind = st.radio("Load given as", [USERS, RATE], key="cap_load", bind="query-params", horizontal=True)

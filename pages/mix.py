@@ -7,11 +7,13 @@ import streamlit as st
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario, remember_table
 from pages.parts.display import chart, show_error, show_notes, tone_box
-from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY
+from pages.parts.link_values import unaccepted_values
+from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY, receive_from_whatif
 from pages.parts.tables import mix_tables
 from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.plan import mix
+from specmodel.show import links
 from specmodel.plan.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 from specmodel.show.figures import mix as figures_mix
 
@@ -24,8 +26,10 @@ st.caption("One server applies one speculation method and one k to every sequenc
            "workload pays for the verify work of a high-acceptance one. Compare one pool with speculation on "
            "and off against giving each kind of traffic its own GPUs and setting.")
 
+url_problems = unaccepted_values(links.MIX_NUMBERS)  # before the widgets, which would drop them unsaid
 if TABLE_KEY not in st.session_state:
     st.session_state[TABLE_KEY] = pd.DataFrame(workload_records(example_workloads()))
+receive_from_whatif()  # What-if's link: its α fills the table once
 
 runs_frame = st.session_state.get(RUNS_KEY)
 if not isinstance(runs_frame, pd.DataFrame) or runs_frame.empty:
@@ -76,6 +80,8 @@ k = c[2].slider("k of the single pool as deployed (0 = off)", 0, 8, 4, key="mix_
 
 workloads, problems, notes = parse_workloads(edited.to_dict(orient="records"), source="workload table")
 messages = st.container()  # however many problems and notes: one block, so what follows keeps its place
+for problem in url_problems:
+    messages.warning(no_links(problem))
 for problem in problems:
     messages.error(no_links(problem))
 show_notes(notes, where=messages, info="info")

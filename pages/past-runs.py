@@ -9,7 +9,7 @@ from pages.parts.common import base_scenario_or_stop
 from pages.parts.custom_inputs import sidebar_choices
 from pages.parts.display import chart, column_config, show_error
 from pages.parts.plan_section import plan_section
-from pages.parts.run_files import kept_uploads, no_runs_message, paired_by_hand, with_sample
+from pages.parts.run_files import acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand, with_sample
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
 from pages.parts.step_fit_section import step_fit_section
 from pages.parts.tables import break_even_tables
@@ -41,6 +41,7 @@ with top_right:
                             bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
     as_sidebar = st.checkbox(runs_view.SIDEBAR_FOR_UNKNOWN, key="runs_as_sidebar", bind="query-params",
                              help=runs_view.SIDEBAR_FOR_UNKNOWN_HELP)
+    meaning = acceptance_meaning()  # what accept_rate, acceptance or acc holds: said, or read one stated way
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
@@ -50,7 +51,7 @@ if not files:
 pairs = paired_by_hand(files)
 
 s = base_scenario_or_stop()
-defaults = runs_view.page_defaults(s, k_box, as_sidebar, sidebar_choices(s))  # for runs naming none
+defaults = runs_view.page_defaults(s, k_box, as_sidebar, sidebar_choices(s), **meaning)  # for runs naming none
 efficiency = calibration()
 key = runs_view.load_key(files, defaults, pairs, efficiency)
 loaded = st.session_state.get(LOADED)
@@ -84,7 +85,7 @@ if table.rows.empty:
     st.stop()
 
 summary = result.summary
-headline = model_headline(summary, result.table)
+headline = model_headline(summary, result.table, defaults.acceptance_said_as)
 (st.warning if summary.get("model_disagreements") else st.info)(plain(headline))
 counts = runs_view.verdict_counts(as_read(result.evaluated))  # "uncertain": a predicted verdict whose band straddles 1.0
 m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")

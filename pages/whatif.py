@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
+from pages.parts.link_values import unaccepted_values
 from pages.parts.mixed import mixed_traffic_path
 from pages.parts.text import no_links, own_words
 from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
@@ -14,11 +15,12 @@ from specmodel import SpecModelError
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
 from specmodel.model import acceptance
-from specmodel.show import readouts
+from specmodel.show import links, readouts
 from specmodel.show.figures import whatif as figures
 
 MAX_CONCURRENCY = 4096
 SLIDER_STOPS = [2 ** i for i in range(10)]  # 1 … 512
+TIMINGS = ("from hardware", "measured")
 
 
 def concurrency_stops(typed: int) -> list[int]:
@@ -33,9 +35,11 @@ st.title("What-if: does speculative decoding pay off here?")
 st.caption("Speedup = speculative throughput ÷ plain throughput at the same number of concurrent sequences, "
            "for the GPU, models and method chosen in the sidebar.")
 
+# before the widgets drop what they do not accept: said under them, the default kept
+url_problems = unaccepted_values(links.WHATIF_NUMBERS, {"timings": TIMINGS})
 left, right = st.columns(2)
 with left:
-    timings = st.radio("Step times", ["from hardware", "measured"], key="timings", bind="query-params",
+    timings = st.radio("Step times", TIMINGS, key="timings", bind="query-params",
                        horizontal=True,
                        help="From hardware: the GPU and model presets give every step time. Measured: your "
                             "batch-1 step times pin the memory-bound floor; the GPU preset still gives the shape "
@@ -68,6 +72,8 @@ with right:
     else:
         t_target = t_draft = None
 
+for problem in url_problems:
+    st.warning(no_links(problem))
 answer = st.container()  # the verdict and its notes (or why nothing fits): one block on every rerun
 try:
     survival = None

@@ -152,7 +152,7 @@ def test_whatif_one_request_pays_off_and_mixed_traffic_is_sent_to_traffic_mix(st
     shoot(page, "whatif")
     if page.scheme == "dark":
         return
-    page.get_by_role("button", name="Open in Traffic mix").click()
+    page.get_by_role("link", name="Open in Traffic mix").click()
     page.wait_for_url(re.compile(r"/mix"))
     wait_for_app(page)
     page.get_by_text("Opened from What-if with its k and concurrency").wait_for()

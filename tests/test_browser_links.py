@@ -44,3 +44,72 @@ def test_a_hand_written_link_is_read_and_the_address_bar_then_says_it_as_the_sid
     assert shown == {"GPU": "H100 SXM", "Target model": "Llama 3.1 70B", "Speculation method": "EAGLE / EAGLE-2",
                      "Serving engine": "SGLang"}
     assert page.get_by_text("is not a GPU this tool knows").count() == 0
+
+
+APP_ERROR = "This app has encountered an error"
+
+
+def no_app_error(page) -> None:
+    """Neither Streamlit's error box nor an exception element anywhere on the page."""
+    assert page.get_by_text(APP_ERROR).count() == 0
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def move_alpha_and_batch(page, alpha: float, steps_left: int, batch: int) -> float:
+    """On What-if at `alpha`, as a user would: α down by `steps_left` hundredths with the keyboard, the batch
+    typed; returns the new α."""
+    import re
+
+    slider = page.get_by_role("slider", name="Acceptance α (per draft token)")
+    slider.focus()
+    for _ in range(steps_left):
+        slider.press("ArrowLeft")
+    alpha = round(alpha - steps_left / 100, 2)
+    page.wait_for_url(re.compile(rf"[?&]alpha={re.escape(str(alpha))}(&|$)"))
+    browser.wait_for_app(page)
+    box = page.get_by_role("spinbutton", name="Concurrent sequences (batch size)")
+    box.fill(str(batch))
+    box.press("Enter")
+    page.wait_for_url(re.compile(rf"[?&]conc={batch}(&|$)"))
+    browser.wait_for_app(page)
+    return alpha
+
+
+# Every page the sidebar links to, with its heading; What-if is reached again before each.
+SIDEBAR_PAGES = [("Past runs", "/past-runs", "Past runs"), ("Live", "/live", "Live"), ("Fleet", "/fleet", "Fleet"),
+                 ("Traffic mix", "/mix", "Traffic mix"), ("Capacity", "/capacity", "Capacity")]
+
+
+def test_every_page_link_works_after_alpha_and_the_batch_were_changed(streamlit_server, browser_page):
+    """Issue 40: What-if's "Open in Traffic mix" crashed ("Cannot clear query parameters ... bound to widgets:
+    'alpha', 'conc'") once α or the batch had moved, the first thing a reviewer does."""
+    from urllib.parse import parse_qs, urlsplit
+
+    page = browser_page
+    page.goto(streamlit_server + "/?gpu=" + "H100+SXM")
+    browser.wait_for_app(page)
+    alpha = move_alpha_and_batch(page, 0.70, 5, 24)
+    page.get_by_role("link", name="Open in Traffic mix").click()
+    page.wait_for_url("**/mix**")
+    browser.wait_for_app(page)
+    page.get_by_text("Opened from What-if with its k and concurrency").wait_for()
+    no_app_error(page)
+    assert page.get_by_role("spinbutton", name="Concurrent sequences, whole mix").input_value() == "24"
+    browser.wait_for_charts(page)
+    text = page.locator("[data-testid='stMain']").inner_text()
+    assert "this traffic (What-if α)" in text and "draft_model k=4" in text  # What-if's α and k came along
+    params = parse_qs(urlsplit(page.url).query)
+    assert params.get("gpu") == ["H100 SXM"] and params.get("mix_conc") == ["24"]  # the sidebar came along
+    assert not {"alpha", "conc", "whatif_alpha"} & params.keys()  # What-if's own values stayed behind
+
+    for n, (label, path, heading) in enumerate(SIDEBAR_PAGES, start=1):
+        page.locator("[data-testid='stSidebarNavLink']", has_text="What-if").click()
+        page.wait_for_url(lambda url: urlsplit(url).path.rstrip("/") == "")
+        browser.wait_for_app(page)
+        no_app_error(page)
+        assert f"alpha={alpha}" in page.url  # What-if's α kept by the session, back in its address
+        alpha = move_alpha_and_batch(page, alpha, 1, 24 + 8 * n)
+        browser.open_from_sidebar(page, label, path)
+        page.get_by_role("heading", name=heading).first.wait_for()
+        no_app_error(page)
+        assert "H100 SXM" in page.get_by_role("combobox", name="GPU", exact=True).input_value()

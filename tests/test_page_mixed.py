@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 from specmodel.plan.workloads import mixed_from_whatif
 from specmodel.runs import read_runs
 from tests.conftest import ROOT
+from tests.test_page_links import follow_link
 
 APP = str(ROOT / "app.py")
 
@@ -26,12 +27,12 @@ def test_with_runs_that_carry_alpha_the_rows_are_their_workloads():
     assert source == "the workloads of the runs loaded on Past runs"
 
 
-def test_the_button_opens_traffic_mix_with_k_concurrency_and_workloads():
+def test_the_link_opens_traffic_mix_with_alpha_k_concurrency_and_workloads():
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     at.number_input(key="conc").set_value(32).run()
     assert any("**My traffic is mixed.**" in c.value and "k = 4 and 32 concurrent" in c.value for c in at.caption)
-    at.button(key="whatif_to_mix").click().run()
+    follow_link(at, "Open in Traffic mix")
     assert not at.exception
     assert at.slider(key="mix_k").value == 4 and at.number_input(key="mix_conc").value == 32
     table = at.session_state["mix_table"]

@@ -303,3 +303,47 @@ def test_step_fits_used_on_every_page_answer_what_if_first():
     assert not at.exception
     boxes = [b.value for b in (*at.success, *at.error, *at.warning) if b.value.startswith("Your runs")]
     assert len(boxes) == 1 and "tiny-llama" in boxes[0] and "Draft model" in boxes[0] and "at 16" in boxes[0]
+
+
+def _boxes(at: AppTest) -> str:
+    """The text of every alert box as shown (Markdown's escapes, as in accept\\_rate, removed)."""
+    return "\n".join(b.value for b in [*at.info, *at.warning, *at.error, *at.success]).replace("\\", "")
+
+
+def test_an_ambiguous_acceptance_column_is_read_one_stated_way_and_the_page_lets_the_user_say_which():
+    """Issue 40: a hand-written accept_rate column (meant as α) was read as vLLM's rate without a word."""
+    text = (b"workload,concurrency,k,accept_rate,baseline_tok_s,spec_tok_s,gpu\n"
+            b"extraction,1,4,0.7,48,88,L40S\nchat,1,4,0.4,48,47,L40S\n")
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("hand.csv", text, "text/csv")).run()
+    assert not at.exception
+    said = _boxes(at)
+    assert ("'accept_rate' (2 rows of hand.csv) is read as the draft acceptance rate (accepted ÷ drafted): its name "
+            "does not say which acceptance it is; say which if it is another (the 'Acceptance column means' choice "
+            "above)") in said
+    rows = table_by_key(at, "runs_table")
+    assert rows["remarks"].str.contains("'accept_rate' read as the draft acceptance rate").all()
+    before = table_by_key(at, "break_even_table").set_index("workload")["predicted_speedup"]
+    at.selectbox(key="runs_acceptance_means").set_value("alpha").run()
+    assert not at.exception
+    assert "'accept_rate' (2 rows of hand.csv) is read as α (per-token acceptance), as said." in _boxes(at)
+    after = table_by_key(at, "break_even_table").set_index("workload")["predicted_speedup"]
+    assert after["chat"] < 1.0 < before["chat"]  # measured 0.98x: read as α, the model agrees
+
+
+def test_runs_without_acceptance_say_in_the_headline_how_many_use_an_assumed_one_and_from_where():
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(
+        ("incident.csv", (FIXTURES / "incident_l40s.csv").read_bytes(), "text/csv")).run()
+    assert not at.exception
+    assert "3 of 3 rows use an assumed acceptance, none being in the file: 3 a published figure" in _boxes(at)
+    assert any(e.label.startswith("Problems in the input:") and "3 rows on an assumed acceptance" in e.label
+               for e in at.expander)
+
+
+def test_a_link_whose_column_meaning_the_choice_does_not_offer_is_said_and_left_unsaid():
+    at = open_page({"runs_acceptance_means": "per-token"})
+    assert not at.exception and at.selectbox(key="runs_acceptance_means").value is None
+    assert "The link's runs_acceptance_means=per-token is not one of: α, the per-token acceptance" in _boxes(at)
+    at = open_page({"runs_acceptance_means": "α, the per-token acceptance"})  # as the choice writes it
+    assert at.selectbox(key="runs_acceptance_means").value == "alpha" and "runs_acceptance_means" not in _boxes(at)

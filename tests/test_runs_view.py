@@ -48,8 +48,8 @@ def test_the_problems_label_counts_rows_not_loaded_warnings_and_fallbacks():
     label = runs_view.problems_label(table)
     errors = len({p.row for p in table.problems if p.severity == "error"})  # rows, not problems
     warnings = sum(1 for p in table.problems if p.severity == "warning")
-    assert errors == 10  # the development set's refused rows (Chinchilla's three each for two reasons; six rows
-    # naming no GPU or no draft load on their measured speedup alone, runs.unpredicted; the
+    assert errors == 9  # the development set's refused rows (Chinchilla's three each for two reasons; six rows
+    # naming no GPU or no draft, and one with no k, load on their measured speedup alone, runs.unpredicted; the
     # vLLM blog's nine QPS rows load at the concurrency each arm's measured latency gives; rows with no k
     # or no draft named load across their spreads)
     assert label.startswith(f"Problems in the input: {errors} rows not loaded, {warnings} warnings (")
@@ -60,8 +60,12 @@ def test_the_problems_label_counts_rows_not_loaded_warnings_and_fallbacks():
     lines = runs_view.problem_lines(table)
     severities = [s for s, _ in lines]
     assert severities == sorted(severities, key=["error", "warning", "info"].index)  # errors first
-    assert read_runs([FIXTURES / "seed_runs.csv"]).problems == [] and \
-        runs_view.problems_label(read_runs([FIXTURES / "seed_runs.csv"])) == "Input: every row was read"
+    assert read_runs([FIXTURES / "seed_runs.csv"]).problems == []
+    # its mixed row has no acceptance and is predicted on its file's mean α: never "every row was read" (issue 40)
+    assert runs_view.problems_label(read_runs([FIXTURES / "seed_runs.csv"])) == \
+        "Problems in the input: 1 row on an assumed acceptance"
+    clean = read_runs([("c.csv", b"workload,concurrency,k,alpha,speedup\nw,1,4,0.7,1.5\n")])
+    assert runs_view.problems_label(clean) == "Input: every row was read"
 
 
 def _many_runs(n: int) -> list[tuple[str, bytes]]:

@@ -7,9 +7,10 @@ import streamlit as st
 
 from pages.parts.display import show_error
 from pages.parts.share import UPLOADS
-from pages.parts.text import plain
+from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
 from specmodel.runs import sample_files
+from specmodel.show import links
 
 
 
@@ -31,6 +32,29 @@ def kept_uploads(uploads, returning: bool) -> list[tuple[str, bytes]]:
             st.session_state.pop(UPLOADS, None)
             st.rerun()
     return files
+
+
+# What an acceptance column whose name does not say (accept_rate, acceptance, acc) holds, as the choice shows it.
+MEANING_CHOICES = {"alpha": "α, the per-token acceptance", "rate": "accepted ÷ drafted tokens (vLLM's rate)",
+                   "length": "acceptance length (tokens per step)"}
+MEANING_SAID_AS = "the 'Acceptance column means' choice above"
+
+
+def acceptance_meaning() -> dict:
+    """The Past runs page's choice of what a CSV acceptance column whose name does not say holds, as
+    RunDefaults' fields; not chosen, such a column is read as accepted ÷ drafted tokens and the page says so."""
+    # a link's value the choice does not offer (it writes the label): the choice's default, and said
+    problems = links.unaccepted(st.query_params, {}, {"runs_acceptance_means": tuple(MEANING_CHOICES.values())})
+    means = st.selectbox("Acceptance column means", list(MEANING_CHOICES), index=None, key="runs_acceptance_means",
+                         format_func=MEANING_CHOICES.get, bind="query-params",
+                         placeholder="not said: read as accepted ÷ drafted",
+                         help="For a CSV column named accept_rate, acceptance_rate, acceptance or acc, whose name does "
+                              "not say which acceptance it holds: the per-token acceptance α, vLLM's draft acceptance "
+                              "rate (accepted ÷ drafted tokens) or the acceptance length (tokens per step). The "
+                              "prediction depends on it.")
+    for problem in problems.values():
+        st.warning(no_links(problem))
+    return {"acceptance_means": means, "acceptance_said_as": MEANING_SAID_AS}
 
 
 def no_runs_message(calibrated: bool) -> str:

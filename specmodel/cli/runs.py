@@ -1,6 +1,7 @@
 """`runs` command: read past benchmark runs, compare predicted with measured speedup, flag break-even.
 
-    python -m specmodel runs FILE... [--gpu NAME] [--target NAME] [--draft NAME] [--calibrate] [--json]
+    python -m specmodel runs FILE... [--gpu NAME] [--target NAME] [--draft NAME] [--acceptance-means alpha|rate|length]
+                                     [--calibrate] [--json]
 
 Rows it could not read go to stderr with file and row. Exit 0 when any row loaded, 2 when none.
 """
@@ -26,7 +27,8 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
             "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup",
             "measured_plausible", "no_prediction", "off_tok_s", "off_cost", "off_cost_source", "pools_above_batch",
-            "pools_gain", "restart_gain"]
+            "pools_gain", "restart_gain", "acceptance_read_as", "acceptance_meaning_said", "acceptance_assumed",
+            "acceptance_assumed_source"]
 SETUP_CHARS = 48  # chosen: the text table's setup column is cut to this width (`--json` and the page have it whole)
 # Row keys printed as whole numbers.
 WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
@@ -62,6 +64,11 @@ def add_parser(sub) -> None:
         if action.dest in RUNS_HELP:
             action.help = RUNS_HELP[action.dest]
     p.add_argument("--k", type=number(1, 32, whole=True), help="k for files that do not record it (guidellm)")
+    p.add_argument("--acceptance-means", choices=("alpha", "rate", "length"),
+                   help="what a CSV acceptance column whose name does not say (accept_rate, acceptance_rate, acceptance, "
+                        "acc) holds: alpha, the per-token acceptance α; rate, the draft acceptance rate (accepted ÷ "
+                        "drafted tokens, vLLM's); length, the acceptance length (tokens per step E). Without it such a "
+                        "column is read as rate, and the rows and the headline say so")
     p.add_argument("--pair", action="append", default=[], metavar="SPEC=BASELINE",
                    help="compare speculative run file SPEC with baseline file BASELINE (file names)")
     p.add_argument("--calibrate", action="store_true",
@@ -130,7 +137,7 @@ def run_runs(args: argparse.Namespace) -> int:
     _print_text(evaluated, result.summary, calibration)
     if args.calibrate:
         _print_fits(fits, evaluated)
-    print(model_headline(result.summary, result.table))
+    print(model_headline(result.summary, result.table, table.defaults.acceptance_said_as))
     return 0
 
 
@@ -147,7 +154,8 @@ def _run_defaults(args: argparse.Namespace):
     return RunDefaults(gpu=gpu, target=target_from_args(args),
                        method=method, draft=draft, tp=tp, context_len=args.context_len, k=args.k,
                        said_as={kind: said if kind in explicit else f"the default of {said}"
-                                for kind, said in SAID_AS.items()}, explicit=explicit)
+                                for kind, said in SAID_AS.items()}, explicit=explicit,
+                       acceptance_means=args.acceptance_means)
 
 
 def _read_table(args: argparse.Namespace, defaults):
@@ -285,7 +293,7 @@ def _print_json(result, table, evaluated, keys: list[str], calibration, fits: li
 
     summary = {k: json_value(v) for k, v in result.summary.items()}
     summary["fallbacks"] = table.fallbacks
-    summary["headline"] = model_headline(result.summary, result.table)
+    summary["headline"] = model_headline(result.summary, result.table, table.defaults.acceptance_said_as)
     summary.update(prediction_counts(table.problems, result.evaluated))
     rest = {"summary": summary,
             "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
@@ -344,7 +352,8 @@ def _print_text(evaluated, summary, calibration) -> None:
         basis = "" if r["verdict_basis"] is None else ("" if r["verdict_basis"] == "measured speedup" else "*")
         said = "implausible" if r["measured_plausible"] is False and basis == "" else verdict_words(r["verdict"])
         model = str(verdict_words(r["predicted_verdict"]) or "–") + (" ≠" if r["model_agrees"] is False else "")
-        print(f"{str(r['workload'])[:26]:<26} {setup_cell}{r['concurrency']:>5} {r['k']:>2} {_f(r['tokens_per_step']):>5} "
+        print(f"{str(r['workload'])[:26]:<26} {setup_cell}{r['concurrency']:>5} {_f(r['k'], '{}'):>2} "
+              f"{_f(r['tokens_per_step']):>5} "
               f"{_f(r['break_even_tokens_per_step']):>5} {_f(r['measured_speedup']):>6} "
               f"{_f(r['predicted_speedup']):>6}{(' ' + format(_f(r['fit_speedup']), '>6')) if fitted else ''}  "
               f"{str(said or '–') + basis:<10}  {model:<12} "

@@ -18,7 +18,8 @@ from specmodel.errors import SpecModelError
 from specmodel.text import clean_name
 from specmodel.runs.cells import MIXED, number_styles, plain_text
 from specmodel.runs.csv_rows import csv_records
-from specmodel.runs.records import Problem, RunRecord, too_many_rows
+from specmodel.runs.meanings import READ_AS, ambiguous_column, read_as_of
+from specmodel.runs.records import Problem, RunDefaults, RunRecord, too_many_rows
 
 # Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
 # spaces, dashes and dots into underscores).
@@ -36,8 +37,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "tokens_per_step": ("tokens_per_step", "mean_acceptance_length", "acceptance_length", "accept_len",
                         "accept_length", "spec_decode_acceptance_length", "spec_accept_length",
                         "mean_accept_len"),
-    "draft_acceptance_rate": ("draft_acceptance_rate", "acceptance_rate", "accept_rate",
-                              "spec_accept_rate"),
+    "draft_acceptance_rate": ("draft_acceptance_rate",),
     "acceptance_rate_percent": ("spec_decode_acceptance_rate", "acceptance_rate_percent",
                                 "acceptance_rate_pct", "draft_acceptance_rate_percent"),
     "accepted_tokens": ("accepted_tokens", "num_accepted_tokens", "spec_decode_accepted_tokens",
@@ -119,11 +119,13 @@ def sniff_delimiter(text: str) -> str:
         return ","
 
 
-def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, int], list[Problem], list[int]]:
+def _columns(name: str, header: list[str], means: str | None = None
+             ) -> tuple[dict[str, int], dict[int, int], list[Problem], list[int]]:
     """Canonical column -> index, survival position -> index, warnings for unknown headers, and the
     indices of columns kept for reference (IGNORED_COLUMNS, a second `source` or `notes`: one info
     line for all of them). Two headers meaning the same column are otherwise an error naming both
-    (which one is meant is unknowable)."""
+    (which one is meant is unknowable). An acceptance header whose name does not say which it holds is the
+    column `means` names (runs.meanings)."""
     headers: dict[str, int] = {}
     positions: dict[int, int] = {}
     problems = []
@@ -133,7 +135,7 @@ def _columns(name: str, header: list[str]) -> tuple[dict[str, int], dict[int, in
     for i, raw in enumerate(header):
         h = raw.strip()
         key = norm_header(h)
-        canon = ALIAS_INDEX.get(key) or throughput_column(key)
+        canon = ALIAS_INDEX.get(key) or throughput_column(key) or ambiguous_column(key, means)
         pos = _POSITION_HEADER.match(key)
         close = None if canon or pos or key in IGNORED_COLUMNS or len(unknown) >= _CLOSE_SEARCHED \
             else close_column(key)
@@ -210,10 +212,16 @@ class _Layout:
     used: tuple  # the indices of the cells a record reads: `columns`', then `kept`, then `position_columns`
     pick: object  # a row's cells -> its used cells (a tuple)
     at: dict  # a cell's index -> its place among the used cells
+    read_as: tuple | None  # a column whose name does not say: (canonical column, header, meaning, said, said_as)
 
 
-def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
-    headers, positions, problems, kept = _columns(name, header[:bounds.MAX_COLUMNS])
+def _layout(name: str, header: list[str], acceptance: tuple[str | None, str]) -> tuple[_Layout, list[Problem]]:
+    """Where each field sits; `acceptance` is (what a column whose name does not say which acceptance it holds
+    holds, None: not said; how messages name where it is said: runs.meanings)."""
+    headers, positions, problems, kept = _columns(name, header[:bounds.MAX_COLUMNS], acceptance[0])
+    read_as, note = read_as_of(name, {c: header[i].strip() for c, i in headers.items()}, norm_header, *acceptance)
+    if note is not None:  # never a silent reading: one note for the file, a remark on each row (validate)
+        problems.append(note)
     if len(header) > bounds.MAX_COLUMNS:  # every known column fits many times over; the rest is not read
         problems.append(Problem(name, None, None, f"the header has {len(header):,} columns: only the first "
                                 f"{bounds.MAX_COLUMNS:,} are read (from '{clean_name(header[bounds.MAX_COLUMNS], 40)[0]}' "
@@ -230,7 +238,7 @@ def _layout(name: str, header: list[str]) -> tuple[_Layout, list[Problem]]:
     pick = operator.itemgetter(*used) if len(used) > 1 else lambda cells: tuple(cells[i] for i in used)
     layout = _Layout(len(header), tuple(headers.items()), {c: header[i].strip() for c, i in headers.items()},
                      position_columns, ", ".join(header[i].strip() for i in position_columns), tuple(kept),
-                     tuple(headers), used, pick, {i: at for at, i in enumerate(used)})
+                     tuple(headers), used, pick, {i: at for at, i in enumerate(used)}, read_as)
     return layout, problems
 
 
@@ -245,6 +253,8 @@ def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecor
         context = " | ".join(x for x in cells[at:at + len(layout.kept)] if x)
         if context and values:
             values["_context"] = context  # where an engine may be named ("vLLM V1", "TensorRT-LLM")
+    if layout.read_as is not None and layout.read_as[0] in values:
+        values[READ_AS] = layout.read_as[1:]  # said on the row (validate)
     if layout.position_columns and "survival" not in values:
         surv = cells[at + len(layout.kept):]
         if any(surv):
@@ -253,9 +263,11 @@ def _record(name: str, line: int, cells: list[str], layout: _Layout) -> RunRecor
     return RunRecord(name, line, "csv", values, hdrs) if values else None
 
 
-def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]]:
+def read_plain_csv(name: str, text: str, defaults: RunDefaults | None = None) -> tuple[list[RunRecord], list[Problem]]:
     """Records and problems of a plain CSV file (see the module docstring): its records read one at a time
-    by the csv module (csv_records), blank lines kept by none."""
+    by the csv module (csv_records), blank lines kept by none. `defaults` says what an acceptance column whose
+    name does not say holds (acceptance_means) and how to name where that is said."""
+    defaults = defaults or RunDefaults()
     problems: list[Problem] = []
     delimiter = sniff_delimiter(text)
     if delimiter != ",":
@@ -274,7 +286,7 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         if problems:
             raise SpecModelError(f"no header line could be read ({problems[0].message})")
         raise SpecModelError("the file is empty; expected a CSV header and one row per run")
-    layout, unknown = _layout(name, header)
+    layout, unknown = _layout(name, header, (defaults.acceptance_means, defaults.acceptance_said_as))
     problems.extend(unknown)
     rows, rows_seen, padded_rows, commas = _rows(name, lines, layout, problems)
     styles = _number_styles(name, header, rows, layout, problems) if commas else {}

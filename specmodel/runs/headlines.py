@@ -13,6 +13,7 @@ import pandas as pd
 from specmodel.runs.records import ASSUMED_KINDS
 from specmodel.runs.review import MEASURED
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
+from specmodel.words.readings import assumed_sentence, readings_sentences
 from specmodel.runs.unpredicted import left_out_sentence, reason_of
 from specmodel.runs.row_scenario import row_alpha
 from specmodel.runs.setups import setups_of
@@ -93,14 +94,19 @@ def _no_comparison_headline(table: pd.DataFrame | None) -> str:
     return f"{head}."
 
 
-def model_headline(summary: dict, table: pd.DataFrame | None = None) -> str:
-    """How far the model was off, in one sentence: its verdict against the measured one; then how many runs
-    that comparison leaves out because the model predicted nothing for them (runs.unpredicted)."""
+def model_headline(summary: dict, table: pd.DataFrame | None = None, said_as: str | None = None) -> str:
+    """How far the model was off, in one sentence: its verdict against the measured one; how many runs that
+    comparison leaves out because the model predicted nothing for them (runs.unpredicted); then how acceptance
+    the files do not settle was read (a column whose name does not say which it holds, the rows on an assumed
+    acceptance and from where: never a silent reading). `said_as` names where a column's meaning is said."""
+    reading = [*readings_sentences(summary.get("acceptance_readings") or [], said_as),
+               assumed_sentence(summary.get("acceptance_assumed") or {})]
     left_out = left_out_sentence(summary.get("rows_unpredicted") or 0)
-    return f"{_compared_headline(summary, table)} {left_out}".strip()
+    return " ".join(filter(None, [_verdicts_headline(summary, table), left_out, *reading]))
 
 
-def _compared_headline(summary: dict, table: pd.DataFrame | None) -> str:
+def _verdicts_headline(summary: dict, table: pd.DataFrame | None) -> str:
+    """The model's verdict against the measured one, in one sentence."""
     n = summary.get("rows_compared") or 0
     if not n:
         return _no_comparison_headline(table)

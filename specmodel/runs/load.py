@@ -24,6 +24,7 @@ from specmodel.runs.row_scenario import rate_prediction
 from specmodel.runs.records import COLUMNS, Problem, RunDefaults, RunRecord, RunTable
 from specmodel.runs.sniff import name_and_bytes, read_one
 from specmodel.runs.alike import Alike
+from specmodel.runs.readings import FILE_MEAN, PUBLISHED_FIGURE, PUBLISHED_FROM
 from specmodel.words import published_remark, rate_remark
 
 PROGRESS_EVERY = 5000  # chosen: rows between two progress reports (a 200,000-row file reports 40 times)
@@ -282,6 +283,7 @@ def _fill_missing_alpha(rows: _Rows) -> None:
             alpha = means[group]
             row["alpha"] = alpha
             row["acceptance_from"] = "mean α of the file's other rows"
+            row["acceptance_assumed_source"] = FILE_MEAN
             said = (f"assumed acceptance: α = {alpha:.2f}, the mean of the {len(found)} other rows of this file "
                     f"{'and source ' if row.get('source') else ''}with this target and draft")
         else:
@@ -293,9 +295,11 @@ def _fill_missing_alpha(rows: _Rows) -> None:
                 continue
             # kept apart from "alpha" (the row's own or its source's): fits (calibrate) never see it
             row["alpha_assumed"] = published.alpha
-            row["acceptance_from"] = f"filled from a published figure: {published.label}"
+            row["acceptance_from"] = PUBLISHED_FROM + published.label
+            row["acceptance_assumed_source"] = PUBLISHED_FIGURE
             said = published_remark(published)
         row["assumed"] = ", ".join(filter(None, [row.get("assumed"), "acceptance"]))
+        row["acceptance_assumed"] = True  # counted in the headline with its source (runs.readings)
         row["remarks"] = "; ".join(filter(None, [row["remarks"], said]))
 
 

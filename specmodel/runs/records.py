@@ -17,7 +17,8 @@ from specmodel import bounds
 # Canonical columns of the run table, in display order (docs/formats.md explains each).
 COLUMNS = [
     "file", "row", "format", "workload", "concurrency", "request_rate", "k", "method", "temperature",
-    "alpha", "tokens_per_step", "acceptance_from", "survival", "baseline_tok_s", "spec_tok_s",
+    "alpha", "tokens_per_step", "acceptance_from", "acceptance_read_as", "acceptance_meaning_said",
+    "acceptance_assumed", "acceptance_assumed_source", "survival", "baseline_tok_s", "spec_tok_s",
     "measured_speedup", "gpu", "gpu_preset", "target_model", "target_preset", "draft_model",
     "draft_preset", "context_len", "t_target_ms", "t_draft_ms", "tp", "engine", "draft_depth", "branching", "ep",
     "weight_dtype", "draft_kv_budget", "source", "notes", "remarks",
@@ -106,6 +107,11 @@ class RunDefaults:
     # "k" in it: the user gave k, which beats a method's k spread (a k only read with is not explicit)
     explicit: frozenset = frozenset()
     give_as: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # What a CSV acceptance column whose name does not say which acceptance it holds (`accept_rate`,
+    # `acceptance`, `acc`: runs.meanings.ACCEPTANCE_AMBIGUOUS) is: "alpha", "rate" or "length"; None: not
+    # said, read as runs.meanings.ACCEPTANCE_MEANS_DEFAULT, and said so on the rows and in the headline.
+    acceptance_means: str | None = None
+    acceptance_said_as: str = "--acceptance-means alpha|rate|length"  # how messages name where it is said
 
     def named(self, kind: str) -> str:
         """How a message names the fallback of one kind: "--gpu", "the default GPU", ..."""

@@ -27,6 +27,7 @@ from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of,
 from specmodel.model.off_state import measured_off_cost, scenario_off_cost
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
+from specmodel.runs.readings import reading_summary
 from specmodel.runs.frames import cells_that, column_of, frame_of, preset_names
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
@@ -396,4 +397,4 @@ class Review:
 
 def review(rows: pd.DataFrame, efficiency: Efficiency | None = None, progress: Progress | None = None) -> Review:
     evaluated = evaluate_runs(rows, efficiency, progress)
-    return Review(evaluated, break_even_table(evaluated), error_summary(evaluated))
+    return Review(evaluated, break_even_table(evaluated), error_summary(evaluated) | reading_summary(evaluated))

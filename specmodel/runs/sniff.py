@@ -62,7 +62,7 @@ def _read_text(name: str, text: str, defaults: RunDefaults) -> tuple[list[RunRec
         first_line = head[0] if len(head) > 1 or len(stripped) <= 65_536 else stripped.splitlines()[0]
         if first_line.startswith("Run Info") or ("Benchmark" in first_line and "Token Throughput" in first_line):
             return read_guidellm_csv(name, text)
-        return read_plain_csv(name, text)
+        return read_plain_csv(name, text, defaults)
     except SpecModelError as exc:
         return _fail(name, str(exc))
 

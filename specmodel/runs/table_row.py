@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from specmodel.runs.meanings import READ_AS
 from specmodel.runs.records import RunRecord
 
 
@@ -13,12 +14,16 @@ def table_row(rec: RunRecord, names, measured, acc, acc_col, *, conc, rate, k, t
     """The run table's row of a record that validated."""
     v = rec.values
     (input_len, output_len), (depth_default, branching_default), (k_spread, draft_spread) = lengths, defaults_shape, spreads
+    read_as = v.get(READ_AS)  # (header, meaning, said, ...) of a column whose name does not say (runs.meanings)
+    read_as = read_as if read_as and acc and acc_col == read_as[0] else (None, None, None)
     row = {
         "file": rec.file, "row": rec.row, "format": rec.fmt, "workload": str(v.get("workload") or "(unnamed)"),
         "concurrency": conc, "request_rate": rate, "k": k if k is not None else (acc.k if acc else None),
         "method": names.method, "temperature": temperature,
         "alpha": acc.alpha if acc else np.nan, "tokens_per_step": acc.tokens_per_step if acc else np.nan,
-        "acceptance_from": acc_col or "", "survival": acc.survival if acc else None,
+        "acceptance_from": acc_col or "", "acceptance_read_as": read_as[1], "acceptance_meaning_said": read_as[2],
+        "acceptance_assumed": False, "acceptance_assumed_source": None,  # set where load fills one in
+        "survival": acc.survival if acc else None,
         "baseline_tok_s": base, "spec_tok_s": spec, "measured_speedup": speedup,
         "gpu": names.gpu_text, "gpu_preset": names.gpu, "target_model": names.target_text,
         "target_preset": names.target, "draft_model": names.draft_text, "draft_preset": names.draft,

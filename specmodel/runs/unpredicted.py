@@ -18,6 +18,10 @@ _EMPTIED = {"gpu_unknown": "gpu_preset", "gpu_ambiguous": "gpu_preset", "gpu_mis
             "target_unknown": "target_preset", "draft_unknown": "draft_preset", "draft_missing": "draft_preset"}
 _KIND = {"gpu_preset": "gpu", "target_preset": "target", "draft_preset": "draft"}
 PREFIX = "no prediction (judged on its measurement): "
+# Why a row with a measured speedup and no k is not predicted (a measured verdict needs no k; runs.validate).
+NO_K = ("k (draft tokens per step) is not in the file and the method has no documented default, so the model does "
+        "not predict it: give a k column, or k with --k N on the command line or the Past runs page's \"k for files "
+        "that do not record it\"")
 
 
 def no_prediction_line(refusals: list[tuple[str, str]], speedup) -> str | None:
@@ -40,7 +44,8 @@ def measured_only(row: dict, refusals: list[tuple[str, str]], line: str) -> dict
 
 
 # The refusal each name message starts with (runs.names._refusals), most specific first.
-_STARTS = (("GPU '", " names ", "gpu_ambiguous"), ("GPU '", "", "gpu_unknown"), ("no GPU in", "", "gpu_missing"),
+_STARTS = (("k (draft tokens", "", "no_k"),
+           ("GPU '", " names ", "gpu_ambiguous"), ("GPU '", "", "gpu_unknown"), ("no GPU in", "", "gpu_missing"),
            ("GPU by its numbers: ", "", "gpu_spec"),
            ("target '", "", "target_unknown"), ("draft '", "", "draft_unknown"), ("'", "names no draft", "draft_missing"))
 

@@ -24,7 +24,8 @@ from specmodel.runs.measured import (RATE_NEEDS_LENGTH, REFUSED_METRICS, measure
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 from specmodel.runs.table_row import table_row
-from specmodel.runs.unpredicted import PREFIX, measured_only, no_prediction_line
+from specmodel.runs.meanings import row_reading
+from specmodel.runs.unpredicted import NO_K, PREFIX, measured_only, no_prediction_line
 
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
 _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
@@ -188,7 +189,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     off = _number(rec, "off_tok_s", errors, lo=0, strict_lo=True,  # speculation configured but off (off_state)
                   what="tokens per second > 0 of the speculative server with speculation switched off")
     temperature = _temperature(rec, errors, remarks)
-    _nothing_to_compare(rec, k, acc, speedup, errors)
+    no_k = _nothing_to_compare(rec, k, acc, speedup, errors)  # a measured verdict needs no k: loaded, not predicted
     input_len, output_len = lengths_from_text(" ".join(str(v.get(key) or "") for key in ("workload", "notes")))
     described = " ".join(str(v.get(key) or "") for key in ("_context", "notes"))
     metric = speedup_metric(described)
@@ -208,6 +209,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if refusals and unpredicted is None:
         return None, [Problem(rec.file, rec.row, spec_column if reason == GPU_SPEC_REASON else None,
                               f"{message}; row not predicted", reason=reason) for reason, message in refusals], None
+    if no_k is not None:
+        unpredicted = f"{unpredicted}; {no_k}" if unpredicted else PREFIX + no_k
 
     problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
                         "text-direction marks) were removed from this name", "warning") for key in names.changed]
@@ -323,6 +326,9 @@ def _acceptance_at_k(rec: RunRecord, k, parsed_method, errors: list, remarks: li
         tree_depth = number(v["draft_depth"]) if number(v["draft_depth"]) == number(v["draft_depth"]) else tree_depth
     acc_k = int(min(k, tree_depth)) if k is not None and tree_depth and tree_depth >= 1 else k
     acc, acc_col = _acceptance(rec, acc_k, errors)
+    remark, column, hint = row_reading(v, acc_col)  # a column whose name does not say which acceptance it holds
+    remarks.extend([remark] if remark else [])
+    errors[:] = [_RowError(e.column, str(e) + hint, e.reason) if hint and e.column == column else e for e in errors]
     if k_refused:  # one message about k is enough: drop "k is needed to read ..."
         errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
     if acc is not None and k is not None and acc.k != acc_k and "survival" in v:
@@ -377,11 +383,19 @@ def _measured(rec: RunRecord, errors: list) -> _Measured:
     return measured
 
 
-def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> None:
-    """Errors for a row with neither an acceptance nor a speedup, or a speedup without k."""
+def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> str | None:
+    """Errors for a row with neither an acceptance nor a speedup. A row with a measured speedup whose only want is
+    k loads without one (a measured verdict needs no k): its k errors are dropped and the line its empty
+    prediction gives is returned (runs.unpredicted.NO_K); None otherwise."""
     if acc is None and speedup is None and not errors:
         errors.append(_RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
                                       "per-position rates) nor a measured speedup or throughputs; nothing to compare"))
-    if k is None and acc is None and speedup is not None and not any(e.column == "k" for e in errors):
+    if k is not None or acc is not None or speedup is None:
+        return None
+    if all(e.reason == "no_k" for e in errors):  # none at all, or only "k is needed to read the acceptance"
+        errors.clear()
+        return NO_K
+    if not any(e.column == "k" for e in errors):
         errors.append(_RowError(rec.headers.get("k", "k"), "missing, and the method has no documented default; "
                                                            "give the number of draft tokens per step", "no_k"))
+    return None

@@ -54,29 +54,127 @@ def view_link(page_url: str | None, params: dict) -> str:
     return f"{base}?{query}" if query else base
 
 
+def number_accepted(raw, lo: float, hi: float, what: str) -> bool:
+    """Whether `raw` (a link's text or a value held for a widget) is a number from lo to hi; "whole" in
+    `what` asks for a whole number."""
+    try:
+        value = float(raw)
+        return lo <= value <= hi and ("whole" not in what or value == int(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def whole_part(raw, lo: float, hi: float, what: str) -> int | None:
+    """The whole number a widget keeps of a fractional `raw` within its range, where `what` asks for a whole
+    number (Streamlit's sliders and number boxes cut 2.5 to 2); None otherwise.
+
+    >>> whole_part("2.5", 0, 8, "k (a whole number)"), whole_part("9.5", 0, 8, "k (a whole number)")
+    (2, None)
+    """
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if "whole" not in what or not lo <= value <= hi or value == int(value):
+        return None
+    return int(value) if lo <= int(value) <= hi else None
+
+
+def unaccepted(params: dict, numbers: dict[str, tuple[float, float, str]], choices: dict[str, tuple] | None = None,
+               whose: str = "The link's") -> dict[str, str]:
+    """{parameter: what is wrong} for each value in `params` its widget would not accept: `numbers` maps a
+    parameter to (lowest, highest, what it is), `choices` to the values its widget offers (as the URL writes
+    them). A parameter absent from `params` is fine; each bad one gets a sentence saying the default is used.
+
+    >>> unaccepted({"k": "12", "timings": "from measurements"}, {"k": (0, 8, "k (a whole number)")},
+    ...            {"timings": ("from hardware", "measured")}, whose="An earlier link's")  # doctest: +NORMALIZE_WHITESPACE
+    {'k': "An earlier link's k=12 is not a valid number of k (a whole number) between 0 and 8: the default is
+     used instead; set the value above.",
+     'timings': "An earlier link's timings=from measurements is not one of: from hardware, measured; the default is
+     used instead."}
+    """
+    problems = {}
+    for key, (lo, hi, what) in numbers.items():
+        raw = params.get(key)
+        if raw is None or number_accepted(raw, lo, hi, what):
+            continue
+        whole = whole_part(raw, lo, hi, what)
+        problems[key] = (f"{whose} {key}={raw} is not a whole number of {what}: {whole} is used; set the value above."
+                         if whole is not None else
+                         f"{whose} {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
+                         "the default is used instead; set the value above.")
+    for key, offered in (choices or {}).items():
+        raw = params.get(key)
+        if raw is not None and str(raw) not in {str(o) for o in offered}:
+            problems[key] = (f"{whose} {key}={raw} is not one of: {', '.join(map(str, offered))}; the default is "
+                             "used instead.")
+    return problems
+
+
 def number_problems(params: dict, bounds: dict[str, tuple[float, float, str]]) -> list[str]:
-    """What is wrong with the numbers a link carries: `bounds` maps a parameter to (lowest,
-    highest, what it is); "whole" in what it is asks for a whole number. A parameter absent from
-    the link is fine; each bad one gets a sentence saying the default is used instead.
+    """What is wrong with the numbers a link carries (`unaccepted`'s sentences).
 
     >>> bounds = {"users": (1, 100, "users (a whole number)"), "rps": (0.01, 50, "requests per second")}
-    >>> [p.split(":")[0] for p in number_problems({"users": "2.5", "rps": "4"}, bounds)]
-    ["The link's users=2.5 is not a valid number of users (a whole number) between 1 and 100"]
+    >>> [p.split(":")[0] for p in number_problems({"users": "200", "rps": "4"}, bounds)]
+    ["The link's users=200 is not a valid number of users (a whole number) between 1 and 100"]
     """
-    problems = []
-    for key, (lo, hi, what) in bounds.items():
-        raw = params.get(key)
-        if raw is None:
-            continue
-        try:
-            value = float(raw)
-            ok = lo <= value <= hi and ("whole" not in what or value == int(value))
-        except (ValueError, OverflowError):
-            ok = False
-        if not ok:
-            problems.append(f"The link's {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
-                            "the default is used instead; set the value above.")
-    return problems
+    return list(unaccepted(params, bounds).values())
+
+
+def link_numbers(params: dict, bounds: dict[str, tuple[float, float, str]]) -> dict[str, int | float]:
+    """The numbers a link carries that `bounds` accepts (whole numbers as int): the values a page's
+    widgets take from it; the others are `unaccepted`'s to say.
+
+    >>> link_numbers({"mix_k": "3", "mix_conc": "5000", "other": "1"}, MIX_NUMBERS)
+    {'mix_k': 3}
+    """
+    return {key: int(float(params[key])) if "whole" in what else float(params[key])
+            for key, (lo, hi, what) in bounds.items() if key in params and number_accepted(params[key], lo, hi, what)}
+
+
+# What-if's link to Traffic mix carries What-if's k and batch under Traffic mix's own keys (its widgets start
+# from them) and What-if's α under this one, from which Traffic mix fills its workload table once.
+FROM_WHATIF = "whatif_alpha"
+
+# URL parameter -> (lowest, highest, what it is) of the numbers What-if and Traffic mix read from a link: the
+# ranges of their widgets (a value outside one is dropped by the widget; the page says so).
+WHATIF_NUMBERS = {"alpha": (0, 1, "acceptance α"), "k": (0, 8, "draft tokens per step k (a whole number)"),
+                  "conc": (1, 4096, "concurrent sequences (a whole number)"),
+                  "t_target": (1, 200, "ms for the target's step at batch 1"),
+                  "t_draft": (0, 50, "ms per draft token at batch 1")}
+MIX_NUMBERS = {"mix_conc": (1, 4096, "concurrent sequences (a whole number)"),
+               "mix_gpus": (1, 32, "GPUs in total (a whole number)"),
+               "mix_k": (0, 8, "draft tokens per step k (a whole number)")}
+
+
+def whatif_to_mix(alpha: float, k: int, concurrency: int) -> dict:
+    """The parameters of What-if's link to Traffic mix: What-if's k and batch under Traffic mix's keys and
+    its α. Only these: following a page link, the browser keeps the sidebar's parameters and the
+    calibration as they stand, and drops those of the page it leaves, as the sidebar's navigation does.
+
+    >>> whatif_to_mix(0.55, 3, 32)
+    {'mix_k': '3', 'mix_conc': '32', 'whatif_alpha': '0.55'}
+    """
+    return {"mix_k": str(int(k)), "mix_conc": str(int(concurrency)), FROM_WHATIF: f"{float(alpha):g}"}
+
+
+def alpha_from_link(raw) -> tuple[float | None, str | None]:
+    """What-if's α as a link carries it to Traffic mix: (α, None), or (None, what is wrong) for a value
+    that is not one (an older or hand-edited link).
+
+    >>> alpha_from_link("0.55")
+    (0.55, None)
+    >>> alpha_from_link("7")[1]
+    "The link's whatif_alpha=7 is not an acceptance α between 0 and 1: the workload table is not filled from it."
+    """
+    try:
+        alpha = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        alpha = math.nan
+    if not 0 <= alpha <= 1:  # NaN fails too
+        return None, (f"The link's {FROM_WHATIF}={raw} is not an acceptance α between 0 and 1: the workload "
+                      "table is not filled from it.")
+    return alpha, None
 
 
 # The sidebar's choices a link may carry, and how each is read when it is not already one of the

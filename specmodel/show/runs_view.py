@@ -57,6 +57,9 @@ def problems_label(table: RunTable) -> str:
     fallback = table.fallbacks.get("rows", 0) if table.fallbacks else 0
     if fallback:
         parts.append(f"{fallback:,} row{'s' if fallback != 1 else ''} predicted on a fallback preset")
+    assumed = int(table.rows["acceptance_assumed"].eq(True).sum()) if "acceptance_assumed" in table.rows else 0
+    if assumed:  # acceptance the file does not give: never "every row was read"
+        parts.append(f"{assumed:,} row{'s' if assumed != 1 else ''} on an assumed acceptance")
     if not parts:
         return "Input: every row was read"
     return "Problems in the input: " + ", ".join(parts)
@@ -244,7 +247,8 @@ PAGE_GIVE_AS = {kind: f"choose its {what} in the sidebar ({how}) and tick '{SIDE
                {"method": "choose its method in the sidebar"}
 
 
-def page_defaults(scenario, k_box: int | None, sidebar_for_unknown: bool, choices: dict | None = None) -> RunDefaults:
+def page_defaults(scenario, k_box: int | None, sidebar_for_unknown: bool, choices: dict | None = None,
+                  **given) -> RunDefaults:
     """What the page's runs get from the sidebar (`scenario`) and the k box. The GPU, target and draft apply
     to runs that name none; a run naming one that matches no preset is predicted on them only with
     sidebar_for_unknown (SIDEBAR_FOR_UNKNOWN ticked), else judged on its measurement with a line that
@@ -254,7 +258,7 @@ def page_defaults(scenario, k_box: int | None, sidebar_for_unknown: bool, choice
     return RunDefaults(**(choices or scenario.names()), tp=scenario.tp, context_len=scenario.context_len,
                        k=GUIDELLM_K if k_box is None else int(k_box),
                        said_as=dict.fromkeys(FALLBACK_KINDS, "the sidebar choice"), give_as=PAGE_GIVE_AS,
-                       explicit=frozenset(chosen | {"method"} | ({"k"} if k_box is not None else set())))
+                       explicit=frozenset(chosen | {"method"} | ({"k"} if k_box is not None else set())), **given)
 
 
 MODEL_ERROR_HELP = "Speedup error (MAPE): mean absolute % error of predicted vs measured speedup, runs with both."
