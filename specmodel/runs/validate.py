@@ -19,8 +19,7 @@ from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
 from specmodel.runs.cells import number, plain_text, shown
 from specmodel.runs.gpu_columns import REASON as GPU_SPEC_REASON, row_gpu, with_spec_fault
-from specmodel.runs.measured import (RATE_NEEDS_LENGTH, REFUSED_METRICS, measured_latencies, speedup_metric,
-                                     throughput_per_gpu)
+from specmodel.runs.measured import RATE_NEEDS_LENGTH, REFUSED_METRICS, measured_latencies, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
 from specmodel.runs.records import Problem, RunDefaults, RunRecord
 from specmodel.runs.table_row import table_row
