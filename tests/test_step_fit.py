@@ -157,3 +157,25 @@ def test_a_calibration_with_several_fits_asks_which(lab_calibration):
     assert r.returncode == 0, r.stderr
     assert "the calibration holds 2 step fits and none or several match k = 3" in r.stdout
     assert "measured fit" not in r.stdout
+
+
+def test_recorded_metrics_windows_feed_the_fit_as_runs_do(tmp_path):
+    """The lab's /metrics pages before and after each run (tests/fixtures/real_engine/metrics/) as windows, no
+    benchmark file: the plain server's windows at concurrency 1 and 4 pin the plain arm, the n-gram server's the
+    speculative one (the timing histograms measured a running batch of 0.97-0.99 and 3.5-3.7); the saved fit calls
+    batch 14.5 (the c = 16 window's) a loss, as the bench measured (0.15x)."""
+    m = LAB / "metrics"
+    windows = [f"{arm}={m / f'{arm}_c{c}_before.txt'},{m / f'{arm}_c{c}_after.txt'}" for arm in ("plain", "ngram")
+               for c in (1, 4)]
+    cal = tmp_path / "windows.json"
+    r = _cli("runs", "--calibrate", *[a for w in windows for a in ("--window", w)], "--save-calibration", cal, "--json")
+    assert r.returncode == 0, r.stderr
+    (fit,) = json.loads(r.stdout)["step_fits"]
+    assert fit["setup"] == "ngram" and fit["method"] == "ngram" and fit["target"] == "tiny-llama" and fit["usable"]
+    assert [round(b, 1) for b in fit["fit"]["batches"]] == [1.0, 1.0, 3.5, 3.7]
+    (saved,) = saved_fits(json.loads(cal.read_text()), "windows.json")
+    assert float(saved.fit.speedup(14.5)[2]) < 1.0  # the whole band a loss
+    bad = _cli("runs", "--calibrate", "--window", f"ngram={m / 'ngram_c1_before.txt'}")
+    assert bad.returncode == 2 and "--window expects NAME=BEFORE,AFTER" in bad.stderr
+    none = _cli("runs")
+    assert none.returncode == 2 and "give run files, or --window" in none.stderr

@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
                                    "at its concurrency: from the measured speedup where there is one, whatever "
                                    "the row's names. --gpu/--target/--draft give rows that name none their "
                                    "presets, and predict rows whose names match no preset only when given.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="run files")
+    p.add_argument("files", nargs="*", metavar="FILE", help="run files (none where --window gives the runs)")
     add_scenario_arguments(p)
     # no default GPU or target here: a row naming none that matches is refused unless one is given
     p.set_defaults(gpu=None, target=None)
@@ -75,6 +75,10 @@ def add_parser(sub) -> None:
                    help="fit the runs first: each setup's plain and speculative step time against the batch from its "
                         "own runs (two or three concurrencies pin it, no preset needed), and the model's parameters "
                         "where the runs name presets")
+    p.add_argument("--window", action="append", default=[], metavar="NAME=BEFORE,AFTER",
+                   help="with --calibrate: two recorded /metrics pages of one server, before and after a load, as a "
+                        "point of the step fit (the server's own timing at the batch it ran); windows with one NAME "
+                        "are one speculative setup, a server with speculation off feeds the plain arm of its model")
     p.add_argument("--fit-up-to", type=number(1, 1_000_000), metavar="N",
                    help="with --calibrate: fit the step times on the runs at concurrency ≤ N only; the runs above "
                         "are then predicted by the fit (a check of it on runs it did not see)")
@@ -104,6 +108,10 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.runs.headlines import model_headline
     from specmodel.runs.review import review
 
+    if not args.files:
+        if not args.window:
+            raise SpecModelError("give run files, or --window NAME=BEFORE,AFTER with --calibrate")
+        return _windows_only(args)
     table = _read_table(args, _run_defaults(args))
     if table is None:
         return 2
@@ -196,10 +204,48 @@ def _step_fits(args: argparse.Namespace, rows, start: Efficiency) -> list:
     """With --calibrate, each setup's step fit (on the runs at concurrency ≤ --fit-up-to); else []."""
     if args.fit_up_to is not None and not args.calibrate:
         raise SpecModelError("--fit-up-to needs --calibrate (it says which runs the fit sees)")
+    if args.window and not args.calibrate:
+        raise SpecModelError("--window needs --calibrate (a window is a point of the step fit)")
     if not args.calibrate:
         return []
     from specmodel.runs.step_points import setup_fits
-    return setup_fits(rows, start, args.fit_up_to)
+    return (setup_fits(rows, start, args.fit_up_to) if rows is not None else []) + _window_fits(args)
+
+
+def _window_fits(args: argparse.Namespace) -> list:
+    """The step fits of the --window pages (metrics.window_points)."""
+    if not args.window:
+        return []
+    from specmodel.metrics.fetch import GetLimits
+    from specmodel.metrics.window_points import Window, window_fits
+    windows = []
+    for item in args.window:
+        name, sep, paths = item.partition("=")
+        before, comma, after = paths.partition(",")
+        if not (sep and comma and name.strip() and before and after):
+            raise SpecModelError(f"--window expects NAME=BEFORE,AFTER (two /metrics files), got '{item}'")
+        cap = GetLimits().max_bytes  # what a scrape of the page would read at most
+        texts = [read_file(f, max_bytes=cap).decode("utf-8", "replace") for f in (before, after)]
+        windows.append(Window(name.strip(), *texts, f"{Path(before).name}, {Path(after).name}"))
+    return window_fits(windows)
+
+
+def _windows_only(args: argparse.Namespace) -> int:
+    """runs --calibrate --window ... without run files: the windows' step fits, printed and saved."""
+    fits = _step_fits(args, None, efficiency_from_args(args))
+    if args.save_calibration:
+        from specmodel.model.calibration_file import calibration_document, save_document
+        doc = calibration_document(efficiency_from_args(args))
+        doc["step_fits"] = [_saved(f).to_dict() for f in fits]
+        save_document(doc, args.save_calibration)
+    if args.json:
+        from specmodel.cli.output import print_json
+        from specmodel.words.step_fit import fit_line, runs_to_pin
+        print_json({"step_fits": [{**_saved(f).to_dict(), "words": fit_line(f.fit), "runs_to_pin": runs_to_pin(f.fit),
+                                   "usable": f.fit.usable, "off_above": _off(f.fit)} for f in fits]})
+        return 0
+    _print_fits(fits, None)
+    return 0
 
 
 def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
@@ -258,6 +304,8 @@ def _print_fits(fits: list, evaluated) -> None:
 def _unseen_lines(f, evaluated) -> list[str]:
     """The fit's prediction of each run of its setup it did not see, beside the measurement."""
     from specmodel.runs.step_points import rows_of
+    if evaluated is None:
+        return []
     out = []
     for _, r in rows_of(evaluated, f):
         if r.get("fit_used") is not False or r.get("measured_speedup") != r.get("measured_speedup") \

@@ -46,6 +46,7 @@ MAX_SCALE = 10.0  # chosen: a model-shaped term ×10 away from the model means t
 MIN_SCALE = 0.1  # chosen: as MAX_SCALE, the other way
 MODEL_MISFIT_PCT = 2 * NOISE_FLOOR * 100  # chosen: runs off the model's shape by twice their noise are not its shape
 SLOPE_TOLERANCE_SD = 2.0  # chosen: a per-sequence term below zero by more than 2 sd is a step that shrinks with the batch
+MAX_LOG_SD = 20.0  # chosen: a band wider than e^±25 says nothing more; capped so that it stays a finite number
 OFF_SEARCH_MAX = 4096  # chosen: the largest batch the turn-off search looks at (engines cap running sequences at 256–1024)
 
 ARMS = ("plain", "spec")
@@ -165,7 +166,7 @@ class StepFit:
             # the speculative arm was read off the speedups through this same plain arm: its level cancels,
             # only its growth between the nearest measured batch and this one is uncertain
             tp_sd = tp * self.plain.growth_sd(self.shape, "plain", batch, self.batches)
-        sd = np.sqrt((tp_sd / tp) ** 2 + (g_sd / g) ** 2)
+        sd = np.minimum(np.sqrt((tp_sd / tp) ** 2 + (g_sd / g) ** 2), MAX_LOG_SD)
         return s, s * np.exp(-BAND_Z * sd), s * np.exp(BAND_Z * sd)
 
     def ms_per_token(self, arm: str, batch, tokens_per_step: float | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ def term_words(name: str) -> str:
 
 
 def _batches(batches) -> str:
-    return ", ".join(f"{b:g}" for b in batches)
+    return ", ".join(f"{b:.3g}" for b in batches)
 
 
 def pinned_words(fit: StepFit) -> str:
