@@ -136,8 +136,9 @@ def test_scrape_reads_each_engine_served_on_localhost(capsys, fixture, path, inc
     assert data["tokens_per_step"] == pytest.approx(e, abs=1e-9)
     assert data["per_position"] == pytest.approx(survival)
     assert data["verdict"] in ("pays off", "borderline", "loses")
+    assert data["url_given"] == srv.base_url + "/metrics"
+    assert data["url"] == data["metrics_url"] == srv.base_url + path  # `url` is the URL read, the given one beside
     if path != "/metrics":
-        assert data["metrics_url"] == srv.base_url + path
         assert any("found at" in n and path in n for n in data["notes"])
 
 
@@ -265,3 +266,18 @@ def test_every_engine_row_names_its_source_and_the_engines_doc_lists_it():
         version = engine.source.rsplit(" ", 1)[-1].strip("()")
         assert file_part in doc and version in doc, (engine.server, file_part, version)
         assert f"`{engine.server}`" in doc
+
+
+@pytest.mark.parametrize("fixture, drop, words", [
+    ("sglang_specdecode_sample.txt", "sglang:spec_num_steps", "not exposed: no sglang:spec_num_steps gauge"),
+    ("tgi_specdecode_sample.txt", None, "not exposed by TGI (it is the server's --speculate N): give k"),
+    ("trtllm_iteration_stats_sample.txt", None, "not exposed: this TensorRT-LLM exposition has"),
+])
+def test_why_k_is_not_known_reads_as_one_clause_not_unknown_twice(fixture, drop, words):
+    text = "\n".join(line for line in fixture_text(fixture).splitlines() if not drop or not line.startswith(drop))
+    snap = prom.parse_snapshot(text, at=0.0)
+    stats = lifetime(text)
+    assert snap.k is None and snap.k_source.startswith(words)
+    said = " ".join((snap.k_source, *stats.notes))
+    assert "unknown (unknown" not in said and "unknown: " not in said
+    assert any(f"k (draft tokens per step) is unknown ({words}" in n for n in stats.notes)

@@ -200,7 +200,7 @@ class Instance:
     def to_dict(self) -> dict:
         """The `scrape` command's keys, plus instance, job, up, predicted_speedup, predicted_on and last_error."""
         out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict)
-        del out["url"]
+        del out["url"], out["url_given"]
         return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
                 **out, "predicted_speedup": out["speedup"], "predicted_on": self.predicted_on,
                 "last_error": self.last_error or None}

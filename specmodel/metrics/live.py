@@ -354,14 +354,16 @@ def window_start(snapshots: list, window: str) -> int:
 def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict) -> dict:
     """The public JSON of one measurement: `scrape --json`, and each instance of `fleet --json`.
 
-    url is the address asked for, last the window's later snapshot (where the metrics were found,
-    the model names and where k came from), stats the window's statistics, verdict the model's
+    url is the address asked for (`url_given`; `url` and `metrics_url` are where the metrics were read, e.g.
+    TensorRT-LLM's /prometheus/metrics after /metrics answered JSON), last the window's later snapshot (where
+    the metrics were found, the model names and where k came from), stats the window's statistics, verdict the model's
     judgement. The keys are a stable interface: add keys, never rename or drop one.
     """
     st, vd = stats.to_dict(), verdict.to_dict()
     assumed = assumed_model(stats, verdict.scenario)
     return {
-        "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
+        "url": scrape.display_url(last.source_url or url), "url_given": scrape.display_url(url),
+        "server": stats.server, "model_name": stats.model_name,
         "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
         "spec_enabled": stats.spec_enabled, "measured": stats.measured, "source": stats.source,
         "window_s": round(stats.window_s, 3),

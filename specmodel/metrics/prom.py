@@ -78,7 +78,7 @@ class Snapshot:
     model_names: tuple[str, ...]  # every model_name the server exposes
     at: float  # seconds (wall clock of the scrape, or as given)
     k: int | None  # draft tokens per step; None when speculation is off or k is unknown
-    k_source: str  # where k came from, in words
+    k_source: str  # where k came from, or why it is not known, in words ("given", "not exposed: …")
     spec_enabled: bool  # the server exposes speculative-decoding metrics
     counters: dict[str, float] = field(default_factory=dict)  # canonical name -> lifetime value
     per_position: tuple[float, ...] = ()  # lifetime accepted tokens at draft position 0..k-1 (vLLM V1)
@@ -438,7 +438,7 @@ def _trtllm_without_positions(counters: dict, gauges: dict) -> str:
         ("spec_decode_num_draft_tokens_total", "draft_tokens" in counters),
         ("spec_decode_num_accepted_tokens_total", "accepted" in counters),
         ("the spec_decode_acceptance_length gauge", "accept_length" in gauges)) if present]
-    return ("unknown: this TensorRT-LLM exposition has " + (", ".join(there) or "no speculative-decoding series")
+    return ("not exposed: this TensorRT-LLM exposition has " + (", ".join(there) or "no speculative-decoding series")
             + " (iteration stats) but no spec_decode_drafted_tokens_total{token_position}, which trtllm-serve writes "
             f"only with return_perf_metrics: true; give k (see {engines.TRTLLM_DOC})")
 
@@ -468,7 +468,7 @@ def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges
             return max(1, round(ratio)), "draft tokens / drafts"
         if engine.schema == "trtllm":
             return None, _trtllm_without_positions(counters, gauges)
-        return None, "unknown until drafts are made"
+        return None, "not known until drafts are made"
     if engine.schema == "tgi":
         return None, engine.k_hint
     if engine.schema == "sglang":
@@ -651,7 +651,7 @@ def _check_count(name: str, value: float | None) -> None:
 
 
 def _why_k(w: SpecWindow) -> str:
-    return (w.k_source or "not exposed").removeprefix("unknown: ")
+    return w.k_source or "not exposed"
 
 
 def stats_from_window(w: SpecWindow) -> LiveStats:
