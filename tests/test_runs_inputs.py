@@ -172,6 +172,41 @@ def test_aiperf_concurrency_is_found_wherever_the_export_keeps_it(where):
     assert row["concurrency"] == 24
 
 
+def test_an_aiperf_0_11_export_at_32_is_judged_at_32_and_pairs_with_its_baseline():
+    # tests/fixtures/aiperf_phases_layout_*.json: AIPerf 0.11's layout (input_config = the BenchmarkConfig, the
+    # concurrency in its profiling phase, input_config.phases[1], after a warmup phase); read at batch 1 before.
+    table = read_runs([FIXTURES / "aiperf_phases_layout_spec.json", FIXTURES / "aiperf_phases_layout_baseline.json"])
+    assert not table.errors and not table.warnings, [str(p) for p in table.problems]
+    row = table.rows.iloc[0]
+    assert (row["concurrency"], row["k"], row["target_preset"]) == (32, 3, "Llama 3.1 8B")
+    assert row["tokens_per_step"] == pytest.approx(1 + 80400 / 48000)
+    assert row["measured_speedup"] == pytest.approx(2510.4 / 1820.0)
+    assert "baseline from aiperf_phases_layout_baseline.json" in row["remarks"]
+
+
+@pytest.mark.parametrize("phases, expected", [
+    ([{"name": "warmup", "kind": "warmup", "concurrency": 4}, {"name": "profiling", "concurrency": 48}], 48),
+    ([{"name": "steady", "kind": "profiling", "concurrency": 12}], 12),  # a named phase of kind profiling
+    ([{"name": "prime", "exclude_from_results": True, "concurrency": 2}, {"name": "load", "concurrency": 20}], 20),
+])
+def test_aiperf_reads_the_concurrency_of_the_profiling_phase_not_the_warmup(phases, expected):
+    doc = json.loads((FIXTURES / "aiperf_phases_layout_spec.json").read_text())
+    doc["input_config"]["phases"] = phases
+    table = read_runs([("profile_export_aiperf.json", json.dumps(doc))])
+    assert table.rows.iloc[0]["concurrency"] == expected
+
+
+def test_aiperf_concurrency_in_the_runtime_section_is_read_too():
+    doc = json.loads((FIXTURES / "aiperf_phases_layout_spec.json").read_text())
+    del doc["input_config"]["phases"]
+    doc["input_config"]["runtime"] = {"concurrency": 40, "workers": 8}
+    assert read_runs([("profile_export_aiperf.json", json.dumps(doc))]).rows.iloc[0]["concurrency"] == 40
+    del doc["input_config"]["runtime"]
+    table = read_runs([("profile_export_aiperf.json", json.dumps(doc))])  # none at all: batch 1, and said where
+    assert table.rows.iloc[0]["concurrency"] == 1
+    assert any("input_config.phases[0].concurrency" in str(p) and "batch 1" in str(p) for p in table.warnings)
+
+
 def test_aiperf_metrics_as_a_list_of_tagged_records_read_the_same():
     doc = json.loads((FIXTURES / "aiperf_records_layout_spec.json").read_text())
     doc["records"] = list(doc["records"].values())
