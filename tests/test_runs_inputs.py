@@ -2,6 +2,7 @@
 JSON Lines, pooled) and AIPerf's spec-decode export; guidellm's k message and remark."""
 
 import json
+import math
 
 import pytest
 
@@ -228,3 +229,21 @@ def test_guidellm_small_measured_concurrency_is_printed_with_its_digits():
     level["metrics"]["request_concurrency"] = {"successful": {"mean": 0.0079}}
     table = read_runs([("benchmarks.json", json.dumps(bench))], RunDefaults(k=3))
     assert any("measured mean 0.0079 → 1" in str(p) for p in table.problems), [str(p) for p in table.problems]
+
+
+def test_vllm_bench_drafts_shorter_than_k_are_judged_at_their_mean_draft_length():
+    # The real lab's n-gram run (tests/fixtures/real_engine/ngram_c16.json, vLLM 0.32, num_speculative_tokens 4):
+    # 6480 draft tokens over 1732 drafts = 3.74 on average, which rounds to its k = 4: judged at 4.
+    real = read_runs([FIXTURES / "real_engine" / "ngram_c16.json", FIXTURES / "real_engine" / "plain_c16.json"])
+    row = real.rows.iloc[0]
+    assert row["k"] == 4 and math.isnan(row["max_draft_length"])
+    # The same run where n-gram found a match for half the tokens (2000 draft tokens over 1000 drafts): judged at
+    # k = 2, what was verified on average, with the longest draft (4) beside it, E = 1 + 1300 / 1000.
+    doc = json.loads((FIXTURES / "real_engine" / "ngram_c16.json").read_text())
+    doc.update(spec_decode_num_drafts=1000, spec_decode_draft_tokens=2000, spec_decode_accepted_tokens=1300,
+               spec_decode_per_position_acceptance_rates=[0.7, 0.4, 0.15, 0.05], spec_decode_acceptance_rate=65.0)
+    short = read_runs([("ngram_short.json", json.dumps(doc)), FIXTURES / "real_engine" / "plain_c16.json"])
+    row = short.rows.iloc[0]
+    assert (row["k"], row["max_draft_length"], row["tokens_per_step"]) == (2, 4, pytest.approx(2.3))
+    assert row["draft_acceptance_rate"] == pytest.approx(0.65)
+    assert "judged at its mean draft length 2.00" in row["remarks"] and "not at the longest draft 4" in row["remarks"]

@@ -25,11 +25,11 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "draft_depth", "branching", "source", "tp", "ep", "context_len", "weight_dtype", "draft_kv_budget",
             "verdict_basis", "model_agrees", "disagreement", "assumed", "request_rate", "speedup_metric",
             "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup",
-            "measured_plausible", "no_prediction", "draft_acceptance_rate"]
+            "measured_plausible", "no_prediction", "draft_acceptance_rate", "max_draft_length"]
 SETUP_CHARS = 48  # chosen: the text table's setup column is cut to this width (`--json` and the page have it whole)
 # Row keys printed as whole numbers.
 WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
-                        "draft_kv_budget"})
+                        "draft_kv_budget", "max_draft_length"})
 # How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 

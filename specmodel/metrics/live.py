@@ -364,7 +364,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
     return {
         "url": scrape.display_url(last.source_url or url), "url_given": scrape.display_url(url),
         "server": stats.server, "model_name": stats.model_name,
-        "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
+        "model_names": list(last.model_names), "k": stats.k, "k_source": stats.k_source or last.k_source,
         "spec_enabled": stats.spec_enabled, "measured": stats.measured, "source": stats.source,
         "window_s": round(stats.window_s, 3),
         "tokens_per_step": st["tokens_per_step"], "tokens_per_step_ci": st["tokens_per_step_ci"],

@@ -41,6 +41,8 @@ def table_row(rec: RunRecord, names, measured, acc, acc_col, *, conc, rate, k, t
         "draft_spread": draft_spread, "proposal_rate": proposal_rate, "no_prediction": None,
         "e_from_alpha": acc is not None and acc.source == "α",  # E read from α (i.i.d. acceptance), not measured
         "draft_acceptance_rate": draft_acceptance_rate(v),
+        # the longest draft, where the row is judged at its mean draft length (k) below it
+        "max_draft_length": number(v.get("max_draft_length")),
     }
     return row
 
