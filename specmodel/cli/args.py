@@ -252,10 +252,11 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
     p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")
-    p.add_argument("--instance", action="append", default=[], metavar="INSTANCE=K[,TARGET]",
+    p.add_argument("--instance", action="append", default=[], metavar="INSTANCE=K[,TARGET[,DRAFT]]",
                    help="judge this instance (its `instance` label) on its own k and, optionally, its own target "
-                        "model: needed where the server does not expose k (TGI's --speculate), e.g. tgi-0:80=2; "
-                        "repeat for more. Other instances use the k their counters show, else --k")
+                        "model and draft: needed where the server does not expose k (TGI's --speculate), e.g. "
+                        "tgi-0:80=2; repeat for more. Other instances use the k their counters show, else --k where "
+                        "given (else their k is recorded as unknown)")
 
 
 # chosen: the seed report's k (bench/evidence/seed_runs.csv, k = 4)
@@ -274,6 +275,6 @@ def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 def instances_from_args(args: argparse.Namespace) -> tuple:
     """The --instance INSTANCE=K[,TARGET] of `rules` and `dashboard`, parsed (specmodel.export.rules)."""
-    from specmodel.export.rules import parse_instance
+    from specmodel.model.instances import parse_instance
 
     return tuple(parse_instance(text) for text in getattr(args, "instance", []) or [])

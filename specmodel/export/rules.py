@@ -56,9 +56,11 @@ import yaml
 
 from specmodel.bounds import MAX_K
 from specmodel.errors import SpecModelError
-from specmodel.text import clean_name
-from specmodel.model import presets
 from specmodel.model.decide import off_above
+from specmodel.model.instances import InstanceModel, decide, parse_instance
+
+__all__ = ["ALERT", "InstanceModel", "parse_instance", "names", "legacy_names", "rules_document", "rules_yaml",
+           "to_yaml", "break_even_steps", "profiles"]  # InstanceModel and parse_instance live in model/instances.py
 from specmodel.words import summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 
@@ -138,46 +140,6 @@ def legacy_names(window: str) -> dict[str, str]:
     """The names the rules had before they followed the convention, still recorded (deprecated)."""
     _parse_duration(window)
     return {key: value.format(w=window) for key, value in _LEGACY.items()}
-
-
-@dataclass(frozen=True)
-class InstanceModel:
-    """One instance judged on its own k (and target model), as `--instance INSTANCE=K[,TARGET]` gives it."""
-
-    instance: str  # the `instance` label, e.g. "tgi-0:80"
-    k: int
-    target: str | None = None  # a preset name; None: the rules' own target
-
-    @property
-    def profile(self) -> str:
-        """The label naming this (k, target) pair in instance:spec_decode_k:configured."""
-        return f"k{self.k}" + (f" {self.target}" if self.target else "")
-
-
-def parse_instance(text: str) -> InstanceModel:
-    """`INSTANCE=K` or `INSTANCE=K,TARGET` ("tgi-0:80=2", "10.0.0.7:8000=3,Llama 3.1 70B").
-
-    >>> parse_instance("tgi-0:80=2,Llama 3.1 8B")
-    InstanceModel(instance='tgi-0:80', k=2, target='Llama 3.1 8B')
-    """
-    raw = str(text or "")
-    instance, sep, rest = raw.partition("=")
-    k_text, _, target = rest.partition(",")
-    instance, k_text, target = instance.strip(), k_text.strip(), target.strip()
-    shown = clean_name(raw, 120)[0]
-    if not sep or not instance or not k_text:
-        raise SpecModelError(f"--instance '{shown}' should be INSTANCE=K or INSTANCE=K,TARGET "
-                             "(the instance label as Prometheus shows it, e.g. tgi-0:80=2)")
-    if any(c in instance for c in '"\\{}\n'):
-        raise SpecModelError(f"--instance '{shown}': the instance label may not contain quotes, braces or "
-                             "backslashes")
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise SpecModelError(f"--instance '{shown}': k '{clean_name(k_text, 20)[0]}' is not a whole number") from None
-    if not 1 <= k <= MAX_K:
-        raise SpecModelError(f"--instance '{shown}': k must be 1 to {MAX_K} (draft tokens per step), got {k}")
-    return InstanceModel(instance, k, presets.find_model(target).name if target else None)
 
 
 def _sum(expr: str, by: str = BY) -> str:
@@ -340,11 +302,15 @@ def profiles(scenario: Scenario, instances=()) -> list[Profile]:
     for m in instances:
         seen.setdefault(m.profile, m)
     for i, (label, m) in enumerate(seen.items()):
+        said = f"--instance {m.instance}={m.k}{',' + m.target if m.target else ''}{',' + m.draft if m.draft else ''}"
+        judged = decide(s, None, given=m)  # the one place fleet asks too
+        if judged.scenario is None:
+            raise SpecModelError(f"{said}: {judged.refused or judged.predicted_on}")
         try:
-            own = with_changes(s, k=m.k, target=m.target or s.target).validated()
+            own = judged.scenario.validated()
             break_even_steps(own)
         except SpecModelError as exc:
-            raise SpecModelError(f"--instance {m.instance}={m.k}{',' + m.target if m.target else ''}: {exc}") from None
+            raise SpecModelError(f"{said}: {exc}") from None
         out.append(Profile(own, 100 + i, label))
     for k in sorted(set(DEFAULT_KS) | {int(s.k)}):
         out.append(Profile(with_changes(s, k=k), k))

@@ -190,8 +190,8 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         notes.append(info("no requests were running in the window: the operating point is placed at batch 1"))
 
     if stats.needs_k:
-        text = (f"E = {stats.tokens_per_step:.3f} tokens per step measured at batch {b}; α, break-even and the "
-                "verdict need k (draft tokens per step), which this server does not expose")
+        text = (f"k unknown: E = {stats.tokens_per_step:.3f} tokens per step measured at batch {b}; α, break-even "
+                "and the verdict need k (draft tokens per step), which this server does not expose")
         return LiveVerdict("unknown", text, names.give_k, b, None, None, None, (), None, None, None, s, False,
                            tuple(notes))
     if not stats.measured:
