@@ -13,14 +13,20 @@ samples never enter (they are other series):
     job_instance_model_name:spec_decode_drafts:rate<W>                  verify steps that carried drafts, per second
     job_instance_model_name:spec_decode_accepted_tokens:rate<W>         accepted draft tokens per second
     job_instance_model_name:spec_decode_draft_tokens:rate<W>            proposed draft tokens per second (where counted)
-    job_instance_model_name:spec_decode_tokens_per_step:ratio_rate<W>   E = 1 + accepted / drafts (needs no k)
+    job_instance_model_name:spec_decode_tokens_per_step:ratio_rate<W>   E = 1 + accepted / drafts (needs no k), else
+                                                                         the engine's E gauge (SGLang gauge-only
+                                                                         builds, TensorRT-LLM iteration stats)
     job_instance_model_name:spec_decode_draft_acceptance_rate:ratio_rate<W>   accepted / draft tokens (not α)
     job_instance_model_name_position:spec_decode_acceptance_per_position:ratio_rate<W>   p_{i+1} by `position`
     job_instance_model_name:spec_decode_mean_draft_length:ratio_rate<W> draft tokens / drafts (varies on llama.cpp)
+    job_instance_model_name:spec_decode_max_draft_length:count_rate<W>  the longest draft: positions counted, else
+                                                                         SGLang's spec_num_steps
     instance:spec_decode_k:configured                                    k given per instance (--instance), if any
-    job_instance_model_name:spec_decode_k:count_rate<W>                 the instance's k: configured, else the number
-                                                                         of draft positions counted, else SGLang's
-                                                                         spec_num_steps, else the rules' --k
+    job_instance_model_name:spec_decode_k:count_rate<W>                 the instance's k: configured, else its mean
+                                                                         draft length rounded, else the longest, else
+                                                                         TensorRT-LLM's from its E gauge, else --k
+                                                                         where given (`_k_expression`)
+    job_instance_model_name:spec_decode_k_unknown:unless_ratio_rate<W>  1 where E is measured and k is not known
     job_instance_model_name:num_requests_running:avg<W>                 running requests averaged over the window
     job_instance_model_name:generation_tokens:rate<W>                   generated tokens per second
     job_instance_model_name:spec_decode_alpha:lookup_ratio_rate<W>      per-token α giving E at the instance's k
@@ -35,13 +41,16 @@ The break-even E is a step function over batch: `specmodel.model.scenario.predic
 batch sizes (1, 2, 3, 4, 6, 8, 12, ... 2048), each running count taking the value of the nearest grid
 point (geometric midpoints between them); neighbouring steps with the same value are merged. Where
 speculation cannot tie plain decoding with any acceptance (break-even above k + 1) the step holds
-k + 2, so the alert fires for any measured E. One step function per (model, k): the rules' model at
-every k in DEFAULT_KS (and --k), each instance picking the one of its own k; an instance given with
---instance INSTANCE=K[,TARGET] its own (k, target). The alert compares each instance with its own.
+k + 2, so the alert fires for any measured E. One step function per (model, k), each recorded by its own rule
+(label `profile`): the rules' model at every k in DEFAULT_KS (1 to MAX_K), each instance picking the one of its own
+k; an instance given with --instance INSTANCE=K[,TARGET[,DRAFT]] its own (k, target, draft), as
+`specmodel.model.instances.decide` makes it for fleet too. The alert compares each instance with its own; an
+instance without a k has no break-even and is never alerted on.
 
 Engines covered (the counter schemas of `specmodel.metrics.schemas`): vLLM V1, llama.cpp, lmdeploy (vLLM's
-counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`), SGLang (verify calls) and
-TGI (skipped tokens; k is its --speculate, not exposed: give it with --instance). vLLM V0 exposes no
+counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`, or iteration stats with the acceptance-length
+gauge), SGLang (verify calls, or only the spec_accept_length gauge) and TGI (skipped tokens; k is its --speculate,
+not exposed: give it with --instance). vLLM V0 exposes no
 usable counters and is not covered.
 """
 
