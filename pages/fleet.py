@@ -6,10 +6,10 @@ from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
 from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
+from pages.parts.rules_download import offer_rules
 from pages.parts.tables import fleet_tables
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
-from specmodel.export import dashboard, rules
 from specmodel.metrics import fleet, promapi, samples, scrape
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.show import readouts
@@ -41,23 +41,7 @@ with st.expander("Credentials (optional; never shown, stored or put in the link)
     password = cred[1].text_input("Password", type="password", key="prom_password")
     token = cred[2].text_input("Bearer token", type="password", key="prom_token")
 
-with st.expander("Alert and dashboard for your own Prometheus and Grafana"):
-    st.caption(no_links("A rules file (recording rules for E, α and per-position acceptance per instance, and the alert "
-               f"`{rules.ALERT}` when E stays below the model's break-even at the instance's load) and a Grafana "
-               "dashboard over it, for the sidebar's GPU and models and the window above. Same as "
-               "`python -m specmodel rules` and `python -m specmodel dashboard`."))
-    try:
-        scenario = base_scenario()
-        rules_text = rules.rules_yaml(scenario, window=window)
-        dashboard_text = dashboard.dashboard_json(scenario, window=window)
-    except SpecModelError as exc:
-        show_error(exc)
-    else:
-        dl = st.columns(2)
-        dl[0].download_button("Prometheus rules (YAML)", rules_text, file_name="specmodel-rules.yml",
-                              mime="application/yaml", key="fleet_rules_download")
-        dl[1].download_button("Grafana dashboard (JSON)", dashboard_text, file_name="specmodel-dashboard.json",
-                              mime="application/json", key="fleet_dashboard_download")
+rules_box = st.expander("Alert and dashboard for your own Prometheus and Grafana")  # filled once the fleet is read
 
 
 def _sample(on: bool) -> None:
@@ -70,6 +54,7 @@ if not url.strip() and not sample:
             "minimal scrape config for vLLM servers.")
     st.button("Try it with a recorded server", key="fleet_try_sample", on_click=_sample, args=(True,),
               help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")
+    offer_rules(rules_box, base_scenario(), window)
     st.stop()
 intro = st.container()  # one element whatever it holds
 if sample:
@@ -111,8 +96,10 @@ if st.button("Refresh now", key="fleet_refresh", disabled=sample):
 try:
     report = load(url, window, match, user, password, token, base_scenario(), sample)
 except SpecModelError as exc:
+    offer_rules(rules_box, base_scenario(), window)
     show_error(exc)
     st.stop()
+offer_rules(rules_box, base_scenario(), window, fleet.instance_models(report))  # each instance as the table judges it
 
 table = readouts.fleet_shown(report.table())  # 'uncertain' where the band straddles 1.0
 alerts = st.container()  # however many instances lose, are down or unreadable: one block

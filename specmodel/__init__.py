@@ -16,11 +16,14 @@ runs/ (past runs), metrics/ (live sources), plan/, export/, show/ (what pages di
 import importlib
 
 from specmodel.errors import SpecModelError
+from specmodel.version import VERSION
 from specmodel.model import acceptance, presets
 from specmodel.model.decide import best_k, crossover_concurrency, k_schedule, off_above
 from specmodel.words import Summary, Verdict, summarize, verdict
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Prediction, Scenario, predict, with_changes
+
+__version__ = VERSION
 
 _LAZY = {"prom": "specmodel.metrics.prom", "scrape": "specmodel.metrics.scrape", "runs": "specmodel.runs"}
 
@@ -34,5 +37,5 @@ def __getattr__(name: str):
 __all__ = [
     "Efficiency", "Prediction", "Scenario", "SpecModelError", "Summary", "Verdict", "acceptance",
     "best_k", "crossover_concurrency", "k_schedule", "off_above", "predict", "presets", "prom", "runs",
-    "scrape", "summarize", "verdict", "with_changes",
+    "scrape", "summarize", "verdict", "with_changes", "__version__",
 ]

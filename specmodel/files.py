@@ -5,7 +5,8 @@ to parse JSON.
 (a symlink, a device, a pipe or a folder is refused before anything is written), whole or not at all.
 
 `read_file(path)` is the command line's way to read a file: `stat` first (devices, pipes and
-folders are refused), then a read capped at the limit. `load_json(text)` parses JSON within the
+folders are refused), then a read capped at the limit; `read_stdin()` reads standard input (`-` for a
+file name) with the same cap. `load_json(text)` parses JSON within the
 depth and integer bounds and says what was wrong instead of raising RecursionError or ValueError;
 `json_validator(schema)` checks what it read against a JSON Schema (jsonschema).
 """
@@ -44,6 +45,22 @@ def read_file(path, max_bytes: int = MAX_FILE_BYTES, expected: str = "a CSV or J
         raise SpecModelError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     if len(data) > max_bytes:
         raise SpecModelError(f"{shown}: the file is over the {max_bytes / 1e6:.0f} MB limit; split it")
+    return data
+
+
+def read_stdin(max_bytes: int = MAX_FILE_BYTES, stream=None) -> bytes:
+    """Standard input's bytes (a file name `-`), within the same limit as a file: the read stops one byte
+    past it, so a pipe that never ends is refused, not read into memory."""
+    import sys
+
+    stream = stream if stream is not None else sys.stdin.buffer
+    try:
+        data = stream.read(max_bytes + 1)
+    except OSError as exc:
+        raise SpecModelError(f"-: cannot read standard input ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise SpecModelError(f"-: standard input is over the {max_bytes / 1e6:.0f} MB limit; split it or keep only "
+                             "the summary rows")
     return data
 
 

@@ -11,15 +11,13 @@ EVIDENCE_DIR = CHECKOUT / "bench" / "evidence"
 
 
 def tool_version() -> str:
-    """specmodel's version: the installed package's, else the checkout's pyproject.toml (`make run`)."""
+    """specmodel's version: the installed package's, else the checkout's (specmodel/version.py, which
+    pyproject.toml reads too; `make run`)."""
     from importlib import metadata
 
     try:
         return metadata.version("specmodel")
     except metadata.PackageNotFoundError:
-        import tomllib
+        from specmodel.version import VERSION
 
-        try:
-            return tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]["version"]
-        except (OSError, KeyError, ValueError):
-            return "unknown"
+        return VERSION

@@ -67,6 +67,7 @@ LONGEST_FIRST = (
     "tests/test_fidelity.py::test_leave_one_source_out",
     "tests/test_fidelity.py",
     "tests/test_fleet.py",  # its Prometheus: before a worker that has run out of tests takes part of the queue
+    "tests/test_engines_prometheus.py",  # its Prometheus over seven engines' replays (~25 s)
     "tests/test_browser_coldstart.py",
     "tests/test_browser_state.py",
     "tests/test_published_dev.py::test_cli_json_and_text",

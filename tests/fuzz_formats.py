@@ -159,7 +159,12 @@ def _response(draw) -> object:
 
 
 _AIPERF_CONCURRENCY_PATHS = [("input_config", "loadgen", "concurrency"), ("user_config", "loadgen", "concurrency"),
-                             ("input_config", "concurrency"), ("loadgen", "concurrency"), ("concurrency",)]
+                             ("input_config", "concurrency"), ("loadgen", "concurrency"), ("concurrency",),
+                             ("input_config", "runtime", "concurrency"), ("input_config", "phases")]
+# AIPerf 0.11's phases list (input_config.phases): a warmup then the profiling phase, or odd entries
+_AIPERF_PHASES = [[{"name": "warmup", "kind": "warmup", "concurrency": 4}, {"name": "profiling", "concurrency": 32}],
+                  [{"name": "x", "kind": "profiling", "concurrency": 8}], [{"name": "w", "exclude_from_results": True}],
+                  [], [3, "x", None], {"concurrency": 8}]
 
 
 def _put(doc: dict, path: tuple, value) -> None:
@@ -203,7 +208,9 @@ def _aiperf_summary(draw) -> dict:
                                 unique=True)):
         doc[marker] = {"endpoint": {}} if marker == "input_config" else "0.14.0"
     if draw(st.integers(0, 3)):
-        _put(doc, draw(st.sampled_from(_AIPERF_CONCURRENCY_PATHS)), _pick(draw, [16, 1, 64], [0, -1, "x", None, 0.5]))
+        path = draw(st.sampled_from(_AIPERF_CONCURRENCY_PATHS))
+        _put(doc, path, draw(st.sampled_from(_AIPERF_PHASES)) if path[-1] == "phases" else
+             _pick(draw, [16, 1, 64], [0, -1, "x", None, 0.5]))
     if draw(st.booleans()):
         names = draw(st.sampled_from([[_MODELS[0]], ["Qwen/Qwen3-8B", "b"], [], [3], "m"]))
         config = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
@@ -481,7 +488,8 @@ _STYLES = [["1", "8", "64", "0.7", "150", "48", "2.5", "3"], ["1", "8", "64", "0
 
 _ANY_FORMAT = ["seed_runs.csv", "vllm_bench_serve_sample.json", "guidellm_benchmarks_sample.csv",
                "guidellm_baseline_benchmarks.json", "vllm_v1_specdecode.log", "vllm_per_request_spec.jsonl",
-               "aiperf_profile_export_aiperf.json", "aiperf_records_layout_baseline.json", "multi_workload.csv"]
+               "aiperf_profile_export_aiperf.json", "aiperf_records_layout_baseline.json", "multi_workload.csv",
+               "aiperf_phases_layout_spec.json"]
 
 
 @st.composite

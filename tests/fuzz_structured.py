@@ -121,7 +121,8 @@ def _encoded(draw, data: bytes) -> bytes:
 _FIXTURES = Path(__file__).parent / "fixtures"
 _SPEC_FILES = {name: (_FIXTURES / name).read_text(encoding="utf-8") for name in (
     "vllm_per_request_spec.jsonl", "vllm_per_choice_spec_stats.jsonl", "aiperf_profile_export_aiperf.json",
-    "aiperf_records_layout_spec.json", "aiperf_records_layout_baseline.json")}
+    "aiperf_records_layout_spec.json", "aiperf_records_layout_baseline.json", "aiperf_phases_layout_spec.json",
+    "aiperf_phases_layout_baseline.json")}
 ODD = [None, True, 0, -1, 1.5, 64, 65, 10 ** 9, 10 ** 40, 1e308, "x", "", [], {}, [1, 2], {"avg": "x"}, {"avg": 2.5}]
 
 

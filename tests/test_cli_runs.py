@@ -31,6 +31,25 @@ def test_json_rows_carry_the_public_keys(capsys):
     assert doc["summary"]["rows_compared"] == 3
 
 
+def test_json_rows_carry_the_draft_acceptance_rate_wherever_the_input_states_it(capsys):
+    # vLLM V1 log lines (Accepted: 2400 tokens, Drafted: 4800 tokens ...): accepted ÷ drafted, beside E
+    code, out, err = run(capsys, FIXTURES / "vllm_v1_specdecode.log", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [(r["tokens_per_step"], r["draft_acceptance_rate"]) for r in rows] == [(2.5, 0.5), (2.2, 0.4), (1.6, 0.2)]
+    # the real lab's n-gram log (vLLM 0.32): Accepted: 505 tokens, Drafted: 505 tokens
+    code, out, err = run(capsys, FIXTURES / "real_engine" / "logs" / "ngram_server.log", "--json")
+    rates = [r["draft_acceptance_rate"] for r in json.loads(out)["rows"]]
+    assert code == 0 and rates[0] == 1.0 and round(836 / 840, 4) in rates and all(0 <= r <= 1 for r in rates)
+    # `vllm bench serve` JSON: spec_decode_acceptance_rate is a percent (99.753), read as a fraction
+    code, out, err = run(capsys, FIXTURES / "real_engine" / "ngram_c16.json", FIXTURES / "real_engine" / "plain_c16.json",
+                         "--json")
+    assert json.loads(out)["rows"][0]["draft_acceptance_rate"] == pytest.approx(0.9975)
+    # a plain CSV without it: null, never (E - 1) / k made up
+    code, out, err = run(capsys, FIXTURES / "seed_runs.csv", "--json")
+    assert {r["draft_acceptance_rate"] for r in json.loads(out)["rows"]} == {None}
+
+
 def test_a_fallback_is_named_by_the_flag_that_gave_it_not_by_the_page(capsys, tmp_path):
     runs = tmp_path / "runs.csv"
     runs.write_text("workload,concurrency,k,alpha,speedup,gpu,target_model,method\n"

@@ -59,3 +59,33 @@ def test_commands_that_need_no_server_answer(args):
 def test_a_server_that_is_not_there_is_one_line_and_exit_2(command):
     r = sub(command, "http://127.0.0.1:9/metrics" if command == "scrape" else "http://127.0.0.1:9")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_version_prints_the_package_version():
+    from specmodel import __version__
+
+    r = sub("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"python -m specmodel {__version__}"
+
+
+def test_a_bare_call_prints_the_usage_and_every_command():
+    r = sub()
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("usage: python -m specmodel")
+    assert all(command in r.stderr for command in ("predict", "runs", "scrape", "fleet", "rules", "dashboard"))
+
+
+def test_runs_reads_standard_input_for_a_dash_within_the_file_limit():
+    from specmodel.bounds import MAX_FILE_BYTES
+
+    csv = (FIXTURES / "seed_runs.csv").read_bytes()
+    piped = subprocess.run([sys.executable, "-m", "specmodel", "runs", "-", "--json"], input=csv, cwd=ROOT,
+                           capture_output=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    from_file = sub("runs", str(FIXTURES / "seed_runs.csv"), "--json")
+    rows = json.loads(piped.stdout)["rows"]
+    assert [r["verdict"] for r in rows] == [r["verdict"] for r in json.loads(from_file.stdout)["rows"]]
+    assert {r["file"] for r in rows} == {"stdin"}
+    huge = subprocess.run([sys.executable, "-m", "specmodel", "runs", "-"], input=b"x" * (MAX_FILE_BYTES + 10),
+                          cwd=ROOT, capture_output=True, timeout=120)
+    assert huge.returncode == 2 and b"standard input is over the 20 MB limit" in huge.stderr

@@ -79,7 +79,10 @@ def test_the_ratio_bar_turns_red_below_100_percent_and_pending_alerts_show():
     assert 'alertstate=~"firing|pending"' in alert["targets"][0]["expr"]
     alpha = next(p for p in doc["panels"] if "α" in p["title"])
     assert "each instance's k" in alpha["title"]
-    assert {t["expr"].split("{")[0] for t in alpha["targets"]} == {rules.names("5m")["alpha"], rules.names("5m")["k"]}
+    n = rules.names("5m")
+    assert {t["expr"].split("{")[0] for t in alpha["targets"]} == {n["alpha"], n["k"], n["max_draft_length"]}
+    unknown = next(p for p in doc["panels"] if "k unknown" in p["title"])  # reported, not judged at an assumed k
+    assert unknown["targets"][0]["expr"].startswith(n["k_unknown"])
 
 
 def test_the_uid_follows_the_inputs():

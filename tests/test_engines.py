@@ -12,6 +12,7 @@ import pytest
 
 from specmodel import SpecModelError, cli
 from specmodel.metrics import fleet, prom, scrape
+from specmodel.model import acceptance
 from tests.replay import ReplayServer, fixture_text
 
 
@@ -136,8 +137,9 @@ def test_scrape_reads_each_engine_served_on_localhost(capsys, fixture, path, inc
     assert data["tokens_per_step"] == pytest.approx(e, abs=1e-9)
     assert data["per_position"] == pytest.approx(survival)
     assert data["verdict"] in ("pays off", "borderline", "loses")
+    assert data["url_given"] == srv.base_url + "/metrics"
+    assert data["url"] == data["metrics_url"] == srv.base_url + path  # `url` is the URL read, the given one beside
     if path != "/metrics":
-        assert data["metrics_url"] == srv.base_url + path
         assert any("found at" in n and path in n for n in data["notes"])
 
 
@@ -178,8 +180,11 @@ def test_llamacpp_variable_draft_lengths_give_accepted_over_drafted_and_both_dra
     stats = lifetime(fixture_text("llamacpp_variable_draft_sample.txt"))
     assert stats.tokens_per_step == pytest.approx(3.298)
     assert stats.draft_acceptance_rate == pytest.approx(2298 / 5200)  # 0.442, not (E - 1) / 8 = 0.287
-    assert (stats.mean_draft_length, stats.max_draft_length, stats.k) == (pytest.approx(5.2), 8, 8)
-    assert any("draft length varies: 5.20" in n and "at most 8" in n for n in stats.notes)
+    # judged at the mean draft length (5.2 -> k = 5), the longest draft (8) beside it
+    assert (stats.mean_draft_length, stats.max_draft_length, stats.k) == (pytest.approx(5.2), 8, 5)
+    assert any("draft length varies: 5.20" in n and "at most 8" in n and "judged at k = 5" in n for n in stats.notes)
+    assert stats.alpha == pytest.approx(float(acceptance.alpha_from_tokens_per_step(3.298, 5)))
+    assert len(stats.survival) == 8 and stats.k_source.startswith("mean draft length 5.20")
     inc = {"llamacpp:spec_decode_num_drafts_total": 100, "llamacpp:spec_decode_num_draft_tokens_total": 450,
            "llamacpp:spec_decode_num_accepted_tokens_total": 180,
            "llamacpp:spec_decode_num_accepted_tokens_per_pos_total": [70, 50, 30, 15, 8, 4, 2, 1]}
@@ -189,7 +194,7 @@ def test_llamacpp_variable_draft_lengths_give_accepted_over_drafted_and_both_dra
         assert data["spec_decode_acceptance_length"] == pytest.approx(1 + 180 / 100)
         assert data["spec_decode_acceptance_rate"] == pytest.approx(180 / 450)
         assert data["draft_acceptance_rate"] == data["spec_decode_acceptance_rate"]
-        assert (data["mean_draft_length"], data["max_draft_length"]) == (pytest.approx(4.5), 8)
+        assert (data["mean_draft_length"], data["max_draft_length"], data["k"]) == (pytest.approx(4.5), 8, 5)
         assert cli.main(["scrape", srv.url, "--window", "0.3"]) == 0
     assert "draft length:     mean 4.50, max 8" in capsys.readouterr().out
 
@@ -198,25 +203,29 @@ def test_tensorrt_llm_with_iteration_stats_only_reads_its_acceptance_length_gaug
     # tests/fixtures/trtllm_iteration_stats_sample.txt (TensorRT-LLM commit 050f80d): no per-position counters.
     text = fixture_text("trtllm_iteration_stats_sample.txt")
     snap = prom.parse_snapshot(text, at=0.0)
-    assert (snap.server, snap.spec_enabled, snap.k) == ("trtllm", True, None)
-    for there in ("spec_decode_num_draft_tokens_total", "spec_decode_num_accepted_tokens_total",
-                  "spec_decode_acceptance_length", "return_perf_metrics",
+    # k from the draft tokens and the acceptance-length gauge: 9000 · (2.5 − 1) / 5400 = 2.5, rounded half up
+    assert (snap.server, snap.spec_enabled, snap.k) == ("trtllm", True, 3)
+    assert "acceptance length − 1" in snap.k_source and "no per-token_position counters" in snap.k_source
+    without_gauge = prom.parse_snapshot("\n".join(line for line in text.splitlines()
+                                                  if "acceptance_length" not in line), at=0.0)
+    assert without_gauge.k is None
+    for there in ("spec_decode_num_draft_tokens_total", "spec_decode_num_accepted_tokens_total", "return_perf_metrics",
                   "https://nvidia.github.io/TensorRT-LLM/latest/examples/prometheus_metrics.html"):
-        assert there in snap.k_source
+        assert there in without_gauge.k_source
     stats = lifetime(text)
-    assert (stats.tokens_per_step, stats.alpha, stats.needs_k) == (2.5, None, True)
+    assert (stats.tokens_per_step, stats.k, stats.needs_k, stats.measured) == (2.5, 3, False, True)
+    # each figure labelled by where it comes from: E the gauge's, accepted ÷ drafted the counters'
     assert stats.draft_acceptance_rate == pytest.approx(5400 / 9000)
-    assert "acceptance_length gauge" in stats.source
-    with_k = lifetime(text, k=3)
-    assert with_k.measured and with_k.tokens_per_step == 2.5
+    assert stats.rate_source == prom.RATE_FROM_COUNTERS and "acceptance_length gauge" in stats.source
     inc = {"trtllm_spec_decode_num_draft_tokens_total": 300, "trtllm_spec_decode_num_accepted_tokens_total": 210}
     with ReplayServer(text, increments=inc, path="/prometheus/metrics") as srv:
         code, data, err = scrape_json(capsys, srv.base_url + "/metrics")
-        assert code == 0, err
-        assert (data["tokens_per_step"], data["needs_k"], data["spec_decode_acceptance_rate"]) == (2.5, True, 0.7)
-        code, data, err = scrape_json(capsys, srv.base_url + "/metrics", "--k", "3")
     assert code == 0, err
-    assert data["verdict"] in ("pays off", "borderline", "loses") and data["alpha"] > 0.5
+    assert (data["tokens_per_step"], data["needs_k"], data["spec_decode_acceptance_rate"]) == (2.5, False, 0.7)
+    assert data["k"] in (2, 3) and "acceptance length − 1" in data["k_source"]
+    assert data["draft_acceptance_rate_source"] == "accepted / draft tokens counters"
+    assert "acceptance_length gauge" in data["tokens_per_step_source"]
+    assert data["verdict"] in ("pays off", "borderline", "loses") and data["alpha"] > 0.4
 
 
 def test_a_tensorrt_llm_server_answering_json_at_metrics_is_found_at_prometheus_metrics():
@@ -265,3 +274,19 @@ def test_every_engine_row_names_its_source_and_the_engines_doc_lists_it():
         version = engine.source.rsplit(" ", 1)[-1].strip("()")
         assert file_part in doc and version in doc, (engine.server, file_part, version)
         assert f"`{engine.server}`" in doc
+
+
+@pytest.mark.parametrize("fixture, drop, words", [
+    ("sglang_specdecode_sample.txt", "sglang:spec_num_steps", "not exposed: no sglang:spec_num_steps gauge"),
+    ("tgi_specdecode_sample.txt", None, "not exposed by TGI (it is the server's --speculate N): give k"),
+    ("trtllm_iteration_stats_sample.txt", "trtllm_spec_decode_acceptance_length",
+     "not exposed: this TensorRT-LLM exposition has"),
+])
+def test_why_k_is_not_known_reads_as_one_clause_not_unknown_twice(fixture, drop, words):
+    text = "\n".join(line for line in fixture_text(fixture).splitlines() if not drop or not line.startswith(drop))
+    snap = prom.parse_snapshot(text, at=0.0)
+    stats = lifetime(text)
+    assert snap.k is None and snap.k_source.startswith(words)
+    said = " ".join((snap.k_source, *stats.notes))
+    assert "unknown (unknown" not in said and "unknown: " not in said
+    assert any("k (draft tokens per step) is unknown" in n and f"({words}" in n for n in stats.notes)

@@ -196,7 +196,7 @@ def test_damaged_text_gives_a_message_or_a_snapshot_never_a_crash(pos, cut, junk
 
 def test_vllm_v0_without_a_recognisable_k_asks_for_it():
     s = prom.parse_snapshot(V0, at=0.0)
-    odd = dataclasses.replace(s, k=None, k_source="unknown: give k (vLLM V0 does not expose it)")
+    odd = dataclasses.replace(s, k=None, k_source="not exposed by vLLM V0: give k")
     stats = prom.stats_from_window(prom.window_between(zeroed(odd), odd))
     assert not stats.measured
     assert any("k (draft tokens per step) is unknown" in n and "give k" in n for n in stats.notes)

@@ -48,8 +48,9 @@ def test_promtool_accepts_the_rules(tmp_path, argv):
     assert cli.main(["rules", *argv, "--out", str(out)]) == 0
     check = promtool_check(out)
     assert check.returncode == 0, check.stdout + check.stderr
-    # 23 recording rules (11 of them α bisection steps), 11 copies under the old names, the alert
-    assert "SUCCESS: 35 rules found" in check.stdout
+    # 24 recording rules (11 of them α bisection steps), the break-even one per k the tool accepts (1 to 64), 11
+    # copies under the old names, the alert
+    assert f"SUCCESS: {24 + len(rules.DEFAULT_KS) + 11 + 1} rules found" in check.stdout
     assert rules.ALERT in out.read_text()
 
 
@@ -189,7 +190,7 @@ def test_the_dashboard_follows_grafanas_json_model():
     assert isinstance(doc["schemaVersion"], int) and doc["schemaVersion"] >= 36
     assert doc["title"] and doc["uid"] and isinstance(doc["panels"], list)
     ids = [p["id"] for p in doc["panels"]]
-    assert len(ids) == len(set(ids)) == 8
+    assert len(ids) == len(set(ids)) == 9
     for p in doc["panels"]:
         g = p["gridPos"]
         assert all(isinstance(g[key], int) for key in "xywh") and g["x"] + g["w"] <= 24
@@ -273,13 +274,15 @@ def break_even_at(scenario: Scenario, batch: int) -> float:
     return float(rules._fmt(step.break_even))  # as the rule writes it
 
 
-def expected_alert(doc: dict, job: str, inst: str, e: float, running: int, k: int, model: str | None) -> dict:
+def expected_alert(doc: dict, job: str, inst: str, e: float, running: int, k: int, model: str | None,
+                   longest: int | None = 4) -> dict:
     annotations = next(r for r in doc["groups"][0]["rules"] if r.get("alert"))["annotations"]
     be = break_even_at(with_changes(UNIT_SCENARIO, k=k), running)
     labels = {"severity": "warning", "job": job, "instance": inst, **({"model_name": model} if model else {})}
     return {"exp_labels": labels, "exp_annotations": {
         "summary": (f"{inst} ({job}): speculative decoding below break-even, E = {e:.2f} tokens per step < "
-                    f"break-even {be:.2f} at {running:.2f} running requests, k = {k:.2f}"),
+                    f"break-even {be:.2f} at {running:.2f} running requests, k = {k:.2f}"
+                    + (f" (longest draft {longest})" if longest else "")),
         "description": annotations["description"], "model": annotations["model"]}}
 
 
@@ -312,11 +315,11 @@ def test_promtool_unit_test_holds_each_instance_against_its_own_k_and_load(tmp_p
                 {"labels": f'{n["k"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}', "value": 4},
                 {"labels": f'{n["k"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}', "value": 4}]},
             {"expr": n["break_even"], "eval_time": "20m", "exp_samples": [
-                {"labels": f'{n["break_even"]}{{job="tgi", instance="tgi-0:80"}}', "value": tgi_be},
-                {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}',
-                 "value": break_even_at(UNIT_SCENARIO, 8)},
-                {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}',
-                 "value": break_even_at(UNIT_SCENARIO, 128)}]},
+                {"labels": f'{n["break_even"]}{{job="tgi", instance="tgi-0:80", profile="given k2"}}', "value": tgi_be},
+                {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}", '
+                           'profile="k4"}', "value": break_even_at(UNIT_SCENARIO, 8)},
+                {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}", '
+                           'profile="k4"}', "value": break_even_at(UNIT_SCENARIO, 128)}]},
             {"expr": f'round(1000 * {n["tokens_per_step"]})', "eval_time": "20m", "exp_samples": [  # E · 1000
                 {"labels": '{job="tgi", instance="tgi-0:80"}', "value": 1990},
                 {"labels": f'{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}', "value": 1500},
@@ -338,12 +341,23 @@ def test_promtool_unit_test_holds_each_instance_against_its_own_k_and_load(tmp_p
     run = promtool_unit(tmp_path, doc, tests)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "SUCCESS" in run.stdout
-    # Without --instance, TGI (no k in its metrics) is held against the rules' k = 4 and alerted on: the
-    # single-k judgement the per-instance k replaces.
-    single = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m")
+    # Without --instance, TGI (no k in its metrics) is not judged at an assumed k: its k is recorded as unknown
+    # and it fires no alert (it pays: 1.99 > 1.73 at its real k = 2).
+    unknown = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m")
+    tests[0]["promql_expr_test"] = [
+        {"expr": n["k_unknown"], "eval_time": "20m", "exp_samples": [
+            {"labels": f'{n["k_unknown"]}{{job="tgi", instance="tgi-0:80"}}', "value": 1}]},
+        {"expr": n["break_even"] + '{job="tgi"}', "eval_time": "20m", "exp_samples": []}]
+    tests[0]["alert_rule_test"] = [{"alertname": rules.ALERT, "eval_time": "20m", "exp_alerts": [
+        expected_alert(unknown, *vllm["losing"], 1.50, 8, 4, VLLM_MODEL),
+        expected_alert(unknown, *vllm["load"], 2.80, 128, 4, VLLM_MODEL)]}]
+    run = promtool_unit(tmp_path, unknown, tests)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # An explicit --k 4 for every server that hides its k is the single-k judgement: TGI is then alerted on.
+    single = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m", default_k=4)
     tests[0]["promql_expr_test"] = []
     tests[0]["alert_rule_test"] = [{"alertname": rules.ALERT, "eval_time": "20m", "exp_alerts": [
-        expected_alert(single, "tgi", "tgi-0:80", 1.99, 16, 4, None),
+        expected_alert(single, "tgi", "tgi-0:80", 1.99, 16, 4, None, longest=None),
         expected_alert(single, *vllm["losing"], 1.50, 8, 4, VLLM_MODEL),
         expected_alert(single, *vllm["load"], 2.80, 128, 4, VLLM_MODEL)]}]
     run = promtool_unit(tmp_path, single, tests)
@@ -362,3 +376,96 @@ def test_old_rule_names_are_recorded_as_copies_of_the_new_ones():
         assert level and metric and operations and not operations[0].isdigit()
     lean = rules.rules_document(UNIT_SCENARIO, window="5m", legacy=False)
     assert not any(r.get("record", "").startswith("instance:spec_decode_tokens") for r in lean["groups"][0]["rules"])
+
+
+# --- every engine's layout: k from the mean draft length, k ≥ 9, gauge-only SGLang, TensorRT-LLM iteration stats --
+
+def engines_series() -> list[dict]:
+    """One minute's increments per instance, as each engine's own series write them."""
+    out = []
+
+    def counter(name, labels, per_min):
+        out.append({"series": f"{name}{{{labels}}}", "values": f"0+{per_min}x40"})
+
+    def gauge(name, labels, value):
+        out.append({"series": f"{name}{{{labels}}}", "values": f"{value}x40"})
+
+    # vLLM EAGLE at k = 12: every draft 12 tokens long
+    v12 = f'job="vllm", instance="v12:8000", model_name="{VLLM_MODEL}"'
+    counter("vllm:spec_decode_num_drafts_total", v12, 1000)
+    counter("vllm:spec_decode_num_draft_tokens_total", v12, 12000)
+    counter("vllm:spec_decode_num_accepted_tokens_total", v12, 4980)
+    for i in range(12):  # 800, 730, ... 30: 4980 accepted per 1000 drafts in all
+        counter("vllm:spec_decode_num_accepted_tokens_per_pos_total", v12 + f', position="{i}"', 800 - 70 * i)
+    gauge("vllm:num_requests_running", v12, 4)
+    # llama.cpp with --draft-max 8: drafts of 5.2 tokens on average (tests/fixtures/llamacpp_variable_draft_sample.txt)
+    lc = 'job="llamacpp", instance="lc:8080"'
+    counter("llamacpp:spec_decode_num_drafts_total", lc, 1000)
+    counter("llamacpp:spec_decode_num_draft_tokens_total", lc, 5200)
+    counter("llamacpp:spec_decode_num_accepted_tokens_total", lc, 2298)
+    for i, v in enumerate((780, 560, 390, 260, 150, 90, 48, 20)):
+        counter("llamacpp:spec_decode_num_accepted_tokens_per_pos_total", lc + f', position="{i}"', v)
+    gauge("llamacpp:requests_processing", lc, 3)
+    # vLLM n-gram, num_speculative_tokens 4, drafts of 2 tokens on average
+    ng = f'job="vllm", instance="ngram:8000", model_name="{VLLM_MODEL}"'
+    counter("vllm:spec_decode_num_drafts_total", ng, 1000)
+    counter("vllm:spec_decode_num_draft_tokens_total", ng, 2000)
+    counter("vllm:spec_decode_num_accepted_tokens_total", ng, 1300)
+    for i, v in enumerate((700, 400, 150, 50)):
+        counter("vllm:spec_decode_num_accepted_tokens_per_pos_total", ng + f', position="{i}"', v)
+    gauge("vllm:num_requests_running", ng, 16)
+    # SGLang with only the gauges (no spec_verify_calls_total): E from spec_accept_length, k = spec_num_steps
+    sg = f'job="sglang", instance="sg:30000", model_name="{VLLM_MODEL}", tp_rank="0", pp_rank="0"'
+    for name, value in (("spec_accept_length", 1.6), ("spec_accept_rate", 0.2), ("spec_num_steps", 3),
+                        ("num_running_reqs", 64)):
+        gauge(f"sglang:{name}", sg, value)
+    counter("sglang:generation_tokens_total", sg, 30000)
+    # TensorRT-LLM with iteration stats only (tests/fixtures/trtllm_iteration_stats_sample.txt): k from draft tokens
+    # and the acceptance-length gauge, 900 · (2.5 - 1) / 540 = 2.5 -> 3
+    tr = 'job="trtllm", instance="trt:8000", model_name="undefined"'
+    counter("trtllm_spec_decode_num_draft_tokens_total", tr, 900)
+    counter("trtllm_spec_decode_num_accepted_tokens_total", tr, 540)
+    gauge("trtllm_spec_decode_acceptance_length", tr, 2.5)
+    gauge("trtllm_num_requests_running", tr, 6)
+    counter("trtllm_generation_tokens_total", tr, 2000)
+    return out
+
+
+def test_every_engine_layout_gets_its_k_its_e_and_its_own_break_even(tmp_path):
+    doc = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m")
+    n = rules.names("5m")
+    sglang = f'job="sglang", instance="sg:30000", model_name="{VLLM_MODEL}"'
+    who = {"v12": f'job="vllm", instance="v12:8000", model_name="{VLLM_MODEL}"',
+           "lc": 'job="llamacpp", instance="lc:8080"', "ngram": f'job="vllm", instance="ngram:8000", model_name="{VLLM_MODEL}"',
+           "sg": sglang, "trt": 'job="trtllm", instance="trt:8000", model_name="undefined"'}
+    k = {"v12": 12, "lc": 5, "ngram": 2, "sg": 3, "trt": 3}  # llama.cpp 5.2 of 8 -> 5; n-gram 2 of 4 -> 2
+    running = {"v12": 4, "lc": 3, "ngram": 16, "sg": 64, "trt": 6}
+    e = {"v12": 5.98, "lc": 3.298, "ngram": 2.3, "sg": 1.6, "trt": 2.5}
+
+    def samples(name, values, extra=lambda key: ""):
+        return [{"labels": f"{name}{{{who[key]}{extra(key)}}}", "value": values[key]} for key in who]
+
+    be = {key: break_even_at(with_changes(UNIT_SCENARIO, k=k[key]), running[key]) for key in who}
+    tests = [{"interval": "1m", "input_series": engines_series(), "promql_expr_test": [
+        {"expr": n["k"], "eval_time": "20m", "exp_samples": samples(n["k"], k)},
+        {"expr": n["max_draft_length"], "eval_time": "20m", "exp_samples": [
+            s for s in samples(n["max_draft_length"], {"v12": 12, "lc": 8, "ngram": 4, "sg": 3, "trt": 0})
+            if "trt" not in s["labels"]]},
+        {"expr": f'round(1000 * {n["tokens_per_step"]})', "eval_time": "20m", "exp_samples": [
+            {"labels": f"{{{who[key]}}}", "value": round(1000 * e[key])} for key in who]},
+        {"expr": n["break_even"], "eval_time": "20m",
+         "exp_samples": samples(n["break_even"], be, lambda key: f', profile="k{k[key]}"')},
+        {"expr": n["k_unknown"], "eval_time": "20m", "exp_samples": []},
+    ]}]
+    run = promtool_unit(tmp_path, doc, tests)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert be["sg"] > 1.6  # what the alert below rests on, from the model: SGLang's gauge E loses
+    firing = {key for key in who if e[key] < be[key]}
+    tests[0]["promql_expr_test"] = []
+    longest = {"v12": 12, "lc": 8, "ngram": 4, "sg": 3, "trt": None}
+    labels = {key: dict(kv.split("=", 1) for kv in who[key].replace('"', "").split(", ")) for key in who}
+    tests[0]["alert_rule_test"] = [{"alertname": rules.ALERT, "eval_time": "20m", "exp_alerts": [
+        expected_alert(doc, labels[key]["job"], labels[key]["instance"], e[key], running[key], k[key],
+                       labels[key].get("model_name"), longest[key]) for key in sorted(firing)]}]
+    run = promtool_unit(tmp_path, doc, tests)
+    assert run.returncode == 0, run.stdout + run.stderr

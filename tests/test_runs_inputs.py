@@ -2,6 +2,7 @@
 JSON Lines, pooled) and AIPerf's spec-decode export; guidellm's k message and remark."""
 
 import json
+import math
 
 import pytest
 
@@ -172,6 +173,41 @@ def test_aiperf_concurrency_is_found_wherever_the_export_keeps_it(where):
     assert row["concurrency"] == 24
 
 
+def test_an_aiperf_0_11_export_at_32_is_judged_at_32_and_pairs_with_its_baseline():
+    # tests/fixtures/aiperf_phases_layout_*.json: AIPerf 0.11's layout (input_config = the BenchmarkConfig, the
+    # concurrency in its profiling phase, input_config.phases[1], after a warmup phase); read at batch 1 before.
+    table = read_runs([FIXTURES / "aiperf_phases_layout_spec.json", FIXTURES / "aiperf_phases_layout_baseline.json"])
+    assert not table.errors and not table.warnings, [str(p) for p in table.problems]
+    row = table.rows.iloc[0]
+    assert (row["concurrency"], row["k"], row["target_preset"]) == (32, 3, "Llama 3.1 8B")
+    assert row["tokens_per_step"] == pytest.approx(1 + 80400 / 48000)
+    assert row["measured_speedup"] == pytest.approx(2510.4 / 1820.0)
+    assert "baseline from aiperf_phases_layout_baseline.json" in row["remarks"]
+
+
+@pytest.mark.parametrize("phases, expected", [
+    ([{"name": "warmup", "kind": "warmup", "concurrency": 4}, {"name": "profiling", "concurrency": 48}], 48),
+    ([{"name": "steady", "kind": "profiling", "concurrency": 12}], 12),  # a named phase of kind profiling
+    ([{"name": "prime", "exclude_from_results": True, "concurrency": 2}, {"name": "load", "concurrency": 20}], 20),
+])
+def test_aiperf_reads_the_concurrency_of_the_profiling_phase_not_the_warmup(phases, expected):
+    doc = json.loads((FIXTURES / "aiperf_phases_layout_spec.json").read_text())
+    doc["input_config"]["phases"] = phases
+    table = read_runs([("profile_export_aiperf.json", json.dumps(doc))])
+    assert table.rows.iloc[0]["concurrency"] == expected
+
+
+def test_aiperf_concurrency_in_the_runtime_section_is_read_too():
+    doc = json.loads((FIXTURES / "aiperf_phases_layout_spec.json").read_text())
+    del doc["input_config"]["phases"]
+    doc["input_config"]["runtime"] = {"concurrency": 40, "workers": 8}
+    assert read_runs([("profile_export_aiperf.json", json.dumps(doc))]).rows.iloc[0]["concurrency"] == 40
+    del doc["input_config"]["runtime"]
+    table = read_runs([("profile_export_aiperf.json", json.dumps(doc))])  # none at all: batch 1, and said where
+    assert table.rows.iloc[0]["concurrency"] == 1
+    assert any("input_config.phases[0].concurrency" in str(p) and "batch 1" in str(p) for p in table.warnings)
+
+
 def test_aiperf_metrics_as_a_list_of_tagged_records_read_the_same():
     doc = json.loads((FIXTURES / "aiperf_records_layout_spec.json").read_text())
     doc["records"] = list(doc["records"].values())
@@ -193,3 +229,21 @@ def test_guidellm_small_measured_concurrency_is_printed_with_its_digits():
     level["metrics"]["request_concurrency"] = {"successful": {"mean": 0.0079}}
     table = read_runs([("benchmarks.json", json.dumps(bench))], RunDefaults(k=3))
     assert any("measured mean 0.0079 → 1" in str(p) for p in table.problems), [str(p) for p in table.problems]
+
+
+def test_vllm_bench_drafts_shorter_than_k_are_judged_at_their_mean_draft_length():
+    # The real lab's n-gram run (tests/fixtures/real_engine/ngram_c16.json, vLLM 0.32, num_speculative_tokens 4):
+    # 6480 draft tokens over 1732 drafts = 3.74 on average, which rounds to its k = 4: judged at 4.
+    real = read_runs([FIXTURES / "real_engine" / "ngram_c16.json", FIXTURES / "real_engine" / "plain_c16.json"])
+    row = real.rows.iloc[0]
+    assert row["k"] == 4 and math.isnan(row["max_draft_length"])
+    # The same run where n-gram found a match for half the tokens (2000 draft tokens over 1000 drafts): judged at
+    # k = 2, what was verified on average, with the longest draft (4) beside it, E = 1 + 1300 / 1000.
+    doc = json.loads((FIXTURES / "real_engine" / "ngram_c16.json").read_text())
+    doc.update(spec_decode_num_drafts=1000, spec_decode_draft_tokens=2000, spec_decode_accepted_tokens=1300,
+               spec_decode_per_position_acceptance_rates=[0.7, 0.4, 0.15, 0.05], spec_decode_acceptance_rate=65.0)
+    short = read_runs([("ngram_short.json", json.dumps(doc)), FIXTURES / "real_engine" / "plain_c16.json"])
+    row = short.rows.iloc[0]
+    assert (row["k"], row["max_draft_length"], row["tokens_per_step"]) == (2, 4, pytest.approx(2.3))
+    assert row["draft_acceptance_rate"] == pytest.approx(0.65)
+    assert "judged at its mean draft length 2.00" in row["remarks"] and "not at the longest draft 4" in row["remarks"]

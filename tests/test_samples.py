@@ -95,6 +95,9 @@ def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
     assert "- no per-position counts from this server" in notes  # a note that only explains: unmarked
     table = at.dataframe[0].value.set_index("instance")
     assert table.loc["v0:8000", "predicted_on"].startswith("Llama 3.1 70B")  # its own model, not the sidebar's 8B
+    # the rules offered beside it judge that instance on the same model and k (the one place that decides it)
+    assert any("each of the 5 instance(s) read at the k, target and draft the table judges it on" in c.value
+               for c in at.caption)
     assert "- α = 0.70 and k = 4 are assumed (the model's defaults for a server that measures none)" in notes
     assert "--alpha" not in notes and "What-if" not in notes
     # the SGLang instance's band (0.93-1.89x) straddles 1.0: the page calls it uncertain, counts it so and says

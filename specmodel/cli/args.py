@@ -12,7 +12,7 @@ import math
 from dataclasses import replace
 
 from specmodel.errors import SpecModelError
-from specmodel.bounds import MAX_CONTEXT, MAX_TP, check_setting
+from specmodel.bounds import MAX_CONTEXT, MAX_K, MAX_TP, check_setting
 from specmodel.text import clean_name
 from specmodel.model import acceptance, presets
 from specmodel.model.calibration_file import load_calibration
@@ -244,17 +244,23 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """The model the rules and dashboard judge against: hardware, models, k and a calibration file."""
     add_scenario_arguments(p)
-    p.add_argument("--k", type=number(1, 16, whole=True), default=4,
+    p.add_argument("--k", type=number(1, MAX_K, whole=True),
                    help="draft tokens per step (num_speculative_tokens) for servers whose metrics do not show it "
-                        "and that --instance does not name (each instance is judged at the k its counters show); "
-                        "default 4")
+                        "and that --instance does not name (each instance is judged at the k its counters show: its "
+                        "mean draft length); without it such a server's k is recorded as unknown and it is not "
+                        "judged; the advice is worded for this k (default 4)")
     p.add_argument("--alpha", type=number(0, 1), default=0.7,
                    help="typical α, used only for the advice in the alert (break-even does not depend on it); default 0.7")
     p.add_argument("--window", default="5m", help="Prometheus duration the rates cover (30s, 5m, 1h); default 5m")
-    p.add_argument("--instance", action="append", default=[], metavar="INSTANCE=K[,TARGET]",
+    p.add_argument("--instance", action="append", default=[], metavar="INSTANCE=K[,TARGET[,DRAFT]]",
                    help="judge this instance (its `instance` label) on its own k and, optionally, its own target "
-                        "model: needed where the server does not expose k (TGI's --speculate), e.g. tgi-0:80=2; "
-                        "repeat for more. Other instances use the k their counters show, else --k")
+                        "model and draft: needed where the server does not expose k (TGI's --speculate), e.g. "
+                        "tgi-0:80=2; repeat for more. Other instances use the k their counters show, else --k where "
+                        "given (else their k is recorded as unknown)")
+
+
+# chosen: the seed report's k (bench/evidence/seed_runs.csv, k = 4)
+ADVICE_K = 4  # the k the rules' advice and description are worded for where --k is not given
 
 
 def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
@@ -263,11 +269,12 @@ def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
     eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
     gpu, tp = gpu_and_tp(args)
     return Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
-                    alpha=args.alpha, k=args.k, context_len=args.context_len, tp=tp, efficiency=eff).validated()
+                    alpha=args.alpha, k=args.k or ADVICE_K, context_len=args.context_len, tp=tp,
+                    efficiency=eff).validated()
 
 
 def instances_from_args(args: argparse.Namespace) -> tuple:
     """The --instance INSTANCE=K[,TARGET] of `rules` and `dashboard`, parsed (specmodel.export.rules)."""
-    from specmodel.export.rules import parse_instance
+    from specmodel.model.instances import parse_instance
 
     return tuple(parse_instance(text) for text in getattr(args, "instance", []) or [])

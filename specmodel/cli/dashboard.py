@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from specmodel.export import dashboard  # here: only this command needs it
 
     text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title,
-                                    instances=instances_from_args(args))
+                                    instances=instances_from_args(args), default_k=args.k)
     if args.out:
         write_file(args.out, text)
     else:

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
-                                method_and_draft, number)
+                                instances_from_args, method_and_draft, number)
 from specmodel.errors import SpecModelError
 from specmodel.bounds import PROMETHEUS_TIMEOUT_S
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
@@ -47,6 +47,9 @@ def add_parser(sub) -> None:
                    help="k assumed for instances with speculation off; default 4")
     p.add_argument("--k", type=number(1, 32, whole=True),
                    help="draft tokens per step, for servers that do not reveal it (vLLM V0)")
+    p.add_argument("--instance", action="append", default=[], metavar="INSTANCE=K[,TARGET[,DRAFT]]",
+                   help="judge this instance on its own k (and target, draft), as `rules --instance` does: needed "
+                        "where the server does not expose k (TGI's --speculate); repeatable")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per instance")
     p.set_defaults(run=run)
 
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     method = args.method or ("draft_model" if args.draft or args.draft_config else None)
     with scrape.make_client(policy) as client:
         report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k, fits=fits,
-                             method=method)
+                             method=method, instances=instances_from_args(args))
     rows = [i.to_dict() for i in report.instances]
     for p in report.problems:  # the good instances are the answer (exit 0); the bad ones are named
         sys.stderr.write(f"warning: {p['instance']} (job {p['job']}) not read: {p['reason']}\n")

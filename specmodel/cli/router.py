@@ -2,7 +2,8 @@
 specmodel/cli/ with `add_parser(subparsers)` and `run(args) -> int`; this file only routes and turns
 errors into one line. The commands import this folder's args and output, never this router.
 
-Exit codes: 0 success, 2 bad arguments or nothing usable (one clear line on stderr, no traceback).
+Exit codes: 0 success, 2 bad arguments or nothing usable (one clear line on stderr, no traceback). A bare
+`python -m specmodel` prints the usage and the commands on stderr and exits 2; `--version` prints the version.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from specmodel.cli import capacity, dashboard, fleet, mix, plan, predict, rules, runs, scrape
 from specmodel.cli.output import SafeStream
 from specmodel.errors import SpecModelError
+from specmodel.version import VERSION
 
 # Modules that each contribute one subcommand (see specmodel/cli/predict.py for the shape).
 COMMAND_MODULES = (predict, plan, scrape, fleet, mix, runs, rules, dashboard, capacity)
@@ -27,7 +29,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m specmodel",
                      description="Does speculative decoding pay off? A concurrency-aware cost model.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in COMMAND_MODULES:
         command.add_parser(sub)
     return parser
@@ -45,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:  # a bare call: what the commands are, not one line about a missing argument
+        parser.print_help(sys.stderr)
+        return 2
     try:
         return int(args.run(args) or 0)
     except SpecModelError as exc:

@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     text = rules.rules_yaml(rules_scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity,
-                            instances=instances_from_args(args), legacy=args.legacy)
+                            instances=instances_from_args(args), legacy=args.legacy, default_k=args.k)
     if args.out:
         write_file(args.out, text)
     else:

@@ -15,7 +15,7 @@ from pathlib import Path
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
-from specmodel.files import read_file, write_file
+from specmodel.files import read_file, read_stdin, write_file
 from specmodel.model.roofline import Efficiency
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
@@ -28,11 +28,11 @@ ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup
             "parallel_draft", "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "setup",
             "measured_plausible", "no_prediction", "off_tok_s", "off_cost", "off_cost_source", "pools_above_batch",
             "pools_gain", "restart_gain", "acceptance_read_as", "acceptance_meaning_said", "acceptance_assumed",
-            "acceptance_assumed_source"]
+            "acceptance_assumed_source", "draft_acceptance_rate", "max_draft_length"]
 SETUP_CHARS = 48  # chosen: the text table's setup column is cut to this width (`--json` and the page have it whole)
 # Row keys printed as whole numbers.
 WHOLE_KEYS = frozenset({"row", "concurrency", "k", "tp", "ep", "context_len", "draft_depth", "branching",
-                        "draft_kv_budget", "pools_above_batch"})
+                        "draft_kv_budget", "pools_above_batch", "max_draft_length"})
 # How a row's remarks name the fallback a flag gave ("predicted with L40S (--gpu)").
 SAID_AS = {"gpu": "--gpu", "target": "--target", "draft": "--draft", "method": "--method"}
 
@@ -56,7 +56,8 @@ def add_parser(sub) -> None:
                                    "at its concurrency: from the measured speedup where there is one, whatever "
                                    "the row's names. --gpu/--target/--draft give rows that name none their "
                                    "presets, and predict rows whose names match no preset only when given.")
-    p.add_argument("files", nargs="*", metavar="FILE", help="run files (none where --window gives the runs)")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="run files; - reads one from standard input (none where --window gives the runs)")
     add_scenario_arguments(p)
     # no default GPU or target here: a row naming none that matches is refused unless one is given
     p.set_defaults(gpu=None, target=None)
@@ -175,7 +176,8 @@ def _read_table(args: argparse.Namespace, defaults):
     unreadable = []
     for name in args.files:
         try:
-            files.append((Path(name).name, read_file(name)))  # size checked before reading; devices refused
+            # size checked before reading; devices refused; `-` is standard input, read within the same limit
+            files.append(("stdin", read_stdin()) if name == "-" else (Path(name).name, read_file(name)))
         except SpecModelError as exc:
             unreadable.append(str(exc))
     table = read_runs(files, defaults, _pairs(args.pair))

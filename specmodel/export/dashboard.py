@@ -2,8 +2,9 @@
 
     doc = dashboard(scenario, window="5m")     # a dict; json.dumps(doc) is the file Grafana imports
 
-Panels: E with its break-even line, E ÷ break-even, α, draft acceptance rate, per-position acceptance,
-running requests, generated tokens/s and the state of the SpeculativeDecodingBelowBreakEven alert,
+Panels: E with its break-even line, E ÷ break-even, α (with each instance's k and longest draft), draft
+acceptance rate, per-position acceptance, running requests, generated tokens/s, the state of the
+SpeculativeDecodingBelowBreakEven alert and the instances whose k is unknown (measured, not judged),
 templated on the Prometheus data source, job, instance and model. Every query reads the series the
 rules file records for the same window, so load that rules file into Prometheus first.
 Format: https://grafana.com/docs/grafana/latest/dashboards/build-dashboards/view-dashboard-json-model/
@@ -65,14 +66,16 @@ def uid_for(scenario: Scenario, window: str, title: str | None, instances=()) ->
     return f"specmodel-{digest[:16]}"  # Grafana allows 40 characters
 
 
-def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, instances=()) -> dict:
-    """The dashboard for the rules of this scenario, window and per-instance k (rules.InstanceModel)."""
+def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, instances=(),
+              default_k: int | None = None) -> dict:
+    """The dashboard for the rules of this scenario, window and per-instance k (rules.InstanceModel);
+    `default_k` as the rules' (None: an instance that exposes no k is shown as "k unknown", not judged)."""
     n = rules.names(window)
     sel = SELECTOR
-    k = int(scenario.k)
     given = "".join(f"; {m.instance} at k = {m.k}{' (' + m.target + ')' if m.target else ''}" for m in instances)
+    unknown = f"else k = {default_k}" if default_k is not None else "else k unknown: not judged"
     model = (f"{scenario.target} on {scenario.tp}x {scenario.gpu}, {scenario.method}, each instance at its own k "
-             f"(else k = {k}){given}")
+             f"(its mean draft length; {unknown}){given}")
     below = (f'ALERTS{{alertname="{rules.ALERT}", alertstate=~"firing|pending", job=~"$job", instance=~"$instance"}}')
     panels = [
         _panel(1, "Tokens per verify step E vs break-even", "timeseries", (0, 0, 16, 9), [
@@ -96,9 +99,10 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, 
         _panel(3, "Per-token acceptance α (at each instance's k)", "timeseries", (0, 9, 8, 8), [
             _target("A", f"{n['alpha']}{sel}", "{{instance}} {{model_name}} α"),
             _target("B", f"{n['k']}{sel}", "{{instance}} {{model_name}} k"),
+            _target("C", f"{n['max_draft_length']}{sel}", "{{instance}} {{model_name}} longest draft k"),
         ], description="The constant per-token acceptance giving the measured E at the instance's own k (bisection, "
-                       "±0.001); k is the one the rules judge it on (--instance, else its counted draft positions, "
-                       f"else {k}).",
+                       "±0.001); k is the one the rules judge it on (--instance, else its mean draft length, draft "
+                       f"tokens ÷ drafts, rounded, beside the longest draft; {unknown}).",
             extra={"fieldConfig": {"defaults": {"min": 0, "max": 1}, "overrides": [{
                 "matcher": {"id": "byRegexp", "options": ".* k"},
                 "properties": [{"id": "custom.axisPlacement", "value": "right"}, {"id": "min", "value": 0},
@@ -122,13 +126,7 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, 
                        "duration.",
             extra={"fieldConfig": {"defaults": {"mappings": [{"type": "value", "options": {
                 "1": {"text": "below break-even", "color": "red"}}}]}}}),
-    ]
-    templating = [
-        {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
-         "hide": 0, "refresh": 1},
-        _variable("job", "Job", f"label_values({n['drafts']}, job)"),
-        _variable("instance", "Instance", f'label_values({n["drafts"]}{{job=~"$job"}}, instance)'),
-        _variable("model", "Model", f'label_values({n["drafts"]}{{job=~"$job", instance=~"$instance"}}, model_name)'),
+        _k_unknown_panel(n),
     ]
     return {
         "title": title or f"Speculative decoding vs break-even ({window})",
@@ -139,10 +137,34 @@ def dashboard(scenario: Scenario, window: str = "5m", title: str | None = None, 
         "schemaVersion": SCHEMA_VERSION, "version": 1, "editable": True, "graphTooltip": 1,
         "time": {"from": "now-6h", "to": "now"}, "refresh": "30s", "timezone": "browser",
         "annotations": {"list": []}, "links": [],
-        "templating": {"list": templating},
+        "templating": {"list": _templating(n)},
         "panels": panels,
     }
 
 
-def dashboard_json(scenario: Scenario, window: str = "5m", title: str | None = None, instances=()) -> str:
-    return json.dumps(dashboard(scenario, window, title, instances), indent=2, ensure_ascii=False) + "\n"
+def _k_unknown_panel(n: dict[str, str]) -> dict:
+    """The instances whose E is measured but whose k is unknown: listed, never judged at an assumed k."""
+    return _panel(9, "k unknown: E measured, not judged", "table", (0, 25, 24, 5), [
+        _target("A", f"{n['k_unknown']}{SELECTOR}", "{{instance}} {{model_name}}"),
+    ], description="Instances whose E is measured but whose k (draft tokens per step) the server does not "
+                   "expose and no --instance gives (TGI's --speculate, SGLang without spec_num_steps): no "
+                   "break-even is looked up and no alert fires for them. Give `--instance INSTANCE=K` to "
+                   "`python -m specmodel rules` to judge them.",
+        extra={"options": {"showHeader": True}})
+
+
+def _templating(n: dict[str, str]) -> list[dict]:
+    """The data source, job, instance and model variables."""
+    return [
+        {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
+         "hide": 0, "refresh": 1},
+        _variable("job", "Job", f"label_values({n['tokens_per_step']}, job)"),
+        _variable("instance", "Instance", f'label_values({n["tokens_per_step"]}{{job=~"$job"}}, instance)'),
+        _variable("model", "Model",
+                  f'label_values({n["tokens_per_step"]}{{job=~"$job", instance=~"$instance"}}, model_name)'),
+    ]
+
+
+def dashboard_json(scenario: Scenario, window: str = "5m", title: str | None = None, instances=(),
+                   default_k: int | None = None) -> str:
+    return json.dumps(dashboard(scenario, window, title, instances, default_k), indent=2, ensure_ascii=False) + "\n"

@@ -13,14 +13,20 @@ samples never enter (they are other series):
     job_instance_model_name:spec_decode_drafts:rate<W>                  verify steps that carried drafts, per second
     job_instance_model_name:spec_decode_accepted_tokens:rate<W>         accepted draft tokens per second
     job_instance_model_name:spec_decode_draft_tokens:rate<W>            proposed draft tokens per second (where counted)
-    job_instance_model_name:spec_decode_tokens_per_step:ratio_rate<W>   E = 1 + accepted / drafts (needs no k)
+    job_instance_model_name:spec_decode_tokens_per_step:ratio_rate<W>   E = 1 + accepted / drafts (needs no k), else
+                                                                         the engine's E gauge (SGLang gauge-only
+                                                                         builds, TensorRT-LLM iteration stats)
     job_instance_model_name:spec_decode_draft_acceptance_rate:ratio_rate<W>   accepted / draft tokens (not α)
     job_instance_model_name_position:spec_decode_acceptance_per_position:ratio_rate<W>   p_{i+1} by `position`
     job_instance_model_name:spec_decode_mean_draft_length:ratio_rate<W> draft tokens / drafts (varies on llama.cpp)
+    job_instance_model_name:spec_decode_max_draft_length:count_rate<W>  the longest draft: positions counted, else
+                                                                         SGLang's spec_num_steps
     instance:spec_decode_k:configured                                    k given per instance (--instance), if any
-    job_instance_model_name:spec_decode_k:count_rate<W>                 the instance's k: configured, else the number
-                                                                         of draft positions counted, else SGLang's
-                                                                         spec_num_steps, else the rules' --k
+    job_instance_model_name:spec_decode_k:count_rate<W>                 the instance's k: configured, else its mean
+                                                                         draft length rounded, else the longest, else
+                                                                         TensorRT-LLM's from its E gauge, else --k
+                                                                         where given (`_k_expression`)
+    job_instance_model_name:spec_decode_k_unknown:unless_ratio_rate<W>  1 where E is measured and k is not known
     job_instance_model_name:num_requests_running:avg<W>                 running requests averaged over the window
     job_instance_model_name:generation_tokens:rate<W>                   generated tokens per second
     job_instance_model_name:spec_decode_alpha:lookup_ratio_rate<W>      per-token α giving E at the instance's k
@@ -35,13 +41,16 @@ The break-even E is a step function over batch: `specmodel.model.scenario.predic
 batch sizes (1, 2, 3, 4, 6, 8, 12, ... 2048), each running count taking the value of the nearest grid
 point (geometric midpoints between them); neighbouring steps with the same value are merged. Where
 speculation cannot tie plain decoding with any acceptance (break-even above k + 1) the step holds
-k + 2, so the alert fires for any measured E. One step function per (model, k): the rules' model at
-every k in DEFAULT_KS (and --k), each instance picking the one of its own k; an instance given with
---instance INSTANCE=K[,TARGET] its own (k, target). The alert compares each instance with its own.
+k + 2, so the alert fires for any measured E. One step function per (model, k), each recorded by its own rule
+(label `profile`): the rules' model at every k in DEFAULT_KS (1 to MAX_K), each instance picking the one of its own
+k; an instance given with --instance INSTANCE=K[,TARGET[,DRAFT]] its own (k, target, draft), as
+`specmodel.model.instances.decide` makes it for fleet too. The alert compares each instance with its own; an
+instance without a k has no break-even and is never alerted on.
 
 Engines covered (the counter schemas of `specmodel.metrics.schemas`): vLLM V1, llama.cpp, lmdeploy (vLLM's
-counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`), SGLang (verify calls) and
-TGI (skipped tokens; k is its --speculate, not exposed: give it with --instance). vLLM V0 exposes no
+counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`, or iteration stats with the acceptance-length
+gauge), SGLang (verify calls, or only the spec_accept_length gauge) and TGI (skipped tokens; k is its --speculate,
+not exposed: give it with --instance). vLLM V0 exposes no
 usable counters and is not covered.
 """
 
@@ -54,10 +63,13 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
+from specmodel.bounds import MAX_K
 from specmodel.errors import SpecModelError
-from specmodel.text import clean_name
-from specmodel.model import presets
 from specmodel.model.decide import off_above
+from specmodel.model.instances import InstanceModel, decide, parse_instance
+
+__all__ = ["ALERT", "InstanceModel", "parse_instance", "names", "legacy_names", "rules_document", "rules_yaml",
+           "to_yaml", "break_even_steps", "profiles"]  # InstanceModel and parse_instance live in model/instances.py
 from specmodel.words import summarize
 from specmodel.model.scenario import Scenario, predict, with_changes
 
@@ -76,7 +88,8 @@ LEVEL = "job_instance_model_name"
 # break-even function moves by little between grid points (module docstring)
 BATCH_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 768, 1024,
               1536, 2048)
-DEFAULT_KS = tuple(range(1, 9))  # the k values an instance's own k is looked up among (plus --k and --instance)
+# the k values an instance's own k is looked up among (plus each --instance's): every k the tool accepts
+DEFAULT_KS = tuple(range(1, MAX_K + 1))
 
 _COUNTS = "(vllm|llamacpp|lmdeploy)"
 _TRT = "trtllm[_:]"
@@ -96,10 +109,14 @@ _NAMES = {
     "draft_acceptance_rate": "{L}:spec_decode_draft_acceptance_rate:ratio_rate{w}",
     "per_position": "{L}_position:spec_decode_acceptance_per_position:ratio_rate{w}",
     "mean_draft_length": "{L}:spec_decode_mean_draft_length:ratio_rate{w}",
+    "max_draft_length": "{L}:spec_decode_max_draft_length:count_rate{w}",
     "running": "{L}:num_requests_running:avg{w}",
     "generation": "{L}:generation_tokens:rate{w}",
     "k_configured": "instance:spec_decode_k:configured",
     "k": "{L}:spec_decode_k:count_rate{w}",
+    # 1 for an instance whose E is measured but whose k is neither exposed nor given (TGI without --instance,
+    # SGLang without spec_num_steps): reported, never judged at an assumed k.
+    "k_unknown": "{L}:spec_decode_k_unknown:unless_ratio_rate{w}",
     # A helper the break-even lookup reads: 100000 · profile + running requests (profile: the instance's k, or
     # 100 + the index of its --instance (k, target)), so each lookup term is one cheap comparison.
     "profile_running": "{L}:spec_decode_profile_running:encoded_avg{w}",
@@ -134,46 +151,6 @@ def legacy_names(window: str) -> dict[str, str]:
     return {key: value.format(w=window) for key, value in _LEGACY.items()}
 
 
-@dataclass(frozen=True)
-class InstanceModel:
-    """One instance judged on its own k (and target model), as `--instance INSTANCE=K[,TARGET]` gives it."""
-
-    instance: str  # the `instance` label, e.g. "tgi-0:80"
-    k: int
-    target: str | None = None  # a preset name; None: the rules' own target
-
-    @property
-    def profile(self) -> str:
-        """The label naming this (k, target) pair in instance:spec_decode_k:configured."""
-        return f"k{self.k}" + (f" {self.target}" if self.target else "")
-
-
-def parse_instance(text: str) -> InstanceModel:
-    """`INSTANCE=K` or `INSTANCE=K,TARGET` ("tgi-0:80=2", "10.0.0.7:8000=3,Llama 3.1 70B").
-
-    >>> parse_instance("tgi-0:80=2,Llama 3.1 8B")
-    InstanceModel(instance='tgi-0:80', k=2, target='Llama 3.1 8B')
-    """
-    raw = str(text or "")
-    instance, sep, rest = raw.partition("=")
-    k_text, _, target = rest.partition(",")
-    instance, k_text, target = instance.strip(), k_text.strip(), target.strip()
-    shown = clean_name(raw, 120)[0]
-    if not sep or not instance or not k_text:
-        raise SpecModelError(f"--instance '{shown}' should be INSTANCE=K or INSTANCE=K,TARGET "
-                             "(the instance label as Prometheus shows it, e.g. tgi-0:80=2)")
-    if any(c in instance for c in '"\\{}\n'):
-        raise SpecModelError(f"--instance '{shown}': the instance label may not contain quotes, braces or "
-                             "backslashes")
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise SpecModelError(f"--instance '{shown}': k '{clean_name(k_text, 20)[0]}' is not a whole number") from None
-    if not 1 <= k <= 16:
-        raise SpecModelError(f"--instance '{shown}': k must be 1 to 16 (draft tokens per step), got {k}")
-    return InstanceModel(instance, k, presets.find_model(target).name if target else None)
-
-
 def _sum(expr: str, by: str = BY) -> str:
     return f"sum by ({by}) ({expr})"
 
@@ -182,11 +159,14 @@ def _rate(selector: str, w: str) -> str:
     return f"rate({selector}[{w}])"
 
 
-def recording_expressions(window: str, default_k: int = 4, instances=()) -> dict[str, str]:
-    """PromQL of every recording rule except break-even and α (which need the model), in evaluation
-    order: a rule reads only the ones before it (Prometheus evaluates a group's rules in order)."""
-    n = names(window)
-    w = window
+# Engines' own tokens-per-step gauges (bonus token in), for builds without the counters E comes from: SGLang's
+# spec_accept_length (builds with only the spec_accept_length / spec_accept_rate gauges) and TensorRT-LLM's
+# spec_decode_acceptance_length (iteration stats only, no per-token_position counters).
+GAUGE_E_SERIES = "sglang:spec_accept_length|trtllm[_:]spec_decode_acceptance_length"
+
+
+def _counter_expressions(w: str) -> tuple[str, str, str]:
+    """(drafts, accepted, draft tokens) per second, per engine, each the first form an instance has."""
     drafts = " or ".join([
         _sum(_rate(f'{{__name__=~"{_COUNTS}:spec_decode_num_drafts_total"}}', w)),
         _sum(_rate(f'{{__name__=~"{_TRT}spec_decode_drafted_tokens_total", token_position="0"}}', w)),
@@ -202,11 +182,44 @@ def recording_expressions(window: str, default_k: int = 4, instances=()) -> dict
         f" - on ({BY}) {_sum(_rate(f'sglang:num_requests_total{{{_SGL_RANK}}}', w))}"
         f" - on ({BY}) {_sum(_rate(f'sglang:spec_verify_calls_total{{{_SGL_RANK}}}', w))}, 0)",
         _sum(_rate("tgi_request_skipped_tokens_sum", w)),
+        # TensorRT-LLM with iteration stats only: the per-iteration totals
+        _sum(_rate(f'{{__name__=~"{_TRT}spec_decode_num_accepted_tokens_total"}}', w)),
     ])
     draft_tokens = " or ".join([
         _sum(_rate(f'{{__name__=~"{_COUNTS}:spec_decode_num_draft_tokens_total"}}', w)),
         _sum(_rate(f'{{__name__=~"{_TRT}spec_decode_drafted_tokens_total"}}', w)),
+        _sum(_rate(f'{{__name__=~"{_TRT}spec_decode_num_draft_tokens_total"}}', w)),
     ])
+    return drafts, accepted, draft_tokens
+
+
+def _k_expression(n: dict[str, str], instances, default_k: int | None) -> str:
+    """The instance's k: given with --instance; else its mean draft length (draft tokens ÷ drafts, rounded:
+    variable-length drafts are judged at what was verified on average, fixed ones at their k); else the draft
+    positions it counts or SGLang's spec_num_steps; else, TensorRT-LLM with iteration stats only, draft tokens ÷
+    (accepted ÷ (E − 1)) from its acceptance-length gauge; else the rules' --k where one was given. An instance
+    with none of these has no k: `k_unknown` reports it and no break-even is looked up for it."""
+    parts = []
+    if instances:
+        parts.append(f"({n['running']} * 0 + on (instance) group_left () max by (instance) ({n['k_configured']}))")
+    parts += [
+        f"clamp_min(round({n['mean_draft_length']}), 1)",
+        n["max_draft_length"],
+        f"clamp_min(round({n['draft_tokens']} * on ({BY}) ({n['tokens_per_step']} - 1) / on ({BY}) "
+        f"({n['accepted']} > 0)), 1)",
+    ]
+    if default_k is not None:
+        parts.append(f"({n['tokens_per_step']} * 0 + {int(default_k)})")
+    return "\nor ".join(parts)
+
+
+def recording_expressions(window: str, default_k: int | None = None, instances=()) -> dict[str, str]:
+    """PromQL of every recording rule except break-even and α (which need the model), in evaluation
+    order: a rule reads only the ones before it (Prometheus evaluates a group's rules in order).
+    `default_k`: the k of instances that neither expose one nor are given one (None: reported as unknown)."""
+    n = names(window)
+    w = window
+    drafts, accepted, draft_tokens = _counter_expressions(w)
     by_pos = f"{BY}, position"
     counts_per_pos = _rate(f'{{__name__=~"{_COUNTS}:spec_decode_num_accepted_tokens_per_pos_total"}}', w)
     trt_accepted = _rate(f'{{__name__=~"{_TRT}spec_decode_accepted_tokens_total"}}', w)
@@ -215,26 +228,21 @@ def recording_expressions(window: str, default_k: int = 4, instances=()) -> dict
         "(" + _sum(counts_per_pos, by_pos)
         + " or " + _sum(f'label_replace({trt_accepted}, "position", "$1", "token_position", "(.*)")', by_pos)
         + f") / on ({BY}) group_left {n['drafts']}")
-    # The instance's k: given with --instance, else the draft positions it counts (vLLM's counters make one
-    # series per position up to num_speculative_tokens; TensorRT-LLM one per token_position drafted), else
-    # SGLang's spec_num_steps, else the rules' --k (TGI: not exposed).
-    k_parts = []
-    if instances:
-        k_parts.append(f"({n['running']} * 0 + on (instance) group_left () max by (instance) ({n['k_configured']}))")
-    k_parts += [
-        f"count by ({BY}) ({_sum(counts_per_pos, by_pos)})",
-        f"count by ({BY}) ({_sum(trt_drafted, BY + ', token_position')})",
-        f"max by ({BY}) (sglang:spec_num_steps{{{_SGL_RANK}}})",
-        f"({n['running']} * 0 + {int(default_k)})",
-    ]
+    gauge_e = f'avg by ({BY}) (avg_over_time({{__name__=~"{GAUGE_E_SERIES}", {_SGL_RANK}}}[{w}]))'
     out = {
         n["drafts"]: drafts,
         n["accepted"]: accepted,
         n["draft_tokens"]: draft_tokens,
-        n["tokens_per_step"]: f"1 + {n['accepted']} / {n['drafts']}",
+        # from the counters; else the engine's own gauge (SGLang gauge-only builds, TensorRT-LLM iteration stats)
+        n["tokens_per_step"]: f"1 + {n['accepted']} / {n['drafts']}\nor {gauge_e}",
         n["draft_acceptance_rate"]: f"{n['accepted']} / {n['draft_tokens']}",
         n["per_position"]: per_position,
         n["mean_draft_length"]: f"{n['draft_tokens']} / {n['drafts']}",
+        # the longest draft: the positions counted (one series per num_speculative_tokens), else SGLang's steps
+        n["max_draft_length"]: " or ".join([
+            f"count by ({BY}) ({_sum(counts_per_pos, by_pos)})",
+            f"count by ({BY}) ({_sum(trt_drafted, BY + ', token_position')})",
+            f"max by ({BY}) (sglang:spec_num_steps{{{_SGL_RANK}}})"]),
         n["running"]: _sum(f'avg_over_time({{__name__=~"{RUNNING_SERIES}", {_SGL_RANK}}}[{w}])'),
         n["generation"]: _sum(_rate(f'{{__name__=~"{GENERATION_SERIES}", {_SGL_RANK}}}', w)),
     }
@@ -242,7 +250,8 @@ def recording_expressions(window: str, default_k: int = 4, instances=()) -> dict
         out[n["k_configured"]] = " or ".join(
             f'label_replace(label_replace(vector({m.k}), "instance", "{m.instance}", "", ""), '
             f'"profile", "{m.profile}", "", "")' for m in instances)
-    out[n["k"]] = "\nor ".join(k_parts)
+    out[n["k"]] = _k_expression(n, instances, default_k)
+    out[n["k_unknown"]] = f"{n['tokens_per_step']} * 0 + 1 unless on ({BY}) {n['k']}"
     return out
 
 
@@ -302,11 +311,15 @@ def profiles(scenario: Scenario, instances=()) -> list[Profile]:
     for m in instances:
         seen.setdefault(m.profile, m)
     for i, (label, m) in enumerate(seen.items()):
+        said = f"--instance {m.instance}={m.k}{',' + m.target if m.target else ''}{',' + m.draft if m.draft else ''}"
+        judged = decide(s, None, given=m)  # the one place fleet asks too
+        if judged.scenario is None:
+            raise SpecModelError(f"{said}: {judged.refused or judged.predicted_on}")
         try:
-            own = with_changes(s, k=m.k, target=m.target or s.target).validated()
+            own = judged.scenario.validated()
             break_even_steps(own)
         except SpecModelError as exc:
-            raise SpecModelError(f"--instance {m.instance}={m.k}{',' + m.target if m.target else ''}: {exc}") from None
+            raise SpecModelError(f"{said}: {exc}") from None
         out.append(Profile(own, 100 + i, label))
     for k in sorted(set(DEFAULT_KS) | {int(s.k)}):
         out.append(Profile(with_changes(s, k=k), k))
@@ -324,15 +337,30 @@ def profile_running_expression(window: str, chosen: list[Profile]) -> str:
 
 
 def encoded_break_even_expression(chosen: list[Profile], encoded: str) -> str:
-    """Every profile's break-even steps as comparisons on the encoded (profile, running) series."""
+    """Every profile's break-even steps as comparisons on the encoded (profile, running) series, in one
+    expression (the rules file records one rule per profile instead: `break_even_rules`)."""
+    return "\n  or ".join(_profile_terms(p, encoded) for p in chosen)
+
+
+def _profile_terms(p: Profile, encoded: str) -> str:
+    """One profile's break-even steps: each a comparison on the encoded series, its step's value where it holds."""
     parts = []
-    for p in chosen:
-        base = p.code * PROFILE_SCALE
-        for st in break_even_steps(p.scenario):
-            lo = base - 0.5 if st.lo is None else base + st.lo
-            hi = base + PROFILE_SCALE - 1 if st.hi is None else base + st.hi
-            parts.append(f"({encoded} > {_fmt_exact(lo)} <= {_fmt_exact(hi)}) * 0 + {_fmt(st.break_even)}")
+    base = p.code * PROFILE_SCALE
+    for st in break_even_steps(p.scenario):
+        lo = base - 0.5 if st.lo is None else base + st.lo
+        hi = base + PROFILE_SCALE - 1 if st.hi is None else base + st.hi
+        parts.append(f"({encoded} > {_fmt_exact(lo)} <= {_fmt_exact(hi)}) * 0 + {_fmt(st.break_even)}")
     return "\n  or ".join(parts)
+
+
+def break_even_rules(window: str, chosen: list[Profile]) -> list[dict]:
+    """The break-even series as one recording rule per profile, all under one name, told apart by a `profile`
+    label ("k4", or an --instance's "given k2 Llama 3.1 70B"; each instance falls in one profile). One expression of
+    every profile's steps (64 k values, about 1,000 comparisons) took PromQL seconds per evaluation: its cost
+    grows with the square of its length."""
+    n = names(window)
+    return [{"record": n["break_even"], "expr": _profile_terms(p, n["profile_running"]),
+             "labels": {"profile": f"given {p.label}" if p.label else f"k{p.code}"}} for p in chosen]
 
 
 ALPHA_BISECTIONS = 10  # chosen: α to ±0.0005, finer than any acceptance a counter gives
@@ -382,11 +410,15 @@ def _q(expr: str) -> str:
             '{{ . | first | value | printf "%.2f" }}{{ else }}?{{ end }}')
 
 
-def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
-                   severity: str = "warning", instances=(), legacy: bool = True) -> dict:
-    """The rules file as a dict (one group). Raises SpecModelError for a model that does not fit.
-    `instances`: InstanceModel per instance judged on its own k (and target); `legacy`: also record the
-    names from before the naming convention (copies of the new series)."""
+def _q_then(expr: str, form: str) -> str:
+    """A PromQL instant query inside an alert template, its first value printed with `form`; nothing where
+    the query has no value (an instance whose longest draft is not counted)."""
+    return ('{{ with printf "' + expr + '" $labels.job $labels.instance $labels.model_name | query }}'
+            '{{ . | first | value | printf "' + form + '" }}{{ end }}')
+
+
+def _checked(scenario: Scenario, window: str, for_: str, instances) -> tuple[Scenario, tuple]:
+    """The scenario validated and the --instance list checked, or SpecModelError naming what is wrong."""
     _parse_duration(window)
     if str(for_).strip() not in ("0", "0s"):
         _parse_duration(for_)  # raises with a message naming the value
@@ -400,39 +432,59 @@ def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
     dupes = sorted({m.instance for m in instances if sum(o.instance == m.instance for o in instances) > 1})
     if dupes:
         raise SpecModelError(f"--instance names {', '.join(dupes)} more than once: give each instance once")
+    return s, instances
+
+
+def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
+                   severity: str = "warning", instances=(), legacy: bool = True, default_k: int | None = None) -> dict:
+    """The rules file as a dict (one group). Raises SpecModelError for a model that does not fit.
+    `instances`: InstanceModel per instance judged on its own k (and target); `legacy`: also record the
+    names from before the naming convention (copies of the new series); `default_k`: the k of instances that
+    neither expose one nor are given one (None: their k is recorded as unknown and they are not judged)."""
+    s, instances = _checked(scenario, window, for_, instances)
     n = names(window)
     rules = [{"record": name, "expr": expr}
-             for name, expr in recording_expressions(window, int(s.k), instances).items()]
+             for name, expr in recording_expressions(window, default_k, instances).items()]
     chosen = profiles(s, instances)
     rules.append({"record": n["profile_running"], "expr": profile_running_expression(window, chosen)})
     rules += alpha_rules(window)
-    rules.append({"record": n["break_even"], "expr": encoded_break_even_expression(chosen, n["profile_running"])})
+    rules += break_even_rules(window, chosen)
     if legacy:
         old = legacy_names(window)
         rules += [{"record": old[key], "expr": n[key]} for key in _LEGACY]
+    rules.append(alert_rule(s, window, for_, severity, instances, default_k))
+    return {"groups": [{"name": GROUP, "rules": rules}]}
+
+
+def alert_rule(s: Scenario, window: str, for_: str, severity: str, instances, default_k: int | None) -> dict:
+    """The break-even alert: E below the instance's own break-even while it drafts (or, where no drafts are
+    counted, an engine gauge's E while it generates)."""
+    n = names(window)
     sel = "{job='%s',instance='%s',model_name='%s'}"
     given = "; ".join(f"{m.instance}: k = {m.k}{', ' + m.target if m.target else ''}" for m in instances)
-    rules.append({
+    unknown = (f"else k = {default_k}" if default_k is not None else
+               "else not judged: k unknown, recorded in " + n["k_unknown"])
+    return {
         "alert": ALERT,
         "expr": (f"{n['tokens_per_step']}\n  < on ({BY}) {n['break_even']}\n"
-                 f"and on ({BY}) {n['drafts']} > 0"),
+                 f"and on ({BY}) ({n['drafts']} > 0 or ({n['generation']} > 0 unless on ({BY}) {n['drafts']}))"),
         "for": for_,
         "labels": {"severity": severity},
         "annotations": {
             "summary": ("{{ $labels.instance }} ({{ $labels.job }}): speculative decoding below break-even, "
                         "E = {{ $value | printf \"%.2f\" }} tokens per step < break-even "
                         + _q(n["break_even"] + sel) + " at " + _q(n["running"] + sel) + " running requests, k = "
-                        + _q(n["k"] + sel)),
+                        + _q(n["k"] + sel) + _q_then(n["max_draft_length"] + sel, " (longest draft %.0f)")),
             "description": (f"Measured over {window}: E (tokens per verify step) is below the E at which "
                             f"speculation ties plain decoding at this instance's load and k, so speculation slows "
                             f"this server down. " + advice(s) + "."),
             "model": (f"{s.target} on {s.tp}x {s.gpu}, {s.method}"
-                      f"{' with ' + s.draft.name if s.method.name == 'draft_model' and s.draft else ''}, each instance at its "
-                      f"own k (counted draft positions, else k = {s.k}), context {s.context_len} tokens"
+                      f"{' with ' + s.draft.name if s.method.name == 'draft_model' and s.draft else ''}, each instance "
+                      f"at its own k (its mean draft length, draft tokens ÷ drafts, rounded; else its counted draft "
+                      f"positions; {unknown}), context {s.context_len} tokens"
                       + (f"; given per instance: {given}" if given else "")),
         },
-    })
-    return {"groups": [{"name": GROUP, "rules": rules}]}
+    }
 
 
 HEADER = ("# Generated by `python -m specmodel rules`: recording rules for speculative decoding per instance\n"
@@ -462,5 +514,5 @@ def to_yaml(doc: dict) -> str:
 
 
 def rules_yaml(scenario: Scenario, window: str = "5m", for_: str = "10m", severity: str = "warning",
-               instances=(), legacy: bool = True) -> str:
-    return to_yaml(rules_document(scenario, window, for_, severity, instances, legacy))
+               instances=(), legacy: bool = True, default_k: int | None = None) -> str:
+    return to_yaml(rules_document(scenario, window, for_, severity, instances, legacy, default_k))

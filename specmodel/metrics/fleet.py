@@ -28,13 +28,12 @@ from specmodel.errors import SpecModelError
 from specmodel.fit.saved import SavedFit
 from specmodel.metrics import live, prom, promapi, timed
 from specmodel.metrics import schemas as engines
-from specmodel.model import memory, presets
-from specmodel.model.scenario import Scenario, with_changes
+from specmodel.model.instances import UNKNOWN_MODEL, InstanceModel, decide
+from specmodel.model.scenario import Scenario
 
 SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
 BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what snapshot_from_samples still needs
 CACHE_INFO = "vllm:cache_config_info"
-UNKNOWN_MODEL = "unknown model"  # the verdict of an instance whose model has no preset: not predicted
 TARGET_MODEL_LABELS = ("model_name", "model", "served_model_name", "model_id")  # target labels naming the model
 HISTORY_POINTS = 60  # chosen: points per instance in the E / concurrency chart
 
@@ -128,53 +127,48 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
     return out
 
 
-def instance_scenario(model_name: str | None, base: Scenario) -> tuple[Scenario | None, str]:
-    """(the scenario an instance is predicted on, what it is predicted on in words): its own model's
-    preset (with that preset's usual draft when it is not the sidebar's target), the sidebar's when
-    the instance names no model, None ("unknown model") when the name has no preset."""
-    pair = f"{base.target} + {base.draft}" if base.method.name == "draft_model" else base.target.name
-    if not model_name:
-        return base, f"{pair} (no model label: the sidebar's)"
-    found = presets.parse_model(model_name).model
-    if found is None:
-        return None, UNKNOWN_MODEL
-    if found.name == base.target.name:
-        return base, pair
-    draft = found.default_draft or base.draft
-    own = with_changes(base, target=found, draft=draft)
-    said = f"{found.name} + {draft}" if base.method.name == "draft_model" else found.name
-    tp = _tp_that_fits(own)
-    if tp != own.tp:  # the instance's GPU count is not in its metrics: the fewest GPUs that hold its model
-        own = with_changes(own, tp=tp)
-        said += f", TP {tp} (the fewest {base.gpu} that hold it)"
-    return own, said
+def instance_scenario(model_name: str | None, base: Scenario,
+                      given: InstanceModel | None = None) -> tuple[Scenario | None, str]:
+    """(the scenario an instance is predicted on, what it is predicted on in words), as the one place that
+    decides it for fleet, the rules and the dashboard says (`specmodel.model.instances.decide`); None where it
+    is not predicted (a model with no preset, a draft larger than its target)."""
+    judged = decide(base, model_name, given)
+    return judged.scenario, judged.predicted_on
 
 
-def _tp_that_fits(s: Scenario) -> int:
-    """The scenario's TP, or the smallest larger one on which its target and speculation fit."""
-    for tp in (t for t in memory.TP_CHOICES if t >= s.tp):
-        if memory.target_does_not_fit(s.gpu, tp, s.target, s.context_len) is None and \
-                memory.speculation_does_not_fit(s.gpu, tp, s.target, s.context_len, s.method, s.k, s.draft) is None:
-            return tp
-    return s.tp
-
-
-def _unknown_model_verdict(verdict: live.LiveVerdict, model_name: str) -> live.LiveVerdict:
-    """An instance whose model has no preset: measured figures kept, no prediction, never counted as
-    paying off or losing."""
+def _unknown_model_verdict(verdict: live.LiveVerdict, model_name: str, refused: str | None = None) -> live.LiveVerdict:
+    """An instance whose model has no preset (or whose draft is refused): measured figures kept, no prediction,
+    never counted as paying off or losing."""
     text = (f"'{model_name}' is not a model this tool has a preset for, so no speedup is predicted; its measured "
-            "E and α are shown as measured")
-    return dataclasses.replace(verdict, label=UNKNOWN_MODEL, text=text, advice="", speedup=None, speedup_range=None,
-                               band=None, best_k=None, best_k_speedup=None, crossover_concurrency=None, k_options=(),
+            "E and α are shown as measured") if refused is None else (
+        f"not predicted: {refused}; its measured E and α are shown as measured")
+    return dataclasses.replace(verdict, label=UNKNOWN_MODEL if refused is None else "unknown", text=text, advice="",
+                               speedup=None, speedup_range=None, band=None, best_k=None, best_k_speedup=None,
+                               crossover_concurrency=None, k_options=(),
                                notes=tuple(n for n in verdict.notes if "has no preset" not in n))
 
 
-def judge_instance(stats: prom.LiveStats, base: Scenario, names: live.InputNames) -> tuple[live.LiveVerdict, str]:
-    """The instance's verdict on its own model, and what it was predicted on."""
-    scenario, predicted_on = instance_scenario(stats.model_name, base)
-    if scenario is None:
-        return _unknown_model_verdict(live.live_verdict(stats, base, names), stats.model_name), predicted_on
-    return live.live_verdict(stats, scenario, names), predicted_on
+def judge_instance(stats: prom.LiveStats, base: Scenario, names: live.InputNames,
+                   given: InstanceModel | None = None) -> tuple[live.LiveVerdict, str]:
+    """The instance's verdict on its own model (and the user's override for it), and what it was predicted on."""
+    judged = decide(base, stats.model_name, given)
+    if judged.scenario is None:
+        verdict = live.live_verdict(stats, base, names)
+        return _unknown_model_verdict(verdict, stats.model_name, judged.refused), judged.predicted_on
+    return live.live_verdict(stats, judged.scenario, names), judged.predicted_on
+
+
+def instance_models(report: FleetReport) -> tuple[InstanceModel, ...]:
+    """Each judged instance's k and model as `--instance` gives them, for the rules and the dashboard of the same
+    fleet: they then judge every instance on what fleet judged it on (its target, draft and k now)."""
+    out = {}
+    for i in report.instances:
+        s = i.verdict.scenario
+        if i.predicted_on == UNKNOWN_MODEL or not i.verdict.measured or not s.k or i.instance in out:
+            continue
+        draft = s.draft.name if s.method.name == "draft_model" and s.draft else None
+        out[i.instance] = InstanceModel(i.instance, int(s.k), s.target.name, draft)
+    return tuple(out.values())
 
 
 def instance_judgement(stats: prom.LiveStats, verdict: live.LiveVerdict, fits: tuple[SavedFit, ...],
@@ -226,7 +220,7 @@ class Instance:
     def to_dict(self) -> dict:
         """The `scrape` command's keys, plus instance, job, up, predicted_speedup, predicted_on and last_error."""
         out = live.result_dict(self.instance, self.snapshot, self.stats, self.verdict, self.judgement)
-        del out["url"]
+        del out["url"], out["url_given"]
         return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
                 **out, "predicted_speedup": out["speedup"], "predicted_on": self.predicted_on,
                 "last_error": self.last_error or None}
@@ -308,7 +302,7 @@ def _down_targets(client, server, rows_by_target, relevant_jobs: set[str] | None
 
 
 def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems, fits=(),
-               method=None) -> None:
+               method=None, given=None) -> None:
     """Judge every instance into `instances` (or `problems`), in order, until the work deadline passes:
     the instances left are then one problem saying how many and why (bounds.MAX_WORK_S)."""
     targets = sorted(by_target.items())
@@ -322,13 +316,15 @@ def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instanc
             return
         up_values = [v for l, v in rows if l[SERIES_LABEL] == "up"]
         up = None if not up_values else bool(up_values[0] > 0)
+        own = (given or {}).get(inst)  # the user's --instance for it: its k, target and draft
         try:  # one instance with impossible counters is listed with its reason; the others still show
             found = []
-            for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s, k):
+            for snap, w in windows_for_instance([r for r in rows if r[0][SERIES_LABEL] != "up"], window_s, at_s,
+                                                own.k if own else k):
                 stats = prom.stats_from_window(w)
                 if not stats.model_name and (job, inst) in target_models:
                     stats = dataclasses.replace(stats, model_name=target_models[(job, inst)])
-                verdict, predicted_on = judge_instance(stats, base, names)
+                verdict, predicted_on = judge_instance(stats, base, names, own)
                 judgement = instance_judgement(stats, verdict, fits, method) if fits else None
                 found.append(Instance(job, inst, up, snap, stats, verdict, predicted_on=predicted_on,
                                       judgement=judgement))
@@ -345,15 +341,17 @@ def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instanc
 def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, window: str = "5m",
           selector: str = "", at_s: float | None = None, k: int | None = None,
           names: live.InputNames = live.COMMAND_LINE, fits: tuple[SavedFit, ...] = (),
-          method: str | None = None) -> FleetReport:
+          method: str | None = None, instances=()) -> FleetReport:
     """Every instance's statistics over `window`, held against the model built on `base`
-    (whose α and k stand for instances with speculation off); `k` overrides inferred k; the
+    (whose α and k stand for instances with speculation off); `k` overrides inferred k; `instances`
+    (InstanceModel, as the rules' --instance) give an instance its own k, target and draft; the
     verdicts' notes name the inputs as `names` says. With step fits (`fits`, a calibration's), each instance
     is judged first on the one for its model, k and `method` (metrics/timed.py) and on its own step timing,
     which a second query asks for."""
     window_s = promapi.parse_duration(window)
     at_s = time.time() if at_s is None else float(at_s)
     sel = check_selector(selector)
+    given = {m.instance: m for m in instances}
     samples = promapi.query(client, server, fleet_promql(window, sel), at_s=at_s)
     if fits:
         samples = list(samples) + list(promapi.query(client, server, fleet_timing_promql(window, sel), at_s=at_s))
@@ -363,7 +361,7 @@ def fleet(client: httpx.Client, server: promapi.PromServer, base: Scenario, wind
                   for rows in by_target.values())
     target_models = _target_models(client, server) if unnamed else {}  # only asked when a series names none
     with bounds.work_deadline():
-        _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems, fits, method)
+        _judge_all(by_target, window_s, at_s, k, base, names, target_models, instances, problems, fits, method, given)
     jobs = {i.job for i in instances} | {p["job"] for p in problems}
     down = _down_targets(client, server, by_target, None if sel else jobs)
     if not instances:

@@ -190,8 +190,8 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         notes.append(info("no requests were running in the window: the operating point is placed at batch 1"))
 
     if stats.needs_k:
-        text = (f"E = {stats.tokens_per_step:.3f} tokens per step measured at batch {b}; α, break-even and the "
-                "verdict need k (draft tokens per step), which this server does not expose")
+        text = (f"k unknown: E = {stats.tokens_per_step:.3f} tokens per step measured at batch {b}; α, break-even "
+                "and the verdict need k (draft tokens per step), which this server does not expose")
         return LiveVerdict("unknown", text, names.give_k, b, None, None, None, (), None, None, None, s, False,
                            tuple(notes))
     if not stats.measured:
@@ -382,9 +382,10 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
                 judgement: timed.Judgement | None = None) -> dict:
     """The public JSON of one measurement: `scrape --json`, and each instance of `fleet --json`.
 
-    url is the address asked for, last the window's later snapshot (where the metrics were found,
-    the model names and where k came from), stats the window's statistics, verdict the model's
-    judgement, `judgement` what the verdict rests on (judgement_of; the model on presets where None).
+    url is the address asked for (`url_given`; `url` and `metrics_url` are where the metrics were read, e.g.
+    TensorRT-LLM's /prometheus/metrics after /metrics answered JSON), last the window's later snapshot (where
+    the metrics were found, the model names and where k came from), stats the window's statistics, verdict the
+    model's judgement, `judgement` what the verdict rests on (judgement_of; the model on presets where None).
     Where step times decide (`verdict_rests_on` other than "presets"), `verdict`, `decision`, `verdict_text`
     and `advice` are theirs and the model's stay in `model_verdict`, `model_verdict_text`, `model_advice`,
     `speedup` and its band. The keys are a stable interface: add keys, never rename or drop one.
@@ -394,8 +395,9 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
     judgement = judgement or judgement_of(stats, verdict)
     label, text, advice = headline(verdict, judgement)
     return {
-        "url": scrape.display_url(url), "server": stats.server, "model_name": stats.model_name,
-        "model_names": list(last.model_names), "k": stats.k, "k_source": last.k_source,
+        "url": scrape.display_url(last.source_url or url), "url_given": scrape.display_url(url),
+        "server": stats.server, "model_name": stats.model_name,
+        "model_names": list(last.model_names), "k": stats.k, "k_source": stats.k_source or last.k_source,
         "spec_enabled": stats.spec_enabled, "measured": stats.measured, "source": stats.source,
         "window_s": round(stats.window_s, 3),
         "tokens_per_step": st["tokens_per_step"], "tokens_per_step_ci": st["tokens_per_step_ci"],

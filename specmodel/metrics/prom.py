@@ -79,7 +79,7 @@ class Snapshot:
     model_names: tuple[str, ...]  # every model_name the server exposes
     at: float  # seconds (wall clock of the scrape, or as given)
     k: int | None  # draft tokens per step; None when speculation is off or k is unknown
-    k_source: str  # where k came from, in words
+    k_source: str  # where k came from, or why it is not known, in words ("given", "not exposed: …")
     spec_enabled: bool  # the server exposes speculative-decoding metrics
     counters: dict[str, float] = field(default_factory=dict)  # canonical name -> lifetime value
     per_position: tuple[float, ...] = ()  # lifetime accepted tokens at draft position 0..k-1 (vLLM V1)
@@ -167,6 +167,7 @@ class LiveStats:
     running_low: float | None = None  # lowest and highest reading at the window's scrapes
     running_high: float | None = None
     timing: StepTiming | None = None  # the server's own step timing over the window (metrics/timing.py)
+    k_source: str | None = None  # where k came from, or why it is not known (the mean draft length where drafts vary)
 
     @property
     def measured(self) -> bool:
@@ -464,9 +465,23 @@ def _trtllm_without_positions(counters: dict, gauges: dict) -> str:
         ("spec_decode_num_draft_tokens_total", "draft_tokens" in counters),
         ("spec_decode_num_accepted_tokens_total", "accepted" in counters),
         ("the spec_decode_acceptance_length gauge", "accept_length" in gauges)) if present]
-    return ("unknown: this TensorRT-LLM exposition has " + (", ".join(there) or "no speculative-decoding series")
+    return ("not exposed: this TensorRT-LLM exposition has " + (", ".join(there) or "no speculative-decoding series")
             + " (iteration stats) but no spec_decode_drafted_tokens_total{token_position}, which trtllm-serve writes "
             f"only with return_perf_metrics: true; give k (see {engines.TRTLLM_DOC})")
+
+
+def _trtllm_k_from_gauge(counters: dict, gauges: dict) -> tuple[int | None, str]:
+    """TensorRT-LLM with iteration stats only: no drafts counter, but E (the acceptance-length gauge) = 1 +
+    accepted ÷ drafts gives drafts = accepted ÷ (E − 1), so k = draft tokens ÷ drafts = draft tokens · (E − 1) ÷
+    accepted, rounded (the gauge is the last iteration's, the counters the whole run's: an estimate)."""
+    e, tokens, accepted = gauges.get("accept_length"), counters.get("draft_tokens"), counters.get("accepted")
+    if e is not None and tokens and accepted and e > 1 and accepted > 0:
+        ratio = tokens * (e - 1) / accepted
+        if 0 < ratio <= MAX_K:
+            return acceptance.mean_length_k(ratio), ("draft tokens × (acceptance length − 1) ÷ accepted tokens, "
+                                                     "rounded (TensorRT-LLM iteration stats: no per-token_position "
+                                                     "counters)")
+    return None, _trtllm_without_positions(counters, gauges)
 
 
 def _spec_enabled(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> bool:
@@ -491,10 +506,10 @@ def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges
             if not ratio <= MAX_K:  # 1e300 / 1e-300 is inf: refused with the bound, not an OverflowError
                 raise SpecModelError(f"{tokens:g} draft tokens over {drafts:g} drafts is more than the {MAX_K} "
                                      "drafts per step this tool handles: check the counters")
-            return max(1, round(ratio)), "draft tokens / drafts"
+            return acceptance.mean_length_k(ratio), "draft tokens / drafts"
         if engine.schema == "trtllm":
-            return None, _trtllm_without_positions(counters, gauges)
-        return None, "unknown until drafts are made"
+            return _trtllm_k_from_gauge(counters, gauges)
+        return None, "not known until drafts are made"
     if engine.schema == "tgi":
         return None, engine.k_hint
     if engine.schema == "sglang":
@@ -688,7 +703,7 @@ def _check_count(name: str, value: float | None) -> None:
 
 
 def _why_k(w: SpecWindow) -> str:
-    return (w.k_source or "not exposed").removeprefix("unknown: ")
+    return w.k_source or "not exposed"
 
 
 def stats_from_window(w: SpecWindow) -> LiveStats:
@@ -703,6 +718,7 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
     engine = engines.engine_of(w.server)
     max_len = len(w.per_position) if w.per_position else k
     drafted = w.draft_tokens if engine.counts_draft_tokens else None  # counted, not drafts · k
+    k, k_source = judged_k(w, k, drafted, max_len)
     if not w.spec_enabled:
         notes.append(warning("speculative decoding is off on this server (no speculative-decoding metrics): "
                              "load and throughput are measured, the model predicts what speculation would do"))
@@ -734,9 +750,23 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
         generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
         num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
         source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
-        rate_source=acc.rate_source,
+        rate_source=acc.rate_source, k_source=k_source,
         running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high,
         timing=step_timing(w.timing, w.generation_tokens, w.timing_series) if w.timing else None)
+
+
+def judged_k(w: SpecWindow, k: int | None, drafted: float | None, max_len: int | None) -> tuple[int | None, str]:
+    """(the k a window is judged at, where it came from): where the engine counts the draft tokens and the drafts
+    in the window are shorter on average than the longest (llama.cpp's --draft-p-min, vLLM's n-gram), the mean
+    draft length, rounded: what was verified on average, not the longest draft; else the window's k."""
+    if k is None or drafted is None or not (w.drafts or 0) > 0 or not drafted > 0:
+        return k, w.k_source
+    mean = drafted / w.drafts
+    judged = acceptance.mean_length_k(mean)
+    if judged >= k:
+        return k, w.k_source
+    return judged, (f"mean draft length {mean:.2f} (draft tokens ÷ drafts), rounded; the longest draft is "
+                    f"{max_len or k} ({w.k_source})")
 
 
 def _check_window(w: SpecWindow) -> None:
@@ -798,11 +828,13 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
                              "per draft: the counters do not belong together")
     if longest is not None:
         e = min(e, longest + 1.0)
+    if k is not None and k < (longest or k):  # judged at the mean draft length: E beyond k + 1 is read as k + 1
+        e = min(e, k + 1.0)
     if rate is not None:
         # Tokens within one draft are correlated, so count each draft as one trial: conservative.
         rate_ci = wilson_interval(rate * n, n)
         e_ci = (1.0 + mean_len * rate_ci[0], 1.0 + mean_len * rate_ci[1])
-    if k is not None and w.per_position and len(w.per_position) == k:
+    if k is not None and w.per_position and len(w.per_position) >= k:  # every position counted (up to the longest)
         p = np.minimum(np.asarray(w.per_position, dtype=float) / n, 1.0)
         p = np.minimum.accumulate(p)  # survival cannot rise; guards rounding between counters
         survival = tuple(float(x) for x in p)
@@ -813,8 +845,9 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
                           "tokens per step is measured, but α, break-even and the verdict need k: give k"))
     elif mean_len is not None and max_len and mean_len < max_len - 0.05:
         notes.append(info(f"the draft length varies: {mean_len:.2f} draft tokens per step on average, at most "
-                          f"{max_len}; accepted ÷ drafted is {rate:.3f}, and α is the per-token acceptance "
-                          f"giving E at k = {k}"))
+                          f"{max_len}; accepted ÷ drafted is {rate:.3f}; judged at k = {k}, the mean draft length "
+                          f"rounded (what was verified on average, not the longest draft), and α is the per-token "
+                          f"acceptance giving E at k = {k}"))
     return _WindowAcceptance(e, e_ci, rate, rate_ci, mean_len, survival, survival_ci, conditional, engine.e_source,
                              tuple(notes), rate_source)
 

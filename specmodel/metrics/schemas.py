@@ -54,7 +54,7 @@ class Engine:
     per_position: tuple[str, str] | None = None  # (suffix, label) of accepted tokens per draft position
     drafted_per_position: tuple[str, str] | None = None  # TensorRT-LLM: drafted tokens per position
     generation: str = "generation_tokens"  # canonical counter that measures generated tokens
-    k_hint: str = ""  # where k comes from when the engine does not expose it
+    k_hint: str = ""  # why k is not known, in words ("not exposed …"), where the engine does not expose it
     cannot_know: tuple[str, ...] = ()  # what this engine's metrics do not reveal, in words
     k_unknown: str = ""  # said (before cannot_know) only while k is not known from elsewhere
     source: str = ""  # the engine's file and commit/version the names and meanings come from
@@ -122,7 +122,7 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                    "kv_usage": ("gpu_cache_usage_perc", "mean"),
                    "efficiency": ("spec_decode_efficiency", "mean"),
                    "draft_acceptance_rate": ("spec_decode_draft_acceptance_rate", "mean")},
-           k_hint="unknown: give k (vLLM V0 does not expose it)", timing=_VLLM_TIMING,
+           k_hint="not exposed by vLLM V0: give k", timing=_VLLM_TIMING,
            source="vllm/spec_decode/metrics.py + vllm/engine/metrics.py, vLLM 0.6 to 0.9 (V0 engine)",
            convention="spec_decode_efficiency = E ÷ (k + 1) over the last interval (a gauge); its counters add "
                       "cumulative totals every interval, so only their ratio is used (for k)",
@@ -134,7 +134,7 @@ ENGINES: dict[str, Engine] = {e.server: e for e in (
                    "kv_usage": ("token_usage", "mean"), "accept_length": ("spec_accept_length", "mean"),
                    "draft_acceptance_rate": ("spec_accept_rate", "mean"), "num_steps": ("spec_num_steps", "mean"),
                    "gen_throughput": ("gen_throughput", "sum")},
-           k_hint="unknown (no sglang:spec_num_steps)",
+           k_hint="not exposed: no sglang:spec_num_steps gauge",
            source="python/sglang/srt/metrics/collector.py (SchedulerMetricsCollector), sgl-project/sglang commit 93d0487",
            convention="spec_accept_length = accepted drafts + bonus token per verify (a gauge over the last "
                       "log window); counter form E = (Δgeneration tokens − Δrequests) ÷ Δspec_verify_calls; "

@@ -281,6 +281,13 @@ def from_vllm_percent(rate_percent: float, k: int) -> Acceptance:
     return from_draft_acceptance_rate(rate_percent / 100.0, k)
 
 
+def mean_length_k(mean_draft_length: float) -> int:
+    """The whole draft length a mean draft length (draft tokens ÷ drafts) is judged at: rounded half up, at least
+    1 (5.2 -> 5, 2.5 -> 3), as PromQL's round() does in the rules. Variable-length drafts (llama.cpp's
+    --draft-p-min, vLLM's n-gram) are judged at what was verified on average, not at the longest draft."""
+    return max(1, int(np.floor(float(mean_draft_length) + 0.5)))
+
+
 def from_counts(accepted: float, drafts: float, draft_tokens: float | None = None,
                 k: int | None = None) -> Acceptance:
     """vLLM V1 counters (windowed deltas): E = 1 + accepted / drafts; k = draft_tokens / drafts."""
@@ -291,5 +298,5 @@ def from_counts(accepted: float, drafts: float, draft_tokens: float | None = Non
     if k is None:
         if draft_tokens is None or not np.isfinite(draft_tokens) or draft_tokens <= 0:
             raise SpecModelError("k is unknown: give k or the draft token count")
-        k = round(draft_tokens / drafts)
+        k = mean_length_k(draft_tokens / drafts)
     return from_tokens_per_step(1.0 + accepted / drafts, k, "accepted / drafts counters")

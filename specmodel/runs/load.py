@@ -31,7 +31,8 @@ PROGRESS_EVERY = 5000  # chosen: rows between two progress reports (a 200,000-ro
 # NaN where unknown (draft_depth: NaN = a chain, depth k)
 _NUMERIC = ["concurrency", "request_rate", "k", "temperature", "alpha", "tokens_per_step", "baseline_tok_s",
             "spec_tok_s", "measured_speedup", "context_len", "t_target_ms", "t_draft_ms", "tp", "draft_depth",
-            "branching", "ep", "draft_kv_budget", "alpha_assumed", "proposal_rate", "off_tok_s"]
+            "branching", "ep", "draft_kv_budget", "alpha_assumed", "proposal_rate", "off_tok_s", "draft_acceptance_rate",
+            "max_draft_length"]
 
 
 def read_runs(files, defaults: RunDefaults | None = None, pairs: dict[str, str] | None = None,

@@ -65,6 +65,19 @@ def _float(text: str | None) -> float | None:
     return float(m.group(1)) if m else None
 
 
+def _v1_rate(f: dict[str, str]) -> tuple[float, str] | None:
+    """(accepted ÷ drafted tokens, where it was read) of a V1 line: its Accepted and Drafted token counts,
+    else its draft acceptance rate in percent (`Avg Draft acceptance rate`, older builds `Draft acceptance rate`)."""
+    accepted, drafted = _float(f.get("accepted")), _float(f.get("drafted"))
+    if accepted is not None and drafted:
+        return accepted / drafted, "Accepted / Drafted"
+    for key in ("avg draft acceptance rate", "draft acceptance rate"):
+        percent = _float(f.get(key))
+        if percent is not None:
+            return percent / 100, key.capitalize()
+    return None
+
+
 def parse_lines(text: str, k: int | None = None) -> tuple[list[dict], list[tuple[int, str]]]:
     """(points, problems): one point per spec-decode line, with its line number, time and running."""
     points, problems = [], []
@@ -92,7 +105,8 @@ def parse_lines(text: str, k: int | None = None) -> tuple[list[dict], list[tuple
                 continue
             points.append({"line": lineno, "time": at, "form": "V1", "tokens_per_step": e, "survival": survival,
                            "k": len(survival) if survival else None, "running": running,
-                           "accepted": _float(f.get("accepted")), "drafted": _float(f.get("drafted"))})
+                           "accepted": _float(f.get("accepted")), "drafted": _float(f.get("drafted")),
+                           "rate": _v1_rate(f)})
             continue
         v0 = _V0.search(line)
         if v0:
@@ -110,6 +124,7 @@ def parse_lines(text: str, k: int | None = None) -> tuple[list[dict], list[tuple
                 continue
             points.append({"line": lineno, "time": at, "form": "V0", "tokens_per_step": eff * (kk + 1),
                            "survival": None, "k": kk, "running": running, "efficiency": eff,
+                           "rate": (float(v0.group("rate")), "Draft acceptance rate"),
                            "k_from": "the line" if k_line else "the settings"})
     return points, problems
 
@@ -135,6 +150,8 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
             values["tokens_per_step"] = p["tokens_per_step"]
         if p["k"]:
             values["k"] = p["k"]
+        if p.get("rate") is not None:  # accepted ÷ drafted as logged (runs --json draft_acceptance_rate); E stays
+            values["draft_acceptance_rate"], headers["draft_acceptance_rate"] = p["rate"]  # the line's own
         note = f"vLLM {p['form']} log line {p['line']}" + (f", logged {p['time']}" if p["time"] else "")
         values["notes"] = note
         rec = RunRecord(name, p["line"], f"vLLM {p['form']} log", values, headers)

@@ -17,7 +17,8 @@ Formats (recognised from the content by `looks_like_spec_json`):
 
 Totals are pooled over requests: E = 1 + Σ accepted / Σ steps (every verify step weighs the same), and
 from a histogram the survival p_i = Σ_{j ≥ i} steps_j / Σ steps. Neither format records concurrency:
-the run is judged at the file's `concurrency` if it has one (AIPerf's input_config.loadgen.concurrency),
+the run is judged at the file's `concurrency` if it has one (AIPerf's profiling phase, input_config.phases[i],
+or its input_config.loadgen.concurrency: `_AIPERF_CONCURRENCY`),
 else at batch 1, and the warning says so.
 """
 
@@ -244,9 +245,18 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
 # level keyed by tag (docs/metrics-reference.md, 0.1x), and "records" as a list of {"tag": ...} entries.
 _AIPERF_TAGS = ("output_token_throughput", "request_throughput", "request_count", "total_spec_decode_steps",
                 "pooled_spec_decode_acceptance_histogram")
-# Where the run's concurrency sits: the input config's load generator (every committed layout), the user
-# config's, and a top-level copy.
-_AIPERF_CONCURRENCY = (("input_config", "loadgen", "concurrency"), ("user_config", "loadgen", "concurrency"),
+# Where the run's concurrency sits, by the version that wrote it (read from github.com/ai-dynamo/aiperf):
+# - `input_config.phases[i].concurrency`, the profiling phase (AIPerf 0.11, config v2.0: the export dumps the
+#   BenchmarkConfig, src/aiperf/exporters/metrics_json_exporter.py @ 047d59d, whose `phases` list,
+#   src/aiperf/config/config.py @ 0205ea1, holds each phase's `concurrency` and `kind` warmup | profiling,
+#   src/aiperf/config/phases.py @ 0205ea1; a warmup phase comes first);
+# - `input_config.loadgen.concurrency` (AIPerf 0.1: the export dumps the UserConfig,
+#   aiperf/exporters/json_exporter.py @ db4f639, whose `loadgen` is aiperf/common/config/loadgen_config.py);
+# - `input_config.runtime.concurrency` (exports seen in the field; AIPerf's RuntimeConfig at 0205ea1 has no such
+#   field), `input_config.concurrency` (genai-perf's flat input config), the user config's, a top-level copy.
+MAX_PHASES = 64  # chosen: phases of one AIPerf export looked at (a real one has a warmup and a profiling phase)
+_AIPERF_CONCURRENCY = (("input_config", "phases"), ("input_config", "loadgen", "concurrency"),
+                       ("input_config", "runtime", "concurrency"), ("user_config", "loadgen", "concurrency"),
                        ("input_config", "concurrency"), ("loadgen", "concurrency"), ("concurrency",))
 
 
@@ -271,14 +281,33 @@ def is_aiperf_summary(doc) -> bool:
 
 
 def _aiperf_concurrency(doc: dict) -> tuple[float | None, str]:
+    """(the concurrency the export ran at, where it was read: "input_config.phases[1].concurrency", ...)."""
     for path in _AIPERF_CONCURRENCY:
         cur = doc
         for key in path:
             cur = cur.get(key) if isinstance(cur, dict) else None
-        value = _num(cur)
+        if path[-1] == "phases":
+            value, where = _profiling_phase_concurrency(cur)
+        else:
+            value, where = _num(cur), ".".join(path)
         if value is not None and value >= 1:
-            return value, ".".join(path)
-    return None, ".".join(_AIPERF_CONCURRENCY[0])
+            return value, where
+    return None, "input_config.phases[0].concurrency"
+
+
+def _profiling_phase_concurrency(phases) -> tuple[float | None, str]:
+    """The concurrency of the phase the results are of, in AIPerf's `phases` list: the first whose `kind` (or,
+    where it has none, `name`) is profiling, else the first that is no warmup and not excluded from the results;
+    and where it sits."""
+    if not isinstance(phases, list):
+        return None, ""
+    listed = [(i, p) for i, p in enumerate(phases[:MAX_PHASES]) if isinstance(p, dict)]
+    role = {i: str(p.get("kind") or p.get("name") or "").lower() for i, p in listed}
+    chosen = next(((i, p) for i, p in listed if role[i] == "profiling"), None) or next(
+        ((i, p) for i, p in listed if role[i] != "warmup" and p.get("exclude_from_results") is not True), None)
+    if chosen is None:
+        return None, ""
+    return _num(chosen[1].get("concurrency")), f"input_config.phases[{chosen[0]}].concurrency"
 
 
 def read_aiperf_summary(name: str, doc: dict) -> tuple[list, list]:
@@ -309,10 +338,18 @@ def read_aiperf_summary(name: str, doc: dict) -> tuple[list, list]:
 
 
 def _aiperf_model(doc: dict) -> str | None:
+    """The benchmarked model: `input_config.endpoint.model_names[0]` (AIPerf 0.1), else the first of
+    `input_config.models.items` (0.11's ModelsAdvanced: {"strategy", "items": [{"name"}]}) or a plain list."""
     config = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
     endpoint = config.get("endpoint") if isinstance(config.get("endpoint"), dict) else {}
     models = endpoint.get("model_names")
-    return models[0] if isinstance(models, list) and models and isinstance(models[0], str) else None
+    if isinstance(models, list) and models and isinstance(models[0], str):
+        return models[0]
+    models = config.get("models")
+    items = models.get("items") if isinstance(models, dict) else models
+    first = items[0] if isinstance(items, list) and items else None
+    name = first.get("name") if isinstance(first, dict) else first
+    return name if isinstance(name, str) and name else None
 
 
 def _read_aiperf_summary(name: str, metrics: dict, doc: dict) -> tuple[list, list]:

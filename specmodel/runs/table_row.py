@@ -3,9 +3,12 @@ the pages and `runs --json` read, from the record's names, measured figures and 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from specmodel.runs.meanings import READ_AS
+from specmodel.runs.cells import number
 from specmodel.runs.records import RunRecord
 
 
@@ -42,5 +45,21 @@ def table_row(rec: RunRecord, names, measured, acc, acc_col, *, conc, rate, k, t
         "latency_spec_s": latencies[1] if latencies else np.nan, "k_spread": k_spread,
         "draft_spread": draft_spread, "proposal_rate": proposal_rate, "no_prediction": None,
         "e_from_alpha": acc is not None and acc.source == "α",  # E read from α (i.i.d. acceptance), not measured
+        "draft_acceptance_rate": draft_acceptance_rate(v),
+        # the longest draft, where the row is judged at its mean draft length (k) below it
+        "max_draft_length": number(v.get("max_draft_length")),
     }
     return row
+
+
+def draft_acceptance_rate(values: dict) -> float:
+    """Accepted ÷ drafted tokens (vLLM's draft acceptance rate, not α) where the record states it: the rate
+    itself (a CSV column, a vLLM log line), its percent form (`vllm bench serve`), or the accepted and draft
+    token counts; NaN where it states none or the value is no fraction."""
+    rate = number(values.get("draft_acceptance_rate"))
+    if rate is None and number(values.get("acceptance_rate_percent")) is not None:
+        rate = number(values["acceptance_rate_percent"]) / 100
+    accepted, drafted = number(values.get("accepted_tokens")), number(values.get("draft_tokens"))
+    if rate is None and accepted is not None and drafted:
+        rate = accepted / drafted
+    return float(rate) if rate is not None and math.isfinite(rate) and 0 <= rate <= 1 else np.nan

@@ -151,7 +151,8 @@ def _timing_readouts(stats: LiveStats) -> list[Readout]:
 
 def live_window_line(stats: LiveStats, last: Snapshot, intervals: int) -> str:
     """Which server and model, where k came from, how long the window is and where E came from."""
-    return (f"{last.server}, model {stats.model_name or 'unknown'}, k = {stats.k or '—'} ({last.k_source}); "
+    return (f"{last.server}, model {stats.model_name or 'unknown'}, k = {stats.k or '—'} "
+            f"({stats.k_source or last.k_source}); "
             f"window of {stats.window_s:.0f} s over {intervals} scrape interval(s); E from {stats.source}.")
 
 

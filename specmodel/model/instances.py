@@ -1,0 +1,142 @@
+"""The one place that decides what each served instance is judged on: its target, draft, method, k and TP, from
+the model its labels name and the user's overrides. `fleet`, the Fleet page, `rules` and `dashboard` all ask it,
+so they judge an instance on the same model.
+
+    given = parse_instance("tgi-0:80=2,Llama 3.1 70B")          # --instance INSTANCE=K[,TARGET[,DRAFT]]
+    judged = decide(base, model_name="Qwen/Qwen3-0.6B", given=None, k=4)
+    judged.scenario, judged.predicted_on, judged.refused
+
+Target: the one given for the instance, else the preset its model label names (none: the base's; a name with
+no preset: not predicted), else the base's. Draft (draft-model speculation only): the one given, else the base's
+where the target is the base's, else the target's own default draft, else the first of its family's drafts
+(presets.draft_candidates), else the base's. A draft as large as its target or larger is refused by name: it
+cannot speed that target up, and the prediction would be a number about nothing. TP: the base's, or the fewest
+GPUs of its kind that hold the target and its speculation (an instance's GPU count is not in its metrics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specmodel.bounds import MAX_K
+from specmodel.errors import SpecModelError
+from specmodel.model import memory, presets
+from specmodel.model.scenario import Scenario, with_changes
+from specmodel.text import clean_name
+
+UNKNOWN_MODEL = "unknown model"  # what an instance whose model has no preset is predicted on: nothing
+
+
+@dataclass(frozen=True)
+class InstanceModel:
+    """One instance judged on its own k (and target, draft), as `--instance INSTANCE=K[,TARGET[,DRAFT]]` gives it."""
+
+    instance: str  # the `instance` label, e.g. "tgi-0:80"
+    k: int
+    target: str | None = None  # a preset name; None: the one its labels name, else the base's
+    draft: str | None = None  # a preset name; None: decided as the module docstring says
+
+    @property
+    def profile(self) -> str:
+        """The label naming this (k, target, draft) in the rules (instance:spec_decode_k:configured)."""
+        return f"k{self.k}" + (f" {self.target}" if self.target else "") + (f" + {self.draft}" if self.draft else "")
+
+
+def parse_instance(text: str) -> InstanceModel:
+    """`INSTANCE=K`, `INSTANCE=K,TARGET` or `INSTANCE=K,TARGET,DRAFT` ("tgi-0:80=2", "10.0.0.7:8000=3,Llama 3.1 70B").
+
+    >>> parse_instance("tgi-0:80=2,Llama 3.1 8B")
+    InstanceModel(instance='tgi-0:80', k=2, target='Llama 3.1 8B', draft=None)
+    """
+    raw = str(text or "")
+    instance, sep, rest = raw.partition("=")
+    k_text, _, models = rest.partition(",")
+    target, _, draft = models.partition(",")
+    instance, k_text, target, draft = instance.strip(), k_text.strip(), target.strip(), draft.strip()
+    shown = clean_name(raw, 120)[0]
+    if not sep or not instance or not k_text:
+        raise SpecModelError(f"--instance '{shown}' should be INSTANCE=K, INSTANCE=K,TARGET or INSTANCE=K,TARGET,DRAFT "
+                             "(the instance label as Prometheus shows it, e.g. tgi-0:80=2)")
+    if any(c in instance for c in '"\\{}\n'):
+        raise SpecModelError(f"--instance '{shown}': the instance label may not contain quotes, braces or "
+                             "backslashes")
+    try:
+        k = int(k_text)
+    except ValueError:
+        raise SpecModelError(f"--instance '{shown}': k '{clean_name(k_text, 20)[0]}' is not a whole number") from None
+    if not 1 <= k <= MAX_K:
+        raise SpecModelError(f"--instance '{shown}': k must be 1 to {MAX_K} (draft tokens per step), got {k}")
+    return InstanceModel(instance, k, presets.find_model(target).name if target else None,
+                         presets.find_model(draft).name if draft else None)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What one instance is judged on: a scenario (None: not predicted), in words, and why not where refused."""
+
+    scenario: Scenario | None
+    predicted_on: str  # "Llama 3.1 70B + Llama 3.2 1B, TP 4 (the fewest L40S that hold it)", or UNKNOWN_MODEL
+    refused: str | None = None  # a sentence: why no prediction (a draft larger than its target), else None
+
+
+def draft_too_large(target: presets.Model, draft: presets.Model | None) -> str | None:
+    """Why `draft` cannot draft for `target` (as large or larger), naming both; None where it can."""
+    if draft is None or draft.params_B < target.params_B:
+        return None
+    return (f"the draft {draft.name} ({draft.params_B:.2f}B parameters) is not smaller than the target {target.name} "
+            f"({target.params_B:.2f}B): a draft model must be much smaller than its target to speed it up; give the "
+            f"instance its own draft (--instance INSTANCE=K,{target.name},DRAFT) or judge it with a draft-free method")
+
+
+def _target_of(model_name: str | None, given: InstanceModel | None, base: Scenario) -> presets.Model | None:
+    """The instance's target preset (None: its label names a model with no preset)."""
+    if given is not None and given.target:
+        return presets.find_model(given.target)
+    if not model_name:
+        return base.target
+    return presets.parse_model(model_name).model
+
+
+def _draft_of(target: presets.Model, given: InstanceModel | None, base: Scenario) -> presets.Model | None:
+    """The draft an instance of `target` runs (draft-model speculation only)."""
+    if base.method.name != "draft_model":
+        return base.draft
+    if given is not None and given.draft:
+        return presets.find_model(given.draft)
+    if target.name == base.target.name:
+        return base.draft
+    own = target.default_draft or next(iter(presets.draft_candidates(target.name)), None)
+    return presets.find_model(own) if own else base.draft
+
+
+def decide(base: Scenario, model_name: str | None = None, given: InstanceModel | None = None,
+           k: int | None = None) -> Judged:
+    """What one instance is judged on (module docstring): `model_name` its labels' model, `given` the user's
+    override for it, `k` the k it is judged at (None: the override's, else the base's)."""
+    target = _target_of(model_name, given, base)
+    if target is None:
+        return Judged(None, UNKNOWN_MODEL)
+    draft = _draft_of(target, given, base)
+    refused = draft_too_large(target, draft) if base.method.name == "draft_model" else None
+    pair = f"{target.name} + {draft.name}" if base.method.name == "draft_model" and draft else target.name
+    if refused:
+        return Judged(None, f"not predicted: {pair}", refused)
+    kk = given.k if given is not None else k
+    own = with_changes(base, target=target, draft=draft, **({"k": int(kk)} if kk else {}))
+    said = pair if model_name or given is not None else f"{pair} (no model label: the sidebar's)"
+    if target.name == base.target.name and draft == base.draft:
+        return Judged(own, said)  # the base's own model, on the base's GPUs
+    tp = tp_that_fits(own)
+    if tp != own.tp:  # the instance's GPU count is not in its metrics: the fewest GPUs that hold its model
+        own = with_changes(own, tp=tp)
+        said += f", TP {tp} (the fewest {base.gpu} that hold it)"
+    return Judged(own, said)
+
+
+def tp_that_fits(s: Scenario) -> int:
+    """The scenario's TP, or the smallest larger one on which its target and speculation fit."""
+    for tp in (t for t in memory.TP_CHOICES if t >= s.tp):
+        if memory.target_does_not_fit(s.gpu, tp, s.target, s.context_len) is None and \
+                memory.speculation_does_not_fit(s.gpu, tp, s.target, s.context_len, s.method, s.k, s.draft) is None:
+            return tp
+    return s.tp
