@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pages.parts.calibration import calibration_badge
-from pages.parts.common import base_scenario
+from pages.parts.common import base_scenario_or_stop
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
 from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
 from pages.parts.rules_download import offer_rules
@@ -42,6 +42,7 @@ with st.expander("Credentials (optional; never shown, stored or put in the link)
     token = cred[2].text_input("Bearer token", type="password", key="prom_token")
 
 rules_box = st.expander("Alert and dashboard for your own Prometheus and Grafana")  # filled once the fleet is read
+scenario = base_scenario_or_stop()  # a sidebar choice that makes none (a Custom GPU's bad number): said, then stop
 
 
 def _sample(on: bool) -> None:
@@ -54,7 +55,7 @@ if not url.strip() and not sample:
             "minimal scrape config for vLLM servers.")
     st.button("Try it with a recorded server", key="fleet_try_sample", on_click=_sample, args=(True,),
               help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")
-    offer_rules(rules_box, base_scenario(), window)
+    offer_rules(rules_box, scenario, window)
     st.stop()
 intro = st.container()  # one element whatever it holds
 if sample:
@@ -94,12 +95,12 @@ if st.button("Refresh now", key="fleet_refresh", disabled=sample):
     load.clear()
     load_history.clear()
 try:
-    report = load(url, window, match, user, password, token, base_scenario(), sample)
+    report = load(url, window, match, user, password, token, scenario, sample)
 except SpecModelError as exc:
-    offer_rules(rules_box, base_scenario(), window)
+    offer_rules(rules_box, scenario, window)
     show_error(exc)
     st.stop()
-offer_rules(rules_box, base_scenario(), window, fleet.instance_models(report))  # each instance as the table judges it
+offer_rules(rules_box, scenario, window, fleet.instance_models(report))  # each instance as the table judges it
 
 table = readouts.fleet_shown(report.table())  # 'uncertain' where the band straddles 1.0
 alerts = st.container()  # however many instances lose, are down or unreadable: one block
