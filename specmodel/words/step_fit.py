@@ -23,15 +23,20 @@ def _batches(batches) -> str:
 
 
 def pinned_words(fit: StepFit) -> str:
-    """Which terms the runs pinned and which stayed at the model's values."""
-    pinned = [f"{arm}.{t}" for arm in ("plain", "spec") for t in (getattr(fit, arm).pinned if getattr(fit, arm) else ())]
-    defaults = [f"{arm}.{t}" for arm in ("plain", "spec") for t in (getattr(fit, arm).defaults if getattr(fit, arm) else ())]
+    """Per arm, what the runs pinned of its level and growth with the batch, and what stayed at the model's:
+    "plain step: level and growth from the runs; speculative step: level from the runs, growth the model's"."""
     parts = []
-    if pinned:
-        parts.append("pinned: " + "; ".join(term_words(t) for t in pinned))
-    if defaults:
-        parts.append(f"at the model's values ({fit.shape.described_as}): " + "; ".join(term_words(t) for t in defaults))
-    return ". ".join(parts)
+    for arm in ("plain", "spec"):
+        a = getattr(fit, arm)
+        if a is None:
+            continue
+        said = []
+        if a.pinned:
+            said.append(" and ".join(a.pinned) + " from the runs")
+        if a.defaults:
+            said.append(" and ".join(a.defaults) + f" the model's ({fit.shape.described_as})")
+        parts.append(f"{_ARM[arm]} step: " + ", ".join(said))
+    return "; ".join(parts)
 
 
 def runs_to_pin(fit: StepFit) -> list[str]:
