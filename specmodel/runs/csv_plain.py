@@ -18,7 +18,7 @@ from specmodel.errors import SpecModelError
 from specmodel.text import clean_name
 from specmodel.runs.cells import MIXED, number_styles, plain_text
 from specmodel.runs.csv_rows import csv_records
-from specmodel.runs.records import Problem, RunRecord, too_many_rows
+from specmodel.runs.records import Problem, RunRecord, stopped_reading, too_many_rows
 
 # Plain-CSV headers: canonical name -> accepted spellings (compared after lower-casing and turning
 # spaces, dashes and dots into underscores).
@@ -295,14 +295,6 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
 _SHARED_CELLS = 65_536  # chosen: distinct cells kept to be shared (a sweep repeats its names and k on every row)
 
 
-CHECK_EVERY = 0x4000  # chosen: records between two looks at the clock while rows are read
-
-
-def stopped_reading(name: str, line: int) -> Problem:
-    return Problem(name, line, None, f"not read from this row on: reading stopped after the {bounds.MAX_LOAD_S:g} s "
-                   "limit on processing one load; split the file", "warning")
-
-
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     """The rows after the header that have the header's cells ((line, the cells a record reads, stripped:
     layout.used)), the rows seen, those with a trailing delimiter and whether a cell has a comma; a row with
@@ -315,7 +307,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     commas = False  # whether a cell has a comma (a number may be written with one)
     width, most, pick, get = layout.width, bounds.MAX_ROWS_PER_FILE, layout.pick, same.get
     for seen, (line, cells, trouble) in enumerate(lines):
-        if not seen % CHECK_EVERY and seen and bounds.out_of_time():  # checked every 16,384 records
+        if bounds.stop_due(seen):  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
             break
         if trouble is not None:

@@ -158,6 +158,12 @@ def too_many_rows(name: str, count: int) -> Problem:
                                      "(the limit per file): split the file to read the rest", "warning")
 
 
+def stopped_reading(name: str, line: int) -> Problem:
+    """The warning for a file whose reading stopped at `line` when the load's work deadline passed."""
+    return Problem(name, line, None, f"not read from this row on: reading stopped after the {bounds.MAX_LOAD_S:g} s "
+                   "limit on processing one load; split the file", "warning")
+
+
 def fallback_line(fallbacks: dict, total_rows: int, defaults: RunDefaults | None = None) -> str | None:
     """One sentence for the top of a report: rows predicted on a fallback and the names not
     recognised, or None when every row used its own presets. defaults (RunTable.defaults) names

@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel import bounds
 from specmodel.bounds import MAX_K, check_k
 from specmodel.files import load_json
-from specmodel.runs.cells import model_key
+from specmodel.runs.cells import model_key, number
 from specmodel.runs.records import Problem, RunRecord
 
 _MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"', '"speculative_decoding_stats"',
@@ -51,11 +52,8 @@ def looks_like_spec_json(text: str) -> bool:
 
 
 def _num(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return v if math.isfinite(v) else None
+    """x as a finite float, or None: the one number parser (cells.number), true/false no number."""
+    return number(x)
 
 
 def _documents(text: str) -> list[tuple[int, object]]:
@@ -68,6 +66,9 @@ def _documents(text: str) -> list[tuple[int, object]]:
         return [(i, d) for i, d in enumerate(doc, start=1)] if isinstance(doc, list) else [(1, doc)]
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if bounds.stop_due(lineno):
+            raise SpecModelError(f"reading stopped at line {lineno:,} after the {bounds.MAX_LOAD_S:g} s limit on "
+                                 "processing one load; split the file")
         line = line.strip()
         if line.startswith("data:"):
             line = line[5:].strip()

@@ -1,0 +1,89 @@
+"""Issue 41: a shared instance no file, log line or label can slow down, crash or dress up. One test (or
+more) per numbered defect, each failing on the code before the fix, asserting what a user notices: no
+traceback (exit 2 and one line naming the file or flag), no link or formatting from user text, CLI lines
+bounded, a reason for every row left out. The test names carry the defect's number."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specmodel import bounds, runs
+from specmodel.runs import logs
+
+ROOT = Path(__file__).resolve().parent.parent
+BIG = "9" * 5000  # past int()'s 4,300 digits and any float
+V1 = ("INFO 09-16 05:26:58 SpecDecoding metrics: Mean acceptance length: 2.05, Accepted: 90 tokens, Drafted: 90 "
+      "tokens, Per-position acceptance rate: 0.566, 0.309, 0.177")
+GOOD_CSV = b"workload,alpha,k,concurrency\nchat,0.7,4,1\n"
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+def _one_line_error(done: subprocess.CompletedProcess, *words: str) -> None:
+    """Exit 2, one line on stderr naming what it is about, no traceback."""
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr[-2000:]
+    assert len(done.stderr) < 2100
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+# --- 2: the vLLM log reader is linear in a line's length, and looks at the load deadline -------------
+
+@pytest.mark.timeout(60)  # a guard, not a timing: the old reader took minutes for this line (7.9 s for 1.2 MB)
+def test_2_a_6_mb_per_position_list_reads_in_one_pass():
+    line = "SpecDecoding metrics: Mean acceptance length: 2.05, Per-position acceptance rate: " + \
+        ", ".join(["0.123456"] * 600_000)
+    (point,), problems = logs.parse_lines("Running: 4 reqs\n" + line)
+    assert point["k"] == 600_000 and not problems  # the row is then refused by its k, by name
+    table = runs.read_runs([("long.log", ("Running: 4 reqs\n" + line).encode())])
+    assert table.rows.empty and any("600,000 positions" in p.message for p in table.problems)
+
+
+@pytest.mark.timeout(60)
+def test_2_a_long_field_continued_by_many_pieces_is_joined_once():
+    fields = logs._fields("A: 1, B: " + ", ".join(["x"] * 400_000))
+    assert fields["a"] == "1" and fields["b"].count(",") == 399_999
+
+
+def test_2_the_load_deadline_stops_a_log_of_many_lines_and_says_where(monkeypatch):
+    clock = iter(range(10**7))
+    monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+    monkeypatch.setattr(bounds, "MAX_LOAD_S", 2.0)
+    text = "\n".join([V1] * (bounds.CHECK_EVERY * 3))
+    table = runs.read_runs([("many.log", text.encode())])
+    (stop,) = [p for p in table.problems if p.message.startswith("not read from this line on")]
+    assert "limit on processing one load" in stop.message
+    assert stop.row % bounds.CHECK_EVERY == 0 and stop.row < bounds.CHECK_EVERY * 3
+    assert 0 < len(table.rows) < bounds.CHECK_EVERY * 3
+
+
+def test_2_the_load_deadline_is_looked_at_inside_a_line_of_many_pieces(monkeypatch):
+    clock = iter(range(10**7))
+    monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
+    with bounds.work_deadline(2.0):
+        fields = logs._fields("A: 1, B: " + ", ".join(["x"] * (bounds.CHECK_EVERY * 4)))
+    assert fields["b"].count(",") < bounds.CHECK_EVERY * 2  # stopped, not read to the end
+
+
+# --- 4: no traceback for huge numbers, a bad log among good files, a stream that cannot encode α -------
+
+@pytest.mark.parametrize("log, words", [
+    (f"Running: {BIG} reqs\n{V1}\n", "'Running: N reqs'"),
+    (f"Speculative metrics: Draft acceptance rate: 0.655, System efficiency: 0.649, Number of speculative tokens: "
+     f"{'9' * 400}, Number of accepted tokens: 5\n", "'Number of speculative tokens'"),
+    (f"SpecDecoding metrics: Mean acceptance length: {BIG}.5, Accepted: 90 tokens\n", "'Mean acceptance length'"),
+])
+def test_4_a_huge_number_in_a_log_field_is_named_and_the_other_files_still_load(log, words):
+    table = runs.read_runs([("good.csv", GOOD_CSV), ("bad.log", log.encode())])
+    assert "good.csv" in set(table.rows["file"])
+    said = [p for p in table.problems if p.file == "bad.log" and words in p.message]
+    assert said and "digits" in said[0].message and said[0].row == 1
