@@ -5,6 +5,7 @@ bounded, a reason for every row left out. The test names carry the defect's numb
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from specmodel import bounds, runs
+from specmodel import SpecModelError, bounds, numbers, runs
 from specmodel.runs import logs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,3 +88,38 @@ def test_4_a_huge_number_in_a_log_field_is_named_and_the_other_files_still_load(
     assert "good.csv" in set(table.rows["file"])
     said = [p for p in table.problems if p.file == "bad.log" and words in p.message]
     assert said and "digits" in said[0].message and said[0].row == 1
+
+
+# --- 7: one number parser ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [("12", 12.0), (" -0.75 ", -0.75), (".5", 0.5), ("1.", 1.0),
+                                         ("1.5E+03", 1500.0), ("1e-05", 1e-05), ("+Inf", math.inf),
+                                         ("-inf", -math.inf), (3, 3.0), (2.5, 2.5)])
+def test_7_the_number_parser_reads_what_spreadsheets_and_engines_write(text, value):
+    assert numbers.read_number(text) == value
+    assert math.isnan(numbers.read_number("NaN"))
+
+
+@pytest.mark.parametrize("text, words", [("1_0", "underscore"), ("\u0664", "digits other than 0-9"),
+                                         ("\uff14", "digits other than 0-9"), (BIG, "5,000 digits"),
+                                         ("0x10", "is not a number"), ("", "empty"), (True, "true/false")])
+def test_7_the_number_parser_refuses_the_rest_by_name(text, words):
+    with pytest.raises(SpecModelError, match=words):
+        numbers.read_number(text)
+    assert numbers.number_or_none(text) is None
+
+
+@pytest.mark.parametrize("cell, words", [("1_0", "underscore"), ("\u0664", "digits other than 0-9"),
+                                         ("0." + "1" * 60, "61 digits")])
+def test_7_a_csv_cell_no_spreadsheet_writes_refuses_its_row_by_name_alone_or_in_a_sweep(cell, words):
+    text = f"workload,alpha,k,concurrency\nchat,0.7,4,1\nchat,0.7,4,2\nchat,0.7,4,{cell}\n"  # the sweep's fast path
+    table = runs.read_runs([("sweep.csv", text.encode())])
+    assert list(table.rows["concurrency"]) == [1, 2]
+    (said,) = [p for p in table.problems if p.row == 4]
+    assert said.column == "concurrency" and words in said.message
+
+
+@pytest.mark.parametrize("flag, value, words", [("--window", "1_0", "underscore"),
+                                                ("--window", "\u0665", "digits other than 0-9")])
+def test_7_a_flag_no_one_types_is_refused_by_name(flag, value, words):
+    _one_line_error(_cli("scrape", "http://127.0.0.1:9/metrics", flag, value), flag, words)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from specmodel.numbers import read_number
 from specmodel.errors import SpecModelError
 from specmodel.files import load_json, read_file
 from specmodel.text import clean_name
@@ -85,7 +86,7 @@ def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec") -> GPU:
         if key not in spec or spec[key] in (None, ""):
             continue
         try:
-            values[field] = float(spec[key])
+            values[field] = read_number(spec[key])
         except (TypeError, ValueError):
             bound = GPU_BOUNDS[field]
             raise SpecModelError(f"{said_as}: {key} must be a number in {bound.lo:g}-{bound.hi:g}, "

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
+from specmodel.numbers import read_number
+from specmodel.text import clean_name
 from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import require_physical
 from specmodel.model.parameters import PARAMETERS
@@ -32,7 +34,7 @@ def efficiency_from_link(raw: str) -> Efficiency:
     for name, text in zip(CAL_FIELDS, parts):
         lo, hi, unit, words = PARAMETERS[name][:4]
         try:
-            value = float(text)
+            value = read_number(text)
         except ValueError:
             raise SpecModelError(f"the link's calibration value for {name} ({words}) is not a number") from None
         if not math.isfinite(value) or not lo <= value <= hi:
@@ -69,12 +71,13 @@ def number_problems(params: dict, bounds: dict[str, tuple[float, float, str]]) -
         if raw is None:
             continue
         try:
-            value = float(raw)
+            value = read_number(raw)
             ok = lo <= value <= hi and ("whole" not in what or value == int(value))
         except (ValueError, OverflowError):
             ok = False
         if not ok:
-            problems.append(f"The link's {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
+            problems.append(f"The link's {key}={clean_name(raw, 40)[0]} is not a valid number of {what} between {lo:g} and "
+                            f"{hi:,.10g}: "
                             "the default is used instead; set the value above.")
     return problems
 
