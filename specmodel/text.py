@@ -8,6 +8,7 @@ Markdown) and `terminal_text` (what reaches a terminal). The bounds on text show
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
 
@@ -73,6 +74,44 @@ def terminal_text(text: str) -> str:
         return text
     return "".join(c if c in "\n\t" or c.isprintable() else " " if unicodedata.category(c) in ("Zs", "Zl", "Zp")
                    else "" for c in text)
+
+
+# What the tool's own words write outside ASCII, spelled in ASCII for a stream that cannot encode them
+# (PYTHONIOENCODING=ascii, a cron job's C locale, a Windows console): the rest decomposes (é -> e) or
+# becomes "?".
+ASCII_FALLBACKS = str.maketrans({
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "Δ": "delta", "η": "eta", "λ": "lambda", "μ": "u",
+    "µ": "u", "σ": "sigma", "τ": "tau", "≠": "!=", "≤": "<=", "≥": ">=", "≈": "~", "…": "...", "×": "x",
+    "÷": "/", "·": "*", "−": "-", "–": "-", "—": "--", "→": "->", "←": "<-", "↑": "^", "↓": "v", "±": "+/-",
+    "′": "'", "‘": "'", "’": "'", "“": '"', "”": '"', "«": '"', "»": '"', "°": " deg", "√": "sqrt", "∞": "inf",
+    "²": "^2", "³": "^3", "⁻": "^-", "¹": "^1", "⁰": "^0", "½": "1/2", "¼": "1/4", "✓": "ok", "✗": "x", "•": "*",
+    "\u00a0": " ", "\u202f": " ", "\u2009": " ", "€": "EUR",
+})
+
+
+def _spelled_in_ascii(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """The codec error handler behind `encodable`: the characters a stream cannot encode, in ASCII."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    part = unicodedata.normalize("NFKD", exc.object[exc.start:exc.end].translate(ASCII_FALLBACKS))
+    kept = "".join(c for c in part if not unicodedata.combining(c))
+    return "".join(c if c.isascii() else "?" for c in kept), exc.end
+
+
+codecs.register_error("specmodel_ascii", _spelled_in_ascii)
+
+
+def encodable(text: str, encoding: str) -> str:
+    """`text` as a stream with `encoding` can write it: unchanged where it can; else each character it
+    cannot encode spelled in ASCII (the tool's symbols: α -> alpha, ≠ -> !=, … -> ...; accents dropped,
+    é -> e; the rest '?'). The command line prints on any locale this way (cli.output.SafeStream)."""
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, "specmodel_ascii").decode(encoding)
+    except LookupError:  # an encoding Python does not know: ASCII, which every stream writes
+        return text.encode("ascii", "specmodel_ascii").decode("ascii")
 
 
 def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:

@@ -36,6 +36,7 @@ from specmodel import Scenario, bounds
 from specmodel.errors import SpecModelError
 from specmodel.metrics import fleet, promapi
 from specmodel.model.scenario import with_changes
+from specmodel.text import safe_text
 from tests.fuzz_structured import MAX_BYTES, _sized
 from tests.replay import start_quiet_server
 
@@ -116,7 +117,9 @@ def _instance(draw, number: int) -> dict:
               "health": "up" if up != "0" else "down", "lastError": draw(st.sampled_from(
                   ["", "connection refused", "[x](http://evil.example) \x1b[31m", "e" * 500])),
               "scrapeUrl": f"http://u:secret@{instance or 'h'}/metrics"}
-    return {"rows": out, "target": target, "key": (where.get("job", ""), where.get("instance", "")),
+    # the labels as the fleet shows them (promapi reads every label through the text-safety function)
+    key = (safe_text(where.get("job", "")), safe_text(where.get("instance", "")))
+    return {"rows": out, "target": target, "key": key,
             "data": data and bool(rows)}
 
 

@@ -90,6 +90,63 @@ def test_4_a_huge_number_in_a_log_field_is_named_and_the_other_files_still_load(
     assert said and "digits" in said[0].message and said[0].row == 1
 
 
+@pytest.mark.parametrize("command", [["scrape", "http://127.0.0.1:9/metrics"], ["fleet", "http://127.0.0.1:9/"]])
+def test_4_a_5000_digit_window_is_one_line_and_exit_2(command):
+    window = BIG + ("m" if command[0] == "fleet" else "")
+    _one_line_error(_cli(*command, "--window", window), "9999")
+
+
+def test_4_the_cli_prints_on_a_stream_that_cannot_encode_alpha():
+    done = _cli("predict", "--alpha", "0.7", "--k", "4", env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "alpha=0.70" in done.stdout and done.stdout.isascii()
+
+
+def test_4_ascii_fallbacks_spell_the_tools_symbols():
+    from specmodel.text import encodable
+    assert encodable("α ≠ 0.7… × é ≤ 2", "ascii") == "alpha != 0.7... x e <= 2"
+    assert encodable("α × é", "latin-1") == "alpha × é"  # only what the encoding lacks
+    assert encodable("α", "utf-8") == "α"
+
+
+# --- 5: CLI lines are cut and a label cannot forge one ----------------------------------------------
+
+def test_5_a_100000_character_instance_is_refused_by_name_in_one_line():
+    _one_line_error(_cli("rules", "--instance", "a" * 100_000 + "=4"), "--instance", "100,000 characters")
+
+
+def test_5_every_line_the_cli_prints_is_cut_except_inside_a_document():
+    import io
+
+    from specmodel.cli.output import SafeStream, document
+    from specmodel.text import MAX_MESSAGE_CHARS
+    inner = io.StringIO()
+    out = SafeStream(inner)
+    out.write("x" * 5_000_000 + "\nshort\n")
+    out.write("y" * (MAX_MESSAGE_CHARS - 2))
+    out.write("zzzz")
+    out.write("\n")
+    with document(out):
+        out.write("{" + "j" * 10_000 + "}\n")
+    lines = inner.getvalue().splitlines()
+    assert [len(line) for line in lines[:3]] == [MAX_MESSAGE_CHARS, 5, MAX_MESSAGE_CHARS]
+    assert lines[0].endswith("…") and lines[2].endswith("…") and len(lines[3]) == 10_002
+
+
+def test_5_a_model_label_with_a_newline_cannot_forge_a_line_of_scrape(capsys):
+    from specmodel import cli
+    from tests import replay
+    from tests.replay import ReplayServer
+    forged = "m\\nFAKE: speculation pays off 9.99x"  # the exposition's escape: the label holds a line break
+    text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", forged)
+    with ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        code = cli.main(["scrape", srv.url, "--window", "0.2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert not any(line.startswith("FAKE") for line in (out + err).splitlines())
+    assert "m FAKE: speculation pays off 9.99x" in out
+
+
 # --- 7: one number parser ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, value", [("12", 12.0), (" -0.75 ", -0.75), (".5", 0.5), ("1.", 1.0),
@@ -119,7 +176,86 @@ def test_7_a_csv_cell_no_spreadsheet_writes_refuses_its_row_by_name_alone_or_in_
     assert said.column == "concurrency" and words in said.message
 
 
+@pytest.mark.parametrize("position, words", [("1_0", "underscore"), ("\u0661", "digits other than 0-9"),
+                                             (BIG, "5,000 digits")])
+def test_7_a_prometheus_position_label_no_engine_writes_is_refused_by_name(position, words):
+    from specmodel.metrics import prom
+    text = ('vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10\n'
+            'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 8\n'
+            f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="0",model_name="m",position="{position}"}} 4\n')
+    with pytest.raises(SpecModelError, match=words):
+        prom.parse_snapshot(text)
+
+
 @pytest.mark.parametrize("flag, value, words", [("--window", "1_0", "underscore"),
                                                 ("--window", "\u0665", "digits other than 0-9")])
 def test_7_a_flag_no_one_types_is_refused_by_name(flag, value, words):
     _one_line_error(_cli("scrape", "http://127.0.0.1:9/metrics", flag, value), flag, words)
+
+
+def test_7_a_fleet_window_with_an_underscore_or_other_digits_is_no_window():
+    from specmodel.metrics import promapi
+    for text in ("1_0m", "\u0665m"):
+        with pytest.raises(SpecModelError, match="not a time window"):
+            promapi.parse_duration(text)
+
+
+def test_4_a_5000_digit_fleet_window_from_a_share_link_is_a_message_not_the_generic_error():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["prom_url"] = "http://127.0.0.1:9"
+    at.query_params["fleet_window"] = BIG + "m"  # a share link: the page showed the generic error (a traceback)
+    at.run()
+    at.switch_page("pages/fleet.py").run()
+    assert not at.exception
+    shown = [e.value for e in at.error]
+    assert any("longer than the 3660 days" in e for e in shown) and max(map(len, shown)) < 600, shown
+
+
+# --- 8: a 200,000-character instance label is cut where it is read --------------------------------
+
+def _fleet_routes(instance: str, job: str = "vllm") -> dict:
+    """The three Prometheus answers (tests/fuzz_fleet.py's server) for one vLLM instance with these labels."""
+    import json
+
+    from tests.fuzz_fleet import AT_S, ENGINES
+    rows = [({**labels, "job": job, "instance": instance}, repr(float(v))) for labels, v in ENGINES["vllm_v1_specdecode"]]
+    vector = [{"metric": labels, "value": [AT_S, v]} for labels, v in rows]
+    matrix = [{"metric": labels, "values": [[AT_S - 60, v]]} for labels, v in rows]
+    targets = {"activeTargets": [{"labels": {"job": job, "instance": instance}, "health": "up", "lastError": "",
+                                  "scrapeUrl": "http://h/metrics"}]}
+    answer = lambda kind, result: json.dumps({"status": "success", "data": {"resultType": kind, "result": result}})  # noqa: E731
+    return {"/api/v1/query": answer("vector", vector).encode(), "/api/v1/query_range": answer("matrix", matrix).encode(),
+            "/api/v1/targets": json.dumps({"status": "success", "data": targets}).encode()}
+
+
+def test_8_the_fleet_page_cuts_a_200000_character_instance_label():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.fuzz_fleet import _Routes, server_url
+    long_label = "i" * 200_000
+    with _Routes.lock:
+        _Routes.answers = _fleet_routes(long_label)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params["prom_url"] = server_url()
+        at.run()
+        at.switch_page("pages/fleet.py").run()
+    assert not at.exception
+    for frame in at.dataframe:
+        cells = frame.value.astype(str)
+        assert cells.map(len).max().max() <= 200, "a table cell longer than a label is shown"
+    page = " ".join(str(e.value) for kind in ("error", "warning", "info", "caption", "markdown")
+                    for e in getattr(at, kind))
+    assert "i" * 201 not in page
+
+
+def test_5_an_instance_label_with_a_newline_cannot_forge_a_line_of_fleet(capsys):
+    from specmodel import cli
+    from tests.fuzz_fleet import _Routes, server_url
+    with _Routes.lock:
+        _Routes.answers = _fleet_routes("gpu-0\nFAKE: speculation pays off 9.99x")
+        code = cli.main(["fleet", server_url()])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert not any(line.startswith("FAKE") for line in (out + err).splitlines())
+    assert "gpu-0 FAKE" in out

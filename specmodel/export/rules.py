@@ -55,7 +55,8 @@ import numpy as np
 import yaml
 
 from specmodel.errors import SpecModelError
-from specmodel.text import clean_name
+from specmodel.numbers import whole_number
+from specmodel.text import MAX_LABEL_CHARS, clean_name
 from specmodel.model import presets
 from specmodel.model.decide import off_above
 from specmodel.words import summarize
@@ -165,9 +166,12 @@ def parse_instance(text: str) -> InstanceModel:
     if any(c in instance for c in '"\\{}\n'):
         raise SpecModelError(f"--instance '{shown}': the instance label may not contain quotes, braces or "
                              "backslashes")
+    if len(instance) > MAX_LABEL_CHARS:  # it is written into every rule: 100,000 characters made lines of as many
+        raise SpecModelError(f"--instance '{shown}': the instance label has {len(instance):,} characters, more than "
+                             f"the {MAX_LABEL_CHARS} of a label this tool writes")
     try:
-        k = int(k_text)
-    except ValueError:
+        k = whole_number(k_text, "k")
+    except SpecModelError:
         raise SpecModelError(f"--instance '{shown}': k '{clean_name(k_text, 20)[0]}' is not a whole number") from None
     if not 1 <= k <= 16:
         raise SpecModelError(f"--instance '{shown}': k must be 1 to 16 (draft tokens per step), got {k}")
