@@ -42,11 +42,10 @@ def link_popover(sb, calibrated: bool, page_path: str) -> None:
     with sb.popover("Copy link to this view", width="stretch"):
         holds = "these inputs" + (" and the whole calibration" if calibrated else "")
         if files:
-            names = ", ".join(name for name, _ in files)  # made inert with the whole message below
-            st.warning(no_links(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot "
-                                "travel in a link, so whoever opens it sees this page without them. To share the "
-                                "review, send the **Report (HTML)** from Export at the bottom of the page, or the "
-                                "runs below."))
+            names = ", ".join(name for name, _ in files)
+            st.warning(f"This link holds {no_links(holds)}, **not the uploaded runs** ({no_links(names)}): uploads cannot "
+                       "travel in a link, so whoever opens it sees this page without them. To share the review, "
+                       "send the **Report (HTML)** from Export at the bottom of the page, or the runs below.")
             st.download_button("The uploaded runs (zip)", runs_zip(files), file_name="runs.zip",
                                mime="application/zip", key="link_runs_zip", on_click="ignore")
         else:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from specmodel import bounds
 from specmodel.errors import SpecModelError
+from specmodel.text import safe_text
 from specmodel.model import acceptance
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.assumed import published_acceptance
@@ -68,7 +69,8 @@ def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -
 
 def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records, problems = _records(files, defaults)
-    records, pair_problems = pair_arms(records, pairs or {})
+    # files are named as they may be shown (sniff.name_and_bytes): the pairs name them the same way
+    records, pair_problems = pair_arms(records, {safe_text(k): safe_text(v) for k, v in (pairs or {}).items()})
     problems.extend(pair_problems)
     rows = _Rows()
     same_tree: list[bool] = []

@@ -13,6 +13,7 @@ from typing import Mapping
 import pandas as pd
 
 from specmodel import bounds
+from specmodel.text import MAX_MESSAGE_CHARS, safe_text
 
 # Canonical columns of the run table, in display order (docs/formats.md explains each).
 COLUMNS = [
@@ -65,16 +66,22 @@ class Problem:
     severity: str = "error"  # "error": the row was not loaded; "warning": loaded with a fallback
     reason: str | None = None  # why a row was refused, a short code counted in the summary (REFUSAL_REASONS)
 
+    def __post_init__(self):
+        if isinstance(self.column, str) and not (len(self.column) <= 80 and self.column.isprintable()):
+            object.__setattr__(self, "column", safe_text(self.column))  # a header as it may be shown: one line, cut
+
     def where(self) -> str:
-        parts = [self.file]
+        """"f.csv, row 3, column 'gpu'": the file's and the column's names as they may be shown (one line,
+        cut: a header with a line break forged a line of `runs`)."""
+        parts = [safe_text(self.file)]
         if self.row is not None:
             parts.append(f"row {self.row}")
         if self.column:
-            parts.append(f"column '{self.column}'")
+            parts.append(f"column '{safe_text(self.column)}'")
         return ", ".join(parts)
 
     def __str__(self) -> str:
-        return f"{self.where()}: {self.message}"
+        return f"{self.where()}: {safe_text(self.message, MAX_MESSAGE_CHARS)}"
 
     def at_row(self, row: int | None) -> "Problem":
         """The same problem on another row (rows alike share what is said of them)."""
@@ -200,14 +207,14 @@ class ProblemGroup:
     def where(self, max_rows: int = 12) -> str:
         """"f.csv, rows 3, 7, 9 (3 rows), column 'gpu'": the file, the rows (the first max_rows), the column."""
         numbered = [r for r in self.rows if r is not None]
-        where = [self.file]
+        where = [safe_text(self.file)]
         if len(numbered) == 1:
             where.append(f"row {numbered[0]}")
         elif numbered:
             shown = ", ".join(map(str, numbered[:max_rows])) + (", ..." if len(numbered) > max_rows else "")
             where.append(f"rows {shown} ({len(numbered)} rows)")
         if self.column:
-            where.append(f"column '{self.column}'")
+            where.append(f"column '{safe_text(self.column)}'")
         return ", ".join(where)
 
 
