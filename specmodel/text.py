@@ -71,6 +71,17 @@ def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) 
     return text
 
 
+def marked_name(value, limit: int = MAX_LABEL_CHARS) -> str:
+    """A name as safe_text shows it, but with its invisible characters named instead of dropped: a
+    zero-width space or a direction mark (any control or format character but a line break or a tab) reads
+    <U+200B>, so a header 'concu\u200brrency' is not reported as the clean 'concurrency' it looks like."""
+    text = str(value)[:limit * 4 + 64]
+    if not text.isprintable():
+        text = "".join(f"<U+{ord(c):04X}>" if c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf") else c
+                       for c in text)
+    return safe_text(text, limit)
+
+
 PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
 
 

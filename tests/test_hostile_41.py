@@ -259,3 +259,71 @@ def test_5_an_instance_label_with_a_newline_cannot_forge_a_line_of_fleet(capsys)
     assert code == 0, err
     assert not any(line.startswith("FAKE") for line in (out + err).splitlines())
     assert "gpu-0 FAKE" in out
+
+
+# --- 6: every row dropped or left unpredicted says why; words that say what happened ------------------
+
+def test_6_a_row_with_a_value_only_in_a_reference_column_is_named_not_dropped_silently():
+    text = b"workload,alpha,k,concurrency,url\nchat,0.7,4,1,\n,,,,http://x\n"
+    table = runs.read_runs([("ref.csv", text)])
+    assert len(table.rows) == 1
+    (said,) = [p for p in table.problems if p.row == 3]
+    assert said.severity == "error" and "only in columns that are not read" in said.message
+
+
+@pytest.mark.parametrize("columns, cells, words", [
+    ("tp,gpu", "1000000000,H100", "tensor parallelism is 1,000,000,000"),
+    ("method,branching", "eagle,1000000000", "branching is 1,000,000,000"),
+    ("method,draft_depth", "eagle,1000000000", "draft depth is 1,000,000,000"),
+    ("context_len", "1000000000000000", "1,000,000,000,000,000, above the 16,777,216"),
+    ("gpu,target_model,context_len", "L4,Llama 3.1 70B,100000", "does not fit"),
+])
+def test_6_a_run_left_without_a_prediction_says_why_in_its_advice_the_problems_and_the_cli(columns, cells, words):
+    from specmodel.runs.review import review, unpredicted_problems
+    text = f"workload,alpha,k,concurrency,{columns}\nchat,0.7,4,1,{cells}\n".encode()
+    table = runs.read_runs([("odd.csv", text)])
+    evaluated = review(table.rows).evaluated
+    assert evaluated["advice"].iloc[0].startswith("no prediction: ") and words in evaluated["advice"].iloc[0]
+    (said,) = unpredicted_problems(evaluated)
+    assert said.row == 2 and said.severity == "warning" and words in said.message
+
+
+def test_6_the_cli_and_the_page_list_a_run_left_without_a_prediction(tmp_path):
+    from streamlit.testing.v1 import AppTest
+    text = b"workload,alpha,k,concurrency,tp,gpu\nchat,0.7,4,1,1000000000,H100\n"
+    (tmp_path / "tp.csv").write_bytes(text)
+    done = _cli("runs", str(tmp_path / "tp.csv"))
+    assert done.returncode == 0 and "tp.csv, row 2: left without a prediction: tensor parallelism" in done.stderr
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/past-runs.py").run()
+    at.file_uploader(key="run_files").set_value(("tp.csv", text, "text/csv")).run()
+    assert not at.exception
+    shown = " ".join(str(e.value) for kind in ("warning", "caption", "info", "error") for e in getattr(at, kind))
+    assert "left without a prediction: tensor parallelism is 1,000,000,000" in shown
+
+
+def test_6_a_url_without_a_scheme_is_said_to_have_none():
+    from specmodel.metrics import scrape
+    for url in ("host/metrics", "localhost:8000/metrics"):
+        with pytest.raises(SpecModelError, match="has no http:// or https:// in front"):
+            scrape.check_url(url)
+
+
+def test_6_a_redirect_hop_that_fails_is_named_not_the_first_url():
+    import httpx
+
+    from specmodel.metrics import scrape
+    from tests.browser import free_port
+    from tests.replay import ReplayServer
+    dead = f"http://127.0.0.1:{free_port()}/metrics"
+    with ReplayServer("vllm_v1_specdecode_sample.txt", mode="redirect:" + dead) as srv, httpx.Client() as client:
+        with pytest.raises(SpecModelError) as got:
+            scrape.fetch_text(client, srv.url)
+    assert f"cannot connect to {dead} (redirected from {srv.url})" in str(got.value), str(got.value)
+
+
+def test_6_a_zero_width_character_in_a_header_is_named_not_hidden():
+    table = runs.read_runs([("zw.csv", "workload,alpha,k,concu\u200brrency\nchat,0.7,4,1\n".encode())])
+    (said,) = [p for p in table.problems if p.column and "concu" in p.column]
+    assert said.column == "concu<U+200B>rrency" and "did you mean `concurrency`" in said.message

@@ -288,6 +288,10 @@ def read_plain_csv(name: str, text: str) -> tuple[list[RunRecord], list[Problem]
         record = _record(name, line, cells, layout)
         if record is not None:
             records.append(record)
+        else:  # text only in columns kept for reference or not read: said, never dropped silently
+            problems.append(Problem(name, line, None, "has a value only in columns that are not read (kept for "
+                                    "reference or unknown), so there is no run on it: row not loaded; fill in its "
+                                    "run's columns or remove the row", reason="invalid"))
     problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, records))
     return records, problems
 

@@ -13,7 +13,7 @@ from typing import Mapping
 import pandas as pd
 
 from specmodel import bounds
-from specmodel.text import MAX_MESSAGE_CHARS, safe_text
+from specmodel.text import MAX_MESSAGE_CHARS, marked_name, safe_text
 
 # Canonical columns of the run table, in display order (docs/formats.md explains each).
 COLUMNS = [
@@ -68,7 +68,8 @@ class Problem:
 
     def __post_init__(self):
         if isinstance(self.column, str) and not (len(self.column) <= 80 and self.column.isprintable()):
-            object.__setattr__(self, "column", safe_text(self.column))  # a header as it may be shown: one line, cut
+            # a header as it may be shown: one line, cut, an invisible character named (<U+200B>)
+            object.__setattr__(self, "column", marked_name(self.column))
 
     def where(self) -> str:
         """"f.csv, row 3, column 'gpu'": the file's and the column's names as they may be shown (one line,
