@@ -64,9 +64,10 @@ ENGINES = {p.name.removesuffix("_sample.txt"): _engine_rows(p.read_text(encoding
            for p in sorted(FIXTURES.glob("*_sample.txt"))}
 MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", "Qwen/Qwen3-8B",
           "Llama 3.3 70B", "deepseek-ai/DeepSeek-V3", "my-finetune-v2", "undefined", "", "\x1b[31mred\x1b[0m",
-          "[x](http://evil.example)", "m" * 300]
+          "[x](http://evil.example)", "m" * 300, "see https://evil.example/x\nFAKE: pays off 9.99x \u202e",
+          "admin@evil.example **b** <b>x</b> :red[r]"]
 BAD_VALUES = ["NaN", "+Inf", "-Inf", "1e308", "1e300", "-5", "0", "9" * 400, "x", "", "1e-320", "-0"]
-JOBS = ["vllm", "vllm", "sglang", "", "job\nwith\x07control", "j" * 300]
+JOBS = ["vllm", "vllm", "sglang", "", "job\nwith\x07control", "j" * 300, "www.evil.example\n# FAKE \u200b"]
 SELECTORS = ["", "", 'job="vllm"', '{job=~"vllm-.*"}', 'job="a"}{', "x\n", "{}"]
 BASES = [Scenario(), Scenario.from_names(method="eagle", draft=None), Scenario.from_names(gpu="L4"),
          with_changes(Scenario(), target="Llama 3.1 70B", gpu="H100 SXM", tp=4)]

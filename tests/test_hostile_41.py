@@ -327,3 +327,38 @@ def test_6_a_zero_width_character_in_a_header_is_named_not_hidden():
     table = runs.read_runs([("zw.csv", "workload,alpha,k,concu\u200brrency\nchat,0.7,4,1\n".encode())])
     (said,) = [p for p in table.problems if p.column and "concu" in p.column]
     assert said.column == "concu<U+200B>rrency" and "did you mean `concurrency`" in said.message
+
+
+# --- the shapes that found these, a short sample of each in make test (make fuzz runs many) ----------------
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_shaped_logs_and_csvs_are_read_or_refused_in_words_and_every_unread_run_says_why():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.conftest import examples
+    from tests.fuzz_shapes import shaped_csvs, shaped_logs
+    from tests.fuzz_targets import check, target_runs
+
+    @settings(max_examples=examples(24), database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.one_of(shaped_logs(), shaped_csvs()))
+    def run(item):
+        check(target_runs, (*item, None))
+
+    run()
+
+
+def test_hostile_names_are_inert_in_every_mode_of_the_text_safety_function():
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.conftest import examples
+    from tests.fuzz_shapes import hostile_names, target_text_safety
+
+    @settings(max_examples=examples(150), database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(hostile_names())
+    def run(name):
+        target_text_safety(name)
+
+    run()
