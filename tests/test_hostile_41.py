@@ -362,3 +362,17 @@ def test_hostile_names_are_inert_in_every_mode_of_the_text_safety_function():
         target_text_safety(name)
 
     run()
+
+
+def test_4_a_reader_that_raises_on_one_file_loses_only_that_file(monkeypatch):
+    """A safety net under the root fixes: whatever a reader still raises on (a bug) is that file's problem,
+    its traceback in the server's log, and the upload's other files load."""
+    from specmodel.runs import load
+
+    def broken(name, text, defaults):
+        raise ZeroDivisionError("a reader's bug")
+    monkeypatch.setattr(logs, "read", broken)
+    table = runs.read_runs([("good.csv", GOOD_CSV), ("bad.log", f"{V1}\n".encode())])
+    assert set(table.rows["file"]) == {"good.csv"}
+    (said,) = [p for p in table.problems if p.file == "bad.log"]
+    assert said.message.startswith(load.UNEXPECTED) and "ZeroDivisionError" in said.message

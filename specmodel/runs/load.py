@@ -5,6 +5,7 @@ without an acceptance borrow their file's mean α."""
 from __future__ import annotations
 
 import gc
+import logging
 import math
 from contextlib import contextmanager
 from typing import Callable
@@ -130,7 +131,7 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
             problems.append(Problem(name, None, None, f"not read: reading stopped after the {bounds.MAX_LOAD_S:g} s "
                                     "limit on processing one load; load fewer files at once"))
             continue
-        recs, probs = read_one(name, data, defaults)
+        recs, probs = _read_one_file(name, data, defaults)
         count, loaded = len(recs), len(records)
         if loaded + count > bounds.MAX_ROWS_TOTAL:
             kept = max(0, bounds.MAX_ROWS_TOTAL - loaded)
@@ -141,6 +142,24 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
         records.extend(recs)
         problems.extend(probs)
     return records, problems
+
+
+# What a reader may raise on input it should have refused in words: one file's bug must not lose the other
+# files of an upload (a 400-digit k in one log lost every file; issue 41, 4). SpecModelError never gets here.
+_UNEXPECTED = (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError, RecursionError,
+               UnicodeError)
+UNEXPECTED = "could not be read: its reader met something it does not handle"  # the problem's words (fuzz looks)
+
+
+def _read_one_file(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
+    """sniff.read_one, where an unexpected error in a reader is that file's problem (its traceback goes to
+    the log), so the other files of the upload still load; a message for a person, never a traceback."""
+    try:
+        return read_one(name, data, defaults)
+    except _UNEXPECTED as exc:
+        logging.getLogger(__name__).exception("reading %s", name)
+        return [], [Problem(name, None, None, f"{UNEXPECTED} ({type(exc).__name__}); the other files were read: "
+                            "please report it with the file")]
 
 
 class _Rows:

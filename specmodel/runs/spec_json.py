@@ -33,7 +33,7 @@ from specmodel import bounds
 from specmodel.bounds import MAX_K, check_k
 from specmodel.files import load_json
 from specmodel.runs.cells import model_key, number
-from specmodel.runs.records import Problem, RunRecord
+from specmodel.runs.records import Problem, RunRecord, stopped_reading
 
 _MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"', '"speculative_decoding_stats"',
             '"pooled_spec_decode_acceptance_histogram"', '"total_spec_decode_steps"')
@@ -184,7 +184,10 @@ class _Pooled:
 def _pool(name: str, docs: list, problems: list) -> _Pooled:
     """The counts of every response with at least one verify step; a response with bad counts is a problem."""
     pooled = _Pooled()
-    for where, d in docs:
+    for i, (where, d) in enumerate(docs):
+        if bounds.stop_due(i):  # the responses pooled by then are read, and the rest said
+            problems.append(stopped_reading(name, where))
+            break
         for rec in _per_request(d):
             s, a, t = _first(rec, _STEPS), _first(rec, _ACCEPTED), _first(rec, _DRAFTED)
             if s is None or a is None or s < 0 or a < 0 or (t is not None and t < 0):
