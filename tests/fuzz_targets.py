@@ -326,7 +326,7 @@ _NUMBER = __import__("re").compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 def _every_unpredicted_run_says_why(evaluated) -> None:
     """A run without a predicted speedup is judged on its measurement with its name's refusal (no_prediction)
     or says why in its advice ("no prediction: …"): none is left blank without a word (issue 41, 6)."""
-    from specmodel.runs.review import NO_PREDICTION
+    from specmodel.runs.unpredicted import NO_PREDICTION
     from specmodel.runs.unpredicted import unpredicted_rows
     blank = ~evaluated["predicted_speedup"].map(lambda v: isinstance(v, float) and math.isfinite(v))
     named = unpredicted_rows(evaluated)

@@ -279,7 +279,8 @@ def test_6_a_row_with_a_value_only_in_a_reference_column_is_named_not_dropped_si
     ("gpu,target_model,context_len", "L4,Llama 3.1 70B,100000", "does not fit"),
 ])
 def test_6_a_run_left_without_a_prediction_says_why_in_its_advice_the_problems_and_the_cli(columns, cells, words):
-    from specmodel.runs.review import review, unpredicted_problems
+    from specmodel.runs.review import review
+    from specmodel.runs.unpredicted import unpredicted_problems
     text = f"workload,alpha,k,concurrency,{columns}\nchat,0.7,4,1,{cells}\n".encode()
     table = runs.read_runs([("odd.csv", text)])
     evaluated = review(table.rows).evaluated

@@ -153,7 +153,7 @@ def _run_defaults(args: argparse.Namespace):
 def _say_unpredicted(table, evaluated) -> None:
     """Runs left without a prediction, and why (runs.review.unpredicted_problems): on stderr and in the problems."""
     from specmodel.runs import collapse_problems
-    from specmodel.runs.review import unpredicted_problems
+    from specmodel.runs.unpredicted import unpredicted_problems
 
     said = unpredicted_problems(evaluated)
     table.problems.extend(said)

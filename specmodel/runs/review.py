@@ -28,10 +28,9 @@ from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.frames import cells_that, column_of, frame_of
 from specmodel.runs.load import paused_gc
-from specmodel.runs.records import Problem
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
-from specmodel.runs.unpredicted import unpredicted_rows
+from specmodel.runs.unpredicted import say_unpredicted, unpredicted_rows
 from specmodel.words import (BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, VERDICT_WORDS, advice_of_runs,  # noqa: F401 - re-exported
                              decision, disagreement_words, ngram_advice, verdict_words)
 
@@ -184,7 +183,7 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     _rate_rows(rows, results, efficiency)
     _widen_assumed(rows, results, efficiency)
     _judge(rows, results, ngram_be)
-    _say_unpredicted(rows, results)
+    say_unpredicted(rows, results)
     out = pd.concat([rows, results], axis=1)
     out["setup"] = setup_names(out)  # what tells the run apart from its workload's other setups
     return out
@@ -329,36 +328,6 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
         extra = np.array([ngram_advice(v) for v in values.tolist()], dtype=object)[at.reshape(-1)]
         advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
     results["advice"] = column_of(advice)
-
-
-NO_PREDICTION = "no prediction: "  # how a run's advice begins where the model could not predict it
-
-
-def _say_unpredicted(rows: pd.DataFrame, results: pd.DataFrame) -> None:
-    """A run left without a prediction for a reason other than its names (their refusal is its
-    `no_prediction` line): the reason leads its advice, "no prediction: tensor parallelism is 1,000,000,000,
-    above the 64 ..." (such a row showed blank cells and no word: a TP, tree or depth of 10^9, a context of
-    10^15, a model that does not fit)."""
-    error = results["prediction_error"].to_numpy(dtype=object)
-    said = np.array([isinstance(e, str) and bool(e) for e in error.tolist()], dtype=bool)
-    silent = np.flatnonzero(said & ~np.isfinite(results["predicted_speedup"].to_numpy(dtype=float))
-                            & ~np.array(unpredicted_rows(rows), dtype=bool))
-    if silent.size:
-        advice = results["advice"].to_numpy(dtype=object).copy()
-        advice[silent] = [NO_PREDICTION + e + (f"; {a}" if isinstance(a, str) and a else "")
-                          for e, a in zip(error[silent].tolist(), advice[silent].tolist())]
-        results["advice"] = column_of(advice)
-
-
-def unpredicted_problems(evaluated: pd.DataFrame) -> list[Problem]:
-    """A warning per run `_say_unpredicted` gave a reason, naming its file and row: the page and `runs` list
-    it with the file's problems (identical ones collapse into one line with their rows)."""
-    advice = evaluated["advice"].to_numpy(dtype=object)
-    at = [i for i, a in enumerate(advice.tolist()) if isinstance(a, str) and a.startswith(NO_PREDICTION)]
-    error = evaluated["prediction_error"].to_numpy(dtype=object)
-    files, lines = evaluated["file"].to_numpy(dtype=object), evaluated["row"].to_numpy(dtype=object)
-    return [Problem(str(files[i]), None if pd.isna(lines[i]) else int(lines[i]), None,
-                    f"left without a prediction: {error[i]}", "warning") for i in at]
 
 
 def _each_once(word, values: np.ndarray) -> np.ndarray:

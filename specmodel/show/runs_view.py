@@ -303,7 +303,7 @@ def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=No
                 on_progress(min(1.0, start + share * done / total), f"{name}: {done:,} of {total:,} runs")
         return report
 
-    from specmodel.runs.review import unpredicted_problems
+    from specmodel.runs.unpredicted import unpredicted_problems
 
     table = read_runs(files, defaults, pairs, progress=stage("Reading", 0.0, 0.6))
     result = review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
