@@ -377,3 +377,22 @@ def test_4_a_reader_that_raises_on_one_file_loses_only_that_file(monkeypatch):
     assert set(table.rows["file"]) == {"good.csv"}
     (said,) = [p for p in table.problems if p.file == "bad.log"]
     assert said.message.startswith(load.UNEXPECTED) and "ZeroDivisionError" in said.message
+
+
+@pytest.mark.browser
+def test_3_a_share_link_with_a_bare_url_puts_no_link_and_no_formatting_in_the_page(streamlit_server, browser_page):
+    """In a real browser: Streamlit's Markdown links a bare URL or e-mail address in the text after escapes
+    are read, so escaping ':' and '/' did not stop it; a zero-width joiner does. The link's value is quoted
+    in the sidebar's warning as text: no <a>, no bold, no heading."""
+    from urllib.parse import quote
+
+    from tests.browser import wait_for_app
+    value = "see https://login.evil-example.com/reset or mail admin@evil-example.com **bold** # heading"
+    browser_page.goto(f"{streamlit_server}/?gpu={quote(value)}")
+    wait_for_app(browser_page)
+    warning = browser_page.locator("[data-testid='stSidebar'] [data-testid='stAlert']", has_text="evil-example")
+    warning.first.wait_for()
+    shown = warning.first.inner_text()
+    assert "login.evil-example.com/reset" in shown.replace("\u200d", "") and "**bold**" in shown
+    assert browser_page.locator("a[href*='evil-example']").count() == 0
+    assert warning.first.locator("a, strong, h1, h2, h3").count() == 0
