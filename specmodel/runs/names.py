@@ -263,8 +263,8 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
 def _gpu_by_numbers(text: str):
     """A GPU described by numbers ("48GB GPU, ~860 GB/s"): (the preset within 10% on both, nearest
     first, or None; the other presets as near, for the remark: L40S and L40 share 48 GB at 864 GB/s)."""
-    bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I)
-    mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I)
+    bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I | re.A)  # digits 0-9 (the one number rule)
+    mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I | re.A)
     if not bw or not mem:
         return None, ()
     bandwidth = float(bw.group(1)) * (1000 if bw.group(2).upper() == "T" else 1)
