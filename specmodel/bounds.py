@@ -123,6 +123,15 @@ def out_of_time() -> bool:
     return left is not None and left <= 0
 
 
+CHECK_EVERY = 0x4000  # chosen: parts of an input (lines, records, pieces of a line) between two looks at the clock
+
+
+def stop_due(i: int) -> bool:
+    """Whether a loop over an input's parts stops before part `i`: the work deadline has passed, looked at
+    every CHECK_EVERY parts (every loop that runs over input asks, so no file holds a core past the limit)."""
+    return bool(i) and not i % CHECK_EVERY and out_of_time()
+
+
 def reads_name(fn):
     """Decorator for a reader of free text (a GPU, model, method or engine name): its first argument
     is cut to MAX_NAME_TEXT characters before any pattern runs, so its time is bounded whatever the

@@ -8,6 +8,7 @@ Markdown) and `terminal_text` (what reaches a terminal). The bounds on text show
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
 
@@ -16,44 +17,69 @@ MAX_MESSAGE_CHARS = 2_000  # chosen: a message shown on a page or a terminal lin
 
 # Markdown that user text must not trigger where Streamlit renders Markdown: emphasis, code, links, HTML,
 # headings, tables and maths; and the bare URLs (`http://`, `www.`) and e-mail addresses Streamlit turns
-# into links (an escape inside them breaks the pattern; the text reads the same).
-_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$@!"})
-_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`@<"})  # a message keeps its own **bold**
-_CODE_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\@<"})  # ... and, for the app's own words, `code`
-_AUTOLINK = re.compile(r"(?i)(://|www\.)")
+# into links. Those are found in the text *after* escapes are read (remark-gfm's autolink-literal pass runs
+# on the parsed text: `https\:\/\/x` became a link again), so they are broken with a zero-width joiner
+# (U+200D) where the pattern needs two characters side by side: `https:‍//`, `www‍.`, `name‍@host`. The text
+# reads the same; a copied address no longer opens.
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$!"})
+# A message (one line) keeps ordinary punctuation as typed; what would format it is escaped: emphasis and
+# strikethrough (*, ~), code (`), HTML (<), maths ($), a link or image's "](" and "![", Streamlit's colour
+# directive (":red[...]"), an underscore at a word's edge (_bold_; one inside a word, tokens_per_step,
+# formats nothing and stays).
+_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`<*~$"})
+_CODE_MESSAGE_SPECIAL = str.maketrans({c: "\\" + c for c in "\\<*~$"})  # ... the app's own words keep `code`
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_DIRECTIVE = re.compile(r"(:[A-Za-z][\w-]*)\[")
+_AUTOLINK = re.compile(r"(?i)://|www\.|@")
+_JOINER = "\u200d"  # zero-width joiner: breaks an autolink's pattern, shows nothing
 _LINE_START = re.compile(r"(?m)^([ \t]*)(\d{1,9}(?=[.)]\s)|)([#>=|]|[.)+*-](?=\s))")
 
 
 def _no_autolinks(escaped: str) -> str:
-    return _AUTOLINK.sub(lambda m: "\\:\\/\\/" if m.group(1) == "://" else m.group(1)[:3] + "\\.", escaped)
+    return _AUTOLINK.sub(lambda m: ":" + _JOINER + "//" if m.group() == "://" else
+                         _JOINER + "@" if m.group() == "@" else m.group()[:3] + _JOINER + ".", escaped)
 
 
 def safe_text(value, limit: int = MAX_LABEL_CHARS, markdown: str | None = None) -> str:
     """THE text-safety function: every string from a user or a server that reaches a page or a
     terminal goes through it. Control and format characters removed (a forged terminal line, bidi
-    overrides), whitespace collapsed, cut to `limit` characters (200 for a name), and where the text
-    is rendered as Markdown made inert:
+    overrides), whitespace and line breaks collapsed into one line (a label cannot start a line of its
+    own), cut to `limit` characters (200 for a name), and where the text is rendered as Markdown made
+    inert:
 
-        markdown=None       a terminal line or st.code/st.text: nothing to escape
+        markdown=None       a terminal line, st.code/st.text, a table cell: nothing to escape
         markdown="plain"    a user value inside Markdown: no formatting, link, image, HTML, heading or maths
         markdown="message"  a whole message for st.error/st.warning/st.info/st.caption quoting user
-                            text: no link, image, HTML or code; its own **bold** and punctuation stay
+                            text: no link (bare URLs and e-mail addresses included), image, HTML, code,
+                            emphasis, heading or maths; ordinary punctuation stays as typed
         markdown="code_message"  the same for the app's own words that mark `code` (a launch flag, a
-                            config key): its code spans stay code; no link, image or HTML
+                            config key): its code spans stay code
+        markdown="figure"   a name in a chart (a legend, a title, a hover): Plotly reads a few HTML tags
+                            (<a href>, <b>, <br>) in them, so < > & are written as entities
     """
-    if markdown in ("message", "code_message"):  # line breaks stay; each line is cleaned and its start made inert
-        lines = [clean_name(line, limit)[0] for line in str(value)[:limit * 4 + 64].split("\n")]
-        text = "\n".join(lines)
-        if len(text) > limit:
-            text = text[:limit - 1] + "…"
-        special = _MESSAGE_SPECIAL if markdown == "message" else _CODE_MESSAGE_SPECIAL
-        text = _no_autolinks(text.translate(special).replace("](", "]\\(").replace("![", "!\\["))
-        # a heading, quote, list or rule at a line's start is escaped: "\\# ", "1\\. "
-        return _LINE_START.sub(lambda m: m.group(1) + m.group(2) + "\\" + m.group(3), text)
     text = clean_name(value, limit)[0]
+    if markdown in ("message", "code_message"):
+        special = _MESSAGE_SPECIAL if markdown == "message" else _CODE_MESSAGE_SPECIAL
+        text = text.translate(special).replace("](", "]\\(").replace("![", "!\\[")
+        text = _no_autolinks(_DIRECTIVE.sub(r"\1\\[", _EDGE_UNDERSCORE.sub(r"\\_", text)))
+        # a heading, quote, list or rule at the start is escaped: "\\# ", "1\\. "
+        return _LINE_START.sub(lambda m: m.group(1) + m.group(2) + "\\" + m.group(3), text)
     if markdown == "plain":
         return _no_autolinks(text.translate(_MARKDOWN_SPECIAL))
+    if markdown == "figure":
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text
+
+
+def marked_name(value, limit: int = MAX_LABEL_CHARS) -> str:
+    """A name as safe_text shows it, but with its invisible characters named instead of dropped: a
+    zero-width space or a direction mark (any control or format character but a line break or a tab) reads
+    <U+200B>, so a header 'concu\u200brrency' is not reported as the clean 'concurrency' it looks like."""
+    text = str(value)[:limit * 4 + 64]
+    if not text.isprintable():
+        text = "".join(f"<U+{ord(c):04X}>" if c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf") else c
+                       for c in text)
+    return safe_text(text, limit)
 
 
 PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
@@ -73,6 +99,44 @@ def terminal_text(text: str) -> str:
         return text
     return "".join(c if c in "\n\t" or c.isprintable() else " " if unicodedata.category(c) in ("Zs", "Zl", "Zp")
                    else "" for c in text)
+
+
+# What the tool's own words write outside ASCII, spelled in ASCII for a stream that cannot encode them
+# (PYTHONIOENCODING=ascii, a cron job's C locale, a Windows console): the rest decomposes (é -> e) or
+# becomes "?".
+ASCII_FALLBACKS = str.maketrans({
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "Δ": "delta", "η": "eta", "λ": "lambda", "μ": "u",
+    "µ": "u", "σ": "sigma", "τ": "tau", "≠": "!=", "≤": "<=", "≥": ">=", "≈": "~", "…": "...", "×": "x",
+    "÷": "/", "·": "*", "−": "-", "–": "-", "—": "--", "→": "->", "←": "<-", "↑": "^", "↓": "v", "±": "+/-",
+    "′": "'", "‘": "'", "’": "'", "“": '"', "”": '"', "«": '"', "»": '"', "°": " deg", "√": "sqrt", "∞": "inf",
+    "²": "^2", "³": "^3", "⁻": "^-", "¹": "^1", "⁰": "^0", "½": "1/2", "¼": "1/4", "✓": "ok", "✗": "x", "•": "*",
+    "\u00a0": " ", "\u202f": " ", "\u2009": " ", "€": "EUR",
+})
+
+
+def _spelled_in_ascii(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """The codec error handler behind `encodable`: the characters a stream cannot encode, in ASCII."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    part = unicodedata.normalize("NFKD", exc.object[exc.start:exc.end].translate(ASCII_FALLBACKS))
+    kept = "".join(c for c in part if not unicodedata.combining(c))
+    return "".join(c if c.isascii() else "?" for c in kept), exc.end
+
+
+codecs.register_error("specmodel_ascii", _spelled_in_ascii)
+
+
+def encodable(text: str, encoding: str) -> str:
+    """`text` as a stream with `encoding` can write it: unchanged where it can; else each character it
+    cannot encode spelled in ASCII (the tool's symbols: α -> alpha, ≠ -> !=, … -> ...; accents dropped,
+    é -> e; the rest '?'). The command line prints on any locale this way (cli.output.SafeStream)."""
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, "specmodel_ascii").decode(encoding)
+    except LookupError:  # an encoding Python does not know: ASCII, which every stream writes
+        return text.encode("ascii", "specmodel_ascii").decode("ascii")
 
 
 def clean_name(value, limit: int = MAX_LABEL_CHARS) -> tuple[str, bool]:

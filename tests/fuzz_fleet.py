@@ -36,6 +36,7 @@ from specmodel import Scenario, bounds
 from specmodel.errors import SpecModelError
 from specmodel.metrics import fleet, promapi
 from specmodel.model.scenario import with_changes
+from specmodel.text import safe_text
 from tests.fuzz_structured import MAX_BYTES, _sized
 from tests.replay import start_quiet_server
 
@@ -63,9 +64,10 @@ ENGINES = {p.name.removesuffix("_sample.txt"): _engine_rows(p.read_text(encoding
            for p in sorted(FIXTURES.glob("*_sample.txt"))}
 MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", "Qwen/Qwen3-8B",
           "Llama 3.3 70B", "deepseek-ai/DeepSeek-V3", "my-finetune-v2", "undefined", "", "\x1b[31mred\x1b[0m",
-          "[x](http://evil.example)", "m" * 300]
+          "[x](http://evil.example)", "m" * 300, "see https://evil.example/x\nFAKE: pays off 9.99x \u202e",
+          "admin@evil.example **b** <b>x</b> :red[r]"]
 BAD_VALUES = ["NaN", "+Inf", "-Inf", "1e308", "1e300", "-5", "0", "9" * 400, "x", "", "1e-320", "-0"]
-JOBS = ["vllm", "vllm", "sglang", "", "job\nwith\x07control", "j" * 300]
+JOBS = ["vllm", "vllm", "sglang", "", "job\nwith\x07control", "j" * 300, "www.evil.example\n# FAKE \u200b"]
 SELECTORS = ["", "", 'job="vllm"', '{job=~"vllm-.*"}', 'job="a"}{', "x\n", "{}"]
 BASES = [Scenario(), Scenario.from_names(method="eagle", draft=None), Scenario.from_names(gpu="L4"),
          with_changes(Scenario(), target="Llama 3.1 70B", gpu="H100 SXM", tp=4)]
@@ -116,7 +118,9 @@ def _instance(draw, number: int) -> dict:
               "health": "up" if up != "0" else "down", "lastError": draw(st.sampled_from(
                   ["", "connection refused", "[x](http://evil.example) \x1b[31m", "e" * 500])),
               "scrapeUrl": f"http://u:secret@{instance or 'h'}/metrics"}
-    return {"rows": out, "target": target, "key": (where.get("job", ""), where.get("instance", "")),
+    # the labels as the fleet shows them (promapi reads every label through the text-safety function)
+    key = (safe_text(where.get("job", "")), safe_text(where.get("instance", "")))
+    return {"rows": out, "target": target, "key": key,
             "data": data and bool(rows)}
 
 

@@ -38,10 +38,13 @@ from specmodel.metrics.scrape import ScrapePolicy
 from specmodel.model.roofline import Efficiency
 from specmodel.plan import workloads
 from specmodel.runs import logs
+from specmodel.runs.load import UNEXPECTED
 from specmodel.runs.review import review
+from specmodel.text import MAX_MESSAGE_CHARS, safe_text
 from tests import fuzz_fleet as fleet_fuzz
 from tests import fuzz_formats as formats
 from tests import fuzz_rows as row_fuzz
+from tests import fuzz_shapes as shapes
 from tests import fuzz_structured as structured
 from tests.replay import start_quiet_server
 
@@ -72,7 +75,8 @@ WORKLOAD_FILES = {
 # --- building blocks ------------------------------------------------------------------------------
 
 ODD_NUMBERS = ["0", "-0", "1", "-1", "0.5", "NaN", "nan", "inf", "-inf", "+Inf", "Infinity", "1e308", "1e309",
-               "-1e308", "9" * 400, "1e-320", "0x10", "1_000", "3,5", "", " ", "0.7.1", "½", "٣", "1e", "--1"]
+               "-1e308", "9" * 400, "9" * 5000, "1e-320", "0x10", "1_000", "1_0", "3,5", "", " ", "0.7.1", "½", "٣",
+               "\uff14", "1e", "--1"]
 ODD_TEXT = ["", " ", "é", "名前", "<script>alert(1)</script>", "=cmd|' /C calc'!A0", "a,b", "\"", "'", "\\",
             "\n", "\t", "\x00", "\ufeff", "💥", "x" * 300, "null", "true", "[]", "{}"]
 
@@ -241,6 +245,7 @@ def _some(names: list[str]) -> dict[str, str]:
 # One target per format (fuzz_formats.py says why): each reader gets all of its target's inputs.
 RUN_FORMATS = {
     "runs csv": st.one_of(formats.plain_csvs(), formats.plain_csvs(), _bound(synthetic_csv()), _bound(hostile_csv()),
+                          _bound(shapes.shaped_csvs()),
                           _bound(edited_text(_some(["seed_runs.csv", "leviathan_2023.csv", "multi_workload.csv"])))),
     "runs guidellm": st.one_of(formats.guidellm_files(), formats.guidellm_files(),
                                _bound(edited_text(_some(["guidellm_benchmarks_sample.csv", "guidellm_sweep.csv",
@@ -252,6 +257,7 @@ RUN_FORMATS = {
                                                             "vllm_bench_serve_baseline_sample.json"])))),
     "runs spec json": formats.spec_json_files(),
     "runs vllm log": st.one_of(_bound(structured.log_files()), _bound(structured.log_files()),
+                               _bound(shapes.shaped_logs()), _bound(shapes.shaped_logs()),
                                _bound(edited_text(_some(["vllm_v1_specdecode.log"])))),
     "runs rows": row_fuzz.validated_rows(),  # plain CSV rows that reach validation's every check
     "runs bytes": st.one_of(formats.run_bytes(), formats.run_bytes(),
@@ -259,6 +265,18 @@ RUN_FORMATS = {
                                              st.binary(max_size=300))),
                             st.just(("empty.csv", "", None)), st.just(("bom.csv", "\ufeff", None))),
 }
+
+
+@contextlib.contextmanager
+def _readers_raise():
+    """Without read_runs' safety net (an unexpected error in one file's reader becomes that file's problem, so
+    an upload's other files load): here a reader's bug escapes with its own traceback, for the fuzz report."""
+    from specmodel.runs import load
+    kept, load._UNEXPECTED = load._UNEXPECTED, ()
+    try:
+        yield
+    finally:
+        load._UNEXPECTED = kept
 
 
 def target_runs(item) -> None:
@@ -271,13 +289,17 @@ def target_runs(item) -> None:
         name, source = "run_file.csv", _write("run_file.csv", data)
     else:
         source = (name, data)
-    with formats.row_bound(bound):
+    with formats.row_bound(bound), _readers_raise():
         table = runs.read_runs([source], *defaults)
     if name.endswith(".log"):  # the Past runs page's acceptance-over-time table
         logs.acceptance_trend(data.decode("utf-8", "replace"))
-    for p in table.problems:  # every problem names its file (and says what was wrong)
-        if not str(p).startswith(name) or not p.message:
+    for p in table.problems:  # every problem names its file (as it may be shown) and says what was wrong, on one line
+        if p.message.startswith(UNEXPECTED):  # a reader's bug, caught so the upload's other files load
+            raise AssertionError(f"a reader raised on this input: {p}")
+        if not str(p).startswith(safe_text(name)) or not p.message:
             raise AssertionError(f"a problem that does not name its file: {p}")
+        if "\n" in str(p) or len(str(p)) > 3 * MAX_MESSAGE_CHARS:
+            raise AssertionError(f"a problem of more than one line or past the message cut: {str(p)[:200]!r}")
     table.problems_frame()
     if not table.rows.empty:  # what the Past runs page and `runs` do next with what was read
         if (table.rows["k"] > runs.MAX_K).any():
@@ -286,6 +308,7 @@ def target_runs(item) -> None:
             if any(ord(c) < 32 or c in "\u202e\x7f" for c in str(text)):
                 raise AssertionError(f"a control character kept in a workload name: {text!r}")
         result = review(table.rows, Efficiency())
+        _every_unpredicted_run_says_why(result.evaluated)
         exported = break_even_csv(result.table)
         for line in list(csv.reader(io.StringIO(exported)))[1:]:  # every cell a spreadsheet would run is inert
             for cell in line:
@@ -298,6 +321,20 @@ def target_runs(item) -> None:
 
 
 _NUMBER = __import__("re").compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def _every_unpredicted_run_says_why(evaluated) -> None:
+    """A run without a predicted speedup is judged on its measurement with its name's refusal (no_prediction)
+    or says why in its advice ("no prediction: …"): none is left blank without a word (issue 41, 6)."""
+    from specmodel.runs.unpredicted import NO_PREDICTION
+    from specmodel.runs.unpredicted import unpredicted_rows
+    blank = ~evaluated["predicted_speedup"].map(lambda v: isinstance(v, float) and math.isfinite(v))
+    named = unpredicted_rows(evaluated)
+    for i in [i for i, b in enumerate(blank.tolist()) if b and not named[i]]:
+        advice = evaluated["advice"].iloc[i]
+        if not (isinstance(advice, str) and advice.startswith(NO_PREDICTION)):
+            row = evaluated.iloc[i]
+            raise AssertionError(f"a run left without a prediction and no word why: {row['file']} row {row['row']}")
 
 
 # --- Prometheus text ------------------------------------------------------------------------------
@@ -607,7 +644,9 @@ def cli_argv(draw):
             if opt in ("--csv", "--html"):
                 value = "OUT:" + draw(st.sampled_from(["out.csv", "out.html", "", "nodir/x.csv"]))
             if opt == "--window" and command == "scrape":
-                value = draw(st.sampled_from(["0", "nan", "inf", "-1", "0.2", "1e308", "x", ""]))
+                value = draw(st.sampled_from(["0", "nan", "inf", "-1", "0.2", "1e308", "x", "", "9" * 5000, "1_0", "٥"]))
+            if opt == "--window" and command == "fleet":
+                value = draw(st.sampled_from(["5m", "9" * 5000 + "m", "1_0m", "٥m", "0s", "x"]))
             if opt == "--timeout":
                 value = draw(st.sampled_from(["0", "nan", "inf", "-1", "0.5", "1e308", "x", ""]))
             argv.append(value)
@@ -626,7 +665,8 @@ def valid_commands(draw):
     files = {}
     argv = [command]
     if command == "runs":
-        name, text = draw(st.one_of(hostile_csv(), hostile_json(), edited_text(RUN_FILES)))
+        name, text = draw(st.one_of(hostile_csv(), hostile_json(), edited_text(RUN_FILES), shapes.shaped_csvs(),
+                                    shapes.shaped_logs()))
         files[name] = text
         argv.append("FILE:" + name)
         if draw(st.booleans()):
@@ -680,6 +720,22 @@ def target_cli(item) -> None:
         raise AssertionError(f"exit 2 without a message for {final}")
     if NUMPY_REPR.search(err.getvalue()):
         raise AssertionError(f"numpy's repr in the message for {final}: {err.getvalue()[-300:]}")
+    _lines_as_a_terminal_shows_them(final, out.getvalue(), err.getvalue())
+
+
+_FORGED = re.compile(r"(^|\n)[ \t]*(#+ )?FAKE")
+
+
+def _lines_as_a_terminal_shows_them(argv: list[str], out: str, err: str) -> None:
+    """Every line printed is cut (JSON and YAML documents aside: their text from users is cut where it is
+    read), no name starts a line of its own, and an error is one line (issue 41, 4 and 5)."""
+    document = "--json" in argv or argv[:1] in (["rules"], ["dashboard"])
+    for stream, text in (("stdout", out), ("stderr", err)):
+        longest = max(map(len, text.splitlines()), default=0)
+        if longest > MAX_MESSAGE_CHARS and not (document and stream == "stdout"):
+            raise AssertionError(f"a {stream} line of {longest:,} characters for {argv[:3]}")
+        if _FORGED.search(text):
+            raise AssertionError(f"a name started a line of its own on {stream} for {argv[:3]}")
 
 
 # --- every GPU × context × method: a prediction with finite numbers, or "does not fit" ----------------------
@@ -718,7 +774,7 @@ def target_scenarios(s) -> None:
 # --- the list -----------------------------------------------------------------------------------------
 
 TARGETS = [(name, strategy, target_runs) for name, strategy in RUN_FORMATS.items()] + [
-    ("prometheus text", st.one_of(PROM_PAIR, PROM_SAME, grown_pairs()), target_prom_text),
+    ("prometheus text", st.one_of(PROM_PAIR, PROM_SAME, grown_pairs(), shapes.shaped_labels()), target_prom_text),
     ("prometheus windows", WINDOW_INPUT, target_prom_window),
     ("prometheus api", API_INPUT, target_prom_api),
     ("fleet", fleet_fuzz.fleet_answers(), fleet_fuzz.target_fleet),
@@ -726,6 +782,7 @@ TARGETS = [(name, strategy, target_runs) for name, strategy in RUN_FORMATS.items
     ("cli", cli_argv(), target_cli),
     ("cli commands", valid_commands(), target_cli),
     ("scenarios", _scenario_space(), target_scenarios),
+    ("text safety", shapes.hostile_names(), shapes.target_text_safety),
     ("url policy", structured.urls(), structured.target_url_policy),
     ("calibration files", structured.calibration_texts(), lambda item: structured.target_calibration(item, _write)),
     ("stacked encodings", structured.encoded_answers(), lambda item: structured.target_encodings(item, _serve)),
@@ -749,6 +806,8 @@ COVERS = {
     "url policy": ("metrics/scrape.py::ScrapePolicy,split_credentials,with_credentials,display_url,_host_allowed,"
                    "_allow_entry,_same_ip,_embedded_ipv4,embedded_ipv4s,refused_address,check_url",),
     "calibration files": ("model/calibration_file.py",),
+    "text safety": ("text.py",),
+    "runs csv + runs vllm log + cli": ("numbers.py",),
     "stacked encodings": ("metrics/fetch.py",),
 }
 COVERAGE_GOAL = 85.0

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "specmodel"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 # The layers, bottom first: a module may import its own layer and those before it.
-BASE = {"errors", "notes", "bounds", "text", "files", "paths", "version"}  # used by every layer
+BASE = {"errors", "notes", "bounds", "text", "numbers", "files", "paths", "version"}  # used by every layer
 LAYERS = ["base", "model", "fit", "words", "runs", "metrics", "plan", "export", "show", "cli"]
 FACADE = {"", "__main__"}  # specmodel/__init__.py (the public API) and __main__.py sit above everything
 

@@ -175,3 +175,154 @@ def test_the_terminal_safety_function_keeps_layout_and_json():
     assert terminal_text(table) == table
     assert terminal_text('{\n  "a": "\\u001b"\n}') == '{\n  "a": "\\u001b"\n}'
     assert terminal_text("a\x1b[31mb\x00c\u2028d") == "a[31mbc d"
+
+
+# --- issue 41 (3, 5, 8): one sweep of the places a name from a user or a server is shown -----------------
+
+# A name that tries everything: bare URLs and an e-mail address (Streamlit's Markdown links them), Markdown and
+# HTML formatting, Streamlit's colour directive, maths, a line break that starts a forged line, a text-direction
+# override, and a tail far past every cut.
+HOSTILE = ("see https://login.evil-example.com/reset or www.evil-example.com, mail admin@evil-example.com "
+           "**bold** _it_ `code` <b>x</b> [c](http://evil-example.com) $x$ :red[r] ~s~\n# FAKE: speculation pays "
+           "off 9.99x \u202e" + "y" * 3000)
+# Streamlit's Markdown (static/js/StreamlitMarkdown*.js, mdast-util-gfm-autolink-literal) links these in the
+# text after escapes are read; checked here without its look-behind and domain checks, so stricter than it.
+_GFM_URL = re.compile(r"(https?://|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.I | re.A)
+_GFM_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.A)
+# what would format the page if it came through unescaped (Markdown's backslash escapes make it text)
+_FORMATTING = ("**bold", "_it", "`code", "<b>", "](", "$x", ":red[", "~s")
+
+
+def _read_as_remark_does(source: str) -> str:
+    return re.sub(r"\\(.)", r"\1", source)
+
+
+def _markdown_problems(where: str, source: str) -> list[str]:
+    """What a Markdown text shown on a page would do with HOSTILE in it."""
+    out = []
+    text = _read_as_remark_does(source)
+    links = [m.group(0) for pattern in (_GFM_URL, _GFM_EMAIL) for m in pattern.finditer(text)]
+    out += [f"{where}: a link {link[:60]!r}" for link in links if "evil-example" in link]
+    out += [f"{where}: {token!r} unescaped" for token in _FORMATTING if re.search(r"(?<!\\)" + re.escape(token), source)]
+    if re.search(r"(^|\n)[ \t]*(#+ )?FAKE", source):
+        out.append(f"{where}: the forged line starts a line")
+    if "\u202e" in source or "y" * (2001 if where.split(":")[0] in _MESSAGES else 201) in source:
+        out.append(f"{where}: a direction override, or not cut ({len(source):,} characters)")
+    return out
+
+
+_MESSAGES = {"error", "warning", "info", "success", "caption"}  # whole messages: cut at 2,000 characters
+_KINDS = ("markdown", "caption", "error", "warning", "info", "success", "title", "header", "subheader")
+
+
+def _page_problems(at) -> list[str]:
+    """Every Markdown text, table cell and chart of an AppTest page, checked for what HOSTILE would do."""
+    import json
+    assert not at.exception, at.exception
+    out = [p for kind in _KINDS for e in getattr(at, kind) for p in _markdown_problems(f"{kind}", str(e.value))]
+    for frame in at.dataframe:
+        cells = frame.value.astype(str)
+        longest = cells.map(len).max().max() if not cells.empty else 0
+        if longest > 2000 or cells.map(lambda c: "\u202e" in c or "\n" in c).any().any():
+            out.append(f"a table cell of {longest:,} characters, or with a line break or direction override")
+    for chart in at.get("plotly_chart"):
+        text = json.dumps(json.loads(chart.proto.spec)).replace("\\u003c", "<").replace("\\u003e", ">")
+        if "<b>x</b>" in text or re.search(r"<a[ >]", text) or "y" * 201 in text:
+            out.append("a chart with HTML from a name (Plotly renders <a href> and <b>), or a name not cut")
+    return out
+
+
+def _shows_the_name(at) -> bool:
+    """Whether the page quotes HOSTILE somewhere (so the sweep looked at something)."""
+    texts = [str(e.value) for kind in _KINDS for e in getattr(at, kind)] + [c.proto.spec for c in at.get("plotly_chart")]
+    return any("evil" in t for t in texts) or any(
+        f.value.astype(str).apply(lambda c: c.str.contains("evil")).any().any() for f in at.dataframe)
+
+
+def _app(page: str, **query):
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    return at.switch_page(page).run()
+
+
+def _hostile_csv() -> bytes:
+    quoted = '"' + HOSTILE.replace('"', '""') + '"'
+    header = f"workload,concurrency,k,alpha,speedup,notes,{quoted}\n"
+    return (header + f"{quoted},1,4,0.8,1.6,{quoted},1\n{quoted},8,4,0.8,1.2,{quoted},1\n").encode()
+
+
+def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
+    """Past runs (a file, workload, column and notes), the sidebar's warning from a share link, Live (the
+    served model's name), Fleet (instance, job and model labels and Prometheus' last error)."""
+    from tests import replay
+    from tests.fuzz_fleet import _Routes, server_url
+    from tests.test_hostile_41 import _fleet_routes
+
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.query_params["gpu"] = HOSTILE  # a share link: its value is quoted back in a warning in the sidebar
+    at.run()
+    assert any("evil" in str(w.value) for w in at.sidebar.warning), "the link's value is not quoted back"
+    problems = [f"what-if: {p}" for p in _page_problems(at)]
+    at.switch_page("pages/past-runs.py").run()
+    at.file_uploader(key="run_files").set_value((HOSTILE[:300] + ".csv", _hostile_csv(), "text/csv")).run()
+    problems += [f"past runs: {p}" for p in _page_problems(at)]
+    assert _shows_the_name(at)
+
+    label = HOSTILE.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", label)
+    with replay.ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        at = _app("pages/live.py")
+        at.text_input(key="live_url").set_value(srv.url).run()
+        for _ in range(4):  # the first scrape, then the window (a loaded machine may need another rerun)
+            if _shows_the_name(at) and at.get("plotly_chart"):
+                break
+            at.run()
+    problems += [f"live: {p}" for p in _page_problems(at)]
+    assert _shows_the_name(at)
+
+    routes = _fleet_routes(HOSTILE, job=HOSTILE)
+    routes["/api/v1/targets"] = routes["/api/v1/targets"].replace(b'"health": "up", "lastError": ""', (
+        '"health": "down", "lastError": ' + __import__("json").dumps(HOSTILE)).encode())
+    with _Routes.lock:
+        _Routes.answers = routes
+        at = _app("pages/fleet.py", prom_url=server_url())
+    problems += [f"fleet: {p}" for p in _page_problems(at)]
+    assert _shows_the_name(at)
+    assert not problems, "\n".join(problems)
+
+
+def test_41_a_hostile_name_is_one_cut_line_in_every_command_and_inert_in_the_report(tmp_path, capsys):
+    from specmodel import cli
+    from specmodel.text import MAX_MESSAGE_CHARS
+    from tests import replay
+    from tests.fuzz_fleet import _Routes, server_url
+    from tests.test_hostile_41 import _fleet_routes
+
+    path = tmp_path / "runs.csv"
+    path.write_bytes(_hostile_csv())
+    outputs = []
+    for args in (["runs", str(path), "--html", str(tmp_path / "r.html"), "--csv", str(tmp_path / "r.csv")],
+                 ["runs", str(path), "--json"]):
+        assert cli.main(args) in (0, 2)
+        outputs.append((args, *capsys.readouterr()))
+    label = HOSTILE.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", label)
+    with replay.ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
+        assert cli.main(["scrape", srv.url, "--window", "0.2"]) == 0
+    outputs.append((["scrape"], *capsys.readouterr()))
+    with _Routes.lock:
+        _Routes.answers = _fleet_routes(HOSTILE, job=HOSTILE)
+        assert cli.main(["fleet", server_url()]) == 0
+    outputs.append((["fleet"], *capsys.readouterr()))
+    for args, out, err in outputs:
+        whole = out + err
+        assert "\u202e" not in whole and "y" * 2001 not in whole, args
+        assert not re.search(r"(^|\n)[ \t]*(#+ )?FAKE", whole), args
+        if "--json" not in args:
+            assert max(map(len, whole.splitlines())) <= MAX_MESSAGE_CHARS, args
+    report = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<b>x</b>" not in report and not re.search(r"<a [^>]*evil-example", report) and "\u202e" not in report

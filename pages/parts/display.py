@@ -28,7 +28,7 @@ def _use_context(value: int) -> None:
 def show_does_not_fit(exc) -> None:
     """A scenario where not even one sequence fits: what it needs, what the GPU has, the closest
     setting that fits, and a button for the longest context the sidebar offers that fits."""
-    st.error(no_links(f"**Does not fit**: {str(exc).removeprefix('does not fit: ')}"))
+    st.error(f"**Does not fit**: {no_links(str(exc).removeprefix('does not fit: '))}")
     fitting = [c for c in CONTEXT_CHOICES if exc.closest_context_len is not None and c <= exc.closest_context_len]
     if fitting:
         st.button(f"Use context {fitting[-1]:,} (the longest choice that fits)", key="use_fitting_context",
@@ -62,7 +62,8 @@ def tone_box(tone: str, where=st):
 def show_verdict(tone: str, headline: str, advice: str = "", where=st, under: str | None = None) -> None:
     """A verdict in the box its tone calls for: the headline in bold (first letter capitalised),
     then the advice; `under`, a line under the box (the model's band)."""
-    tone_box(tone, where)(f"**{headline[:1].upper() + headline[1:]}**" + (f" — {advice}." if advice else ""))
+    tone_box(tone, where)(f"**{no_links(headline[:1].upper() + headline[1:])}**"
+                          + (f" — {no_links(advice)}." if advice else ""))
     if under:
         where.caption(no_links(under))
 

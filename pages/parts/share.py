@@ -47,11 +47,10 @@ def link_popover(sb, calibrated: bool, page_path: str, configs: list[str] = ()) 
                                 "cannot carry a file or a paste): whoever opens it is asked to upload or paste it again. "
                                 "A Custom GPU's numbers and name are in the link."))
         if files:
-            names = ", ".join(name for name, _ in files)  # made inert with the whole message below
-            st.warning(no_links(f"This link holds {holds}, **not the uploaded runs** ({names}): uploads cannot "
-                                "travel in a link, so whoever opens it sees this page without them. To share the "
-                                "review, send the **Report (HTML)** from Export at the bottom of the page, or the "
-                                "runs below."))
+            names = ", ".join(name for name, _ in files)
+            st.warning(f"This link holds {no_links(holds)}, **not the uploaded runs** ({no_links(names)}): uploads cannot "
+                       "travel in a link, so whoever opens it sees this page without them. To share the review, "
+                       "send the **Report (HTML)** from Export at the bottom of the page, or the runs below.")
             st.download_button("The uploaded runs (zip)", runs_zip(files), file_name="runs.zip",
                                mime="application/zip", key="link_runs_zip", on_click="ignore")
         else:

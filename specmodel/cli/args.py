@@ -11,6 +11,7 @@ import argparse
 import math
 from dataclasses import replace
 
+from specmodel import numbers
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_CONTEXT, MAX_K, MAX_TP, check_setting
 from specmodel.text import clean_name
@@ -28,18 +29,19 @@ def number(lo: float | None = None, hi: float | None = None, *, whole: bool = Fa
     """An argparse `type` for a finite number in [lo, hi] (lo excluded with strict_lo; an int when whole),
     whose message says what was expected and what was given."""
     def parse(text: str):
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+        shown = numbers.quoted(text)  # a 5,000-digit value is quoted by its first 40 characters
+        why = numbers.refusal(text)
+        if why is not None:
+            raise argparse.ArgumentTypeError(f"expected a number, got {shown}, which {why}")
+        value = numbers.read_number(text)
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite number, got '{text}'")
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {shown}")
         if whole and value != int(value):
-            raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'")
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {shown}")
         if lo is not None and (value < lo or (strict_lo and value == lo)):
-            raise argparse.ArgumentTypeError(f"must be {'>' if strict_lo else '≥'} {lo:g}, got {text}")
+            raise argparse.ArgumentTypeError(f"must be {'>' if strict_lo else '≥'} {lo:g}, got {shown}")
         if hi is not None and value > hi:
-            raise argparse.ArgumentTypeError(f"must be ≤ {hi:g}, got {text}")
+            raise argparse.ArgumentTypeError(f"must be ≤ {hi:g}, got {shown}")
         return int(value) if whole else value
     return parse
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
+from specmodel.cli.output import print_document
 from specmodel.files import write_file
 
 
@@ -32,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_file(args.out, text)
     else:
-        print(text, end="")
+        print_document(text)
     return 0

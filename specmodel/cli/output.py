@@ -9,6 +9,8 @@ every row's dict nor the whole text (300 MB) is ever held."""
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import json
 import math
 import sys
@@ -16,7 +18,7 @@ import sys
 import numpy as np
 
 from specmodel.model.presets import NamedPreset
-from specmodel.text import terminal_text
+from specmodel.text import MAX_MESSAGE_CHARS, encodable, terminal_text
 
 # chosen: rows encoded and written at a time, so memory stays bounded whatever the row count (writing by
 # chunks took 200,000 rows from a 3.4 GB to a 1.1 GB peak, commit 455b321; the chunk size itself was not tuned)
@@ -26,20 +28,72 @@ _ROW_SEP = ",\n    "  # between the rows of the table (and the items of a long l
 
 class SafeStream:
     """A text stream whose every write passes through text.terminal_text: no label, file name or server
-    text can move the cursor, clear a line or reverse the text of the terminal it is printed on."""
+    text can move the cursor, clear a line or reverse the text of the terminal it is printed on. Each line
+    is cut at MAX_MESSAGE_CHARS characters with "…" (a 5 MB label or a header of a million columns printed
+    a line of megabytes), except inside `document()` (JSON, YAML: a cut would break it; their text from
+    users and servers is cut where it is read). A character the stream's encoding cannot write is spelled
+    in ASCII (text.encodable: α -> alpha, ≠ -> !=), so the command prints on any locale."""
 
     def __init__(self, inner):
         self._inner = inner
+        self._column = 0  # characters written on the current line
+        self.whole_lines = False  # inside document(): lines are written whole
+        try:
+            encoding = codecs.lookup(getattr(inner, "encoding", None) or "utf-8").name
+        except LookupError:
+            encoding = "ascii"
+        self._encoding = None if encoding.startswith("utf") else encoding  # None: writes any character
 
     def write(self, text: str) -> int:
-        return self._inner.write(terminal_text(text))
+        text = terminal_text(text)
+        if not self.whole_lines:
+            text = self._cut(text)
+        if self._encoding is not None and not text.isascii():
+            text = encodable(text, self._encoding)
+        return self._inner.write(text)
+
+    def _cut(self, text: str) -> str:
+        limit = MAX_MESSAGE_CHARS
+        if "\n" not in text and self._column + len(text) <= limit:  # the common case: nothing to cut
+            self._column += len(text)
+            return text
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            column = 0 if i else self._column
+            if column + len(line) > limit:  # the line is cut once: "…" at its end, nothing after it
+                lines[i] = line[:max(0, limit - 1 - column)] + "…" if column < limit else ""
+                self._column = limit
+            else:
+                self._column = column + len(line)
+        return "\n".join(lines)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
 
+@contextlib.contextmanager
+def document(stream=None):
+    """Inside this block the stream (sys.stdout by default) writes lines whole: a JSON or YAML document."""
+    stream = stream or sys.stdout
+    was = getattr(stream, "whole_lines", None)
+    if was is not None:
+        stream.whole_lines = True
+    try:
+        yield stream
+    finally:
+        if was is not None:
+            stream.whole_lines = was
+
+
 def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, allow_nan=False))
+    with document():
+        print(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def print_document(text: str) -> None:
+    """A document (rules YAML, dashboard JSON) as it is, its lines whole."""
+    with document():
+        print(text, end="")
 
 
 def json_value(value):
@@ -169,11 +223,16 @@ def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = 
     null), one row per line. A list in rest is printed one item per line (json.dumps of each), a chunk of
     items at a time."""
     out = out or sys.stdout
+    with document(out):
+        _print_table(out, table_key, frame, keys, whole, rest or {})
+
+
+def _print_table(out, table_key: str, frame, keys: list[str], whole: frozenset, rest: dict) -> None:
     columns = [_column(frame[key] if key in frame.columns else None, key in whole) for key in keys]
     out.write("{\n  " + json.dumps(table_key) + ": [")
     _write_rows(out, list(keys), columns, whole, len(frame))
     out.write("\n  ]" if len(frame) else "]")
-    for key, value in (rest or {}).items():  # a list one item per line, anything else indented
+    for key, value in rest.items():  # a list one item per line, anything else indented
         out.write(",\n  " + json.dumps(key) + ": ")
         if isinstance(value, list) and value:
             for lo in range(0, len(value), CHUNK_ROWS):

@@ -14,6 +14,7 @@ import sys
 from specmodel.cli import capacity, dashboard, fleet, mix, plan, predict, rules, runs, scrape
 from specmodel.cli.output import SafeStream
 from specmodel.errors import SpecModelError
+from specmodel.text import MAX_MESSAGE_CHARS, safe_text
 from specmodel.version import VERSION
 
 # Modules that each contribute one subcommand (see specmodel/cli/predict.py for the shape).
@@ -22,7 +23,7 @@ COMMAND_MODULES = (predict, plan, scrape, fleet, mix, runs, rules, dashboard, ca
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse prints usage too; keep it short)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {safe_text(message, MAX_MESSAGE_CHARS)}\n")
         raise SystemExit(2)
 
 
@@ -54,7 +55,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args.run(args) or 0)
     except SpecModelError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {safe_text(exc, MAX_MESSAGE_CHARS)}\n")  # one line, however the text ran
         return 2
     except KeyboardInterrupt:
         return 130

@@ -125,6 +125,7 @@ def run_runs(args: argparse.Namespace) -> int:
     calibration = _calibration(args, table.rows, start, fits)
     efficiency = calibration.efficiency if calibration else start
     result = review(table.rows, efficiency)
+    _say_unpredicted(table, result.evaluated)
     evaluated = result.evaluated
     keys = list(ROW_KEYS)
     if calibration:
@@ -165,6 +166,17 @@ def _run_defaults(args: argparse.Namespace):
                        said_as={kind: said if kind in explicit else f"the default of {said}"
                                 for kind, said in SAID_AS.items()}, explicit=explicit,
                        acceptance_means=args.acceptance_means)
+
+
+def _say_unpredicted(table, evaluated) -> None:
+    """Runs left without a prediction, and why (runs.review.unpredicted_problems): on stderr and in the problems."""
+    from specmodel.runs import collapse_problems
+    from specmodel.runs.unpredicted import unpredicted_problems
+
+    said = unpredicted_problems(evaluated)
+    table.problems.extend(said)
+    for line in collapse_problems(said):
+        sys.stderr.write(line + "\n")
 
 
 def _read_table(args: argparse.Namespace, defaults):

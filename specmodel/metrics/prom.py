@@ -58,10 +58,10 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from specmodel import bounds
+from specmodel import bounds, numbers
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_K
-from specmodel.text import clean_name
+from specmodel.text import clean_name, safe_text
 from specmodel.metrics import schemas as engines
 from specmodel.metrics.timing import StepTiming, step_timing
 from specmodel.model import acceptance
@@ -254,10 +254,18 @@ def _keep(engine: engines.Engine, labels: dict[str, str]) -> bool:
 def _by_position(samples, label: str) -> tuple[float, ...]:
     counts: dict[int, float] = defaultdict(float)
     for s in samples:
-        try:
-            position = int(s.labels[label])
-        except (KeyError, ValueError):
+        if label not in s.labels:
             continue
+        raw = s.labels[label]
+        why = numbers.refusal(raw)
+        if why is not None:  # "1_0" and Arabic-Indic digits were read as positions; 5,000 digits raised
+            raise SpecModelError(f"a per-position series has {label}={numbers.quoted(raw)}, which {why}: check "
+                                 "the server")
+        value = numbers.read_number(raw)
+        if not (math.isfinite(value) and value == int(value)):
+            raise SpecModelError(f"a per-position series has {label}={numbers.quoted(raw)}, not a whole number: "
+                                 "check the server")
+        position = int(value)
         if not 0 <= position < MAX_K:  # the tuple below is as long as the largest label: bound it
             raise SpecModelError(f"a per-position series has {label}=\"{position}\", so k would be "
                                  f"{position + 1:,}; this tool handles k up to {MAX_K}: check the server")
@@ -331,9 +339,10 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
     engine, prefix = engines.detect(names, any("engine" in s.labels for s in samples if s.name.startswith("vllm:")))
     server = engine.server
     ours = [s for s in samples if s.name.startswith(prefix) and _keep(engine, s.labels)]
-    chosen, models = _model_chosen(ours, engine, prefix, model_name)
+    shown = _shown_models(ours)
+    chosen, models = _model_chosen(ours, engine, prefix, model_name, shown)
     if chosen is not None:
-        ours = [s for s in ours if s.labels.get("model_name", chosen) == chosen]
+        ours = [s for s in ours if shown.get(s.labels.get("model_name"), chosen) == chosen]
 
     by_name: dict[str, list] = defaultdict(list)
     for s in ours:
@@ -361,17 +370,30 @@ def snapshot_from_samples(samples: Iterable[Sample], model_name: str | None = No
                     timing_series=timing_series)
 
 
-def _model_chosen(ours: list, engine: engines.Engine, prefix: str,
-                  model_name: str | None) -> tuple[str | None, tuple[str, ...]]:
-    """(the model_name to read, every model_name served): the requested one, else the busiest (most
-    generated tokens); None where the samples carry no model_name."""
+def _shown_models(ours: list) -> dict[str, str]:
+    """{model_name label: the name as it is shown}: through the one text-safety function (no line break
+    or control character, at most 200 characters: a label with a newline forged a line of `scrape`). The
+    names shown are the ones compared, so the name a page passes back picks the same series."""
+    shown: dict[str, str] = {}
+    for s in ours:
+        raw = s.labels.get("model_name")
+        if raw is not None and raw not in shown:
+            shown[raw] = safe_text(raw)
+    return shown
+
+
+def _model_chosen(ours: list, engine: engines.Engine, prefix: str, model_name: str | None,
+                  shown: dict[str, str]) -> tuple[str | None, tuple[str, ...]]:
+    """(the model_name to read, every model_name served, as `shown`): the requested one, else the busiest
+    (most generated tokens); None where the samples carry no model_name."""
     gen_name = prefix + engine.counters.get(engine.generation, "")
     tokens_by_model: dict[str, float] = defaultdict(float)
     for s in ours:
         if "model_name" in s.labels:
-            tokens_by_model[s.labels["model_name"]] += s.value if s.name == gen_name else 0.0
+            tokens_by_model[shown[s.labels["model_name"]]] += s.value if s.name == gen_name else 0.0
     models = tuple(sorted(tokens_by_model))
     if model_name is not None:
+        model_name = safe_text(model_name)
         if models and model_name not in tokens_by_model:
             raise SpecModelError(f"model '{model_name}' is not served here; this server exposes: "
                                  + ", ".join(models))
@@ -430,11 +452,11 @@ def _vllm_cache_blocks(by_name: dict) -> tuple[int | None, int | None]:
     """(KV cache blocks over all engines, block size) from vLLM V1's cache_config_info."""
     blocks, block_size = None, None
     for s in by_name.get("vllm:cache_config_info", []):
-        try:
-            blocks = (blocks or 0) + int(s.labels["num_gpu_blocks"])
-            block_size = int(s.labels["block_size"])
-        except (KeyError, ValueError):
-            continue
+        count = numbers.number_or_none(s.labels.get("num_gpu_blocks"))
+        size = numbers.number_or_none(s.labels.get("block_size"))
+        if count is None or size is None or count < 0 or size <= 0 or count > 2 ** 53 or size > 2 ** 53:
+            continue  # an informational label: one that is no count is not read
+        blocks, block_size = (blocks or 0) + int(count), int(size)
     return blocks, block_size
 
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 import httpx
 import numpy as np
 
+from specmodel.numbers import read_number, whole_number
 from specmodel.errors import SpecModelError
 from specmodel.bounds import PROMETHEUS_TIMEOUT_S
 from specmodel.files import load_json
-from specmodel.text import clean_name
+from specmodel.text import MAX_MESSAGE_CHARS, clean_name, safe_text
 from specmodel.metrics.fetch import GetLimits, Wording, capped_get, check_token
 from specmodel.metrics.scrape import ScrapePolicy, check_url, display_url
 
@@ -31,7 +32,8 @@ EXCHANGE_MARGIN_S = 2.0  # chosen: one exchange may last the query timeout plus 
 # documented: Prometheus's query_range answers "exceeded maximum resolution of 11,000 points per timeseries"
 MAX_RANGE_POINTS = 11_000  # Prometheus refuses more than 11,000 points per series
 
-_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
+_DURATION = re.compile(r"^(?:([0-9]+)y)?(?:([0-9]+)w)?(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m(?!s))?(?:([0-9]+)s)?"
+                       r"(?:([0-9]+)ms)?$")
 # documented: Prometheus's time durations (y = 365d, w = 7d, d, h, m, s, ms; no leap days)
 _UNIT_S = (365 * 86400, 7 * 86400, 86400, 3600, 60, 1, 0.001)
 
@@ -46,7 +48,9 @@ def parse_duration(text: str) -> float:
     (300.0, 5400.0, 1.5)
     """
     m = _DURATION.match(str(text).strip())
-    seconds = sum(int(v) * unit for v, unit in zip(m.groups(), _UNIT_S) if v) if m and text.strip() else 0.0
+    # each number through the one parser; one of more than 12 digits is past any window (10^12 ms is 31 years)
+    seconds = sum(whole_number(v[:13], "a window") * unit for v, unit in zip(m.groups(), _UNIT_S) if v) \
+        if m and text.strip() else 0.0
     if not seconds:
         raise SpecModelError(f"'{clean_name(text, 40)[0]}' is not a time window: write a Prometheus duration such "
                              "as 30s, 5m, 1h or 1h30m")
@@ -190,7 +194,7 @@ def query_range(client: httpx.Client, server: PromServer, promql: str, start_s: 
     try:
         for r in data["result"]:
             values = r.get("values") or []
-            out.append(Series(_labels(r.get("metric", {})), np.array([float(v[0]) for v in values]),
+            out.append(Series(_labels(r.get("metric", {})), np.array([read_number(v[0]) for v in values]),
                               np.array([_number(v[1]) for v in values])))
     except _SHAPE_ERRORS:
         raise _malformed(server, "a range query") from None
@@ -205,8 +209,9 @@ def targets(client: httpx.Client, server: PromServer) -> list[dict]:
     try:
         for t in data.get("activeTargets", []):
             labels = _labels(t.get("labels", {}))
+            last_error = safe_text(t.get("lastError") or "", MAX_MESSAGE_CHARS)
             out.append({"job": labels.get("job", ""), "instance": labels.get("instance", ""),
-                        "health": str(t.get("health", "unknown")), "last_error": str(t.get("lastError") or ""),
+                        "health": safe_text(t.get("health", "unknown")), "last_error": last_error,
                         "scrape_url": display_url(t.get("scrapeUrl", "")), "labels": labels})
     except _SHAPE_ERRORS:
         raise _malformed(server, "the targets list") from None
@@ -218,9 +223,13 @@ _SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
 def _labels(metric) -> dict[str, str]:
+    """A series' labels as they may be shown: each name and value through the one text-safety function
+    (no line break or control character, at most MAX_LABEL_CHARS: a 200,000-character instance label hung
+    the Fleet page's table, a newline in one forged a line of `fleet`), the same for every query, so the
+    table, its history and the targets list still match."""
     if not isinstance(metric, dict):
         raise TypeError("labels are not an object")
-    return {str(key): str(value) for key, value in metric.items()}
+    return {safe_text(key): safe_text(value) for key, value in metric.items()}
 
 
 def _malformed(server: PromServer, what: str) -> SpecModelError:
@@ -230,9 +239,11 @@ def _malformed(server: PromServer, what: str) -> SpecModelError:
 
 
 def _number(text) -> float:
+    """A sample's value as Prometheus writes it ("0.5", "NaN", "+Inf"), through the one number parser; NaN
+    where it is none ("1_0", 400 digits)."""
     try:
-        return float(text)  # Prometheus writes NaN, +Inf, -Inf as strings; float() reads them
-    except (TypeError, ValueError, OverflowError):
+        return read_number(text)
+    except ValueError:
         return float("nan")
 
 

@@ -248,7 +248,7 @@ def check_url(url: str, policy: ScrapePolicy | None = None, *, resolve: bool = T
         raise SpecModelError(f"'{display_url(text)}' is not a valid URL ({exc}): "
                              "write it as http://host:port/metrics") from None
     if u.scheme not in ("http", "https"):
-        if u.scheme and not text.lower().startswith(u.scheme + "://"):  # host:port or user:password@host
+        if not u.scheme or not text.lower().startswith(u.scheme + "://"):  # no scheme, host:port, user:pw@host
             raise SpecModelError(f"'{display_url(text)}' has no http:// or https:// in front: write it as "
                                  "http://host:port/metrics")
         raise SpecModelError(f"'{display_url(text)}' uses '{(u.scheme or 'no')[:20]}' scheme; only http:// and "
@@ -379,11 +379,12 @@ def fetch_text(client: httpx.Client, url: str, *, token: str | None = None,
     origin = (current.scheme, current.host, current.port)
     shown = display_url(current)
     with total_deadline(policy.total_timeout_s):
-        for _hop in range(policy.max_redirects + 1):
+        for hop in range(policy.max_redirects + 1):
             headers = {}
             if token and (current.scheme, current.host, current.port) == origin:
                 headers["Authorization"] = f"Bearer {token}"
-            got = capped_get(client, current, where=shown, limits=policy.limits(), wording=METRICS_PAGE,
+            here = shown if not hop else f"{display_url(current)} (redirected from {shown})"  # the hop that failed
+            got = capped_get(client, current, where=here, limits=policy.limits(), wording=METRICS_PAGE,
                              headers=headers, read_body_if=_is_metrics_answer)
             if got.is_redirect:
                 try:
@@ -398,7 +399,7 @@ def fetch_text(client: httpx.Client, url: str, *, token: str | None = None,
                 continue
             got.check_status(ok={200})
             if "html" in got.headers.get("content-type", "").lower():
-                raise SpecModelError(f"{shown} returned an HTML page, not Prometheus metrics text: check "
+                raise SpecModelError(f"{here} returned an HTML page, not Prometheus metrics text: check "
                                      "the path (usually /metrics) and that no login page or proxy sits in front")
             return got.body.decode("utf-8", errors="replace")
     raise SpecModelError(f"{shown} redirected more than {policy.max_redirects} times: use the final URL")

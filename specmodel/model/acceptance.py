@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from specmodel.numbers import read_number
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_K, bounded_cache, check_k
 from specmodel.model.distinct import per_distinct
@@ -87,7 +88,7 @@ def parse_survival(value, what: str = "the survival profile", validate: bool = T
     else:
         items = [None]  # true/false, an object, ...: refused below
     try:
-        numbers = tuple(map(float, items))
+        numbers = tuple(map(read_number, items))  # the one number parser: no 1_0, no other scripts' digits
     except (TypeError, ValueError, OverflowError):
         raise SpecModelError(f"{what} must be numbers p_1,...,p_k separated by commas (such as 0.80, 0.56, "
                              f"0.35), got '{_short(value)}'") from None

@@ -45,9 +45,10 @@ def check_parameters(values: dict, where: str) -> Efficiency:
         name, kind = errors[0].path[0], errors[0].validator
         value = values[name]
         if kind == "not":
-            raise SpecModelError(f"{where}: '{name}' is not a model parameter; known: {', '.join(Efficiency().as_dict())}")
+            raise SpecModelError(f"{where}: '{clean_name(name, 40)[0]}' is not a model parameter; known: "
+                                 f"{', '.join(Efficiency().as_dict())}")
         if kind in ("type", "format"):
-            raise SpecModelError(f"{where}: '{name}' must be a finite number, got {value!r}")
+            raise SpecModelError(f"{where}: '{name}' must be a finite number, got {clean_name(repr(value), 40)[0]}")
         if kind == "exclusiveMinimum":
             raise SpecModelError(f"{where}: '{name}' must be > 0, got {value:g}")
         bound = PARAMETERS[name]

@@ -13,6 +13,7 @@ import os
 from dataclasses import replace
 from functools import cache
 
+from specmodel.numbers import read_number
 from specmodel.errors import SpecModelError
 from specmodel.files import load_json, read_file
 from specmodel.text import clean_name
@@ -111,7 +112,7 @@ def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec", named: dict[str
         if key not in spec or spec[key] in (None, ""):
             continue
         try:
-            values[field] = float(spec[key])
+            values[field] = read_number(spec[key])
         except (TypeError, ValueError):
             bound, shown = GPU_BOUNDS[field], named.get(key, key)
             raise SpecModelError(f"{said_as}: {shown} must be a number in {bound.lo:g}-{bound.hi:g}, "

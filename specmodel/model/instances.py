@@ -22,7 +22,8 @@ from specmodel.bounds import MAX_K
 from specmodel.errors import SpecModelError
 from specmodel.model import memory, presets
 from specmodel.model.scenario import Scenario, with_changes
-from specmodel.text import clean_name
+from specmodel.numbers import whole_number
+from specmodel.text import MAX_LABEL_CHARS, clean_name
 
 UNKNOWN_MODEL = "unknown model"  # what an instance whose model has no preset is predicted on: nothing
 
@@ -60,9 +61,12 @@ def parse_instance(text: str) -> InstanceModel:
     if any(c in instance for c in '"\\{}\n'):
         raise SpecModelError(f"--instance '{shown}': the instance label may not contain quotes, braces or "
                              "backslashes")
+    if len(instance) > MAX_LABEL_CHARS:  # it is written into every rule: 100,000 characters made lines of as many
+        raise SpecModelError(f"--instance '{shown}': the instance label has {len(instance):,} characters, more than "
+                             f"the {MAX_LABEL_CHARS} of a label this tool writes")
     try:
-        k = int(k_text)
-    except ValueError:
+        k = whole_number(k_text, "k")
+    except SpecModelError:
         raise SpecModelError(f"--instance '{shown}': k '{clean_name(k_text, 20)[0]}' is not a whole number") from None
     if not 1 <= k <= MAX_K:
         raise SpecModelError(f"--instance '{shown}': k must be 1 to {MAX_K} (draft tokens per step), got {k}")

@@ -461,9 +461,12 @@ _COUNT_DIGITS = 12  # chosen: digits a GPU count in a name may have (a bound on 
 MEMORY_TOLERANCE = 0.12
 
 
-def _count(digits: str) -> int:
-    """A GPU count, TP or EP as written; more than 12 digits (int() refuses 4,300) reads as 10^12, which
-    every bound refuses with its message (a TP of 5,000 digits was a traceback)."""
+def _count(digits: str) -> int | None:
+    """A GPU count, TP, EP or k as written; more than 12 digits (int() refuses 4,300) reads as 10^12, which
+    every bound refuses with its message (a TP of 5,000 digits was a traceback); digits of another script
+    ('٨', which int() reads as 8) are no number here, as for the one number parser (specmodel.numbers)."""
+    if not digits.isascii():
+        return None
     return int(digits) if len(digits) <= _COUNT_DIGITS else 10 ** _COUNT_DIGITS
 
 
@@ -699,7 +702,7 @@ def _match_model_tokens(toks: list[str]):
 
 def _int(pattern: str, text: str) -> int | None:
     m = re.search(pattern, text)
-    return int(m.group(1)) if m else None
+    return _count(m.group(1)) if m else None
 
 
 @reads_name

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specmodel.numbers import read_number
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_MIX_WORKLOADS, MAX_ROWS_PER_FILE
 from specmodel.files import json_validator, load_json, read_file
@@ -63,10 +64,8 @@ def _blank(value) -> bool:
 
 
 def _float(value) -> float:
-    """float() that refuses JSON true/false (float(True) would silently be 1.0)."""
-    if isinstance(value, bool):
-        raise TypeError("a boolean is not a number")
-    return float(value)
+    """The one number parser (specmodel.numbers): true/false, 1_0, other scripts' digits refused."""
+    return read_number(value)
 
 
 def _number(value):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specmodel.numbers import MAX_DIGITS, read_number
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.runs.records import COLUMNS, RunDefaults, RunRecord
@@ -105,7 +106,9 @@ def _numbers_at_once(v: dict, shape: _Shape) -> list | None:
         return []
     raws = shape.pick(v)
     try:
-        "".join(raws)  # all text: float() would take true for 1
+        joined = "".join(raws)  # all text: float() would take true for 1
+        if not joined.isascii() or "_" in joined or max(map(len, raws)) > MAX_DIGITS:
+            return None  # `1_0`, digits of other scripts, long numbers: the one number parser says why
         numbers = list(map(float, raws))
     except (TypeError, ValueError):
         return None
@@ -182,9 +185,9 @@ def _shape_of(names: tuple, number: int) -> _Shape:
 def _plain_number(raw, lo, strict_lo, hi) -> float | None:
     """raw as the number validate_row reads, where it reads one without a word (in range); None otherwise."""
     kind = type(raw)
-    if kind is str or kind is float or kind is int:  # float() refuses a decimal comma and a percent sign
+    if kind is str or kind is float or kind is int:  # a decimal comma and a percent sign are no number here
         try:
-            x = float(raw)
+            x = read_number(raw)
         except (ValueError, OverflowError):
             return None
     else:

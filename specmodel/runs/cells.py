@@ -8,19 +8,20 @@ import math
 import re
 from dataclasses import dataclass
 
+from specmodel.numbers import number_or_none, refusal
 from specmodel.text import clean_name
 from specmodel.model import presets
 
 
 def number(x) -> float | None:
-    """x as a finite float, or None (text that is no number, true/false, NaN, infinities)."""
-    if isinstance(x, bool):  # JSON true/false: not a number of anything
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer beyond any float
-        return None
-    return v if math.isfinite(v) else None
+    """x as a finite float, or None (text that is no number, true/false, NaN, infinities, `1_0`, digits
+    of other scripts, hundreds of digits): the one number parser, specmodel.numbers. `refusal(x)` says why."""
+    return number_or_none(x)
+
+
+def not_a_number(raw) -> str:
+    """Why a cell or value that `number` refuses is none, quoted: "'1_0' has an underscore between digits: ..."."""
+    return f"{shown(raw)} {refusal(raw) or 'is not a number'}"
 
 
 def shown(raw) -> str:

@@ -19,7 +19,7 @@ from specmodel.runs.cells import MIXED, number_styles, plain_text
 from specmodel.runs.csv_rows import csv_records
 from specmodel.runs.headers import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS, close_column, norm_header, throughput_column  # noqa: F401 - re-exported
 from specmodel.runs.meanings import READ_AS, ambiguous_column, read_as_of
-from specmodel.runs.records import Problem, RunDefaults, RunRecord, too_many_rows
+from specmodel.runs.records import Problem, RunDefaults, RunRecord, stopped_reading, too_many_rows
 
 _REFERENCE_FIELDS = {"source", "notes"}  # a second column for these is kept for reference, not an error
 _POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?(\d+)$")
@@ -216,19 +216,15 @@ def read_plain_csv(name: str, text: str, defaults: RunDefaults | None = None) ->
         record = _record(name, line, cells, layout)
         if record is not None:
             records.append(record)
+        else:  # text only in columns kept for reference or not read: said, never dropped silently
+            problems.append(Problem(name, line, None, "has a value only in columns that are not read (kept for "
+                                    "reference or unknown), so there is no run on it: row not loaded; fill in its "
+                                    "run's columns or remove the row", reason="invalid"))
     problems.extend(_closing_problems(name, layout.width, padded_rows, rows_seen, records))
     return records, problems
 
 
 _SHARED_CELLS = 65_536  # chosen: distinct cells kept to be shared (a sweep repeats its names and k on every row)
-
-
-CHECK_EVERY = 0x4000  # chosen: records between two looks at the clock while rows are read
-
-
-def stopped_reading(name: str, line: int) -> Problem:
-    return Problem(name, line, None, f"not read from this row on: reading stopped after the {bounds.MAX_LOAD_S:g} s "
-                   "limit on processing one load; split the file", "warning")
 
 
 def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
@@ -243,7 +239,7 @@ def _rows(name: str, lines, layout: _Layout, problems: list[Problem]):
     commas = False  # whether a cell has a comma (a number may be written with one)
     width, most, pick, get = layout.width, bounds.MAX_ROWS_PER_FILE, layout.pick, same.get
     for seen, (line, cells, trouble) in enumerate(lines):
-        if not seen % CHECK_EVERY and seen and bounds.out_of_time():  # checked every 16,384 records
+        if bounds.stop_due(seen):  # checked every 16,384 records
             problems.append(stopped_reading(name, line))
             break
         if trouble is not None:

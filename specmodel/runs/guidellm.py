@@ -18,7 +18,7 @@ from specmodel.errors import SpecModelError
 from specmodel.files import load_json
 from specmodel.runs.cells import model_key, number, shown
 from specmodel.runs.csv_rows import csv_records
-from specmodel.runs.records import Problem, RunRecord, too_many_rows
+from specmodel.runs.records import Problem, RunRecord, stopped_reading, too_many_rows
 
 # chosen: plain decoding streams one token per chunk, so 10% above that is speculation's
 SPEC_TOKENS_PER_CHUNK = 1.1  # a streamed run above this many tokens per chunk was speculative
@@ -111,6 +111,9 @@ def read_guidellm_json(name: str, doc: dict) -> tuple[list[RunRecord], list[Prob
     if len(doc["benchmarks"]) > bounds.MAX_ROWS_PER_FILE:
         problems.append(too_many_rows(name, len(doc["benchmarks"])))
     for i, b in enumerate(doc["benchmarks"][:bounds.MAX_ROWS_PER_FILE], start=1):
+        if bounds.stop_due(i):
+            problems.append(stopped_reading(name, i))
+            break
         if not isinstance(b, dict):
             problems.append(Problem(name, i, None, "benchmark entry is not an object; skipped"))
             continue
@@ -128,7 +131,11 @@ def _csv_rows(text: str, problems: list | None = None) -> tuple[list[tuple], lis
     """(column (group, label, statistic) per index, [(line, cells)] per benchmark); blank lines skipped.
     A row the csv reader cannot take (an unclosed quote, an over-long cell) is a problem in `problems`."""
     records = []
-    for line, cells, trouble in csv_records(text, ",", skipinitialspace=False):
+    for seen, (line, cells, trouble) in enumerate(csv_records(text, ",", skipinitialspace=False)):
+        if bounds.stop_due(seen):
+            if problems is not None:
+                problems.append(stopped_reading("", line))
+            break
         if trouble is not None and problems is not None:
             problems.append(Problem("", line, None, trouble, reason="invalid"))
         elif trouble is None and (len(cells) > 1 or "".join(cells).strip()):

@@ -5,6 +5,7 @@ without an acceptance borrow their file's mean α."""
 from __future__ import annotations
 
 import gc
+import logging
 import math
 from contextlib import contextmanager
 from typing import Callable
@@ -14,6 +15,7 @@ import pandas as pd
 
 from specmodel import bounds
 from specmodel.errors import SpecModelError
+from specmodel.text import safe_text
 from specmodel.model import acceptance
 from specmodel.paths import SAMPLE_DIR
 from specmodel.runs.assumed import published_acceptance
@@ -70,7 +72,8 @@ def read_run_file(name: str, data: bytes, defaults: RunDefaults | None = None) -
 
 def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     records, problems = _records(files, defaults)
-    records, pair_problems = pair_arms(records, pairs or {})
+    # files are named as they may be shown (sniff.name_and_bytes): the pairs name them the same way
+    records, pair_problems = pair_arms(records, {safe_text(k): safe_text(v) for k, v in (pairs or {}).items()})
     problems.extend(pair_problems)
     rows = _Rows()
     same_tree: list[bool] = []
@@ -130,7 +133,7 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
             problems.append(Problem(name, None, None, f"not read: reading stopped after the {bounds.MAX_LOAD_S:g} s "
                                     "limit on processing one load; load fewer files at once"))
             continue
-        recs, probs = read_one(name, data, defaults)
+        recs, probs = _read_one_file(name, data, defaults)
         count, loaded = len(recs), len(records)
         if loaded + count > bounds.MAX_ROWS_TOTAL:
             kept = max(0, bounds.MAX_ROWS_TOTAL - loaded)
@@ -141,6 +144,24 @@ def _records(files, defaults: RunDefaults) -> tuple[list[RunRecord], list[Proble
         records.extend(recs)
         problems.extend(probs)
     return records, problems
+
+
+# What a reader may raise on input it should have refused in words: one file's bug must not lose the other
+# files of an upload (a 400-digit k in one log lost every file; issue 41, 4). SpecModelError never gets here.
+_UNEXPECTED = (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError, RecursionError,
+               UnicodeError)
+UNEXPECTED = "could not be read: its reader met something it does not handle"  # the problem's words (fuzz looks)
+
+
+def _read_one_file(name: str, data: bytes, defaults: RunDefaults) -> tuple[list[RunRecord], list[Problem]]:
+    """sniff.read_one, where an unexpected error in a reader is that file's problem (its traceback goes to
+    the log), so the other files of the upload still load; a message for a person, never a traceback."""
+    try:
+        return read_one(name, data, defaults)
+    except _UNEXPECTED as exc:
+        logging.getLogger(__name__).exception("reading %s", name)
+        return [], [Problem(name, None, None, f"{UNEXPECTED} ({type(exc).__name__}); the other files were read: "
+                            "please report it with the file")]
 
 
 class _Rows:

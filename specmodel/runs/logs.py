@@ -19,23 +19,27 @@ Other lines are ignored, so a whole server log can be uploaded.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from specmodel import bounds, numbers
+from specmodel.bounds import MAX_CONCURRENCY, MAX_K
 from specmodel.errors import SpecModelError
 from specmodel.runs.records import Problem, RunRecord
 
 _V1 = re.compile(r"SpecDecoding metrics:\s*(?P<body>.*)$")
 _V0 = re.compile(r"(?:Speculative metrics:\s*)?Draft acceptance rate:\s*(?P<rate>[\d.]+)\s*,\s*System efficiency:\s*"
                  r"(?P<eff>[\d.]+)(?P<rest>.*)$")
-_RUNNING = re.compile(r"Running:\s*(\d+)\s*reqs")
+_RUNNING = re.compile(r"Running:\s*([0-9]+)\s*reqs")
 _TIME = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2}|\d{2}-\d{2})[ T](?P<time>\d{2}:\d{2}:\d{2})")
 # One `Name: value` piece of a comma-separated line. The name is bounded and the match anchored, so a
 # line costs time in proportion to its length (an unanchored lazy pattern backtracked quadratically:
 # 100,000 letters without a colon froze the server for 30 s).
 _FIELD = re.compile(r"\s*([A-Za-z][A-Za-z \-]{0,80}):(.*)", re.S)
+_LEADING_NUMBER = re.compile(r"\s*([-+]?[0-9]+(?:\.[0-9]+)?)", re.ASCII)
 
 
 def looks_like_log(text: str) -> bool:
@@ -45,34 +49,85 @@ def looks_like_log(text: str) -> bool:
 
 
 def _fields(body: str) -> dict[str, str]:
-    """`A: 1, B: 2, 3` -> {"a": "1", "b": "2, 3"}: a piece without a name continues the field before it."""
-    out: dict[str, str] = {}
+    """`A: 1, B: 2, 3` -> {"a": "1", "b": "2, 3"}: a piece without a name continues the field before it.
+    Linear in the line's length: a field's pieces are gathered in a list and joined once (appending each
+    to a growing string made a 1.2 MB per-position list cost 7.9 s, a 6 MB one minutes); the load
+    deadline is looked at every bounds.CHECK_EVERY pieces."""
+    parts: dict[str, list[str]] = {}
     key = None
-    for piece in body.split(","):
+    for i, piece in enumerate(body.split(",")):
+        if bounds.stop_due(i):
+            break
         m = _FIELD.match(piece)
         if m and ":" not in m.group(2):
             key = m.group(1).strip().lower()
-            out[key] = m.group(2).strip()
+            parts[key] = [m.group(2).strip()]
         elif key is not None:
-            out[key] += "," + piece
-    return out
+            parts[key].append(piece)
+    return {key: ",".join(pieces) for key, pieces in parts.items()}
 
 
-def _float(text: str | None) -> float | None:
+def _number(text: str | None, what: str) -> tuple[float | None, str | None]:
+    """(the number a field begins with, `90 tokens` -> 90.0, or None; why the one number parser refused
+    it, naming the field, or None)."""
     if text is None:
+        return None, None
+    m = _LEADING_NUMBER.match(text)
+    if not m:
+        return None, None
+    try:
+        return numbers.read_number(m.group(1), what), None
+    except SpecModelError as exc:
+        return None, str(exc)
+
+
+def _survival(rates: str | None) -> list[float] | None:
+    """The per-position rates; None where one is no number. A list past MAX_K positions keeps its length
+    (the row is refused by it) without reading each number."""
+    if not rates:
         return None
-    m = re.match(r"\s*([-+]?\d+(?:\.\d+)?)", text)
-    return float(m.group(1)) if m else None
+    values = [x for x in re.split(r"[,\s]+", rates.strip()) if x]
+    if len(values) > MAX_K:
+        return [math.nan] * len(values)
+    read = [numbers.number_or_none(x) for x in values]
+    return None if any(v is None for v in read) else read
+
+
+def _k_of_line(text: str | None, lineno: int, problems: list) -> int | None:
+    """'Number of speculative tokens' as a k in [1, MAX_K], else a problem naming the line and None."""
+    value, refused = _number(text, "'Number of speculative tokens'")
+    if refused:
+        problems.append((lineno, f"{refused}; line left out"))
+        return 0
+    if value is None:
+        return None
+    try:
+        return bounds.check_k(value, "'Number of speculative tokens'")
+    except SpecModelError as exc:
+        problems.append((lineno, f"{exc}; line left out"))
+        return 0
+
+
+def _running(line: str, lineno: int, problems: list, running):
+    """The running requests an engine line gives (`Running: 12 reqs`), else the ones before it."""
+    m = _RUNNING.search(line)
+    if not m:
+        return running
+    try:
+        return numbers.whole_number(m.group(1), "'Running: N reqs'", 0, MAX_CONCURRENCY)
+    except SpecModelError as exc:
+        problems.append((lineno, f"{exc}; the lines after it are judged without a running count"))
+        return None
 
 
 def _v1_rate(f: dict[str, str]) -> tuple[float, str] | None:
     """(accepted ÷ drafted tokens, where it was read) of a V1 line: its Accepted and Drafted token counts,
     else its draft acceptance rate in percent (`Avg Draft acceptance rate`, older builds `Draft acceptance rate`)."""
-    accepted, drafted = _float(f.get("accepted")), _float(f.get("drafted"))
+    accepted, drafted = _number(f.get("accepted"), "'Accepted'")[0], _number(f.get("drafted"), "'Drafted'")[0]
     if accepted is not None and drafted:
         return accepted / drafted, "Accepted / Drafted"
     for key in ("avg draft acceptance rate", "draft acceptance rate"):
-        percent = _float(f.get(key))
+        percent = _number(f.get(key), key)[0]
         if percent is not None:
             return percent / 100, key.capitalize()
     return None
@@ -83,50 +138,62 @@ def parse_lines(text: str, k: int | None = None) -> tuple[list[dict], list[tuple
     points, problems = [], []
     running = None
     for lineno, line in enumerate(text.splitlines(), start=1):
-        m = _RUNNING.search(line)
-        if m:
-            running = int(m.group(1))
+        if bounds.stop_due(lineno):
+            problems.append((lineno, f"not read from this line on: reading stopped after the {bounds.MAX_LOAD_S:g} s "
+                                     "limit on processing one load; split the file"))
+            break
+        running = _running(line, lineno, problems, running)
         t = _TIME.search(line)
         at = f"{t.group('date')} {t.group('time')}" if t else None
         v1 = _V1.search(line)
         if v1:
-            f = _fields(v1.group("body"))
-            e = _float(f.get("mean acceptance length"))
-            rates = f.get("per-position acceptance rate")
-            survival = None
-            if rates:
-                try:
-                    survival = [float(x) for x in re.split(r"[,\s]+", rates.strip()) if x]
-                except ValueError:
-                    survival = None
-            if e is None and survival is None:
-                problems.append((lineno, "a SpecDecoding line without 'Mean acceptance length' or 'Per-position "
-                                         "acceptance rate'; left out"))
-                continue
-            points.append({"line": lineno, "time": at, "form": "V1", "tokens_per_step": e, "survival": survival,
-                           "k": len(survival) if survival else None, "running": running,
-                           "accepted": _float(f.get("accepted")), "drafted": _float(f.get("drafted")),
-                           "rate": _v1_rate(f)})
-            continue
-        v0 = _V0.search(line)
-        if v0:
-            eff = float(v0.group("eff"))
-            rest = _fields(v0.group("rest").lstrip(", "))
-            k_line = _float(rest.get("number of speculative tokens"))
-            kk = int(k_line) if k_line else k
-            if not kk:
-                problems.append((lineno, "a V0 'System efficiency' line without 'Number of speculative tokens': k is "
-                                         "needed for E = efficiency · (k + 1); give it with --k or the page's "
-                                         "'k for files that do not record it'"))
-                continue
-            if not 0 < eff <= 1:
-                problems.append((lineno, f"system efficiency {eff:g} is not in (0, 1]; left out"))
-                continue
-            points.append({"line": lineno, "time": at, "form": "V0", "tokens_per_step": eff * (kk + 1),
-                           "survival": None, "k": kk, "running": running, "efficiency": eff,
-                           "rate": (float(v0.group("rate")), "Draft acceptance rate"),
-                           "k_from": "the line" if k_line else "the settings"})
+            point = _v1_point(v1.group("body"), lineno, problems)
+        else:
+            v0 = _V0.search(line)
+            point = _v0_point(v0, lineno, k, problems) if v0 else None
+        if point is not None:
+            points.append({"line": lineno, "time": at, "running": running, **point})
     return points, problems
+
+
+def _v1_point(body: str, lineno: int, problems: list) -> dict | None:
+    f = _fields(body)
+    e, refused = _number(f.get("mean acceptance length"), "'Mean acceptance length'")
+    survival = _survival(f.get("per-position acceptance rate"))
+    if refused:
+        problems.append((lineno, refused + ("; the per-position rates are read instead" if survival else "; left out")))
+    if e is None and survival is None:
+        if refused:
+            return None
+        problems.append((lineno, "a SpecDecoding line without 'Mean acceptance length' or 'Per-position "
+                                 "acceptance rate'; left out"))
+        return None
+    return {"form": "V1", "tokens_per_step": e, "survival": survival, "k": len(survival) if survival else None,
+            "accepted": _number(f.get("accepted"), "'Accepted'")[0], "drafted": _number(f.get("drafted"), "'Drafted'")[0],
+            "rate": _v1_rate(f)}
+
+
+def _v0_point(v0, lineno: int, k: int | None, problems: list) -> dict | None:
+    eff_text = v0.group("eff")
+    eff = numbers.number_or_none(eff_text)
+    rest = _fields(v0.group("rest").lstrip(", "))
+    k_line = _k_of_line(rest.get("number of speculative tokens"), lineno, problems)
+    if k_line == 0:  # stated and refused: said above
+        return None
+    kk = k_line or k
+    if not kk:
+        problems.append((lineno, "a V0 'System efficiency' line without 'Number of speculative tokens': k is "
+                                 "needed for E = efficiency · (k + 1); give it with --k or the page's "
+                                 "'k for files that do not record it'"))
+        return None
+    if eff is None or not 0 < eff <= 1:
+        why = (numbers.refusal(eff_text) if eff is None else None) or "is not in (0, 1]"
+        problems.append((lineno, f"system efficiency {numbers.quoted(eff_text)} {why}; left out"))
+        return None
+    rate = numbers.number_or_none(v0.group("rate"))
+    return {"form": "V0", "tokens_per_step": eff * (kk + 1), "survival": None, "k": kk, "efficiency": eff,
+            "k_from": "the line" if k_line else "the settings",
+            "rate": None if rate is None else (rate, "Draft acceptance rate")}
 
 
 def read(name: str, text: str, defaults) -> tuple[list, list]:

@@ -63,7 +63,7 @@ _PLAIN_ARM = (r"w/o\s*(?:sd|spec\w*)|without\s+(?:sd|spec\w*(?:\s+decod\w*)?)|no
               r"vanilla|plain|non[\s-]*spec\w*|auto[\s-]*regressive|\bar\b")
 _SPEC_ARM = r"w/\s*(?:sd|spec\w*)|with\s+[\w./-]+(?:\s+decod\w*)?|\bsd\b|spec\w*(?:\s+decod\w*)?|eagle[\w.-]*|" \
             r"mtp|n-?gram|medusa|draft(?:\s+model)?"
-_SECONDS = r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|milliseconds?|s|secs?|seconds?)\b(?!\s*(?:/|per)\s*(?:tok|output))"
+_SECONDS = r"(?P<value>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>ms|milliseconds?|s|secs?|seconds?)\b(?!\s*(?:/|per)\s*(?:tok|output))"
 _ARM_FIRST = re.compile(rf"(?:(?P<plain>{_PLAIN_ARM})|(?P<spec>{_SPEC_ARM}))\s*(?:\)\s*)?(?:[:=]|\bis\b|\bof\b)?\s*"
                         + _SECONDS)
 _VALUE_FIRST = re.compile(_SECONDS + rf"\s*\(?\s*(?:(?P<plain>{_PLAIN_ARM})|(?P<spec>{_SPEC_ARM}))")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from specmodel.numbers import number_or_none
 from specmodel.bounds import MAX_NAME_TEXT, bounded_cache
 from specmodel.text import clean_name
 from specmodel.model import engines, presets
@@ -272,8 +273,8 @@ def _preset(kind: str, raw, default: str | None, said: str, remarks: list[str], 
 def _gpu_by_numbers(text: str):
     """A GPU described by numbers ("48GB GPU, ~860 GB/s"): (the preset within 10% on both, nearest
     first, or None; the other presets as near, for the remark: L40S and L40 share 48 GB at 864 GB/s)."""
-    bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I)
-    mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I)
+    bw = re.search(r"(\d+(?:\.\d+)?)\s*(T|G)B/s", text, re.I | re.A)  # digits 0-9 (the one number rule)
+    mem = re.search(r"(\d+(?:\.\d+)?)\s*GB(?!/)", text, re.I | re.A)
     if not bw or not mem:
         return None, ()
     bandwidth = float(bw.group(1)) * (1000 if bw.group(2).upper() == "T" else 1)
@@ -290,8 +291,14 @@ def _gpu_by_numbers(text: str):
     return hits[0], tuple(g.name for g in hits[1:] if distance(g) == distance(hits[0]))
 
 
+# chosen: a token count of a workload text past this reads as this (refused as a context by check_setting):
+# a 500-digit "prefill N tokens" was an OverflowError
+_MOST_TOKENS = 10 ** 12
+
+
 def _tokens_count(number: str, kilo: str) -> int:
-    return round(float(number) * (1024 if kilo else 1))
+    value = number_or_none(number)
+    return _MOST_TOKENS if value is None else min(_MOST_TOKENS, round(value * (1024 if kilo else 1)))
 
 
 def context_from_text(text) -> int | None:
@@ -308,7 +315,7 @@ def lengths_from_text(text) -> tuple[int | None, int | None]:
     return _lengths_from_str(text[:MAX_NAME_TEXT]) if isinstance(text, str) else (None, None)
 
 
-_N = r"(\d+(?:\.\d+)?)\s*(k?)"
+_N = r"([0-9]+(?:\.[0-9]+)?)\s*(k?)"
 
 
 @bounded_cache(4096)

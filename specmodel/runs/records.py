@@ -13,6 +13,7 @@ from typing import Mapping
 import pandas as pd
 
 from specmodel import bounds
+from specmodel.text import MAX_MESSAGE_CHARS, marked_name, safe_text
 
 # Canonical columns of the run table, in display order (docs/formats.md explains each).
 COLUMNS = [
@@ -67,16 +68,23 @@ class Problem:
     severity: str = "error"  # "error": the row was not loaded; "warning": loaded with a fallback
     reason: str | None = None  # why a row was refused, a short code counted in the summary (REFUSAL_REASONS)
 
+    def __post_init__(self):
+        if isinstance(self.column, str) and not (len(self.column) <= 80 and self.column.isprintable()):
+            # a header as it may be shown: one line, cut, an invisible character named (<U+200B>)
+            object.__setattr__(self, "column", marked_name(self.column))
+
     def where(self) -> str:
-        parts = [self.file]
+        """"f.csv, row 3, column 'gpu'": the file's and the column's names as they may be shown (one line,
+        cut: a header with a line break forged a line of `runs`)."""
+        parts = [safe_text(self.file)]
         if self.row is not None:
             parts.append(f"row {self.row}")
         if self.column:
-            parts.append(f"column '{self.column}'")
+            parts.append(f"column '{safe_text(self.column)}'")
         return ", ".join(parts)
 
     def __str__(self) -> str:
-        return f"{self.where()}: {self.message}"
+        return f"{self.where()}: {safe_text(self.message, MAX_MESSAGE_CHARS)}"
 
     def at_row(self, row: int | None) -> "Problem":
         """The same problem on another row (rows alike share what is said of them)."""
@@ -165,6 +173,12 @@ def too_many_rows(name: str, count: int) -> Problem:
                                      "(the limit per file): split the file to read the rest", "warning")
 
 
+def stopped_reading(name: str, line: int) -> Problem:
+    """The warning for a file whose reading stopped at `line` when the load's work deadline passed."""
+    return Problem(name, line, None, f"not read from this row on: reading stopped after the {bounds.MAX_LOAD_S:g} s "
+                   "limit on processing one load; split the file", "warning")
+
+
 def fallback_line(fallbacks: dict, total_rows: int, defaults: RunDefaults | None = None) -> str | None:
     """One sentence for the top of a report: rows predicted on a fallback and the names not
     recognised, or None when every row used its own presets. defaults (RunTable.defaults) names
@@ -201,14 +215,14 @@ class ProblemGroup:
     def where(self, max_rows: int = 12) -> str:
         """"f.csv, rows 3, 7, 9 (3 rows), column 'gpu'": the file, the rows (the first max_rows), the column."""
         numbered = [r for r in self.rows if r is not None]
-        where = [self.file]
+        where = [safe_text(self.file)]
         if len(numbered) == 1:
             where.append(f"row {numbered[0]}")
         elif numbered:
             shown = ", ".join(map(str, numbered[:max_rows])) + (", ..." if len(numbered) > max_rows else "")
             where.append(f"rows {shown} ({len(numbered)} rows)")
         if self.column:
-            where.append(f"column '{self.column}'")
+            where.append(f"column '{safe_text(self.column)}'")
         return ", ".join(where)
 
 

@@ -32,7 +32,7 @@ from specmodel.runs.frames import cells_that, column_of, frame_of, preset_names
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
-from specmodel.runs.unpredicted import unpredicted_rows
+from specmodel.runs.unpredicted import say_unpredicted, unpredicted_rows
 from specmodel.words import (BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, VERDICT_WORDS, advice_of_runs,  # noqa: F401 - re-exported
                              decision, disagreement_words, ngram_advice, verdict_words)
 
@@ -192,6 +192,7 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
     _rate_rows(rows, results, efficiency)
     _widen_assumed(rows, results, efficiency)
     _judge(rows, results, ngram_be)
+    say_unpredicted(rows, results)
     out = pd.concat([rows, results], axis=1)
     out["setup"] = setup_names(out)  # what tells the run apart from its workload's other setups
     return out

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from specmodel.text import safe_text
 from specmodel import bounds
 from specmodel.errors import SpecModelError
 from specmodel.files import load_json, read_file
@@ -18,14 +19,15 @@ from specmodel.runs.vllm_bench import read_vllm_bench, read_vllm_bench_list
 
 
 def name_and_bytes(item) -> tuple[str, bytes]:
-    """(name, bytes) of a path or of a (name, bytes or text) pair."""
+    """(name, bytes) of a path or of a (name, bytes or text) pair; the name as it may be shown (the one
+    text-safety function: one line, at most 200 characters: an uploaded file's name is the user's text)."""
     if isinstance(item, (str, Path)):
         path = Path(item)
-        return path.name, read_file(path)
+        return safe_text(path.name), read_file(path)
     name, data = item
     if isinstance(data, str):
         data = data.encode()
-    return str(name), bytes(data)
+    return safe_text(name), bytes(data)
 
 
 def _fail(name: str, message: str) -> tuple[list[RunRecord], list[Problem]]:

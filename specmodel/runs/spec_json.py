@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specmodel.errors import SpecModelError
+from specmodel import bounds
 from specmodel.bounds import MAX_K, check_k
 from specmodel.files import load_json
-from specmodel.runs.cells import model_key
-from specmodel.runs.records import Problem, RunRecord
+from specmodel.runs.cells import model_key, number
+from specmodel.runs.records import Problem, RunRecord, stopped_reading
 
 _MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"', '"speculative_decoding_stats"',
             '"pooled_spec_decode_acceptance_histogram"', '"total_spec_decode_steps"')
@@ -52,11 +53,8 @@ def looks_like_spec_json(text: str) -> bool:
 
 
 def _num(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return v if math.isfinite(v) else None
+    """x as a finite float, or None: the one number parser (cells.number), true/false no number."""
+    return number(x)
 
 
 def _documents(text: str) -> list[tuple[int, object]]:
@@ -69,6 +67,9 @@ def _documents(text: str) -> list[tuple[int, object]]:
         return [(i, d) for i, d in enumerate(doc, start=1)] if isinstance(doc, list) else [(1, doc)]
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if bounds.stop_due(lineno):
+            raise SpecModelError(f"reading stopped at line {lineno:,} after the {bounds.MAX_LOAD_S:g} s limit on "
+                                 "processing one load; split the file")
         line = line.strip()
         if line.startswith("data:"):
             line = line[5:].strip()
@@ -184,7 +185,10 @@ class _Pooled:
 def _pool(name: str, docs: list, problems: list) -> _Pooled:
     """The counts of every response with at least one verify step; a response with bad counts is a problem."""
     pooled = _Pooled()
-    for where, d in docs:
+    for i, (where, d) in enumerate(docs):
+        if bounds.stop_due(i):  # the responses pooled by then are read, and the rest said
+            problems.append(stopped_reading(name, where))
+            break
         for rec in _per_request(d):
             s, a, t = _first(rec, _STEPS), _first(rec, _ACCEPTED), _first(rec, _DRAFTED)
             if s is None or a is None or s < 0 or a < 0 or (t is not None and t < 0):

@@ -3,9 +3,19 @@ names. A GPU, target or draft name that matches no preset (or two) does not refu
 measured figures and measured verdict, names no preset for what it could not match (never a stand-in), and
 its prediction is empty with one line saying which preset to name (the row's `no_prediction`). A row without
 a measured speedup is still refused for such a name: there is nothing to judge it on.
+
+A run the model cannot predict for another reason (a setting past the model's bounds, a model that does not
+fit) says so too: "no prediction: why" leads its advice (`say_unpredicted`), and `unpredicted_problems`
+gives the warning the page and `runs` list with the file's problems.
 """
 
 from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from specmodel.runs.frames import column_of
+from specmodel.runs.records import Problem
 
 # Refusal reasons (records.REFUSAL_REASONS) that are about a name only: the measurement stands without it.
 NAME_REASONS = frozenset({"gpu_unknown", "gpu_ambiguous", "gpu_missing", "target_unknown", "draft_unknown",
@@ -81,3 +91,32 @@ def left_out_sentence(rows_unpredicted: int) -> str:
     return (f"{n:,} run{'s' if n != 1 else ''} judged on {'their' if n != 1 else 'its'} measurement alone, with no "
             f"prediction (a name that matches no preset), {'are' if n != 1 else 'is'} left out.")
 
+
+NO_PREDICTION = "no prediction: "  # how a run's advice begins where the model could not predict it
+
+
+def say_unpredicted(rows: pd.DataFrame, results: pd.DataFrame) -> None:
+    """A run left without a prediction for a reason other than its names (their refusal is its
+    `no_prediction` line): the reason leads its advice, "no prediction: tensor parallelism is 1,000,000,000,
+    above the 64 ..." (such a row showed blank cells and no word: a TP, tree or depth of 10^9, a context of
+    10^15, a model that does not fit)."""
+    error = results["prediction_error"].to_numpy(dtype=object)
+    said = np.array([isinstance(e, str) and bool(e) for e in error.tolist()], dtype=bool)
+    silent = np.flatnonzero(said & ~np.isfinite(results["predicted_speedup"].to_numpy(dtype=float))
+                            & ~np.array(unpredicted_rows(rows), dtype=bool))
+    if silent.size:
+        advice = results["advice"].to_numpy(dtype=object).copy()
+        advice[silent] = [NO_PREDICTION + e + (f"; {a}" if isinstance(a, str) and a else "")
+                          for e, a in zip(error[silent].tolist(), advice[silent].tolist())]
+        results["advice"] = column_of(advice)
+
+
+def unpredicted_problems(evaluated: pd.DataFrame) -> list[Problem]:
+    """A warning per run `say_unpredicted` gave a reason, naming its file and row: the page and `runs` list
+    it with the file's problems (identical ones collapse into one line with their rows)."""
+    advice = evaluated["advice"].to_numpy(dtype=object)
+    at = [i for i, a in enumerate(advice.tolist()) if isinstance(a, str) and a.startswith(NO_PREDICTION)]
+    error = evaluated["prediction_error"].to_numpy(dtype=object)
+    files, lines = evaluated["file"].to_numpy(dtype=object), evaluated["row"].to_numpy(dtype=object)
+    return [Problem(str(files[i]), None if pd.isna(lines[i]) else int(lines[i]), None,
+                    f"left without a prediction: {error[i]}", "warning") for i in at]

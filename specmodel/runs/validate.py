@@ -17,7 +17,7 @@ from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_CONCURRENCY, MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
-from specmodel.runs.cells import number, plain_text, shown
+from specmodel.runs.cells import not_a_number, number, plain_text, shown
 from specmodel.runs.gpu_columns import REASON as GPU_SPEC_REASON, row_gpu, with_spec_fault
 from specmodel.runs.measured import RATE_NEEDS_LENGTH, REFUSED_METRICS, measured_latencies, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
@@ -47,7 +47,7 @@ def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_
     text = str(raw).strip().rstrip("%") if isinstance(raw, str) else raw
     value = number(plain_text(text, None) if isinstance(text, str) else text)
     if value is None:
-        errors.append(_RowError(column, f"{shown(raw)} is not a number; expected {what}"))
+        errors.append(_RowError(column, f"{not_a_number(raw)}; expected {what}"))
         return None
     if whole and value != round(value):
         errors.append(_RowError(column, f"{shown(raw)} is not a whole number; expected {what}"))

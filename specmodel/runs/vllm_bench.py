@@ -14,7 +14,7 @@ from specmodel import bounds
 from specmodel.model import acceptance
 from specmodel.model.rate import littles_law_concurrency
 from specmodel.runs.cells import model_key, number, shown
-from specmodel.runs.records import Problem, RunRecord, too_many_rows
+from specmodel.runs.records import Problem, RunRecord, stopped_reading, too_many_rows
 
 _METHOD_WORDS = (("eagle", "eagle"), ("medusa", "medusa"), ("mtp", "mtp"), ("ngram", "ngram"),
                  ("n-gram", "ngram"), ("prompt_lookup", "ngram"), ("draft", "draft_model"))
@@ -51,6 +51,9 @@ def read_vllm_bench_list(name: str, docs: list[dict]) -> tuple[list[RunRecord], 
     if len(docs) > bounds.MAX_ROWS_PER_FILE:
         probs.append(too_many_rows(name, len(docs)))
     for i, d in enumerate(docs[:bounds.MAX_ROWS_PER_FILE], start=1):
+        if bounds.stop_due(i):
+            probs.append(stopped_reading(name, i))
+            break
         r, p = read_vllm_bench(name, d, index=i)
         recs.extend(r)
         probs.extend(p)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
+from specmodel.numbers import read_number
+from specmodel.text import clean_name
 from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import require_physical
 from specmodel.model.parameters import PARAMETERS
@@ -32,7 +34,7 @@ def efficiency_from_link(raw: str) -> Efficiency:
     for name, text in zip(CAL_FIELDS, parts):
         lo, hi, unit, words = PARAMETERS[name][:4]
         try:
-            value = float(text)
+            value = read_number(text)
         except ValueError:
             raise SpecModelError(f"the link's calibration value for {name} ({words}) is not a number") from None
         if not math.isfinite(value) or not lo <= value <= hi:
@@ -58,7 +60,7 @@ def number_accepted(raw, lo: float, hi: float, what: str) -> bool:
     """Whether `raw` (a link's text or a value held for a widget) is a number from lo to hi; "whole" in
     `what` asks for a whole number."""
     try:
-        value = float(raw)
+        value = read_number(raw)  # the one number parser: no `1_0`, no other scripts' digits, no 400 digits
         return lo <= value <= hi and ("whole" not in what or value == int(value))
     except (TypeError, ValueError, OverflowError):
         return False
@@ -72,7 +74,7 @@ def whole_part(raw, lo: float, hi: float, what: str) -> int | None:
     (2, None)
     """
     try:
-        value = float(raw)
+        value = read_number(raw)
     except (TypeError, ValueError, OverflowError):
         return None
     if "whole" not in what or not lo <= value <= hi or value == int(value):
@@ -99,15 +101,16 @@ def unaccepted(params: dict, numbers: dict[str, tuple[float, float, str]], choic
         if raw is None or number_accepted(raw, lo, hi, what):
             continue
         whole = whole_part(raw, lo, hi, what)
-        problems[key] = (f"{whose} {key}={raw} is not a whole number of {what}: {whole} is used; set the value above."
+        shown = clean_name(raw, 40)[0]
+        problems[key] = (f"{whose} {key}={shown} is not a whole number of {what}: {whole} is used; set the value above."
                          if whole is not None else
-                         f"{whose} {key}={raw} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
+                         f"{whose} {key}={shown} is not a valid number of {what} between {lo:g} and {hi:,.10g}: "
                          "the default is used instead; set the value above.")
     for key, offered in (choices or {}).items():
         raw = params.get(key)
         if raw is not None and str(raw) not in {str(o) for o in offered}:
-            problems[key] = (f"{whose} {key}={raw} is not one of: {', '.join(map(str, offered))}; the default is "
-                             "used instead.")
+            problems[key] = (f"{whose} {key}={clean_name(raw, 40)[0]} is not one of: {', '.join(map(str, offered))}; "
+                             "the default is used instead.")
     return problems
 
 

@@ -309,8 +309,12 @@ def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=No
                 on_progress(min(1.0, start + share * done / total), f"{name}: {done:,} of {total:,} runs")
         return report
 
+    from specmodel.runs.unpredicted import unpredicted_problems
+
     table = read_runs(files, defaults, pairs, progress=stage("Reading", 0.0, 0.6))
-    return table, review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
+    result = review(table.rows, efficiency, progress=stage("Predicting", 0.6, 0.4))
+    table.problems.extend(unpredicted_problems(result.evaluated))  # runs left without a prediction, and why
+    return table, result
 
 
 # The page's tables, in the order shown: column -> (heading, number format or None, help or None[, width

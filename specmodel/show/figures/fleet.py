@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specmodel.runs.review import with_band_text
-from specmodel.show.figures.runs import band_bars
+from specmodel.show.figures.runs import band_bars, shown_in_chart
 from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
 from specmodel.show.readouts import UNCERTAIN
 
@@ -23,7 +23,7 @@ def _style(fig: go.Figure, title: str, **layout) -> go.Figure:
 
 def _label(row) -> str:
     model = row.get("model_name") or "?"
-    return f"{row['instance']} · {model.rsplit('/', 1)[-1]}"
+    return shown_in_chart(f"{row['instance']} · {model.rsplit('/', 1)[-1]}")
 
 
 def history(frame: pd.DataFrame, window: str) -> go.Figure:
@@ -36,7 +36,7 @@ def history(frame: pd.DataFrame, window: str) -> go.Figure:
     for key, g in frame.groupby(["job", "instance", "model_name"], sort=True, dropna=False):
         name = _label({"instance": key[1], "model_name": key[2]})
         g = g.sort_values("time")
-        hover = f"{key[1]} ({key[0]})<br>%{{x|%H:%M:%S}}<br>"
+        hover = f"{shown_in_chart(key[1])} ({shown_in_chart(key[0])})<br>%{{x|%H:%M:%S}}<br>"
         fig.add_trace(go.Scatter(x=g["time"], y=g["tokens_per_step"], mode="lines+markers", name=name,
                                  legendgroup=name, marker=dict(size=4),
                                  hovertemplate=hover + "E = %{y:.2f} tokens/step<extra></extra>"), row=1, col=1)
@@ -62,7 +62,7 @@ def operating_points(table: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=g["concurrency"], y=g["predicted_speedup"], mode="markers", name=verdict, error_y=band_bars(g),
             marker=dict(size=13, color=VERDICT_COLOURS.get(verdict, "#1f77b4"), line=dict(width=1, color="white")),
-            text=labels, customdata=list(zip(g["job"], e, band.map(lambda b: b or "-"))),
+            text=labels, customdata=list(zip(g["job"].map(shown_in_chart), e, band.map(lambda b: b or "-"))),
             hovertemplate="%{text}<br>job %{customdata[0]}<br>running %{x}<br>E = %{customdata[1]}"
                           "<br>predicted %{y:.2f}x (80% band %{customdata[2]}x)<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=1.0, line=BREAK_EVEN_STYLE, annotation_text="break-even (1.0x)", annotation_position="bottom right")

@@ -12,6 +12,7 @@ import math
 import plotly.graph_objects as go
 
 from specmodel.plan.mix import MixReport, Plan
+from specmodel.show.figures.runs import shown_in_chart
 
 PALETTE = ("#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#17becf", "#9467bd", "#bcbd22", "#8c564b")
 ALL = "all workloads"
@@ -19,7 +20,7 @@ GAP = 0.1  # chosen: horizontal space between the two panels, as a fraction of t
 
 
 def _plan_label(plan: Plan) -> str:
-    return plan.name + ("" if plan.fits else " (does not fit: queues)")
+    return shown_in_chart(plan.name) + ("" if plan.fits else " (does not fit: queues)")
 
 
 def _panel_title(text: str, x: float) -> dict:
@@ -31,6 +32,7 @@ def comparison_bars(report: MixReport) -> go.Figure:
     """Grouped bars, one group per workload and one bar per plan: throughput (left, with the
     aggregate of all workloads) and inter-token latency (right). Plans that queue are hatched."""
     labels = [w.label for w in report.workloads]
+    shown = [shown_in_chart(label) for label in labels]  # the axis's categories: a workload's name as text
     traces = []
     for i, plan in enumerate(report.plans):
         color = PALETTE[i % len(PALETTE)]
@@ -40,7 +42,7 @@ def comparison_bars(report: MixReport) -> go.Figure:
             pool, w = plan.workload(label)
             thr.append(w.throughput_tok_s)
             itl.append(w.itl_ms if math.isfinite(w.itl_ms) else None)
-            where = f"{' + '.join(pool.labels)} on {pool.gpus} GPU(s), {pool.setting}"
+            where = f"{shown_in_chart(' + '.join(pool.labels))} on {pool.gpus} GPU(s), {pool.setting}"
             hover_thr.append(f"{w.running:.1f} of {w.sequences:.1f} sequences running, "
                              f"{w.per_seq_tok_s:.1f} tok/s each<br>{where}")
             hover_itl.append(f"{w.tokens_per_step:.2f} tokens per step, step {pool.step_ms:.1f} ms<br>{where}")
@@ -48,13 +50,14 @@ def comparison_bars(report: MixReport) -> go.Figure:
         hover_thr.append(plan.describe().replace("; ", "<br>"))
         name = _plan_label(plan)
         traces.append(dict(
-            type="bar", x=labels + [ALL], y=thr, name=name, legendgroup=name, marker=bar_style,
+            type="bar", x=shown + [ALL], y=thr, name=name, legendgroup=name, marker=bar_style,
             customdata=hover_thr, xaxis="x", yaxis="y",
-            hovertemplate="%{x}<br>%{y:,.0f} tok/s<br>%{customdata}<extra>" + plan.name + "</extra>"))
+            hovertemplate="%{x}<br>%{y:,.0f} tok/s<br>%{customdata}<extra>" + shown_in_chart(plan.name) + "</extra>"))
         traces.append(dict(
-            type="bar", x=labels, y=itl, name=name, legendgroup=name, showlegend=False, marker=bar_style,
+            type="bar", x=shown, y=itl, name=name, legendgroup=name, showlegend=False, marker=bar_style,
             customdata=hover_itl, xaxis="x2", yaxis="y2",
-            hovertemplate="%{x}<br>%{y:.1f} ms between tokens<br>%{customdata}<extra>" + plan.name + "</extra>"))
+            hovertemplate="%{x}<br>%{y:.1f} ms between tokens<br>%{customdata}<extra>" + shown_in_chart(plan.name)
+            + "</extra>"))
     s = report.scenario
     half = (1.0 - GAP) / 2
     # Each panel's axis reaches 8% past its tallest bar, so no bar ends at the frame (it read as cut off).

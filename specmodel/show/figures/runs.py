@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import math
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from specmodel.text import safe_text
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
 from specmodel.runs.setups import setups_of
 
@@ -22,11 +22,17 @@ def _fmt(x, digits=2, suffix=""):
     return "–" if math.isnan(x) else f"{x:.{digits}f}{suffix}"
 
 
+def shown_in_chart(text) -> str:
+    """A name from a user or a server in a chart (a legend, an axis label, a hover): cleaned, cut to 200
+    characters, its < > & written as entities (Plotly renders <a href>, <b> and <br> in them)."""
+    return safe_text(text, markdown="figure")
+
+
 def _hover(r) -> str:
     """Hover text of one run; user strings escaped (plotly renders a subset of HTML in hover text)."""
-    where = html.escape(str(r["file"])) + (f", row {int(r['row'])}" if pd.notna(r.get("row")) else "")
-    setup = f" ({html.escape(str(r['setup']))})" if isinstance(r.get("setup"), str) and r["setup"] else ""
-    return (f"<b>{html.escape(str(r['workload']))}</b>{setup}<br>{where}<br>concurrency {r['concurrency']}, k = {r['k']}, "
+    where = shown_in_chart(r["file"]) + (f", row {int(r['row'])}" if pd.notna(r.get("row")) else "")
+    setup = f" ({shown_in_chart(r['setup'])})" if isinstance(r.get("setup"), str) and r["setup"] else ""
+    return (f"<b>{shown_in_chart(r['workload'])}</b>{setup}<br>{where}<br>concurrency {r['concurrency']}, k = {r['k']}, "
             f"{r['method']}, "
             f"{r['gpu_preset']}<br>α {_fmt(r['alpha'])}, tokens/step {_fmt(r['tokens_per_step'])} "
             f"(break-even {_fmt(r.get('break_even_tokens_per_step'))})<br>measured {_fmt(r['measured_speedup'])}x, "
@@ -68,7 +74,7 @@ def predicted_vs_measured(evaluated: pd.DataFrame) -> go.Figure:
             marker["color"] = VERDICT_COLOURS.get(name, "#57606a")
         fig.add_trace(go.Scatter(
             x=group["measured_speedup"].astype(float), y=group["predicted_speedup"].astype(float), mode="markers",
-            name=f"measured: {html.escape(str(verdict_words(name)))}" if by_verdict else html.escape(str(name)), marker=marker,
+            name=f"measured: {shown_in_chart(verdict_words(name))}" if by_verdict else shown_in_chart(name), marker=marker,
             error_y=band_bars(group), hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
         values += group["measured_speedup"].astype(float).tolist() + group["predicted_speedup"].astype(float).tolist()
         for end in ("speedup_low", "speedup_high"):  # the bars stay inside the axes
@@ -113,7 +119,7 @@ def _row_labels(data: pd.DataFrame) -> list[str]:
     for label in base:
         seen[label] = seen.get(label, 0) + 1
         out.append(label if base.count(label) == 1 else f"{label} #{seen[label]}")
-    return [html.escape(label) for label in out]
+    return [shown_in_chart(label) for label in out]
 
 
 def break_even_chart(evaluated: pd.DataFrame) -> go.Figure:
