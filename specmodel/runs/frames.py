@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from specmodel.model.decide import band_text
+
 
 # Text columns keep their cells as the Python strings they are (pandas' "str" dtype, python storage): a
 # sweep's repeated remark is one string shared by 200,000 rows, where pyarrow storage copies it into each
@@ -88,3 +90,11 @@ def preset_names(column: pd.Series) -> pd.Series:
         return column
     names = np.array([getattr(v, "name", v) for v in distinct.tolist()] + [None], dtype=object)
     return pd.Series(names[codes], index=column.index, dtype=object)
+
+
+def with_band_text(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with "speedup_band": each run's speedup_low–high as shown ("0.68–1.38"; "" without a band)."""
+    if "speedup_low" not in table or "speedup_high" not in table:
+        return table
+    ends = zip(pd.to_numeric(table["speedup_low"], errors="coerce"), pd.to_numeric(table["speedup_high"], errors="coerce"))
+    return table.assign(speedup_band=[band_text(lo, hi) if lo == lo and hi == hi else "" for lo, hi in ends])

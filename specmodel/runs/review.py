@@ -23,12 +23,12 @@ import pandas as pd
 
 from specmodel.errors import SpecModelError
 from specmodel.model import acceptance, spec_defaults
-from specmodel.model.decide import BORDERLINE, band_around, band_text, setup_of, summarize_many
+from specmodel.model.decide import BORDERLINE, band_around, setup_of, summarize_many
 from specmodel.model.off_state import measured_off_cost, scenario_off_cost
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.runs.readings import reading_summary
-from specmodel.runs.frames import cells_that, column_of, frame_of, preset_names
+from specmodel.runs.frames import cells_that, column_of, frame_of, preset_names, with_band_text  # noqa: F401 - re-exported
 from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
@@ -355,14 +355,6 @@ def break_even_table(evaluated: pd.DataFrame) -> pd.DataFrame:
     table["gpu_preset"] = preset_names(table["gpu_preset"])  # a GPU given by its numbers is held as itself
     first_seen = (lambda c: pd.Series(pd.factorize(c)[0], index=c.index) if c.name == "setup" else c)  # noqa: E731
     return table.sort_values(["workload", "setup", "concurrency"], kind="stable", key=first_seen).reset_index(drop=True)
-
-
-def with_band_text(table: pd.DataFrame) -> pd.DataFrame:
-    """The table with "speedup_band": each run's speedup_low–high as shown ("0.68–1.38"; "" without a band)."""
-    if "speedup_low" not in table or "speedup_high" not in table:
-        return table
-    ends = zip(pd.to_numeric(table["speedup_low"], errors="coerce"), pd.to_numeric(table["speedup_high"], errors="coerce"))
-    return table.assign(speedup_band=[band_text(lo, hi) if lo == lo and hi == hi else "" for lo, hi in ends])
 
 
 def error_summary(evaluated: pd.DataFrame) -> dict:
