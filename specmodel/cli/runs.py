@@ -280,7 +280,7 @@ def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
     try:
         calibration = calibrate(fit_rows, start)
     except SpecModelError as exc:
-        if not any(f.fit.usable for f in fits):
+        if not fits:  # nothing else to show: the fit's own message is the answer
             raise
         sys.stderr.write(f"note: the model's parameters were not fitted ({exc}); the step fits below are\n")
         calibration = None

@@ -59,8 +59,9 @@ def runs_to_pin(fit: StepFit) -> list[str]:
 def refused_words(fit: StepFit) -> str:
     """Why a fit is not applied ("" where it is)."""
     if fit.refused:
-        return ("fit refused: " + "; ".join(term_words(t) for t in fit.refused) + " left its physical range "
-                "(a step that shrinks as the batch grows, or a negative step time): the runs were probably taken "
+        return ("fit refused: " + "; ".join(term_words(t) for t in fit.refused)
+                + (" left its physical range " if len(fit.refused) == 1 else " left their physical range ")
+                + "(a step that shrinks as the batch grows, or a negative step time): the runs were probably taken "
                 "under different conditions; rerun them back to back on a quiet server")
     if fit.unpinned:
         what = "; ".join(term_words(t) for t in fit.unpinned)
