@@ -83,7 +83,11 @@ def add_scenario_arguments(p: argparse.ArgumentParser) -> None:
                         f"--attention-backend after it ('vllm 0.19.0 ROCM_AITER_FA'); one of {', '.join(engine_names())}; "
                         "default vllm")
     p.add_argument("--calibration", metavar="FILE.json",
-                   help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it")
+                   help="apply a calibration saved by `runs --calibrate --save-calibration`; flags below override it; "
+                        "its step fits (the runs' own step times) answer first for their k and method")
+    p.add_argument("--fit", metavar="TEXT", default=None,
+                   help="with --calibration holding several step fits of this k and method: the one whose target, "
+                        "workload or setup contains TEXT (e.g. 'chat')")
     for name, bound in PARAMETERS.items():
         flag = "--" + name.replace("_", "-")
         unit = f", {bound.unit}" if bound.unit else ""
@@ -197,19 +201,31 @@ def efficiency_from_args(args: argparse.Namespace) -> Efficiency:
     return replace(base, **given)
 
 
+def saved_fits_from_args(args: argparse.Namespace) -> list:
+    """The step fits of --calibration ([] without one), only those named like --fit where it is given."""
+    if not getattr(args, "calibration", None):
+        return []
+    from specmodel.fit.saved import saved_fits
+    fits = saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0])
+    wanted = getattr(args, "fit", None)
+    return [f for f in fits if wanted.lower() in f.label.lower()] if wanted else fits
+
+
 def step_fit_from_args(args: argparse.Namespace, k: int | None = None, method: str | None = None):
     """(the saved step fit of --calibration this question is about or None, a note where the file holds
     fits and none or several would do)."""
     if not getattr(args, "calibration", None):
         return None, None
-    from specmodel.fit.saved import chosen_fit, saved_fits
-    fits = saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0])
+    from specmodel.fit.saved import chosen_fit
+    fits = saved_fits_from_args(args)
+    if not fits and getattr(args, "fit", None):
+        return None, f"no step fit in the calibration is named like '{clean_name(args.fit, 40)[0]}' (--fit)"
     chosen = chosen_fit(fits, k, method)
     usable = [f for f in fits if f.fit.usable]
     if chosen is None and usable:
         names = "; ".join(f"{f.label} (k={f.fit.k})" for f in usable[:6])
         return None, (f"the calibration holds {len(usable)} step fits and none or several match k = {k}: "
-                      f"{names}; give the --k (and --method) of one")
+                      f"{names}; give the --k and --method of one, or --fit with a word of its name")
     return chosen, None
 
 

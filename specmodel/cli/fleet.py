@@ -73,14 +73,10 @@ def base_scenario(args: argparse.Namespace) -> Scenario:
 
 
 def step_fits(args: argparse.Namespace) -> tuple:
-    """The step fits of --calibration (none where it names no file or the file holds none)."""
-    if not args.calibration:
-        return ()
-    from specmodel.fit.saved import saved_fits
-    from specmodel.model.calibration_file import load_calibration
-    from specmodel.text import clean_name
-
-    return tuple(saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0]))
+    """The step fits of --calibration (none where it names no file or the file holds none; only those named
+    like --fit where it is given)."""
+    from specmodel.cli.args import saved_fits_from_args
+    return tuple(saved_fits_from_args(args))
 
 
 def _fmt(value, spec: str, none: str = "-") -> str:

@@ -95,15 +95,11 @@ def run_scrape(args: argparse.Namespace) -> int:
 def _judgement(args: argparse.Namespace, stats, verdict, plain_stats):
     """What the verdict rests on: a step fit of --calibration for this server, --plain-url's measured step,
     --t-target-ms (metrics/timed.py)."""
-    from specmodel.fit.saved import saved_fits
+    from specmodel.cli.args import saved_fits_from_args
     from specmodel.metrics import live, timed
-    from specmodel.model.calibration_file import load_calibration
     from specmodel.notes import warning
-    from specmodel.text import clean_name
 
-    notes, fits = [], ()
-    if args.calibration:
-        fits = saved_fits(load_calibration(args.calibration)[1], clean_name(args.calibration)[0])
+    notes, fits = [], tuple(saved_fits_from_args(args))  # --calibration's, named like --fit where given
     method = args.method or ("draft_model" if args.draft or args.draft_config else None)
     plain = None
     if plain_stats is not None:
