@@ -4,6 +4,7 @@ stops paying, the runs that would pin the rest, and the calibration file that ca
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import streamlit as st
 
@@ -13,8 +14,8 @@ from pages.parts.text import no_links, plain
 from specmodel import Efficiency
 from specmodel.fit.saved import SavedFit
 from specmodel.model.calibration_file import calibration_document
-from specmodel.runs.step_points import rows_of, setup_fits
-from specmodel.show.figures.step_fit import step_fit_chart
+from specmodel.runs.step_points import rows_by_fit, setup_fits
+from specmodel.show.figures.step_fit import MAX_SETUPS_DRAWN, step_fit_chart
 from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin
 
 
@@ -25,33 +26,51 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
                "fit: set a largest concurrency to check the fit on runs it did not see.")
     top = st.number_input("Fit on runs at concurrency up to", min_value=1, value=None, step=1, key="fit_up_to",
                           placeholder="every run", help="`runs --calibrate --fit-up-to N` on the command line")
-    fits = setup_fits(rows, efficiency, None if top is None else float(top))
+    fits = _fits(rows, efficiency, None if top is None else float(top))
     if not fits:
         st.info("No run gives a measured speedup or throughput to fit.")
         return
+    drawn = fits[:MAX_SETUPS_DRAWN]
     measured = [[(float(r["concurrency"]), float(r["measured_speedup"]), i in f.rows)
-                 for i, r in rows_of(rows, f) if r.get("measured_speedup") == r.get("measured_speedup")
-                 and r.get("measured_speedup") is not None] for f in fits]
-    for f in fits:
+                 for i, r in own if r.get("measured_speedup") == r.get("measured_speedup")
+                 and r.get("measured_speedup") is not None] for f, own in zip(drawn, rows_by_fit(rows, drawn))]
+    for f in drawn:
         name = ", ".join(p for p in (f.workload, f.setup) if p) or "The runs"
         st.markdown(f"**{plain(name)}**: {plain(fit_line(f.fit))}")
         for note in ([_first_upper(pinned_words(f.fit))] if f.fit.usable and pinned_words(f.fit) else []) + \
                 [f"To pin the rest: {line}" for line in runs_to_pin(f.fit)]:
             st.caption(no_links(note))
-    if any(f.fit.usable for f in fits):
-        chart(step_fit_chart(fits, measured), "step_fit_chart")
+    if len(fits) > len(drawn):
+        st.caption(f"{len(fits) - len(drawn):,} more setups are fitted: the calibration file below holds every fit, "
+                   "`runs --calibrate` prints them all.")
+    if any(f.fit.usable for f in drawn):
+        chart(step_fit_chart(drawn, measured), "step_fit_chart")
     saved = [SavedFit(f.workload, f.setup, f.target, f.method, f.fit) for f in fits]
     if st.button("Use these step fits on every page", key="use_step_fits",
                  help="What-if then answers from your runs first, for the k and method they ran; page links do "
                       "not carry step fits: save the calibration file below to keep them"):
         set_step_fits(saved)
-    doc = calibration_document(efficiency or Efficiency())
-    doc["step_fits"] = [f.to_dict() for f in saved]
     st.download_button("Calibration file with the step fits (JSON, for --calibration)",
-                       json.dumps(doc, indent=2, allow_nan=False), file_name="calibration.json",
+                       partial(_document, efficiency, saved), file_name="calibration.json",  # built when clicked
                        mime="application/json", key="download_step_fits", on_click="ignore")
 
 
 
 def _first_upper(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _document(efficiency: Efficiency | None, saved: list) -> str:
+    doc = calibration_document(efficiency or Efficiency())
+    doc["step_fits"] = [f.to_dict() for f in saved]
+    return json.dumps(doc, indent=2, allow_nan=False)
+
+
+def _fits(rows, efficiency: Efficiency | None, top: float | None) -> list:
+    """setup_fits of the loaded table, once per table and largest concurrency (a rerun moves no run)."""
+    key = (id(rows), len(rows), efficiency, top)
+    kept = st.session_state.get("step_fits_of_table")
+    if kept is None or kept[0] != key:
+        kept = (key, setup_fits(rows, efficiency, top))
+        st.session_state["step_fits_of_table"] = kept
+    return kept[1]

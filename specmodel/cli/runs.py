@@ -304,24 +304,23 @@ def _print_fits(fits: list, evaluated) -> None:
         print("\nstep fit: no run gives a measured speedup or throughput to fit")
         return
     print("\nstep fit (each setup's step time against the batch, from its own runs):")
-    for f in fits:
+    from specmodel.runs.step_points import rows_by_fit
+    per_fit = rows_by_fit(evaluated, fits) if evaluated is not None else [[] for _ in fits]
+    for f, own in zip(fits, per_fit):
         name = ", ".join(p for p in (f.workload, f.setup) if p) or "the runs"
         print(f"  {name}: {fit_line(f.fit)}")
         if f.fit.usable and pinned_words(f.fit):
             print(f"    {pinned_words(f.fit)}")
         for line in runs_to_pin(f.fit):
             print(f"    to pin the rest: {line}")
-        for line in _unseen_lines(f, evaluated):
+        for line in _unseen_lines(own):
             print(f"    {line}")
 
 
-def _unseen_lines(f, evaluated) -> list[str]:
+def _unseen_lines(own: list) -> list[str]:
     """The fit's prediction of each run of its setup it did not see, beside the measurement."""
-    from specmodel.runs.step_points import rows_of
-    if evaluated is None:
-        return []
     out = []
-    for _, r in rows_of(evaluated, f):
+    for _, r in own:
         if r.get("fit_used") is not False or r.get("measured_speedup") != r.get("measured_speedup") \
                 or r.get("measured_speedup") is None:
             continue

@@ -142,7 +142,12 @@ def with_fit_columns(rows: pd.DataFrame, fits: list[SetupFit] | list[tuple]) -> 
     return rows.assign(**out, fit_used=used)
 
 
-def rows_of(rows: pd.DataFrame, fit: SetupFit) -> list[tuple[int, dict]]:
-    """(position in the table, row) of each row of the fit's setup, in order."""
-    return [(i, r) for i, (r, setup) in enumerate(zip(rows.to_dict("records"), setups_of(rows).tolist()))
-            if str(r.get("workload") or "") == fit.workload and setup == fit.setup]
+def rows_by_fit(rows: pd.DataFrame, fits: list[SetupFit]) -> list[list[tuple[int, dict]]]:
+    """Per fit, (position in the table, row) of each row of its setup, in order: one pass over the table
+    whatever the number of fits (a file of 50,000 runs holds hundreds of setups)."""
+    groups: dict[tuple[str, str], list[tuple[int, dict]]] = {(f.workload, f.setup): [] for f in fits}
+    for i, (r, setup) in enumerate(zip(rows.to_dict("records"), setups_of(rows).tolist())):
+        mine = groups.get((str(r.get("workload") or ""), setup))
+        if mine is not None:
+            mine.append((i, r))
+    return [groups[(f.workload, f.setup)] for f in fits]
