@@ -26,9 +26,9 @@ def show_decisions(slot, decided, more: int = 0) -> None:
     """Each decision (show.decisions.Decided, or a plain line) in bold, the runs that would pin its threshold
     under it, and how many workloads the lines leave to the tables below."""
     with slot.container(border=True):
-        for d in decided:
+        for i, d in enumerate(decided):
             line, pin = (d, "") if isinstance(d, str) else (d.line, d.pin)
-            st.markdown(f"**{plain(line)}**", help=HELP)
+            st.markdown(f"**{plain(line)}**", help=None if i else HELP)
             if pin:
                 st.caption(no_links(pin))
         if more:
