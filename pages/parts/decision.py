@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.parts.display import show_notes
+from pages.parts.display import show_notes, show_verdict
 from pages.parts.text import no_links, plain
 from specmodel.notes import severity_of
 
@@ -35,15 +35,19 @@ def show_decisions(slot, decided, more: int = 0) -> None:
             st.caption(f"… and {more} more workload(s): the table below has each")
 
 
-def why_box(label: str, lines=(), notes=(), where=st) -> None:
+def why_box(label: str, lines=(), notes=(), where=st, verdict: tuple[str, str, str] | None = None,
+            notes_as: str = "info") -> None:
     """The why, the caveats and the notes behind an expander (closed), so the decision and the first chart
-    come first; nothing where there is nothing to say."""
+    come first: `verdict` (tone, headline, advice) in its box, then `lines`, then the notes (as `notes_as` says:
+    "info" boxes or "caption"s); a warning stays in view above it. Nothing where there is nothing to say."""
     lines = [line for line in lines if line]
     show_notes([n for n in notes if severity_of(n) == "warning"], where=where)  # a warning stays in view
     quiet = [n for n in notes if severity_of(n) != "warning"]
-    if not lines and not quiet:
+    if not lines and not quiet and verdict is None:
         return
     with where.expander(label):
+        if verdict is not None:
+            show_verdict(*verdict)
         for line in lines:
-            st.markdown(no_links(line))
-        show_notes(quiet, info="info")
+            st.caption(no_links(line))
+        show_notes(quiet, info=notes_as)

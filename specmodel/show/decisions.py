@@ -16,32 +16,38 @@ from specmodel.words.decision_line import decision_line, fit_decision_line, pin_
 
 @dataclass(frozen=True)
 class Decided:
-    """One decision line, the runs that would pin its threshold ("" where it is not open), and whether the
-    user's own runs (a step fit) decided it."""
+    """One decision line, the two concurrencies that would pin its threshold (None where it is not open), and
+    whether the user's own runs (a step fit) decided it."""
 
     line: str
-    pin: str = ""
+    runs: tuple[int, int] | None = None
     from_runs: bool = False
 
+    @property
+    def pin(self) -> str:
+        """The runs in one line (words.decision_line.pin_line); "" where there are none."""
+        return pin_line(self.runs)
+
     def to_dict(self) -> dict:
-        return {"decision_line": self.line, "pin": self.pin or None, "from_runs": self.from_runs}
+        return {"decision_line": self.line, "pin": self.pin or None, "threshold_runs": list(self.runs or ()) or None,
+                "from_runs": self.from_runs}
 
 
-def _pin(summary: Summary | None, open_range: bool) -> str:
+def _pin(summary: Summary | None, open_range: bool) -> tuple[int, int] | None:
     """The runs that would pin the model's open threshold (plan.measure.threshold_runs)."""
     if summary is None or not open_range:
-        return ""
+        return None
     try:
-        return pin_line(threshold_runs(summary))
+        return threshold_runs(summary)
     except SpecModelError:
-        return ""
+        return None
 
 
-def fit_pin(off: tuple, summary: Summary | None, batches: tuple[float, ...]) -> str:
+def fit_pin(off: tuple, summary: Summary | None, batches: tuple[float, ...]) -> tuple[int, int] | None:
     """The runs that would pin a step fit's open threshold: its band's ends, up to what the speculative arm fits
     (the model's, where it predicts the setup; else 4× the largest batch the runs ran, up to 512)."""
     largest = largest_batch(summary) if summary is not None else int(min(SCHEDULE_MAX_BATCH, 4 * max(batches or (1,))))
-    return pin_line(fit_threshold_runs(off, largest))
+    return fit_threshold_runs(off, largest)
 
 
 def scenario_decision(summary: Summary, fit=None, tokens_per_step: float | None = None, who: str | None = None
@@ -55,3 +61,21 @@ def scenario_decision(summary: Summary, fit=None, tokens_per_step: float | None 
         return Decided(fit_decision_line(fit.k, off, who), fit_pin(off, summary, fit.batches), True)
     low, high = summary.off_above_range or (None, None)
     return Decided(decision_line(summary, who), _pin(summary, low != high and summary.scenario.k > 0))
+
+
+def live_decision(verdict, judgement, who: str) -> Decided:
+    """A Live or Fleet window's decision line (metrics.live.decision_line_of: the step fit's threshold, measured step
+    times at this batch, or the model's schedule over k' ≤ k), with the runs that would pin an open threshold."""
+    from specmodel.metrics.live import decision_line_of  # here: What-if, which reads this module, scrapes nothing
+
+    line = decision_line_of(verdict, judgement, who)
+    d = verdict.decision
+    fit_off = ((judgement.fit or {}).get("off_above") if judgement is not None and judgement.decides else None)
+    if fit_off is not None:
+        off = (fit_off["batch"], fit_off["low"], fit_off["high"])
+        largest = largest_batch(d) if d is not None else SCHEDULE_MAX_BATCH
+        return Decided(line, fit_threshold_runs(off, largest), True)
+    if judgement is not None and judgement.decides or d is None:
+        return Decided(line)
+    low, high = d.off_above_range or (None, None)
+    return Decided(line, _pin(d, low != high and bool(verdict.measured or d.scenario.k)))

@@ -8,7 +8,7 @@ range, `pin_line` says the two runs that would settle it (plan.measure.threshold
 from __future__ import annotations
 
 from specmodel.fit.steps import OFF_SEARCH_MAX as FIT_SEARCH_MAX
-from specmodel.model.decide import SCHEDULE_MAX_BATCH, Decision, k_at
+from specmodel.model.decide import JUDGED, SCHEDULE_MAX_BATCH, Decision, k_at
 
 YOUR_RUNS = "your runs"  # how a line from the user's step fit says where it comes from
 
@@ -53,9 +53,9 @@ def decision_line(d: Decision, who: str = "") -> str:
         band = f"; band {d.band[0]:.2f}–{d.band[1]:.2f}×" if d.band else ""
         return f"{head}off ({float(d.prediction.speedup):.2f}× with k = {s.k} at batch {s.concurrency}{band})"
     span = threshold_range(low, high)
-    if off is None:
-        return f"{head}{_ks_words(d.schedule, min(s.concurrency, SCHEDULE_MAX_BATCH))} at every batch up to " \
-               f"{SCHEDULE_MAX_BATCH}" + (f" (off above {low} at the band's low end)" if low is not None else "")
+    if off is None:  # on at every batch the schedule looks at: the threshold is beyond its last one
+        return f"{head}{_ks_words(d.schedule, min(s.concurrency, SCHEDULE_MAX_BATCH))} up to batch " \
+               f"{SCHEDULE_MAX_BATCH}+" + (f" ({span})" if span else "") + ", off above"
     if k_at(d.schedule, min(s.concurrency, SCHEDULE_MAX_BATCH)) == 0:  # this batch is in the off band
         return f"{head}off at batch {s.concurrency}; {_ks_words(d.schedule, 1)} pays up to batch {off}" + \
             (f" ({span})" if span else "")
@@ -89,12 +89,17 @@ def timed_decision_line(label: str, speedup: float, band: tuple[float, float] | 
     return f"{_head(who)}{what} at batch {batch:g} ({speedup:.2f}×{spread}, {rests_on})"
 
 
+def pin_batches(batches: tuple[int, int] | None) -> str:
+    """The two concurrencies of pin_line alone, for a table's cell: "batch 33 and 134"."""
+    return f"batch {batches[0]} and {batches[1]}" if batches else ""
+
+
 def pin_line(batches: tuple[int, int] | None) -> str:
     """The one-line measurement that would pin an open off threshold: the two concurrencies to run, plain and
     speculative (plan.measure.threshold_runs); "" where the threshold is not open."""
     if not batches:
         return ""
-    return f"Pin it: plain and speculative runs at batch {batches[0]} and {batches[1]}."
+    return f"Pin it: plain and speculative runs at {pin_batches(batches)}."
 
 
 def mix_pool_line(concurrency: int, k: int, ratio: float, band: tuple[float, float], k_deployed: int) -> str:
@@ -119,3 +124,15 @@ def split_lines(concurrency: int, ratio: float, band: tuple[float, float],
         pool = "own pool" if len(labels) == 1 else "one pool"
         lines.append(f"{' + '.join(labels)}: {f'k = {k}' if k else 'off'}, {pool} on {gpu_words}")
     return lines
+
+
+def verdict_at(label: str, speedup: float | None, band: tuple[float, float] | None, batch: float | None = None) -> str:
+    """A verdict in one short clause, the band kept where it straddles 1.0 (the whole verdict, why and caveats
+    are said under the page's decision): "uncertain (pays off by the estimate): 1.22x at batch 32 (80% band
+    0.91–1.90x)"."""
+    if speedup is None:
+        return label
+    at = "" if batch is None else f" at batch {batch:g}"
+    if band is not None and band[0] < 1.0 < band[1] and label in JUDGED:
+        return f"uncertain ({label} by the estimate): {speedup:.2f}x{at} (80% band {band[0]:.2f}–{band[1]:.2f}x)"
+    return f"{label}: {speedup:.2f}x{at}"
