@@ -118,7 +118,7 @@ def split_lines(concurrency: int, ratio: float, band: tuple[float, float],
                 pools: list[tuple[tuple[str, ...], int, int]]) -> list[str]:
     """A split that beats one pool: its gain over one pool with speculation off, then one line per pool
     (`pools`: (workloads, k, GPUs)): "extraction: k = 3, own pool on 1 GPU"."""
-    lines = [f"split at {concurrency}: {ratio:.2f}× one pool off (band {band[0]:.2f}–{band[1]:.2f}×)"]
+    lines = [f"split at {concurrency}: {ratio:.2f}× one pool without speculation (band {band[0]:.2f}–{band[1]:.2f}×)"]
     for labels, k, gpus in pools:
         gpu_words = f"{gpus} GPU{'s' if gpus != 1 else ''}"
         pool = "own pool" if len(labels) == 1 else "one pool"
