@@ -134,7 +134,7 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
         text = f"borderline: {speedup:.2f}x, within run-to-run noise"
     else:
         text = f"{label}: {speedup:.2f}x"
-    within = int(_within_code(np.array(best_k_value < k), np.array(best_speed), np.array(speedup)))
+    within = int(_within_code(np.array(best_k_value), np.array(k), np.array(best_speed), np.array(speedup)))
     return Verdict(label, text, _advice(best_k_value, f"{best_speed:.2f}", within, off_above_batch, k, concurrency,
                                         off_above_k, _said_gain(pools[1]) if pools[0] is not None else None,
                                         pools[0], _said_gain(restart)))
@@ -151,20 +151,21 @@ def _advice(best_k_value: int, best_text: str, within: int, off_above_batch: int
             concurrency: int, off_above_k: int | None, pools_gain: float | None = None,
             pools_above: int | None = None, restart: float | None = None) -> str:
     """verdict()'s advice: best_text is the best k's speedup as shown; `within` (_within_code) 0 where the best
-    k is more than K_TIE faster than the k set here (or larger), 1 where it is smaller and within K_TIE but no
-    slower, 2 where it is smaller, within K_TIE and slower here: then k is kept and the smaller one named as
-    within noise, never advised as the better one. One k per sentence: where the schedule's last k before it
-    turns speculation off is another than the k advised, the off threshold is a sentence of its own.
-    `pools_gain` above `pools_above` and `restart`: the gains _said_gain keeps (None: not said)."""
+    k is faster than the k set here by more than K_TIE (or larger and faster), 1 where it is smaller and within
+    K_TIE but no slower, n >= 2 where it is slower here than the k set here (a smaller one within K_TIE, or the
+    schedule's, kept within SWITCH_GAIN): then k is kept and the other named as within n - 1 %, never advised as
+    the better one. One k per sentence: where the schedule's last k before it turns speculation off is another
+    than the k advised, the off threshold is a sentence of its own. `pools_gain` above `pools_above` and
+    `restart`: the gains _said_gain keeps (None: not said)."""
     parts, advised = [], k
     off_said = off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0
-    holds = within == 2 and off_said and off_above_k == best_k_value
+    holds = within >= 2 and off_said and off_above_k == best_k_value
     if best_k_value == 0:
         parts.append(f"turn speculation off at batch {concurrency}")
         if restart is not None:  # the schedule's own state here is not a plain server
             parts.append(f"restart without speculation: {restart:.2f}x this schedule")
-    elif best_k_value != k and within == 2:  # a smaller k as fast within noise, slower here: keep k, name it
-        parts.append(f"keep k = {k} (k = {best_k_value} is within {K_TIE:.0%}"
+    elif best_k_value != k and within >= 2:  # another k as fast within noise, slower here: keep k, name it
+        parts.append(f"keep k = {k} (k = {best_k_value} is within {within - 1}%"
                      + (f" and holds to batch {off_above_batch}, then off)" if holds else ")"))
     elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
         verb = "lower" if best_k_value < k else "raise"
@@ -192,11 +193,18 @@ def _advice(best_k_value: int, best_text: str, within: int, off_above_batch: int
     return ". ".join(filter(None, ["; ".join(parts), "; ".join(sentences)]))
 
 
-def _within_code(lower, best_speed, speedup) -> np.ndarray:
-    """_advice's `within` for arrays: 0, 1 (a smaller best k within K_TIE, no slower) or 2 (within, slower)."""
-    with np.errstate(invalid="ignore"):
-        within = lower & (best_speed <= speedup * (1 + K_TIE))
-        return within.astype(np.int64) + (within & (best_speed < speedup)).astype(np.int64)
+def _within_code(best_k_value, k, best_speed, speedup) -> np.ndarray:
+    """_advice's `within` for arrays: 0; 1 (a smaller best k within K_TIE, no slower); or 1 + the percent, rounded
+    up, by which the best k is slower here than the k set here (kept: the best k is the schedule's, or the
+    smallest within K_TIE of the fastest, either of which may be a little slower at this batch)."""
+    best_k_value, k = np.asarray(best_k_value), np.asarray(k)
+    best_speed, speedup = np.asarray(best_speed, dtype=float), np.asarray(speedup, dtype=float)
+    named = (best_k_value != 0) & (best_k_value != k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slower = named & (best_speed < speedup)
+        same = named & (best_k_value < k) & ~slower & (best_speed <= speedup * (1 + K_TIE))
+        pct = np.ceil(np.round((1.0 - best_speed / np.where(slower, speedup, 1.0)) * 100, 6))
+    return np.where(slower, 1 + np.maximum(pct, 1), np.where(same, 1, 0)).astype(np.int64)
 
 
 def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurrency, off_above_k, pools_above=None,
@@ -215,7 +223,7 @@ def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurren
     text_ids, text_of = np.unique(np.array(texts, dtype=object), return_inverse=True)
     text_code = np.full(len(k), -1, dtype=np.int64)
     text_code[named] = text_of.reshape(-1)[speed_at.reshape(-1)]
-    within = _within_code(named & (best_k_value < k), best_speed, speedup)
+    within = _within_code(best_k_value, k, best_speed, speedup)
     off_said = (off >= 0) & (off >= conc) & (best_k_value > 0)
     parts = [best_k_value, text_code, within, k,
              np.where((best_k_value == 0) | off_said, conc, -1), np.where(off_said, off, -1),
