@@ -97,7 +97,7 @@ def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
     assert any("v1-losing:8000" in e.value and "loses" in e.value for e in at.error)
     assert any("v0-down:8000" in w.value and "down" in w.value for w in at.warning)
     decisions = at.dataframe[0].value.set_index("instance")  # the decision per instance, first (issue 40)
-    assert decisions.loc["v1-losing:8000", "decision"] == "off at batch 160; k = 1 pays up to batch 14 (0–74)"
+    assert decisions.loc["v1-losing:8000", "decision"] == "off at batch 160; k = 1 up to batch 14 (0–74)"
     assert decisions.loc["v1-losing:8000", "runs that pin it"] == "batch 2 and 74"
     assert len(at.dataframe[1].value) == 6
     assert len(at.get("plotly_chart")) == 2

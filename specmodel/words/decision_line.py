@@ -26,15 +26,16 @@ def threshold_range(low: int | None, high: int | None) -> str:
     return f"{end(low)}–{end(high)}"
 
 
-def _ks_words(schedule: list[list[int]], here: int) -> str:
-    """The schedule's k from the band the batch `here` is in to the last one before off: "k = 3", or "k = 4 to
-    batch 20, then k = 3" where the schedule switches (the bands between are left to the schedule itself)."""
+def _ks_up_to(schedule: list[list[int]], here: int, top: str) -> str:
+    """The schedule's k from the band the batch `here` is in up to `top` (the batch where it turns speculation
+    off): "k = 3 up to batch 92", or "k = 4 to batch 20, then 3 up to 92" where it switches (the bands between
+    are left to the schedule itself)."""
     on = [band for band in schedule if band[2] > 0]
     start = next((i for i, band in enumerate(on) if band[1] >= here), 0)
     first, last = on[start], on[-1]
     if first is last:
-        return f"k = {first[2]}"
-    return f"k = {first[2]} to batch {first[1]}, then k = {last[2]}"
+        return f"k = {first[2]} up to batch {top}"
+    return f"k = {first[2]} to batch {first[1]}, then {last[2]} up to {top}"
 
 
 def decision_line(d: Decision, who: str = "") -> str:
@@ -52,15 +53,12 @@ def decision_line(d: Decision, who: str = "") -> str:
             return f"{head}off"
         band = f"; band {d.band[0]:.2f}–{d.band[1]:.2f}×" if d.band else ""
         return f"{head}off ({float(d.prediction.speedup):.2f}× with k = {s.k} at batch {s.concurrency}{band})"
-    span = threshold_range(low, high)
-    if off is None:  # on at every batch the schedule looks at: the threshold is beyond its last one
-        return f"{head}{_ks_words(d.schedule, min(s.concurrency, SCHEDULE_MAX_BATCH))} up to batch " \
-               f"{SCHEDULE_MAX_BATCH}+" + (f" ({span})" if span else "") + ", off above"
-    if k_at(d.schedule, min(s.concurrency, SCHEDULE_MAX_BATCH)) == 0:  # this batch is in the off band
-        return f"{head}off at batch {s.concurrency}; {_ks_words(d.schedule, 1)} pays up to batch {off}" + \
-            (f" ({span})" if span else "")
-    return f"{head}{_ks_words(d.schedule, s.concurrency)} up to batch {off}" + (f" ({span})" if span else "") + \
-        ", off above"
+    span = f" ({threshold_range(low, high)})" if threshold_range(low, high) else ""
+    top = f"{SCHEDULE_MAX_BATCH}+" if off is None else f"{off}"  # None: on at every batch the schedule looks at
+    here = min(s.concurrency, SCHEDULE_MAX_BATCH)
+    if off is not None and k_at(d.schedule, here) == 0:  # this batch is in the off band
+        return f"{head}off at batch {s.concurrency}; {_ks_up_to(d.schedule, 1, top)}{span}"
+    return f"{head}{_ks_up_to(d.schedule, here, top)}{span}, off above"
 
 
 def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | None], who: str = "") -> str:
