@@ -72,7 +72,7 @@ if not url.strip() and not sample:
     st.button("Try it with a recorded server", key="fleet_try_sample", on_click=_sample, args=(True,),
               help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")
     st.stop()
-said, *f, buttons = st.container().columns([2, 2, 2, 1.3], vertical_alignment="bottom")  # the filters go in f
+said, *f, buttons = st.container().columns([1.8, 2, 2, 1.5], vertical_alignment="bottom")  # the filters go in f
 if sample:
     said.caption(samples.FLEET_SAMPLE_SHORT, help=samples.FLEET_SAMPLE_HELP)
     buttons.button("Stop the sample", key="fleet_stop_sample", on_click=_sample, args=(False,))

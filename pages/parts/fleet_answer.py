@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from pages.parts.decision import decision_slot
 from specmodel.metrics import live
 from specmodel.show.decisions import live_decision
 from specmodel.words.decision_line import pin_batches
@@ -32,7 +33,7 @@ def fleet_decisions(report, shown) -> None:
     if not rows:
         return
     frame = pd.DataFrame(rows)
-    st.dataframe(frame, key="fleet_decisions", hide_index=True, width="stretch", column_config={
+    decision_slot().dataframe(frame, key="fleet_decisions", hide_index=True, width="stretch", column_config={
         "instance": st.column_config.TextColumn("instance", width=DECISION_WIDTHS["instance"], pinned=True),
         "decision": st.column_config.TextColumn("decision", width=DECISION_WIDTHS["decision"], help=DECISION_HELP),
         "runs that pin it": st.column_config.TextColumn(

@@ -8,7 +8,7 @@ import streamlit as st
 
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
-from pages.parts.decision import show_decisions, why_box
+from pages.parts.decision import decision_slot, show_decisions, why_box
 from pages.parts.display import chart, column_config, show_readouts, tone_box
 from pages.parts.text import no_links
 from specmodel.metrics import live
@@ -35,7 +35,7 @@ def show_results(session, window: str, assumed: tuple[float, int], fits, plain_m
     verdict = live.live_verdict(stats, base := base_scenario(alpha=assumed[0], k=int(assumed[1])), names)
     st.session_state["live_session"] = session = session.with_latest_point()
     j = live.judged(stats, verdict, fits, base.method.name, t_target_ms=plain_ms)
-    show_decisions(st, [live_decision(verdict, j, stats.model_name or "this server")])
+    show_decisions(decision_slot(), [live_decision(verdict, j, stats.model_name or "this server")])
     tone_box(j.tone or verdict.tone)(no_links(f"**Right now: {_short(verdict, j)}**"))
     left, right = st.columns(2)
     with left:
