@@ -23,9 +23,10 @@ def reviewed(files, defaults, pairs, efficiency):
     bar while a large file loads; the page stops with the message where they cannot be read."""
     key = runs_view.load_key(files, defaults, pairs, efficiency)
     loaded = st.session_state.get(LOADED)
+    # on every run, loaded or not: the page keeps one shape, so what the user opened below stays open on a rerun
+    holder = st.empty()  # a progress bar while a large file loads; each update is where a closed tab stops the work
     if loaded is not None and loaded[0] == key:
         return loaded[1], loaded[2]
-    holder = st.empty()  # a progress bar while a large file loads; each update is where a closed tab stops the work
     bar = []
 
     def show_progress(fraction: float, text: str) -> None:
