@@ -33,8 +33,8 @@ FLEET_SAMPLE_SHORT = "Sample: a recorded test fleet; not yours."
 FLEET_SAMPLE_LABEL = ("Sample: answers a real Prometheus gave while scraping a test fleet (vLLM V1 at light and "
                       "heavy load, one restarted, one with speculation off, vLLM V0, SGLang and one target down), "
                       "from sample_runs/fleet_prometheus_answer.json. Not your fleet: nothing is fetched.")
-FLEET_SAMPLE_HELP = (f"{FLEET_SAMPLE_LABEL} Recorded over a {FLEET_SAMPLE_WINDOW} window; the window and label filter boxes apply "
-                     "to your own Prometheus.")
+FLEET_SAMPLE_HELP = (f"{FLEET_SAMPLE_LABEL} Recorded over a {FLEET_SAMPLE_WINDOW} window; the window and label "
+                     "filter boxes apply to your own Prometheus.")
 
 _OFFSET = re.compile(r"scrape_(\d+)s\.txt$")
 
