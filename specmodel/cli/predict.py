@@ -15,6 +15,7 @@ from specmodel.words.decision_line import pin_line
 from specmodel.model.memory import kv_bytes_per_token
 from specmodel.model.off_state import given_off_cost
 from specmodel.notes import cli_label
+from specmodel.show.readouts import slower_caption
 
 
 def add_parser(sub) -> None:
@@ -98,8 +99,9 @@ def run_predict(args: argparse.Namespace) -> int:
     print(f"  speculative:      {_f(spec['step_ms'])} ms/step, {_f(spec['throughput_tok_s'], '.0f')} tok/s, "
           f"fits {spec['max_concurrency']} sequences")
     cross = out["crossover_concurrency"]
-    print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x); crossover: "
-          + crossover_words(cross, s.k))
+    faster = slower_caption(out)  # the schedule's k a little slower here than the k set: said, as on the page
+    print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x)" + (f", {faster}" if faster else "")
+          + "; crossover: " + crossover_words(cross, s.k))
     if out["threshold_text"]:
         print(f"                    {out['threshold_text']}")
     pools, off = out["separate_pools"], out["off_cost"]
