@@ -129,7 +129,6 @@ st.caption(no_links(f"{len(table)} instance(s) at {'the recorded Prometheus (sam
            f"over the last {report.window}: {readouts.fleet_counts(table['verdict'])}"))
 calibration_badge()
 
-
 fleet_tables(shown)  # verdicts in view, measurements under an expander: both fit at 1280 wide
 for who, words in readouts.fleet_uncertain(shown):  # why "uncertain", and where to measure
     st.caption(f"**{plain(who)}** {no_links(words)}")
