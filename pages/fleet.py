@@ -7,6 +7,7 @@ from pages.parts.common import base_scenario_or_stop
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
 from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
 from pages.parts.rules_download import offer_rules
+from pages.parts.fleet_answer import fleet_decisions
 from pages.parts.tables import fleet_tables
 from pages.parts.text import no_links, plain
 from specmodel import SpecModelError
@@ -15,13 +16,13 @@ from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.show import readouts
 from specmodel.show.figures import fleet as figures_fleet
 
-st.title("Fleet: which instances gain from speculative decoding?")
-st.caption("Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
-           "counters (Prometheus `increase()`), load and throughput, and the model's predicted speedup at that "
-           "instance's own concurrency, for the GPU and models chosen in the sidebar.")
+st.title("Fleet: which instances gain from speculation?",
+         help="Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "
+              "counters (Prometheus increase()), load and throughput, and the model's predicted speedup at that "
+              "instance's own concurrency, for the GPU and models chosen in the sidebar.")
 
 move_link_credentials("prom_url", "prom_user", "prom_password")
-top = st.columns([3, 1, 1])
+top = st.columns([3, 1, 1, 2])
 url = top[0].text_input("Prometheus URL", key="prom_url", bind="query-params", placeholder="http://prometheus:9090",
                         help=f"Base URL of a Prometheus server that scrapes your {SERVERS_IN_WORDS} servers.")
 rerun_without_credentials("prom_url", url)
@@ -30,7 +31,7 @@ window = top[1].text_input("Window", value="5m", key="fleet_window", bind="query
                                 "scrape intervals.")
 span = top[2].text_input("Chart span", value="1h", key="fleet_span", bind="query-params",
                          help="How far back the chart of E and concurrency goes.")
-match = st.text_input("Label filter (optional)", key="fleet_match", bind="query-params",
+match = top[3].text_input("Label filter (optional)", key="fleet_match", bind="query-params",
                       placeholder='job=~"vllm-.*"', help="PromQL label matchers applied to every series.")
 moved = st.session_state.pop("prom_url_moved_note", None)
 if moved:
@@ -57,11 +58,10 @@ if not url.strip() and not sample:
               help="Shows a real Prometheus' recorded answers, bundled with the app: nothing is fetched.")
     offer_rules(rules_box, scenario, window)
     st.stop()
-intro = st.container()  # one element whatever it holds
+said, *f, buttons = st.container().columns([1.8, 2, 2, 1.5], vertical_alignment="bottom")  # the filters go in f
 if sample:
-    intro.info(f"**{samples.FLEET_SAMPLE_LABEL}** Recorded over a {samples.FLEET_SAMPLE_WINDOW} window; the window "
-               "and label filter boxes apply to your own Prometheus.")
-    intro.button("Stop the sample", key="fleet_stop_sample", on_click=_sample, args=(False,))
+    said.caption(samples.FLEET_SAMPLE_SHORT, help=samples.FLEET_SAMPLE_HELP)
+    buttons.button("Stop the sample", key="fleet_stop_sample", on_click=_sample, args=(False,))
     url, window, span, match = samples.FLEET_SAMPLE_URL, samples.FLEET_SAMPLE_WINDOW, samples.FLEET_SAMPLE_SPAN, ""
 
 
@@ -91,7 +91,7 @@ def load_history(url, window, span, match, user, password, token, sample):
         return fleet.history(client, server, window=window, span=span, selector=match, end_s=_at(sample))
 
 
-if st.button("Refresh now", key="fleet_refresh", disabled=sample):
+if not sample and buttons.button("Refresh now", key="fleet_refresh"):
     load.clear()
     load_history.clear()
 try:
@@ -103,19 +103,19 @@ except SpecModelError as exc:
 offer_rules(rules_box, scenario, window, fleet.instance_models(report))  # each instance as the table judges it
 
 table = readouts.fleet_shown(report.table())  # 'uncertain' where the band straddles 1.0
+models = f[0].multiselect("Models", sorted(table["model_name"].dropna().unique()), key="fleet_models",
+                          bind="query-params", placeholder="all models")
+jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs", bind="query-params",
+                        placeholder="all jobs")
+shown = fleet.select(table, models=models, jobs=jobs)
+fleet_decisions(report, shown)  # the decision per instance, first, then where each one operates
+chart(figures_fleet.operating_points(shown), key="fleet_points")
 alerts = st.container()  # however many instances lose, are down or unreadable: one block
 for alert in readouts.fleet_alerts(report):
     tone_box(alert.tone, alerts)(f"**{plain(alert.instance)}** {no_links(alert.detail)}")
 st.caption(no_links(f"{len(table)} instance(s) at {'the recorded Prometheus (sample)' if sample else report.prometheus} "
            f"over the last {report.window}: {readouts.fleet_counts(table['verdict'])}"))
 calibration_badge()
-
-f = st.columns(2)
-models = f[0].multiselect("Models", sorted(table["model_name"].dropna().unique()), key="fleet_models",
-                          bind="query-params", placeholder="all models")
-jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs", bind="query-params",
-                        placeholder="all jobs")
-shown = fleet.select(table, models=models, jobs=jobs)
 
 fleet_tables(shown)  # verdicts in view, measurements under an expander: both fit at 1280 wide
 for who, words in readouts.fleet_uncertain(shown):  # why "uncertain", and where to measure
@@ -128,7 +128,6 @@ with st.container():  # present or not, one block
             for who, lines in notes.items():
                 show_notes(lines, heading=plain(who))
 
-chart(figures_fleet.operating_points(shown), key="fleet_points")
 try:
     frame = load_history(url, window, span, match, user, password, token, sample)
 except SpecModelError as exc:

@@ -4,22 +4,20 @@ import time
 
 import streamlit as st
 
-from pages.parts.calibration import calibration_badge
-from pages.parts.common import base_scenario
 from pages.parts.credentials import move_link_credentials, rerun_without_credentials
-from pages.parts.display import chart, column_config, show_error, show_notes, show_readouts, sidebar_names
-from pages.parts.live_timing import show_judged, step_time_inputs
+from pages.parts.display import show_error, sidebar_names
+from pages.parts.live_answer import show_results
+from pages.parts.live_timing import step_time_inputs
 from pages.parts.text import no_links
 from specmodel import SpecModelError
 from specmodel.metrics import live, samples
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.show import readouts
-from specmodel.show.figures import live as figures_live
 
-st.title("Live: is speculation paying off on this server right now?")
-st.caption(f"Point this at the /metrics endpoint of a running {SERVERS_IN_WORDS} server. Every scrape "
-           "adds a window: its tokens per step, α and load are placed on the model for the GPU and models "
-           "chosen in the sidebar.")
+st.title("Live: is speculation paying off right now?",
+         help=f"Point this at the /metrics endpoint of a running {SERVERS_IN_WORDS} server. Every scrape adds a "
+              "window: its tokens per step, α and load are placed on the model for the GPU and models chosen in the "
+              "sidebar.")
 
 move_link_credentials("live_url", "live_user", "live_password")
 top = st.columns([4, 2, 2])
@@ -71,37 +69,12 @@ def sample_on() -> bool:
 sample = sample_on()
 intro = st.container()  # one element whatever it holds, so the panel below keeps its place
 if sample:
-    intro.info(f"**{samples.LIVE_SAMPLE_LABEL}**")
-    intro.button("Stop the sample", key="live_stop_sample", on_click=_sample, args=(False,))
+    said, stop = intro.columns([5, 1], vertical_alignment="center")
+    said.caption(samples.LIVE_SAMPLE_SHORT, help=samples.LIVE_SAMPLE_LABEL)
+    stop.button("Stop the sample", key="live_stop_sample", on_click=_sample, args=(False,))
 
 session_key = ("recorded sample", st.session_state["live_replay"].started_at) if sample else (url.strip(), int(k_given))
 st.session_state["live_session"] = seen.watching(session_key)
-
-
-def show_results(session: live.LiveSession) -> None:
-    stats, intervals = live.window_stats(session.snapshots, window)
-    verdict = live.live_verdict(stats, base := base_scenario(alpha=alpha_assumed, k=int(k_assumed)), NAMES)
-    st.session_state["live_session"] = session = session.with_latest_point()
-    judged_notes = show_judged(stats, verdict, fits, plain_ms, base.method.name)
-    calibration_badge()
-    show_notes(stats.notes + verdict.notes + judged_notes)
-    st.caption(no_links(readouts.live_window_line(stats, session.snapshots[-1], intervals)))
-    show_readouts(readouts.live_readouts(stats))
-
-    left, right = st.columns(2)
-    with left:
-        chart(figures_live.operating_point_figure(verdict), key="live_operating_point")
-    with right:
-        chart(figures_live.rolling_figure(list(session.history)), key="live_rolling")
-    if verdict.k_options:
-        left, right = st.columns(2)
-        with left:
-            st.markdown("**What k' ≤ k would give at this load** (from the measured acceptance)")
-            st.dataframe(readouts.live_k_rows(verdict), hide_index=True, key="live_k_table",
-                         column_config=column_config(readouts.LIVE_K_COLUMNS))
-        with right:
-            if stats.survival:
-                chart(figures_live.survival_figure(stats), key="live_survival")
 
 
 # The auto-refreshing panel is called on every run, also before a URL is entered (then a hint, no timer):
@@ -140,7 +113,7 @@ def panel_body() -> None:
     if len(session.snapshots) < 2:
         return
     try:
-        show_results(session)
+        show_results(session, window, (alpha_assumed, k_assumed), fits, plain_ms, NAMES)
     except SpecModelError as exc:
         show_error(exc)
     if not auto:

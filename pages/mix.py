@@ -6,6 +6,7 @@ import streamlit as st
 
 from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario, remember_table
+from pages.parts.decision import decision_slot, show_decisions
 from pages.parts.display import chart, show_error, show_notes, tone_box
 from pages.parts.link_values import unaccepted_values
 from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY, receive_from_whatif
@@ -21,10 +22,11 @@ from specmodel.show.figures import mix as figures_mix
 # where Past runs leaves its canonical run table for other pages: pages/parts/mixed.py.
 EDITOR_KEY, TABLE_KEY = MIX_EDITOR, MIX_TABLE
 
-st.title("Traffic mix: one pool, or split by traffic shape?")
-st.caption("One server applies one speculation method and one k to every sequence, so a low-acceptance "
-           "workload pays for the verify work of a high-acceptance one. Compare one pool with speculation on "
-           "and off against giving each kind of traffic its own GPUs and setting.")
+st.title("Traffic mix: one pool, or split by traffic shape?",
+         help="One server applies one speculation method and one k to every sequence, so a low-acceptance workload "
+              "pays for the verify work of a high-acceptance one. Compare one pool with speculation on and off "
+              "against giving each kind of traffic its own GPUs and setting.")
+decision = decision_slot()  # the decision, first: filled once the comparison is made
 
 url_problems = unaccepted_values(links.MIX_NUMBERS)  # before the widgets, which would drop them unsaid
 if TABLE_KEY not in st.session_state:
@@ -49,7 +51,6 @@ elif runs_col.button("Fill from Past runs", key="mix_from_runs",
 
 if st.session_state.pop("mix_sent_from_whatif", False):
     st.info("Opened from What-if with its k and concurrency; edit the workloads to your traffic.")
-st.subheader("Workloads")
 edited = st.data_editor(
     st.session_state[TABLE_KEY], key=EDITOR_KEY, num_rows="dynamic", width="stretch", hide_index=True,
     placeholder="",  # an empty optional cell reads empty, not "None"
@@ -106,14 +107,15 @@ except SpecModelError as exc:
         show_error(exc)
     st.stop()
 
+show_decisions(decision, report.decision_lines)
 with answer:
-    tone_box(report.tone)(no_links(report.recommendation))
     calibration_badge()
-    show_notes(report.notes)
+chart(figures_mix.comparison_bars(report), "fig_mix")
+tone_box(report.tone)(no_links(report.recommendation))  # the comparison in words, what each workload gets
+show_notes(report.notes)
 
 st.subheader("Comparison")
 mix_tables(report.table_rows())  # totals in view, per-workload numbers under an expander
-chart(figures_mix.comparison_bars(report), "fig_mix")
 st.download_button("Download the comparison (JSON)", data=mix.report_json(report), file_name="traffic_mix.json",
                    mime="application/json", key="mix_download")
 

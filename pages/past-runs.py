@@ -4,17 +4,19 @@ from functools import partial
 
 import streamlit as st
 
-from pages.parts.calibration import calibration, calibration_badge
+from pages.parts.calibration import calibration
 from pages.parts.common import base_scenario_or_stop
 from pages.parts.custom_inputs import sidebar_choices
-from pages.parts.display import chart, column_config, show_error
+from pages.parts.display import chart, column_config
 from pages.parts.plan_section import plan_section
-from pages.parts.run_files import acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand, with_sample
+from pages.parts.decision import decision_slot
+from pages.parts.run_files import (acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand,
+                                   pairing_choices, with_sample)
+from pages.parts.runs_answer import reviewed, show_counts, show_runs_decisions
 from pages.parts.runs_calibration import calibration_panel, fitted_calibration
 from pages.parts.step_fit_section import step_fit_section
 from pages.parts.tables import break_even_tables
 from pages.parts.text import no_links, plain
-from specmodel import SpecModelError
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.runs import SAMPLES
@@ -22,11 +24,10 @@ from specmodel.runs.headlines import as_read, model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
 from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
-LOADED = "runs_loaded"  # (load key, RunTable, Review) of the last load: kept across pages and reruns
-
-st.title("Past runs: did speculation pay off where it ran?")
-st.caption("A run with a measured speedup is judged by it; the model's prediction for the same run (its GPU, models, "
-           "k, acceptance, concurrency) sits beside it. Runs naming no GPU or model use the sidebar's.")
+st.title("Past runs: did speculation pay off where it ran?",
+         help="A run with a measured speedup is judged by it; the model's prediction for the same run (its GPU, models, "
+              "k, acceptance, concurrency) sits beside it. Runs naming no GPU or model use the sidebar's.")
+decision = decision_slot()  # each workload's decision line, first: filled once the runs are read
 
 top_left, top_right = st.columns([3, 2])
 with top_left:
@@ -37,43 +38,25 @@ with top_left:
                                     "(the first ones load). Formats and column names: docs/formats.md.")
 with top_right:
     sample = st.pills("…or load a sample", list(SAMPLES), key="sample", bind="query-params", wrap=True)
-    k_box = st.number_input("k for files that do not record it (guidellm)", 1, 16, None, key="runs_k",
-                            bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
-    as_sidebar = st.checkbox(runs_view.SIDEBAR_FOR_UNKNOWN, key="runs_as_sidebar", bind="query-params",
-                             help=runs_view.SIDEBAR_FOR_UNKNOWN_HELP)
-    meaning = acceptance_meaning()  # what accept_rate, acceptance or acc holds: said, or read one stated way
+    with st.expander("How to read the files: k, names, acceptance"):
+        k_box = st.number_input("k for files that do not record it (guidellm)", 1, 16, None, key="runs_k",
+                                bind="query-params", placeholder=runs_view.K_BOX_PLACEHOLDER, help=runs_view.K_BOX_HELP)
+        as_sidebar = st.checkbox(runs_view.SIDEBAR_FOR_UNKNOWN, key="runs_as_sidebar", bind="query-params",
+                                 help=runs_view.SIDEBAR_FOR_UNKNOWN_HELP)
+        meaning = acceptance_meaning()  # what accept_rate, acceptance or acc holds: said, or read one stated way
 
 files = with_sample(kept_uploads(uploads, returning), sample)
 if not files:
     st.info(no_links(no_runs_message(calibration() is not None)))
     plan_section(scenario=base_scenario_or_stop())
     st.stop()
-pairs = paired_by_hand(files)
+pairs, pairing = paired_by_hand(files)
 
 s = base_scenario_or_stop()
 defaults = runs_view.page_defaults(s, k_box, as_sidebar, sidebar_choices(s), **meaning)  # for runs naming none
 efficiency = calibration()
-key = runs_view.load_key(files, defaults, pairs, efficiency)
-loaded = st.session_state.get(LOADED)
-holder = st.empty()  # a progress bar while a large file loads; each update is where a closed tab stops the work
-if loaded is None or loaded[0] != key:
-    bar = []
-
-    def show_progress(fraction: float, text: str) -> None:
-        if not bar:
-            bar.append(holder.progress(0.0))
-        bar[0].progress(fraction, text=text)
-
-    try:
-        table, result = runs_view.read_and_review(files, defaults, pairs, efficiency, show_progress)
-    except SpecModelError as exc:
-        show_error(exc)
-        st.stop()
-    holder.empty()
-    st.session_state[LOADED] = (key, table, result)
-    st.session_state["runs_rows"] = table.rows  # the Traffic mix page can start from these workloads
-else:
-    _, table, result = loaded
+table, result = reviewed(files, defaults, pairs, efficiency)
+pairing_choices(pairing, files, table.rows["file"] if "file" in table.rows else [])
 
 problems = runs_view.problem_lines(table)
 with st.expander(runs_view.problems_label(table), expanded=table.rows.empty):
@@ -85,19 +68,8 @@ if table.rows.empty:
     st.stop()
 
 summary = result.summary
-headline = model_headline(summary, result.table, defaults.acceptance_said_as)
-(st.warning if summary.get("model_disagreements") else st.info)(plain(headline))
-counts = runs_view.verdict_counts(as_read(result.evaluated))  # "uncertain": a predicted verdict whose band straddles 1.0
-m1, m2, m3, m4, m5 = st.columns([2, 2, 2, 3, 1.3], vertical_alignment="bottom")
-m1.metric("Runs loaded", f"{len(table.rows):,}")
-error, error_help = runs_view.model_error(summary)  # runs the model predicted; those it did not are counted
-m2.metric("Model error", error, help=error_help)
-m3.metric("Verdicts agree", runs_view.agreeing_share(summary),  # a share: "302 of 331" is cut at 1280 px
-          help=runs_view.agreeing_help(summary))
-label, value, uncertain = runs_view.verdict_metric(counts)
-m4.metric(label, value, uncertain, "off", delta_arrow="off", help=runs_view.verdict_metric_help(counts))
-with m5:
-    calibration_badge()
+show_runs_decisions(decision, result, efficiency)
+show_counts(table, result)
 
 LABELS = {"clears": ":green[**pays off**]", "borderline": ":orange[**borderline**]", "fails": ":red[**loses**]",
           "uncertain": ":violet[**uncertain**]"}
@@ -106,6 +78,8 @@ shown, note = runs_view.shown_rows(result.evaluated, runs_view.CHART_RUNS_SHOWN,
 if compared:
     chart(predicted_vs_measured(shown), "runs_scatter")
 st.caption(no_links(note or ""))
+headline = model_headline(summary, result.table, defaults.acceptance_said_as)  # how far the model was off, and
+(st.warning if summary.get("model_disagreements") else st.info)(plain(headline))  # how the files were read
 table_shown, note = runs_view.shown_rows(as_read(result.table), runs_view.TABLE_ROWS_SHOWN, "The table")
 break_even_tables(table_shown)  # the table full width, in two that fit (pages/parts/tables.py)
 st.caption(no_links(note or ""))

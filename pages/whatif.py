@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from pages.parts.calibration import calibration_badge
 from pages.parts.common import base_scenario
 from pages.parts.link_values import unaccepted_values
 from pages.parts.mixed import mixed_traffic_path
 from pages.parts.text import no_links, own_words
-from pages.parts.display import chart, show_does_not_fit, show_error, show_notes, show_readouts, show_verdict
+from pages.parts.decision import decision_slot
+from pages.parts.display import chart, show_does_not_fit, show_error, show_readouts
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
-from pages.parts.step_fit_answer import show_step_fit
+from pages.parts.whatif_answer import show_answer
 from specmodel import SpecModelError
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
@@ -31,9 +31,10 @@ def _follow_slider() -> None:
     st.session_state["conc"] = st.session_state["conc_slider"]
 
 
-st.title("What-if: does speculative decoding pay off here?")
-st.caption("Speedup = speculative throughput ÷ plain throughput at the same number of concurrent sequences, "
-           "for the GPU, models and method chosen in the sidebar.")
+st.title("What-if: does speculative decoding pay off here?",
+         help="Speedup = speculative throughput ÷ plain throughput at the same number of concurrent sequences, "
+              "for the GPU, models and method chosen in the sidebar.")
+decision = decision_slot()  # the decision line, first: filled once the model has answered
 
 # before the widgets drop what they do not accept: said under them, the default kept
 url_problems = unaccepted_values(links.WHATIF_NUMBERS, {"timings": TIMINGS})
@@ -71,10 +72,10 @@ with right:
                                         format="%.2f", key="t_draft", bind="query-params")
     else:
         t_target = t_draft = None
+    answer = st.container()  # the verdict and its notes (or why nothing fits), beside the inputs: one block
 
 for problem in url_problems:
     st.warning(no_links(problem))
-answer = st.container()  # the verdict and its notes (or why nothing fits): one block on every rerun
 try:
     survival = None
     if profile_text.strip():
@@ -91,14 +92,7 @@ except SpecModelError as exc:
         show_error(exc)
     st.stop()
 
-with answer:
-    show_step_fit(scenario, float(summary.prediction.tokens_per_step))  # at this page's α: a what-if
-    show_verdict(summary.tone, summary.verdict.text, summary.verdict.advice)
-    calibration_badge()
-    show_notes(summary.notes, info="info")
-show_readouts(readouts.whatif_readouts(summary))
-st.caption(no_links(readouts.whatif_arms_line(summary)))
-mixed_traffic_path(alpha, k, concurrency)
+show_answer(decision, answer, summary)  # the decision line, the verdict, the why and notes behind an expander
 
 c1, c2 = st.columns(2)
 with c1:
@@ -107,6 +101,9 @@ with c1:
 with c2:
     chart(fig_concurrency, "fig_concurrency")
     chart(fig_best_k, "fig_best_k")
+show_readouts(readouts.whatif_readouts(summary))
+st.caption(no_links(readouts.whatif_arms_line(summary)))
+mixed_traffic_path(alpha, k, concurrency)
 
 st.subheader("What to deploy")
 advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
@@ -115,8 +112,6 @@ if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
 if advice.note:
     st.caption(no_links(advice.note))
-if summary.threshold_text:
-    st.caption(no_links(summary.threshold_text[0].upper() + summary.threshold_text[1:] + "."))
 # Drawn while open (opening reruns the page): closed, the page sends none of its tabs' commands and configs.
 with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms", key="deploy_tabs",
                  on_change="rerun") as engine_terms:

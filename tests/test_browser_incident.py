@@ -82,7 +82,9 @@ def no_cut_labels(page) -> list[str]:
 
 
 def alerts(page) -> list[str]:
-    return [t.strip() for t in page.locator("[data-testid='stMain'] [data-testid='stAlertContainer']").all_inner_texts()]
+    # what is shown: a message inside a closed expander (the page's "Why") has no text on screen
+    return [t.strip() for t in page.locator("[data-testid='stMain'] [data-testid='stAlertContainer']").all_inner_texts()
+            if t.strip()]
 
 
 def no_duplicate_alerts(page) -> None:
@@ -117,7 +119,7 @@ def tables_fit(page, width: int = 1280) -> list[dict]:
         assert grid["right"] <= width, grids
         assert grid["none"] == 0, grids
     assert not no_cut_labels(page), no_cut_labels(page)
-    shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts()]
+    shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts() if t.strip()]
     assert len(shown) == len(set(shown)), shown
     return grids
 
@@ -193,7 +195,7 @@ def test_past_runs_reads_the_hand_written_csv_and_says_its_verdicts_are_measured
     # line says why one is missing (an `or` between the two let the charts vanish behind that line unnoticed).
     charts = page.locator("[data-testid='stPlotlyChart']")
     wait_for_charts(page)
-    assert charts.count() == 2 and "No break-even chart" not in main_text(page)
+    assert charts.count() == 3 and "No break-even chart" not in main_text(page)  # and the step fit's, last
     assert all(charts.nth(i).locator(".trace").count() > 0 for i in range(2))
     shoot(page, "runs")
     # The tables fit the window (test_browser_layout.py checks 1440×900 dark): the break-even table and the
@@ -211,11 +213,17 @@ def test_live_recorded_server_judges_the_operating_point(streamlit_server, page)
     wait_for_app(page)
     fits_the_window(page)  # before a server is given (test_browser_layout.py checks 1440×900 dark)
     page.get_by_role("button", name="Try it with a recorded server").click()
-    verdict = page.get_by_text(re.compile(r"Right now: "))
+    verdict = page.get_by_text(re.compile(r"Right now: ")).first  # the verdict in one clause, under the decision
     verdict.wait_for()
     wait_for_app(page)
     wait_for_charts(page)
-    assert re.search(r"at batch \d+, measured E = [\d.]+ tokens per step with k = \d", verdict.inner_text())
+    assert re.search(r"Right now: .*\d\.\d\dx at batch \d+", verdict.inner_text())
+    decision = page.locator(".st-key-decision_lines").inner_text()  # the decision first (issue 40)
+    assert re.search(r"k = 3 up to batch \d+ \(\d+–\d+\+?\), off above", decision), decision
+    page.get_by_text(re.compile(r"^Why")).first.click()  # what it rests on and the whole verdict, behind "Why"
+    whole = page.get_by_text(re.compile(r"Right now: rests on presets")).first
+    whole.wait_for()
+    assert re.search(r"at batch \d+, measured E = [\d.]+ tokens per step with k = \d", whole.inner_text())
     assert not no_cut_labels(page), no_cut_labels(page)
     no_duplicate_alerts(page)
     assert not NOT_ON_SCREEN.search(main_text(page))
@@ -238,7 +246,7 @@ def test_fleet_recorded_prometheus_predicts_each_instance_on_its_own_model(strea
     # The instances' table fits the window with what each was predicted on (test_browser_layout.py checks
     # 1440×900 dark), and so do the tables in the expanders.
     tables_fit(page)
-    table = page.locator("[data-testid='stDataFrame']").first
+    table = page.locator("[data-testid='stDataFrame']").nth(1)  # after the decision per instance
     assert "Predicted on" in table.locator("th").all_inner_texts()
     assert any("Llama 3.1 70B" in t for t in table.locator("td").all_inner_texts())  # in view, not cut off
     open_expanders(page)

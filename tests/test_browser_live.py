@@ -24,10 +24,11 @@ def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(stre
         field.fill(srv.url)
         field.press("Enter")
         # The fragment refreshes every 2 s on its own: the verdict appears without any click.
-        verdict = page.get_by_text(re.compile(r"Right now: rests on presets \(.*\): pays off"))
+        verdict = page.get_by_text(re.compile(r"Right now: pays off: \d\.\d\dx at batch \d+"))  # under the decision
         verdict.wait_for()
         wait_for_charts(page)
-        text = verdict.inner_text()
+        page.get_by_text(re.compile(r"^Why")).first.click()  # the whole verdict, led by what it rests on
+        text = page.get_by_text(re.compile(r"Right now: rests on presets \(.*\): pays off")).first.inner_text()
         assert "measured E = 2.50 tokens per step with k = 3" in text
         assert page.get_by_text("Operating point on the model", exact=False).count() >= 1
         assert "live_url=" in page.url and "127.0.0.1" in page.url
@@ -36,7 +37,7 @@ def test_entering_a_url_shows_the_live_verdict_and_puts_the_url_in_the_link(stre
         until(page, lambda: srv.scrapes > scrapes, "a scrape by the page's own refresh")
         wait_for_app(page)  # that refresh's run has ended and its elements are drawn
         assert page.get_by_text("Hardware and models").is_visible()  # the shared sidebar survives refreshes
-        assert page.get_by_text(re.compile(r"Right now: rests on presets \(.*\): pays off")).is_visible()
+        assert page.get_by_text(re.compile(r"Right now: pays off: \d\.\d\dx at batch \d+")).is_visible()
 
 
 def test_credentials_typed_or_linked_leave_the_address_bar(streamlit_server, browser_page):

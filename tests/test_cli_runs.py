@@ -110,9 +110,14 @@ def test_text_output_and_gpu_flag_for_rows_without_a_known_gpu(capsys):
     code, out, _ = run(capsys, FIXTURES / "vllm_bench_serve_sample.json", FIXTURES / "vllm_bench_serve_baseline_sample.json",
                        "--gpu", "H100 SXM")
     assert code == 0
-    # the file's GPU is "simulated": one line at the top says the rows ran on the --gpu preset instead
-    assert out.splitlines()[0].startswith("1 of 1 row predicted on a fallback preset") and "GPU 'simulated'" in out
-    assert out.splitlines()[1].split()[:3] == ["workload", "conc", "k"]
+    # the decision per workload first (issue 40), in the page's words, with the runs that would pin it
+    lines = out.splitlines()
+    assert lines[0] == "decision per workload:"
+    assert lines[1] == "  1280 in / 256 out tokens, k = 3: on at every batch the fit looks at (your runs)"
+    assert lines[2].startswith("    Pin it: plain and speculative runs at batch ") and lines[3] == ""
+    # the file's GPU is "simulated": one line above the table says the rows ran on the --gpu preset instead
+    assert lines[4].startswith("1 of 1 row predicted on a fallback preset") and "GPU 'simulated'" in out
+    assert lines[5].split()[:3] == ["workload", "conc", "k"]
     assert "1280 in / 256 out tokens" in out and "pays off" in out
     code, out, _ = run(capsys, FIXTURES / "vllm_bench_serve_sample.json", "--gpu", "H100 SXM", "--json")
     assert json.loads(out)["rows"][0]["gpu_preset"] == "H100 SXM"

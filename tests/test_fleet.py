@@ -197,16 +197,20 @@ def test_page_lists_instances_and_calls_out_the_losing_one(prom_fleet):
     losing = prom_fleet.targets["v1-losing"]
     assert [e.value for e in at.error if losing in e.value] and "turn speculation off" in at.error[0].value
     assert prom_fleet.dead in at.warning[0].value
-    table = at.dataframe[0].value
+    decisions, *tables = at.dataframe  # the decision per instance first (issue 40), then the instances' tables
+    said = decisions.value.set_index("instance")["decision"]
+    assert set(said.index) == set(prom_fleet.targets.values())
+    assert said[losing].startswith("off at batch") and "up to batch" in said[prom_fleet.targets["v1-good"]]
+    table = tables[0].value
     assert len(table) == len(FLEET) and set(table["instance"]) == set(prom_fleet.targets.values())
     assert table.set_index("instance").loc[prom_fleet.targets["v1-good"], "verdict"] == "pays off"
     assert table.set_index("instance").loc[prom_fleet.targets["v0"], "predicted_on"].startswith("Llama 3.1 70B")
     # the instance with speculation off measures no E, α or k: empty cells (the grid draws a missing number
     # as "None"), and every instance carries the model's band
-    for sent in at.dataframe[:2]:
+    for sent in tables[:2]:
         shown = sent.value[list(sent.proto.column_order)]
         assert not shown.isna().any().any(), shown.isna().sum()
-    off = at.dataframe[1].value.set_index("instance").loc[prom_fleet.targets["v1-off"]]
+    off = tables[1].value.set_index("instance").loc[prom_fleet.targets["v1-off"]]
     assert (off["tokens_per_step"], off["alpha"], off["k"]) == ("", "", "") and "–" in off["speedup_band"]
 
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
@@ -214,14 +218,15 @@ def test_page_lists_instances_and_calls_out_the_losing_one(prom_fleet):
                       "Acceptance and load over time, per instance"]
 
     at.multiselect(key="fleet_jobs").select("sglang").run()
-    assert at.dataframe[0].value["instance"].tolist() == [prom_fleet.targets["sglang"]]
+    assert at.dataframe[0].value["instance"].tolist() == [prom_fleet.targets["sglang"]]  # the decisions follow
+    assert at.dataframe[1].value["instance"].tolist() == [prom_fleet.targets["sglang"]]
 
 
 def test_a_link_with_a_job_filter_shows_only_that_job(prom_fleet):
     at = fleet_page(prom_url=prom_fleet.url, fleet_window=WINDOW, fleet_span="6s", fleet_jobs=["vllm-pool-a"])
     assert not at.exception
-    assert sorted(at.dataframe[0].value["instance"]) == sorted(
-        [prom_fleet.targets["v1-good"], prom_fleet.targets["v1-losing"]])
+    for frame in at.dataframe[:2]:  # the decisions and the instances alike
+        assert sorted(frame.value["instance"]) == sorted([prom_fleet.targets["v1-good"], prom_fleet.targets["v1-losing"]])
 
 
 def test_page_shows_a_message_when_prometheus_is_down():

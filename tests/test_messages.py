@@ -103,14 +103,21 @@ def test_the_what_if_page_shows_a_bad_profile_in_plain_numbers():
 
 
 def test_turn_it_off_above_batch_names_the_k_it_is_for():
-    """The batch above which to turn speculation off belongs to the schedule's last k (here k = 1),
-    not to the chosen k, whose crossover is far lower: the advice says which."""
+    """The batch above which to turn speculation off belongs to the schedule's last k, not to the chosen k, whose
+    crossover is far lower. Where that is the k advised (here k = 1), the advice names one k; where it is another
+    (issue 40: "lower k to 2 (1.50x); turn it off above batch 46, where k = 3 stops paying"), the threshold is a
+    sentence of its own that names the schedule's k: one k per sentence."""
     from specmodel import summarize
 
     s = Scenario.from_names(gpu="A100 80GB", alpha=0.5, k=4, concurrency=8)
     summary = summarize(s)
     schedule = summary.schedule
-    assert schedule[-1][2] == 0 and schedule[-2][2] == 1
+    assert schedule[-1][2] == 0 and schedule[-2][2] == 1 and summary.best_k == 1
     off_above = schedule[-1][0] - 1
-    assert f"turn it off above batch {off_above}, where k = 1 stops paying" in summary.verdict.advice
+    assert f"lower k to 1 (1.08x); turn it off above batch {off_above}" in summary.verdict.advice
     assert summary.crossover_concurrency < off_above  # the chosen k = 4 loses much earlier
+    other = summarize(Scenario.from_names(gpu="L40S", alpha=0.5, k=3, concurrency=1))
+    assert other.schedule == [[1, 6, 1], [7, 36, 2], [37, 512, 0]] and other.best_k == 1
+    first, second = other.verdict.advice.split(". ")
+    assert first == "lower k to 1 (1.24x)"
+    assert second.startswith("Turn it off above batch 36, where the schedule's k = 2 stops paying")

@@ -79,7 +79,7 @@ def test_with_vllms_off_cost_the_schedule_turns_off_later_and_the_advice_names_s
     assert vllm.pools_above == 52 and vllm.pools_gain >= 1.2158 * 0.99
     said = f"above batch 52, separate pools beat this schedule by up to {vllm.pools_gain:.2f}x"
     assert said in vllm.verdict.advice and len(said.split()) <= 15
-    assert "turn it off above batch 92, where k = 3 stops paying" in vllm.verdict.advice
+    assert "lower k to 3 (1.58x); turn it off above batch 92;" in vllm.verdict.advice  # one k: the one advised
     assert "separate pools" not in free.verdict.advice  # a free off band leaves nothing for pools to win
     assert any("costs 19% of a plain step at batch 93" in n for n in vllm.notes)
 

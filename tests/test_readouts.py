@@ -125,3 +125,12 @@ def test_a_losing_instance_whose_band_reaches_one_is_a_caution_not_an_alarm():
     wide = dataclasses.replace(losing, verdict=dataclasses.replace(losing.verdict, band=(0.6, 1.2)))
     report = dataclasses.replace(report, instances=tuple(wide if i is losing else i for i in report.instances))
     assert [a.tone for a in readouts.fleet_alerts(report) if a.instance == losing.instance] == ["caution"]
+
+
+def test_best_k_here_never_names_a_slower_k_as_best_without_saying_so():
+    """Issue 40: the schedule's k at a batch can be a little slower there than the k set (it switches only for
+    more than 2%): the readout says the k set here is faster."""
+    r = shown(readouts.whatif_readouts(summarize(Scenario.from_names(gpu="H100", method="eagle3", alpha=0.9, k=6,
+                                                                     concurrency=32))))
+    assert r["Best k here"].value == "8 (2.77x)" and r["Best k here"].caption == "k = 6 set here is faster: 2.78x"
+    assert shown(readouts.whatif_readouts(summarize(SEED)))["Best k here"].caption is None

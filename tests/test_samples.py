@@ -58,23 +58,32 @@ def test_live_replays_the_recording_labelled_as_a_sample(no_network):
     at = _page("pages/live.py")
     at.button(key="live_try_sample").click().run()
     assert not at.exception
-    assert any(i.value.startswith("**Sample: a recorded vLLM V1 server") for i in at.info)
+    assert any(c.value == samples.LIVE_SAMPLE_SHORT for c in at.caption)  # the whole label is its tooltip
     assert any("First scrape done" in i.value for i in at.info)
     at.run()  # the next refresh replays the next scrape
-    # pays off 1.22x at batch 32 with a band of 0.91-1.90x: an amber box (uncertain), not a green one; the headline
-    # says first that the verdict rests on presets (no step fit or measured plain step is given)
-    assert not at.success and at.warning[0].value.startswith(
-        "**Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit or measured plain step): "
-        "uncertain (pays off by the estimate): 1.22x")
-    assert "— 0.91x to 1.90x across the model's 80% band" in at.warning[0].value
+    # the decision first (issue 40): k = 3 up to the batch where the schedule turns it off, the range the band leaves
+    # for it, and the two runs that would pin it
+    said = [m.value for m in at.markdown]
+    assert "**meta-llama/Llama-3.1-8B-Instruct: k = 3 up to batch 114 (43–512+), off above**" in said
+    assert any(c.value == "Pin it: plain and speculative runs at batch 43 and 134." for c in at.caption)
+    # pays off 1.22x at batch 32 with a band of 0.91-1.90x: an amber box (uncertain), not a green one; under the
+    # charts, the whole headline says first that the verdict rests on presets (no step fit or measured plain step)
+    assert not at.success
+    assert at.warning[0].value == "**Right now: uncertain (pays off by the estimate): 1.22x at batch 32 (80% band 0.91–1.90x)**"
+    whole = next(w.value for w in at.warning if w.value.startswith("**Right now: rests on presets"))
+    assert whole.startswith("**Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit or measured "
+                            "plain step): uncertain (pays off by the estimate): 1.22x")
+    assert "— 0.91x to 1.90x across the model's 80% band" in whole
     assert len(at.get("plotly_chart")) >= 2
     for _ in range(samples.live_sample_length()):
         at.run()
     assert not at.exception
     # the load rose to 256: loses 0.68x, and the band (about 0.5-1.06x) still reaches 1.0, so amber too
-    assert at.warning[0].value.startswith("**Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit "
-                                          "or measured plain step): uncertain (loses by the estimate)")
-    assert re.search(r"— 0\.\d\dx to 1\.\d\dx across the model's 80% band", at.warning[0].value)
+    assert at.warning[0].value.startswith("**Right now: uncertain (loses by the estimate)")
+    whole = next(w.value for w in at.warning if w.value.startswith("**Right now: rests on presets"))
+    assert whole.startswith("**Right now: rests on presets (Llama 3.1 8B on L40S, assumed; no step fit "
+                            "or measured plain step): uncertain (loses by the estimate)")
+    assert re.search(r"— 0\.\d\dx to 1\.\d\dx across the model's 80% band", whole)
     assert any("End of the recording (8 scrapes)" in c.value for c in at.caption)
     at.button(key="live_stop_sample").click().run()
     assert any("Enter the metrics URL" in i.value for i in at.info)
@@ -84,16 +93,19 @@ def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
     at = _page("pages/fleet.py")
     at.button(key="fleet_try_sample").click().run()
     assert not at.exception
-    assert any(i.value.startswith("**Sample: answers a real Prometheus") for i in at.info)
+    assert any(c.value == samples.FLEET_SAMPLE_SHORT for c in at.caption)  # the whole label is its tooltip
     assert any("v1-losing:8000" in e.value and "loses" in e.value for e in at.error)
     assert any("v0-down:8000" in w.value and "down" in w.value for w in at.warning)
-    assert len(at.dataframe[0].value) == 6
+    decisions = at.dataframe[0].value.set_index("instance")  # the decision per instance, first (issue 40)
+    assert decisions.loc["v1-losing:8000", "decision"] == "off at batch 160; k = 1 up to batch 14 (0–74)"
+    assert decisions.loc["v1-losing:8000", "runs that pin it"] == "batch 2 and 74"
+    assert len(at.dataframe[1].value) == 6
     assert len(at.get("plotly_chart")) == 2
     assert any("the recorded Prometheus (sample)" in c.value for c in at.caption)
     notes = " ".join(m.value for m in at.markdown)
     assert "- ⚠️ speculative decoding is off on this server" in notes  # a warning, marked as one
     assert "- no per-position counts from this server" in notes  # a note that only explains: unmarked
-    table = at.dataframe[0].value.set_index("instance")
+    table = at.dataframe[1].value.set_index("instance")
     assert table.loc["v0:8000", "predicted_on"].startswith("Llama 3.1 70B")  # its own model, not the sidebar's 8B
     # the rules offered beside it judge that instance on the same model and k (the one place that decides it)
     assert any("each of the 5 instance(s) read at the k, target and draft the table judges it on" in c.value

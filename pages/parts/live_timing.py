@@ -1,17 +1,14 @@
 """The Live page's step times: the inputs that give the server's own timing a plain step to be set against (a
-calibration with step fits, a measured batch-1 plain step) and the verdict box that says what it rests on
-(specmodel.metrics.live.judged, metrics/timed.py)."""
+calibration with step fits, a measured batch-1 plain step; specmodel.metrics.live.judged, metrics/timed.py say
+what the verdict then rests on: pages/parts/live_answer.py)."""
 
 from __future__ import annotations
 
 from pages.parts.calibration import step_fits
-from pages.parts.display import show_verdict
 from pages.parts.text import no_links
 from specmodel import SpecModelError
-from specmodel.metrics import live, timed
-from specmodel.show import readouts
+from specmodel.metrics import timed
 from specmodel.text import safe_text
-from specmodel.words.served import figures_line
 
 UPLOAD_HELP = ("Written by `runs FILES --calibrate --save-calibration FILE`: each setup's plain and speculative step "
                "against the batch. The server's own step timing is set against the plain step the fit gives at the "
@@ -34,18 +31,3 @@ def step_time_inputs(cols) -> tuple[tuple, float | None]:
         except SpecModelError as exc:
             cols[0].error(no_links(str(exc)))
     return fits, (float(plain_ms) or None)
-
-
-def show_judged(stats, verdict, fits, plain_ms: float | None, method: str) -> tuple[str, ...]:
-    """The verdict box, led by what it rests on: the step times' verdict where they decide (then the figures
-    measured and modelled, the step fit's and the model's own answers under it), else the model's with its
-    band. Returns the judgement's notes, for the page's notes."""
-    j = live.judged(stats, verdict, fits, method, t_target_ms=plain_ms)
-    _label, text, advice = live.headline(verdict, j)
-    under = [figures_line(list(j.measured), list(j.modelled))]
-    if j.fit is not None and j.rests_on != "step fit":
-        under.append(f"The step fit alone ({j.fit['setup']}): {j.fit['words']}")
-    under.append(f"The model alone, on presets: {verdict.text}" if j.decides else readouts.live_band_line(verdict) or "")
-    show_verdict(j.tone or verdict.tone, no_links(f"Right now: {text}"), no_links(advice), under=". ".join(
-        u.rstrip(".") for u in under if u) + ".")
-    return j.notes

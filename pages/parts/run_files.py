@@ -88,22 +88,32 @@ def distinct_names(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     return out
 
 
-def paired_by_hand(files: list) -> dict[str, str]:
-    """{speculative file: its baseline file} as chosen in an expander (with two files or more)."""
+def paired_by_hand(files: list) -> tuple[dict[str, str], object]:
+    """({speculative file: its baseline file} as chosen by hand, read before the files are, and the place on the
+    page where the choices go once they are read: pairing_choices)."""
+    names = [name for name, _ in files]
     pairs = {}
-    pairing = st.container()  # one block whether or not there is anything to pair, so what follows keeps its place
-    if len(files) > 1:
-        with pairing.expander("Pair a speculative run with its baseline by hand"):
-            names = [name for name, _ in files]
-            baselines = {st.session_state.get(f"pair_{n}"): n for n in names}  # chosen as another file's baseline
-            for name in names:
-                if name in baselines and st.session_state.get(f"pair_{name}") in (None, "automatic"):
-                    # no baseline selector for a file that is itself the baseline
-                    st.caption(f"{plain(name)}: the baseline of {plain(baselines[name])}")
-                    continue
-                choice = st.selectbox(f"Baseline for {name}", ["automatic", *[n for n in names if n != name]],
-                                      key=f"pair_{name}", persist_state="session")
-                if choice != "automatic":
-                    pairs[name] = choice
-    return pairs
+    for name in names:
+        choice = st.session_state.get(f"pair_{name}")
+        if choice not in (None, "automatic") and choice in names and choice != name:
+            pairs[name] = choice
+    return pairs, st.container()  # one block whether or not there is anything to pair: what follows keeps its place
 
+
+def pairing_choices(where, files: list, loaded_files) -> None:
+    """A baseline selector for each file that loaded runs of its own (`loaded_files`: the files of the loaded
+    rows), offering only files that did not (the baselines, whose runs are folded into their partners' rows):
+    never a file as its own baseline, a baseline a baseline of its own, or a file whose baseline is this one."""
+    names = [name for name, _ in files]
+    loaded = set(loaded_files)
+    speculative = [n for n in names if n in loaded]
+    baselines = [n for n in names if n not in loaded]
+    if not speculative or not baselines:
+        return
+    with where.expander("Pair a speculative run with its baseline by hand"):
+        for name in speculative:
+            options = ["automatic", *[b for b in baselines if st.session_state.get(f"pair_{b}") != name]]
+            if st.session_state.get(f"pair_{name}") not in options:
+                st.session_state.pop(f"pair_{name}", None)  # a choice no longer offered: automatic again
+            st.selectbox(f"Baseline for {plain(name)}", options, key=f"pair_{name}", persist_state="session")
+        st.caption(no_links("Baselines (no run of their own loaded): " + ", ".join(baselines)))

@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} instance(s) at {report.prometheus}, window {report.window}; "
           f"model: {base.target} on {gpus}, {base.method}"
           + (f"; every verdict {PRESETS_WORDS}" if on_presets else ""))
+    for r in rows:  # the decision per instance first, in the page's words
+        print(f"  decision: {r['decision_line']}")
     for i, r in ((i, i.to_dict()) for i in report.losing):
         print(f"  LOSES  {i.instance} ({i.job}): {r['verdict_text']}; {r['advice']}")
     for d in report.down:

@@ -85,6 +85,8 @@ def run_mix(args: argparse.Namespace) -> int:
     how = f"draft {s.draft}" if s.method.name == "draft_model" else s.method.name
     print(f"{s.target} on {report.gpus}× {s.gpu} (tp {s.tp}), {how}, {report.concurrency} concurrent sequences, "
           f"context {s.context_len}")
+    for line in out["decision_lines"]:  # the decision first, in the page's words
+        print(f"decision: {line}")
     print("workloads: " + ", ".join(f"{w.label} {w.share:.0%} (α {w.alpha:.2f})" for w in report.workloads))
     for note in out["notes"]:
         print(f"{cli_label(note)}: {note}")

@@ -11,9 +11,11 @@ from specmodel.export.prediction import does_not_fit_dict, prediction_dict
 from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.model import presets
 from specmodel.words import summarize
+from specmodel.words.decision_line import pin_line
 from specmodel.model.memory import kv_bytes_per_token
 from specmodel.model.off_state import given_off_cost
 from specmodel.notes import cli_label
+from specmodel.show.readouts import slower_caption
 
 
 def add_parser(sub) -> None:
@@ -65,7 +67,7 @@ def run_predict(args: argparse.Namespace) -> int:
         print_json(does_not_fit_dict(scenario, exc))
         return 0
     out = prediction_dict(summary, dp=args.dp)
-    fit_out = _step_fit(args, summary.scenario, out)
+    fit_out = _step_fit(args, summary, out)
     advice = deploy_advice(summary)
     if args.json:
         print_json(out)
@@ -77,6 +79,9 @@ def run_predict(args: argparse.Namespace) -> int:
     be_alpha = "unreachable" if out["break_even_alpha"] is None else f"{out['break_even_alpha']:.2f}"
     print(f"{who}, {how}, k={out['k']}, α={out['alpha']:.2f}, concurrency {out['concurrency']}, "
           f"context {s.context_len} ({out['timings']} timings)")
+    print(f"  decision:         {out['decision_line']}")
+    if out["threshold_runs"]:
+        print(f"                    {pin_line(tuple(out['threshold_runs']))}")
     if fit_out:
         print(f"  measured fit:     {fit_out['words']} ({fit_out['setup']})")
         print(f"                    {fit_out['off_words']}")
@@ -94,8 +99,9 @@ def run_predict(args: argparse.Namespace) -> int:
     print(f"  speculative:      {_f(spec['step_ms'])} ms/step, {_f(spec['throughput_tok_s'], '.0f')} tok/s, "
           f"fits {spec['max_concurrency']} sequences")
     cross = out["crossover_concurrency"]
-    print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x); crossover: "
-          + crossover_words(cross, s.k))
+    faster = slower_caption(out)  # the schedule's k a little slower here than the k set: said, as on the page
+    print(f"  best k:           {out['best_k']} ({_f(out['best_k_speedup'])}x)" + (f", {faster}" if faster else "")
+          + "; crossover: " + crossover_words(cross, s.k))
     if out["threshold_text"]:
         print(f"                    {out['threshold_text']}")
     pools, off = out["separate_pools"], out["off_cost"]
@@ -114,10 +120,13 @@ def run_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _step_fit(args: argparse.Namespace, s, out: dict) -> dict | None:
+def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     """The saved step fit's answer at this concurrency (out["step_fit"]), where --calibration holds one for
-    this k and method; the measurement's fit decides before the model."""
+    this k and method; the measurement's fit decides before the model, and its decision line leads."""
+    s = summary.scenario
     from specmodel.cli.args import step_fit_from_args
+    from specmodel.plan.measure import fit_threshold_runs, largest_batch
+    from specmodel.words.decision_line import fit_decision_line
     from specmodel.words.step_fit import fit_decision, off_words
 
     saved, note = step_fit_from_args(args, s.k, s.method.name)
@@ -138,6 +147,10 @@ def _step_fit(args: argparse.Namespace, s, out: dict) -> dict | None:
                        "tokens_per_step": e if e is not None else fit.tokens_per_step,
                        "tokens_per_step_from": "--alpha / --accept-len / --survival" if e is not None else "the runs"}
     out["verdict_from"] = "step fit"
+    # the runs answer: the decision line is the fit's, and so are the runs that would pin its threshold
+    out["decision_line"] = fit_decision_line(fit.k, (mid, lo, hi), s.method.label)
+    runs = fit_threshold_runs((mid, lo, hi), largest_batch(summary))
+    out["threshold_runs"] = list(runs) if runs else None
     return out["step_fit"]
 
 

@@ -138,9 +138,12 @@ def run_runs(args: argparse.Namespace) -> int:
         evaluated = with_fit_columns(evaluated, fits if args.calibrate else saved_fits_by_row(evaluated, saved))
         keys += ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]
     _write_reports(args, result, table.problems, calibration, efficiency)
+    from specmodel.show.runs_decisions import runs_decisions
+    decided = runs_decisions(result.evaluated, efficiency)  # the decision per workload, first
     if args.json:
-        _print_json(result, table, evaluated, keys, calibration, fits if args.calibrate else None)
+        _print_json(result, table, evaluated, keys, calibration, fits if args.calibrate else None, decided)
         return 0
+    _print_decisions(*decided)
     line = fallback_line(table.fallbacks, len(table.rows), table.defaults)
     if line:
         print(line)
@@ -347,7 +350,20 @@ def _write_reports(args: argparse.Namespace, result, problems, calibration, effi
             efficiency=None if efficiency == Efficiency() else efficiency))
 
 
-def _print_json(result, table, evaluated, keys: list[str], calibration, fits: list | None = None) -> None:
+def _print_decisions(decided: list, more: int) -> None:
+    """The decision line of each workload (show.decisions), and the runs that would pin an open threshold."""
+    if not decided:
+        return
+    print("decision per workload:")
+    for d in decided:
+        print(f"  {d.line}" + (f"\n    {d.pin}" if d.pin else ""))
+    if more:
+        print(f"  … and {more} more workload(s): see the table")
+    print()
+
+
+def _print_json(result, table, evaluated, keys: list[str], calibration, fits: list | None = None,
+                decided: tuple = ([], 0)) -> None:
     """--json: one object with the summary, the problems, the calibration and the rows."""
     from specmodel.cli.output import json_value, print_json_table
     from specmodel.runs.headlines import model_headline, prediction_counts
@@ -356,6 +372,8 @@ def _print_json(result, table, evaluated, keys: list[str], calibration, fits: li
     summary["fallbacks"] = table.fallbacks
     summary["headline"] = model_headline(result.summary, result.table, table.defaults.acceptance_said_as)
     summary.update(prediction_counts(table.problems, result.evaluated))
+    summary["decision_lines"] = [d.to_dict() for d in decided[0]]  # the decision per workload, as the text leads
+    summary["decision_lines_more"] = decided[1]
     rest = {"summary": summary,
             "problems": [{"severity": p.severity, "file": p.file, "row": p.row, "column": p.column,
                           "message": p.message, "reason": p.reason} for p in table.problems]}

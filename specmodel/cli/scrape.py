@@ -117,6 +117,7 @@ def _print_text(out: dict, stats, last, verdict, judgement) -> None:
     print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, "
           f"k = {stats.k if stats.k else '-'} "
           f"({out['k_source']}), window {stats.window_s:.1f} s")
+    print(f"  decision:         {out['decision_line']}")  # first, in the page's words
     if stats.tokens_per_step is not None:
         ci = stats.tokens_per_step_ci
         ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""

@@ -10,6 +10,8 @@ from specmodel.model.decide import SWITCH_GAIN, Decision, off_above
 from specmodel.words import Summary, decision
 from specmodel.model.scenario import Arm, Scenario
 from specmodel.plan.capacity import int_or_none, rounded
+from specmodel.plan.measure import threshold_runs
+from specmodel.words.decision_line import decision_line
 
 ARM_KEYS = ("step_ms", "throughput_tok_s", "per_sequence_tok_s", "itl_ms", "max_concurrency", "running")
 
@@ -59,12 +61,22 @@ def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> 
         "notes": list(summary.notes),
         "off_cost": summary.off_cost.to_dict(int(p.concurrency)) if summary.off_cost else None,
         "separate_pools": separate_pools(summary),
+        # the decision first, in the words every page and command leads with, and the two concurrencies
+        # (each plain and speculative) that would pin an open off threshold (plan.measure.threshold_runs)
+        "decision_line": decision_line(summary, s.method.label),
+        "threshold_runs": _runs(summary),
     }
     out["deploy"] = deploy_advice(summary).to_dict() if with_deploy else None
     by_engine, why = deploy_by_engine(summary, dp) if with_deploy else (None, {})
     out["deploy_by_engine"] = by_engine
     out["deploy_by_engine_unavailable"] = why
     return out
+
+
+def _runs(summary: Summary) -> list[int] | None:
+    low, high = summary.off_above_range or (None, None)
+    runs = threshold_runs(summary) if low != high and summary.scenario.k else None
+    return list(runs) if runs else None
 
 
 def separate_pools(d: Decision) -> dict:
@@ -95,5 +107,5 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "plain": dict(arm), "spec": dict(arm), "vllm_speculative_config": None,
         "notes": [], "deploy": None, "deploy_by_engine": None, "off_cost": None, "separate_pools": None,
         "deploy_by_engine_unavailable": {e: "not even one sequence fits" for e in ("vllm", "sglang", "trtllm")},
-        "does_not_fit": exc.to_dict(),
+        "does_not_fit": exc.to_dict(), "decision_line": f"{s.method.label}: does not fit", "threshold_runs": None,
     }

@@ -223,6 +223,7 @@ class Instance:
         del out["url"], out["url_given"]
         return {"instance": self.instance, "model_name": self.stats.model_name, "job": self.job, "up": self.up,
                 **out, "predicted_speedup": out["speedup"], "predicted_on": self.predicted_on,
+                "decision_line": live.decision_line_of(self.verdict, self.judgement, self.instance),
                 "last_error": self.last_error or None}
 
 

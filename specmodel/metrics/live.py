@@ -13,7 +13,7 @@ scenario's α and k at the measured load.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,8 +22,9 @@ from specmodel.metrics import scrape, timed
 from specmodel.metrics.prom import LiveStats, Snapshot, json_safe, stats_from_window, window_over
 from specmodel.metrics.schemas import ENGINES
 from specmodel.model import presets
-from specmodel.model.decide import band_tone, straddles, tone_of
+from specmodel.model.decide import JUDGED, Decision, band_tone, straddles, tone_of
 from specmodel.words import decision, summarize
+from specmodel.words.decision_line import decision_line, fit_decision_line, timed_decision_line
 from specmodel.words.served import judged_as
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
@@ -70,6 +71,8 @@ class LiveVerdict:
     notes: tuple[str, ...] = ()
     # the model's 80% band at this point (decide.speedup_band), the acceptance interval folded in where measured
     band: tuple[float, float] | None = None
+    # the model's decision at this point (schedule, off threshold and its range; None where nothing was decided)
+    decision: Decision | None = field(default=None, compare=False, repr=False)
 
     @property
     def tone(self) -> str:
@@ -218,7 +221,7 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
                               "this server"))
         return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
                            _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
-                           summary.crossover_concurrency, s, False, tuple(notes), _finite_band(summary.band))
+                           summary.crossover_concurrency, s, False, tuple(notes), _finite_band(summary.band), summary)
 
     k = int(stats.k)
     rng = None  # the speedups at the ends of the acceptance interval, which the model's band also spans
@@ -243,7 +246,7 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
     return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
                        summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
-                       tuple(notes), _finite_band(summary.band))
+                       tuple(notes), _finite_band(summary.band), summary)
 
 
 def _finite_band(band: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -378,6 +381,24 @@ def headline(verdict: LiveVerdict, judgement: timed.Judgement) -> tuple[str, str
     return verdict.label, f"{judgement.text}: {verdict.text}", verdict.advice
 
 
+def decision_line_of(verdict: LiveVerdict, judgement: timed.Judgement | None, who: str = "") -> str:
+    """The decision line (words.decision_line) of a window: the step fit's threshold where the fit decides ("your
+    runs"), on or off at this batch where measured step times decide, else the model's schedule over k' ≤ k (said
+    to rest on an assumed α where the server measured none)."""
+    if judgement is not None and judgement.decides:
+        off = (judgement.fit or {}).get("off_above")
+        if off is not None:
+            return fit_decision_line(judgement.fit.get("k"), (off["batch"], off["low"], off["high"]), who)
+        return timed_decision_line(judgement.label, judgement.speedup, judgement.band, judgement.batch,
+                                   verdict.scenario.k, who, judgement.rests_on)
+    head = f"{who}: " if who else ""
+    if verdict.decision is None or verdict.label not in (*JUDGED, "off", "unknown"):
+        return f"{head}{verdict.label}: not predicted"
+    if verdict.label == "unknown" and verdict.measured:
+        return f"{head}unknown"
+    return decision_line(verdict.decision, who) + ("" if verdict.measured else " (α assumed)")
+
+
 def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict,
                 judgement: timed.Judgement | None = None) -> dict:
     """The public JSON of one measurement: `scrape --json`, and each instance of `fleet --json`.
@@ -424,6 +445,7 @@ def result_dict(url: str, last: Snapshot, stats: LiveStats, verdict: LiveVerdict
         "advice": advice, "model_verdict": verdict.label, "model_decision": decision(verdict.label),
         "model_verdict_text": verdict.text, "model_advice": verdict.advice, **judgement.to_dict(),
         "headline": text, "timing": stats.timing.to_dict() if stats.timing else None,
+        "decision_line": decision_line_of(verdict, judgement, stats.model_name or "this server"),
         "speedup": vd["speedup"], "speedup_range": vd["speedup_range"],
         "speedup_low": vd["speedup_low"], "speedup_high": vd["speedup_high"], "uncertain": vd["uncertain"],
         "concurrency": verdict.concurrency, "best_k": verdict.best_k,

@@ -28,9 +28,13 @@ FLEET_SAMPLE_URL = "http://127.0.0.1:9090"  # an address needing no DNS; never c
 LIVE_SAMPLE_LABEL = ("Sample: a recorded vLLM V1 server (Llama 3.1 8B, k = 3), replayed from "
                      "sample_runs/live_vllm_v1/ one scrape at a time, 10 s apart, while its load rises from "
                      "8 to 256 running requests. Not your server: nothing is fetched.")
+LIVE_SAMPLE_SHORT = "Sample: a recorded server, replayed; not yours."  # the page's line; the label is its tooltip
+FLEET_SAMPLE_SHORT = "Sample: a recorded test fleet; not yours."
 FLEET_SAMPLE_LABEL = ("Sample: answers a real Prometheus gave while scraping a test fleet (vLLM V1 at light and "
                       "heavy load, one restarted, one with speculation off, vLLM V0, SGLang and one target down), "
                       "from sample_runs/fleet_prometheus_answer.json. Not your fleet: nothing is fetched.")
+FLEET_SAMPLE_HELP = (f"{FLEET_SAMPLE_LABEL} Recorded over a {FLEET_SAMPLE_WINDOW} window; the window and label "
+                     "filter boxes apply to your own Prometheus.")
 
 _OFFSET = re.compile(r"scrape_(\d+)s\.txt$")
 

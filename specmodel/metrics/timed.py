@@ -164,7 +164,9 @@ def fit_answer(saved: SavedFit, batch: float, e: float | None) -> dict:
     fit = saved.fit
     s, low, high = (float(v) for v in fit.speedup(batch, e))
     decision, words = fit_decision(fit, batch, e)
+    mid, lo, hi = fit.off_above(e)
     return {"setup": safe_text(saved.label), "method": safe_text(saved.method or "") or None, "k": fit.k,
+            "off_above": {"batch": mid, "low": lo, "high": hi},
             "batches": list(fit.batches),
             "batch": _r(batch), "tokens_per_step": _r(e if e is not None else fit.tokens_per_step),
             "speedup": _r(s), "speedup_low": _r(low), "speedup_high": _r(high), "decision": decision,

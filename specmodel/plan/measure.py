@@ -164,6 +164,33 @@ def plan_concurrencies(summary: Summary) -> list[tuple[int, str]]:
     return sorted(out)
 
 
+def threshold_runs(summary) -> tuple[int, int] | None:
+    """The two concurrencies that would pin an open off threshold (the plan's runs beside batch 1: the ends of
+    the range the model's band leaves for it, plan_concurrencies), each run plain and speculative; None where
+    the range is closed (the model places the threshold at one batch) or speculation never pays."""
+    lo, hi = summary.off_above_range or (None, None)
+    if lo == hi or summary.off_above == 0 and not hi:
+        return None
+    brackets = [c for c, _ in plan_concurrencies(summary) if c > 1]
+    return (brackets[0], brackets[-1]) if len(brackets) >= 2 else None
+
+
+def fit_threshold_runs(off: tuple[int | None, int | None, int | None], largest: int) -> tuple[int, int] | None:
+    """The two concurrencies that would pin a step fit's open off threshold (`off`: StepFit.off_above, at the fit
+    and the band's low and high end): the band's two ends, the high one capped at `largest` (what the speculative
+    arm fits); None where the band closes on one batch or leaves nothing to run between its ends."""
+    _, low, high = off
+    if low == high or low is None:
+        return None
+    first, last = max(2, low), min(largest, high if high is not None else largest)
+    return (first, last) if first < last else None
+
+
+def largest_batch(summary) -> int:
+    """The largest batch the plan runs at: what the speculative arm fits, up to the schedule's 512."""
+    return _largest(summary)
+
+
 def input_len(s: Scenario) -> int:
     """Prompt tokens that give the scenario's mean context (prompt + half the output, as the run
     readers compute context_len)."""

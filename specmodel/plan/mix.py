@@ -30,6 +30,7 @@ from specmodel.model.scenario import Scenario, predict, resolved_method, resolve
 from specmodel.notes import Note, info, warning, warnings_in
 from specmodel.plan.capacity import rounded
 from specmodel.plan.workloads import SHARE_TOLERANCE, Workload, normalise_shares
+from specmodel.words.decision_line import mix_pool_line, split_lines
 
 MAX_WORKLOADS = 6  # chosen: workloads the split search separates (set partitions: 877 for 6 plus the rest)
 MAX_GPU_UNITS = 32  # chosen: replicas to distribute in the split search
@@ -177,6 +178,21 @@ class MixReport:
         where the band leaves that open."""
         return "caution" if self.uncertain else "good" if self.best_worth_it else "neutral"
 
+    @property
+    def decision_lines(self) -> list[str]:
+        """The decision in lines (words.decision_line): a split that is worth it, one line per pool under its gain
+        over one pool with speculation off; else the one pool's setting."""
+        off = self.single_off.throughput_tok_s
+        best = self.best
+        if len(best.pools) > 1 and self.best_worth_it and off > 0:
+            return split_lines(self.concurrency, best.throughput_tok_s / off, self.vs_off_band(best),
+                               [(p.labels, p.k, p.gpus) for p in best.pools])
+        single = self.single_best if self.single_best.throughput_tok_s > off * (1 + WORTH_IT_GAIN) else self.single_off
+        shown = single if single.pools[0].k else self.single_on
+        ratio = shown.throughput_tok_s / off if off > 0 else float("nan")
+        return [mix_pool_line(self.concurrency, single.pools[0].k, ratio, self.vs_off_band(shown),
+                              self.single_on.pools[0].k)]
+
     def table_rows(self) -> list[dict]:
         """One row per plan for a comparison table: aggregate and per-workload numbers, rounded."""
         off = self.single_off.throughput_tok_s
@@ -234,6 +250,7 @@ class MixReport:
             "best_vs_off_low": rounded(self.vs_off_band(self.best)[0]),
             "best_vs_off_high": rounded(self.vs_off_band(self.best)[1]),
             "uncertain": self.uncertain,
+            "decision_lines": self.decision_lines,  # the decision first, in the words every page and command uses
         }
 
 

@@ -63,11 +63,21 @@ def whatif_readouts(summary: Summary) -> list[Readout]:
                 help="The α at which speculation with this k just matches plain decoding here."),
         Readout("Best k here", f"{out['best_k']} ({fmt(out['best_k_speedup'], '.2f')}x)" if out["best_k"] else "off",
                 help="The k the deploy schedule runs at this concurrency (0 = turn speculation off): the fastest k of batch 1, "
-                     "switched only where another k gains more than 2% (run-to-run noise); the same k as the config."),
+                     "switched only where another k gains more than 2% (run-to-run noise); the same k as the config.",
+                caption=slower_caption(out)),
         Readout("Crossover batch", "> 4096" if cross is None else ("loses at 1" if cross == 0 else f"{cross}"),
                 help="Largest batch up to which the k set here never loses. The schedule's off threshold (What to deploy) "
                      "can differ: it is where plain decoding beats the schedule's own k by more than 2%."),
     ]
+
+
+def slower_caption(out: dict) -> str | None:
+    """Under "Best k here", where the schedule's k is slower at this batch than the k set here (within the noise the
+    schedule does not switch for): that the k set here is faster, so the readout never names a worse k as best."""
+    best, speed, own = out.get("best_k"), out.get("best_k_speedup"), out.get("speedup")
+    if not best or best == out.get("k") or speed is None or own is None or speed >= own:
+        return None
+    return f"k = {out['k']} set here is faster: {own:.2f}x"
 
 
 def _band_caption(out: dict) -> str | None:

@@ -134,7 +134,7 @@ def verdict(speedup: float, best: tuple[int, float], off_above_batch: int | None
         text = f"borderline: {speedup:.2f}x, within run-to-run noise"
     else:
         text = f"{label}: {speedup:.2f}x"
-    within = best_speed <= speedup * (1 + K_TIE)
+    within = int(_within_code(np.array(best_k_value), np.array(k), np.array(best_speed), np.array(speedup)))
     return Verdict(label, text, _advice(best_k_value, f"{best_speed:.2f}", within, off_above_batch, k, concurrency,
                                         off_above_k, _said_gain(pools[1]) if pools[0] is not None else None,
                                         pools[0], _said_gain(restart)))
@@ -147,30 +147,64 @@ def _said_gain(gain: float | None) -> float | None:
     return float(np.round(gain * 100)) / 100 if keep else None
 
 
-def _advice(best_k_value: int, best_text: str, within: bool, off_above_batch: int | None, k: int,
+def _advice(best_k_value: int, best_text: str, within: int, off_above_batch: int | None, k: int,
             concurrency: int, off_above_k: int | None, pools_gain: float | None = None,
             pools_above: int | None = None, restart: float | None = None) -> str:
-    """verdict()'s advice: best_text is the best k's speedup as shown, `within` whether it is within K_TIE of
-    the speedup at k; `pools_gain` above `pools_above` and `restart`: the gains _said_gain keeps (None: not said)."""
-    parts = []
+    """verdict()'s advice: best_text is the best k's speedup as shown; `within` (_within_code) 0 where the best
+    k is faster than the k set here by more than K_TIE (or larger and faster), 1 where it is smaller and within
+    K_TIE but no slower, n >= 2 where it is slower here than the k set here (a smaller one within K_TIE, or the
+    schedule's, kept within SWITCH_GAIN): then k is kept and the other named as within n - 1 %, never advised as
+    the better one. One k per sentence: where the schedule's last k before it turns speculation off is another
+    than the k advised, the off threshold is a sentence of its own. `pools_gain` above `pools_above` and
+    `restart`: the gains _said_gain keeps (None: not said)."""
+    parts, advised = [], k
+    off_said = off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0
+    holds = within >= 2 and off_said and off_above_k == best_k_value
     if best_k_value == 0:
         parts.append(f"turn speculation off at batch {concurrency}")
         if restart is not None:  # the schedule's own state here is not a plain server
             parts.append(f"restart without speculation: {restart:.2f}x this schedule")
+    elif best_k_value != k and within >= 2:  # another k as fast within noise, slower here: keep k, name it
+        parts.append(f"keep k = {k} (k = {best_k_value} is within {within - 1}%"
+                     + (f" and holds to batch {off_above_batch}, then off)" if holds else ")"))
     elif best_k_value != k:  # best k: the smallest within K_TIE of the fastest (smallest_best)
         verb = "lower" if best_k_value < k else "raise"
-        same = f", within 1% of k = {k}" if best_k_value < k and within else ""
+        same = ", the same within 1%" if best_k_value < k and within else ""
         parts.append(f"{verb} k to {best_k_value} ({best_text}x{same})")
+        advised = best_k_value
     elif k > 0:
         parts.append(f"keep k = {k}")
-    if off_above_batch is not None and off_above_batch >= concurrency and best_k_value > 0:
-        # Name the k this batch belongs to: it is the schedule's last k, not necessarily the chosen
-        # one (whose own crossover may be far lower).
-        parts.append(f"turn it off above batch {off_above_batch}"
-                     + (f", where k = {off_above_k} stops paying" if off_above_k else ""))
+    sentences = []
+    if off_said:
+        # Name the k this batch belongs to: it is the schedule's last k, not necessarily the advised one
+        # (whose own crossover may be far lower); another k than the advised one gets a sentence of its own.
+        if holds:
+            pass  # said: "holds to batch N, then off"
+        elif not off_above_k:
+            parts.append(f"turn it off above batch {off_above_batch}")
+        elif off_above_k == advised:  # the advised k is the one that stops paying: no second k to name
+            parts.append(f"turn it off above batch {off_above_batch}")
+        else:
+            sentences.append(f"Turn it off above batch {off_above_batch}, where the schedule's k = {off_above_k} "
+                             "stops paying")
     if best_k_value > 0 and pools_gain is not None and pools_above is not None:
-        parts.append(f"above batch {pools_above}, separate pools beat this schedule by up to {pools_gain:.2f}x")
-    return "; ".join(parts)
+        (sentences or parts).append(f"above batch {pools_above}, separate pools beat this schedule by up to "
+                                    f"{pools_gain:.2f}x")
+    return ". ".join(filter(None, ["; ".join(parts), "; ".join(sentences)]))
+
+
+def _within_code(best_k_value, k, best_speed, speedup) -> np.ndarray:
+    """_advice's `within` for arrays: 0; 1 (a smaller best k within K_TIE, no slower); or 1 + the percent, rounded
+    up, by which the best k is slower here than the k set here (kept: the best k is the schedule's, or the
+    smallest within K_TIE of the fastest, either of which may be a little slower at this batch)."""
+    best_k_value, k = np.asarray(best_k_value), np.asarray(k)
+    best_speed, speedup = np.asarray(best_speed, dtype=float), np.asarray(speedup, dtype=float)
+    named = (best_k_value != 0) & (best_k_value != k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slower = named & (best_speed < speedup)
+        same = named & (best_k_value < k) & ~slower & (best_speed <= speedup * (1 + K_TIE))
+        pct = np.ceil(np.round((1.0 - best_speed / np.where(slower, speedup, 1.0)) * 100, 6))
+    return np.where(slower, 1 + np.maximum(pct, 1), np.where(same, 1, 0)).astype(np.int64)
 
 
 def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurrency, off_above_k, pools_above=None,
@@ -189,11 +223,9 @@ def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurren
     text_ids, text_of = np.unique(np.array(texts, dtype=object), return_inverse=True)
     text_code = np.full(len(k), -1, dtype=np.int64)
     text_code[named] = text_of.reshape(-1)[speed_at.reshape(-1)]
-    lower = named & (best_k_value < k)
-    with np.errstate(invalid="ignore"):
-        within = lower & (best_speed <= speedup * (1 + K_TIE))
+    within = _within_code(best_k_value, k, best_speed, speedup)
     off_said = (off >= 0) & (off >= conc) & (best_k_value > 0)
-    parts = [best_k_value, text_code, within.astype(np.int64), k,
+    parts = [best_k_value, text_code, within, k,
              np.where((best_k_value == 0) | off_said, conc, -1), np.where(off_said, off, -1),
              np.where(off_said, off_k, -1), *pools, restart]
     values, codes = zip(*(np.unique(p, return_inverse=True) for p in parts))  # each part's distinct values
@@ -205,7 +237,7 @@ def advice_many(speedup, best_k_value, best_speed, off_above_batch, k, concurren
         firsts, at = np.unique(np.column_stack(codes), axis=0, return_index=True, return_inverse=True)[1:]
     worded = np.empty(len(firsts), dtype=object)
     said = lambda code: None if code < 0 else code / 100  # noqa: E731 - _gain_codes' hundredths
-    worded[:] = [_advice(b, text_ids[t] if t >= 0 else "", bool(w), None if o < 0 else o, kk, c,
+    worded[:] = [_advice(b, text_ids[t] if t >= 0 else "", int(w), None if o < 0 else o, kk, c,
                          None if ok < 0 else ok, said(pg), None if pa < 0 else pa, said(r))
                  for b, t, w, kk, c, o, ok, pa, pg, r in zip(*(p[firsts].tolist() for p in parts))]
     return worded[at.reshape(-1)]

@@ -109,6 +109,14 @@ def _vertical(x: float, y0: float, y1: float, name: str, **line) -> go.Scatter:
     return go.Scatter(x=[x, x], y=[y0, y1], mode="lines", name=name, line=line, hoverinfo="skip")
 
 
+def table_best_k(verdict: LiveVerdict) -> int | None:
+    """The k' the page's k' ≤ k table ranks first (the fastest; of equal speedups, the smaller k'), which the
+    legend names as best at this load; the verdict's best k where there is no table."""
+    if not verdict.k_options:
+        return verdict.best_k
+    return max(verdict.k_options, key=lambda o: (o.speedup, -o.k)).k
+
+
 def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
     """The model's speedup against concurrency for the measured acceptance, with today's point."""
     s = verdict.scenario
@@ -123,13 +131,14 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
     fig.add_trace(go.Scatter(x=batches, y=curve, mode="lines", name=f"k = {k_now}, {label} acceptance",
                              line=dict(width=3),
                              hovertemplate="batch %{x}<br>speedup %{y:.2f}x<extra>k = " + str(k_now) + "</extra>"))
-    if verdict.best_k not in (None, 0, k_now):
-        alt = np.asarray(predict(s, k=verdict.best_k, concurrency=batches).speedup, dtype=float)
+    best = table_best_k(verdict)
+    if best not in (None, 0, k_now):
+        alt = np.asarray(predict(s, k=best, concurrency=batches).speedup, dtype=float)
         ys += list(alt)
-        fig.add_trace(go.Scatter(x=batches, y=alt, mode="lines", name=f"k' = {verdict.best_k} (best at this load)",
+        fig.add_trace(go.Scatter(x=batches, y=alt, mode="lines", name=f"k' = {best} (best at this load)",
                                  line=dict(width=2, dash="dot", color="#2ca02c"),
                                  hovertemplate="batch %{x}<br>speedup %{y:.2f}x<extra>k' = "
-                                               + str(verdict.best_k) + "</extra>"))
+                                               + str(best) + "</extra>"))
     if verdict.speedup is not None:
         ys.append(verdict.speedup)
         for interval in (verdict.speedup_range, verdict.band):

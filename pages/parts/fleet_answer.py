@@ -1,0 +1,41 @@
+"""Fleet's decision, first: one line per instance (show.decisions.live_decision, the words of the Live page and
+of `fleet`), in a table, since a fleet has as many as it has instances, with the two concurrencies that would
+pin an open threshold beside each."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from pages.parts.decision import decision_slot
+from specmodel.metrics import live
+from specmodel.show.decisions import live_decision
+from specmodel.words.decision_line import pin_batches
+
+# Column widths in pixels: the main block is 818 px wide at 1280 (pages/parts/tables.py).
+DECISION_WIDTHS = {"instance": 130, "decision": 470, "runs that pin it": 210}
+DECISION_HELP = ("What to deploy on each instance: the k to run and the batch above which to turn speculation off, "
+                 "from the model at the instance's measured acceptance (or its step times or a step fit where they "
+                 "decide). In brackets, the range the model's 80% band leaves for that batch.")
+
+
+def fleet_decisions(report, shown) -> None:
+    """The decision per instance of `shown` (the page's rows, as its filters leave them), before anything else
+    the page shows about them."""
+    keys = set(zip(shown["job"], shown["instance"], shown["model_name"]))
+    rows = []
+    for i in report.instances:
+        if (i.job, i.instance, i.model_name) not in keys:
+            continue
+        judgement = i.judgement or live.judgement_of(i.stats, i.verdict)
+        d = live_decision(i.verdict, judgement, "")
+        rows.append({"instance": i.instance, "decision": d.line, "runs that pin it": pin_batches(d.runs)})
+    if not rows:
+        return
+    frame = pd.DataFrame(rows)
+    decision_slot().dataframe(frame, key="fleet_decisions", hide_index=True, width="stretch", column_config={
+        "instance": st.column_config.TextColumn("instance", width=DECISION_WIDTHS["instance"], pinned=True),
+        "decision": st.column_config.TextColumn("decision", width=DECISION_WIDTHS["decision"], help=DECISION_HELP),
+        "runs that pin it": st.column_config.TextColumn(
+            "runs that pin it", width=DECISION_WIDTHS["runs that pin it"],
+            help="The two concurrencies to run, plain and speculative, that would pin an open threshold (`plan`)")})

@@ -1,0 +1,37 @@
+"""What-if's answer: the decision line first (the session's step fit's where it answers for this k and
+method, else the model's), then the verdict with its advice in one box, and the why (the verdict's whole
+words where its band is open, the crossover beside the off threshold) and the notes behind an expander."""
+
+from __future__ import annotations
+
+from pages.parts.calibration import calibration_badge
+from pages.parts.decision import show_decisions, why_box
+from pages.parts.display import show_verdict
+from pages.parts.step_fit_answer import session_fit, show_step_fit
+from specmodel.show.decisions import scenario_decision
+
+
+def short_verdict(summary) -> str:
+    """The verdict's words without the open threshold's clause (the decision line and its runs say it), the
+    band kept where it straddles 1.0."""
+    text = summary.verdict.text
+    if summary.uncertain_words and summary.band:
+        text = text.removesuffix(summary.uncertain_words) + f" (80% band {summary.band[0]:.2f}–{summary.band[1]:.2f}x)"
+    return text
+
+
+def show_answer(slot, answer, summary) -> None:
+    """The decision in `slot` (first on the page), the step fit's and the model's verdicts in `answer`."""
+    scenario = summary.scenario
+    e = float(summary.prediction.tokens_per_step)  # at this page's α: a what-if
+    saved = session_fit(scenario)
+    show_decisions(slot, [scenario_decision(summary, saved.fit if saved else None, e)])
+    with answer:
+        show_step_fit(scenario, e)
+        show_verdict(summary.tone, short_verdict(summary), summary.verdict.advice)
+        calibration_badge()
+        threshold = summary.threshold_text
+        why = [summary.verdict.text if summary.uncertain_words else "",
+               threshold[:1].upper() + threshold[1:] + "." if threshold else ""]
+        count = len(summary.notes)
+        why_box(f"Why, and {count} note{'s' if count != 1 else ''}" if count else "Why", why, summary.notes)

@@ -1,0 +1,81 @@
+"""The decision line of one scenario that pages and commands lead with (specmodel.words.decision_line): the
+user's step fit's where one answers for its k and method, else the model's; beside a threshold the band
+leaves open, the runs that would pin it (plan.measure.threshold_runs): the two concurrencies to run, plain
+and speculative. No pandas: What-if reads it (one line per workload of a runs review: show.runs_view)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specmodel.errors import SpecModelError
+from specmodel.model.decide import SCHEDULE_MAX_BATCH
+from specmodel.plan.measure import fit_threshold_runs, largest_batch, threshold_runs
+from specmodel.words import Summary
+from specmodel.words.decision_line import decision_line, fit_decision_line, pin_line
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One decision line, the two concurrencies that would pin its threshold (None where it is not open), and
+    whether the user's own runs (a step fit) decided it."""
+
+    line: str
+    runs: tuple[int, int] | None = None
+    from_runs: bool = False
+
+    @property
+    def pin(self) -> str:
+        """The runs in one line (words.decision_line.pin_line); "" where there are none."""
+        return pin_line(self.runs)
+
+    def to_dict(self) -> dict:
+        return {"decision_line": self.line, "pin": self.pin or None, "threshold_runs": list(self.runs or ()) or None,
+                "from_runs": self.from_runs}
+
+
+def _pin(summary: Summary | None, open_range: bool) -> tuple[int, int] | None:
+    """The runs that would pin the model's open threshold (plan.measure.threshold_runs)."""
+    if summary is None or not open_range:
+        return None
+    try:
+        return threshold_runs(summary)
+    except SpecModelError:
+        return None
+
+
+def fit_pin(off: tuple, summary: Summary | None, batches: tuple[float, ...]) -> tuple[int, int] | None:
+    """The runs that would pin a step fit's open threshold: its band's ends, up to what the speculative arm fits
+    (the model's, where it predicts the setup; else 4× the largest batch the runs ran, up to 512)."""
+    largest = largest_batch(summary) if summary is not None else int(min(SCHEDULE_MAX_BATCH, 4 * max(batches or (1,))))
+    return fit_threshold_runs(off, largest)
+
+
+def scenario_decision(summary: Summary, fit=None, tokens_per_step: float | None = None, who: str | None = None
+                      ) -> Decided:
+    """The decision line of one scenario: its step fit's (a StepFit for its k and method, asked at
+    `tokens_per_step`, the runs' own E where None) where one is given and usable, else the model's. `who`:
+    the method's label unless given."""
+    who = summary.scenario.method.label if who is None else who
+    if fit is not None and fit.usable:
+        off = fit.off_above(tokens_per_step)
+        return Decided(fit_decision_line(fit.k, off, who), fit_pin(off, summary, fit.batches), True)
+    low, high = summary.off_above_range or (None, None)
+    return Decided(decision_line(summary, who), _pin(summary, low != high and summary.scenario.k > 0))
+
+
+def live_decision(verdict, judgement, who: str) -> Decided:
+    """A Live or Fleet window's decision line (metrics.live.decision_line_of: the step fit's threshold, measured step
+    times at this batch, or the model's schedule over k' ≤ k), with the runs that would pin an open threshold."""
+    from specmodel.metrics.live import decision_line_of  # here: What-if, which reads this module, scrapes nothing
+
+    line = decision_line_of(verdict, judgement, who)
+    d = verdict.decision
+    fit_off = ((judgement.fit or {}).get("off_above") if judgement is not None and judgement.decides else None)
+    if fit_off is not None:
+        off = (fit_off["batch"], fit_off["low"], fit_off["high"])
+        largest = largest_batch(d) if d is not None else SCHEDULE_MAX_BATCH
+        return Decided(line, fit_threshold_runs(off, largest), True)
+    if judgement is not None and judgement.decides or d is None:
+        return Decided(line)
+    low, high = d.off_above_range or (None, None)
+    return Decided(line, _pin(d, low != high and bool(verdict.measured or d.scenario.k)))

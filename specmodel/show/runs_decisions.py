@@ -1,0 +1,77 @@
+"""One decision line per workload of a runs review (Past runs, `runs`): its step fit's where the runs answer
+("your runs"), else the model's at the workload's largest predicted concurrency, else what was measured; each
+with the runs that would pin an open threshold (show.decisions)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from specmodel.errors import SpecModelError
+from specmodel.model.roofline import Efficiency
+from specmodel.runs.row_scenario import float_or_none, scenario_for_row
+from specmodel.runs.setups import setups_of
+from specmodel.runs.step_points import setup_fits
+from specmodel.show.decisions import Decided, fit_pin, scenario_decision
+from specmodel.words import Summary, summarize, verdict_words
+from specmodel.words.decision_line import fit_decision_line
+
+MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the rest (they stay in the table below)
+
+
+def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None,
+                   limit: int = MAX_WORKLOAD_LINES) -> tuple[list[Decided], int]:
+    """One decision line per workload and setup of a review's evaluated runs, in the table's order, for the
+    first `limit` of them (and how many more there are): the step fit's where the runs pin one, else the
+    model's at the group's largest predicted concurrency, else what was measured."""
+    if evaluated.empty:
+        return [], 0
+    setups = setups_of(evaluated)
+    keys = list(zip(evaluated["workload"].astype(str).tolist(), setups.tolist()))
+    order = list(dict.fromkeys(keys))
+    shown = set(order[:limit])
+    chosen = evaluated[[key in shown for key in keys]]
+    fits = {(f.workload, f.setup): f for f in setup_fits(chosen, efficiency) if f.fit.usable}
+    groups = {key: group for key, group in chosen.groupby([chosen["workload"].astype(str), setups[chosen.index]],
+                                                          sort=False, dropna=False)}
+    out = []
+    for workload, setup in order[:limit]:
+        who = f"{workload} ({setup})" if setup else workload
+        group = groups[(workload, setup)]
+        summary = _group_summary(group, efficiency)
+        found = fits.get((workload, setup))
+        if found is not None:
+            off = found.fit.off_above()
+            out.append(Decided(fit_decision_line(found.fit.k, off, who), fit_pin(off, summary, found.fit.batches),
+                               True))
+        elif summary is not None:
+            out.append(scenario_decision(summary, who=who))
+        else:
+            out.append(Decided(_measured_line(group, who)))
+    return out, max(0, len(order) - limit)
+
+
+def _group_summary(group: pd.DataFrame, efficiency: Efficiency | None) -> Summary | None:
+    """The model's summary of a group's run at its largest concurrency the model predicted (None: none)."""
+    if "predicted_speedup" not in group:
+        return None
+    predicted = group[group["predicted_speedup"].notna()]
+    if predicted.empty:
+        return None
+    row = predicted.loc[predicted["concurrency"].astype(float).idxmax()].to_dict()
+    try:
+        return summarize(scenario_for_row(row, efficiency))
+    except (SpecModelError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _measured_line(group: pd.DataFrame, who: str) -> str:
+    """A group the model could not predict and no fit answers for: its measured verdict at its largest
+    concurrency, and that it sets no threshold."""
+    measured = group[group["measured_speedup"].notna()] if "measured_speedup" in group else group.iloc[:0]
+    if measured.empty:
+        return f"{who}: no decision (nothing measured, no preset to predict it)"
+    row = measured.loc[measured["concurrency"].astype(float).idxmax()]
+    batch = float_or_none(row.get("concurrency"))
+    verdict = verdict_words(row.get("verdict")) or f"{float(row['measured_speedup']):.2f}×"
+    at = f" at batch {batch:g}" if batch is not None else ""
+    return f"{who}: {verdict}{at} (measured; no threshold without a step fit)"

@@ -1,0 +1,80 @@
+"""Issue 40's target, in Chromium at 1440×900 on each page with its sample data: the decision line and the
+first chart above the fold, and at most 60 words of prose above the first chart. Prose is what the page says
+in text (title, Markdown, captions, message boxes): widgets' labels and values, buttons, tables, metric boxes
+and the summaries of closed expanders are controls and figures, not prose. The words above the first chart are
+those of text whose box ends above the chart's top; a word is a token with a letter or a digit ("=" is none).
+Run one file at a time: `pytest -q -n 0 -m browser tests/test_browser_decision.py`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts
+from tests.test_browser_incident import SIDEBAR
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1440, 900
+MOST_WORDS = 60  # issue 40's target: words of prose above the first chart
+CHART_SHOWN_PX = 150  # chosen: how much of the first chart must be in view for it to count as above the fold
+
+# Text elements, and what inside the main area is not prose (widgets, buttons, tables, metrics, tooltips).
+PROSE_JS = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const chart = [...main.querySelectorAll("[data-testid='stPlotlyChart']")]
+    .find(c => c.getBoundingClientRect().height > 0);
+  const top = chart ? chart.getBoundingClientRect().top : null;
+  const text = "h1, h2, h3, [data-testid='stMarkdownContainer'], [data-testid='stCaptionContainer']";
+  const notProse = "[data-testid='stWidgetLabel'], label, button, summary, [data-testid='stMetric'], "
+    + "[data-testid='stTooltipContent'], [data-testid='stSlider'], [data-testid='stSelectSlider'], "
+    + "[data-testid='stRadio'], [data-testid='stCheckbox'], [data-testid='stFileUploader'], "
+    + "[data-testid='stButtonGroup'], [data-testid='stDataFrame'], details:not([open])";
+  const shown = [...main.querySelectorAll(text)].filter(e => {
+    const r = e.getBoundingClientRect();
+    return r.height > 0 && top !== null && r.bottom <= top + 1 && !e.closest(notProse)
+      && !(e.parentElement && e.parentElement.closest(text));  // a text block once, not again for its parts
+  });
+  const words = shown.map(e => e.innerText.split(/\\s+/).filter(w => /[\\p{L}\\p{N}]/u.test(w)));
+  return {top, count: words.reduce((n, w) => n + w.length, 0), text: shown.map(e => e.innerText.trim())};
+}"""
+
+
+@pytest.fixture
+def page(_chromium):
+    context = _chromium.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    p = context.new_page()
+    p.set_default_timeout(PATIENCE_MS)
+    yield p
+    context.close()
+
+
+def _open(page, url: str, sample_button: str | None = None) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    if sample_button:
+        page.get_by_role("button", name=sample_button).click()
+        page.locator("[data-testid='stPlotlyChart']").first.wait_for()
+        wait_for_app(page)
+    wait_for_charts(page)
+
+
+PAGES = {  # path, the button that starts its sample, where its decision is
+    "what-if": ("/?", None, ".st-key-decision_lines"),
+    "past runs": ("/past-runs?sample=Two+workloads+(illustrative)&", None, ".st-key-decision_lines"),
+    "live": ("/live?", "Try it with a recorded server", ".st-key-decision_lines"),
+    "fleet": ("/fleet?", "Try it with a recorded server", ".st-key-decision_lines"),  # a table: one line an instance
+    "traffic mix": ("/mix?", None, ".st-key-decision_lines"),
+}
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_the_decision_and_the_first_chart_are_above_the_fold_under_at_most_60_words(streamlit_server, page, name):
+    path, button, decision = PAGES[name]
+    _open(page, f"{streamlit_server}{path}{SIDEBAR}", button)
+    box = page.locator(decision).first.bounding_box()
+    assert box and box["height"] > 0 and box["y"] + box["height"] <= HEIGHT, (name, box)  # the decision, whole
+    said = page.evaluate(PROSE_JS)
+    assert said["top"] is not None and said["top"] + CHART_SHOWN_PX <= HEIGHT, (name, said["top"])
+    assert box["y"] < said["top"]  # the decision comes before the chart
+    assert said["count"] <= MOST_WORDS, (name, said["count"], said["text"])
+    assert said["text"][0] == page.locator("h1").first.inner_text().strip()  # the count saw the page's title
