@@ -69,7 +69,10 @@ def shape_of(row: dict, efficiency: Efficiency | None = None) -> Shape:
         p = predict(s, concurrency=grid)
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1000 * grid / np.asarray(p.plain.throughput_tok_s), 1000 * grid / np.asarray(p.spec.throughput_tok_s)
-    shape = Shape.of_model(steps, f"{s.target} on {s.gpu}")
+    try:
+        shape = Shape.of_model(steps, f"{s.target} on {s.gpu}")
+    except SpecModelError:  # the model cannot run this setup (it does not fit): a straight line, as for no preset
+        return Shape()
     if not (np.all(np.isfinite(shape.plain_ms)) and np.all(np.isfinite(shape.spec_ms_per_token))):
         return Shape()  # nothing fits at some batch: the model cannot shape this setup
     return shape
