@@ -32,7 +32,7 @@ def show_decisions(slot, decided, more: int = 0) -> None:
             if pin:
                 st.caption(no_links(pin))
         if more:
-            st.caption(f"… and {more} more workload(s): the table below has each")
+            st.caption(no_links(f"… and {more} more workload(s): the table below has each"))
 
 
 def why_box(label: str, lines=(), notes=(), where=st, verdict: tuple[str, str, str] | None = None,

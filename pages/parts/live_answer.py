@@ -36,7 +36,7 @@ def show_results(session, window: str, assumed: tuple[float, int], fits, plain_m
     st.session_state["live_session"] = session = session.with_latest_point()
     j = live.judged(stats, verdict, fits, base.method.name, t_target_ms=plain_ms)
     show_decisions(decision_slot(), [live_decision(verdict, j, stats.model_name or "this server")])
-    tone_box(j.tone or verdict.tone)(no_links(f"**Right now: {_short(verdict, j)}**"))
+    tone_box(j.tone or verdict.tone)(f"**{no_links(f'Right now: {_short(verdict, j)}')}**")  # our bold, its text inert
     left, right = st.columns(2)
     with left:
         chart(figures_live.operating_point_figure(verdict), key="live_operating_point")
