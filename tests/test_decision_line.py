@@ -99,10 +99,10 @@ def test_predict_says_the_decision_first_and_in_its_json():
 
 def test_runs_and_mix_say_the_decision_per_workload_first():
     out = run_cli("runs", "sample_runs/multi_workload.csv").stdout.splitlines()
-    assert out[:2] == ["decision per workload:", "  code completion, k = 4: off above batch 229 (114–4096+, your runs)"]
+    assert out[:2] == ["decision per workload:", "  code completion, k = 4: off above batch 235 (115–4096+, your runs)"]
     summary = json.loads(run_cli("runs", "sample_runs/multi_workload.csv", "--json").stdout)["summary"]
     lines = [d["decision_line"] for d in summary["decision_lines"]]
-    assert lines == ["code completion, k = 4: off above batch 229 (114–4096+, your runs)",
+    assert lines == ["code completion, k = 4: off above batch 235 (115–4096+, your runs)",
                      "open-ended chat, k = 4: off at every batch, band included (your runs)"]
     mix = run_cli("mix", "sample_runs/traffic_mix.csv", "--gpus", "1", "--concurrency", "32")
     assert mix.stdout.splitlines()[1] == "decision: mixed at 32: off (0.91× with k = 4; band 0.70–1.37×)"

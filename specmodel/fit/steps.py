@@ -53,6 +53,7 @@ ARMS = ("plain", "spec")
 SPEEDUP_ONLY = "speedup_only"  # the speculative arm read off measured speedups through the plain arm
 ONE_BATCH = "one_batch"  # every run at one batch
 MODEL_SHAPE_MISFIT = "model_shape_misfit"  # the model's shape missed the runs: a straight line was fitted
+SPEC_HELD = "spec_held_above_plain"  # the runs put the speculative step below the plain step's level or growth
 LINEAR = "linear"
 MODEL_SHAPED = "model"
 TERMS = {LINEAR: ("fixed_ms", "per_sequence_ms"), MODEL_SHAPED: ("offset_ms", "scale")}
@@ -256,22 +257,87 @@ def _fit_over(points: list[StepPoint], shape: Shape, k: int | None) -> StepFit:
     points = [p for p in points if p.batch and p.batch > 0]
     batches = tuple(sorted({float(p.batch) for p in points}))
     notes = []
+    es = [p.tokens_per_step for p in points if _positive(p.tokens_per_step)]
+    e_fit = float(np.mean(es)) if es else None
+
+    def at_fit_e(p: StepPoint, g: float) -> tuple[float, float]:
+        # the speculative step T_s = E·G is what grows with the batch; a run's acceptance is its own (its
+        # prompts, its sampling), so each run's G is taken to the runs' mean E before the batch trend is fitted
+        return p.batch, g * p.tokens_per_step / e_fit if e_fit and _positive(p.tokens_per_step) else g
+
     plain_obs = [(p.batch, p.plain_ms) for p in points if _positive(p.plain_ms)]
     plain = _fit_arm(plain_obs, shape, "plain")
-    spec_obs = [(p.batch, p.spec_ms_per_token) for p in points if _positive(p.spec_ms_per_token)]
+    spec_obs = [at_fit_e(p, p.spec_ms_per_token) for p in points if _positive(p.spec_ms_per_token)]
     from_speedup = [p for p in points if not _positive(p.spec_ms_per_token) and _positive(p.speedup)]
     if from_speedup and plain is not None:
         notes.append(SPEEDUP_ONLY)
         tp, _ = plain.at(shape, "plain", [p.batch for p in from_speedup])
-        spec_obs += [(p.batch, float(t) / float(p.speedup)) for p, t in zip(from_speedup, tp)]
+        spec_obs += [at_fit_e(p, float(t) / float(p.speedup)) for p, t in zip(from_speedup, tp)]
     spec = _fit_arm(spec_obs, shape, "spec")
+    if shape.kind == LINEAR and plain is not None and spec is not None and plain_obs and e_fit:
+        held = _held_above_plain(plain_obs, spec_obs, e_fit)
+        if held is not None:
+            plain, spec = held
+            notes.append(SPEC_HELD)
     if len(batches) == 1:
         notes.append(ONE_BATCH)
     unpinned = tuple(f"{name}.{q}" for name, a in (("plain", plain), ("spec", spec)) if a is None
                      for q in QUANTITIES)
-    es = [p.tokens_per_step for p in points if _positive(p.tokens_per_step)]
-    fit = StepFit(shape, plain, spec, k, float(np.mean(es)) if es else None, batches, (), unpinned, tuple(notes))
+    fit = StepFit(shape, plain, spec, k, e_fit, batches, (), unpinned, tuple(notes))
     return _checked(fit)
+
+
+def _held_above_plain(plain_obs, spec_obs, e: float) -> tuple[ArmFit, ArmFit] | None:
+    """Both straight-line arms fitted together where the separate fits let the speculative step T_s = E·G fall
+    below the plain step or grow more slowly than it: a speculative step runs the target over every sequence as
+    the plain step does, and drafts and verifies more, so T_s(b) = T_p(b) + extra_1 + extra_per_sequence·(b − 1)
+    with its extra at batch 1 and the extra's growth both ≥ 0 (and so a speedup never above E at any batch ≥ 1).
+    The extras that the runs put below zero are held at zero (least squares over the feasible set: every choice
+    of held extras tried, the best feasible one kept). None where the separate fits already keep both ≥ 0 (then
+    they are this fit)."""
+    bp = np.array([o[0] for o in plain_obs], float)
+    yp = np.array([o[1] for o in plain_obs], float)
+    bs = np.array([o[0] for o in spec_obs], float)
+    ys = np.array([o[1] for o in spec_obs], float)
+    # θ = (f, g, extra_1, extra_per_sequence): T_p = f + g·b; G = (f + g·b + extra_1 + extra_per_seq·(b − 1)) / E
+    x = np.vstack([np.stack([np.ones_like(bp), bp, 0 * bp, 0 * bp], 1),
+                   np.stack([np.ones_like(bs), bs, np.ones_like(bs), bs - 1], 1) / e])
+    y = np.concatenate([yp, ys])
+    w = 1.0 / (NOISE_FLOOR * y) ** 2
+    best = None
+    for free in ((2, 3), (2,), (3,), ()):
+        cols = [0, 1, *free]
+        a = x[:, cols]
+        precision = a.T @ (w[:, None] * a)
+        if np.linalg.matrix_rank(precision) < len(cols):
+            continue
+        cov_free = np.linalg.inv(precision)
+        theta = np.zeros(4)
+        theta[cols] = cov_free @ (a.T @ (w * y))
+        if np.any(theta[2:] < 0):
+            continue
+        if free == (2, 3):
+            return None  # nothing held: the separate fits stand
+        chi = float(np.sum(w * (x @ theta - y) ** 2))
+        if best is None or chi < best[0]:
+            cov = np.zeros((4, 4))
+            cov[np.ix_(cols, cols)] = cov_free
+            best = (chi, theta, cov)
+    if best is None:
+        return None
+    _, theta, cov = best
+    n_p, n = len(yp), len(y)
+    rel = (x @ theta - y) / y
+    widen = max(1.0, float(np.sum((rel / NOISE_FLOOR) ** 2)) / (n - np.count_nonzero(np.diag(cov)))) \
+        if n > np.count_nonzero(np.diag(cov)) else 1.0  # residuals beyond the noise floor widen the band
+    to_spec = np.array([[1, 0, 1, -1], [0, 1, 0, 1]], float) / e  # (fixed, per sequence) of G
+
+    def arm(mean, c, r, points):
+        residual = float(np.sqrt(np.mean(r ** 2))) * 100 if len(r) > 2 else None
+        return ArmFit(LINEAR, (float(mean[0]), float(mean[1])), tuple(map(tuple, (c * widen).tolist())), QUANTITIES,
+                      (), points, residual)
+    return (arm(theta[:2], cov[:2, :2], rel[:n_p], n_p),
+            arm(to_spec @ theta, to_spec @ cov @ to_spec.T, rel[n_p:], n - n_p))
 
 
 def _positive(x) -> bool:

@@ -3,7 +3,7 @@ pin the rest, and why a fit was refused."""
 
 from __future__ import annotations
 
-from specmodel.fit.steps import LINEAR, MODEL_SHAPE_MISFIT, ONE_BATCH, SPEEDUP_ONLY, StepFit
+from specmodel.fit.steps import LINEAR, MODEL_SHAPE_MISFIT, ONE_BATCH, SPEC_HELD, SPEEDUP_ONLY, StepFit
 
 _ARM = {"plain": "plain", "spec": "speculative"}
 _TERM = {"level": "level at the measured batches", "growth": "growth with the batch",
@@ -102,6 +102,10 @@ def fit_line(fit: StepFit) -> str:
     shape = "a straight line in the batch" if fit.shape.kind == LINEAR else f"the model's shape ({fit.shape.described_as})"
     if MODEL_SHAPE_MISFIT in fit.notes:
         shape += f" (the model's shape for {fit.shape.described_as} missed these runs by more than their noise)"
+    if SPEC_HELD in fit.notes:
+        shape += (" (these runs put the speculative step below the plain step or growing more slowly than it, which a"
+                  " step that also drafts and verifies cannot do: held at the plain step's level and growth; rerun"
+                  " both arms back to back)")
     return f"{seen}, over {shape}: speculation {off_words(fit)}"
 
 
