@@ -283,3 +283,28 @@ def test_the_text_leads_with_the_measured_verdict_then_the_fit_then_the_model(ca
     assert order == sorted(order)
     assert lines[order[0]].startswith("  verdict:          measured + step fit: loses: 0.14x")
     assert "pays off" not in lines[order[0]] and "loses: 0.09×" in lines[order[1]]
+
+
+PASS6 = ROOT / "tests/fixtures/real_engine/lab/pass6_temp0.3"
+
+
+@pytest.mark.parametrize(("arm", "method", "bench"), [("ngram", "ngram", 0.83), ("draft", "draft_model", 0.72)])
+def test_sampled_lab_windows_at_16_with_the_calibration_of_1_and_4_lose(arm, method, bench, tmp_path, capsys):
+    """Lab pass 6 (temperature 0.3; README): both servers lost at c = 16 (bench: n-gram 0.83x, draft model 0.72x).
+    Calibrated on the runs at 1 and 4 only, `scrape` of each server's c = 16 window judges the window's own
+    timing against the fit's plain step: a loss, never "pays off" (recorded: n-gram 0.60x, draft model 0.53x;
+    the fit's plain step at batch 15 is below what the plain server measured at 16, so both read low)."""
+    cal = tmp_path / "cal.json"
+    runs = sorted(str(p) for p in PASS6.glob("*_c*.json"))
+    assert cli.main(["runs", *runs, "--calibrate", "--fit-up-to", "4", "--save-calibration", str(cal)]) == 0
+    pages = [(PASS6 / "metrics" / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    capsys.readouterr()
+    with _Pages(pages) as srv:
+        assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", "--calibration", str(cal),
+                         "--method", method]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict_rests_on"] == "measured + step fit"
+    assert data["verdict"] == "loses" and "pays off" not in data["verdict_text"]
+    assert data["timed"]["speedup_high"] < 1.0 and data["step_fit"]["decision"] == "loses"
+    assert data["timed"]["speedup"] == pytest.approx({"ngram": 0.60, "draft": 0.53}[arm], abs=0.01)
+    assert data["timed"]["speedup"] < bench < 1.0
