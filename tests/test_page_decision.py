@@ -57,8 +57,8 @@ def test_past_runs_leads_with_each_workloads_decision():
     at = open_page("pages/past-runs.py", {"sample": "Two workloads (illustrative)"})
     assert not at.exception
     said = decision_box(at)
-    assert said[:3] == ["**code completion, k = 4: off above batch 229 (114–4096+, your runs)**",
-                        "Pin it: plain and speculative runs at batch 114 and 305.",
+    assert said[:3] == ["**code completion, k = 4: off above batch 235 (115–4096+, your runs)**",
+                        "Pin it: plain and speculative runs at batch 115 and 305.",
                         "**open-ended chat, k = 4: off at every batch, band included (your runs)**"]
 
 
