@@ -54,3 +54,14 @@ def test_a_cache_keyed_by_its_first_argument_passes_the_rest_through_and_stays_b
     long_key = "x" * 10_000  # too long to hold: runs uncached every time
     plan_of(long_key, None), plan_of(long_key, None)
     assert calls[-2:] == [long_key, long_key]
+
+
+def test_engine_versions_named_in_files_do_not_grow_the_engine_cache_past_its_bound():
+    # A version is a user's text: every distinct one named in a run file or a link was kept for good before.
+    from specmodel.model import engines
+
+    first = engines.find_engine("vllm 0.1.1")
+    for minor in range(600):
+        engines.find_engine(f"vllm 0.{minor}.7")
+    assert engines._engine_as_written.cache_info().currsize <= 256
+    assert engines.find_engine("vllm 0.1.1") == first  # an engine read again is the same engine

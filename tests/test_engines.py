@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from specmodel import SpecModelError, cli
+from specmodel import Scenario, SpecModelError, cli, predict
 from specmodel.metrics import fleet, prom, scrape
 from specmodel.model import acceptance
 from tests.replay import ReplayServer, fixture_text
@@ -162,6 +162,25 @@ def test_scrape_of_tgi_gives_e_without_k_and_says_alpha_needs_it_then_reads_alph
     assert data["tokens_per_step"] == pytest.approx(1 + 1500 / (1010 - 10))
     assert data["per_position"] is None and data["alpha"] is not None
     assert any("per-position acceptance" in n for n in data["notes"])
+
+
+def test_a_tgi_server_is_judged_as_the_n_gram_it_runs_not_as_the_sidebars_draft_model(capsys):
+    # TGI --speculate 2 at 16 running, E = 1 + 990 / (1010 - 10) = 1.99. TGI loads no draft model: --speculate without
+    # Medusa heads is n-gram, drafting 2 tokens for every sequence at every step (huggingface/text-generation-inference
+    # db931fc: server/text_generation_server/models/__init__.py, utils/tokens.py create_n_gram_speculation). Judged on
+    # the default Llama 3.2 1B draft model it paid 1.15x on the L40S (break-even 1.73): draft passes TGI never runs.
+    inc = {"tgi_request_skipped_tokens_count": 1010, "tgi_request_skipped_tokens_sum": 990, "tgi_request_count": 10}
+    with ReplayServer("tgi_specdecode_sample.txt", increments=inc, gauges={"tgi_batch_current_size": 16}) as srv:
+        code, data, err = scrape_json(capsys, srv.url, "--k", "2")
+    assert code == 0, err
+    alpha = float(acceptance.alpha_from_tokens_per_step(1.99, 2))
+    as_draft_model = predict(Scenario.from_names(k=2, concurrency=16, alpha=alpha))
+    as_ngram = predict(Scenario.from_names(k=2, concurrency=16, alpha=alpha, method="ngram", draft=None,
+                                           proposal_rate=1.0))
+    assert (data["concurrency"], data["verdict"]) == (16, "pays off")
+    assert data["speedup"] == pytest.approx(float(as_ngram.speedup), rel=1e-3)
+    assert data["speedup"] > float(as_draft_model.speedup) + 0.3  # 1.55x on the L40S, not 1.15x
+    assert any("judged as n-gram, as TGI runs --speculate without Medusa heads" in n for n in data["notes"])
 
 
 def test_spec_k_is_an_alias_of_k_that_says_it_is_deprecated(capsys):

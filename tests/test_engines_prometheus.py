@@ -41,6 +41,11 @@ ENGINES = {
     "sglang-gauges": (_without("sglang_specdecode_sample.txt", "sglang:spec_verify_calls_total"), {
         "sglang:generation_tokens_total": 3000, "sglang:num_requests_total": 10},
         {"sglang:spec_accept_length": 1.6, "sglang:num_running_reqs": 64}, (3, 1.6, "loses")),
+    # TGI --speculate 2 at 16 running, E = 1 + 990 / (1010 - 10) = 1.99. TGI loads no draft model: --speculate
+    # without Medusa heads is n-gram, proposing 2 tokens for every sequence at every step (huggingface/
+    # text-generation-inference db931fc: server/text_generation_server/models/__init__.py `method = "n-gram"`,
+    # utils/tokens.py create_n_gram_speculation), so it is judged as n-gram (instances.as_served), not as the
+    # sidebar's Llama 3.2 1B draft model, whose draft passes it never runs (that gave 1.15x).
     "tgi-given": ("tgi_specdecode_sample.txt", {
         "tgi_request_skipped_tokens_count": 1010, "tgi_request_skipped_tokens_sum": 990, "tgi_request_count": 10,
         "tgi_request_generated_tokens_sum": 2000}, {"tgi_batch_current_size": 16}, (2, 1.99, "pays off")),
@@ -128,3 +133,6 @@ def test_fleet_the_rules_and_the_alert_agree_on_every_engines_instance(prom_engi
         time.sleep(0.5)
     assert _firing(url) == losing == {i.instance for i in report.losing}
     assert by_key["tgi-given"].verdict.speedup > 1.1  # it pays at its own k = 2, and no alert says otherwise
+    tgi = by_key["tgi-given"]  # as the n-gram it runs (1.55x), not the sidebar's draft model (1.15x)
+    assert (tgi.verdict.scenario.method.name, tgi.verdict.scenario.draft) == ("ngram", None)
+    assert "TGI runs --speculate without Medusa heads" in tgi.predicted_on

@@ -28,12 +28,14 @@ def test_the_rules_of_a_fleet_judge_every_instance_on_the_model_and_k_the_fleet_
     given = fleet.instance_models(report)
     judged = {i.instance: i for i in report.instances if i.verdict.measured}
     assert {m.instance for m in given} == set(judged) and len(given) >= 4
-    by_label = {p.label: p for p in rules.profiles(Scenario(), given) if p.label}
-    for m in given:
-        assert shape(by_label[m.profile].scenario) == shape(judged[m.instance].verdict.scenario), m.instance
+    chosen = rules.profiles(Scenario(), given)
+    by_label = {(p.label, p.server): p for p in chosen if p.label}
+    for m in given:  # a TGI server's own profile where it has one (it runs n-gram), else the instance's
+        server = "tgi" if judged[m.instance].stats.server == "tgi" else None
+        assert shape(by_label[m.profile, server].scenario) == shape(judged[m.instance].verdict.scenario), m.instance
     # the 70B instance is on its own model, TP 4, in both: not the sidebar's 8B, as the rules judged it before
     big = next(m for m in given if m.target == "Llama 3.1 70B")
-    assert by_label[big.profile].scenario.tp == 4
+    assert by_label[big.profile, None].scenario.tp == 4
     doc = rules.rules_document(Scenario(), window="10s", instances=given)
     configured = next(r for r in doc["groups"][0]["rules"] if r.get("record") == "instance:spec_decode_k:configured")
     assert all(f'"{m.instance}"' in configured["expr"] for m in given)
@@ -63,7 +65,7 @@ def test_an_instance_given_its_own_k_target_and_draft_is_read_the_same_by_fleet_
         again = fleet.fleet(client, promapi.PromServer(samples.FLEET_SAMPLE_URL), Scenario(),
                             window=samples.FLEET_SAMPLE_WINDOW, at_s=samples.fleet_sample_time(), instances=(m,))
     one = next(i for i in again.instances if i.instance == m.instance)
-    profile = next(p for p in rules.profiles(Scenario(), (m,)) if p.label == m.profile)
+    profile = next(p for p in rules.profiles(Scenario(), (m,)) if p.label == m.profile and p.server is None)
     assert shape(one.verdict.scenario) == shape(profile.scenario) == ("Llama 3.1 70B", "Llama 3.2 1B", 2, 4, "L40S")
     assert cli.main(["rules", "--instance", "bad=4,Qwen3 0.6B"]) == 2
     assert "is not smaller than the target Qwen3 0.6B" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import pytest
 from specmodel import Scenario, cli, predict
 from specmodel.model import acceptance
 from specmodel.model.scenario import with_changes
+from specmodel.model.instances import as_served
 from specmodel.export import dashboard, rules
 from tests.browser import PATIENCE_S
 from tests.prometheus_harness import FLEET, running_fleet
@@ -299,9 +300,12 @@ def promtool_unit(tmp_path, doc: dict, tests: list[dict]) -> subprocess.Complete
 def test_promtool_unit_test_holds_each_instance_against_its_own_k_and_load(tmp_path):
     # The numbers, from the model: TGI at --speculate 2 and 16 running pays (E 1.99 > 1.73) though
     # it would lose against a k = 4 break-even (2.12); vLLM at E 1.50 loses at batch 8; E 2.80 loses at 128.
-    tgi_be, tgi_be_k4 = break_even_at(with_changes(UNIT_SCENARIO, k=2), 16), break_even_at(UNIT_SCENARIO, 16)
-    assert tgi_be == pytest.approx(1.73, abs=0.01) and tgi_be_k4 == pytest.approx(2.12, abs=0.01)
-    assert tgi_be < 1.99 < tgi_be_k4
+    # TGI runs no draft model: its --speculate 2 is n-gram (instances.as_served), judged so by fleet and the rules.
+    tgi = as_served(with_changes(UNIT_SCENARIO, k=2), "tgi")[0]
+    assert (tgi.method.name, tgi.draft, tgi.proposal_rate) == ("ngram", None, 1.0)
+    tgi_be, tgi_be_k4 = break_even_at(tgi, 16), break_even_at(UNIT_SCENARIO, 16)
+    assert tgi_be_k4 == pytest.approx(2.12, abs=0.01)
+    assert tgi_be < break_even_at(with_changes(UNIT_SCENARIO, k=2), 16) < 1.99 < tgi_be_k4  # no draft to pay for
     assert 1.5 < break_even_at(UNIT_SCENARIO, 8) and break_even_at(UNIT_SCENARIO, 8) < 2.8 < break_even_at(UNIT_SCENARIO, 128)
     instances = (rules.parse_instance("tgi-0:80=2"),)
     doc = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m", instances=instances)
@@ -315,7 +319,8 @@ def test_promtool_unit_test_holds_each_instance_against_its_own_k_and_load(tmp_p
                 {"labels": f'{n["k"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}"}}', "value": 4},
                 {"labels": f'{n["k"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}"}}', "value": 4}]},
             {"expr": n["break_even"], "eval_time": "20m", "exp_samples": [
-                {"labels": f'{n["break_even"]}{{job="tgi", instance="tgi-0:80", profile="given k2"}}', "value": tgi_be},
+                {"labels": f'{n["break_even"]}{{job="tgi", instance="tgi-0:80", profile="given k2 on TGI: ngram"}}',
+                 "value": tgi_be},
                 {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-a:8000", model_name="{VLLM_MODEL}", '
                            'profile="k4"}', "value": break_even_at(UNIT_SCENARIO, 8)},
                 {"labels": f'{n["break_even"]}{{job="vllm", instance="vllm-b:8000", model_name="{VLLM_MODEL}", '
@@ -342,7 +347,7 @@ def test_promtool_unit_test_holds_each_instance_against_its_own_k_and_load(tmp_p
     assert run.returncode == 0, run.stdout + run.stderr
     assert "SUCCESS" in run.stdout
     # Without --instance, TGI (no k in its metrics) is not judged at an assumed k: its k is recorded as unknown
-    # and it fires no alert (it pays: 1.99 > 1.73 at its real k = 2).
+    # and it fires no alert (it pays: 1.99 is above its n-gram break-even at its real k = 2).
     unknown = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m")
     tests[0]["promql_expr_test"] = [
         {"expr": n["k_unknown"], "eval_time": "20m", "exp_samples": [

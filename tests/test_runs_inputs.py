@@ -247,3 +247,46 @@ def test_vllm_bench_drafts_shorter_than_k_are_judged_at_their_mean_draft_length(
     assert (row["k"], row["max_draft_length"], row["tokens_per_step"]) == (2, 4, pytest.approx(2.3))
     assert row["draft_acceptance_rate"] == pytest.approx(0.65)
     assert "judged at its mean draft length 2.00" in row["remarks"] and "not at the longest draft 4" in row["remarks"]
+
+
+# The lab's vLLM 0.32 n-gram server log (tests/fixtures/real_engine/logs/ngram_server.log): an engine line, then the
+# spec-decode line vLLM writes (vllm/v1/spec_decode/metrics.py SpecDecodingLogging.log @ vllm-project/vllm 016a858),
+# here with the counts of the short-draft run above: 1300 accepted and 2000 drafted tokens over 1000 drafts (which
+# the line does not log), per-position rates accepted-at-position ÷ drafts.
+NGRAM_SHORT_LOG = (
+    "(APIServer pid=13006) INFO 12-07 03:32:34 [loggers.py:335] Engine 000: Avg prompt throughput: 76.8 tokens/s, "
+    "Avg generation throughput: 64.1 tokens/s, Running: 16 reqs, Waiting: 0 reqs, CPU KV cache usage: 0.2%, Prefix "
+    "cache hit rate: 0.0%\n"
+    "(APIServer pid=13006) INFO 12-07 03:32:34 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.30, "
+    "Accepted throughput: 130.00 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 1300 tokens, Drafted: 2000 "
+    "tokens, Per-position acceptance rate: 0.700, 0.400, 0.150, 0.050, Avg Draft acceptance rate: 65.0%\n")
+
+
+def test_vllm_log_lines_with_short_drafts_are_judged_at_their_mean_draft_length_as_bench_json_is():
+    log = read_runs([("ngram_server.log", NGRAM_SHORT_LOG)]).rows.iloc[0]
+    doc = json.loads((FIXTURES / "real_engine" / "ngram_c16.json").read_text())
+    doc.update(spec_decode_num_drafts=1000, spec_decode_draft_tokens=2000, spec_decode_accepted_tokens=1300,
+               spec_decode_per_position_acceptance_rates=[0.7, 0.4, 0.15, 0.05], spec_decode_acceptance_rate=65.0)
+    bench = read_runs([("ngram_short.json", json.dumps(doc)), FIXTURES / "real_engine" / "plain_c16.json"]).rows.iloc[0]
+    # drafts = 1300 ÷ (0.7 + 0.4 + 0.15 + 0.05) = 1000, mean draft length 2000 ÷ 1000 = 2: judged at k = 2 with the
+    # longest draft (4 positions) beside it, E = 1 + 1300 ÷ 1000, as the bench JSON of the same run is
+    assert (log["k"], log["max_draft_length"], log["tokens_per_step"]) == (2, 4, pytest.approx(2.3))
+    assert (log["k"], log["max_draft_length"]) == (bench["k"], bench["max_draft_length"])
+    assert log["tokens_per_step"] == pytest.approx(bench["tokens_per_step"])
+    assert log["draft_acceptance_rate"] == pytest.approx(0.65) and log["concurrency"] == 16
+    assert "judged at its mean draft length 2.00" in log["remarks"] and "not at the longest draft 4" in log["remarks"]
+
+
+def test_runs_json_of_a_short_draft_log_line_gives_k_and_the_longest_draft(tmp_path, capsys):
+    path = tmp_path / "ngram_server.log"
+    path.write_text(NGRAM_SHORT_LOG)
+    assert cli.main(["runs", str(path), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert (row["k"], row["max_draft_length"]) == (2, 4) and row["tokens_per_step"] == pytest.approx(2.3)
+
+
+def test_vllm_log_lines_of_the_real_lab_stay_at_their_k_where_drafts_average_it():
+    # Real lines of the lab's n-gram server: 3.59 to 3.74 draft tokens per draft (e.g. Accepted 988, Drafted 988,
+    # rates summing to 3.593) round to the 4 positions; a line with nothing accepted tells no drafts. All stay at 4.
+    rows = read_runs([FIXTURES / "real_engine" / "logs" / "ngram_server.log"]).rows
+    assert not rows.empty and set(rows["k"]) == {4} and rows["max_draft_length"].isna().all()

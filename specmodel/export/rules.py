@@ -50,7 +50,8 @@ instance without a k has no break-even and is never alerted on.
 Engines covered (the counter schemas of `specmodel.metrics.schemas`): vLLM V1, llama.cpp, lmdeploy (vLLM's
 counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`, or iteration stats with the acceptance-length
 gauge), SGLang (verify calls, or only the spec_accept_length gauge) and TGI (skipped tokens; k is its --speculate,
-not exposed: give it with --instance). vLLM V0 exposes no
+not exposed: give it with --instance; a TGI server runs no draft model, so a configured instance whose E comes from
+TGI's series is judged as n-gram, as fleet judges it: `instances.as_served`). vLLM V0 exposes no
 usable counters and is not covered.
 """
 
@@ -118,7 +119,8 @@ _NAMES = {
     # SGLang without spec_num_steps): reported, never judged at an assumed k.
     "k_unknown": "{L}:spec_decode_k_unknown:unless_ratio_rate{w}",
     # A helper the break-even lookup reads: 100000 · profile + running requests (profile: the instance's k, or
-    # 100 + the index of its --instance (k, target)), so each lookup term is one cheap comparison.
+    # 100 + 2 × the index of its --instance (k, target), 101 + 2 × it on a TGI server), so each lookup term is one
+    # cheap comparison.
     "profile_running": "{L}:spec_decode_profile_running:encoded_avg{w}",
     "alpha": "{L}:spec_decode_alpha:bisect_ratio_rate{w}",
     "break_even": "{L}:spec_decode_break_even_tokens_per_step:lookup_avg{w}",
@@ -292,6 +294,7 @@ def _fmt(x: float) -> str:
 
 
 PROFILE_SCALE = 100000  # chosen: running requests stay below it
+TGI_SERIES = "tgi_request_skipped_tokens_count"  # the series TGI's E is read from: present on TGI servers only
 
 
 @dataclass(frozen=True)
@@ -299,8 +302,10 @@ class Profile:
     """One (model, k) the break-even is computed for, and the code its instances carry."""
 
     scenario: Scenario
-    code: int  # the instance's k (the rules' own model), or 100 + i for the i-th --instance (k, target)
+    code: int  # the instance's k (the rules' own model), or 100 + 2i for the i-th --instance (k, target), 101 + 2i
+    # for the same on a TGI server
     label: str | None = None  # the `profile` label of instance:spec_decode_k:configured (configured ones)
+    server: str | None = None  # "tgi": only for instances whose E comes from TGI's series (instances.as_served)
 
 
 def profiles(scenario: Scenario, instances=()) -> list[Profile]:
@@ -320,7 +325,10 @@ def profiles(scenario: Scenario, instances=()) -> list[Profile]:
             break_even_steps(own)
         except SpecModelError as exc:
             raise SpecModelError(f"{said}: {exc}") from None
-        out.append(Profile(own, 100 + i, label))
+        out.append(Profile(own, 100 + 2 * i, label))
+        on_tgi = decide(s, None, given=m, server="tgi").scenario  # the method a TGI server runs (no draft model)
+        if on_tgi is not None and on_tgi != judged.scenario:
+            out.append(Profile(on_tgi.validated(), 101 + 2 * i, label, "tgi"))
     for k in sorted(set(DEFAULT_KS) | {int(s.k)}):
         out.append(Profile(with_changes(s, k=k), k))
     return out
@@ -329,9 +337,13 @@ def profiles(scenario: Scenario, instances=()) -> list[Profile]:
 def profile_running_expression(window: str, chosen: list[Profile]) -> str:
     """100000 · profile + running requests, per instance (configured instances first: `or` keeps them)."""
     n = names(window)
+    # a TGI server's profile first (`or` keeps the first match): only instances with TGI's E series have one
+    configured = sorted((p for p in chosen if p.label is not None), key=lambda p: p.server != "tgi")
     parts = [f"({n['running']} + on (instance) group_left () "
-             f"(0 * max by (instance) ({n['k_configured']}{{profile=\"{p.label}\"}}) + {p.code * PROFILE_SCALE}))"
-             for p in chosen if p.label is not None]
+             f"(0 * max by (instance) ({n['k_configured']}{{profile=\"{p.label}\"}})"
+             + (f" + 0 * max by (instance) ({TGI_SERIES})" if p.server == "tgi" else "")
+             + f" + {p.code * PROFILE_SCALE}))"
+             for p in configured]
     parts.append(f"({n['running']} + {PROFILE_SCALE} * {n['k']})")
     return "\nor ".join(parts)
 
@@ -360,7 +372,14 @@ def break_even_rules(window: str, chosen: list[Profile]) -> list[dict]:
     grows with the square of its length."""
     n = names(window)
     return [{"record": n["break_even"], "expr": _profile_terms(p, n["profile_running"]),
-             "labels": {"profile": f"given {p.label}" if p.label else f"k{p.code}"}} for p in chosen]
+             "labels": {"profile": _profile_label(p)}} for p in chosen]
+
+
+def _profile_label(p: Profile) -> str:
+    """"k4"; an --instance's "given k2 Llama 3.1 70B"; on a TGI server "given k2 on TGI: ngram"."""
+    if p.label is None:
+        return f"k{p.code}"
+    return f"given {p.label}" + (f" on TGI: {p.scenario.method}" if p.server == "tgi" else "")
 
 
 ALPHA_BISECTIONS = 10  # chosen: α to ±0.0005, finer than any acceptance a counter gives

@@ -151,7 +151,7 @@ def _unknown_model_verdict(verdict: live.LiveVerdict, model_name: str, refused: 
 def judge_instance(stats: prom.LiveStats, base: Scenario, names: live.InputNames,
                    given: InstanceModel | None = None) -> tuple[live.LiveVerdict, str]:
     """The instance's verdict on its own model (and the user's override for it), and what it was predicted on."""
-    judged = decide(base, stats.model_name, given)
+    judged = decide(base, stats.model_name, given, server=stats.server)
     if judged.scenario is None:
         verdict = live.live_verdict(stats, base, names)
         return _unknown_model_verdict(verdict, stats.model_name, judged.refused), judged.predicted_on

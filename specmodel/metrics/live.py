@@ -26,6 +26,7 @@ from specmodel.model.decide import JUDGED, Decision, band_tone, straddles, tone_
 from specmodel.words import decision, summarize
 from specmodel.words.decision_line import decision_line, fit_decision_line, timed_decision_line
 from specmodel.words.served import judged_as
+from specmodel.model.instances import as_served
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
 
@@ -120,7 +121,9 @@ def measured_concurrency(stats: LiveStats) -> int:
 
 def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
     """The base scenario with the measured acceptance, k and concurrency put in; where the window measured
-    no acceptance (an idle server) but the server says its k, that k with the assumed α."""
+    no acceptance (an idle server) but the server says its k, that k with the assumed α. The base as the server's
+    engine runs it (model.instances.as_served: a TGI server runs n-gram, not a draft model)."""
+    base = as_served(base, stats.server)[0]
     b = measured_concurrency(stats)
     if not stats.measured or not stats.k:
         if stats.spec_enabled and stats.k:
@@ -187,6 +190,9 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
     s = live_scenario(stats, base)
     b = s.concurrency
     notes = [n for n in (load_change_note(stats), _model_note(stats, base, names)) if n]
+    served = as_served(base, stats.server)[1]
+    if served:
+        notes.append(info(f"judged as {served}"))
     if stats.running is None:
         notes.append(info("the server reports no running-requests gauge: placed at batch 1"))
     elif stats.running < 0.5:

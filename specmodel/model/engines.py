@@ -25,7 +25,7 @@ from typing import ClassVar
 from packaging.version import Version
 
 from specmodel.errors import SpecModelError
-from specmodel.bounds import reads_name
+from specmodel.bounds import bounded_cache, reads_name
 
 _DATA = Path(__file__).with_name("data") / "engines.json"
 DEFAULT_ENGINE = "vllm"
@@ -371,7 +371,9 @@ def _engine(key: str, version: Version | None, backend: str | None = None) -> En
     return _engine_as_written(key, None if version is None else str(version), backend)
 
 
-@cache
+# chosen: a process meets a few engine versions; the version is a user's text (0.5.9, 123.4567.8.9, ...), so an
+# unbounded cache grew by one Engine per distinct version any file or link named, on a server shared by everyone
+@bounded_cache(256)
 def _engine_as_written(key: str, version_text: str | None, backend: str | None) -> Engine:
     e = _raw()[key]
     version = None if version_text is None else Version(version_text)

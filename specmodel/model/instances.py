@@ -12,6 +12,7 @@ where the target is the base's, else the target's own default draft, else the fi
 (presets.draft_candidates), else the base's. A draft as large as its target or larger is refused by name: it
 cannot speed that target up, and the prediction would be a number about nothing. TP: the base's, or the fewest
 GPUs of its kind that hold the target and its speculation (an instance's GPU count is not in its metrics).
+Method: the base's, as the server's engine runs it (`as_served`: a TGI server runs n-gram, not a draft model).
 """
 
 from __future__ import annotations
@@ -113,10 +114,41 @@ def _draft_of(target: presets.Model, given: InstanceModel | None, base: Scenario
     return presets.find_model(own) if own else base.draft
 
 
+# documented (huggingface/text-generation-inference db931fc): TGI's `--speculate N` runs Medusa heads or an MLP
+# speculator where the model ships them, else n-gram (server/text_generation_server/models/__init__.py:
+# `method = "n-gram"`); it loads no separate draft model. Its n-gram proposes N tokens for every sequence at every
+# step (server/text_generation_server/utils/tokens.py, create_n_gram_speculation gathers B x N ids), so every verify
+# carries N drafts, and tgi_request_skipped_tokens averages over all of those steps.
+TGI_METHODS = ("ngram", "medusa")
+
+
+def as_served(base: Scenario, server: str | None) -> tuple[Scenario, str | None]:
+    """The base as a server of this engine (a metrics schema's key: "tgi", "counts", ...) can run it, and words
+    saying what changed, else None. A TGI server runs no draft model: judged as n-gram (its --speculate without
+    Medusa heads), every sequence drafting at every step (proposal rate 1)."""
+    if server != "tgi":
+        return base, None
+    if base.method.name not in TGI_METHODS:
+        return (with_changes(base, method="ngram", draft=None, proposal_rate=1.0),
+                "n-gram, as TGI runs --speculate without Medusa heads (it loads no draft model)")
+    if base.method.name == "ngram" and base.proposal_rate is None:
+        return with_changes(base, proposal_rate=1.0), None
+    return base, None
+
+
 def decide(base: Scenario, model_name: str | None = None, given: InstanceModel | None = None,
-           k: int | None = None) -> Judged:
+           k: int | None = None, server: str | None = None) -> Judged:
     """What one instance is judged on (module docstring): `model_name` its labels' model, `given` the user's
-    override for it, `k` the k it is judged at (None: the override's, else the base's)."""
+    override for it, `k` the k it is judged at (None: the override's, else the base's), `server` the engine its
+    metrics came from (as_served: a TGI server is judged as the method it runs)."""
+    base, served = as_served(base, server)
+    judged = _decide(base, model_name, given, k)
+    if served and judged.scenario is not None:
+        return Judged(judged.scenario, f"{judged.predicted_on}, {served}")
+    return judged
+
+
+def _decide(base: Scenario, model_name: str | None, given: InstanceModel | None, k: int | None) -> Judged:
     target = _target_of(model_name, given, base)
     if target is None:
         return Judged(None, UNKNOWN_MODEL)

@@ -6,7 +6,9 @@ prefix, e.g. `(APIServer pid=1) INFO 09-16 05:26:57 [metrics.py:120]`):
 - V1: `SpecDecoding metrics: Mean acceptance length: 2.05, Accepted throughput: 9.00 tokens/s, ...,
   Accepted: 90 tokens, Drafted: 90 tokens, Per-position acceptance rate: 0.566, 0.309, 0.177, ...`
   (older builds begin with `Draft acceptance rate: 69.4%`). E = the mean acceptance length (bonus token
-  included); the per-position rates are accepted-at-position / drafts, i.e. the survival p_i; k = their count.
+  included); the per-position rates are accepted-at-position / drafts, i.e. the survival p_i; k = their count,
+  or the mean draft length where drafts are shorter on average (Drafted ÷ drafts, drafts = Accepted ÷ the
+  rates' sum; runs.draft_length), the count beside as max_draft_length.
 - V0: `Speculative metrics: Draft acceptance rate: 0.655, System efficiency: 0.649, Number of speculative
   tokens: 4, ...`. System efficiency = emitted / (drafts · (k + 1)), so E = efficiency · (k + 1); a pasted
   line without the number of speculative tokens needs k (`--k`, or the page's "k for files that do not
@@ -28,6 +30,7 @@ import pandas as pd
 from specmodel import bounds, numbers
 from specmodel.bounds import MAX_CONCURRENCY, MAX_K
 from specmodel.errors import SpecModelError
+from specmodel.runs.draft_length import at_mean_draft_length
 from specmodel.runs.records import Problem, RunRecord
 
 _V1 = re.compile(r"SpecDecoding metrics:\s*(?P<body>.*)$")
@@ -219,11 +222,14 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
             values["k"] = p["k"]
         if p.get("rate") is not None:  # accepted ÷ drafted as logged (runs --json draft_acceptance_rate); E stays
             values["draft_acceptance_rate"], headers["draft_acceptance_rate"] = p["rate"]  # the line's own
+        remark = _at_mean_draft_length(p, values, headers) if p["form"] == "V1" else None
         note = f"vLLM {p['form']} log line {p['line']}" + (f", logged {p['time']}" if p["time"] else "")
         values["notes"] = note
         rec = RunRecord(name, p["line"], f"vLLM {p['form']} log", values, headers)
         if p["form"] == "V0":
             rec.remarks.append(f"E = system efficiency {p['efficiency']:g} × (k + 1), k = {p['k']} from {p['k_from']}")
+        if remark:
+            rec.remarks.append(remark)
         if p["running"] is not None:
             values["concurrency"] = max(1, p["running"])
         else:
@@ -232,6 +238,24 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
                                     "before this one: judged at batch 1", "warning"))
         records.append(rec)
     return records, problems
+
+
+def _at_mean_draft_length(p: dict, values: dict, headers: dict) -> str | None:
+    """A V1 line whose drafts are shorter on average than its per-position list is long, judged at its mean draft
+    length as every run reader judges one (runs.draft_length). The line logs no drafts, but its per-position rates
+    are accepted-at-position ÷ drafts (vllm/v1/spec_decode/metrics.py SpecDecodingLogging, vllm-project/vllm
+    016a858), so their sum is Accepted ÷ drafts and drafts = Accepted ÷ that sum. A line with nothing accepted
+    says nothing of its drafts: judged at the longest."""
+    accepted, drafted, survival = p.get("accepted"), p.get("drafted"), p.get("survival")
+    if not accepted or not drafted or not survival:
+        return None
+    per_draft = math.fsum(survival)
+    if not math.isfinite(per_draft) or per_draft <= 0:
+        return None
+    return at_mean_draft_length(values, headers, accepted / per_draft, drafted, accepted, len(survival),
+                                "Drafted / (Accepted / sum of Per-position acceptance rate)",
+                                how="Drafted ÷ drafts, drafts = Accepted ÷ the per-position rates' sum: the line "
+                                    "logs no drafts")
 
 
 def acceptance_trend(text: str, k: int | None = None) -> pd.DataFrame:

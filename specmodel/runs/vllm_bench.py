@@ -11,9 +11,9 @@ import math
 from pathlib import Path
 
 from specmodel import bounds
-from specmodel.model import acceptance
 from specmodel.model.rate import littles_law_concurrency
 from specmodel.runs.cells import model_key, number, shown
+from specmodel.runs.draft_length import at_mean_draft_length
 from specmodel.runs.records import Problem, RunRecord, stopped_reading, too_many_rows
 
 _METHOD_WORDS = (("eagle", "eagle"), ("medusa", "medusa"), ("mtp", "mtp"), ("ngram", "ngram"),
@@ -145,7 +145,9 @@ def read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[
             if d.get(src) is not None:
                 values[key] = d[src]
                 headers[key] = src
-        remark = _at_mean_draft_length(values, headers, per_pos)
+        longest = len(per_pos) if isinstance(per_pos, list) and per_pos else number(values.get("k"))
+        remark = at_mean_draft_length(values, headers, *(number(values.get(key)) for key in (
+            "drafts", "draft_tokens", "accepted_tokens")), longest, "spec_decode_draft_tokens / spec_decode_num_drafts")
     key = (model_key(d.get("model_id")), str(dataset or (round(in_len or 0), round(out_len or 0))),
            concurrency if concurrency is not None else ("rate", rate))
     if str(d.get("speculation", "")).strip().lower() == "off":  # --metadata speculation=off: configured, switched off
@@ -158,26 +160,3 @@ def read_vllm_bench(name: str, d: dict, index: int | None = None) -> tuple[list[
     if is_spec and remark:
         rec.remarks.append(remark)
     return [rec], problems
-
-
-def _at_mean_draft_length(values: dict, headers: dict, per_pos) -> str | None:
-    """Drafts shorter on average than the longest (vLLM's n-gram proposes fewer tokens where the prompt has no
-    match): the run is judged at its mean draft length (draft tokens ÷ drafts, rounded half up), not at the
-    longest (the per-position list's length, else the server's num_speculative_tokens), with E = 1 + accepted ÷
-    drafts (at most k + 1); the longest is kept as max_draft_length. None where the drafts are all as long."""
-    drafts, tokens, accepted = (number(values.get(key)) for key in ("drafts", "draft_tokens", "accepted_tokens"))
-    longest = len(per_pos) if isinstance(per_pos, list) and per_pos else number(values.get("k"))
-    if not drafts or not tokens or accepted is None or not longest or drafts <= 0 or tokens <= 0:
-        return None
-    mean = tokens / drafts
-    judged = acceptance.mean_length_k(mean)
-    if judged >= longest:
-        return None
-    e = 1 + accepted / drafts
-    values.update(k=judged, tokens_per_step=min(e, judged + 1.0), max_draft_length=int(longest))
-    headers["k"] = "spec_decode_draft_tokens / spec_decode_num_drafts"
-    for key in ("survival", "drafts", "accepted_tokens"):  # E and k above, not the longest draft's survival
-        values.pop(key, None)
-    return (f"judged at its mean draft length {mean:.2f} (draft tokens ÷ drafts), k = {judged}, not at the longest "
-            f"draft {int(longest)}: E = 1 + accepted ÷ drafts = {e:.3f}" + (f", read as {judged + 1} (k + 1)"
-                                                                             if e > judged + 1 else ""))
