@@ -225,10 +225,10 @@ def step_fit_extrapolation(rows: pd.DataFrame, split: int = 16) -> dict:
     set (its noise floor, prior spreads and band are chosen), so nothing is refitted per source: each sweep
     is held out from its own fit by the split alone. Returns rows predicted, MAPE, band coverage, the
     band's median width relative to the prediction, measured losses, losses the fit's band put below 1.0
-    (caught) and the losses it called uncertain."""
+    (caught), the losses it called uncertain, and the losses its prediction put below 1.0."""
     rows = fixed_batch(rows)
     keys = [c for c in SETUP if c in rows.columns]
-    errs, inside, widths, losses, caught, uncertain = [], 0, [], 0, 0, 0
+    errs, inside, widths, losses, caught, uncertain, below = [], 0, [], 0, 0, 0, 0
     for _, g in rows.groupby(keys, dropna=False, sort=True):
         low, high = g[g["concurrency"] <= split], g[g["concurrency"] > split]
         high = high[high["measured_speedup"].notna()]
@@ -245,10 +245,11 @@ def step_fit_extrapolation(rows: pd.DataFrame, split: int = 16) -> dict:
             widths.append((hi - lo) / s)
             if m < 1:
                 losses, caught, uncertain = losses + 1, caught + (hi < 1), uncertain + (lo < 1 <= hi)
+                below += s < 1
     n = len(errs)
     return {"rows": n, "mape_pct": float(np.mean(errs)) * 100 if n else None, "coverage": inside / n if n else None,
             "median_width": float(np.median(widths)) if n else None, "losses": losses, "caught": caught,
-            "uncertain": uncertain}
+            "uncertain": uncertain, "predicted_below_1": below}
 
 
 def steptime_grid(eff: Efficiency | None = None, path: Path = GRID) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -541,7 +542,7 @@ def run():
     yield (f"step fit (measure → fit) on each sweep's batch ≤ 16, predicting its {sf['rows']} rows above: MAPE "
            f"{sf['mape_pct']:.1f}%, band holds {sf['coverage']:.0%} (median width {sf['median_width']:.0%} of the "
            f"prediction); measured losses {sf['losses']}: {sf['caught']} caught (band below 1.0), "
-           f"{sf['uncertain']} uncertain")
+           f"{sf['uncertain']} uncertain; {sf['predicted_below_1']} predicted below 1.0")
     lin, layers = steptime_grid()
     for label, n, before, after in extrapolation(rows):
         yield (f"calibrated on a sweep's batch ≤ 8, predicting its {n} rows above ({label}): MAPE {before:.1f}% "
