@@ -16,7 +16,7 @@ from specmodel.fit.saved import SavedFit
 from specmodel.model.calibration_file import calibration_document
 from specmodel.runs.step_points import rows_by_fit, setup_fits
 from specmodel.show.figures.step_fit import MAX_SETUPS_DRAWN, step_fit_chart
-from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin
+from specmodel.words.step_fit import fit_line, line_e_words, pinned_words, runs_to_pin
 
 
 def step_fit_section(rows, efficiency: Efficiency | None) -> None:
@@ -31,14 +31,17 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
         st.info("No run gives a measured speedup or throughput to fit.")
         return
     drawn = fits[:MAX_SETUPS_DRAWN]
+    owned = list(zip(drawn, rows_by_fit(rows, drawn)))
     measured = [[(float(r["concurrency"]), float(r["measured_speedup"]), i in f.rows)
                  for i, r in own if r.get("measured_speedup") == r.get("measured_speedup")
-                 and r.get("measured_speedup") is not None] for f, own in zip(drawn, rows_by_fit(rows, drawn))]
-    for f in drawn:
+                 and r.get("measured_speedup") is not None] for f, own in owned]
+    for f, own in owned:
         name = ", ".join(p for p in (f.workload, f.setup) if p) or "The runs"
         st.markdown(f"**{plain(name)}**: {plain(fit_line(f.fit))}")
+        off_line = line_e_words(f.fit, [r.get("tokens_per_step") for i, r in own if i in f.rows])
         for note in ([_first_upper(pinned_words(f.fit))] if f.fit.usable and pinned_words(f.fit) else []) + \
-                [f"To pin the rest: {line}" for line in runs_to_pin(f.fit)]:
+                [f"To pin the rest: {line}" for line in runs_to_pin(f.fit)] + \
+                ([_first_upper(off_line)] if off_line and f.fit.usable else []):
             st.caption(no_links(note))
     if len(fits) > len(drawn):
         st.caption(f"{len(fits) - len(drawn):,} more setups are fitted: the calibration file below holds every fit, "

@@ -116,3 +116,21 @@ def fit_decision(fit: StepFit, batch: float, tokens_per_step: float | None = Non
     label = "pays_off" if low >= 1 else ("loses" if high < 1 else "uncertain")
     words = {"pays_off": "pays off", "loses": "loses", "uncertain": "uncertain"}[label]
     return label, f"{words}: {prediction_words(fit, batch, tokens_per_step)}, by the step fit of runs at {_batches(fit.batches)}"
+
+
+# chosen: runs' E within 5% of their mean (the fit's noise floor) sit on the drawn line as well as their noise allows
+E_SPREAD_SAID = 0.05
+
+
+def line_e_words(fit: StepFit, measured_es) -> str:
+    """Why a fitted run can sit off the drawn line: the line is the fit at the runs' mean E, each run at its own
+    (its prompts and sampling). "" where every run's E is within E_SPREAD_SAID of the mean."""
+    es = [float(e) for e in measured_es if e is not None and e == e and e > 0]
+    if not fit.tokens_per_step or not es:
+        return ""
+    low, high = min(es), max(es)
+    if max(abs(low / fit.tokens_per_step - 1), abs(high / fit.tokens_per_step - 1)) <= E_SPREAD_SAID:
+        return ""
+    return (f"the line is drawn at the runs' mean tokens per step (E {fit.tokens_per_step:.2f}); these runs measured E "
+            f"{low:.2f}–{high:.2f}, and a run's speedup moves with its own E, so a fitted run sits off the line by as "
+            "much (the table's fit column is each run's fit at its own E)")
