@@ -102,10 +102,11 @@ def test_saved_fits_round_trip_and_refuse_a_broken_entry(tmp_path):
 
 def test_real_engine_lab_fitted_on_1_and_4_calls_16_a_loss(tmp_path):
     """The recorded vLLM 0.32 CPU lab (tests/fixtures/real_engine/README.md), a target with no preset on no
-    GPU preset. Fitted on concurrency 1 and 4 only, the fit's prediction at 16 for the n-gram server is a loss
-    with its whole band below 1.0, as measured (0.15×); the draft-model server's runs at 1 and 4 (2.57×,
-    1.42×) make the fit call 16 a loss too, where 1.48× was measured: the CPU's draft arm grew less than
-    linearly from 4 to 16 on a shared machine, which two concurrencies cannot show. The check line says so."""
+    GPU preset. Fitted on concurrency 1 and 4 (the plain server's run at 16 pins the plain step there: it is the
+    server running today), the fit's prediction at 16 for the n-gram server is a loss with its whole band below
+    1.0, as measured (0.15×); the draft-model server's runs at 1 and 4 (2.57×, 1.42×) make the fit call 16 a
+    loss too (0.78×), where 1.48× was measured: the CPU's draft arm grew less than linearly from 4 to 16 on a
+    shared machine, which two concurrencies cannot show. The check line says so."""
     cal = tmp_path / "cal.json"
     r = _cli("runs", *sorted(LAB.glob("*.json")), "--calibrate", "--fit-up-to", 4, "--save-calibration", cal, "--json")
     assert r.returncode == 0, r.stderr
@@ -118,7 +119,9 @@ def test_real_engine_lab_fitted_on_1_and_4_calls_16_a_loss(tmp_path):
     assert ngram16["measured_speedup"] == pytest.approx(0.155, abs=0.005) and ngram16["fit_used"] is False
     assert ngram16["fit_speedup_high"] < 1.0  # caught: the whole band is a loss
     assert rows[("ngram", 1)]["fit_used"] is True
-    assert rows[("ngram", 1)]["fit_speedup"] == pytest.approx(rows[("ngram", 1)]["measured_speedup"], rel=0.01)
+    # the plain line through three runs (1, 4, 16) passes within the runs' noise floor of the one at 1
+    assert rows[("ngram", 1)]["fit_speedup"] == pytest.approx(rows[("ngram", 1)]["measured_speedup"], rel=0.05)
+    assert fits["ngram"]["fit"]["plain_batches"] == [1.0, 4.0, 16.0]
     text = _cli("runs", *sorted(LAB.glob("*.json")), "--calibrate", "--fit-up-to", 4).stdout
     assert "concurrency 16 (not fitted): predicted" in text and "measured 1.48×, outside the band" in text
     p = _cli("predict", "--calibration", cal, "--method", "ngram", "--concurrency", 16, "--json")
@@ -132,8 +135,10 @@ def test_quiet_lab_fit_never_promises_more_than_the_tokens_a_step_emits():
     server's speculative step measured 11.8, 11.4 and 10.9 ms at batch 1, 2 and 4 while the plain step grew from
     3.3 to 5.9 ms. A straight line through those predicted 10.3× at 16 (measured 1.77×, E = 4.73): more than the
     tokens a step emits, which no speculative server can reach. Held at the plain step's growth, the fit stays
-    below E everywhere and says why; the draft-model server, whose runs need no holding, is predicted at 8 and 16
-    inside its band (measured 1.87× and 1.92×)."""
+    below E everywhere and says why. The draft-model server, whose runs need no holding, is predicted to pay off
+    at 8 and 16 with its whole band (1.36× and 1.24×), but below what was measured (1.87×, 1.92×): on this CPU
+    its speculative step grew less than linearly past 4, which runs at 1, 2 and 4 cannot show (the plain step is
+    measured there: the plain runs at 8 and 16 pin it)."""
     files = sorted((LAB / "lab" / "pass5_quiet").glob("*_c*.json"))
     r = _cli("runs", *files, "--calibrate", "--fit-up-to", 4, "--json")
     assert r.returncode == 0, r.stderr
@@ -144,17 +149,18 @@ def test_quiet_lab_fit_never_promises_more_than_the_tokens_a_step_emits():
     for c in (8, 16):
         ngram, draft = rows[("ngram", c)], rows[("draft_model", c)]
         assert ngram["fit_speedup"] < ngram["tokens_per_step"] and ngram["fit_speedup_high"] <= 4.8
-        assert draft["fit_speedup_low"] <= draft["measured_speedup"] <= draft["fit_speedup_high"]
+        assert 1.0 < draft["fit_speedup_low"] and draft["fit_speedup_high"] < draft["measured_speedup"]
     text = _cli("runs", *files, "--calibrate", "--fit-up-to", 4).stdout
     assert "held at the plain step's level and growth" in text
 
 
 def test_sampled_lab_fitted_on_1_and_4_catches_both_losses_at_16():
     """Lab pass 6 (temperature 0.3, so acceptance is low: E 1.05–1.5): both servers lose at every concurrency,
-    0.72× (draft model) and 0.83× (n-gram) at 16. Fitted on 1 and 4, the fit calls 16 a loss for both, its
-    whole band below 1.0; the draft model's measurement lies inside the band (0.54×, 0.40–0.74×). Each run's
-    own E counts: the draft's E fell from 1.50 at 1 to 1.13 at 16, and the fit's step at that E is what is
-    compared (0.36× before runs were taken to one E)."""
+    0.72× (draft model) and 0.83× (n-gram) at 16. Fitted on 1 and 4 (and the plain runs at 16), the fit calls 16
+    a loss for both, its whole band below 1.0: the draft model 0.73× (0.57–0.94×, inside), the n-gram 0.64×
+    (0.52–0.78×, 23% low). Each run's own E counts: the draft's E fell from 1.50 at 1 to 1.13 at 16, and the
+    fit's step at that E is what is compared (0.36× before runs were taken to one E, 0.54× before the plain run
+    at 16 pinned the plain step)."""
     files = sorted((LAB / "lab" / "pass6_temp0.3").glob("*_c*.json"))
     out = json.loads(_cli("runs", *files, "--calibrate", "--fit-up-to", 4, "--json").stdout)
     rows = {(row["method"], row["concurrency"]): row for row in out["rows"]}
@@ -164,7 +170,8 @@ def test_sampled_lab_fitted_on_1_and_4_catches_both_losses_at_16():
         assert row["fit_speedup_high"] < 1.0
     draft = rows[("draft_model", 16)]
     assert draft["fit_speedup_low"] <= draft["measured_speedup"] <= draft["fit_speedup_high"]
-    assert draft["fit_speedup"] == pytest.approx(0.54, abs=0.02)
+    assert draft["fit_speedup"] == pytest.approx(0.73, abs=0.02)
+    assert rows[("ngram", 16)]["fit_speedup"] == pytest.approx(0.64, abs=0.02)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +219,8 @@ def test_recorded_metrics_windows_feed_the_fit_as_runs_do(tmp_path):
     assert r.returncode == 0, r.stderr
     (fit,) = json.loads(r.stdout)["step_fits"]
     assert fit["setup"] == "ngram" and fit["method"] == "ngram" and fit["target"] == "tiny-llama" and fit["usable"]
-    assert [round(b, 1) for b in fit["fit"]["batches"]] == [1.0, 1.0, 3.5, 3.7]
+    assert [round(b, 1) for b in fit["fit"]["batches"]] == [1.0, 3.7]  # the n-gram windows' running batches
+    assert [round(b, 1) for b in fit["fit"]["plain_batches"]] == [1.0, 3.5]  # the plain server's
     (saved,) = saved_fits(json.loads(cal.read_text()), "windows.json")
     assert float(saved.fit.speedup(14.5)[2]) < 1.0  # the whole band a loss
     bad = _cli("runs", "--calibrate", "--window", f"ngram={m / 'ngram_c1_before.txt'}")
@@ -226,7 +234,7 @@ def test_runs_taken_under_different_conditions_refuse_the_fit_and_say_so():
     tests/fixtures/real_engine/lab/pass4_fresh_clone/): the plain server measured 116.8 tok/s at concurrency 1
     and 663.0 at 4, a step of 8.56 ms at batch 1 and 6.03 ms at batch 4. A step that shrinks as the batch grows
     is no server's: the fit is refused with the reason, nothing is predicted from it, the command still answers."""
-    pass4 = sorted((LAB / "lab" / "pass4_fresh_clone").glob("*_c*.json"))
+    pass4 = sorted(p for p in (LAB / "lab" / "pass4_fresh_clone").glob("*_c*.json") if "_c16" not in p.name)
     r = _cli("runs", *pass4, "--calibrate", "--fit-up-to", 4, "--json")
     assert r.returncode == 0, r.stderr
     fits = json.loads(r.stdout)["step_fits"]

@@ -149,6 +149,7 @@ class StepFit:
     refused: tuple[str, ...] = ()  # "arm.term" that left its physical range
     unpinned: tuple[str, ...] = ()  # "arm.term" nothing pinned and no model supplies
     notes: tuple[str, ...] = field(default=())  # labels for words/: "speedup_only", "one_batch", ...
+    plain_batches: tuple[float, ...] = ()  # batches where the plain step was measured (beyond `batches` too)
 
     @property
     def usable(self) -> bool:
@@ -208,7 +209,7 @@ class StepFit:
                 "plain": arm(self.plain), "spec": arm(self.spec), "k": self.k,
                 "tokens_per_step": None if self.tokens_per_step is None else _r(self.tokens_per_step),
                 "batches": list(self.batches), "refused": list(self.refused), "unpinned": list(self.unpinned),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "plain_batches": list(self.plain_batches)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "StepFit":
@@ -223,7 +224,8 @@ class StepFit:
                           tuple(a["defaults"]), int(a["points"]), a.get("residual_pct"))
         return cls(shape, arm(d.get("plain")), arm(d.get("spec")), d.get("k"), d.get("tokens_per_step"),
                    tuple(float(b) for b in d.get("batches") or ()), tuple(d.get("refused") or ()),
-                   tuple(d.get("unpinned") or ()), tuple(d.get("notes") or ()))
+                   tuple(d.get("unpinned") or ()), tuple(d.get("notes") or ()),
+                   tuple(float(b) for b in d.get("plain_batches") or ()))
 
 
 def _r(x: float) -> float:
@@ -255,7 +257,11 @@ def fit_steps(points: list[StepPoint], shape: Shape = Shape(), k: int | None = N
 
 def _fit_over(points: list[StepPoint], shape: Shape, k: int | None) -> StepFit:
     points = [p for p in points if p.batch and p.batch > 0]
-    batches = tuple(sorted({float(p.batch) for p in points}))
+    # the batches the speculative arm was measured at (a plain-only point, e.g. the plain half of a run above
+    # --fit-up-to, pins the plain step there and is listed in plain_batches)
+    batches = tuple(sorted({float(p.batch) for p in points if _positive(p.spec_ms_per_token) or _positive(p.speedup)}
+                           or {float(p.batch) for p in points}))
+    plain_batches = tuple(sorted({float(p.batch) for p in points if _positive(p.plain_ms)}))
     notes = []
     es = [p.tokens_per_step for p in points if _positive(p.tokens_per_step)]
     e_fit = float(np.mean(es)) if es else None
@@ -283,7 +289,7 @@ def _fit_over(points: list[StepPoint], shape: Shape, k: int | None) -> StepFit:
         notes.append(ONE_BATCH)
     unpinned = tuple(f"{name}.{q}" for name, a in (("plain", plain), ("spec", spec)) if a is None
                      for q in QUANTITIES)
-    fit = StepFit(shape, plain, spec, k, e_fit, batches, (), unpinned, tuple(notes))
+    fit = StepFit(shape, plain, spec, k, e_fit, batches, (), unpinned, tuple(notes), plain_batches)
     return _checked(fit)
 
 
@@ -407,7 +413,7 @@ def _pinned(cov: np.ndarray, prior_prec: np.ndarray, x: np.ndarray, kind: str
 def _checked(fit: StepFit) -> StepFit:
     """The fit, or the fit marked refused where a term left its physical range."""
     refused = []
-    top = max(fit.batches or (1.0,)) * 4
+    top = max(fit.batches + fit.plain_batches or (1.0,)) * 4
     grid = np.geomspace(1.0, max(top, 2.0), 32)
     for name in ARMS:
         a = getattr(fit, name)
@@ -423,5 +429,4 @@ def _checked(fit: StepFit) -> StepFit:
             refused.append(f"{name}.{TERMS[a.kind][0]}")
     if not refused:
         return fit
-    return StepFit(fit.shape, fit.plain, fit.spec, fit.k, fit.tokens_per_step, fit.batches, tuple(refused),
-                   fit.unpinned, fit.notes)
+    return replace(fit, refused=tuple(refused))

@@ -37,7 +37,7 @@ from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning
 from specmodel.text import MAX_MESSAGE_CHARS, safe_text
 from specmodel.words import served
-from specmodel.words.step_fit import fit_decision, off_words
+from specmodel.words.step_fit import fit_decision, off_words, runs_at
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def plain_from_stats(stats: LiveStats, where: str = "a plain server's window") -
 
 def _fit_words(saved: SavedFit) -> str:
     """"the step fit of runs at 1, 4" (the setup it is of is in `step_fit`'s words and JSON)."""
-    return "the step fit of runs at " + ", ".join(f"{b:g}" for b in saved.fit.batches)
+    return "the step fit of runs at " + runs_at(saved.fit)
 
 
 def _plain_from_fit(saved: SavedFit, batch: float) -> PlainStep:

@@ -94,9 +94,13 @@ def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_bat
         points = [(i, p) for i, p in points if p is not None]
         if not points:
             continue
+        # above top_batch only the plain half of a run is used: the plain server's step at that batch is what a
+        # reviewer measures anyway (it is the server running today); the speculative arm is what the fit predicts
+        plain_above = [p for p in (point_of(records[i]) for i in idx if i not in set(chosen)) if p is not None]
+        plain_above = [StepPoint(p.batch, plain_ms=p.plain_ms, where=p.where) for p in plain_above if p.plain_ms]
         first = records[points[0][0]]
         k = int(first["k"]) if float_or_none(first.get("k")) is not None else None
-        fit = fit_steps([p for _, p in points], shape_of(first, efficiency), k)
+        fit = fit_steps([p for _, p in points] + plain_above, shape_of(first, efficiency), k)
         target = first.get("target_model") or first.get("target_preset")
         out.append(SetupFit(workload, setup, tuple(i for i, _ in points), tuple(p for _, p in points), fit,
                             None if target is None or target != target else str(target),

@@ -22,6 +22,12 @@ def _batches(batches) -> str:
     return ", ".join(f"{b:.3g}" for b in batches)
 
 
+def runs_at(fit: StepFit) -> str:
+    """"1, 4", or "1, 4 and plain runs at 16" where plain runs beyond the speculative ones pinned the plain step."""
+    plain_only = [b for b in fit.plain_batches if b not in fit.batches]
+    return _batches(fit.batches) + (f" and plain runs at {_batches(plain_only)}" if plain_only else "")
+
+
 def pinned_words(fit: StepFit) -> str:
     """Per arm, what the runs pinned of its level and growth with the batch, and what stayed at the model's:
     "plain step: level and growth from the runs; speculative step: level from the runs, growth the model's"."""
@@ -95,7 +101,7 @@ def off_words(fit: StepFit, tokens_per_step: float | None = None) -> str:
 
 def fit_line(fit: StepFit) -> str:
     """The fit in one sentence: what it saw, and its turn-off batch or why it predicts nothing."""
-    seen = f"fitted on concurrency {_batches(fit.batches)}" + (" (speedups only)" if SPEEDUP_ONLY in fit.notes else "")
+    seen = f"fitted on concurrency {runs_at(fit)}" + (" (speedups only)" if SPEEDUP_ONLY in fit.notes else "")
     why = refused_words(fit)
     if why:
         return f"{seen}: {why}"
@@ -115,7 +121,7 @@ def fit_decision(fit: StepFit, batch: float, tokens_per_step: float | None = Non
     s, low, high = (float(v) for v in fit.speedup(float(batch), tokens_per_step))
     label = "pays_off" if low >= 1 else ("loses" if high < 1 else "uncertain")
     words = {"pays_off": "pays off", "loses": "loses", "uncertain": "uncertain"}[label]
-    return label, f"{words}: {prediction_words(fit, batch, tokens_per_step)}, by the step fit of runs at {_batches(fit.batches)}"
+    return label, f"{words}: {prediction_words(fit, batch, tokens_per_step)}, by the step fit of runs at {runs_at(fit)}"
 
 
 # chosen: runs' E within 5% of their mean (the fit's noise floor) sit on the drawn line as well as their noise allows
