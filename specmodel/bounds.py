@@ -44,7 +44,7 @@ MAX_ROWS_TOTAL = 200_000  # chosen: runs of all files loaded at once (the Past r
 MAX_UPLOAD_MB = 20  # chosen, and set in .streamlit/config.toml server.maxUploadSize
 # Streamlit's uploader counts that limit in the browser, where 1 MB is 10^6 bytes (2^20 only on Windows;
 # the server itself allows 2^20): the smaller is the limit every user meets, so the reader uses it too.
-MAX_FILE_BYTES = MAX_UPLOAD_MB * 1_000_000
+MAX_FILE_BYTES = MAX_UPLOAD_MB * 1_000_000  # chosen: the upload limit above, in the browser's bytes
 MAX_JSON_DEPTH = 64  # chosen: a benchmark file is 4-5 levels deep; Prometheus answers 5
 MAX_INT_DIGITS = 30  # chosen: longer integers are read as floats (a 400-digit count is infinite for the model)
 MAX_MIX_WORKLOADS = 10_000  # chosen: a traffic mix has a few kinds of traffic; 10,000 compare in ~3 s

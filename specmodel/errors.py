@@ -11,6 +11,36 @@ class SpecModelError(ValueError):
         self.key = key
 
 
+# Why each bound on a GPU's or model's numbers is where it is (model.presets.GPU_BOUNDS and MODEL_BOUNDS, chosen),
+# said by the message that refuses a number outside it (OutOfRange); keyed by the GPU's or Model's field.
+RANGE_REASONS = {
+    "bandwidth_GBps": "a DDR4 channel moves ~25 GB/s; 100 TB/s is 12x a B200",
+    "dense_bf16_TFLOPS": "an old consumer GPU has ~10; 100,000 is 40x a B200",
+    "memory_GB": "a model needs at least 1 GB; 10 TB is 35x a B300",
+    "dense_fp8_TFLOPS": "twice the BF16 range (FP8 runs at twice the BF16 rate)",
+    "dense_fp4_TFLOPS": "four times the BF16 range",
+    "interconnect_GBps": "a PCIe 3.0 x1 link moves ~1 GB/s; 100 TB/s is 100x NVLink 5",
+    "layers": "the deepest released decoder has 126 layers",
+    "hidden": "the widest released decoder has hidden size 18,432",
+    "heads": "released decoders have at most 128 query heads",
+    "kv_heads": "at most the query heads",
+    "head_dim": "released decoders use 64-256",
+    "intermediate": "the widest released FFN is 53,248",
+    "vocab": "the largest released vocabulary is 262,144",
+    "experts": "the most routed experts of a released model is 384",
+    "params_B": "the largest released model has ~2,000B parameters",
+}
+
+
+class OutOfRange(SpecModelError):
+    """A GPU's or model's number outside its accepted range (model.presets' bounds): `what` the input ("--gpu-spec"),
+    `shown` its name for the value (a spec key, a config.json key), `field` the GPU's or Model's field."""
+
+    def __init__(self, what: str, shown: str, value: float, field: str, lo: float, hi: float):
+        super().__init__(f"{what}: {shown} = {value:g} is outside the accepted range {lo:g}-{hi:g} "
+                         f"({RANGE_REASONS[field]})", key=shown)
+
+
 class DoesNotFit(SpecModelError):
     """One sequence does not fit in the GPU's memory at this context: an answer, not a failure.
 

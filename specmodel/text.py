@@ -82,7 +82,7 @@ def marked_name(value, limit: int = MAX_LABEL_CHARS) -> str:
     return safe_text(text, limit)
 
 
-PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # what terminal_text keeps of ASCII as it is
+PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\n\t"  # chosen: what terminal_text keeps of ASCII as it is
 
 
 def terminal_text(text: str) -> str:

@@ -279,3 +279,16 @@ def test_an_engine_given_for_the_files_replaces_the_assumed_one(tmp_path):
     row = given["rows"][0]
     assert row["engine"] == "sglang 0.5.9" and "no engine named" not in row["remarks"]
     assert row["predicted_speedup"] > 1.0 > unnamed["rows"][0]["predicted_speedup"]
+
+
+def test_every_refusal_reason_is_in_the_docs_table_and_no_other():
+    """runs/records.REFUSAL_REASONS is the vocabulary of `refused_by_reason`; docs/runs-review.md's table lists each
+    (but `invalid`, a value out of range or unreadable: the file's problems say which) and no code of its own."""
+    import re
+
+    from specmodel.runs.records import REFUSAL_REASONS
+    text = (ROOT / "docs" / "runs-review.md").read_text(encoding="utf-8")
+    table = text[text.index("| reason | what the row has |"):]
+    table = table[:table.index("\n\n")]
+    documented = {code for line in table.splitlines()[2:] for code in re.findall(r"`(\w+)`", line.split(" | ")[0])}
+    assert documented == set(REFUSAL_REASONS) - {"invalid"}

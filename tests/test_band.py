@@ -6,7 +6,8 @@ import json
 
 from specmodel import Scenario, summarize
 from specmodel.cli import main
-from specmodel.model.decide import BAND_RATIO
+from specmodel.model.decide import BAND_RATIO, JUDGED, TONE_OF_LABEL, tone_of
+from specmodel.notes import TONES
 
 
 def _predict_json(capsys, *args):
@@ -84,3 +85,9 @@ def test_runs_text_calls_a_predicted_verdict_uncertain_and_the_json_keeps_its_co
     assert main(["runs", str(runs), "--json"]) == 0
     rows = {r["workload"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows["near"]["verdict"] == "clears" and rows["near"]["uncertain"] is True  # public codes unchanged
+
+
+def test_every_verdict_reads_in_one_of_the_tones():
+    """notes.TONES is every tone a verdict's box can take: each judged label has its own, "off" is neutral."""
+    assert {tone_of(label) for label in (*JUDGED, "off", "unknown")} == set(TONES)
+    assert set(TONE_OF_LABEL) == set(JUDGED)

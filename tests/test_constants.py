@@ -1,4 +1,6 @@
-"""Every module-level numeric constant in specmodel/ says what it is (issue 43, item 5).
+"""Every module-level numeric constant in specmodel/ says what it is (issue 43, item 5): a number, and a table,
+grid, style or object holding numbers (a dict of bounds, np.arange(1, K + 1), dict(width=2), Bound(1, 10)); a
+JSON Schema's numbers (a dict with a "type" key) and an index (`parents[1]`) are not constants of their own.
 
 A constant's own line(s), or the comment block right above it, name its kind with one of:
 - measured: where (a file under bench/evidence/ or tests/fixtures/, and the probe that wrote it);
@@ -21,17 +23,20 @@ KIND = re.compile(r"\b(measured|fitted|chosen|published|documented)\b", re.IGNOR
 
 
 
+def _number(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _indices(v) -> set[int]:
+    return {id(n) for s in ast.walk(v) if isinstance(s, ast.Subscript) for n in ast.walk(s.slice)}
+
+
 def _numeric(v) -> bool:
-    if isinstance(v, ast.Constant):
-        return isinstance(v.value, (int, float)) and not isinstance(v.value, bool)
-    if isinstance(v, ast.UnaryOp):
-        return _numeric(v.operand)
-    if isinstance(v, ast.BinOp):
-        return _numeric(v.left) and _numeric(v.right)
-    if isinstance(v, (ast.Tuple, ast.List)):
-        return bool(v.elts) and all(
-            _numeric(e) or (isinstance(e, ast.Tuple) and any(_numeric(x) for x in e.elts)) for e in v.elts)
-    return False
+    """A value that holds a number of its own: any number in it but an index or a JSON Schema's."""
+    if isinstance(v, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "type" for k in v.keys):
+        return False  # a JSON Schema: its bounds are the ones said where they are defined
+    skip = _indices(v)
+    return any(_number(n) and id(n) not in skip for n in ast.walk(v))
 
 
 def numeric_constants(source: str):
@@ -81,8 +86,14 @@ def test_the_rule_catches_and_passes():
         "F = (\n"
         "    1, 2)\n"
         "G: float = 3 * 4\n"
+        "H = {'a': (1, 'one'), 'b': (2, 'two')}\n"
+        "I = np.arange(1, K + 1)\n"
+        "J = dict(color='#fff', width=2)  # chosen: thin\n"
+        "CHECKOUT = Path(__file__).parents[1]\n"
+        "SCHEMA = {'type': 'number', 'minimum': 0}\n"
+        "NAMES = ('a', 'b')\n"
     )
-    assert unlabelled(source) == ["A (line 2)", "_E (line 8)", "G (line 12)"]
+    assert unlabelled(source) == ["A (line 2)", "_E (line 8)", "G (line 12)", "H (line 13)", "I (line 14)"]
 
 
 ENGINES = json.loads((ROOT / "specmodel/model/data/engines.json").read_text())

@@ -10,6 +10,7 @@ from specmodel import Scenario, SpecModelError, cli
 from specmodel.export import rules
 from specmodel.metrics import fleet, live, promapi, samples
 from specmodel.model.instances import decide, parse_instance
+from specmodel.words.served import refusal
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_a_draft_larger_than_its_target_is_refused_by_name_in_fleet_and_rules(re
     assert "the draft Llama 3.2 1B (1.24B parameters) is not smaller than the target Qwen3 0.6B" in verdict.text
     assert predicted_on == "not predicted: Qwen3 0.6B + Llama 3.2 1B"
     judged = decide(Scenario(), "Qwen/Qwen3-0.6B")
-    assert judged.scenario is None and "Qwen3 0.6B" in judged.refused
+    assert judged.scenario is None and "Qwen3 0.6B" in refusal(judged)
     with pytest.raises(SpecModelError, match="the draft Llama 3.2 1B .* is not smaller than the target Qwen3 0.6B"):
         rules.rules_document(Scenario(), instances=(parse_instance("qwen-0:8000=4,Qwen3 0.6B"),))
     # a draft-free method needs no draft: the same server is predicted

@@ -11,8 +11,10 @@ import pytest
 
 from specmodel import Scenario, summarize
 from specmodel.model.engines import find_engine
-from specmodel.model.off_state import NONE, engine_off_cost, given_off_cost, off_row
+from specmodel.model.off_state import (KINDS, NONE, WHYS, engine_off_cost, given_off_cost, measured_off_cost,
+                                       off_row)
 from specmodel.paths import EVIDENCE_DIR
+from specmodel.words.off_cost import off_cost_brief, off_cost_source
 from tests.cli_runner import run_cli
 from tests.conftest import ROOT
 
@@ -142,3 +144,22 @@ def test_plan_asks_for_one_run_with_speculation_configured_and_off_where_it_is_n
     assert "speculation=off" in shlex.split(off[0]["command"])
     old = json.loads(run_cli("plan", *CLI_SEED, "--engine", "vllm 0.23.0", "--json").stdout)
     assert not any(r["speculation_off"] for r in old["runs"]) and "speculative_off" not in old["servers"]
+
+
+def test_each_reason_for_an_off_cost_has_its_own_words():
+    """model.off_state gives a kind (KINDS) and a reason with its values (WHYS); words.off_cost says each one in
+    the words `predict --json` and `runs --json` gave before the model stopped writing them."""
+    costs = {c.why: c for c in (
+        NONE, engine_off_cost(find_engine("vllm"), "draft_model"), engine_off_cost(find_engine("sglang"), "draft_model"),
+        engine_off_cost(find_engine("sglang 0.5.13"), "eagle3"),
+        measured_off_cost([2, 64], [100.0, 900.0], [95.0, 800.0], "off_tok_s of this setup's rows"),
+        given_off_cost(0.15, "--off-cost"))}
+    assert set(costs) == set(WHYS) and {c.kind for c in costs.values()} <= set(KINDS)
+    assert off_cost_brief(costs["no_band"]) == "none: no off band in the server"
+    assert off_cost_brief(costs["engine"]) == "published: vllm's value, data/engines.json off_cost"
+    assert off_cost_brief(costs["one_k"]) == "none: one k for draft_model"
+    assert off_cost_brief(costs["before_since"]).startswith("none: no k = 0 band before sglang ")
+    assert off_cost_source(costs["before_since"]).endswith(": the off band is a server without speculation")
+    assert off_cost_source(costs["runs"]) == ("measured: 2 run(s) with speculation configured and off (off_tok_s of "
+                                               "this setup's rows): 5.3% at batch 2, 12.5% at batch 64")
+    assert off_cost_source(costs["given"]) == off_cost_brief(costs["given"]) == "measured: 15.0% of the plain step (--off-cost)"

@@ -171,7 +171,7 @@ def step_fit_calibration() -> bytes:
 
     fit = fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.5), StepPoint(8, 12.0, 9.0, tokens_per_step=2.5)], k=3)
     saved = SavedFit("page", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", fit)
-    return json.dumps({**calibration_document(Efficiency()), "step_fits": [saved.to_dict()]}).encode()
+    return json.dumps({**calibration_document(Efficiency(), "nothing fitted"), "step_fits": [saved.to_dict()]}).encode()
 
 
 def test_a_calibration_with_a_step_fit_sets_the_servers_own_timing_against_its_plain_step():

@@ -14,6 +14,7 @@ from pages.parts.text import no_links, plain
 from specmodel import Efficiency
 from specmodel.fit.saved import SavedFit
 from specmodel.model.calibration_file import calibration_document
+from specmodel.words.calibration import NOTHING_FITTED
 from specmodel.runs.step_points import rows_by_fit, setup_fits
 from specmodel.show.figures.step_fit import MAX_SETUPS_DRAWN, step_fit_chart
 from specmodel.words.step_fit import fit_line, line_e_words, pinned_words, runs_to_pin
@@ -64,7 +65,7 @@ def _first_upper(text: str) -> str:
 
 
 def _document(efficiency: Efficiency | None, saved: list) -> str:
-    doc = calibration_document(efficiency or Efficiency())
+    doc = calibration_document(efficiency or Efficiency(), NOTHING_FITTED)
     doc["step_fits"] = [f.to_dict() for f in saved]
     return json.dumps(doc, indent=2, allow_nan=False)
 

@@ -17,12 +17,13 @@ from specmodel.bounds import MAX_CONTEXT, MAX_K, MAX_TP, check_setting
 from specmodel.text import clean_name
 from specmodel.model import acceptance, presets
 from specmodel.model.calibration_file import load_calibration
-from specmodel.model.custom import GPU_SPEC_DEFAULTS, gpu_from_spec, model_from_config
+from specmodel.model.custom import gpu_from_spec, model_from_config
 from specmodel.model.engines import engine_names, engine_text, find_engine, named_engine
 from specmodel.model.memory import DTYPES
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import Scenario
+from specmodel.words.names import GPU_SPEC_DEFAULTS
 
 
 def number(lo: float | None = None, hi: float | None = None, *, whole: bool = False, strict_lo=False):

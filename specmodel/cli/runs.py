@@ -252,7 +252,8 @@ def _windows_only(args: argparse.Namespace) -> int:
     fits = _step_fits(args, None, efficiency_from_args(args))
     if args.save_calibration:
         from specmodel.model.calibration_file import calibration_document, save_document
-        doc = calibration_document(efficiency_from_args(args))
+        from specmodel.words.calibration import NOTHING_FITTED
+        doc = calibration_document(efficiency_from_args(args), NOTHING_FITTED)
         doc["step_fits"] = [_saved(f).to_dict() for f in fits]
         save_document(doc, args.save_calibration)
     if args.json:
@@ -274,6 +275,7 @@ def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
         return None
     from specmodel.model.calibration_file import calibration_document, save_document
     from specmodel.runs.calibrate import calibrate  # scipy: only for a fit
+    from specmodel.words.calibration import NOTHING_FITTED
     from specmodel.show.runs_view import calibration_rows
     fit_rows, fit_note = calibration_rows(rows)
     if args.fit_up_to is not None:
@@ -288,7 +290,7 @@ def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
         sys.stderr.write(f"note: the model's parameters were not fitted ({exc}); the step fits below are\n")
         calibration = None
     if args.save_calibration:
-        doc = calibration.to_file() if calibration else calibration_document(start)
+        doc = calibration.to_file() if calibration else calibration_document(start, NOTHING_FITTED)
         doc["step_fits"] = [_saved(f).to_dict() for f in fits]
         save_document(doc, args.save_calibration)
     return calibration

@@ -52,7 +52,7 @@ def _variable(name: str, label: str, query: str) -> dict:
             "sort": 1, "hide": 0}
 
 
-# E ÷ break-even: red below 100% (speculation loses at this load), green from 100%.
+# chosen (break-even itself): E ÷ break-even red below 100% (speculation loses at this load), green from 100%.
 RATIO_THRESHOLDS = {"mode": "absolute", "steps": [{"color": "red", "value": None}, {"color": "green", "value": 1}]}
 
 

@@ -12,6 +12,7 @@ from specmodel.model.scenario import Arm, Scenario
 from specmodel.plan.capacity import int_or_none, rounded
 from specmodel.plan.measure import threshold_runs
 from specmodel.words.decision_line import decision_line
+from specmodel.words.off_cost import off_cost_dict
 
 ARM_KEYS = ("step_ms", "throughput_tok_s", "per_sequence_tok_s", "itl_ms", "max_concurrency", "running")
 
@@ -59,7 +60,7 @@ def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> 
         "plain": _arm(p.plain), "spec": _arm(p.spec),
         "vllm_speculative_config": vllm_speculative_config(summary),
         "notes": list(summary.notes),
-        "off_cost": summary.off_cost.to_dict(int(p.concurrency)) if summary.off_cost else None,
+        "off_cost": off_cost_dict(summary.off_cost, int(p.concurrency)) if summary.off_cost else None,
         "separate_pools": separate_pools(summary),
         # the decision first, in the words every page and command leads with, and the two concurrencies
         # (each plain and speculative) that would pin an open off threshold (plan.measure.threshold_runs)

@@ -63,7 +63,7 @@ def _cell(value) -> str:  # the template escapes it
     return str(value)
 
 
-# The tables fit the page: a fixed layout gives each column a share of the width by what it holds
+# chosen: the tables fit the page: a fixed layout gives each column a share of the width by what it holds
 # (sentences most, names more than numbers), and text wraps inside its column, mid-word only when a
 # word is longer than the column is wide.
 _WIDTH_SHARE = {"remarks": 4.0, "advice": 3.0, "workload": 2.2, "setup": 2.0, "file": 2.0, "target_model": 2.0,

@@ -72,6 +72,7 @@ from specmodel.model.instances import InstanceModel, decide, parse_instance
 __all__ = ["ALERT", "InstanceModel", "parse_instance", "names", "legacy_names", "rules_document", "rules_yaml",
            "to_yaml", "break_even_steps", "profiles"]  # InstanceModel and parse_instance live in model/instances.py
 from specmodel.words import summarize
+from specmodel.words.served import refusal
 from specmodel.model.scenario import Scenario, predict, with_changes
 
 ALERT = "SpeculativeDecodingBelowBreakEven"
@@ -89,7 +90,7 @@ LEVEL = "job_instance_model_name"
 # break-even function moves by little between grid points (module docstring)
 BATCH_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 768, 1024,
               1536, 2048)
-# the k values an instance's own k is looked up among (plus each --instance's): every k the tool accepts
+# chosen: the k values an instance's own k is looked up among (plus each --instance's): every k the tool accepts
 DEFAULT_KS = tuple(range(1, MAX_K + 1))
 
 _COUNTS = "(vllm|llamacpp|lmdeploy)"
@@ -319,7 +320,7 @@ def profiles(scenario: Scenario, instances=()) -> list[Profile]:
         said = f"--instance {m.instance}={m.k}{',' + m.target if m.target else ''}{',' + m.draft if m.draft else ''}"
         judged = decide(s, None, given=m)  # the one place fleet asks too
         if judged.scenario is None:
-            raise SpecModelError(f"{said}: {judged.refused or judged.predicted_on}")
+            raise SpecModelError(f"{said}: {refusal(judged) or judged.predicted_on}")
         try:
             own = judged.scenario.validated()
             break_even_steps(own)
@@ -346,12 +347,6 @@ def profile_running_expression(window: str, chosen: list[Profile]) -> str:
              for p in configured]
     parts.append(f"({n['running']} + {PROFILE_SCALE} * {n['k']})")
     return "\nor ".join(parts)
-
-
-def encoded_break_even_expression(chosen: list[Profile], encoded: str) -> str:
-    """Every profile's break-even steps as comparisons on the encoded (profile, running) series, in one
-    expression (the rules file records one rule per profile instead: `break_even_rules`)."""
-    return "\n  or ".join(_profile_terms(p, encoded) for p in chosen)
 
 
 def _profile_terms(p: Profile, encoded: str) -> str:

@@ -227,6 +227,7 @@ def _read_capped(response: httpx.Response, max_bytes: int, received: list, faile
     return bytes(body)
 
 
+# documented (Python's zlib.decompressobj): wbits 16 + MAX_WBITS reads a gzip header, MAX_WBITS a zlib one
 _ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 

@@ -30,6 +30,7 @@ from specmodel.metrics import live, prom, promapi, timed
 from specmodel.metrics import schemas as engines
 from specmodel.model.instances import UNKNOWN_MODEL, InstanceModel, decide
 from specmodel.model.scenario import Scenario
+from specmodel.words.served import refusal
 
 SERIES_LABEL = "specmodel_series"  # added by label_replace: which metric a result row belongs to
 BY = "job, instance, model_name, engine, position, token_position, tp_rank, pp_rank"  # what snapshot_from_samples still needs
@@ -127,15 +128,6 @@ def windows_for_instance(rows: list[tuple[dict, float]], window_s: float, at_s: 
     return out
 
 
-def instance_scenario(model_name: str | None, base: Scenario,
-                      given: InstanceModel | None = None) -> tuple[Scenario | None, str]:
-    """(the scenario an instance is predicted on, what it is predicted on in words), as the one place that
-    decides it for fleet, the rules and the dashboard says (`specmodel.model.instances.decide`); None where it
-    is not predicted (a model with no preset, a draft larger than its target)."""
-    judged = decide(base, model_name, given)
-    return judged.scenario, judged.predicted_on
-
-
 def _unknown_model_verdict(verdict: live.LiveVerdict, model_name: str, refused: str | None = None) -> live.LiveVerdict:
     """An instance whose model has no preset (or whose draft is refused): measured figures kept, no prediction,
     never counted as paying off or losing."""
@@ -154,7 +146,7 @@ def judge_instance(stats: prom.LiveStats, base: Scenario, names: live.InputNames
     judged = decide(base, stats.model_name, given, server=stats.server)
     if judged.scenario is None:
         verdict = live.live_verdict(stats, base, names)
-        return _unknown_model_verdict(verdict, stats.model_name, judged.refused), judged.predicted_on
+        return _unknown_model_verdict(verdict, stats.model_name, refusal(judged)), judged.predicted_on
     return live.live_verdict(stats, judged.scenario, names), judged.predicted_on
 
 

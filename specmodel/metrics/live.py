@@ -340,6 +340,7 @@ class LiveSession:
         return replace(self, history=tuple(append_history(self.history, point, self.cap)))
 
 
+# chosen: the Live page's windows, Prometheus' usual rate windows between one interval and the whole session
 WINDOWS = {"last interval": None, "1 min": 60.0, "5 min": 300.0, "15 min": 900.0, "session": float("inf")}
 
 

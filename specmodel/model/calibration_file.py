@@ -151,11 +151,12 @@ def save_document(doc: dict, path: str) -> None:
     write_file(path, json.dumps(doc, indent=2, allow_nan=False) + "\n", "the calibration")
 
 
-def calibration_document(eff: Efficiency) -> dict:
-    """A calibration document with the given parameters and nothing fitted (step fits are added to it)."""
+def calibration_document(eff: Efficiency, message: str) -> dict:
+    """A calibration document with the given parameters and nothing fitted (step fits are added to it); `message`
+    says why (specmodel.words.calibration.NOTHING_FITTED)."""
     return {"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION,
             "parameters": {k: float(v) for k, v in eff.as_dict().items()}, "fitted": [], "held": [],
-            "message": "no model parameter fitted: the runs name no preset the model can describe"}
+            "message": message}
 
 
 def calibration_from_json(text: str, where: str) -> tuple[Efficiency, dict]:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import cache
 
 from specmodel.numbers import read_number
-from specmodel.errors import SpecModelError
+from specmodel.errors import OutOfRange, SpecModelError
 from specmodel.files import load_json, read_file
 from specmodel.text import clean_name
 from specmodel.model.presets import (DRAFT_SIZE_RATIO, GPU, GPU_BOUNDS, MODEL_BOUNDS, Model, build_gpu, build_model,
@@ -38,12 +38,6 @@ DEFAULT_GPU_NAME = "Custom GPU"
 # chosen: a spec's numbers within 1% of a preset's are that preset's (a datasheet's 362.05 TFLOPS written 362,
 # 3.35 TB/s written 3350); where two presets are that close (GB300 and MI355X), the nearer one.
 SAME_NUMBERS_REL = 0.01
-# What a spec that does not say gets, as --help and docs/names.md state it.
-GPU_SPEC_DEFAULTS = ("fp8_tflops: none (FP8 weights run at the BF16 rate), fp4_tflops: none (FP4 runs at the FP8 "
-                     "rate, else BF16), interconnect: PCIe at interconnect_gbs=32 (PCIe 4.0 x16, one direction; "
-                     "used only at --tp > 1), like: H100 SXM (the preset whose engine kernel choices it shares: "
-                     "packed GQA verify; like=L40S for an Ampere/Ada GPU), name: Custom GPU; a spec whose three "
-                     "numbers are a preset's takes that preset's for all of these but the name")
 # chosen: a spec or config.json is a few kilobytes (DeepSeek-V3's config.json is 1.7 KB); 1 MB refuses
 # a weights file or a log given by mistake before it is parsed.
 MAX_SPEC_BYTES = 1_000_000
@@ -123,8 +117,9 @@ def gpu_from_spec(spec: str | dict, said_as: str = "--gpu-spec", named: dict[str
     values = {**_unstated(values, like), **values}
     name = clean_name(str(spec.get("name") or DEFAULT_GPU_NAME), 60)[0] or DEFAULT_GPU_NAME
     same = _preset_with_numbers(values)
-    source = f"given by {said_as}" + (f"; the numbers of {same.name}, whose kernels, interconnect and FP8/FP4 "
-                                      "rates it takes where it does not state them" if same and not like else "")
+    # a spec with a preset's numbers takes that preset's kernels, interconnect and FP8/FP4 rates where it does
+    # not state them (_unstated); its source names the preset
+    source = f"given by {said_as}" + (f"; the numbers of {same.name}" if same and not like else "")
     return build_gpu(name, {**values, "source": source}, said_as,
                      {v: named.get(k, k) for k, v in GPU_SPEC_KEYS.items()})
 
@@ -291,8 +286,7 @@ def config_fields(cfg: dict, what: str) -> dict:
     hidden, layers = _int(cfg, "hidden_size", what), _int(cfg, "num_hidden_layers", what)
     bound = MODEL_BOUNDS["layers"]
     if not bound.lo <= layers <= bound.hi:  # before the layers are walked (MoE, sliding windows): a huge count hung
-        raise SpecModelError(f"{what}: num_hidden_layers = {layers:g} is outside the accepted range "
-                             f"{bound.lo:g}-{bound.hi:g} ({bound.why})", key="num_hidden_layers")
+        raise OutOfRange(what, "num_hidden_layers", layers, "layers", bound.lo, bound.hi)
     heads = _int(cfg, "num_attention_heads", what)
     if heads < 1:
         raise SpecModelError(f"{what}: num_attention_heads must be ≥ 1, got {heads}")

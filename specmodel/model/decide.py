@@ -514,7 +514,7 @@ def _off_and_last_k(ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # property is checked on every call (R at two α must agree); where it fails, as it would for a model in
 # which α changes step times, the runs of each α are decided as one run is (_Speedups without alpha0).
 _PROBE_ALPHAS = (0.5, 0.9)  # chosen: any two distinct α in (0, 1) would do
-_PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])
+_PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])  # chosen: small to large batches, both ends
 
 FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
           "spec_tok_s", "best_k", "best_k_speedup", "crossover", "off_above", "off_above_k", "spec_fits",

@@ -4,7 +4,7 @@ so they judge an instance on the same model.
 
     given = parse_instance("tgi-0:80=2,Llama 3.1 70B")          # --instance INSTANCE=K[,TARGET[,DRAFT]]
     judged = decide(base, model_name="Qwen/Qwen3-0.6B", given=None, k=4)
-    judged.scenario, judged.predicted_on, judged.refused
+    judged.scenario, judged.predicted_on, judged.refused   # refused: (target, draft), worded by words.served
 
 Target: the one given for the instance, else the preset its model label names (none: the base's; a name with
 no preset: not predicted), else the base's. Draft (draft-model speculation only): the one given, else the base's
@@ -81,16 +81,14 @@ class Judged:
 
     scenario: Scenario | None
     predicted_on: str  # "Llama 3.1 70B + Llama 3.2 1B, TP 4 (the fewest L40S that hold it)", or UNKNOWN_MODEL
-    refused: str | None = None  # a sentence: why no prediction (a draft larger than its target), else None
+    # (target, draft) where no prediction is made because the draft is not smaller than its target, else None;
+    # specmodel.words.served.refusal says it
+    refused: tuple[presets.Model, presets.Model] | None = None
 
 
-def draft_too_large(target: presets.Model, draft: presets.Model | None) -> str | None:
-    """Why `draft` cannot draft for `target` (as large or larger), naming both; None where it can."""
-    if draft is None or draft.params_B < target.params_B:
-        return None
-    return (f"the draft {draft.name} ({draft.params_B:.2f}B parameters) is not smaller than the target {target.name} "
-            f"({target.params_B:.2f}B): a draft model must be much smaller than its target to speed it up; give the "
-            f"instance its own draft (--instance INSTANCE=K,{target.name},DRAFT) or judge it with a draft-free method")
+def draft_too_large(target: presets.Model, draft: presets.Model | None) -> bool:
+    """True where `draft` cannot draft for `target`: it is as large or larger."""
+    return draft is not None and draft.params_B >= target.params_B
 
 
 def _target_of(model_name: str | None, given: InstanceModel | None, base: Scenario) -> presets.Model | None:
@@ -153,10 +151,9 @@ def _decide(base: Scenario, model_name: str | None, given: InstanceModel | None,
     if target is None:
         return Judged(None, UNKNOWN_MODEL)
     draft = _draft_of(target, given, base)
-    refused = draft_too_large(target, draft) if base.method.name == "draft_model" else None
     pair = f"{target.name} + {draft.name}" if base.method.name == "draft_model" and draft else target.name
-    if refused:
-        return Judged(None, f"not predicted: {pair}", refused)
+    if base.method.name == "draft_model" and draft_too_large(target, draft):
+        return Judged(None, f"not predicted: {pair}", (target, draft))
     kk = given.k if given is not None else k
     own = with_changes(base, target=target, draft=draft, **({"k": int(kk)} if kk else {}))
     said = pair if model_name or given is not None else f"{pair} (no model label: the sidebar's)"

@@ -33,9 +33,9 @@ GPU_MEMORY_UTILIZATION = 0.9  # documented: vLLM's default --gpu-memory-utilizat
 # chosen (no measurement found): activations, CUDA graphs and allocator slack, per replica (a round estimate)
 RESERVE_GB = 2.0
 
-# Bytes per weight or KV value by dtype. The 4-bit formats carry one scale per group: MXFP4 an 8-bit
-# scale per 32 values (OCP Microscaling Formats v1.0: 4.25 bits), AWQ/GPTQ INT4 a 16-bit scale and
-# zero per 128 (~4.25 bits); NVFP4's FP8 scale per 16 is 4.5 bits. 0.53 bytes is taken for all.
+# Bytes per weight or KV value by dtype (published: the formats' widths). The 4-bit formats carry one scale per group: MXFP4
+# an 8-bit scale per 32 values (OCP Microscaling Formats v1.0: 4.25 bits), AWQ/GPTQ INT4 a 16-bit scale and zero per 128
+# (~4.25 bits); NVFP4's FP8 scale per 16 is 4.5 bits. 0.53 bytes is taken for all (chosen).
 BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.53, "int4": 0.53}
 DTYPES = tuple(BYTES_PER_VALUE)
 KV_DTYPES = ("bf16", "fp16", "fp8")

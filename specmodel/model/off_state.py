@@ -14,7 +14,8 @@ where a schedule may switch off. A server without speculation (a separate pool f
 or a restart) runs at 1.0 there. The cost is a run's measurement where a run gives one (kind "measured":
 a row's `off_tok_s`, or `predict --off-cost`), else the engine's value (data/engines.json `off_cost`:
 "published" where measured, "chosen" where not; "none" where the engine version has no in-server off
-band: the schedule's off band is then a plain server)."""
+band: the schedule's off band is then a plain server). Numbers and labels only: specmodel.words.off_cost says
+where a cost comes from (`why` and its values `about`)."""
 
 from __future__ import annotations
 
@@ -29,15 +30,26 @@ from specmodel.model.scenario import Scenario, predict
 KINDS = ("measured", "published", "chosen", "none")
 
 
+# Why an off cost is what it is (OffCost.why), each said by specmodel.words.off_cost with the values in `about`:
+# "engine": the engine's value (about: the engine's name); "no_band": no off band inside the server;
+# "one_k": the engine runs the method with one k at every batch (about: engine label, method);
+# "before_since": the engine version predates the in-server off band (about: engine label, version text, the
+# release, engine name); "runs": runs measured it (about: the run count, where; the shares are the points);
+# "given": a user gave it (about: where).
+WHYS = ("engine", "no_band", "one_k", "before_since", "runs", "given")
+
+
 @dataclass(frozen=True)
 class OffCost:
     """The extra share of a plain step the off band pays, by batch: `points` (batch, share), interpolated in
-    log batch between them and held beyond them; `kind` one of KINDS; `source` where it comes from."""
+    log batch between them and held beyond them; `kind` one of KINDS; `why` one of WHYS and its values `about`;
+    `source` the engine's own source text (data/engines.json `source`, for "engine")."""
 
     points: tuple[tuple[float, float], ...]
     kind: str
-    source: str
-    brief: str = ""  # the source in a few words, for a table cell (runs --json `off_cost_source`)
+    why: str = "no_band"
+    about: tuple = ()
+    source: str = ""
 
     def at(self, batch) -> np.ndarray:
         """The share at each batch (≥ 0)."""
@@ -50,15 +62,8 @@ class OffCost:
         """True where the off band costs nothing (no in-server off band, or a cost of 0)."""
         return all(float(p[1]) <= 0.0 for p in self.points)
 
-    def to_dict(self, batch: int) -> dict:
-        """`predict --json`'s `off_cost`: the share at `batch`, the points, the kind and the source."""
-        return {"value": round(float(self.at(batch)), 4), "at_batch": int(batch), "kind": self.kind,
-                "points": [[int(b), round(float(v), 4)] for b, v in self.points], "source": self.source,
-                "brief": self.brief or self.source}
 
-
-NONE = OffCost(((1, 0.0),), "none", "no off band inside the server: the schedule's off band is a plain server",
-               "none: no off band in the server")
+NONE = OffCost(((1, 0.0),), "none", "no_band")  # chosen: no off band inside the server costs nothing
 
 
 def engine_off_cost(engine: Engine, method: str | None = None) -> OffCost:
@@ -69,14 +74,12 @@ def engine_off_cost(engine: Engine, method: str | None = None) -> OffCost:
     if not data:
         return NONE
     if method is not None and "methods" in data and method not in data["methods"]:
-        return OffCost(((1, 0.0),), "none", f"{engine.label} runs {method} with one k at every batch: the off band "
-                                            "is a server without speculation", f"none: one k for {method}")
+        return OffCost(((1, 0.0),), "none", "one_k", (engine.label, method))
     if engine.older_than(data.get("since")):
-        return OffCost(((1, 0.0),), "none", f"{engine.label} {engine.version_text} has no k = 0 band before "
-                                            f"{data['since']}: the off band is a server without speculation",
-                       f"none: no k = 0 band before {engine.name} {data['since']}")
-    return OffCost(tuple((float(b), float(v)) for b, v in data["points"]), data["kind"], data["source"],
-                   f"{data['kind']}: {engine.name}'s value, data/engines.json off_cost")
+        return OffCost(((1, 0.0),), "none", "before_since",
+                       (engine.label, engine.version_text, data["since"], engine.name))
+    return OffCost(tuple((float(b), float(v)) for b, v in data["points"]), data["kind"], "engine", (engine.name,),
+                   data["source"])
 
 
 def scenario_off_cost(s: Scenario) -> OffCost:
@@ -96,17 +99,14 @@ def measured_off_cost(concurrency, plain_tok_s, off_tok_s, where: str) -> OffCos
     for batch in sorted(set(c[ok].tolist())):
         at = ok & (c == batch)
         points.append((batch, max(float(np.mean(plain[at] / off[at])) - 1.0, 0.0)))
-    said = ", ".join(f"{v:.1%} at batch {b:g}" for b, v in points)
-    brief = f"measured: {int(ok.sum())} run(s) with speculation configured and off ({where})"
-    return OffCost(tuple(points), "measured", f"{brief}: {said}", brief)
+    return OffCost(tuple(points), "measured", "runs", (int(ok.sum()), where))
 
 
 def given_off_cost(share: float, where: str) -> OffCost:
     """An off cost a user measured and gave (`predict --off-cost`): the same share at every batch."""
     if not np.isfinite(share) or share < 0:
         raise SpecModelError(f"{where} must be a share ≥ 0 of the plain step (0.15 for 15%), got {share}")
-    said = f"measured: {share:.1%} of the plain step ({where})"
-    return OffCost(((1, float(share)),), "measured", said, said)
+    return OffCost(((1, float(share)),), "measured", "given", (where,))
 
 
 def off_row(s: Scenario, batches, cost: OffCost) -> np.ndarray:

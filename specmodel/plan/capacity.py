@@ -33,7 +33,7 @@ from specmodel.model.scenario import Scenario, predict
 from specmodel.words.capacity import arm_missed, capacity_notes, capacity_uncertain, capacity_verdict
 
 MAX_BATCH = 4096  # chosen: sequences per replica the plan considers (engines cap max_num_seqs well below)
-BATCHES = np.arange(1, MAX_BATCH + 1)
+BATCHES = np.arange(1, MAX_BATCH + 1)  # chosen: every batch up to MAX_BATCH
 REL_TOL = 1e-9  # chosen: a speed within this fraction of the target meets it (targets read off the model itself)
 MAX_USERS = 1e9  # chosen: a bound on the input far above any deployment, not a measured limit
 # How each verdict's headline reads (specmodel.notes.TONES).

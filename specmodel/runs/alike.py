@@ -17,9 +17,9 @@ from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.runs.records import COLUMNS, RunDefaults, RunRecord
 from specmodel.runs.validate import SINGLE_NUMBER_FORMS, convert_single, validate_row
 
-# The numbers a row's result takes as they are (column: low, low excluded, high, as validate_row checks them):
-# its load, throughputs and speedup, and an acceptance given as one number (not beside a survival list or
-# counts, which are read before it).
+# chosen (validate_row's own checks): the numbers a row's result takes as they are (column: low, low excluded,
+# high, as validate_row checks them): its load, throughputs and speedup, and an acceptance given as one number
+# (not beside a survival list or counts, which are read before it).
 _FREE = {"concurrency": (1, False, MAX_CONCURRENCY), "baseline_tok_s": (0, True, None), "spec_tok_s": (0, True, None),
          "speedup": (0, True, None)}
 _FREE_WITH_ACCEPTANCE = {**_FREE, **{key: (lo, False, hi) for key, lo, hi, *_ in SINGLE_NUMBER_FORMS}}

@@ -55,7 +55,7 @@ def latencies_from_text(text) -> tuple[float, float] | None:
 
 # A row's notes and reference columns together (a source's citation, its metric note, an enrichment
 # note) run to a few thousand characters on the development set; the regexes below are linear in it.
-_LONGEST_NOTES = 4 * MAX_NAME_TEXT
+_LONGEST_NOTES = 4 * MAX_NAME_TEXT  # chosen: four names' worth, above those few thousand
 
 
 # An arm's label as sources write it, the plain arm's first ("w/o SD" before "SD").

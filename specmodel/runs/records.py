@@ -226,7 +226,7 @@ class ProblemGroup:
         return ", ".join(where)
 
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}  # chosen: the worst first
 
 
 def group_problems(problems: list[Problem], by_size: bool = False) -> list[ProblemGroup]:

@@ -33,6 +33,7 @@ from specmodel.runs.load import paused_gc
 from specmodel.runs.row_scenario import float_or_none, rate_prediction, row_alpha, scenario_for_row
 from specmodel.runs.setups import setup_names
 from specmodel.runs.unpredicted import say_unpredicted, unpredicted_rows
+from specmodel.words.off_cost import off_cost_brief
 from specmodel.words import (BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, VERDICT_WORDS, advice_of_runs,  # noqa: F401 - re-exported
                              decision, disagreement_words, ngram_advice, verdict_words)
 
@@ -179,7 +180,7 @@ def _evaluate(rows: pd.DataFrame, efficiency: Efficiency | None, progress: Progr
             good = idx[~failed]
             for column, field in _FROM_SUMMARY.items():
                 res[column][good] = part[field][~failed]
-            res["off_cost_source"][good] = (off or scenario_off_cost(setup)).brief
+            res["off_cost_source"][good] = off_cost_brief(off or scenario_off_cost(setup))
             res["advice"][good] = advice_of_runs(setup, alpha[idx], k[idx], conc[idx], part, off)[~failed]
             del part
             res["timings"][good] = "measured" if setup.t_target_ms is not None else "hardware"

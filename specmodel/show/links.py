@@ -114,16 +114,6 @@ def unaccepted(params: dict, numbers: dict[str, tuple[float, float, str]], choic
     return problems
 
 
-def number_problems(params: dict, bounds: dict[str, tuple[float, float, str]]) -> list[str]:
-    """What is wrong with the numbers a link carries (`unaccepted`'s sentences).
-
-    >>> bounds = {"users": (1, 100, "users (a whole number)"), "rps": (0.01, 50, "requests per second")}
-    >>> [p.split(":")[0] for p in number_problems({"users": "200", "rps": "4"}, bounds)]
-    ["The link's users=200 is not a valid number of users (a whole number) between 1 and 100"]
-    """
-    return list(unaccepted(params, bounds).values())
-
-
 def link_numbers(params: dict, bounds: dict[str, tuple[float, float, str]]) -> dict[str, int | float]:
     """The numbers a link carries that `bounds` accepts (whole numbers as int): the values a page's
     widgets take from it; the others are `unaccepted`'s to say.
@@ -139,12 +129,14 @@ def link_numbers(params: dict, bounds: dict[str, tuple[float, float, str]]) -> d
 # from them) and What-if's α under this one, from which Traffic mix fills its workload table once.
 FROM_WHATIF = "whatif_alpha"
 
-# URL parameter -> (lowest, highest, what it is) of the numbers What-if and Traffic mix read from a link: the
-# ranges of their widgets (a value outside one is dropped by the widget; the page says so).
+# chosen (the widgets' own ranges): URL parameter -> (lowest, highest, what it is) of the numbers What-if and
+# Traffic mix read from a link: the ranges of their widgets (a value outside one is dropped by the widget; the
+# page says so).
 WHATIF_NUMBERS = {"alpha": (0, 1, "acceptance α"), "k": (0, 8, "draft tokens per step k (a whole number)"),
                   "conc": (1, 4096, "concurrent sequences (a whole number)"),
                   "t_target": (1, 200, "ms for the target's step at batch 1"),
                   "t_draft": (0, 50, "ms per draft token at batch 1")}
+# chosen: the same for Traffic mix's widgets
 MIX_NUMBERS = {"mix_conc": (1, 4096, "concurrent sequences (a whole number)"),
                "mix_gpus": (1, 32, "GPUs in total (a whole number)"),
                "mix_k": (0, 8, "draft tokens per step k (a whole number)")}

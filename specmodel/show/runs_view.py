@@ -318,7 +318,7 @@ def read_and_review(files, defaults, pairs=None, efficiency=None, on_progress=No
 
 
 # The page's tables, in the order shown: column -> (heading, number format or None, help or None[, width
-# "small"/"medium"/"large"]), the shape pages/display.column_config reads (as readouts.FLEET_COLUMNS).
+# "small"/"medium"/"large"]), the shape pages/parts/display.column_config reads (as readouts.FLEET_COLUMNS).
 BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
     "verdict": ("verdict", None, "From the measured speedup where there is one; else predicted", "small"),
     "workload": ("workload", None, None, "small"),

@@ -6,6 +6,9 @@ from specmodel.model.calibration_file import parameter_range, with_unit
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 
+# A calibration file's `message` where no model parameter was fitted (calibration_file.calibration_document).
+NOTHING_FITTED = "no model parameter fitted: the runs name no preset the model can describe"
+
 
 def calibration_line(eff: Efficiency) -> str:
     """The whole calibration in one line: every parameter away from its default with its range, and

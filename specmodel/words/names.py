@@ -13,6 +13,13 @@ from __future__ import annotations
 
 from specmodel.model.presets import HardwareMatch, MethodMatch, ModelMatch, Remark
 
+# What a GPU spec (model.custom.gpu_from_spec) that does not say gets, as --help and docs/names.md state it.
+GPU_SPEC_DEFAULTS = ("fp8_tflops: none (FP8 weights run at the BF16 rate), fp4_tflops: none (FP4 runs at the FP8 "
+                     "rate, else BF16), interconnect: PCIe at interconnect_gbs=32 (PCIe 4.0 x16, one direction; "
+                     "used only at --tp > 1), like: H100 SXM (the preset whose engine kernel choices it shares: "
+                     "packed GQA verify; like=L40S for an Ampere/Ada GPU), name: Custom GPU; a spec whose three "
+                     "numbers are a preset's takes that preset's for all of these but the name")
+
 # -- hardware ---------------------------------------------------------------------------------------
 
 

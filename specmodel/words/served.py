@@ -12,6 +12,8 @@ True
 
 from __future__ import annotations
 
+from specmodel.model.instances import Judged
+
 
 def judged_as(served: str | None, served_preset: str | None, target: str, gpu: str) -> str | None:
     """One clause for the verdict's headline: which preset the verdict was judged on and why it is an
@@ -25,6 +27,17 @@ def judged_as(served: str | None, served_preset: str | None, target: str, gpu: s
     if served_preset != target:
         return f"the served model '{served}' reads as {served_preset}, not the target given: {on}"
     return None
+
+
+def refusal(judged: Judged) -> str | None:
+    """Why an instance is not predicted (model.instances.Judged.refused: a draft not smaller than its target),
+    naming both and what to do; None where it is not refused."""
+    if judged.refused is None:
+        return None
+    target, draft = judged.refused
+    return (f"the draft {draft.name} ({draft.params_B:.2f}B parameters) is not smaller than the target {target.name} "
+            f"({target.params_B:.2f}B): a draft model must be much smaller than its target to speed it up; give the "
+            f"instance its own draft (--instance INSTANCE=K,{target.name},DRAFT) or judge it with a draft-free method")
 
 
 # What a live verdict rests on (metrics/timed.py's `rests_on`), most measured first.

@@ -18,7 +18,8 @@ POINTS = 90  # chosen: batches sampled per curve (geometric), plus every curve's
 # against white and against Streamlit's dark background (#171614) from k = 2 on (k = 1: 2.5:1 on white);
 # the plain arm in mid grey (3.4:1 and 5.4:1). A dark curve (#222, #08306b) vanished in the dark theme.
 SPEC_COLORS = ("#5aa9e6", "#3d95dd", "#2f80d0", "#2a6fc0", "#4f63c8", "#6a58c6", "#8450c0", "#9a48b8")
-PLAIN_STYLE = dict(color="#8c8c8c", width=3.5)
+PLAIN_STYLE = dict(color="#8c8c8c", width=3.5)  # chosen, as above
+# chosen: the target line in red, dashed, thinner than the curves
 TARGET_STYLE = dict(color="#c0392b", dash="dash", width=2)
 
 

@@ -22,22 +22,22 @@ from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_c
 from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
 from specmodel.words import Summary, summarize
 
-ALPHAS = np.linspace(0.0, 1.0, 101)
-# 1 … 1024, log-spaced, each batch once. Not np.unique: without return_index/inverse/counts it asks
+ALPHAS = np.linspace(0.0, 1.0, 101)  # chosen: α in steps of 0.01
+# chosen: 1 … 1024, log-spaced, each batch once. Not np.unique: without return_index/inverse/counts it asks
 # np.ma whether the array is masked, which imports numpy.ma (~80 ms of the first page) for this one line.
 BATCHES = np.array(sorted(set(np.round(np.geomspace(1, 1024, 160)).astype(int).tolist())))
-KS = np.arange(1, K_MAX + 1)
-# Colours readable on the light and the dark theme alike (the page follows the viewer's preference):
+KS = np.arange(1, K_MAX + 1)  # chosen: every k the advice may name
+# chosen: colours readable on the light and the dark theme alike (the page follows the viewer's preference):
 # mid grey lines, and a dark marker with a white rim.
 BREAK_EVEN_STYLE = dict(color="#8c8c8c", dash="dash", width=1.5)
 # A batch-size log axis labelled at the powers of two a reader sets (1, 4, 16 … 4096), never plotly's
 # minor "2 5" labels between decades ("10 2 5 100" read as numbers of their own).
-# Every other power of two: all thirteen crowd a half-width chart at 1280 wide into slanted labels.
+# Chosen: every other power of two: all thirteen crowd a half-width chart at 1280 wide into slanted labels.
 _POWERS_OF_TWO = [4 ** i for i in range(7)]  # 1, 4, 16 … 4096
 LOG_BATCH_AXIS = dict(type="log", tickvals=_POWERS_OF_TWO, ticktext=[f"{v:,}" for v in _POWERS_OF_TWO],
                       minor=dict(showgrid=False, ticks=""))
-SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(width=2, color="#ffffff"))
-# Diverging: red where speculation loses, light grey at break-even (white read as a blank row on the dark
+SCENARIO_MARKER = dict(size=12, symbol="diamond", color="#222222", line=dict(width=2, color="#ffffff"))  # chosen, as above
+# Chosen, diverging: red where speculation loses, light grey at break-even (white read as a blank row on the dark
 # theme: k = 0 is break-even everywhere), blue where it wins.
 LOSS_WIN_SCALE = [[0.0, "#67001f"], [0.25, "#d6604d"], [0.5, "#c9c9c9"], [0.75, "#4393c3"], [1.0, "#053061"]]
 
