@@ -135,4 +135,4 @@ def test_fleet_the_rules_and_the_alert_agree_on_every_engines_instance(prom_engi
     assert by_key["tgi-given"].verdict.speedup > 1.1  # it pays at its own k = 2, and no alert says otherwise
     tgi = by_key["tgi-given"]  # as the n-gram it runs (1.55x), not the sidebar's draft model (1.15x)
     assert (tgi.verdict.scenario.method.name, tgi.verdict.scenario.draft) == ("ngram", None)
-    assert "TGI runs --speculate without Medusa heads" in tgi.predicted_on
+    assert "n-gram (TGI's --speculate)" in tgi.predicted_on

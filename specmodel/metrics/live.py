@@ -25,7 +25,7 @@ from specmodel.model import presets
 from specmodel.model.decide import JUDGED, Decision, band_tone, straddles, tone_of
 from specmodel.words import decision, summarize
 from specmodel.words.decision_line import decision_line, fit_decision_line, timed_decision_line
-from specmodel.words.served import judged_as
+from specmodel.words.served import judged_as, served_as_words
 from specmodel.model.instances import as_served
 from specmodel.model.scenario import Scenario, predict, with_changes
 from specmodel.notes import info, warning, warnings_in
@@ -192,7 +192,7 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
     notes = [n for n in (load_change_note(stats), _model_note(stats, base, names)) if n]
     served = as_served(base, stats.server)[1]
     if served:
-        notes.append(info(f"judged as {served}"))
+        notes.append(info(f"judged as {served_as_words(served)}"))
     if stats.running is None:
         notes.append(info("the server reports no running-requests gauge: placed at batch 1"))
     elif stats.running < 0.5:

@@ -118,17 +118,18 @@ def _draft_of(target: presets.Model, given: InstanceModel | None, base: Scenario
 # step (server/text_generation_server/utils/tokens.py, create_n_gram_speculation gathers B x N ids), so every verify
 # carries N drafts, and tgi_request_skipped_tokens averages over all of those steps.
 TGI_METHODS = ("ngram", "medusa")
+TGI_AS_NGRAM = "n-gram (TGI's --speculate)"  # the label a TGI instance's predicted_on carries (words.served says why)
 
 
 def as_served(base: Scenario, server: str | None) -> tuple[Scenario, str | None]:
-    """The base as a server of this engine (a metrics schema's key: "tgi", "counts", ...) can run it, and words
-    saying what changed, else None. A TGI server runs no draft model: judged as n-gram (its --speculate without
-    Medusa heads), every sequence drafting at every step (proposal rate 1)."""
+    """The base as a server of this engine (a metrics schema's key: "tgi", "counts", ...) can run it, and a label
+    of what changed (TGI_AS_NGRAM; words.served.served_as_words says it in full), else None. A TGI server runs
+    no draft model: judged as n-gram (its --speculate without Medusa heads), every sequence drafting at every
+    step (proposal rate 1)."""
     if server != "tgi":
         return base, None
     if base.method.name not in TGI_METHODS:
-        return (with_changes(base, method="ngram", draft=None, proposal_rate=1.0),
-                "n-gram, as TGI runs --speculate without Medusa heads (it loads no draft model)")
+        return with_changes(base, method="ngram", draft=None, proposal_rate=1.0), TGI_AS_NGRAM
     if base.method.name == "ngram" and base.proposal_rate is None:
         return with_changes(base, proposal_rate=1.0), None
     return base, None

@@ -12,7 +12,7 @@ True
 
 from __future__ import annotations
 
-from specmodel.model.instances import Judged
+from specmodel.model.instances import TGI_AS_NGRAM, Judged
 
 
 def judged_as(served: str | None, served_preset: str | None, target: str, gpu: str) -> str | None:
@@ -110,3 +110,8 @@ def figures_line(measured: list[str], modelled: list[str]) -> str:
     parts = [f"measured: {', '.join(measured)}" if measured else "measured: nothing",
              f"modelled: {', '.join(modelled)}" if modelled else "modelled: nothing"]
     return "; ".join(parts)
+
+
+def served_as_words(label: str) -> str:
+    """The sentence for a label model.instances.as_served returns: why the instance is judged as another method."""
+    return {TGI_AS_NGRAM: "n-gram, as TGI runs --speculate without Medusa heads (it loads no draft model)"}.get(label, label)
