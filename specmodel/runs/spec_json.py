@@ -141,8 +141,7 @@ def _histogram(raw) -> dict[int, float] | None:
             raise SpecModelError(f"an acceptance histogram has the key {quoted(key)}, which {why}")
         if j is None or j != int(j):
             return None
-        j = int(j)
-        v = _num(n)
+        j, v = int(j), _num(n)
         if v is None or v < 0 or j < 0:
             return None
         if j > MAX_K:  # checked before any list of k positions is built
