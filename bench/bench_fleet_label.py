@@ -72,7 +72,7 @@ def run():
                 for name in (list(LABELS) if r % 2 else list(LABELS)[::-1]):
                     prefix = f"/round-{r}-{len(LABELS[name])}"  # a Prometheus behind a path of its own: no cache hit
                     with _Routes.lock:
-                        _Routes.answers = {prefix + path: body for path, body in one_instance_answers(LABELS[name]).items()}
+                        _Routes.answers = one_instance_answers(LABELS[name], prefix=prefix)
                         times[name].append(_load(browser, f"{base}/fleet?prom_url={quote(prometheus + prefix)}", proc.pid))
         finally:
             browser.close()

@@ -308,9 +308,9 @@ def test_8_the_fleet_page_cuts_a_200000_character_instance_label():
     from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
     long_label = "i" * 200_000
     with _Routes.lock:
-        _Routes.answers = one_instance_answers(long_label)
+        _Routes.answers = one_instance_answers(long_label, prefix="/test-8-apptest")
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.query_params["prom_url"] = server_url()
+        at.query_params["prom_url"] = server_url() + "/test-8-apptest"
         at.run()
         at.switch_page("pages/fleet.py").run()
     assert not at.exception
@@ -333,8 +333,8 @@ def test_8_in_a_browser_the_fleet_page_with_a_200000_character_label_renders_wit
     from tests.browser import wait_for_app, wait_for_charts, wait_for_tables
     from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
     with _Routes.lock:
-        _Routes.answers = {"/hostile-41" + path: body for path, body in one_instance_answers("i" * 200_000).items()}
-        browser_page.goto(f"{streamlit_server}/fleet?prom_url={quote(server_url() + '/hostile-41')}")
+        _Routes.answers = one_instance_answers("i" * 200_000, prefix="/test-8-browser")
+        browser_page.goto(f"{streamlit_server}/fleet?prom_url={quote(server_url() + '/test-8-browser')}")
         wait_for_app(browser_page)
         wait_for_tables(browser_page)
         wait_for_charts(browser_page)

@@ -283,12 +283,13 @@ def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
     problems += [f"live: {p}" for p in _page_problems(at)]
     assert _shows_the_name(at)
 
-    routes = one_instance_answers(HOSTILE, job=HOSTILE)
-    routes["/api/v1/targets"] = routes["/api/v1/targets"].replace(b'"health": "up", "lastError": ""', (
+    prefix = "/text-safety-apptest"  # a URL of its own: the Fleet page's answers are cached by URL in the process
+    routes = one_instance_answers(HOSTILE, job=HOSTILE, prefix=prefix)
+    routes[prefix + "/api/v1/targets"] = routes[prefix + "/api/v1/targets"].replace(b'"health": "up", "lastError": ""', (
         '"health": "down", "lastError": ' + __import__("json").dumps(HOSTILE)).encode())
     with _Routes.lock:
         _Routes.answers = routes
-        at = _app("pages/fleet.py", prom_url=server_url())
+        at = _app("pages/fleet.py", prom_url=server_url() + prefix)
     problems += [f"fleet: {p}" for p in _page_problems(at)]
     assert _shows_the_name(at)
     assert not problems, "\n".join(problems)
