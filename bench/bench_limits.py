@@ -212,6 +212,24 @@ def _csv_thousands(folder: Path) -> Path:
     return path
 
 
+def _csv_blank_lines(folder: Path) -> Path:
+    """Issue 41, 1: a 19 MB CSV of blank lines between two runs (was ~185 bytes a line: 3.5 GB on the CLI)."""
+    path = folder / "blank_lines.csv"
+    path.write_text("workload,concurrency,k,alpha,baseline_tok_s,spec_tok_s\nw,8,3,0.7,1000,1500\n"
+                    + "\n" * 19_000_000 + "v,8,3,0.7,1000,1500\n")
+    return path
+
+
+def _log_long_pieces(folder: Path) -> Path:
+    """Issue 41, 2: a vLLM log line of 0.8 MB of comma-separated pieces without names (was 9 s of CPU) and a
+    6 MB per-position list (was still running at 150 s)."""
+    path = folder / "long_pieces.log"
+    path.write_text("Running: 4 reqs\nSpecDecoding metrics: Mean acceptance length: 2.05, Drafted: "
+                    + ", ".join(["x"] * 400_000) + "\nRunning: 4 reqs\nSpecDecoding metrics: Mean acceptance "
+                    "length: 2.05, Per-position acceptance rate: " + ", ".join(["0.123456"] * 600_000) + "\n")
+    return path
+
+
 def _mix_at_the_cap(folder: Path) -> Path:
     """A traffic mix one row past MAX_MIX_WORKLOADS, every workload with its own α (no two alike)."""
     from specmodel.bounds import MAX_MIX_WORKLOADS
@@ -256,7 +274,14 @@ def run():
              "CSV of {size} whose rows each hold a cell past the 131,072-character limit: {loaded} runs, each row named"),
             ("runs", _csv_thousands(folder), 0,
              "CSV with the most rows, every number with thousands separators: {size}, {loaded:,} runs"),
+            ("runs", _csv_blank_lines(folder), 0,
+             "CSV of {size} of blank lines between two runs (issue 41, 1): {loaded} runs"),
+            ("runs", _log_long_pieces(folder), 0,
+             "vLLM log of {size}: a 0.8 MB line of unnamed pieces and a 6 MB per-position list (issue 41, 2): "
+             "{loaded} runs"),
         ]
+        only = os.environ.get("LIMITS_ONLY")  # e.g. LIMITS_ONLY="issue 41": the cases whose line says so
+        cases = [c for c in cases if not only or only in c[3]]
         worst = slowest = slowest_cpu = None
         yield f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work on it slows the wall time)"
         for kind, path, review_rows, label in cases:

@@ -140,6 +140,15 @@ def wait_for_charts(page, timeout_ms: int = PATIENCE_MS) -> None:
                  timeout_ms)
 
 
+def wait_for_tables(page, timeout_ms: int = PATIENCE_MS) -> None:
+    """Wait until the main area shows at least one table and every table shown has drawn its grid (one in a
+    closed expander or with no size is not waited for)."""
+    page.wait_for_function("""() => { const d = [...document.querySelectorAll(
+        "[data-testid='stMain'] [data-testid='stDataFrame']")].filter(
+        e => e.getBoundingClientRect().width > 0 && !e.closest('details:not([open])'));
+        return d.length > 0 && d.every(e => e.querySelector('.dvn-scroller')); }""", timeout=timeout_ms)
+
+
 def until(page, condition, what: str, timeout_s: float = PATIENCE_S) -> None:
     """Poll a condition evaluated in Python (a server's counter, a field's value) until it holds; fail
     saying `what` was awaited if it has not after timeout_s. The page keeps handling its events meanwhile."""

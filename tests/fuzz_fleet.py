@@ -157,6 +157,22 @@ def fleet_answers(draw):
     return routes, instances, settings
 
 
+def one_instance_answers(instance: str, job: str = "vllm", prefix: str = "") -> dict[str, bytes]:
+    """The three Prometheus answers for one vLLM V1 instance with these labels, every one of its series
+    from the reference sample (issue 41: a 200,000-character instance label, a label with a newline; the
+    Fleet page's bench, bench/bench_fleet_label.py). With `prefix` ("/test-name"), the Prometheus answers
+    at server_url() + prefix: the Fleet page caches its answers by URL for 30 s, and every app in one
+    process (AppTest) shares that cache, so a page test uses a URL of its own."""
+    rows = [({**labels, "job": job, "instance": instance}, _value(float(v))) for labels, v in ENGINES["vllm_v1_specdecode"]]
+    vector = [{"metric": labels, "value": [AT_S, v]} for labels, v in rows]
+    matrix = [{"metric": labels, "values": [[AT_S - 60, v]]} for labels, v in rows]
+    targets = {"activeTargets": [{"labels": {"job": job, "instance": instance}, "health": "up", "lastError": "",
+                                  "scrapeUrl": "http://h/metrics"}]}
+    return {prefix + "/api/v1/query": _answer("success", "vector", vector),
+            prefix + "/api/v1/query_range": _answer("success", "matrix", matrix),
+            prefix + "/api/v1/targets": json.dumps({"status": "success", "data": targets}).encode()}
+
+
 # --- the server ------------------------------------------------------------------------------------------
 
 class _Routes:

@@ -306,22 +306,17 @@ def test_6_a_window_past_any_retention_and_a_non_ascii_token_are_messages(monkey
     assert out.returncode == 2 and "printable ASCII" in out.stderr
 
 
-@pytest.mark.parametrize("series, words", [
-    ("vllm:num_requests_running", None),  # a gauge past the float range is left out, as a NaN one is
-    ("vllm:spec_decode_num_drafts_total", "the counter vllm:spec_decode_num_drafts_total is +Inf on this page"),
-])
-def test_6_a_400_digit_value_on_a_metrics_page_is_a_message_not_an_overflow(series, words):
-    # prometheus_client reads an integer value as a Python int: math.isfinite raised OverflowError (make fuzz)
+@pytest.mark.parametrize("series", ["vllm:num_requests_running", "vllm:spec_decode_num_drafts_total"])
+def test_6_a_400_digit_value_on_a_metrics_page_is_a_message_not_an_overflow(series):
+    # prometheus_client reads an integer value as a Python int: math.isfinite raised OverflowError (make fuzz);
+    # no exporter writes 400 digits (issue 41: the one number parser refuses them by name)
     from specmodel.metrics import prom
     from tests.replay import fixture_text
     text = fixture_text("vllm_v1_specdecode_sample.txt")
     line = next(line for line in text.splitlines() if line.startswith(series + "{"))
     text = text.replace(line, line.rsplit(" ", 1)[0] + " " + "9" * 400)
-    if words is None:
-        assert "running" not in prom.parse_snapshot(text, at=0.0).gauges
-    else:
-        with pytest.raises(SpecModelError, match=re.escape(words)):
-            prom.parse_snapshot(text, at=0.0)
+    with pytest.raises(SpecModelError, match=re.escape(f"({series}) has a value that has 400 digits")):
+        prom.parse_snapshot(text, at=0.0)
 
 
 def test_6_fleet_window_past_any_retention_is_one_line_and_exit_2(capsys):

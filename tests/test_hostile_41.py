@@ -187,10 +187,98 @@ def test_7_a_prometheus_position_label_no_engine_writes_is_refused_by_name(posit
         prom.parse_snapshot(text)
 
 
+_DRAFTS = 'vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10\n'
+
+
+@pytest.mark.parametrize("value, words", [("1_0", "underscore between digits"), ("\u0664", "digits other than 0-9"),
+                                          ("\uff14\uff12", "digits other than 0-9"), (BIG, "5,000 digits"),
+                                          ("9" * 400, "400 digits"), ("12 \u0661\u0667\u0660\u0660", "digits other than 0-9")])
+def test_7_a_prometheus_sample_value_no_exporter_writes_is_refused_by_name(value, words):
+    """prometheus_client's parser hands a value to int()/float(): `٤` read as 4, `１２` as 12, a 400-digit count as
+    a number past any float; an underscore or 5,000 digits was 'not Prometheus metrics text'. Each is refused
+    naming the line and the series (the last case: a timestamp in Arabic-Indic digits)."""
+    from specmodel.metrics import prom
+    text = _DRAFTS + f'vllm:num_requests_running{{engine="0",model_name="m"}} {value}\n'
+    with pytest.raises(SpecModelError) as info:
+        prom.parse_snapshot(text)
+    said = str(info.value)
+    assert words in said and "line 2 " in said and "(vllm:num_requests_running)" in said, said
+    assert len(said) < 400 and value[:50] not in said.replace("'", "")
+
+
+def test_7_a_prometheus_value_no_exporter_writes_names_the_url_and_not_a_series_of_another_exporter():
+    from specmodel.metrics import scrape
+    from tests.replay import ReplayServer
+    fast = scrape.ScrapePolicy(connect_timeout_s=1.0, read_timeout_s=0.5, total_timeout_s=1.0)
+    with ReplayServer(_DRAFTS + 'vllm:num_requests_waiting{model_name="m"} \u0663\n') as srv:
+        with scrape.make_client(fast) as client, pytest.raises(SpecModelError) as info:
+            scrape.scrape_snapshot(client, srv.url, policy=fast)
+    said = str(info.value)
+    assert said.startswith(scrape.display_url(srv.url)) and "vllm:num_requests_waiting" in said, said
+    assert "digits other than 0-9" in said
+    with pytest.raises(SpecModelError) as info:  # an internal page's names are never quoted
+        from specmodel.metrics import prom
+        prom.parse_snapshot("db_password_SECRET \u0664\u0662\n")
+    assert "SECRET" not in str(info.value) and "line 1 " in str(info.value) and "digits other than" in str(info.value)
+
+
+def test_7_every_value_the_exposition_format_allows_still_reads():
+    """Values as exporters write them (Go's FormatFloat, Python's repr): integers, exponents, a sign, NaN, ±Inf,
+    with or without a timestamp; labels with text of any script and long runs of digits are not values."""
+    from specmodel.metrics import prom
+    pos = ('vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="0",model_name="\u6a21\u578b-\u0664",'
+           'request="{id}",position="{p}"}} {v}\n')
+    text = ("# HELP vllm:num_requests_running Anzahl der laufenden Anfragen \u2014 \u0664\n"
+            'vllm:spec_decode_num_drafts_total{engine="0",model_name="\u6a21\u578b-\u0664"} 2e+06 1700000000000\n'
+            + pos.format(id="1" * 60, p=0, v="1.5e+06") + pos.format(id="2", p=1, v="+1.2E5")
+            + pos.format(id="3", p=2, v="0") + pos.format(id="4", p=3, v="-0")
+            + 'vllm:num_requests_running{engine="0",model_name="\u6a21\u578b-\u0664"} 7\n'
+            + 'vllm:generation_tokens_total{engine="0",model_name="\u6a21\u578b-\u0664"} 1.25e-3\n'
+            + 'process_max_fds NaN\nprocess_open_fds +Inf\nprocess_cpu_seconds_total{mode="\u0664"} -Inf\n'
+            + "process_resident_memory_bytes\t.5\n")
+    snap = prom.parse_snapshot(text, at=0.0)
+    assert snap.counters["drafts"] == 2e6 and snap.per_position == (1.5e6, 1.2e5, 0.0, 0.0)
+    assert snap.gauges["running"] == 7 and snap.counters["generation_tokens"] == 1.25e-3 and snap.k == 4
+
+
 @pytest.mark.parametrize("flag, value, words", [("--window", "1_0", "underscore"),
                                                 ("--window", "\u0665", "digits other than 0-9")])
 def test_7_a_flag_no_one_types_is_refused_by_name(flag, value, words):
     _one_line_error(_cli("scrape", "http://127.0.0.1:9/metrics", flag, value), flag, words)
+
+
+@pytest.mark.parametrize("alpha", ["0_5", "\u0660.\u0665", "\uff10.\uff15"])
+def test_7_a_link_alpha_or_gpu_number_no_one_writes_is_refused_not_read(alpha):
+    """float() read `0_5` as 5 (out of range, refused by luck) and `٠.٥` as 0.5 (a link filled the Traffic mix
+    table from it); a Custom GPU number `1_0` was 10 and `٤` 4."""
+    from specmodel.show import links
+    value, said = links.alpha_from_link(alpha)
+    assert value is None and "is not an acceptance α" in said
+    assert links.gpu_number_problems({"gpu_tflops": "1_0", "gpu_memory_gb": "\u0664"}) == [
+        "the link's gpu_tflops '1_0' is not a number: its Custom GPU box starts empty",
+        "the link's gpu_memory_gb '\u0664' is not a number: its Custom GPU box starts empty"]
+
+
+def test_7_a_position_column_in_other_digits_or_of_5000_digits_is_no_position():
+    """int() read the header `p٣` as position 3 and raised on `p` followed by 5,000 digits."""
+    header = "workload,alpha,k,concurrency,baseline_tok_s,spec_tok_s,p\u0663,p" + "1" * 5000
+    table = runs.read_runs([("pos.csv", (header + "\nchat,0.7,4,1,100,150,0.5,0.5\n").encode())])
+    assert len(table.rows) == 1 and not table.rows["survival"].astype(str).str.len().gt(0).any()
+    assert any("p\u0663" in p.message or p.column == "p\u0663" for p in table.problems), table.problems
+
+
+@pytest.mark.parametrize("key, words", [("\u0663", "digits other than 0-9"), ("1_0", "underscore")])
+def test_7_an_aiperf_histogram_key_no_one_writes_is_refused_by_name(key, words):
+    """int() read the key "٣" as 3 and "1_0" as 10 (k = 10 from a histogram of k = 5)."""
+    import json
+    doc = json.loads((ROOT / "tests" / "fixtures" / "aiperf_profile_export_aiperf.json").read_text())
+    doc = {k: v for k, v in doc.items() if not k.startswith("total_")}  # k and E from the histogram alone
+    hist = dict(doc["pooled_spec_decode_acceptance_histogram"])
+    hist[key] = hist.pop("3")
+    doc["pooled_spec_decode_acceptance_histogram"] = hist
+    table = runs.read_runs([("profile_export_aiperf.json", json.dumps(doc).encode())])
+    assert table.rows.empty
+    assert any("histogram has the key" in p.message and words in p.message for p in table.problems), table.problems
 
 
 def test_7_a_fleet_window_with_an_underscore_or_other_digits_is_no_window():
@@ -214,30 +302,15 @@ def test_4_a_5000_digit_fleet_window_from_a_share_link_is_a_message_not_the_gene
 
 # --- 8: a 200,000-character instance label is cut where it is read --------------------------------
 
-def _fleet_routes(instance: str, job: str = "vllm") -> dict:
-    """The three Prometheus answers (tests/fuzz_fleet.py's server) for one vLLM instance with these labels."""
-    import json
-
-    from tests.fuzz_fleet import AT_S, ENGINES
-    rows = [({**labels, "job": job, "instance": instance}, repr(float(v))) for labels, v in ENGINES["vllm_v1_specdecode"]]
-    vector = [{"metric": labels, "value": [AT_S, v]} for labels, v in rows]
-    matrix = [{"metric": labels, "values": [[AT_S - 60, v]]} for labels, v in rows]
-    targets = {"activeTargets": [{"labels": {"job": job, "instance": instance}, "health": "up", "lastError": "",
-                                  "scrapeUrl": "http://h/metrics"}]}
-    answer = lambda kind, result: json.dumps({"status": "success", "data": {"resultType": kind, "result": result}})  # noqa: E731
-    return {"/api/v1/query": answer("vector", vector).encode(), "/api/v1/query_range": answer("matrix", matrix).encode(),
-            "/api/v1/targets": json.dumps({"status": "success", "data": targets}).encode()}
-
-
 def test_8_the_fleet_page_cuts_a_200000_character_instance_label():
     from streamlit.testing.v1 import AppTest
 
-    from tests.fuzz_fleet import _Routes, server_url
+    from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
     long_label = "i" * 200_000
     with _Routes.lock:
-        _Routes.answers = _fleet_routes(long_label)
+        _Routes.answers = one_instance_answers(long_label, prefix="/test-8-apptest")
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.query_params["prom_url"] = server_url()
+        at.query_params["prom_url"] = server_url() + "/test-8-apptest"
         at.run()
         at.switch_page("pages/fleet.py").run()
     assert not at.exception
@@ -249,11 +322,33 @@ def test_8_the_fleet_page_cuts_a_200000_character_instance_label():
     assert "i" * 201 not in page
 
 
+@pytest.mark.browser
+def test_8_in_a_browser_the_fleet_page_with_a_200000_character_label_renders_with_the_label_cut(
+        streamlit_server, browser_page):
+    """What the viewer sees in Chromium (the tab hung before): the page finishes, its tables and charts are
+    drawn, and the label is shown cut with an ellipsis, nowhere whole. How long it takes is
+    bench/bench_fleet_label.py's to measure."""
+    from urllib.parse import quote
+
+    from tests.browser import wait_for_app, wait_for_charts, wait_for_tables
+    from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
+    with _Routes.lock:
+        _Routes.answers = one_instance_answers("i" * 200_000, prefix="/test-8-browser")
+        browser_page.goto(f"{streamlit_server}/fleet?prom_url={quote(server_url() + '/test-8-browser')}")
+        wait_for_app(browser_page)
+        wait_for_tables(browser_page)
+        wait_for_charts(browser_page)
+    cells = browser_page.evaluate("() => [...document.querySelectorAll(\"[data-testid='stMain'] td\")].map(td => td.innerText)")
+    assert any(c.startswith("iiiiiiiiii") and c.endswith("…") for c in cells), cells[:20]
+    text = browser_page.locator("body").inner_text() + " ".join(cells)
+    assert "i" * 201 not in text and not browser_page.locator("[data-testid='stException']").count()
+
+
 def test_5_an_instance_label_with_a_newline_cannot_forge_a_line_of_fleet(capsys):
     from specmodel import cli
-    from tests.fuzz_fleet import _Routes, server_url
+    from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
     with _Routes.lock:
-        _Routes.answers = _fleet_routes("gpu-0\nFAKE: speculation pays off 9.99x")
+        _Routes.answers = one_instance_answers("gpu-0\nFAKE: speculation pays off 9.99x")
         code = cli.main(["fleet", server_url()])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -258,8 +258,7 @@ def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
     """Past runs (a file, workload, column and notes), the sidebar's warning from a share link, Live (the
     served model's name), Fleet (instance, job and model labels and Prometheus' last error)."""
     from tests import replay
-    from tests.fuzz_fleet import _Routes, server_url
-    from tests.test_hostile_41 import _fleet_routes
+    from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
 
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
@@ -284,12 +283,13 @@ def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
     problems += [f"live: {p}" for p in _page_problems(at)]
     assert _shows_the_name(at)
 
-    routes = _fleet_routes(HOSTILE, job=HOSTILE)
-    routes["/api/v1/targets"] = routes["/api/v1/targets"].replace(b'"health": "up", "lastError": ""', (
+    prefix = "/text-safety-apptest"  # a URL of its own: the Fleet page's answers are cached by URL in the process
+    routes = one_instance_answers(HOSTILE, job=HOSTILE, prefix=prefix)
+    routes[prefix + "/api/v1/targets"] = routes[prefix + "/api/v1/targets"].replace(b'"health": "up", "lastError": ""', (
         '"health": "down", "lastError": ' + __import__("json").dumps(HOSTILE)).encode())
     with _Routes.lock:
         _Routes.answers = routes
-        at = _app("pages/fleet.py", prom_url=server_url())
+        at = _app("pages/fleet.py", prom_url=server_url() + prefix)
     problems += [f"fleet: {p}" for p in _page_problems(at)]
     assert _shows_the_name(at)
     assert not problems, "\n".join(problems)
@@ -299,8 +299,7 @@ def test_41_a_hostile_name_is_one_cut_line_in_every_command_and_inert_in_the_rep
     from specmodel import cli
     from specmodel.text import MAX_MESSAGE_CHARS
     from tests import replay
-    from tests.fuzz_fleet import _Routes, server_url
-    from tests.test_hostile_41 import _fleet_routes
+    from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
 
     path = tmp_path / "runs.csv"
     path.write_bytes(_hostile_csv())
@@ -315,7 +314,7 @@ def test_41_a_hostile_name_is_one_cut_line_in_every_command_and_inert_in_the_rep
         assert cli.main(["scrape", srv.url, "--window", "0.2"]) == 0
     outputs.append((["scrape"], *capsys.readouterr()))
     with _Routes.lock:
-        _Routes.answers = _fleet_routes(HOSTILE, job=HOSTILE)
+        _Routes.answers = one_instance_answers(HOSTILE, job=HOSTILE)
         assert cli.main(["fleet", server_url()]) == 0
     outputs.append((["fleet"], *capsys.readouterr()))
     for args, out, err in outputs:

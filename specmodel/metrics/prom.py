@@ -204,13 +204,16 @@ def _families(text: str):
     if head.startswith("<") or "<html" in head:
         raise SpecModelError("the response is an HTML page, not Prometheus metrics text: check the URL "
                              "path (usually /metrics) and that nothing (a login page, a proxy) sits in front")
-    text = _BUCKET_LINE.sub("", text) if "_bucket{" in text else text
+    written, text = text, _BUCKET_LINE.sub("", text) if "_bucket{" in text else text
     samples = sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
     if samples > bounds.MAX_METRICS_SAMPLES:  # counted before the parser runs: its time grows with them
         raise SpecModelError(f"the metrics text has {samples:,} samples (histogram buckets not counted), more than "
                              f"the {bounds.MAX_METRICS_SAMPLES:,} one server's /metrics page is read with: check "
                              "that the URL is one server's /metrics endpoint, not a federation or aggregation "
                              "endpoint (use the Fleet page with a Prometheus server for many servers)")
+    odd = _unwritten_number(written) if not written.isascii() or _LONG_DIGITS.search(written) else None
+    if odd is not None:  # prometheus_client's parser would have read it (float("٤") is 4.0)
+        raise SpecModelError(odd)
     families, stopped = [], False
     try:
         with bounds.work_deadline():
@@ -222,13 +225,50 @@ def _families(text: str):
     except (ValueError, TypeError, IndexError, KeyError, RecursionError):
         # The parser's message quotes the offending line: never show it (the URL may be any internal
         # page, and its content is not ours to display). Say where, and what kind of line it is.
-        raise SpecModelError(f"the response is not Prometheus metrics text ({_bad_line(text)}): check that "
-                             "the URL is the server's /metrics endpoint") from None
+        raise SpecModelError(_unwritten_number(written, every_line=True) or "the response is not Prometheus metrics "
+                             f"text ({_bad_line(text)}): check that the URL is the server's /metrics endpoint") from None
     if stopped:  # the work deadline passed while the text was read
         raise SpecModelError(f"reading the metrics text took more than the {bounds.MAX_WORK_S:g} s limit on processing "
                              f"one answer ({len(families):,} metric families read): check that the URL is one "
                              "server's /metrics endpoint")
     return families
+
+
+# A sample's value (and timestamp) as exporters write them: Go's strconv.FormatFloat / Python's repr of a
+# float, digits 0-9 with a dot and an exponent, NaN, +Inf, -Inf (the exposition format's own spellings).
+# prometheus_client's parser hands the value to int() and float() (prometheus_client/parser.py, _parse_value,
+# 0.26.0), which also read Arabic-Indic or full-width digits ("٤" as 4) and raise past 4,300 digits; it refuses
+# an underscore itself, but only as a line it cannot read. So a value is looked at by the one number parser
+# first wherever the text could hold such a value: a character outside ASCII, or a run of more digits than
+# a number may have (numbers.MAX_DIGITS), or after the parser has refused a line.
+_LONG_DIGITS = re.compile(f"[0-9]{{{numbers.MAX_DIGITS + 1}}}")
+
+
+def _unwritten_number(text: str, every_line: bool = False) -> str | None:
+    """The message for the first sample whose value or timestamp is a number no exporter writes ("line 12
+    (vllm:num_requests_running) has a value that has digits other than 0-9 ..."), None where there is none.
+    Without `every_line`, only the lines that hold a character outside ASCII or a long run of digits are
+    looked at (the parser refuses an underscore itself). Only a series of an inference engine is named: the
+    URL may be any internal page, not ours to quote."""
+    for number, line in enumerate(text.split("\n"), start=1):  # the parser's lines: a label may hold U+2028
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or (
+                not every_line and line.isascii() and not _LONG_DIGITS.search(line)):
+            continue
+        if "{" in stripped:  # a label value may hold anything but the value after the labels holds no "}"
+            if "}" not in stripped:
+                continue
+            name, tail = stripped.split("{", 1)[0].strip(), stripped.rsplit("}", 1)[1]
+        else:
+            name, _, tail = stripped.replace("\t", " ").partition(" ")
+        for token in tail.split():
+            why = numbers.refusal(token)
+            if why is None or why == "is not a number":  # a number, or a line the parser judges itself
+                continue
+            series = f" ({clean_name(name, 120)[0]})" if engines.family(name) else ""
+            return (f"line {number:,} of the metrics text{series} has a value that {why.split(':')[0]}; exporters "
+                    "write numbers with the digits 0-9 (12, 0.5, 1.5e+06, NaN, +Inf): check the exporter")
+    return None
 
 
 def _bad_line(text: str) -> str:

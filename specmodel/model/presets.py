@@ -508,7 +508,7 @@ def parse_hardware(text) -> HardwareMatch:
             if siblings:
                 notes.append(Remark("variant", (name, tuple(siblings))))
             break
-    stated_gb = re.search(r"(\d+(?:\.\d+)?)\s*gb\b", body)
+    stated_gb = re.search(r"(?<![0-9.])([0-9]{1,12}(?:\.[0-9]{1,12})?)\s*gb\b", body)  # digits 0-9 (the one number rule)
     if gpu is not None and stated_gb and abs(float(stated_gb.group(1)) / gpu.memory_GB - 1) > MEMORY_TOLERANCE:
         # a memory size no preset of that name has ("H20 141GB" is not the 96 GB H20): not silently the preset
         notes = [Remark("memory_variant", (stated_gb.group(1), gpu.name, gpu.memory_GB))]

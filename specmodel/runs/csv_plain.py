@@ -22,7 +22,9 @@ from specmodel.runs.meanings import READ_AS, ambiguous_column, read_as_of
 from specmodel.runs.records import Problem, RunDefaults, RunRecord, stopped_reading, too_many_rows
 
 _REFERENCE_FIELDS = {"source", "notes"}  # a second column for these is kept for reference, not an error
-_POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?(\d+)$")
+# digits 0-9 only, at most 40 (the one number rule, specmodel.numbers): int() read "p٣" as position 3 and
+# raised on a header of 5,000 digits
+_POSITION_HEADER = re.compile(r"^(?:p|pos|position|acceptance_pos|accept_pos)_?([0-9]{1,40})$")
 def sniff_delimiter(text: str) -> str:
     sample = "\n".join(text[:65_536].splitlines()[:20])  # the sniffer's regexes are slow on long lines
     try:

@@ -34,6 +34,7 @@ from specmodel import bounds
 from specmodel.bounds import MAX_K, check_k
 from specmodel.files import load_json
 from specmodel.runs.cells import model_key, number
+from specmodel.numbers import quoted, refusal
 from specmodel.runs.records import Problem, RunRecord, stopped_reading
 
 _MARKERS = ('"speculative_decoding"', '"spec_decode_acceptance"', '"num_spec_steps"', '"speculative_decoding_stats"',
@@ -133,12 +134,14 @@ def _histogram(raw) -> dict[int, float] | None:
     else:
         return None
     out = {}
-    for j, n in items:
-        try:
-            j = int(j)
-        except (TypeError, ValueError, OverflowError):
+    for key, n in items:
+        j = _num(key)  # a key "٣" or "1_0" was int()'s 3 or 10: the one number parser refuses both, by name
+        why = refusal(key) if j is None and isinstance(key, str) else None
+        if why not in (None, "is not a number"):
+            raise SpecModelError(f"an acceptance histogram has the key {quoted(key)}, which {why}")
+        if j is None or j != int(j):
             return None
-        v = _num(n)
+        j, v = int(j), _num(n)
         if v is None or v < 0 or j < 0:
             return None
         if j > MAX_K:  # checked before any list of k positions is built

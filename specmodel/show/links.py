@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
-from specmodel.numbers import read_number
+from specmodel.numbers import number_or_none, quoted, read_number
 from specmodel.text import clean_name
 from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import require_physical
@@ -121,7 +121,7 @@ def link_numbers(params: dict, bounds: dict[str, tuple[float, float, str]]) -> d
     >>> link_numbers({"mix_k": "3", "mix_conc": "5000", "other": "1"}, MIX_NUMBERS)
     {'mix_k': 3}
     """
-    return {key: int(float(params[key])) if "whole" in what else float(params[key])
+    return {key: int(read_number(params[key])) if "whole" in what else read_number(params[key])
             for key, (lo, hi, what) in bounds.items() if key in params and number_accepted(params[key], lo, hi, what)}
 
 
@@ -162,13 +162,10 @@ def alpha_from_link(raw) -> tuple[float | None, str | None]:
     >>> alpha_from_link("7")[1]
     "The link's whatif_alpha=7 is not an acceptance α between 0 and 1: the workload table is not filled from it."
     """
-    try:
-        alpha = float(raw)
-    except (TypeError, ValueError, OverflowError):
-        alpha = math.nan
-    if not 0 <= alpha <= 1:  # NaN fails too
-        return None, (f"The link's {FROM_WHATIF}={raw} is not an acceptance α between 0 and 1: the workload "
-                      "table is not filled from it.")
+    alpha = number_or_none(raw)  # the one number parser: float() read `0_5` as 5 and `٠.٥` as 0.5
+    if alpha is None or not 0 <= alpha <= 1:
+        return None, (f"The link's {FROM_WHATIF}={clean_name(raw, 40)[0]} is not an acceptance α between 0 and 1: "
+                      "the workload table is not filled from it.")
     return alpha, None
 
 
@@ -246,10 +243,6 @@ def gpu_number_problems(params: dict) -> list[str]:
         raw = str(params.get(key) or "").strip()
         if not raw:
             continue
-        try:
-            ok = math.isfinite(float(raw))
-        except (ValueError, OverflowError):
-            ok = False
-        if not ok:
-            problems.append(f"the link's {key} '{raw}' is not a number: its Custom GPU box starts empty")
+        if number_or_none(raw) is None:  # the one number parser: `1_0` read as 10 by float(), `٤` as 4
+            problems.append(f"the link's {key} {quoted(raw)} is not a number: its Custom GPU box starts empty")
     return problems
