@@ -241,7 +241,7 @@ def _families(text: str):
 # an underscore itself, but only as a line it cannot read. So a value is looked at by the one number parser
 # first wherever the text could hold such a value: a character outside ASCII, or a run of more digits than
 # a number may have (numbers.MAX_DIGITS), or after the parser has refused a line.
-_LONG_DIGITS = re.compile(f"[0-9]{{{numbers.MAX_DIGITS + 1}}}")
+_LONG_DIGITS = re.compile(f"[0-9]{{{numbers.MAX_DIGITS + 1}}}")  # chosen: one digit past numbers.MAX_DIGITS (above)
 
 
 def _unwritten_number(text: str, every_line: bool = False) -> str | None:
