@@ -296,6 +296,9 @@ def _fmt(x: float) -> str:
 
 PROFILE_SCALE = 100000  # chosen: running requests stay below it
 TGI_SERIES = "tgi_request_skipped_tokens_count"  # the series TGI's E is read from: present on TGI servers only
+# chosen: the code of the TGI servers judged at --k (TGI exposes no k): above every k the rules judge (≤ MAX_K = 64)
+# and below the --instance codes (100 + 2i)
+TGI_DEFAULT_CODE = 99
 
 
 @dataclass(frozen=True)
@@ -309,8 +312,10 @@ class Profile:
     server: str | None = None  # "tgi": only for instances whose E comes from TGI's series (instances.as_served)
 
 
-def profiles(scenario: Scenario, instances=()) -> list[Profile]:
-    """The configured instances' own (k, target), then the rules' model at every k an instance may run."""
+def profiles(scenario: Scenario, instances=(), default_k: int | None = None) -> list[Profile]:
+    """The configured instances' own (k, target); with --k (`default_k`), a TGI server's at that k as the method it
+    runs (instances.as_served: n-gram, no draft model), as fleet judges it; then the rules' model at every k an
+    instance may run."""
     s = scenario.validated()
     out = []
     seen = {}
@@ -330,6 +335,10 @@ def profiles(scenario: Scenario, instances=()) -> list[Profile]:
         on_tgi = decide(s, None, given=m, server="tgi").scenario  # the method a TGI server runs (no draft model)
         if on_tgi is not None and on_tgi != judged.scenario:
             out.append(Profile(on_tgi.validated(), 101 + 2 * i, label, "tgi"))
+    if default_k is not None:
+        on_tgi = decide(with_changes(s, k=int(default_k)), None, server="tgi").scenario
+        if on_tgi is not None and on_tgi.method != s.method:
+            out.append(Profile(on_tgi.validated(), TGI_DEFAULT_CODE, None, "tgi"))
     for k in sorted(set(DEFAULT_KS) | {int(s.k)}):
         out.append(Profile(with_changes(s, k=k), k))
     return out
@@ -345,6 +354,9 @@ def profile_running_expression(window: str, chosen: list[Profile]) -> str:
              + (f" + 0 * max by (instance) ({TGI_SERIES})" if p.server == "tgi" else "")
              + f" + {p.code * PROFILE_SCALE}))"
              for p in configured]
+    # a TGI server judged at --k: its own profile (TGI exposes no k, so --k is its k), before the rules' model's
+    parts += [f"({n['running']} + on (instance) group_left () (0 * max by (instance) ({TGI_SERIES})"
+              f" + {p.code * PROFILE_SCALE}))" for p in chosen if p.label is None and p.server == "tgi"]
     parts.append(f"({n['running']} + {PROFILE_SCALE} * {n['k']})")
     return "\nor ".join(parts)
 
@@ -373,7 +385,7 @@ def break_even_rules(window: str, chosen: list[Profile]) -> list[dict]:
 def _profile_label(p: Profile) -> str:
     """"k4"; an --instance's "given k2 Llama 3.1 70B"; on a TGI server "given k2 on TGI: ngram"."""
     if p.label is None:
-        return f"k{p.code}"
+        return f"k{p.scenario.k} on TGI: {p.scenario.method}" if p.server == "tgi" else f"k{p.code}"
     return f"given {p.label}" + (f" on TGI: {p.scenario.method}" if p.server == "tgi" else "")
 
 
@@ -459,7 +471,7 @@ def rules_document(scenario: Scenario, window: str = "5m", for_: str = "10m",
     n = names(window)
     rules = [{"record": name, "expr": expr}
              for name, expr in recording_expressions(window, default_k, instances).items()]
-    chosen = profiles(s, instances)
+    chosen = profiles(s, instances, default_k)
     rules.append({"record": n["profile_running"], "expr": profile_running_expression(window, chosen)})
     rules += alpha_rules(window)
     rules += break_even_rules(window, chosen)
