@@ -1,9 +1,8 @@
 """specmodel.model.decide.summarize_many: many runs of one setup at once, a message for each run the model
-refuses, and every α at once only where the speedup factors into tokens per step × a grid free of α."""
+refuses."""
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from specmodel import Scenario
@@ -26,26 +25,17 @@ def test_a_setup_where_nothing_fits_gives_every_run_the_same_message():
     assert len(set(many["error"])) == 1 and "does not fit" in many["error"][0]
 
 
-def test_a_model_where_acceptance_changes_step_times_falls_back_to_summarize(monkeypatch, request):
-    """If speedup stopped being tokens × (something free of α), the vectorised shortcut would be
-    wrong; the check catches it and the runs of each α are decided apart, as summarize() decides one."""
-    import specmodel.model.decide as grouped
-    import specmodel.model.scenario as scenario
 
-    real = scenario.predict
 
-    def alpha_costs_time(s, alpha=None, k=None, concurrency=None):
-        p = real(s, alpha, k, concurrency)
-        a = np.asarray(s.alpha if alpha is None else alpha, dtype=float)
-        return replace(p, speedup=np.asarray(p.speedup) * (1.0 - 0.1 * a))
-
-    monkeypatch.setattr(grouped, "predict", alpha_costs_time)
-    monkeypatch.setattr(scenario, "predict", alpha_costs_time)
-    scenario.clear_caches()  # the step grids cached under the real predict must not be reused, nor these after
-    request.addfinalizer(scenario.clear_caches)
-    setup = setup_of(Scenario.from_names())
-    many = grouped.summarize_many(setup, [0.5, 0.9], [4, 4], [1, 64])
-    ref = [summarize(replace(setup, alpha=a, k=4, concurrency=c)) for a, c in ((0.5, 1), (0.9, 64))]
-    assert many["speedup"].tolist() == pytest.approx([float(r.prediction.speedup) for r in ref], rel=1e-12)
-    assert many["best_k"].tolist() == [r.best_k for r in ref]
-    assert many["best_k_speedup"].tolist() == pytest.approx([r.best_k_speedup for r in ref], rel=1e-12)
+@pytest.mark.parametrize("s", [Scenario.from_names(method="ngram", draft=None),  # vLLM verifies matched sequences only
+                               Scenario.from_names(survival=(0.8, 0.56, 0.35), k=3)])
+def test_a_file_of_runs_reads_as_what_if_reads_each_run(s):
+    """Past runs decides many runs of one setup at once; each reads as What-if reads that one setting."""
+    alpha, k, conc = [0.35, 0.8, 0.8, 0.95], [3, 2, 5, 4], [1, 16, 96, 700]
+    many = summarize_many(setup_of(s), alpha, k, conc)
+    for i, (a, kk, c) in enumerate(zip(alpha, k, conc)):
+        one = summarize(replace(s, alpha=a, k=kk, concurrency=c))
+        assert many["speedup"][i] == pytest.approx(float(one.prediction.speedup), rel=1e-12)
+        assert (many["best_k"][i], many["crossover"][i], many["off_above"][i]) == (
+            one.best_k, one.crossover_concurrency, one.off_above)
+        assert (many["speedup_low"][i], many["speedup_high"][i]) == pytest.approx(one.band, rel=1e-12)

@@ -89,9 +89,9 @@ def test_moving_alpha_k_or_concurrency_reuses_the_steps_grid_of_the_scenario():
     from specmodel.model import scenario
 
     summarize(Scenario.from_names(alpha=0.41, k=3, concurrency=5, gpu="H200"))
-    before = scenario._speedup_at_probe.cache_info()
+    before = scenario._per_emitted.cache_info()
     summarize(Scenario.from_names(alpha=0.77, k=6, concurrency=9, gpu="H200"))
-    after = scenario._speedup_at_probe.cache_info()
+    after = scenario._per_emitted.cache_info()
     # Only best_k at the new concurrency (one column) is new; the schedule and crossover grids are reused.
     assert after.misses - before.misses <= 1 and after.hits > before.hits
 

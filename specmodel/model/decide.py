@@ -12,7 +12,8 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.off_state import OffCost, off_row, scenario_off_cost
-from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid, with_changes
+from specmodel.model.scenario import (Prediction, Scenario, emitted_tokens, predict, speedup_grid,
+                                      speedup_per_emitted_token, with_changes)
 
 # chosen (no measurement of run-to-run noise found in bench/evidence/): |speedup − 1| within this is
 # "borderline", taken as inside the run-to-run noise of a serving benchmark
@@ -62,27 +63,19 @@ def best_k(s: Scenario, k_max: int = K_MAX, concurrency=None):
     return best, speed
 
 
-def crossover_concurrency(s: Scenario, k: int | None = None, max_batch: int = MAX_CROSSOVER_BATCH) -> int | None:
+def crossover_concurrency(s: Scenario, k: int | None = None) -> int | None:
     """Largest batch B such that speculation does not lose (speedup ≥ 1) at any batch up to B.
 
-    None when it never loses up to max_batch; 0 when it loses already at one sequence.
+    None when it never loses up to MAX_CROSSOVER_BATCH; 0 when it loses already at one sequence.
+    The one search, summarize's (_crossovers), on the grid schedule_grid reads.
     """
     kk = s.k if k is None else k
     if kk == 0:
         return None
-    # The first losing batch, looked for in the first 512 batches before the rest (most scenarios
-    # lose early: an eighth of the work); the same answer as one pass over all of them. The first
-    # 512 are a row of the grid schedule_grid reads (one grid per scenario, shared).
-    for first, last in ((1, min(512, max_batch)), (513, max_batch)):
-        if first > last:
-            break
-        batches = np.arange(first, last + 1)
-        ks = np.arange(0, max(K_MAX, kk) + 1) if first == 1 else np.array([kk])
-        speed = speedup_grid(s, ks, batches)[kk if first == 1 else 0]
-        losing = np.flatnonzero(~(speed >= 1.0))
-        if losing.size:
-            return int(batches[losing[0]] - 1)
-    return None
+    ks = np.arange(0, max(K_MAX, kk) + 1)
+    sp = _Speedups(s, emitted_tokens(s, ks[None, :]))
+    r_sched = speedup_per_emitted_token(s, ks, np.arange(1, SCHEDULE_MAX_BATCH + 1))
+    return _crossovers(sp, r_sched, np.array([kk]), np.zeros(1, dtype=np.int64))[0]
 
 
 def schedule_grid(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, off: OffCost | None = None) -> np.ndarray:
@@ -133,9 +126,7 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
     since = np.zeros(n, dtype=np.int64)  # the batch of each grid's last switch
     live = np.arange(n)
     columns = np.arange(batches)
-    for _ in range(_SWITCH_ROUNDS):
-        if not live.size:
-            break
+    while live.size:  # each round moves every grid still switching past its last switch
         later = switch[current[live], live] & (columns[None, :] > since[live, None])
         found = later.any(axis=1)
         live = live[found]
@@ -143,18 +134,8 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
         current[live] = best[live, at]
         new_k[live, at] = current[live]
         since[live] = at
-    if live.size:  # grids that switch again and again (noise, not a model's grid): the rest batch by batch
-        for b in range(int(since[live].min()) + 1, batches):
-            now = live[since[live] < b]
-            cand = best[now, b]
-            moved = (cand != current[now]) & (at_best[now, b] > flat[now, current[now], b] * keep)
-            current[now[moved]] = cand[moved]
-            new_k[now[moved], b] = cand[moved]
     last_switch = np.maximum.accumulate(np.where(new_k >= 0, columns[None, :], 0), axis=1)
     return np.take_along_axis(new_k, last_switch, axis=1).astype(best.dtype, copy=False).reshape(lead + (batches,))
-
-
-_SWITCH_ROUNDS = 16  # chosen (speed only, same result): switches looked for all grids at once before the rest go batch by batch
 
 
 def k_schedule(s: Scenario, k_max: int = K_MAX, max_batch: int = 512, grid: np.ndarray | None = None) -> list[list[int]]:
@@ -292,11 +273,10 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
     ('pays off', 1.7, 3)
     """
     p = predict(s)
-    k_top = max(k_max, s.k)
-    speedups = _Speedups(s, None, np.ones((1, k_top + 1)))
+    ks = np.arange(0, max(k_max, s.k) + 1)
     one = lambda x: np.array([x])  # noqa: E731 - the one run as arrays of one
-    runs = _decide(speedups, one(s.k), one(s.concurrency), np.zeros(1, dtype=np.int64), p,
-                   [one(float(v)) for v in band_spans], keep_grid=True, off=off)
+    runs = _decide(_Speedups(s, emitted_tokens(s, ks[None, :]), own=True), one(s.k), one(s.concurrency),
+                   np.zeros(1, dtype=np.int64), p, [one(float(v)) for v in band_spans], keep_grid=True, off=off)
     grid = runs["grid"]
     schedule = ranges_of(runs["in_use"][0])
     between = off_above_range(grid) if s.k else None
@@ -308,35 +288,27 @@ def summarize(s: Scenario, k_max: int = K_MAX, band_spans: tuple[float, ...] = (
 
 
 class _Speedups:
-    """How one group of runs of a setup gets its speedups: tokens[u, k] (per distinct α, rows u) times
-    ratio(scenario, ks, batches), which is free of α. `alpha0` None: the runs share one α (or a profile)
-    and ratio is the speedup itself (speedup_grid), tokens all 1; else ratio is speedup ÷ tokens per step
-    at alpha0 (summarize_many checks that the product is the speedup)."""
+    """How the runs of one setup get their speedups: speedup(α, k, B) = tokens[u, k] · ratio(k, B), with
+    tokens[u, k] what a step emits per sequence at the u-th distinct α (or the setup's profile) and ratio
+    free of α (scenario.speedup_per_emitted_token): at a given k and batch, α changes only the tokens a
+    step emits. Best k, crossover and schedule for thousands of distinct α then need the ratio once per
+    setup (a k × batch grid) and multiplications. `own`: the base carries the runs' α or profile (summarize;
+    a profile's runs), so a band variant predicts them as they are."""
 
-    def __init__(self, base: Scenario, alpha0: float | None, tokens: np.ndarray):
-        self.base, self.alpha0, self.tokens = base, alpha0, tokens
+    def __init__(self, base: Scenario, tokens: np.ndarray, own: bool = False):
+        self.base, self.tokens, self.own = base, tokens, own
 
     def ratio(self, scenario: Scenario, ks, batches) -> np.ndarray:
-        if self.alpha0 is None:
-            return speedup_grid(scenario, np.asarray(ks), np.asarray(batches))
-        return _ratio(scenario, self.alpha0, np.asarray(ks), np.asarray(batches))
+        return speedup_per_emitted_token(scenario, ks, batches)
 
     def at_runs(self, scenario: Scenario, k, conc, u_idx) -> np.ndarray:
-        """Each run's speedup under `scenario` (a band variant of the base)."""
-        if self.alpha0 is None and len(k) == 1:  # one run (summarize): its scalar prediction, as speedup_band's
-            return np.array([float(predict(scenario, k=int(k[0]), concurrency=int(conc[0])).speedup)])
-        if self.alpha0 is None:
+        """Each run's speedup under `scenario` (a band variant of the base: another version of the same
+        engine, which emits the same tokens per step)."""
+        if self.own:
             return np.broadcast_to(np.asarray(predict(scenario, k=k, concurrency=conc).speedup, dtype=float), k.shape)
         c_uniq, c_idx = np.unique(conc, return_inverse=True)
         r = self.ratio(scenario, np.arange(self.tokens.shape[1]), c_uniq)
         return self.tokens[u_idx, k] * r[k, c_idx.reshape(-1)]
-
-
-def _ratio(setup: Scenario, alpha, ks, batches) -> np.ndarray:
-    """R(k, B) = speedup / tokens per step, shape (len(ks), len(batches))."""
-    p = predict(setup, alpha=alpha, k=np.asarray(ks)[:, None], concurrency=np.asarray(batches)[None, :])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(p.speedup, dtype=float) / np.asarray(p.tokens_per_step, dtype=float)
 
 
 def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p: Prediction,
@@ -507,15 +479,8 @@ def _off_and_last_k(ks_used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # summarize() for many runs of one setup at once, for files of 200,000 runs. A setup is everything of a
-# Scenario except α, k and concurrency (GPU, models, method, timings, calibration). It rests on one
-# property of the model: at a given k and batch, α changes only the tokens per step T (E after the
-# proposal rate), so speedup(α, k, B) = T(α, k) · R(k, B) with R free of α. Best k, crossover and schedule
-# for thousands of distinct α then need R once per setup (a k × batch grid) and multiplications. The
-# property is checked on every call (R at two α must agree); where it fails, as it would for a model in
-# which α changes step times, the runs of each α are decided as one run is (_Speedups without alpha0).
-_PROBE_ALPHAS = (0.5, 0.9)  # chosen: any two distinct α in (0, 1) would do
-_PROBE_BATCHES = np.array([1, 2, 3, 16, 100, 512, 4096])  # chosen: small to large batches, both ends
-
+# Scenario except α, k and concurrency (GPU, models, method, timings, calibration); its runs share one
+# ratio grid (_Speedups).
 FIELDS = ("speedup", "tokens_per_step", "break_even_tokens_per_step", "break_even_alpha", "plain_tok_s",
           "spec_tok_s", "best_k", "best_k_speedup", "crossover", "off_above", "off_above_k", "spec_fits",
           "speedup_low", "speedup_high", "uncertain", "off_cost", "pools_above", "pools_gain", "restart_gain", "error")
@@ -571,37 +536,17 @@ def _valid_runs(setup: Scenario, alpha, k, conc) -> np.ndarray:
     return ok
 
 
-def _factorable(setup: Scenario, ks) -> bool:
-    """R(k, B) is the same at two α: the speedup is T(α, k) · R(k, B) for this setup."""
-    r0 = _ratio(setup, _PROBE_ALPHAS[0], ks, _PROBE_BATCHES)
-    r1 = _ratio(setup, _PROBE_ALPHAS[1], ks, _PROBE_BATCHES)
-    return bool(np.allclose(r0, r1, rtol=1e-9, atol=0.0, equal_nan=True))
-
-
 def _many(setup: Scenario, alpha, k, conc, k_top: int, off: OffCost | None = None) -> dict[str, np.ndarray]:
-    """summarize_many's runs of one k range: each group (every α at once where the setup factors, else
-    each α apart) decided by _decide, with the predictions' own numbers beside."""
-    survival = setup.survival is not None
+    """summarize_many's runs of one k range, every α at once: decided by _decide, with the predictions' own
+    numbers beside."""
     ks = np.arange(0, k_top + 1)
-    if survival:
-        groups = [(np.arange(len(k)), _Speedups(setup, None, np.ones((1, k_top + 1))))]
-    elif _factorable(setup, ks):
-        uniq, u_idx = np.unique(alpha, return_inverse=True)
-        tokens = np.asarray(predict(setup, alpha=uniq[:, None], k=ks[None, :], concurrency=1).tokens_per_step,
-                            dtype=float).reshape(len(uniq), len(ks))
-        groups = [(np.arange(len(k)), _Speedups(setup, _PROBE_ALPHAS[0], tokens), u_idx.reshape(-1))]
+    if setup.survival is not None:  # every run at the setup's profile (α ignored), as summarize() predicts
+        tokens, u_idx, run_alpha = emitted_tokens(setup, ks[None, :]), np.zeros(len(k), dtype=np.int64), None
     else:
-        groups = [(np.flatnonzero(alpha == a), _Speedups(with_changes(setup, alpha=float(a)), None,
-                                                          np.ones((1, k_top + 1)))) for a in sorted(set(alpha.tolist()))]
-    out = {f: np.full(len(k), np.nan) if f in NUMBER_FIELDS else np.full(len(k), None, dtype=object)
-           for f in FIELDS if f != "error"}
-    for rows, sp, *u in groups:
-        u_idx = u[0] if u else np.zeros(len(rows), dtype=np.int64)
-        p = predict(sp.base, alpha=None if sp.alpha0 is None else alpha[rows], k=k[rows], concurrency=conc[rows])
-        runs = _decide(sp, k[rows], conc[rows], u_idx, p, [], off=off)
-        for f, v in _fields(p, runs, len(rows)).items():
-            out[f][rows] = v
-    return out
+        uniq, u_idx = np.unique(alpha, return_inverse=True)
+        tokens, u_idx, run_alpha = emitted_tokens(setup, ks[None, :], uniq[:, None]), u_idx.reshape(-1), alpha
+    p = predict(setup, alpha=run_alpha, k=k, concurrency=conc)
+    return _fields(p, _decide(_Speedups(setup, tokens, own=run_alpha is None), k, conc, u_idx, p, [], off=off), len(k))
 
 
 def _fields(p: Prediction, runs: dict, n: int) -> dict[str, np.ndarray]:

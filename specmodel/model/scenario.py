@@ -494,33 +494,47 @@ _PROBE_ALPHA = 0.5  # chosen: any α works: predict at it, then scale by the emi
 # Measured (issue 43, as above): saves ~3.7 ms of a ~22 ms What-if rerun after an α move (the schedule,
 # crossover and best-k grids reused); without it the page is ~1.7x the page without the model (goal 1.5x).
 @bounded_cache(128, key_args=3)
-def _speedup_at_probe(free: Scenario, ks_key: bytes, batches_key: bytes, ks: np.ndarray, batches: np.ndarray):
-    """predict()'s speedup over ks × batches at _PROBE_ALPHA and the emitted tokens there (read-only),
+def _per_emitted(free: Scenario, ks_key: bytes, batches_key: bytes, ks: np.ndarray, batches: np.ndarray):
+    """predict()'s speedup over ks × batches at _PROBE_ALPHA over the tokens a step emits there (read-only),
     keyed by the whole numbers' bytes (a tuple of 4096 ints cost more to build and check than the rest)."""
     kk = ks[:, None]
     speed = np.asarray(predict(free, alpha=_PROBE_ALPHA, k=kk, concurrency=batches[None, :]).speedup, dtype=float)
-    emitted = np.asarray(_emitted(free, kk, _PROBE_ALPHA), dtype=float)
-    speed.flags.writeable = emitted.flags.writeable = False
-    return speed, emitted
+    ratio = speed / np.asarray(_emitted(free, kk, _PROBE_ALPHA), dtype=float)
+    ratio.flags.writeable = False
+    return ratio
 
 
 def clear_caches() -> None:
     """Forget every cached step-time grid and layout (for code that swaps the model's functions, e.g. a test)."""
-    _speedup_at_probe.cache_clear()
+    _per_emitted.cache_clear()
     _steps_cached.cache_clear()
     _layout.cache_clear()
 
 
+def _whole(values) -> np.ndarray:
+    return np.array([int(v) for v in values] if not isinstance(values, np.ndarray) else values, dtype=np.int64).ravel()
+
+
+def emitted_tokens(s: Scenario, ks, alpha=None) -> np.ndarray:
+    """Tokens a step emits per sequence at whole k values `ks` (1 at k = 0), as predict() counts them;
+    `alpha` (broadcast against ks) overrides the scenario's α and profile."""
+    return np.asarray(_emitted(s, np.asarray(ks), alpha), dtype=float)
+
+
+def speedup_per_emitted_token(s: Scenario, ks, batches) -> np.ndarray:
+    """predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup over emitted_tokens(s, ks[:, None]),
+    the same at every α and profile: those change only the tokens a step emits (step times, the batches
+    that fit and so the tokens at which speculation breaks even do not depend on them). Computed once per
+    scenario apart from its α and profile (cached), so moving α, the profile, k or the concurrency reuses it."""
+    kk, bb = _whole(ks), _whole(batches)
+    return _per_emitted(_free_of(s), kk.tobytes(), bb.tobytes(), kk, bb)
+
+
 def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
-    """predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup (ks, batches: whole numbers),
-    computed once per scenario apart from its α and profile: those change only the tokens a step
-    emits (step times, the batches that fit and so the tokens at which speculation breaks even do
-    not depend on them), so the speedup is the cached prediction at one α times the ratio of the
-    emitted tokens. Moving α, the profile, k or the concurrency reuses the steps' grid."""
-    kk = np.array([int(k) for k in ks] if not isinstance(ks, np.ndarray) else ks, dtype=np.int64).ravel()
-    bb = np.array([int(b) for b in batches] if not isinstance(batches, np.ndarray) else batches, dtype=np.int64).ravel()
-    speed, emitted = _speedup_at_probe(_free_of(s), kk.tobytes(), bb.tobytes(), kk, bb)
-    return speed * (_emitted(s, kk[:, None]) / emitted)
+    """predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup (ks, batches: whole numbers): the
+    tokens a step emits times speedup_per_emitted_token."""
+    kk = _whole(ks)
+    return emitted_tokens(s, kk[:, None]) * speedup_per_emitted_token(s, kk, batches)
 
 
 # Step times, the sequences that fit and the batches that run depend on neither α nor the profile (those
