@@ -230,12 +230,14 @@ def _fleet_routes(instance: str, job: str = "vllm") -> dict:
 
 
 def test_8_the_fleet_page_cuts_a_200000_character_instance_label():
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     from tests.fuzz_fleet import _Routes, server_url
     long_label = "i" * 200_000
     with _Routes.lock:
         _Routes.answers = _fleet_routes(long_label)
+        st.cache_data.clear()  # the page keeps Prometheus' answers 30 s per URL: another test's, on this server, in this process
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.query_params["prom_url"] = server_url()
         at.run()

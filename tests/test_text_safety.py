@@ -261,6 +261,7 @@ def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
     from tests.fuzz_fleet import _Routes, server_url
     from tests.test_hostile_41 import _fleet_routes
 
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.query_params["gpu"] = HOSTILE  # a share link: its value is quoted back in a warning in the sidebar
@@ -289,6 +290,7 @@ def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
         '"health": "down", "lastError": ' + __import__("json").dumps(HOSTILE)).encode())
     with _Routes.lock:
         _Routes.answers = routes
+        st.cache_data.clear()  # the page keeps Prometheus' answers 30 s per URL: another test's, on this server, in this process
         at = _app("pages/fleet.py", prom_url=server_url())
     problems += [f"fleet: {p}" for p in _page_problems(at)]
     assert _shows_the_name(at)
