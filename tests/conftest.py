@@ -38,6 +38,22 @@ def streamlit_server():
 
 
 @pytest.fixture(scope="session")
+def prom_fleet(tmp_path_factory):
+    """The FLEET replays and a dead target scraped every second by one real Prometheus that also evaluates
+    the rules of tests/test_rules.py (RULES_SCENARIO over RULES_WINDOW): test_fleet.py and test_rules.py read
+    the same fleet, so a worker starts it and waits for its samples once (LONGEST_FIRST keeps their tests
+    together)."""
+    from specmodel.export import rules
+    from tests.prometheus_harness import RULES_SCENARIO, RULES_WINDOW, running_fleet
+
+    work = tmp_path_factory.mktemp("prometheus")
+    rule_file = work / "specmodel-rules.yml"
+    rule_file.write_text(rules.rules_yaml(RULES_SCENARIO, window=RULES_WINDOW, for_="0s"))
+    with running_fleet(work, samples=6, rule_files=[rule_file]) as fleet:
+        yield fleet
+
+
+@pytest.fixture(scope="session")
 def _chromium():
     from playwright.sync_api import sync_playwright
 
@@ -61,12 +77,15 @@ def browser_page(_chromium):
 # the rest: pytest.ini's `--dist worksteal` gives each worker half of the tests in this order and an
 # idle worker takes the back half of the other's queue, so the last tests to run are short ones and
 # neither worker waits alone on a minute-long test at the end. A name is a node id or its start; a
-# module with a module-scoped fixture (test_fidelity's, test_fleet's Prometheus) is named whole so that
+# module with a module-scoped fixture (test_fidelity's) or a shared Prometheus (prom_fleet) is named whole so that
 # its tests stay together and the fixture is set up once.
 LONGEST_FIRST = (
     "tests/test_fidelity.py::test_leave_one_source_out",
     "tests/test_fidelity.py",
     "tests/test_fleet.py",  # its Prometheus: before a worker that has run out of tests takes part of the queue
+    "tests/test_rules.py::test_the_alert_fires",  # the same Prometheus (prom_fleet): right after test_fleet's tests
+    "tests/test_rules.py::test_recorded_series",
+    "tests/test_rules.py::test_every_dashboard_query",
     "tests/test_engines_prometheus.py",  # its Prometheus over seven engines' replays (~25 s)
     "tests/test_browser_coldstart.py",
     "tests/test_browser_state.py",

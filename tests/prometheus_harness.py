@@ -22,8 +22,13 @@ from pathlib import Path
 
 import httpx
 
+from specmodel import Scenario
 from tests.browser import free_port
 from tests.replay import ReplayServer
+
+# The rules the shared fleet's Prometheus evaluates (conftest.py prom_fleet; tests/test_rules.py checks them)
+RULES_WINDOW = "10s"  # the fleet is scraped every second: ten samples per rate
+RULES_SCENARIO = Scenario.from_names(k=3)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft) at the fleet's k
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 

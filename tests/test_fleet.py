@@ -21,17 +21,11 @@ from specmodel import Scenario, SpecModelError, cli
 from specmodel.metrics import fleet, live, promapi
 from specmodel.show import readouts
 from specmodel.model import acceptance
-from tests.prometheus_harness import FLEET, V1_GOOD_TIMING, V1_OFF_TIMING, running_fleet
+from tests.prometheus_harness import FLEET, V1_GOOD_TIMING, V1_OFF_TIMING
 
 WINDOW = "4s"  # shorter than the scraped span, so rate() needs no extrapolation past the data
 RATE_TOLERANCE = 0.10
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-
-
-@pytest.fixture(scope="module")
-def prom_fleet(tmp_path_factory):
-    with running_fleet(tmp_path_factory.mktemp("prometheus"), samples=6) as f:
-        yield f
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,9 @@ from specmodel.model.scenario import with_changes
 from specmodel.model.instances import as_served
 from specmodel.export import dashboard, rules
 from tests.browser import PATIENCE_S
-from tests.prometheus_harness import FLEET, running_fleet
+from tests.prometheus_harness import FLEET, RULES_SCENARIO, RULES_WINDOW
 
-WINDOW = "10s"  # the fleet is scraped every second: ten samples per rate
-SCENARIO = Scenario.from_names(k=3)  # the sidebar's defaults (L40S, Llama 3.1 8B, Llama 3.2 1B draft) at the fleet's k
+WINDOW, SCENARIO = RULES_WINDOW, RULES_SCENARIO  # the rules the shared fleet's Prometheus evaluates (prom_fleet)
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 
 
@@ -94,13 +93,10 @@ def test_bad_requests_exit_2_with_one_line_and_leave_out_untouched(tmp_path, cap
 
 # --- the real Prometheus ------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def prom_with_rules(tmp_path_factory):
-    work = tmp_path_factory.mktemp("prometheus-rules")
-    rule_file = work / "specmodel-rules.yml"
-    rule_file.write_text(rules.rules_yaml(SCENARIO, window=WINDOW, for_="0s"))
-    with running_fleet(work, samples=4, rule_files=[rule_file]) as fleet:
-        yield fleet
+@pytest.fixture
+def prom_with_rules(prom_fleet):
+    """The fleet's Prometheus (tests/conftest.py prom_fleet), evaluating rules_yaml(SCENARIO, WINDOW) every second."""
+    return prom_fleet
 
 
 def query(url: str, promql: str) -> list[dict]:

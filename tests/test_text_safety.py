@@ -259,7 +259,6 @@ def test_41_a_hostile_name_is_inert_in_every_place_a_page_shows_it():
     served model's name), Fleet (instance, job and model labels and Prometheus' last error)."""
     from tests import replay
     from tests.fuzz_fleet import _Routes, one_instance_answers, server_url
-
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.query_params["gpu"] = HOSTILE  # a share link: its value is quoted back in a warning in the sidebar
