@@ -22,6 +22,9 @@ PYTEST_ARGS ?=
 # busy (10.7 CPU-minutes in 11.2 min, 9 min 56 s of pytest at 11f285b). 3 workers gave 7 min 53 s,
 # 8 min 46 s and 10 min 1 s in three fresh-clone runs against 9 min 56 s and 8 min 45 s with 2: no
 # clear gain for a third browser on the 2 cores, so 2 stays the default (make test WORKERS=3 to try).
+# 2026-12-07 on a quiet machine (fresh clone, 2,942 tests): 2 workers 335 s of pytest (372 s CPU in 373 s wall: the
+# cores half idle), 3 workers 304 s with one browser test racing its grid's accessible table (since fixed): a
+# tenth faster, but more browser tests sharing two cores; 2 stays the default.
 # --durations prints the slowest tests.
 WORKERS ?= 2
 # pytest rewrites the asserts of every test module it imports, in each worker: ~6 s of CPU a process, and

@@ -338,6 +338,10 @@ def test_8_in_a_browser_the_fleet_page_with_a_200000_character_label_renders_wit
         wait_for_app(browser_page)
         wait_for_tables(browser_page)
         wait_for_charts(browser_page)
+    # the grid's accessible table (its td) is filled after the canvas is drawn: wait for the instance's cell
+    from tests.browser import PATIENCE_MS
+    browser_page.wait_for_function("""() => [...document.querySelectorAll("[data-testid='stMain'] td")]
+        .some(td => td.innerText.startsWith('iiiiiiiiii'))""", timeout=PATIENCE_MS)
     cells = browser_page.evaluate("() => [...document.querySelectorAll(\"[data-testid='stMain'] td\")].map(td => td.innerText)")
     assert any(c.startswith("iiiiiiiiii") and c.endswith("…") for c in cells), cells[:20]
     text = browser_page.locator("body").inner_text() + " ".join(cells)
