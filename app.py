@@ -5,12 +5,14 @@ import time
 
 import streamlit as st
 
-from pages.parts.streamlit_mode import leave_pages_directory_mode, skip_direct_run_check
+from pages.parts.streamlit_mode import (app_run, leave_pages_directory_mode, plotly_waits_for_imports,
+                                       skip_direct_run_check)
 
 # Both before the page's own imports (numpy, the model): a fresh server's first session leaves folder mode
 # (a rerun) before spending them, and the first element drawn does not walk every module loaded.
 skip_direct_run_check()
 leave_pages_directory_mode()
+plotly_waits_for_imports()  # before any page builds a figure while another session imports pandas
 
 from pages.parts.common import render_sidebar  # noqa: E402 - after the rerun above
 from pages.parts.display import show_error  # noqa: E402
@@ -39,7 +41,8 @@ try:
     page = st.navigation(PAGES)
     render_sidebar(page.url_path)
     try:
-        page.run()
+        with app_run(page.url_path):
+            page.run()
     except SpecModelError as exc:  # a sidebar choice the page cannot use (a Custom GPU's number out of range, a
         show_error(exc)            # config.json not given): said in the page, as the sidebar says it, never a traceback
         outcome = "SpecModelError"

@@ -48,7 +48,7 @@ def streamlit_process(env: dict | None = None, script: Path | None = None):
     """Like streamlit_server, but yield (base URL, the subprocess.Popen) so callers can read its PID;
     `script` runs another app (the benchmarks' one-line app) instead of app.py."""
     port = free_port()
-    log = open(os.devnull, "w")
+    log = open(os.environ.get("SPECMODEL_STREAMLIT_LOG", os.devnull), "a")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",

@@ -88,3 +88,50 @@ def test_the_first_element_skips_the_direct_run_check_streamlit_would_walk_the_s
     monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)  # without the workaround
     delta_generator._maybe_print_use_warning()
     assert checks == ["is_repl"]
+
+
+def test_a_page_run_that_did_not_come_through_app_py_starts_again(monkeypatch):
+    """A second session that started in folder mode while the first left it runs the page file alone: the
+    page's first call, through_app(), sends it through app.py; a run inside app.py's app_run goes on."""
+    from pages.parts import streamlit_mode
+
+    reruns = []
+    monkeypatch.setattr(streamlit_mode.st, "rerun", lambda: reruns.append("rerun"))
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", False)  # another session already left folder mode
+    streamlit_mode.through_app()
+    assert reruns == ["rerun"]
+    with streamlit_mode.app_run("mix"):
+        streamlit_mode.through_app()
+    assert reruns == ["rerun"]
+
+
+def test_the_first_run_of_a_page_holds_the_lock_and_later_runs_do_not():
+    from pages.parts import streamlit_mode
+
+    page = "a-page-no-test-ran"
+    with streamlit_mode.app_run(page):
+        assert streamlit_mode._FIRST_RUNS.locked()
+    assert not streamlit_mode._FIRST_RUNS.locked()
+    with streamlit_mode.app_run(page):
+        assert not streamlit_mode._FIRST_RUNS.locked()  # its modules are imported: sessions run it at once
+
+
+def test_plotly_waits_for_a_module_another_thread_is_still_importing(monkeypatch):
+    import sys
+    import types
+    from importlib.machinery import ModuleSpec
+
+    from _plotly_utils import basevalidators
+
+    from pages.parts import streamlit_mode
+    streamlit_mode.plotly_waits_for_imports()
+    import numpy
+    assert basevalidators.get_module("numpy", should_load=False) is numpy  # a whole module: as before
+    half = types.ModuleType("half_made_module_for_test")
+    half.__spec__ = ModuleSpec("half_made_module_for_test", None)
+    half.__spec__._initializing = True
+    monkeypatch.setitem(sys.modules, "half_made_module_for_test", half)
+    waited = []
+    monkeypatch.setattr(streamlit_mode.importlib, "import_module", lambda name: waited.append(name) or half)
+    assert basevalidators.get_module("half_made_module_for_test", should_load=False) is half
+    assert waited == ["half_made_module_for_test"]  # it asked the import system, which waits for the import's lock

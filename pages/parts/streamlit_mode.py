@@ -10,15 +10,64 @@ tests/test_streamlit_mode.py, which fails when a Streamlit upgrade changes what 
    - every page file is named as its URL path (pages/live.py is /live, pages/past-runs.py is
      /past-runs), so the folder-mode lookup finds the page the link names, not "Page not found";
    - that page imports pages/parts/common.py, which calls leave_pages_directory_mode(): the process
-     switches to st.navigation mode and the run starts again through app.py, on the same page.
+     switches to st.navigation mode and the run starts again through app.py, on the same page;
+   - a module is imported once a process, so a second session that started in folder mode at the same
+     moment (two links opened on a fresh server: its page drew with Streamlit's list of the folder and
+     no sidebar) is caught per run: every page calls through_app() first, and a run that did not come
+     through app.py (app_run() marks those that did) starts again through it.
 2. Bound widgets given a value through session state: write_bound_url below.
 3. The first element of a process walks the whole call stack (skip_direct_run_check below).
+4. Sessions share one process and import in their own threads. Plotly asks whether pandas is loaded by
+   looking it up in sys.modules (_plotly_utils/basevalidators.py, `get_module("pandas", should_load=False)`)
+   and then uses it: while another session is still importing pandas (a fresh server, one person on Past runs,
+   another on What-if), that is a half-made module, and the figure failed with "partially initialized module
+   'pandas' has no attribute 'Series'" (tests/test_browser_coldstart.py opens five pages at once).
+   plotly_waits_for_imports below makes that lookup wait for an import in progress.
+5. The same sessions importing one package's modules in different orders (Traffic mix's tables import
+   specmodel.runs.review first, Past runs the package first) meet Python's import deadlock avoidance, which hands
+   one of them a half-made module ("cannot import name 'PROGRESS_EVERY' from partially initialized module").
+   So a page's first run in a process, which imports its modules, holds one lock (app_run): the first runs of
+   pages on a fresh server take their turns (a second or two each); every later run goes at once.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
+from contextlib import contextmanager
+
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+
+
+_RUN = threading.local()  # per script thread: whether this run came through app.py (app_run)
+_FIRST_RUNS = threading.Lock()  # 5: held by a page's first run in this process
+_PAGES_RUN: set[str] = set()  # the pages that have run once in this process (their modules are imported)
+
+
+@contextmanager
+def app_run(page: str = ""):
+    """app.py runs its page inside this: through_app() then knows the run came through app.py; a page's first
+    run in the process holds _FIRST_RUNS (5)."""
+    _RUN.in_app = True
+    first = page not in _PAGES_RUN
+    if first:
+        _FIRST_RUNS.acquire()
+    try:
+        yield
+    finally:
+        _RUN.in_app = False
+        if first:
+            _PAGES_RUN.add(page)
+            _FIRST_RUNS.release()
+
+
+def through_app() -> None:
+    """1. Call first in every page file: a run of the page file alone (folder mode) starts again through
+    app.py, whichever session left folder mode."""
+    leave_pages_directory_mode()
+    if not getattr(_RUN, "in_app", False):
+        st.rerun()
 
 
 def leave_pages_directory_mode() -> None:
@@ -51,3 +100,22 @@ def write_bound_url(key: str, text: str) -> None:
 
     with get_session_state().query_params() as params:
         params.set_corrected_value(key, text, "string_value")
+
+
+def plotly_waits_for_imports() -> None:
+    """4. Call once before any figure is built: plotly's lookup of an optional module (pandas, numpy) that
+    another thread is still importing waits for that import to finish instead of using the half-made module."""
+    from _plotly_utils import basevalidators, optional_imports
+
+    if getattr(basevalidators.get_module, "waits_for_imports", False):
+        return
+    lookup = optional_imports.get_module
+
+    def get_module(name, should_load=True):
+        module = lookup(name, should_load)
+        if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False):
+            return importlib.import_module(name)  # takes the module's import lock: returns once it is whole
+        return module
+
+    get_module.waits_for_imports = True
+    basevalidators.get_module = get_module
