@@ -1,9 +1,5 @@
 """Capacity: GPUs needed for a load at a latency target, with and without speculation."""
 
-from pages.parts.streamlit_mode import through_app
-
-through_app()  # first: a run of this file alone (folder mode) starts again through app.py, before any import
-
 import streamlit as st
 
 from pages.parts.calibration import calibration_badge

@@ -1,9 +1,5 @@
 """Fleet: the Live statistics for every instance a Prometheus server scrapes, and a verdict for each."""
 
-from pages.parts.streamlit_mode import through_app
-
-through_app()  # first: a run of this file alone (folder mode) starts again through app.py, before any import
-
 import streamlit as st
 
 from pages.parts.calibration import calibration_badge

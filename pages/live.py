@@ -1,9 +1,5 @@
 """Live: scrape a server's /metrics on an interval; the window's statistics, the operating point, a verdict."""
 
-from pages.parts.streamlit_mode import through_app
-
-through_app()  # first: a run of this file alone (folder mode) starts again through app.py, before any import
-
 import time
 
 import streamlit as st

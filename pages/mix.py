@@ -1,10 +1,6 @@
 """Traffic mix: one pool serving several workloads with one method and k, against splitting the
 GPUs into pools by traffic shape. The workload table is editable; the sidebar gives GPU and models."""
 
-from pages.parts.streamlit_mode import through_app
-
-through_app()  # first: a run of this file alone (folder mode) starts again through app.py, before any import
-
 import pandas as pd
 import streamlit as st
 

@@ -1,9 +1,5 @@
 """Past runs: upload benchmark results; measured verdicts first, the model's beside them; calibrate."""
 
-from pages.parts.streamlit_mode import through_app
-
-through_app()  # first: a run of this file alone (folder mode) starts again through app.py, before any import
-
 from functools import partial
 
 import streamlit as st

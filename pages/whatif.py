@@ -1,9 +1,5 @@
 """What-if: move α, k, step times and concurrency; read the verdict, the advice and four charts."""
 
-from pages.parts.streamlit_mode import through_app
-
-through_app()  # first: a run of this file alone (folder mode) starts again through app.py, before any import
-
 import streamlit as st
 
 from pages.parts.common import base_scenario

@@ -10,11 +10,11 @@ tests/test_streamlit_mode.py, which fails when a Streamlit upgrade changes what 
    - every page file is named as its URL path (pages/live.py is /live, pages/past-runs.py is
      /past-runs), so the folder-mode lookup finds the page the link names, not "Page not found";
    - that page imports pages/parts/common.py, which calls leave_pages_directory_mode(): the process
-     switches to st.navigation mode and the run starts again through app.py, on the same page;
-   - a module is imported once a process, so a second session that started in folder mode at the same
-     moment (two links opened on a fresh server: its page drew with Streamlit's list of the folder and
-     no sidebar) is caught per run: every page calls through_app() first, and a run that did not come
-     through app.py (app_run() marks those that did) starts again through it.
+     switches to st.navigation mode and the run starts again through app.py, on the same page.
+     Known gap: that import happens once a process, so a second session that started in folder mode at the
+     same moment (two different links opened on a fresh server) draws its first page from the folder (its
+     list, no sidebar) until its next rerun. A per-run check in every page was tried: Streamlit's AppTest
+     resets the folder mode before every run, so page tests switching pages would rerun away from their page.
 2. Bound widgets given a value through session state: write_bound_url below.
 3. The first element of a process walks the whole call stack (skip_direct_run_check below).
 4. Sessions share one process and import in their own threads. Plotly asks whether pandas is loaded by
@@ -40,34 +40,22 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 
-_RUN = threading.local()  # per script thread: whether this run came through app.py (app_run)
 _FIRST_RUNS = threading.Lock()  # 5: held by a page's first run in this process
 _PAGES_RUN: set[str] = set()  # the pages that have run once in this process (their modules are imported)
 
 
 @contextmanager
 def app_run(page: str = ""):
-    """app.py runs its page inside this: through_app() then knows the run came through app.py; a page's first
-    run in the process holds _FIRST_RUNS (5)."""
-    _RUN.in_app = True
+    """app.py runs its page inside this: a page's first run in the process holds _FIRST_RUNS (5)."""
     first = page not in _PAGES_RUN
     if first:
         _FIRST_RUNS.acquire()
     try:
         yield
     finally:
-        _RUN.in_app = False
         if first:
             _PAGES_RUN.add(page)
             _FIRST_RUNS.release()
-
-
-def through_app() -> None:
-    """1. Call first in every page file: a run of the page file alone (folder mode) starts again through
-    app.py, whichever session left folder mode."""
-    leave_pages_directory_mode()
-    if not getattr(_RUN, "in_app", False):
-        st.rerun()
 
 
 def leave_pages_directory_mode() -> None:
