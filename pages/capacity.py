@@ -7,10 +7,13 @@ from pages.parts.common import base_scenario
 from pages.parts.link_values import unaccepted_values
 from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
 from pages.parts.text import no_links
+from pages.parts.streamlit_mode import through_app
 from specmodel import SpecModelError
 from specmodel.plan import capacity as planning
 from specmodel.show import readouts
 from specmodel.show.figures import capacity as figures_capacity
+
+through_app()  # a run of this file alone after folder mode was left starts again through app.py
 
 USERS, RATE = "concurrent users", "requests per second"  # option texts are what the URL carries
 SPEED, ITL = "tok/s per user", "inter-token latency"

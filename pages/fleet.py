@@ -10,11 +10,14 @@ from pages.parts.rules_download import offer_rules
 from pages.parts.fleet_answer import fleet_decisions
 from pages.parts.tables import fleet_tables
 from pages.parts.text import no_links, plain
+from pages.parts.streamlit_mode import through_app
 from specmodel import SpecModelError
 from specmodel.metrics import fleet, promapi, samples, scrape
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.show import readouts
 from specmodel.show.figures import fleet as figures_fleet
+
+through_app()  # a run of this file alone after folder mode was left starts again through app.py
 
 st.title("Fleet: which instances gain from speculation?",
          help="Per instance, over the window: tokens per verify step E, acceptance α and k from the spec-decode "

@@ -9,10 +9,13 @@ from pages.parts.display import show_error, sidebar_names
 from pages.parts.live_answer import show_results
 from pages.parts.live_timing import step_time_inputs
 from pages.parts.text import no_links
+from pages.parts.streamlit_mode import through_app
 from specmodel import SpecModelError
 from specmodel.metrics import live, samples
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
 from specmodel.show import readouts
+
+through_app()  # a run of this file alone after folder mode was left starts again through app.py
 
 st.title("Live: is speculation paying off right now?",
          help=f"Point this at the /metrics endpoint of a running {SERVERS_IN_WORDS} server. Every scrape adds a "

@@ -12,11 +12,14 @@ from pages.parts.link_values import unaccepted_values
 from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY, receive_from_whatif
 from pages.parts.tables import mix_tables
 from pages.parts.text import no_links
+from pages.parts.streamlit_mode import through_app
 from specmodel import SpecModelError
 from specmodel.plan import mix
 from specmodel.show import links
 from specmodel.plan.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
 from specmodel.show.figures import mix as figures_mix
+
+through_app()  # a run of this file alone after folder mode was left starts again through app.py
 
 # The table the editor starts from (the example, the Past runs workloads, or What-if's), its editor, and
 # where Past runs leaves its canonical run table for other pages: pages/parts/mixed.py.

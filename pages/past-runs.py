@@ -17,12 +17,15 @@ from pages.parts.runs_calibration import calibration_panel, fitted_calibration
 from pages.parts.step_fit_section import step_fit_section
 from pages.parts.tables import break_even_tables
 from pages.parts.text import no_links, plain
+from pages.parts.streamlit_mode import through_app
 from specmodel.export.report import break_even_csv, html_report
 from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
 from specmodel.runs import SAMPLES
 from specmodel.runs.headlines import as_read, model_headline, verdict_lines
 from specmodel.show import runs_view as runs_view
 from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
+
+through_app()  # a run of this file alone after folder mode was left starts again through app.py
 
 st.title("Past runs: did speculation pay off where it ran?",
          help="A run with a measured speedup is judged by it; the model's prediction for the same run (its GPU, models, "

@@ -11,12 +11,15 @@ from pages.parts.display import chart, show_does_not_fit, show_error, show_reado
 from pages.parts.deploy_section import deploy_tabs
 from pages.parts.plan_section import plan_section
 from pages.parts.whatif_answer import show_answer
+from pages.parts.streamlit_mode import through_app
 from specmodel import SpecModelError
 from specmodel.errors import DoesNotFit
 from specmodel.export.deploy import deploy_advice
 from specmodel.model import acceptance
 from specmodel.show import links, readouts
 from specmodel.show.figures import whatif as figures
+
+through_app()  # a run of this file alone after folder mode was left starts again through app.py
 
 MAX_CONCURRENCY = 4096
 SLIDER_STOPS = [2 ** i for i in range(10)]  # 1 … 512

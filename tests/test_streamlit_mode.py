@@ -90,6 +90,24 @@ def test_the_first_element_skips_the_direct_run_check_streamlit_would_walk_the_s
     assert checks == ["is_repl"]
 
 
+def test_a_page_run_alone_after_folder_mode_was_left_starts_again_through_app_py(monkeypatch):
+    """A second session that started in folder mode while the first left it runs the page file alone: its
+    through_app() sends it through app.py; inside app.py's app_run, or while folder mode holds (Streamlit's AppTest
+    puts it back before every run and switches pages by it), it does nothing."""
+    from pages.parts import streamlit_mode
+
+    reruns = []
+    monkeypatch.setattr(streamlit_mode.st, "rerun", lambda: reruns.append("rerun"))
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", False)  # another session already left folder mode
+    streamlit_mode.through_app()
+    assert reruns == ["rerun"]
+    with streamlit_mode.app_run("mix"):
+        streamlit_mode.through_app()
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", True)
+    streamlit_mode.through_app()
+    assert reruns == ["rerun"]
+
+
 def test_the_first_run_of_a_page_holds_the_lock_and_later_runs_do_not():
     from pages.parts import streamlit_mode
 

@@ -10,11 +10,12 @@ tests/test_streamlit_mode.py, which fails when a Streamlit upgrade changes what 
    - every page file is named as its URL path (pages/live.py is /live, pages/past-runs.py is
      /past-runs), so the folder-mode lookup finds the page the link names, not "Page not found";
    - that page imports pages/parts/common.py, which calls leave_pages_directory_mode(): the process
-     switches to st.navigation mode and the run starts again through app.py, on the same page.
-     Known gap: that import happens once a process, so a second session that started in folder mode at the
-     same moment (two different links opened on a fresh server) draws its first page from the folder (its
-     list, no sidebar) until its next rerun. A per-run check in every page was tried: Streamlit's AppTest
-     resets the folder mode before every run, so page tests switching pages would rerun away from their page.
+     switches to st.navigation mode and the run starts again through app.py, on the same page;
+   - that import happens once a process, so a second session that started in folder mode at the same moment
+     (two different links opened on a fresh server) would draw its first page from the folder (its list, no
+     sidebar): every page calls through_app() after its imports, and a run of the page file alone in a process
+     that has already left folder mode starts again through app.py. (Where folder mode still holds it does
+     nothing: Streamlit's AppTest puts folder mode back before every run, and its page switching relies on it.)
 2. Bound widgets given a value through session state: write_bound_url below.
 3. The first element of a process walks the whole call stack (skip_direct_run_check below).
 4. Sessions share one process and import in their own threads. Plotly asks whether pandas is loaded by
@@ -40,22 +41,33 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 
+_RUN = threading.local()  # per script thread: whether this run came through app.py (app_run)
 _FIRST_RUNS = threading.Lock()  # 5: held by a page's first run in this process
 _PAGES_RUN: set[str] = set()  # the pages that have run once in this process (their modules are imported)
 
 
 @contextmanager
 def app_run(page: str = ""):
-    """app.py runs its page inside this: a page's first run in the process holds _FIRST_RUNS (5)."""
+    """app.py runs its page inside this: through_app() then knows the run came through app.py; a page's first
+    run in the process holds _FIRST_RUNS (5)."""
+    _RUN.in_app = True
     first = page not in _PAGES_RUN
     if first:
         _FIRST_RUNS.acquire()
     try:
         yield
     finally:
+        _RUN.in_app = False
         if first:
             _PAGES_RUN.add(page)
             _FIRST_RUNS.release()
+
+
+def through_app() -> None:
+    """1. Call in every page file after its imports: a run of the page file alone (folder mode) in a process that
+    another session has already switched to st.navigation mode starts again through app.py."""
+    if PagesManager.uses_pages_directory is False and not getattr(_RUN, "in_app", False):
+        st.rerun()
 
 
 def leave_pages_directory_mode() -> None:
