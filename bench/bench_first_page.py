@@ -21,12 +21,11 @@ import importlib.util
 import os
 import statistics
 import tempfile
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
 from bench import against_goal
-from bench.bench_load import cpu_s
+from bench.bench_load import measured_page
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_process
 
 ROUNDS = int(os.environ.get("FIRST_PAGE_ROUNDS", "5"))
@@ -41,26 +40,15 @@ TITLES = {"app": "What-if:", "one-line": "Hello"}
 def _open(browser, base: str, pid: int, title: str, charts: bool) -> dict:
     """Seconds from goto to the first run finished (and, with `charts`, to every chart drawn), with the
     server's CPU seconds and the renderer main thread's busy seconds over each span."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        cdp = context.new_cdp_session(page)
-        cdp.send("Performance.enable")
-
-        def main_thread_s() -> float:
-            return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "TaskDuration")
-
-        server0, main0 = cpu_s([pid]), main_thread_s()
-        start = time.perf_counter()
+    with measured_page(browser, pid) as (page, spent):
         page.goto(base + "/", timeout=120_000)
         page.wait_for_function(FIRST_RUN_DONE_JS, arg=title, timeout=120_000)
-        out = {"wall": time.perf_counter() - start, "server": cpu_s([pid]) - server0, "main": main_thread_s() - main0}
+        out = spent()
         if charts:
             page.wait_for_function(CHARTS_DRAWN_JS, timeout=120_000)
-            out |= {"charts": time.perf_counter() - start, "charts_main": main_thread_s() - main0}
+            drawn = spent()
+            out |= {"charts": drawn["wall"], "charts_main": drawn["main"]}
         return out
-    finally:
-        context.close()
 
 
 def bytecode_state(root: Path = ROOT) -> str:

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 from urllib.parse import quote
 
 from bench import against_goal
-from bench.bench_load import cpu_s
+from bench.bench_load import measured_page
 from tests.browser import (CHROMIUM, CHROMIUM_ARGS, PATIENCE_MS, streamlit_process, wait_for_app, wait_for_charts,
                            wait_for_tables)
 
@@ -38,26 +37,14 @@ LABELS = {"short": "gpu-0:8000", "200,000 characters": "i" * 200_000}
 
 
 def _load(browser, url: str, pid: int) -> dict:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        cdp = context.new_cdp_session(page)
-        cdp.send("Performance.enable")
-
-        def main_thread_s() -> float:
-            return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "TaskDuration")
-
-        server0, main0 = cpu_s([pid]), main_thread_s()
-        start = time.perf_counter()
+    with measured_page(browser, pid) as (page, spent):
         page.goto(url, timeout=PATIENCE_MS)
         wait_for_app(page)
         wait_for_tables(page)
         wait_for_charts(page)
-        wall = time.perf_counter() - start
+        out = spent()
         longest = page.evaluate("() => Math.max(0, ...(document.body.innerText.match(/i{50,}/g) || []).map(s => s.length))")
-        return {"wall": wall, "server": cpu_s([pid]) - server0, "main": main_thread_s() - main0, "longest_run": longest}
-    finally:
-        context.close()
+        return out | {"longest_run": longest}
 
 
 def run():

@@ -33,6 +33,7 @@ import os
 import statistics
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_process
@@ -149,6 +150,26 @@ def descendants(pid: int) -> list[int]:
         out.append(p)
         todo += children.get(p, [])
     return out
+
+
+@contextmanager
+def measured_page(browser, pid: int):
+    """A fresh 1280×900 page of `browser` and a function giving what was spent since the page was made: wall
+    seconds, the server's (`pid`) CPU seconds and the renderer main thread's busy seconds (Chrome's TaskDuration)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+
+        def main_thread_s() -> float:
+            return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "TaskDuration")
+
+        server0, main0, start = cpu_s([pid]), main_thread_s(), time.perf_counter()
+        yield page, lambda: {"wall": time.perf_counter() - start, "server": cpu_s([pid]) - server0,
+                             "main": main_thread_s() - main0}
+    finally:
+        context.close()
 
 
 def cpu_s(pids: list[int]) -> float:
