@@ -57,10 +57,34 @@ def point_of(row: dict) -> StepPoint | None:
 
 
 def shape_of(row: dict, efficiency: Efficiency | None = None) -> Shape:
-    """The model's step times for the row's setup; where only its draft is no preset, the target's plain step for
-    both arms (plain_shaped); a straight line where the GPU or target is none."""
+    """The model's step times for the row's setup; where only its draft is no preset, the target's verify with no
+    draft (verify_shaped); a straight line where the GPU or target is none."""
     if unpredicted(row):
-        return plain_shaped(row, efficiency)
+        return verify_shaped(row, efficiency)
+    return _model_shape(row, efficiency, "{target} on {gpu}")
+
+
+# chosen: the acceptance of the verify-only shape; E is the same at every batch, so it scales the speculative arm's
+# shape (the fit's scale absorbs it) without moving where it bends
+VERIFY_SHAPE_ALPHA = 0.5
+
+
+def verify_shaped(row: dict, efficiency: Efficiency | None = None) -> Shape:
+    """A setup whose GPU and target are presets but whose draft is none (a draft the tool cannot describe): the
+    model's plain step of the target shapes the plain arm, and its step verifying k + 1 tokens a sequence with no
+    draft to run (the model's n-gram step at the row's k) shapes the speculative arm: it grows where the target's
+    verify does, and the draft's share is left to the runs' offset and scale. A straight line where the GPU or
+    target is no preset either."""
+    if not (_named(row.get("gpu_preset")) and _named(row.get("target_preset"))):
+        return Shape()
+    verify_row = {**row, "method": "ngram", "draft_preset": None, "survival": None, "proposal_rate": 1.0,
+                  "alpha": VERIFY_SHAPE_ALPHA, "k": float_or_none(row.get("k")) or 1, "concurrency": 1}
+    return _model_shape(verify_row, efficiency, "{target} on {gpu} verifying k + 1 tokens; the draft is no preset")
+
+
+def _model_shape(row: dict, efficiency: Efficiency | None, described_as: str) -> Shape:
+    """The model's (plain step, speculative step per emitted token) of the row's scenario tabulated against the
+    batch; a straight line where the row names no scenario the model can run at every batch."""
     try:
         s = scenario_for_row(row, efficiency)
     except (SpecModelError, KeyError, TypeError, ValueError):
@@ -71,41 +95,12 @@ def shape_of(row: dict, efficiency: Efficiency | None = None) -> Shape:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1000 * grid / np.asarray(p.plain.throughput_tok_s), 1000 * grid / np.asarray(p.spec.throughput_tok_s)
     try:
-        shape = Shape.of_model(steps, f"{s.target} on {s.gpu}")
+        shape = Shape.of_model(steps, described_as.format(target=s.target, gpu=s.gpu))
     except SpecModelError:  # the model cannot run this setup (it does not fit): a straight line, as for no preset
         return Shape()
     if not (np.all(np.isfinite(shape.plain_ms)) and np.all(np.isfinite(shape.spec_ms_per_token))):
         return Shape()  # nothing fits at some batch: the model cannot shape this setup
     return shape
-
-
-# chosen: the acceptance of the verify-only shape; E is the same at every batch, so it scales the speculative arm's
-# shape (the fit's scale absorbs it) without moving where it bends
-VERIFY_SHAPE_ALPHA = 0.5
-
-
-def plain_shaped(row: dict, efficiency: Efficiency | None = None) -> Shape:
-    """A setup whose GPU and target are presets but whose draft is none (a draft the tool cannot describe): the
-    model's plain step of the target shapes the plain arm, and its step verifying k + 1 tokens a sequence with no
-    draft to run (the model's n-gram step at the row's k) shapes the speculative arm: it grows where the target's
-    verify does, and the draft's share is left to the runs' offset and scale. A straight line where the GPU or
-    target is no preset either."""
-    if not (_named(row.get("gpu_preset")) and _named(row.get("target_preset"))):
-        return Shape()
-    verify_row = {**row, "method": "ngram", "draft_preset": None, "survival": None, "proposal_rate": 1.0,
-                  "alpha": VERIFY_SHAPE_ALPHA, "k": float_or_none(row.get("k")) or 1, "concurrency": 1}
-    try:
-        s = scenario_for_row(verify_row, efficiency)
-
-        def steps(grid):
-            p = predict(s, concurrency=grid)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return 1000 * grid / np.asarray(p.plain.throughput_tok_s), 1000 * grid / np.asarray(p.spec.throughput_tok_s)
-        shape = Shape.of_model(steps, f"{s.target} on {s.gpu} verifying k + 1 tokens; the draft is no preset")
-    except (SpecModelError, KeyError, TypeError, ValueError):
-        return Shape()
-    ok = np.all(np.isfinite(shape.plain_ms)) and np.all(np.isfinite(shape.spec_ms_per_token))
-    return shape if ok else Shape()
 
 
 def _named(value) -> bool:
