@@ -2,6 +2,7 @@
 page with the app's sidebar and navigation, not Streamlit's raw `pages/` folder listing."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests import browser
 
@@ -94,7 +95,9 @@ def test_every_page_link_works_after_alpha_and_the_batch_were_changed(streamlit_
     browser.wait_for_app(page)
     page.get_by_text("Opened from What-if with its k and concurrency").wait_for()
     no_app_error(page)
-    assert page.get_by_role("spinbutton", name="Concurrent sequences, whole mix").input_value() == "24"
+    # the mix's batch is What-if's (it fills in on the page's run after the note; on a loaded machine a moment later)
+    expect(page.get_by_role("spinbutton", name="Concurrent sequences, whole mix")).to_have_value(
+        "24", timeout=browser.PATIENCE_MS)
     browser.wait_for_charts(page)
     text = page.locator("[data-testid='stMain']").inner_text()
     assert "this traffic (What-if α)" in text and "draft_model k=4" in text  # What-if's α and k came along
