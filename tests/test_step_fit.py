@@ -174,6 +174,21 @@ def test_sampled_lab_fitted_on_1_and_4_catches_both_losses_at_16():
     assert rows[("ngram", 16)]["fit_speedup"] == pytest.approx(0.64, abs=0.02)
 
 
+def test_files_without_a_preset_are_named_once_and_the_model_fit_says_why_it_did_not_run():
+    """Lab pass 6's nine files (target 'tiny-llama', no preset): the reader's reason is said once for the three
+    files of each server (it was six identical lines), and the note says the model had nothing to fit because
+    no run names a preset, not that no run had a measurement (they all do), and where the step fits come from."""
+    files = sorted((LAB / "lab" / "pass6_temp0.3").glob("*_c*.json"))
+    err = _cli("runs", *files, "--calibrate", "--fit-up-to", 4).stderr.splitlines()
+    warnings = [line for line in err if line.startswith("warning:")]
+    assert len(warnings) == 2
+    assert warnings[0].startswith("warning: draft_c1.json, draft_c16.json, draft_c4.json (3 files): no prediction")
+    assert warnings[1].startswith("warning: ngram_c1.json, ngram_c16.json, ngram_c4.json (3 files): no prediction")
+    note, = [line for line in err if line.startswith("note: the model's parameters")]
+    assert "4 runs name no preset the model can predict" in note and "no run has both" not in note
+    assert note.endswith("The step fits below are from the runs alone")
+
+
 @pytest.fixture(scope="module")
 def lab_calibration(tmp_path_factory):
     """The lab's runs at concurrency 1 and 4, fitted and saved as `runs --calibrate` saves them."""

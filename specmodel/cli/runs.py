@@ -287,7 +287,8 @@ def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
     except SpecModelError as exc:
         if not fits:  # nothing else to show: the fit's own message is the answer
             raise
-        sys.stderr.write(f"note: the model's parameters were not fitted ({exc}); the step fits below are\n")
+        sys.stderr.write(f"note: the model's parameters were not fitted: {exc}. The step fits below are from "
+                         "the runs alone\n")
         calibration = None
     if args.save_calibration:
         doc = calibration.to_file() if calibration else calibration_document(start, NOTHING_FITTED)

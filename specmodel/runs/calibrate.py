@@ -29,6 +29,7 @@ from specmodel.errors import SpecModelError
 from specmodel.model.calibration_file import CALIBRATION_FORMAT, CALIBRATION_VERSION, outside_physical
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
+from specmodel.runs.unpredicted import unpredicted_rows
 from specmodel.runs.fit_errors import (PLAIN_ONLY, FitErrors, batch_sizes, run_errors, shape_errors, sweeps_of,
                                        throughput_mape, usable_runs)
 
@@ -94,6 +95,11 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     usable = usable_runs(rows)
     sweeps = sweeps_of(rows)
     if not usable and not sweeps:
+        unnamed = int(sum(unpredicted_rows(rows))) if len(rows) else 0
+        if unnamed:
+            raise SpecModelError(f"{unnamed} run{'s' if unnamed != 1 else ''} name{'s' if unnamed == 1 else ''} no "
+                                 "preset the model can predict (judged on the measurement alone), so the model has "
+                                 "nothing to fit; name the presets to fit it too")
         raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, and no setup "
                              "ran at two or more batch sizes, so there is nothing to calibrate on; load runs "
                              "with measurements")

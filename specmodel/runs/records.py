@@ -199,13 +199,15 @@ def fallback_line(fallbacks: dict, total_rows: int, defaults: RunDefaults | None
 
 @dataclass(frozen=True)
 class ProblemGroup:
-    """Identical problems (same severity, file, column and message) on several rows."""
+    """Identical problems (same severity, file, column and message) on several rows; a problem with the
+    whole file met in several files is one group (`also`: the other files, in order)."""
 
     severity: str
     file: str
     column: str | None
     message: str
     rows: tuple  # row numbers in file order (None: the whole file)
+    also: tuple = ()  # other files with the same whole-file problem
 
     @property
     def count(self) -> int:
@@ -215,7 +217,9 @@ class ProblemGroup:
     def where(self, max_rows: int = 12) -> str:
         """"f.csv, rows 3, 7, 9 (3 rows), column 'gpu'": the file, the rows (the first max_rows), the column."""
         numbered = [r for r in self.rows if r is not None]
-        where = [safe_text(self.file)]
+        files = (self.file, *self.also)
+        shown = ", ".join(safe_text(f) for f in files[:max_rows]) + (", ..." if len(files) > max_rows else "")
+        where = [shown + (f" ({len(files)} files)" if len(files) > 1 else "")]
         if len(numbered) == 1:
             where.append(f"row {numbered[0]}")
         elif numbered:
@@ -235,7 +239,15 @@ def group_problems(problems: list[Problem], by_size: bool = False) -> list[Probl
     groups: dict[tuple, list] = {}
     for p in problems:
         groups.setdefault((p.severity, p.file, p.column, p.message), []).append(p.row)
-    out = [ProblemGroup(sev, file, column, message, tuple(rows)) for (sev, file, column, message), rows in groups.items()]
+    whole: dict[tuple, list] = {}  # a problem with the whole file, said once for every file that has it
+    for (sev, file, column, message), rows in groups.items():
+        if all(r is None for r in rows):
+            whole.setdefault((sev, column, message), []).append(file)
+    out = []
+    for (sev, file, column, message), rows in groups.items():
+        files = whole.get((sev, column, message), [file]) if all(r is None for r in rows) else [file]
+        if file == files[0]:
+            out.append(ProblemGroup(sev, file, column, message, tuple(rows), tuple(files[1:])))
     if by_size:
         out.sort(key=lambda g: (SEVERITY_ORDER.get(g.severity, 3), -g.count))
     return out
