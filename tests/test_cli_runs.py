@@ -176,3 +176,20 @@ def test_rows_over_the_limit_load_the_first_ones_and_the_command_says_so(capsys,
     assert loaded[:10] == [f"w{i}" for i in range(10)] and len(loaded) == 15
     assert "big.csv: has 30 runs; only the first 10 were loaded (the limit per file)" in err
     assert "small.csv: 3 of its 8 runs were not loaded: 15 runs in all files is the limit" in err
+
+
+def test_calibrated_decision_line_is_the_step_fit_it_prints(capsys):
+    """`runs --calibrate` on the sample's code-completion sweep: the decision line leads with the threshold its
+    step-fit section gives (off above batch 235). It said "on at every batch the fit looks at" while the
+    section said "stops paying above batch 235": the line's fit was shaped by the calibrated model, the
+    section's by the model it started from. The fitted values the optimiser left at ~1e-8 read as 0, not
+    in exponent notation."""
+    code, out, _ = run(capsys, ROOT / "sample_runs" / "multi_workload.csv", "--calibrate")
+    assert code == 0
+    lines = out.splitlines()
+    decision = next(line for line in lines if line.strip().startswith("code completion, k = 4:"))
+    section = next(line for line in lines if line.strip().startswith("code completion: fitted on"))
+    threshold = section.split("stops paying above batch ")[1].split()[0]
+    assert f"off above batch {threshold} (" in decision
+    calibrated = next(line for line in lines if line.startswith("calibrated: "))
+    assert "e-0" not in calibrated and "e-1" not in calibrated and "t_fixed_ms 0 ms" in calibrated

@@ -139,7 +139,7 @@ def run_runs(args: argparse.Namespace) -> int:
         keys += ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]
     _write_reports(args, result, table.problems, calibration, efficiency)
     from specmodel.show.runs_decisions import runs_decisions
-    decided = runs_decisions(result.evaluated, efficiency)  # the decision per workload, first
+    decided = runs_decisions(result.evaluated, efficiency, fit_efficiency=start)  # per workload, first
     if args.json:
         _print_json(result, table, evaluated, keys, calibration, fits if args.calibrate else None, decided)
         return 0
@@ -449,5 +449,5 @@ def _print_text(evaluated, summary, calibration) -> None:
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "
               f"{summary['rows_compared']}")
     if calibration:
-        params = ", ".join(f"{k} = {v:.4g}" for k, v in calibration.parameters().items())
-        print(f"calibrated: {params}\n  {calibration.message}")
+        from specmodel.words.calibration import calibration_line
+        print(f"calibrated: {calibration_line(calibration.efficiency)}\n  {calibration.message}")

@@ -77,8 +77,13 @@ def require_physical(eff: Efficiency, where: str) -> Efficiency:
     return eff
 
 
+# Chosen: a fitted value below this is a bound the optimiser reached, not a measurement (the smallest
+# parameter range, 0-0.5, is 10^6 times larger): shown as 0 rather than "2.55e-08".
+SHOWN_AS_ZERO = 5e-7
+
+
 def with_unit(value: float, unit: str) -> str:
-    text = f"{value:.3g}"
+    text = f"{0.0 if abs(value) < SHOWN_AS_ZERO else value:.3g}"
     return f"{text}{unit}" if unit == "×" else (f"{text} {unit}" if unit else text)
 
 

@@ -19,10 +19,12 @@ MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the r
 
 
 def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None,
-                   limit: int = MAX_WORKLOAD_LINES) -> tuple[list[Decided], int]:
+                   limit: int = MAX_WORKLOAD_LINES, fit_efficiency: Efficiency | None = None) -> tuple[list[Decided], int]:
     """One decision line per workload and setup of a review's evaluated runs, in the table's order, for the
     first `limit` of them (and how many more there are): the step fit's where the runs pin one, else the
-    model's at the group's largest predicted concurrency, else what was measured."""
+    model's at the group's largest predicted concurrency, else what was measured. `fit_efficiency`: the model
+    the step fits are shaped by where it is not `efficiency` (`runs --calibrate` fits the steps over the model
+    it started from, as its step-fit section shows them, and predicts rows with the calibrated one)."""
     if evaluated.empty:
         return [], 0
     setups = setups_of(evaluated)
@@ -30,7 +32,7 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
     order = list(dict.fromkeys(keys))
     shown = set(order[:limit])
     chosen = evaluated[[key in shown for key in keys]]
-    fits = {(f.workload, f.setup): f for f in setup_fits(chosen, efficiency) if f.fit.usable}
+    fits = {(f.workload, f.setup): f for f in setup_fits(chosen, fit_efficiency or efficiency) if f.fit.usable}
     groups = {key: group for key, group in chosen.groupby([chosen["workload"].astype(str), setups[chosen.index]],
                                                           sort=False, dropna=False)}
     out = []
