@@ -25,7 +25,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import BAND_RATIO, K_MAX
-from specmodel.model.presets import METHODS, Model, find_method
+from specmodel.model.presets import METHODS, find_method
 from specmodel.model.scenario import Scenario, predict, resolved_method, resolved_model
 from specmodel.notes import Note, info, warning, warnings_in
 from specmodel.plan.capacity import rounded
@@ -256,13 +256,12 @@ class MixReport:
 
 # --- one pool ------------------------------------------------------------------------------------
 
-def _draft_for(base: Scenario) -> Model | None:
-    return base.draft or (resolved_model(base.target.default_draft) if base.target.default_draft else None)
-
-
 def _scenario_for(base: Scenario, method: str, alpha: float, survival, k: int, concurrency) -> Scenario:
-    """The What-if scenario of one workload running in a pool with this setting."""
-    draft = _draft_for(base) if method == "draft_model" else base.draft
+    """The What-if scenario of one workload running in a pool with this setting (draft_model: the target's
+    default draft where the scenario names none)."""
+    draft = base.draft
+    if method == "draft_model" and not draft and base.target.default_draft:
+        draft = resolved_model(base.target.default_draft)
     c = int(concurrency) if float(concurrency).is_integer() else base.concurrency
     return replace(base, method=resolved_method(method), draft=draft, alpha=alpha, survival=survival, k=int(k),
                    concurrency=c)
@@ -285,29 +284,19 @@ class _Layout:
 
 
 def _layout(base: Scenario, members, concurrency: float, gpus: int) -> _Layout:
-    replicas = _replicas(base, gpus)
+    replicas = int(gpus) // base.tp  # compare checked the GPU counts (_replica_units)
     total = float(sum(w.share * concurrency for w in members))
     busy = float(min(replicas, max(total, 1.0)))
     per_replica = total / busy
     return _Layout(replicas, total, busy, per_replica, max(per_replica, 1.0))
 
 
-def _replicas(base: Scenario, gpus: int) -> int:
-    if int(gpus) != gpus or gpus < 1:
-        raise SpecModelError(f"a pool needs a whole number of GPUs ≥ 1, got {gpus}")
-    if gpus % base.tp:
-        raise SpecModelError(f"{gpus} GPUs do not divide into replicas of tensor parallelism {base.tp}")
-    return int(gpus) // base.tp
-
-
 def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpus: int, method: str,
                 k: int) -> PoolResult:
     """Predict one pool: `members` (their shares are of the whole mix) get share × concurrency
-    sequences each, spread over gpus / tp replicas, all served with `method` and `k`."""
+    sequences each, spread over gpus / tp replicas, all served with `method` (one under which every member's
+    acceptance is known: _best_settings searches only those) and `k`."""
     m = method if k > 0 else base.method.name
-    if m != base.method.name and any(w.acceptance(m, base.method.name) is None for w in members):
-        missing = [w.label for w in members if w.acceptance(m, base.method.name) is None]
-        raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
     lay = _layout(base, members, concurrency, gpus)
     results: list = [None] * len(members)
     step = max_fit = np.nan
@@ -367,17 +356,13 @@ def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency
 
 # --- the comparison ------------------------------------------------------------------------------
 
-def _methods_for(members, base: Scenario, methods: tuple[str, ...]) -> list[str]:
-    return [m for m in methods if all(w.acceptance(m, base.method.name) is not None for w in members)]
-
-
 def _best_settings(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpu_counts: list[int],
                    methods: tuple[str, ...], k_max: int) -> dict[int, tuple[str, int, float]]:
     """For each GPU count, (method, k, tok/s) with the highest aggregate throughput; ties go to
     off, then to the earlier method and the smaller k."""
     ks = np.arange(0, k_max + 1)
     best = {g: (base.method.name, 0, -1.0) for g in gpu_counts}
-    for method in _methods_for(members, base, methods):
+    for method in [m for m in methods if all(w.acceptance(m, base.method.name) is not None for w in members)]:
         grid = np.nan_to_num(_pool_throughputs(base, members, concurrency, gpu_counts, method, ks), nan=0.0)
         for j, g in enumerate(gpu_counts):
             if best[g][2] < 0:
