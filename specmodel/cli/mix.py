@@ -128,8 +128,7 @@ def _step_fit(args: argparse.Namespace, report, out: dict) -> None:
     rows = []
     for w in report.workloads:
         e = float(tokens_per_step(w.alpha, s.k))
-        low_mid_high = saved.fit.speedup(batch, e)
-        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": round(float(low_mid_high[0]), 4),
-                     "speedup_low": round(float(low_mid_high[1]), 4), "speedup_high": round(float(low_mid_high[2]), 4),
-                     "decision": fit_decision(saved.fit, batch, e)[0]})
+        speedup, low, high = (round(float(v), 4) for v in saved.fit.speedup(batch, e))
+        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": speedup, "speedup_low": low,
+                     "speedup_high": high, "decision": fit_decision(saved.fit, batch, e)[0]})
     out["step_fit"] = {"setup": saved.label, "batch": batch, "workloads": rows, "batches": list(saved.fit.batches)}

@@ -284,19 +284,29 @@ class _Layout:
 
 
 def _layout(base: Scenario, members, concurrency: float, gpus: int) -> _Layout:
-    replicas = int(gpus) // base.tp  # compare checked the GPU counts (_replica_units)
+    replicas = _replicas(base, gpus)
     total = float(sum(w.share * concurrency for w in members))
     busy = float(min(replicas, max(total, 1.0)))
     per_replica = total / busy
     return _Layout(replicas, total, busy, per_replica, max(per_replica, 1.0))
 
 
+def _replicas(base: Scenario, gpus: int) -> int:
+    if int(gpus) != gpus or gpus < 1:
+        raise SpecModelError(f"a pool needs a whole number of GPUs ≥ 1, got {gpus}")
+    if gpus % base.tp:
+        raise SpecModelError(f"{gpus} GPUs do not divide into replicas of tensor parallelism {base.tp}")
+    return int(gpus) // base.tp
+
+
 def pool_result(base: Scenario, members: list[Workload], concurrency: float, gpus: int, method: str,
                 k: int) -> PoolResult:
     """Predict one pool: `members` (their shares are of the whole mix) get share × concurrency
-    sequences each, spread over gpus / tp replicas, all served with `method` (one under which every member's
-    acceptance is known: _best_settings searches only those) and `k`."""
+    sequences each, spread over gpus / tp replicas, all served with `method` and `k`."""
     m = method if k > 0 else base.method.name
+    if m != base.method.name and any(w.acceptance(m, base.method.name) is None for w in members):
+        missing = [w.label for w in members if w.acceptance(m, base.method.name) is None]
+        raise SpecModelError(f"acceptance of {', '.join(missing)} under {m} is unknown: add a column alpha_{m}")
     lay = _layout(base, members, concurrency, gpus)
     results: list = [None] * len(members)
     step = max_fit = np.nan
