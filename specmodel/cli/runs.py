@@ -418,9 +418,8 @@ def _print_text(evaluated, summary, calibration) -> None:
     setup_head = f"{'setup':<{width}} " if width else ""
     fitted = "fit_speedup" in evaluated.columns
     fit_head = f" {'fit':>6}" if fitted else ""
-    header = (f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}{fit_head}  "
-              f"verdict     model        advice")
-    print(header)
+    print(f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}{fit_head}  "
+          f"verdict     model        advice")
     shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
              "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice",
              "measured_plausible", "fit_speedup"]

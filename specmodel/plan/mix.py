@@ -101,10 +101,7 @@ class Plan:
         return all(p.fits for p in self.pools)
 
     def workload(self, label: str) -> tuple[PoolResult, WorkloadResult]:
-        found = self._by_label.get(label)
-        if found is None:
-            raise KeyError(label)
-        return found
+        return self._by_label[label]  # KeyError for a label no pool holds
 
     @functools.cached_property
     def _by_label(self) -> dict[str, tuple[PoolResult, WorkloadResult]]:
