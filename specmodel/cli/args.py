@@ -212,22 +212,23 @@ def saved_fits_from_args(args: argparse.Namespace) -> list:
     return [f for f in fits if wanted.lower() in f.label.lower()] if wanted else fits
 
 
-def step_fit_from_args(args: argparse.Namespace, k: int | None = None, method: str | None = None):
-    """(the saved step fit of --calibration this question is about or None, a note where the file holds
-    fits and none or several would do)."""
+def step_fit_from_args(args: argparse.Namespace, k: int | None, method: str | None, out: dict):
+    """The saved step fit of --calibration this question is about, or None; where the file holds fits and
+    none or several would do, a note in out["step_fit_note"]."""
     if not getattr(args, "calibration", None):
-        return None, None
+        return None
     from specmodel.fit.saved import chosen_fit
     fits = saved_fits_from_args(args)
     if not fits and getattr(args, "fit", None):
-        return None, f"no step fit in the calibration is named like '{clean_name(args.fit, 40)[0]}' (--fit)"
+        out["step_fit_note"] = f"no step fit in the calibration is named like '{clean_name(args.fit, 40)[0]}' (--fit)"
+        return None
     chosen = chosen_fit(fits, k, method)
     usable = [f for f in fits if f.fit.usable]
     if chosen is None and usable:
         names = "; ".join(f"{f.label} (k={f.fit.k})" for f in usable[:6])
-        return None, (f"the calibration holds {len(usable)} step fits and none or several match k = {k}: "
-                      f"{names}; give the --k and --method of one, or --fit with a word of its name")
-    return chosen, None
+        out["step_fit_note"] = (f"the calibration holds {len(usable)} step fits and none or several match k = {k}: "
+                                f"{names}; give the --k and --method of one, or --fit with a word of its name")
+    return chosen
 
 
 def engine_from_args(args: argparse.Namespace) -> str:
@@ -235,9 +236,29 @@ def engine_from_args(args: argparse.Namespace) -> str:
     return engine_text(find_engine(getattr(args, "engine", None)))
 
 
+def named_scenario(args: argparse.Namespace, engine: bool = True, **inputs) -> Scenario:
+    """The Scenario add_scenario_arguments' flags name (GPU, TP, models, method, context, efficiency and, with
+    `engine`, the engine), with `inputs` (α, k, concurrency, ...) on top: every command builds its scenario here."""
+    method, draft = method_and_draft(args)
+    gpu, tp = gpu_and_tp(args)
+    if engine:
+        inputs["engine"] = engine_from_args(args)
+    return Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft, tp=tp,
+                               context_len=args.context_len, efficiency=efficiency_from_args(args), **inputs)
+
+
+def server_method(args: argparse.Namespace) -> str | None:
+    """The method --method or a draft flag names for a server (None: what its metrics show)."""
+    return args.method or ("draft_model" if args.draft or args.draft_config else None)
+
+
+def acceptance_given(args: argparse.Namespace) -> bool:
+    """Whether --alpha, --accept-len or --survival was given (else a step fit uses its runs' own E)."""
+    return any(getattr(args, a, None) is not None for a in ("alpha", "accept_len", "survival"))
+
+
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The What-if Scenario from add_scenario_arguments, add_acceptance_and_timing_arguments and --concurrency."""
-    method, draft = method_and_draft(args)
     k = args.k
     survival = args.survival
     if survival is not None and k is None:
@@ -250,14 +271,10 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         alpha = acceptance.from_tokens_per_step(args.accept_len, k, "--accept-len").alpha
     if args.t_draft_ms is not None and args.t_target_ms is None:
         raise SpecModelError("--t-draft-ms needs --t-target-ms too (measured timings come as a pair)")
-    gpu, tp = gpu_and_tp(args)
-    return Scenario.from_names(gpu=gpu, target=target_from_args(args),
-                    method=method, draft=draft, alpha=alpha, survival=survival, k=k,
-                    concurrency=args.concurrency, context_len=args.context_len,
-                    t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, tp=tp,
-                    efficiency=efficiency_from_args(args), engine=engine_from_args(args),
-                    draft_depth=args.draft_depth, branching=args.branching, draft_kv_budget=args.draft_kv_budget,
-                    weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, proposal_rate=args.proposal_rate)
+    return named_scenario(args, alpha=alpha, survival=survival, k=k, concurrency=args.concurrency,
+                          t_target_ms=args.t_target_ms, t_draft_ms=args.t_draft_ms, draft_depth=args.draft_depth,
+                          branching=args.branching, draft_kv_budget=args.draft_kv_budget,
+                          weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, proposal_rate=args.proposal_rate)
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -283,13 +300,9 @@ ADVICE_K = 4  # the k the rules' advice and description are worded for where --k
 
 
 def rules_scenario_from_args(args: argparse.Namespace) -> Scenario:
-    """The scenario `rules` and `dashboard` judge servers against, from add_model_arguments."""
-    method, draft = method_and_draft(args)
-    eff = efficiency_from_args(args)  # --calibration FILE: a saved calibration or `runs --calibrate --json`
-    gpu, tp = gpu_and_tp(args)
-    return Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
-                    alpha=args.alpha, k=args.k or ADVICE_K, context_len=args.context_len, tp=tp,
-                    efficiency=eff).validated()
+    """The scenario `rules` and `dashboard` judge servers against, from add_model_arguments (the default
+    engine: --engine is not read here)."""
+    return named_scenario(args, engine=False, alpha=args.alpha, k=args.k or ADVICE_K).validated()
 
 
 def instances_from_args(args: argparse.Namespace) -> tuple:

@@ -76,16 +76,13 @@ def _step_fit(args: argparse.Namespace, s, out: dict) -> None:
     server's own measured step times, at the fit and at the band's slow edge (out["step_fit"])."""
     import math
 
-    from specmodel.cli.args import step_fit_from_args
-    saved, note = step_fit_from_args(args, args.k, s.method.name)  # the fit's own k unless --k is given
-    if note:
-        out["step_fit_note"] = note
+    from specmodel.cli.args import acceptance_given, step_fit_from_args
+    saved = step_fit_from_args(args, args.k, s.method.name, out)  # the fit's own k unless --k is given
     if saved is None:
         return
     max_ms = args.max_itl_ms if args.max_itl_ms else 1000.0 / args.min_user_tok_s
     users = args.users if args.users else args.rps * args.output_tokens * max_ms / 1000.0  # Little's law at the target
-    given = any(getattr(args, a, None) is not None for a in ("alpha", "accept_len", "survival"))
-    e = float(out["spec"].get("tokens_per_step") or 0) or None if given else None
+    e = float(out["spec"].get("tokens_per_step") or 0) or None if acceptance_given(args) else None
     arms = {}
     for arm in ("plain", "spec"):
         batch, slow = saved.fit.largest_batch(arm, max_ms, e)

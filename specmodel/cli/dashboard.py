@@ -8,8 +8,7 @@ from __future__ import annotations
 import argparse
 
 from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
-from specmodel.cli.output import print_document
-from specmodel.files import write_file
+from specmodel.cli.output import print_or_write
 
 
 def add_parser(sub) -> None:
@@ -30,8 +29,5 @@ def run(args: argparse.Namespace) -> int:
 
     text = dashboard.dashboard_json(rules_scenario_from_args(args), window=args.window, title=args.title,
                                     instances=instances_from_args(args), default_k=args.k)
-    if args.out:
-        write_file(args.out, text)
-    else:
-        print_document(text)
+    print_or_write(text, args.out)
     return 0

@@ -7,12 +7,11 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
-                                instances_from_args, method_and_draft, number)
+from specmodel.cli.args import (add_scenario_arguments, instances_from_args, named_scenario, number, saved_fits_from_args,
+                                server_method)
 from specmodel.errors import SpecModelError
 from specmodel.bounds import PROMETHEUS_TIMEOUT_S
 from specmodel.metrics.schemas import SERVERS_IN_WORDS
-from specmodel.model.scenario import Scenario
 
 if TYPE_CHECKING:
     from specmodel.metrics import promapi
@@ -64,21 +63,6 @@ def auth_from_env(user: str | None, password_env: str = PASSWORD_ENV, token_env:
     return promapi.PromAuth(username=user, password=password if user else None, bearer_token=token)
 
 
-def base_scenario(args: argparse.Namespace) -> Scenario:
-    method, draft = method_and_draft(args)
-    gpu, tp = gpu_and_tp(args)
-    return Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
-                    alpha=args.alpha, k=args.spec_k, context_len=args.context_len, tp=tp,
-                    efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
-
-
-def step_fits(args: argparse.Namespace) -> tuple:
-    """The step fits of --calibration (none where it names no file or the file holds none; only those named
-    like --fit where it is given)."""
-    from specmodel.cli.args import saved_fits_from_args
-    return tuple(saved_fits_from_args(args))
-
-
 def _fmt(value, spec: str, none: str = "-") -> str:
     return none if value is None else format(value, spec)
 
@@ -90,9 +74,9 @@ def run(args: argparse.Namespace) -> int:
     policy = scrape.ScrapePolicy.from_env()
     server = promapi.PromServer(args.url, auth_from_env(args.user, args.password_env, args.token_env),
                                 timeout_s=args.timeout, policy=policy)
-    base = base_scenario(args)
-    fits = step_fits(args)
-    method = args.method or ("draft_model" if args.draft or args.draft_config else None)
+    base = named_scenario(args, alpha=args.alpha, k=args.spec_k).validated()
+    fits = tuple(saved_fits_from_args(args))  # --calibration's, named like --fit where given
+    method = server_method(args)
     with scrape.make_client(policy) as client:
         report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k, fits=fits,
                              method=method, instances=instances_from_args(args))

@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
-                                method_and_draft, number)
+from specmodel.cli.args import add_scenario_arguments, named_scenario, number
 from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_CONCURRENCY
 from specmodel.model.decide import K_MAX
 from specmodel.model.presets import METHODS
-from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
 
 if TYPE_CHECKING:
@@ -61,11 +59,7 @@ def report_from_args(args: argparse.Namespace) -> tuple[MixReport, list[str]]:
     if problems:
         more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
         raise SpecModelError(problems[0] + more)
-    method, draft = method_and_draft(args)
-    gpu, tp = gpu_and_tp(args)
-    base = Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft,
-                    k=args.k, concurrency=args.concurrency, context_len=args.context_len, tp=tp,
-                    efficiency=efficiency_from_args(args), engine=engine_from_args(args))
+    base = named_scenario(args, k=args.k, concurrency=args.concurrency)
     report = compare(base, workloads, args.concurrency, args.gpus, methods=args.methods, k_max=args.k_max,
                      top=args.top, split_among=args.split)
     return report, notes
@@ -126,9 +120,7 @@ def _step_fit(args: argparse.Namespace, report, out: dict) -> None:
     from specmodel.words.step_fit import fit_decision
 
     s = report.scenario
-    saved, note = step_fit_from_args(args, s.k, s.method.name)
-    if note:
-        out["step_fit_note"] = note
+    saved = step_fit_from_args(args, s.k, s.method.name, out)
     if saved is None:
         return
     pool = report.single_on.pools[0]
@@ -136,8 +128,7 @@ def _step_fit(args: argparse.Namespace, report, out: dict) -> None:
     rows = []
     for w in report.workloads:
         e = float(tokens_per_step(w.alpha, s.k))
-        low_mid_high = saved.fit.speedup(batch, e)
-        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": round(float(low_mid_high[0]), 4),
-                     "speedup_low": round(float(low_mid_high[1]), 4), "speedup_high": round(float(low_mid_high[2]), 4),
-                     "decision": fit_decision(saved.fit, batch, e)[0]})
+        speedup, low, high = (round(float(v), 4) for v in saved.fit.speedup(batch, e))
+        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": speedup, "speedup_low": low,
+                     "speedup_high": high, "decision": fit_decision(saved.fit, batch, e)[0]})
     out["step_fit"] = {"setup": saved.label, "batch": batch, "workloads": rows, "batches": list(saved.fit.batches)}

@@ -90,8 +90,13 @@ def print_json(obj) -> None:
         print(json.dumps(obj, indent=2, allow_nan=False))
 
 
-def print_document(text: str) -> None:
-    """A document (rules YAML, dashboard JSON) as it is, its lines whole."""
+def print_or_write(text: str, path: str | None) -> None:
+    """A document (rules YAML, dashboard JSON) written to `path` (whole or not at all), else printed, its lines whole."""
+    if path:
+        from specmodel.files import write_file
+
+        write_file(path, text)
+        return
     with document():
         print(text, end="")
 

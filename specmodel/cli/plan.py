@@ -85,9 +85,7 @@ def _fit_entry(label: str, fit) -> dict:
 def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:
     """--calibration's step fit for this k and method: what it pinned and which runs would pin the rest."""
     from specmodel.cli.args import step_fit_from_args
-    saved, note = step_fit_from_args(args, scenario.k, scenario.method.name)
-    if note:
-        out["step_fit_note"] = note
+    saved = step_fit_from_args(args, scenario.k, scenario.method.name, out)
     if saved is not None:
         out["step_fit"] = _fit_entry(saved.label, saved.fit)
 

@@ -124,19 +124,16 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     """The saved step fit's answer at this concurrency (out["step_fit"]), where --calibration holds one for
     this k and method; the measurement's fit decides before the model, and its decision line leads."""
     s = summary.scenario
-    from specmodel.cli.args import step_fit_from_args
+    from specmodel.cli.args import acceptance_given, step_fit_from_args
     from specmodel.plan.measure import fit_threshold_runs, largest_batch
     from specmodel.words.decision_line import fit_decision_line
     from specmodel.words.step_fit import fit_decision, off_words
 
-    saved, note = step_fit_from_args(args, s.k, s.method.name)
-    if note:
-        out["step_fit_note"] = note
+    saved = step_fit_from_args(args, s.k, s.method.name, out)
     if saved is None:
         return None
     fit = saved.fit
-    given = any(getattr(args, a, None) is not None for a in ("alpha", "accept_len", "survival"))
-    e = float(out["tokens_per_step"]) if given and fit.tokens_per_step else None  # else the runs' own E
+    e = float(out["tokens_per_step"]) if acceptance_given(args) and fit.tokens_per_step else None  # else the runs' E
     low_high = [float(v) for v in fit.speedup(float(s.concurrency), e)]
     decision, words = fit_decision(fit, s.concurrency, e)
     mid, lo, hi = fit.off_above(e)

@@ -8,9 +8,8 @@ from __future__ import annotations
 import argparse
 
 from specmodel.cli.args import add_model_arguments, instances_from_args, rules_scenario_from_args
-from specmodel.cli.output import print_document
+from specmodel.cli.output import print_or_write
 from specmodel.export import rules
-from specmodel.files import write_file
 
 
 def add_parser(sub) -> None:
@@ -33,8 +32,5 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     text = rules.rules_yaml(rules_scenario_from_args(args), window=args.window, for_=args.for_, severity=args.severity,
                             instances=instances_from_args(args), legacy=args.legacy, default_k=args.k)
-    if args.out:
-        write_file(args.out, text)
-    else:
-        print_document(text)
+    print_or_write(text, args.out)
     return 0

@@ -249,18 +249,12 @@ def _window_fits(args: argparse.Namespace) -> list:
 
 def _windows_only(args: argparse.Namespace) -> int:
     """runs --calibrate --window ... without run files: the windows' step fits, printed and saved."""
-    fits = _step_fits(args, None, efficiency_from_args(args))
-    if args.save_calibration:
-        from specmodel.model.calibration_file import calibration_document, save_document
-        from specmodel.words.calibration import NOTHING_FITTED
-        doc = calibration_document(efficiency_from_args(args), NOTHING_FITTED)
-        doc["step_fits"] = [_saved(f).to_dict() for f in fits]
-        save_document(doc, args.save_calibration)
+    start = efficiency_from_args(args)
+    fits = _step_fits(args, None, start)
+    _save(args, None, start, fits)
     if args.json:
         from specmodel.cli.output import print_json
-        from specmodel.words.step_fit import fit_line, runs_to_pin
-        print_json({"step_fits": [{**_saved(f).to_dict(), "words": fit_line(f.fit), "runs_to_pin": runs_to_pin(f.fit),
-                                   "usable": f.fit.usable, "off_above": _off(f.fit)} for f in fits]})
+        print_json({"step_fits": _fit_dicts(fits)})
         return 0
     _print_fits(fits, None)
     return 0
@@ -273,9 +267,7 @@ def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
         raise SpecModelError("--save-calibration needs --calibrate (there is no fit to save otherwise)")
     if not args.calibrate:
         return None
-    from specmodel.model.calibration_file import calibration_document, save_document
     from specmodel.runs.calibrate import calibrate  # scipy: only for a fit
-    from specmodel.words.calibration import NOTHING_FITTED
     from specmodel.show.runs_view import calibration_rows
     fit_rows, fit_note = calibration_rows(rows)
     if args.fit_up_to is not None:
@@ -290,16 +282,32 @@ def _calibration(args: argparse.Namespace, rows, start: Efficiency, fits: list):
         sys.stderr.write(f"note: the model's parameters were not fitted: {exc}. The step fits below are from "
                          "the runs alone\n")
         calibration = None
-    if args.save_calibration:
-        doc = calibration.to_file() if calibration else calibration_document(start, NOTHING_FITTED)
-        doc["step_fits"] = [_saved(f).to_dict() for f in fits]
-        save_document(doc, args.save_calibration)
+    _save(args, calibration, start, fits)
     return calibration
+
+
+def _save(args: argparse.Namespace, calibration, start: Efficiency, fits: list) -> None:
+    """--save-calibration: the fitted parameters (or `start`'s, none fitted) and the step fits, in one file."""
+    if not args.save_calibration:
+        return
+    from specmodel.model.calibration_file import calibration_document, save_document
+    from specmodel.words.calibration import NOTHING_FITTED
+    doc = calibration.to_file() if calibration else calibration_document(start, NOTHING_FITTED)
+    doc["step_fits"] = [_saved(f).to_dict() for f in fits]
+    save_document(doc, args.save_calibration)
 
 
 def _saved(f):
     from specmodel.fit.saved import SavedFit
     return SavedFit(f.workload, f.setup, f.target, f.method, f.fit)
+
+
+def _fit_dicts(fits: list) -> list[dict]:
+    """The step fits as `--json` gives them: the saved fit, in words, the runs that would pin it, where it stops
+    paying."""
+    from specmodel.words.step_fit import fit_line, runs_to_pin
+    return [{**_saved(f).to_dict(), "words": fit_line(f.fit), "runs_to_pin": runs_to_pin(f.fit),
+             "usable": f.fit.usable, "off_above": _off(f.fit)} for f in fits]
 
 
 def _print_fits(fits: list, evaluated) -> None:
@@ -342,11 +350,11 @@ def _write_reports(args: argparse.Namespace, result, problems, calibration, effi
     """The break-even table as CSV (--csv) and the HTML report (--html), where asked for."""
     if args.csv:
         from specmodel.export.report import break_even_csv
-        _write(args.csv, break_even_csv(result.table))
+        write_file(args.csv, break_even_csv(result.table))  # only a regular file or a new path; whole or not at all
     if args.html:
         from specmodel.export.report import html_report
         from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
-        _write(args.html, html_report(
+        write_file(args.html, html_report(
             result.evaluated, result.table, result.summary,
             [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], problems,
             calibration.to_dict() if calibration else None,
@@ -383,9 +391,7 @@ def _print_json(result, table, evaluated, keys: list[str], calibration, fits: li
     if calibration:
         rest["calibration"] = calibration.to_dict()
     if fits is not None:
-        from specmodel.words.step_fit import fit_line, runs_to_pin
-        rest["step_fits"] = [{**_saved(f).to_dict(), "words": fit_line(f.fit), "runs_to_pin": runs_to_pin(f.fit),
-                              "usable": f.fit.usable, "off_above": _off(f.fit)} for f in fits]
+        rest["step_fits"] = _fit_dicts(fits)
     # the rows written a chunk at a time as they are encoded: flat memory for 200,000 rows
     print_json_table("rows", evaluated, keys, WHOLE_KEYS, rest)
 
@@ -395,10 +401,6 @@ def _off(fit) -> dict | None:
         return None
     mid, low, high = fit.off_above()
     return {"batch": mid, "low": low, "high": high}
-
-
-def _write(path: str, text: str) -> None:
-    write_file(path, text)  # only a regular file or a new path; whole or not at all
 
 
 def _f(x, fmt="{:.2f}"):
@@ -417,9 +419,8 @@ def _print_text(evaluated, summary, calibration) -> None:
     setup_head = f"{'setup':<{width}} " if width else ""
     fitted = "fit_speedup" in evaluated.columns
     fit_head = f" {'fit':>6}" if fitted else ""
-    header = (f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}{fit_head}  "
-              f"verdict     model        advice")
-    print(header)
+    print(f"{'workload':<26} {setup_head}{'conc':>5} {'k':>2} {'E':>5} {'E_be':>5} {'meas':>6} {'pred':>6}{fit_head}  "
+          f"verdict     model        advice")
     shown = ["workload", "concurrency", "k", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup",
              "predicted_speedup", "verdict", "predicted_verdict", "model_agrees", "verdict_basis", "advice",
              "measured_plausible", "fit_speedup"]

@@ -13,10 +13,8 @@ import dataclasses
 import os
 import sys
 
-from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
-                                method_and_draft, number)
+from specmodel.cli.args import add_scenario_arguments, named_scenario, number, saved_fits_from_args, server_method
 from specmodel.errors import SpecModelError
-from specmodel.model.scenario import Scenario
 from specmodel.notes import cli_label
 from specmodel.words.served import figures_line, ms
 
@@ -62,8 +60,6 @@ def run_scrape(args: argparse.Namespace) -> int:
     from specmodel.cli.output import print_json
     from specmodel.metrics import live, scrape  # here: building every command's parser imports no HTTP client
 
-    method, draft = method_and_draft(args)
-    gpu, tp = gpu_and_tp(args)
     k = args.k
     if args.spec_k is not None:
         print("note: --spec-k is deprecated: use --k (one flag for the server's draft tokens per step)",
@@ -71,9 +67,7 @@ def run_scrape(args: argparse.Namespace) -> int:
         if k is not None and k != args.spec_k:
             raise SpecModelError(f"--k {k} and --spec-k {args.spec_k} disagree: give only --k")
         k = args.spec_k
-    base = Scenario.from_names(gpu=gpu, target=target_from_args(args), method=method, draft=draft, alpha=args.alpha,
-                    k=k or DEFAULT_K, context_len=args.context_len, tp=tp,
-                    efficiency=efficiency_from_args(args), engine=engine_from_args(args)).validated()
+    base = named_scenario(args, alpha=args.alpha, k=k or DEFAULT_K).validated()
     token = os.environ.get(args.token_env) or None
     policy = scrape.ScrapePolicy.from_env(total_timeout_s=args.timeout)
     with scrape.make_client(policy) as client:
@@ -95,12 +89,11 @@ def run_scrape(args: argparse.Namespace) -> int:
 def _judgement(args: argparse.Namespace, stats, verdict, plain_stats):
     """What the verdict rests on: a step fit of --calibration for this server, --plain-url's measured step,
     --t-target-ms (metrics/timed.py)."""
-    from specmodel.cli.args import saved_fits_from_args
     from specmodel.metrics import live, timed
     from specmodel.notes import warning
 
     notes, fits = [], tuple(saved_fits_from_args(args))  # --calibration's, named like --fit where given
-    method = args.method or ("draft_model" if args.draft or args.draft_config else None)
+    method = server_method(args)
     plain = None
     if plain_stats is not None:
         plain = timed.plain_from_stats(plain_stats, "--plain-url's window")

@@ -245,8 +245,7 @@ class CapacityPlan:
         return "caution" if self.uncertain else VERDICT_TONES[self.verdict]
 
     def _saved_at(self, end: int) -> int | None:
-        arm = self.spec_band[end] if self.spec_band else None
-        return None if arm is None or arm.gpus is None or self.plain.gpus is None else self.plain.gpus - arm.gpus
+        return _gpus_saved(self.plain, self.spec_band[end] if self.spec_band else None)
 
     def table_rows(self) -> list[dict]:
         """One row per arm for the page's table: whether it meets the target, GPUs, replicas, speed."""
@@ -261,10 +260,7 @@ class CapacityPlan:
 
     @property
     def gpus_saved(self) -> int | None:
-        """Plain GPUs − speculative GPUs (negative: speculation costs GPUs); None unless both meet."""
-        if self.plain.gpus is None or self.spec.gpus is None:
-            return None
-        return self.plain.gpus - self.spec.gpus
+        return _gpus_saved(self.plain, self.spec)
 
     def to_dict(self) -> dict:
         s = self.scenario
@@ -319,10 +315,15 @@ def plan_on(f: Frontier, load: Load, target: Target, k: int | None = None) -> Ca
     band_verdicts = tuple(capacity_verdict(f.scenario, load, target, plain, e, k_fixed)[0] for e in ends) \
         if ends else None
     if _disagree(band_verdicts):
-        saved = [None if e.gpus is None or plain.gpus is None else plain.gpus - e.gpus for e in ends]
-        text = capacity_uncertain(text, saved, spec.batch_per_replica or spec.best_reachable_batch)
+        text = capacity_uncertain(text, [_gpus_saved(plain, e) for e in ends],
+                                  spec.batch_per_replica or spec.best_reachable_batch)
     return CapacityPlan(f.scenario, load, target, plain, spec, k_fixed, tuple(int(a.k) for a in spec_rows), verdict,
                         text, advice, tuple(notes), ends, band_verdicts)
+
+
+def _gpus_saved(plain: ArmPlan, spec: ArmPlan | None) -> int | None:
+    """Plain GPUs − speculative GPUs (negative: speculation costs GPUs); None unless both meet the target."""
+    return None if spec is None or spec.gpus is None or plain.gpus is None else plain.gpus - spec.gpus
 
 
 GAINS = ("saves GPUs", "only spec meets the target")  # the verdicts that say: deploy speculation for this load

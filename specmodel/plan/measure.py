@@ -128,7 +128,7 @@ def plan_concurrencies(summary: Summary) -> list[tuple[int, str]]:
     """(concurrency, why) for the plan: batch 1 and the two ends of the off-threshold range (or half
     and twice the threshold when the range is one batch), capped where the speculative arm still fits."""
     s = summary.scenario
-    cap = _largest(summary)
+    cap = largest_batch(summary)
     lo, hi = summary.off_above_range or (None, None)
     off = summary.off_above
     points = [(1, "batch 1: the fixed cost of a step (weights read once, kernel launches, the engine's CPU work) "
@@ -186,19 +186,10 @@ def fit_threshold_runs(off: tuple[int | None, int | None, int | None], largest: 
     return (first, last) if first < last else None
 
 
-def largest_batch(summary) -> int:
-    """The largest batch the plan runs at: what the speculative arm fits, up to the schedule's 512."""
-    return _largest(summary)
-
-
 def input_len(s: Scenario) -> int:
     """Prompt tokens that give the scenario's mean context (prompt + half the output, as the run
     readers compute context_len)."""
     return max(16, int(s.context_len - OUTPUT_LEN / 2))
-
-
-def _spec_k(summary: Summary) -> int:
-    return int(summary.scenario.k or summary.best_k or 4)
 
 
 def _servers(s: Scenario, engine: str, k: int, accept_len: float, max_batch: int = 1, off: bool = False) -> dict:
@@ -304,7 +295,7 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     bench = bench or BENCH_OF_ENGINE.get(engine, "guidellm")
     if bench not in BENCHES:
         raise SpecModelError(f"unknown benchmark '{bench}'; one of {', '.join(BENCHES)}")
-    k = _spec_k(summary)
+    k = int(s.k or summary.best_k or 4)
     accept = float(predict(replace(s, k=k)).tokens_per_step)
     points = plan_concurrencies(summary)
     off_at = off_run_batch(summary, [c for c, _ in points])  # None: the off band's cost is measured, or not asked
@@ -380,7 +371,7 @@ def _plan_notes(s: Scenario, bench: str, servers: dict, synthetic: dict | None, 
     return notes
 
 
-def _largest(summary: Summary) -> int:
+def largest_batch(summary: Summary) -> int:
     """The largest batch the plan runs at: what the speculative arm fits, up to the schedule's 512."""
     return int(min(SCHEDULE_MAX_BATCH, max(1, summary.prediction.spec.max_concurrency)))
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from specmodel.errors import SpecModelError
 from specmodel.model.decide import BAND_RATIO, K_MAX
-from specmodel.model.presets import METHODS, Model, find_method
+from specmodel.model.presets import METHODS, find_method
 from specmodel.model.scenario import Scenario, predict, resolved_method, resolved_model
 from specmodel.notes import Note, info, warning, warnings_in
 from specmodel.plan.capacity import rounded
@@ -101,10 +101,7 @@ class Plan:
         return all(p.fits for p in self.pools)
 
     def workload(self, label: str) -> tuple[PoolResult, WorkloadResult]:
-        found = self._by_label.get(label)
-        if found is None:
-            raise KeyError(label)
-        return found
+        return self._by_label[label]  # KeyError for a label no pool holds
 
     @functools.cached_property
     def _by_label(self) -> dict[str, tuple[PoolResult, WorkloadResult]]:
@@ -256,13 +253,12 @@ class MixReport:
 
 # --- one pool ------------------------------------------------------------------------------------
 
-def _draft_for(base: Scenario) -> Model | None:
-    return base.draft or (resolved_model(base.target.default_draft) if base.target.default_draft else None)
-
-
 def _scenario_for(base: Scenario, method: str, alpha: float, survival, k: int, concurrency) -> Scenario:
-    """The What-if scenario of one workload running in a pool with this setting."""
-    draft = _draft_for(base) if method == "draft_model" else base.draft
+    """The What-if scenario of one workload running in a pool with this setting (draft_model: the target's
+    default draft where the scenario names none)."""
+    draft = base.draft
+    if method == "draft_model" and not draft and base.target.default_draft:
+        draft = resolved_model(base.target.default_draft)
     c = int(concurrency) if float(concurrency).is_integer() else base.concurrency
     return replace(base, method=resolved_method(method), draft=draft, alpha=alpha, survival=survival, k=int(k),
                    concurrency=c)
@@ -367,17 +363,13 @@ def _pool_throughputs(base: Scenario, members: tuple[Workload, ...], concurrency
 
 # --- the comparison ------------------------------------------------------------------------------
 
-def _methods_for(members, base: Scenario, methods: tuple[str, ...]) -> list[str]:
-    return [m for m in methods if all(w.acceptance(m, base.method.name) is not None for w in members)]
-
-
 def _best_settings(base: Scenario, members: tuple[Workload, ...], concurrency: float, gpu_counts: list[int],
                    methods: tuple[str, ...], k_max: int) -> dict[int, tuple[str, int, float]]:
     """For each GPU count, (method, k, tok/s) with the highest aggregate throughput; ties go to
     off, then to the earlier method and the smaller k."""
     ks = np.arange(0, k_max + 1)
     best = {g: (base.method.name, 0, -1.0) for g in gpu_counts}
-    for method in _methods_for(members, base, methods):
+    for method in [m for m in methods if all(w.acceptance(m, base.method.name) is not None for w in members)]:
         grid = np.nan_to_num(_pool_throughputs(base, members, concurrency, gpu_counts, method, ks), nan=0.0)
         for j, g in enumerate(gpu_counts):
             if best[g][2] < 0:

@@ -56,23 +56,16 @@ class Workload:
 
 
 def _blank(value) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
-
-
-def _float(value) -> float:
-    """The one number parser (specmodel.numbers): true/false, 1_0, other scripts' digits refused."""
-    return read_number(value)
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str)
+                                                                                and not value.strip())
 
 
 def _number(value):
-    """A cell as the row schema reads it: a number where float() reads one (a CSV cell is text), else the
-    cell as text (a boolean, a list, an unreadable string: the schema's "type" refuses it)."""
+    """A cell as the row schema reads it: a number where the one number parser reads one (specmodel.numbers:
+    a CSV cell is text), else the cell as text (a boolean, a list, an unreadable string: the schema's "type"
+    refuses it)."""
     try:
-        return _float(value)
+        return read_number(value)
     except (TypeError, ValueError, OverflowError):
         return str(value)
 

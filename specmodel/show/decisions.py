@@ -50,11 +50,11 @@ def fit_pin(off: tuple, summary: Summary | None, batches: tuple[float, ...]) -> 
     return fit_threshold_runs(off, largest)
 
 
-def scenario_decision(summary: Summary, fit=None, tokens_per_step: float | None = None, who: str | None = None
+def scenario_decision(summary: Summary | None, fit=None, tokens_per_step: float | None = None, who: str | None = None
                       ) -> Decided:
     """The decision line of one scenario: its step fit's (a StepFit for its k and method, asked at
-    `tokens_per_step`, the runs' own E where None) where one is given and usable, else the model's. `who`:
-    the method's label unless given."""
+    `tokens_per_step`, the runs' own E where None) where one is given and usable, else the model's (`summary`:
+    None only beside a usable fit and `who`). `who`: the method's label unless given."""
     who = summary.scenario.method.label if who is None else who
     if fit is not None and fit.usable:
         off = fit.off_above(tokens_per_step)

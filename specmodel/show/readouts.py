@@ -11,6 +11,7 @@ one-line summaries that go with them. Pure functions of results; nothing here dr
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -272,9 +273,6 @@ def fleet_uncertain(table) -> list[tuple[str, str]]:
 
 
 def fleet_counts(verdicts) -> str:
-    """How many instances got each verdict: "3 pays off, 1 loses" (most frequent first)."""
-    counts: dict[str, int] = {}
-    for v in verdicts:
-        counts[v] = counts.get(v, 0) + 1
-    return ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
+    """How many instances got each verdict: "3 pays off, 1 loses" (most frequent first, ties as they came)."""
+    return ", ".join(f"{n} {label}" for label, n in Counter(verdicts).most_common())
 

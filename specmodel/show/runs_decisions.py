@@ -11,9 +11,8 @@ from specmodel.model.roofline import Efficiency
 from specmodel.runs.row_scenario import float_or_none, scenario_for_row
 from specmodel.runs.setups import setups_of
 from specmodel.runs.step_points import setup_fits
-from specmodel.show.decisions import Decided, fit_pin, scenario_decision
+from specmodel.show.decisions import Decided, scenario_decision
 from specmodel.words import Summary, summarize, verdict_words
-from specmodel.words.decision_line import fit_decision_line
 
 MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the rest (they stay in the table below)
 
@@ -41,12 +40,8 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
         group = groups[(workload, setup)]
         summary = _group_summary(group, efficiency)
         found = fits.get((workload, setup))
-        if found is not None:
-            off = found.fit.off_above()
-            out.append(Decided(fit_decision_line(found.fit.k, off, who), fit_pin(off, summary, found.fit.batches),
-                               True))
-        elif summary is not None:
-            out.append(scenario_decision(summary, who=who))
+        if found is not None or summary is not None:  # the fit's line where the runs pin one, else the model's
+            out.append(scenario_decision(summary, found.fit if found else None, who=who))
         else:
             out.append(Decided(_measured_line(group, who)))
     return out, max(0, len(order) - limit)

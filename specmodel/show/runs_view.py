@@ -42,24 +42,16 @@ def problems_label(table: RunTable) -> str:
     """One line for the collapsed problems block: what was not loaded, warnings, fallbacks."""
     errors = group_problems(table.errors)
     warnings = [g for g in group_problems(table.warnings) if g.severity == "warning"]
-    parts = []
-    # a row refused for two reasons (no GPU and no draft named) is one row not loaded
-    rows_out = len({(p.file, p.row) for p in table.errors if p.row is not None})
-    files_out = sum(1 for g in errors if not any(r is not None for r in g.rows))
-    if rows_out:
-        parts.append(f"{rows_out:,} row{'s' if rows_out != 1 else ''} not loaded")
-    if files_out:
-        parts.append(f"{files_out:,} file{'s' if files_out != 1 else ''} not read")
-    warned = sum(g.count for g in warnings)
-    if warned:
-        parts.append(f"{warned:,} warning{'s' if warned != 1 else ''} ({len(warnings)} kind"
-                     f"{'s' if len(warnings) != 1 else ''})")
-    fallback = table.fallbacks.get("rows", 0) if table.fallbacks else 0
-    if fallback:
-        parts.append(f"{fallback:,} row{'s' if fallback != 1 else ''} predicted on a fallback preset")
-    assumed = int(table.rows["acceptance_assumed"].eq(True).sum()) if "acceptance_assumed" in table.rows else 0
-    if assumed:  # acceptance the file does not give: never "every row was read"
-        parts.append(f"{assumed:,} row{'s' if assumed != 1 else ''} on an assumed acceptance")
+    kinds = len(warnings)
+    counts = [  # a row refused for two reasons (no GPU and no draft named) is one row not loaded
+        (len({(p.file, p.row) for p in table.errors if p.row is not None}), "row", "not loaded"),
+        (sum(1 for g in errors if not any(r is not None for r in g.rows)), "file", "not read"),
+        (sum(g.count for g in warnings), "warning", f"({kinds} kind{'s' if kinds != 1 else ''})"),
+        (table.fallbacks.get("rows", 0) if table.fallbacks else 0, "row", "predicted on a fallback preset"),
+        # acceptance the file does not give: never "every row was read"
+        (int(table.rows["acceptance_assumed"].eq(True).sum()) if "acceptance_assumed" in table.rows else 0, "row",
+         "on an assumed acceptance")]
+    parts = [f"{n:,} {noun}{'s' if n != 1 else ''} {what}" for n, noun, what in counts if n]
     if not parts:
         return "Input: every row was read"
     return "Problems in the input: " + ", ".join(parts)

@@ -404,17 +404,14 @@ def engine_version_notes(s: Scenario) -> list[str]:
                           "other behaviours the releases read show; an engine that old may schedule speculative "
                           "decoding differently (vLLM before 0.9 ran it on its V0 engine by default): give a version from the "
                           "releases read, or measure it"))
-        if variants:
-            notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
-            variants = []
     if engine.beyond_read:
         notes.append(info(f"{engine.label} {engine.version_text} is newer than the newest release read for this "
                           f"preset ({engine.read_through}): predicted with that release's scheduling and kernels; "
                           "check its release notes for changes to async or overlap scheduling with speculative "
                           "decoding and to the default attention backend"))
-        if variants:
-            notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
-            variants = []
+    if variants and (engine.before_read or engine.beyond_read):  # a version given but not read: the band's span
+        notes.append(info("The band also spans " + _variants_words(s, variants, "; and ")))
+        variants = []
     if variants:
         example = variants[0].replace(".99", ".0")
         newest = f" as the newest release read ({engine.read_through})" if engine.read_through else ""
@@ -434,8 +431,6 @@ def engine_version_notes(s: Scenario) -> list[str]:
                           f"extend) outside CUDA graphs, as releases before {since} do: ~{eager:.2f} ms more per "
                           "speculative step"))
     return notes
-
-
 
 
 def advice_of_runs(setup: Scenario, alpha, k, concurrency, runs: dict[str, np.ndarray], off: OffCost | None = None

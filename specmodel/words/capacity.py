@@ -52,13 +52,13 @@ def capacity_verdict(s: Scenario, load, target, plain, spec, k_fixed: bool) -> t
             advice += "; or try another k"
         return "costs GPUs", text, advice
     saved = plain.gpus - spec.gpus
-    if saved > 0:
-        text = (f"speculation saves {gpus(saved)}: {_how(s, spec, target)} with {spec_k}, instead of "
+    if saved:
+        verb, than = ("saves", "instead of") if saved > 0 else ("costs", "against")
+        text = (f"speculation {verb} {gpus(abs(saved))}: {_how(s, spec, target)} with {spec_k}, {than} "
                 f"{_how(s, plain, target)} without")
+    if saved > 0:
         return "saves GPUs", text, f"deploy speculation with {method}, {spec_k}: {gpus(spec.gpus)} instead of {plain.gpus}"
     if saved < 0:
-        text = (f"speculation costs {gpus(-saved)}: {_how(s, spec, target)} with {spec_k}, against "
-                f"{_how(s, plain, target)} without")
         advice = f"leave speculation off for this load: {gpus(plain.gpus)} instead of {spec.gpus}"
         if k_fixed:
             advice += "; a smaller k may cost less (leave k to the search to see)"
@@ -69,8 +69,6 @@ def capacity_verdict(s: Scenario, load, target, plain, spec, k_fixed: bool) -> t
     advice = (f"speculation ({spec_k}) is free here: the same GPUs, faster users" if faster else
               "leave speculation off: the same GPUs and no faster for users")
     return "same", text, advice
-
-
 
 
 def saved_words(saved: int | None) -> str:

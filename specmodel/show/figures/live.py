@@ -12,7 +12,7 @@ from specmodel.metrics.live import LiveVerdict
 from specmodel.metrics.prom import LiveStats
 from specmodel.model.decide import band_text
 from specmodel.model.scenario import predict
-from specmodel.show.figures.whatif import BREAK_EVEN_STYLE, LOG_BATCH_AXIS
+from specmodel.show.figures.whatif import LOG_BATCH_AXIS, break_even_line
 
 MAX_BATCH = 4096  # chosen: the model's crossover search reaches this far; the x axis never goes further
 # chosen: tick spacings a clock axis may use (round clock units), in seconds:
@@ -146,8 +146,7 @@ def operating_point_figure(verdict: LiveVerdict) -> go.Figure:
                 ys += list(interval)
     y_top = float(np.nanmax(_finite_values(ys))) * 1.08
     y_bottom = min(0.0, float(np.nanmin(_finite_values(ys))))
-    fig.add_trace(go.Scatter(x=[1, top_batch], y=[1.0, 1.0], mode="lines", name="break-even (1.0x)",
-                             line=BREAK_EVEN_STYLE, hoverinfo="skip"))
+    fig.add_trace(break_even_line(1, top_batch))
     cross = verdict.crossover_concurrency
     if cross is not None and 1 <= cross <= top_batch:
         fig.add_trace(_vertical(cross, y_bottom, y_top, f"crossover: batch {cross}",
