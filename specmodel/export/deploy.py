@@ -111,22 +111,23 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
                             " ".join(filter(None, [off_note, limit_note])) or None)
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
     if s.engine.name == "sglang" and s.method.name in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
-        flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method.name]}"]
-        if s.method.name == "draft_model" and s.draft:
-            flags.append(f"--speculative-draft-model-path {s.draft.hf_id}")
-        elif s.method.name in ("eagle", "eagle3"):
-            flags.append(f"--speculative-draft-model-path {_draft_path(s)}")
-        if s.method.name != "ngram":
-            flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
-        flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
-        cap_flags = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
-        if cap_flags:
-            flags.append(" ".join(cap_flags))
-        note = _one_k_note(schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
-                            " \\\n  ".join(flags), "bash", note)
+                            " \\\n  ".join(" ".join(f) for f in _sglang_flags(s, k_run)), "bash",
+                            _one_k_note(schedule, off_text))
     return DeployAdvice(engine_text(s.engine), f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
+
+
+def _sglang_flags(s, k: int) -> list[list[str]]:
+    """SGLang's launch flags for a chain of k drafts, each with its value."""
+    flags = [["--speculative-algorithm", SGLANG_ALGORITHM[s.method.name]]]
+    if _draft_path(s):
+        flags.append(["--speculative-draft-model-path", _draft_path(s)])
+    if s.method.name != "ngram":
+        flags += [["--speculative-num-steps", str(k)], ["--speculative-eagle-topk", "1"]]
+    flags.append(["--speculative-num-draft-tokens", str(k + 1)])
+    cap = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
+    return flags + [cap] if cap else flags
 
 
 def _one_k_note(schedule: list[list[int]], off_text: str | None) -> str | None:
@@ -265,14 +266,7 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     if _never_pays(summary):
         return {"config": None, "command": shlex.join(serve), "min_version": {}, "warnings": warnings,
                 "note": "speculation does not pay at any batch up to 512 here: launch without speculative flags"}
-    k_run = _max_k(summary)
-    flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method.name]]
-    if _draft_path(s):
-        flags += ["--speculative-draft-model-path", _draft_path(s)]
-    if s.method.name != "ngram":
-        flags += ["--speculative-num-steps", str(k_run), "--speculative-eagle-topk", "1"]
-    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + s.engine.running_cap_flags(
-        s.method.name, s.concurrency)
+    flags = [word for flag in _sglang_flags(s, _max_k(summary)) for word in flag]
     ks = {k for _, _, k in summary.schedule}
     config: dict = {"flags": flags, "adaptive_config": None}
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}
