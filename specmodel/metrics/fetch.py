@@ -128,14 +128,8 @@ class Fetched:
         code = self.status
         if code in ok:
             return
-        if code in (401, 403):
-            kind = "unauthorised"
-        elif code == 404:
-            kind = "not_found"
-        elif code >= 500:
-            kind = "server_error"
-        else:
-            kind = "status"
+        kind = ("unauthorised" if code in (401, 403) else "not_found" if code == 404
+                else "server_error" if code >= 500 else "status")
         reason = {401: "unauthorised", 403: "forbidden", 404: "not found"}.get(code, "")
         raise FetchFailed(getattr(self.wording, kind).format(where=self.where, status=code, reason=reason),
                           kind, code)

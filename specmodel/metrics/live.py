@@ -130,10 +130,8 @@ def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
             keep = base.survival if base.survival is not None and len(base.survival) >= int(stats.k) else None
             return with_changes(base, k=int(stats.k), survival=keep, concurrency=b)
         return with_changes(base, concurrency=b)
-    if stats.survival is not None and len(stats.survival) == stats.k:
-        return with_changes(base, k=stats.k, survival=tuple(stats.survival), alpha=float(stats.alpha),
-                            concurrency=b)
-    return with_changes(base, k=stats.k, survival=None, alpha=float(stats.alpha), concurrency=b)
+    survival = tuple(stats.survival) if stats.survival is not None and len(stats.survival) == stats.k else None
+    return with_changes(base, k=stats.k, survival=survival, alpha=float(stats.alpha), concurrency=b)
 
 
 def load_change_note(stats: LiveStats) -> str | None:

@@ -394,12 +394,7 @@ def _shown_models(ours: list) -> dict[str, str]:
     """{model_name label: the name as it is shown}: through the one text-safety function (no line break
     or control character, at most 200 characters: a label with a newline forged a line of `scrape`). The
     names shown are the ones compared, so the name a page passes back picks the same series."""
-    shown: dict[str, str] = {}
-    for s in ours:
-        raw = s.labels.get("model_name")
-        if raw is not None and raw not in shown:
-            shown[raw] = safe_text(raw)
-    return shown
+    return {raw: safe_text(raw) for raw in {s.labels["model_name"] for s in ours if "model_name" in s.labels}}
 
 
 def _model_chosen(ours: list, engine: engines.Engine, prefix: str, model_name: str | None,
