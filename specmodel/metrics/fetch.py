@@ -198,8 +198,7 @@ def _timeout_kind(exc: httpx.TimeoutException, answered: bool) -> str:
 
 def _within_deadline(timeout: httpx.Timeout) -> httpx.Timeout:
     """`timeout` with each part no longer than the time left before the total deadline."""
-    return httpx.Timeout(connect=bounded_timeout(timeout.connect), read=bounded_timeout(timeout.read),
-                         write=bounded_timeout(timeout.write), pool=bounded_timeout(timeout.pool))
+    return httpx.Timeout(**{part: bounded_timeout(s) for part, s in timeout.as_dict().items()})
 
 
 def _read_capped(response: httpx.Response, max_bytes: int, received: list, failed) -> bytes:

@@ -32,6 +32,7 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from itertools import zip_longest
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -669,9 +670,7 @@ def window_over(snapshots) -> SpecWindow:
 
     per_position = None
     if all(p.per_position is not None for p in parts):
-        width = max(len(p.per_position) for p in parts)
-        per_position = tuple(float(sum(p.per_position[i] if i < len(p.per_position) else 0.0 for p in parts))
-                             for i in range(width))
+        per_position = tuple(float(sum(c)) for c in zip_longest(*(p.per_position for p in parts), fillvalue=0.0))
 
     return SpecWindow(
         server=last.server, k=last.k, window_s=snaps[-1].at - snaps[0].at, model_name=last.model_name,
