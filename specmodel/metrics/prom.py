@@ -662,7 +662,6 @@ def window_over(snapshots) -> SpecWindow:
     if len(snaps) < 2:
         raise SpecModelError("a window needs two scrapes: wait for the next one")
     parts = [window_between(a, b) for a, b in zip(snaps, snaps[1:])]
-    last = parts[-1]
 
     def total(name):
         values = [getattr(p, name) for p in parts]
@@ -672,19 +671,14 @@ def window_over(snapshots) -> SpecWindow:
     if all(p.per_position is not None for p in parts):
         per_position = tuple(float(sum(c)) for c in zip_longest(*(p.per_position for p in parts), fillvalue=0.0))
 
-    return SpecWindow(
-        server=last.server, k=last.k, window_s=snaps[-1].at - snaps[0].at, model_name=last.model_name,
-        spec_enabled=last.spec_enabled, drafts=total("drafts"), draft_tokens=total("draft_tokens"),
-        accepted=total("accepted"), per_position=per_position, generation_tokens=total("generation_tokens"),
+    return replace(  # the last part's k, gauges and cache, with the counts summed and the load over every part
+        parts[-1], window_s=snaps[-1].at - snaps[0].at, per_position=per_position,
+        **{c: total(c) for c in ("drafts", "draft_tokens", "accepted", "generation_tokens")},
         **{g: _mean(getattr(p, g) for p in parts) for g in ("running", "waiting", "kv_usage")},
-        gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
-        num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
-        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
-        running_start=parts[0].running_start,
+        counter_reset=any(p.counter_reset for p in parts), running_start=parts[0].running_start,
         **_extremes([v for p in parts for v in (p.running_low, p.running_high)]),
         notes=_once(n for p in parts for n in p.notes),
-        timing={name: float(sum(p.timing[name] for p in parts)) for name in set.intersection(*(set(p.timing) for p in parts))},
-        timing_series=last.timing_series)
+        timing={name: float(sum(p.timing[name] for p in parts)) for name in set.intersection(*(set(p.timing) for p in parts))})
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -759,16 +753,18 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
     capacity = (w.num_gpu_blocks * w.block_size
                 if w.num_gpu_blocks is not None and w.block_size is not None else None)
     return LiveStats(
-        server=w.server, model_name=w.model_name, k=k, window_s=float(w.window_s), spec_enabled=w.spec_enabled,
+        **{name: getattr(w, name) for name in _PASSED_ON}, k=k, window_s=float(w.window_s),
         tokens_per_step=acc.e, tokens_per_step_ci=acc.e_ci, alpha=alpha, alpha_ci=alpha_ci, survival=acc.survival,
         survival_ci=acc.survival_ci, conditional=acc.conditional, draft_acceptance_rate=acc.rate,
-        draft_acceptance_rate_ci=acc.rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
-        generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
-        num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
+        draft_acceptance_rate_ci=acc.rate_ci, generation_tok_s=gen_tok_s, kv_capacity_tokens=capacity,
         source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
         rate_source=acc.rate_source, k_source=k_source,
-        running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high,
         timing=step_timing(w.timing, w.generation_tokens, w.timing_series) if w.timing else None)
+
+
+# What LiveStats passes on from its window as it is.
+_PASSED_ON = ("server", "model_name", "spec_enabled", "drafts", "generation_tokens", "running", "waiting", "kv_usage",
+              "num_gpu_blocks", "block_size", "running_end", "running_start", "running_low", "running_high")
 
 
 def judged_k(w: SpecWindow, k: int | None, drafted: float | None, max_len: int | None) -> tuple[int | None, str]:
