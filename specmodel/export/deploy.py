@@ -336,17 +336,6 @@ def trtllm_config(summary: Summary) -> tuple[dict, list[str]]:
     return config, warnings
 
 
-def _yaml(config: dict) -> str:
-    lines = ["speculative_config:"]
-    for key, value in config.items():
-        if isinstance(value, dict):
-            lines.append(f"  {key}:")
-            lines += [f"    {k}: {v}" for k, v in value.items()]
-        else:
-            lines.append(f"  {key}: {value}")
-    return "\n".join(lines) + "\n"
-
-
 def _trtllm(summary: Summary, dp: int) -> dict | str:
     s = summary.scenario
     if s.method.name == "medusa":
@@ -360,7 +349,9 @@ def _trtllm(summary: Summary, dp: int) -> dict | str:
                 "note": "speculation does not pay at any batch up to 512 here: serve without speculative_config"}
     config, own = trtllm_config(summary)
     warnings += own
-    yaml_text = _yaml(config)
+    import yaml  # here: only TensorRT-LLM's answer is YAML (predict's other paths do not load it)
+
+    yaml_text = yaml.safe_dump({"speculative_config": config}, sort_keys=False)
     command = (f"printf '%s' {shlex.quote(yaml_text)} > spec.yaml && "
                + shlex.join(serve + ["--extra_llm_api_options", "spec.yaml"]))
     return {"config": {"speculative_config": config}, "yaml": yaml_text, "command": command,

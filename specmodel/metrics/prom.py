@@ -522,15 +522,14 @@ def _trtllm_k_from_gauge(counters: dict, gauges: dict) -> tuple[int | None, str]
     return None, _trtllm_without_positions(counters, gauges)
 
 
+# The counters and gauges (canonical names) whose presence says a schema's server speculates.
+_SPEC_SERIES = {"counts": ("drafts", "draft_tokens", "accept_length"), "trtllm": ("drafts", "draft_tokens", "accept_length"),
+                "vllm-v0": ("efficiency", "draft_tokens"), "tgi": ("steps",),
+                "sglang": ("accept_length", "verify_calls", "num_steps")}
+
+
 def _spec_enabled(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> bool:
-    if engine.schema in ("counts", "trtllm"):
-        return (any(name in counters for name in ("drafts", "draft_tokens")) or bool(per_position)
-                or "accept_length" in gauges)
-    if engine.schema == "vllm-v0":
-        return "efficiency" in gauges or "draft_tokens" in counters
-    if engine.schema == "tgi":
-        return "steps" in counters
-    return "accept_length" in gauges or "verify_calls" in counters or "num_steps" in gauges
+    return bool(per_position) or any(name in counters or name in gauges for name in _SPEC_SERIES[engine.schema])
 
 
 def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> tuple[int | None, str]:
