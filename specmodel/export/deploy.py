@@ -111,22 +111,23 @@ def deploy_advice(summary: Summary) -> DeployAdvice:
                             " ".join(filter(None, [off_note, limit_note])) or None)
     tokens = f"{k_run} draft token{'s' if k_run != 1 else ''}"
     if s.engine.name == "sglang" and s.method.name in SGLANG_ALGORITHM:  # "sglang 0.5.9" too
-        flags = [f"--speculative-algorithm {SGLANG_ALGORITHM[s.method.name]}"]
-        if s.method.name == "draft_model" and s.draft:
-            flags.append(f"--speculative-draft-model-path {s.draft.hf_id}")
-        elif s.method.name in ("eagle", "eagle3"):
-            flags.append(f"--speculative-draft-model-path {_draft_path(s)}")
-        if s.method.name != "ngram":
-            flags += [f"--speculative-num-steps {k_run}", "--speculative-eagle-topk 1"]
-        flags.append(f"--speculative-num-draft-tokens {k_run + 1}")
-        cap_flags = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
-        if cap_flags:
-            flags.append(" ".join(cap_flags))
-        note = _one_k_note(schedule, off_text)
         return DeployAdvice("sglang", f"SGLang launch flags for a chain of k = {tokens}:",
-                            " \\\n  ".join(flags), "bash", note)
+                            " \\\n  ".join(" ".join(f) for f in _sglang_flags(s, k_run)), "bash",
+                            _one_k_note(schedule, off_text))
     return DeployAdvice(engine_text(s.engine), f"Run k = {tokens} per step"
                         + (f"; {off_text}: turn it off there." if off_text else "."), None, None, None)
+
+
+def _sglang_flags(s, k: int) -> list[list[str]]:
+    """SGLang's launch flags for a chain of k drafts, each with its value."""
+    flags = [["--speculative-algorithm", SGLANG_ALGORITHM[s.method.name]]]
+    if _draft_path(s):
+        flags.append(["--speculative-draft-model-path", _draft_path(s)])
+    if s.method.name != "ngram":
+        flags += [["--speculative-num-steps", str(k)], ["--speculative-eagle-topk", "1"]]
+    flags.append(["--speculative-num-draft-tokens", str(k + 1)])
+    cap = s.engine.running_cap_flags(s.method.name, s.concurrency)  # SGLang: 48 otherwise
+    return flags + [cap] if cap else flags
 
 
 def _one_k_note(schedule: list[list[int]], off_text: str | None) -> str | None:
@@ -265,14 +266,7 @@ def _sglang(summary: Summary, dp: int) -> dict | str:
     if _never_pays(summary):
         return {"config": None, "command": shlex.join(serve), "min_version": {}, "warnings": warnings,
                 "note": "speculation does not pay at any batch up to 512 here: launch without speculative flags"}
-    k_run = _max_k(summary)
-    flags = ["--speculative-algorithm", SGLANG_ALGORITHM[s.method.name]]
-    if _draft_path(s):
-        flags += ["--speculative-draft-model-path", _draft_path(s)]
-    if s.method.name != "ngram":
-        flags += ["--speculative-num-steps", str(k_run), "--speculative-eagle-topk", "1"]
-    flags += ["--speculative-num-draft-tokens", str(k_run + 1)] + s.engine.running_cap_flags(
-        s.method.name, s.concurrency)
+    flags = [word for flag in _sglang_flags(s, _max_k(summary)) for word in flag]
     ks = {k for _, _, k in summary.schedule}
     config: dict = {"flags": flags, "adaptive_config": None}
     min_version = {"--speculative-algorithm": SGLANG_MIN_VERSION["--speculative-algorithm"]}
@@ -342,17 +336,6 @@ def trtllm_config(summary: Summary) -> tuple[dict, list[str]]:
     return config, warnings
 
 
-def _yaml(config: dict) -> str:
-    lines = ["speculative_config:"]
-    for key, value in config.items():
-        if isinstance(value, dict):
-            lines.append(f"  {key}:")
-            lines += [f"    {k}: {v}" for k, v in value.items()]
-        else:
-            lines.append(f"  {key}: {value}")
-    return "\n".join(lines) + "\n"
-
-
 def _trtllm(summary: Summary, dp: int) -> dict | str:
     s = summary.scenario
     if s.method.name == "medusa":
@@ -366,7 +349,9 @@ def _trtllm(summary: Summary, dp: int) -> dict | str:
                 "note": "speculation does not pay at any batch up to 512 here: serve without speculative_config"}
     config, own = trtllm_config(summary)
     warnings += own
-    yaml_text = _yaml(config)
+    import yaml  # here: only TensorRT-LLM's answer is YAML (predict's other paths do not load it)
+
+    yaml_text = yaml.safe_dump({"speculative_config": config}, sort_keys=False)
     command = (f"printf '%s' {shlex.quote(yaml_text)} > spec.yaml && "
                + shlex.join(serve + ["--extra_llm_api_options", "spec.yaml"]))
     return {"config": {"speculative_config": config}, "yaml": yaml_text, "command": command,

@@ -4,55 +4,22 @@ an alert when an instance's measured E stays below its own break-even E (its own
     text = rules_yaml(scenario, window="5m")     # a rules file (YAML) for `rule_files:`
     text = rules_yaml(scenario, instances=(parse_instance("tgi-0:80=2"),))   # TGI --speculate 2 there
 
-Names follow Prometheus' `level:metric:operations` convention
-(https://prometheus.io/docs/practices/rules/): the level is the labels the rule keeps
-(`job_instance_model_name`, all `sum by (job, instance, model_name)`), the operations what was done,
-newest first, the window inside the operation (`rate5m`). From counters with `rate()`, so `*_created`
-samples never enter (they are other series):
+Names follow Prometheus' `level:metric:operations` convention (https://prometheus.io/docs/practices/rules/):
+the level is the labels kept (`job_instance_model_name`), the operations what was done, the window inside the
+operation (`rate5m`); `_NAMES` lists them and docs/engines.md says what each holds. From counters with `rate()`,
+so `*_created` samples never enter. Each name from before the convention (`_LEGACY`) is recorded too, as a copy
+of its new series (deprecated).
 
-    job_instance_model_name:spec_decode_drafts:rate<W>                  verify steps that carried drafts, per second
-    job_instance_model_name:spec_decode_accepted_tokens:rate<W>         accepted draft tokens per second
-    job_instance_model_name:spec_decode_draft_tokens:rate<W>            proposed draft tokens per second (where counted)
-    job_instance_model_name:spec_decode_tokens_per_step:ratio_rate<W>   E = 1 + accepted / drafts (needs no k), else
-                                                                         the engine's E gauge (SGLang gauge-only
-                                                                         builds, TensorRT-LLM iteration stats)
-    job_instance_model_name:spec_decode_draft_acceptance_rate:ratio_rate<W>   accepted / draft tokens (not α)
-    job_instance_model_name_position:spec_decode_acceptance_per_position:ratio_rate<W>   p_{i+1} by `position`
-    job_instance_model_name:spec_decode_mean_draft_length:ratio_rate<W> draft tokens / drafts (varies on llama.cpp)
-    job_instance_model_name:spec_decode_max_draft_length:count_rate<W>  the longest draft: positions counted, else
-                                                                         SGLang's spec_num_steps
-    instance:spec_decode_k:configured                                    k given per instance (--instance), if any
-    job_instance_model_name:spec_decode_k:count_rate<W>                 the instance's k: configured, else its mean
-                                                                         draft length rounded, else the longest, else
-                                                                         TensorRT-LLM's from its E gauge, else --k
-                                                                         where given (`_k_expression`)
-    job_instance_model_name:spec_decode_k_unknown:unless_ratio_rate<W>  1 where E is measured and k is not known
-    job_instance_model_name:num_requests_running:avg<W>                 running requests averaged over the window
-    job_instance_model_name:generation_tokens:rate<W>                   generated tokens per second
-    job_instance_model_name:spec_decode_alpha:lookup_ratio_rate<W>      per-token α giving E at the instance's k
-    job_instance_model_name:spec_decode_break_even_tokens_per_step:lookup_avg<W>
-                                                                         break-even E at the instance's k, model, load
+The break-even E is a step function over batch: `predict` at BATCH_GRID, each running count taking the value of
+the nearest grid point (geometric midpoints), equal neighbours merged; where speculation cannot tie plain decoding
+the step holds k + 2, so the alert fires for any measured E. One step function per (model, k), each its own rule
+(label `profile`): the rules' model at every k in DEFAULT_KS, and each --instance INSTANCE=K[,TARGET[,DRAFT]] its
+own (k, target, draft) as `specmodel.model.instances.decide` makes it for fleet too. An instance without a k has no
+break-even and is never alerted on.
 
-Each old name (`instance:spec_decode_drafts:rate5m`, ..., `instance:spec_decode_break_even_tokens_per_step:5m`;
-`instance:spec_decode_k:ratio_rate5m` was the mean draft length) is recorded too, as a copy of its new
-series, so dashboards and scripts reading them keep working: `legacy_names()`; deprecated.
-
-The break-even E is a step function over batch: `specmodel.model.scenario.predict` evaluated at a grid of
-batch sizes (1, 2, 3, 4, 6, 8, 12, ... 2048), each running count taking the value of the nearest grid
-point (geometric midpoints between them); neighbouring steps with the same value are merged. Where
-speculation cannot tie plain decoding with any acceptance (break-even above k + 1) the step holds
-k + 2, so the alert fires for any measured E. One step function per (model, k), each recorded by its own rule
-(label `profile`): the rules' model at every k in DEFAULT_KS (1 to MAX_K), each instance picking the one of its own
-k; an instance given with --instance INSTANCE=K[,TARGET[,DRAFT]] its own (k, target, draft), as
-`specmodel.model.instances.decide` makes it for fleet too. The alert compares each instance with its own; an
-instance without a k has no break-even and is never alerted on.
-
-Engines covered (the counter schemas of `specmodel.metrics.schemas`): vLLM V1, llama.cpp, lmdeploy (vLLM's
-counters), TensorRT-LLM (`trtllm_` and `trtllm:`, per `token_position`, or iteration stats with the acceptance-length
-gauge), SGLang (verify calls, or only the spec_accept_length gauge) and TGI (skipped tokens; k is its --speculate,
-not exposed: give it with --instance; a TGI server runs no draft model, so a configured instance whose E comes from
-TGI's series is judged as n-gram, as fleet judges it: `instances.as_served`). vLLM V0 exposes no
-usable counters and is not covered.
+Engines covered (`specmodel.metrics.schemas`): vLLM V1, llama.cpp, lmdeploy, TensorRT-LLM, SGLang and TGI (k is
+its --speculate, not exposed: give it with --instance; judged as the n-gram it runs, `instances.as_served`).
+vLLM V0 exposes no usable counters and is not covered.
 """
 
 from __future__ import annotations
@@ -430,17 +397,11 @@ def advice(scenario: Scenario) -> str:
             "acceptance dropped (temperature, prompts, draft model)")
 
 
-def _q(expr: str) -> str:
-    """A PromQL instant query inside an alert template: its first value, 2 decimals."""
+def _q(expr: str, form: str = "%.2f", missing: str = "{{ else }}?") -> str:
+    """A PromQL instant query inside an alert template: its first value printed with `form`; `missing` where
+    the query has no value ("" for an instance whose longest draft is not counted)."""
     return ('{{ with printf "' + expr + '" $labels.job $labels.instance $labels.model_name | query }}'
-            '{{ . | first | value | printf "%.2f" }}{{ else }}?{{ end }}')
-
-
-def _q_then(expr: str, form: str) -> str:
-    """A PromQL instant query inside an alert template, its first value printed with `form`; nothing where
-    the query has no value (an instance whose longest draft is not counted)."""
-    return ('{{ with printf "' + expr + '" $labels.job $labels.instance $labels.model_name | query }}'
-            '{{ . | first | value | printf "' + form + '" }}{{ end }}')
+            '{{ . | first | value | printf "' + form + '" }}' + missing + '{{ end }}')
 
 
 def _checked(scenario: Scenario, window: str, for_: str, instances) -> tuple[Scenario, tuple]:
@@ -500,7 +461,7 @@ def alert_rule(s: Scenario, window: str, for_: str, severity: str, instances, de
             "summary": ("{{ $labels.instance }} ({{ $labels.job }}): speculative decoding below break-even, "
                         "E = {{ $value | printf \"%.2f\" }} tokens per step < break-even "
                         + _q(n["break_even"] + sel) + " at " + _q(n["running"] + sel) + " running requests, k = "
-                        + _q(n["k"] + sel) + _q_then(n["max_draft_length"] + sel, " (longest draft %.0f)")),
+                        + _q(n["k"] + sel) + _q(n["max_draft_length"] + sel, " (longest draft %.0f)", "")),
             "description": (f"Measured over {window}: E (tokens per verify step) is below the E at which "
                             f"speculation ties plain decoding at this instance's load and k, so speculation slows "
                             f"this server down. " + advice(s) + "."),

@@ -128,14 +128,8 @@ class Fetched:
         code = self.status
         if code in ok:
             return
-        if code in (401, 403):
-            kind = "unauthorised"
-        elif code == 404:
-            kind = "not_found"
-        elif code >= 500:
-            kind = "server_error"
-        else:
-            kind = "status"
+        kind = ("unauthorised" if code in (401, 403) else "not_found" if code == 404
+                else "server_error" if code >= 500 else "status")
         reason = {401: "unauthorised", 403: "forbidden", 404: "not found"}.get(code, "")
         raise FetchFailed(getattr(self.wording, kind).format(where=self.where, status=code, reason=reason),
                           kind, code)
@@ -204,8 +198,7 @@ def _timeout_kind(exc: httpx.TimeoutException, answered: bool) -> str:
 
 def _within_deadline(timeout: httpx.Timeout) -> httpx.Timeout:
     """`timeout` with each part no longer than the time left before the total deadline."""
-    return httpx.Timeout(connect=bounded_timeout(timeout.connect), read=bounded_timeout(timeout.read),
-                         write=bounded_timeout(timeout.write), pool=bounded_timeout(timeout.pool))
+    return httpx.Timeout(**{part: bounded_timeout(s) for part, s in timeout.as_dict().items()})
 
 
 def _read_capped(response: httpx.Response, max_bytes: int, received: list, failed) -> bytes:

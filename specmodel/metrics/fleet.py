@@ -163,13 +163,6 @@ def instance_models(report: FleetReport) -> tuple[InstanceModel, ...]:
     return tuple(out.values())
 
 
-def instance_judgement(stats: prom.LiveStats, verdict: live.LiveVerdict, fits: tuple[SavedFit, ...],
-                       method: str | None) -> timed.Judgement:
-    """What an instance's verdict rests on: the step fit of `fits` of its own model, for its k and method
-    (timed.judge); the model on presets where none is."""
-    return live.judged(stats, verdict, fits, method, own_model_only=True)
-
-
 def _target_models(client, server) -> dict[tuple[str, str], str]:
     """(job, instance) -> the model a scrape target's labels name (relabelled `model`, `model_name`, …)."""
     out = {}
@@ -318,7 +311,8 @@ def _judge_all(by_target, window_s, at_s, k, base, names, target_models, instanc
                 if not stats.model_name and (job, inst) in target_models:
                     stats = dataclasses.replace(stats, model_name=target_models[(job, inst)])
                 verdict, predicted_on = judge_instance(stats, base, names, own)
-                judgement = instance_judgement(stats, verdict, fits, method) if fits else None
+                # what it rests on: the step fit of its own model, k and method; the model on presets where none is
+                judgement = live.judged(stats, verdict, fits, method, own_model_only=True) if fits else None
                 found.append(Instance(job, inst, up, snap, stats, verdict, predicted_on=predicted_on,
                                       judgement=judgement))
         except SpecModelError as exc:

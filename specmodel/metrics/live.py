@@ -130,10 +130,8 @@ def live_scenario(stats: LiveStats, base: Scenario) -> Scenario:
             keep = base.survival if base.survival is not None and len(base.survival) >= int(stats.k) else None
             return with_changes(base, k=int(stats.k), survival=keep, concurrency=b)
         return with_changes(base, concurrency=b)
-    if stats.survival is not None and len(stats.survival) == stats.k:
-        return with_changes(base, k=stats.k, survival=tuple(stats.survival), alpha=float(stats.alpha),
-                            concurrency=b)
-    return with_changes(base, k=stats.k, survival=None, alpha=float(stats.alpha), concurrency=b)
+    survival = tuple(stats.survival) if stats.survival is not None and len(stats.survival) == stats.k else None
+    return with_changes(base, k=stats.k, survival=survival, alpha=float(stats.alpha), concurrency=b)
 
 
 def load_change_note(stats: LiveStats) -> str | None:
@@ -207,12 +205,11 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         if s.k == 0:
             raise SpecModelError("the base scenario has k = 0: choose k ≥ 1 to see what speculation would do")
         summary = summarize(s, k_max=max(s.k, 1))
-        p = summary.prediction
-        speed = float(p.speedup)
+        label = "off" if not stats.spec_enabled else "unknown"
         why = ("speculation is off on this server" if not stats.spec_enabled
                else "acceptance could not be measured in this window")
-        text = (f"{why}; the model predicts k = {s.k} at α = {s.alpha:.2f} would give {speed:.2f}x "
-                f"at batch {b}")
+        text = (f"{why}; the model predicts k = {s.k} at α = {s.alpha:.2f} would give "
+                f"{float(summary.prediction.speedup):.2f}x at batch {b}")
         if summary.best_k == 0:
             advice = f"keep it off at batch {b}: no k pays at this load"
         else:
@@ -225,34 +222,31 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         else:
             notes.append(info(f"α = {s.alpha:.2f} and k = {s.k} are assumed ({names.assumed}), not measured on "
                               "this server"))
-        return LiveVerdict("off" if not stats.spec_enabled else "unknown", text, advice, b, speed, None,
-                           _finite_or_none(p.break_even_tokens_per_step), (), summary.best_k, summary.best_k_speedup,
-                           summary.crossover_concurrency, s, False, tuple(notes), _finite_band(summary.band), summary)
-
-    k = int(stats.k)
-    rng = None  # the speedups at the ends of the acceptance interval, which the model's band also spans
-    if stats.alpha_ci is not None:
-        lo_hi = np.asarray(predict(s, alpha=np.asarray(stats.alpha_ci)).speedup, dtype=float)
-        rng = (float(np.min(lo_hi)), float(np.max(lo_hi)))
-    summary = summarize(s, k_max=k, band_spans=rng or ())  # best k among 0..k: k' ≤ k needs no extrapolation
-    ks = np.arange(0, k + 1)
-    grid = predict(s, k=ks)
-    speeds = np.asarray(grid.speedup, dtype=float)
-    tokens = np.asarray(grid.tokens_per_step, dtype=float)
-    options = tuple(KOption(int(kk), float(t), 1.0 if kk == 0 else float(v))
-                    for kk, t, v in zip(ks, tokens, speeds))
+        rng, options = None, ()
+    else:
+        k = int(stats.k)
+        rng = None  # the speedups at the ends of the acceptance interval, which the model's band also spans
+        if stats.alpha_ci is not None:
+            lo_hi = np.asarray(predict(s, alpha=np.asarray(stats.alpha_ci)).speedup, dtype=float)
+            rng = (float(np.min(lo_hi)), float(np.max(lo_hi)))
+        summary = summarize(s, k_max=k, band_spans=rng or ())  # best k among 0..k: k' ≤ k needs no extrapolation
+        ks = np.arange(0, k + 1)
+        grid = predict(s, k=ks)
+        options = tuple(KOption(int(kk), float(t), 1.0 if kk == 0 else float(v))
+                        for kk, t, v in zip(ks, np.asarray(grid.tokens_per_step, dtype=float),
+                                            np.asarray(grid.speedup, dtype=float)))
+        label, advice = summary.verdict.label, summary.verdict.advice
+        text = summary.verdict_text_with(f" at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step "
+                                         f"with k = {k} (break-even "
+                                         f"{float(summary.prediction.break_even_tokens_per_step):.2f})")
+        if rng is not None and (rng[0] < 1.0 <= rng[1] or rng[0] <= 1.0 < rng[1]):
+            notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
+        if stats.survival is None:
+            notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
     p = summary.prediction
-    speed = float(p.speedup)
-    v = summary.verdict
-    text = summary.verdict_text_with(f" at batch {b}, measured E = {stats.tokens_per_step:.2f} tokens per step with "
-                                     f"k = {k} (break-even {float(p.break_even_tokens_per_step):.2f})")
-    if rng is not None and (rng[0] < 1.0 <= rng[1] or rng[0] <= 1.0 < rng[1]):
-        notes.append(info("the acceptance interval straddles break-even: watch a longer window before acting"))
-    if stats.survival is None:
-        notes.append(info("no per-position counts from this server: k' < k assumes a constant per-token α"))
-    return LiveVerdict(v.label, text, v.advice, b, speed, rng, _finite_or_none(p.break_even_tokens_per_step), options,
-                       summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s, True,
-                       tuple(notes), _finite_band(summary.band), summary)
+    return LiveVerdict(label, text, advice, b, float(p.speedup), rng, _finite_or_none(p.break_even_tokens_per_step),
+                       options, summary.best_k, summary.best_k_speedup, summary.crossover_concurrency, s,
+                       stats.measured, tuple(notes), _finite_band(summary.band), summary)
 
 
 def _finite_band(band: tuple[float, float] | None) -> tuple[float, float] | None:

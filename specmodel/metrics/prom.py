@@ -1,31 +1,11 @@
 """Prometheus text of an inference server -> Snapshot; two snapshots -> windowed spec-decode statistics.
 
-Stable API (the Live page, the `scrape` command and the Fleet view build on exactly these):
-
-    parse_snapshot(text, model_name=None, at=None, k=None) -> Snapshot
-        One scrape of a vLLM V1, vLLM V0 or SGLang `/metrics` page. Parsed with prometheus_client's
-        parser; `*_created` samples are never counted; series are summed over `engine` (data
-        parallel) and SGLang's per-rank duplicates are dropped; `model_name` picks one model when the
-        server exposes several (default: the one that generated most tokens; all are listed in
-        `Snapshot.model_names`). `k` overrides the inferred number of draft tokens per step.
-    snapshot_from_samples(samples, model_name=None, at=None, k=None) -> Snapshot
-        The same from prometheus_client `Sample`s already at hand (the Fleet view builds them from
-        PromQL answers), with no text in between.
-    window_between(a, b) -> SpecWindow
-        Counter increases from snapshot a to the later snapshot b (a counter that went down was
-        reset, and counts from zero, as Prometheus' rate() does), gauges averaged over the two.
-    window_over(snapshots) -> SpecWindow
-        The window from the first to the last of several snapshots in time order: the sum of the
-        increases between neighbours (so a restart anywhere inside is handled, as increase() does).
-    SpecWindow
-        A plain record of one window: counter increases and gauge values, nothing scrape-specific.
-        Build it from Prometheus increase()/avg_over_time() results just as well.
-    stats_from_window(w) -> LiveStats
-        E, α, per-position survival and conditional acceptance, draft acceptance rate, Wilson
-        intervals, generation tok/s, load, KV-cache usage and block budget. Never raises for an idle
-        or speculation-free window: the statistics it cannot give are None and `LiveStats.notes`
-        says why. Raises SpecModelError only for impossible input (negative counts, window ≤ 0 s).
-    wilson_interval(successes, trials, z=1.96) -> (lo, hi)
+Stable API (the Live page, the `scrape` command and the Fleet view build on exactly these): `parse_snapshot`
+(one scrape's text) and `snapshot_from_samples` (prometheus_client `Sample`s, e.g. from PromQL answers) ->
+`Snapshot`; `window_between(a, b)` and `window_over(snapshots)` -> `SpecWindow` (counter increases, a counter
+that went down counting from zero as Prometheus' rate() does; gauges averaged); `stats_from_window(w)` ->
+`LiveStats`, which never raises for an idle or speculation-free window (what it cannot give is None and
+`LiveStats.notes` says why), only for impossible input; `wilson_interval`.
 
 Server kinds (`Snapshot.server`): the engines of `specmodel.metrics.schemas` (its table says, per engine and
 from which source commit, what each series means). E needs no k and is always given where the counters (or
@@ -52,6 +32,7 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from itertools import zip_longest
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -414,12 +395,7 @@ def _shown_models(ours: list) -> dict[str, str]:
     """{model_name label: the name as it is shown}: through the one text-safety function (no line break
     or control character, at most 200 characters: a label with a newline forged a line of `scrape`). The
     names shown are the ones compared, so the name a page passes back picks the same series."""
-    shown: dict[str, str] = {}
-    for s in ours:
-        raw = s.labels.get("model_name")
-        if raw is not None and raw not in shown:
-            shown[raw] = safe_text(raw)
-    return shown
+    return {raw: safe_text(raw) for raw in {s.labels["model_name"] for s in ours if "model_name" in s.labels}}
 
 
 def _model_chosen(ours: list, engine: engines.Engine, prefix: str, model_name: str | None,
@@ -546,15 +522,14 @@ def _trtllm_k_from_gauge(counters: dict, gauges: dict) -> tuple[int | None, str]
     return None, _trtllm_without_positions(counters, gauges)
 
 
+# The counters and gauges (canonical names) whose presence says a schema's server speculates.
+_SPEC_SERIES = {"counts": ("drafts", "draft_tokens", "accept_length"), "trtllm": ("drafts", "draft_tokens", "accept_length"),
+                "vllm-v0": ("efficiency", "draft_tokens"), "tgi": ("steps",),
+                "sglang": ("accept_length", "verify_calls", "num_steps")}
+
+
 def _spec_enabled(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> bool:
-    if engine.schema in ("counts", "trtllm"):
-        return (any(name in counters for name in ("drafts", "draft_tokens")) or bool(per_position)
-                or "accept_length" in gauges)
-    if engine.schema == "vllm-v0":
-        return "efficiency" in gauges or "draft_tokens" in counters
-    if engine.schema == "tgi":
-        return "steps" in counters
-    return "accept_length" in gauges or "verify_calls" in counters or "num_steps" in gauges
+    return bool(per_position) or any(name in counters or name in gauges for name in _SPEC_SERIES[engine.schema])
 
 
 def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges: dict) -> tuple[int | None, str]:
@@ -592,18 +567,15 @@ def _infer_k(engine: engines.Engine, counters: dict, per_position: tuple, gauges
 
 def _increase(before: float | None, after: float | None) -> tuple[float | None, bool]:
     """Prometheus increase() over two samples: a counter that went down restarted from zero."""
-    if after is None:
+    if after is None or before is None:
         return None, False
-    if before is None:
-        return None, False
-    if after < before:
-        return after, True
-    return after - before, False
+    return (after, True) if after < before else (after - before, False)
 
 
-def _mean(a: float | None, b: float | None) -> float | None:
-    vals = [v for v in (a, b) if v is not None]
-    return sum(vals) / len(vals) if vals else None
+def _mean(values) -> float | None:
+    """The mean of the values that exist (None when none does)."""
+    seen = [v for v in values if v is not None]
+    return sum(seen) / len(seen) if seen else None
 
 
 def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
@@ -662,23 +634,14 @@ def window_between(a: Snapshot, b: Snapshot) -> SpecWindow:
         server=b.server, k=k, window_s=window_s, model_name=b.model_name, spec_enabled=b.spec_enabled,
         drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, per_position=per_position,
         generation_tokens=inc.get("generation_tokens"),
-        running=_mean(a.gauges.get("running"), b.gauges.get("running")),
-        waiting=_mean(a.gauges.get("waiting"), b.gauges.get("waiting")),
-        kv_usage=_mean(a.gauges.get("kv_usage"), b.gauges.get("kv_usage")),
+        **{g: _mean((a.gauges.get(g), b.gauges.get(g))) for g in ("running", "waiting", "kv_usage")},
         gauge_tokens_per_step=gauge_e, gauge_draft_acceptance_rate=gauge_rate,
         num_gpu_blocks=b.num_gpu_blocks, block_size=b.block_size, counter_reset=reset, k_source=k_source,
         running_end=b.gauges.get("running"), running_start=a.gauges.get("running"),
         **_extremes([a.gauges.get("running"), b.gauges.get("running")]),
-        notes=_once(a.notes + b.notes), timing=_timing_increase(a, b), timing_series=b.timing_series)
-
-
-def _timing_increase(a: Snapshot, b: Snapshot) -> dict[str, float]:
-    """The timing sums' and counts' increases from a to b (as increase() counts them; a series that went down
-    restarted, which window_between reports through the counters), for those both snapshots have."""
-    out = {}
-    for name in set(a.timing) & set(b.timing):
-        out[name], _ = _increase(a.timing[name], b.timing[name])
-    return out
+        notes=_once(a.notes + b.notes), timing_series=b.timing_series,
+        # a timing series that went down restarted: the counters report the reset
+        timing={name: _increase(a.timing[name], b.timing[name])[0] for name in set(a.timing) & set(b.timing)})
 
 
 def _once(notes) -> tuple:
@@ -698,7 +661,6 @@ def window_over(snapshots) -> SpecWindow:
     if len(snaps) < 2:
         raise SpecModelError("a window needs two scrapes: wait for the next one")
     parts = [window_between(a, b) for a, b in zip(snaps, snaps[1:])]
-    last = parts[-1]
 
     def total(name):
         values = [getattr(p, name) for p in parts]
@@ -706,27 +668,16 @@ def window_over(snapshots) -> SpecWindow:
 
     per_position = None
     if all(p.per_position is not None for p in parts):
-        width = max(len(p.per_position) for p in parts)
-        per_position = tuple(float(sum(p.per_position[i] if i < len(p.per_position) else 0.0 for p in parts))
-                             for i in range(width))
+        per_position = tuple(float(sum(c)) for c in zip_longest(*(p.per_position for p in parts), fillvalue=0.0))
 
-    def mean(name):
-        values = [getattr(p, name) for p in parts if getattr(p, name) is not None]
-        return sum(values) / len(values) if values else None
-
-    return SpecWindow(
-        server=last.server, k=last.k, window_s=snaps[-1].at - snaps[0].at, model_name=last.model_name,
-        spec_enabled=last.spec_enabled, drafts=total("drafts"), draft_tokens=total("draft_tokens"),
-        accepted=total("accepted"), per_position=per_position, generation_tokens=total("generation_tokens"),
-        running=mean("running"), waiting=mean("waiting"), kv_usage=mean("kv_usage"),
-        gauge_tokens_per_step=last.gauge_tokens_per_step, gauge_draft_acceptance_rate=last.gauge_draft_acceptance_rate,
-        num_gpu_blocks=last.num_gpu_blocks, block_size=last.block_size,
-        counter_reset=any(p.counter_reset for p in parts), k_source=last.k_source, running_end=last.running_end,
-        running_start=parts[0].running_start,
+    return replace(  # the last part's k, gauges and cache, with the counts summed and the load over every part
+        parts[-1], window_s=snaps[-1].at - snaps[0].at, per_position=per_position,
+        **{c: total(c) for c in ("drafts", "draft_tokens", "accepted", "generation_tokens")},
+        **{g: _mean(getattr(p, g) for p in parts) for g in ("running", "waiting", "kv_usage")},
+        counter_reset=any(p.counter_reset for p in parts), running_start=parts[0].running_start,
         **_extremes([v for p in parts for v in (p.running_low, p.running_high)]),
         notes=_once(n for p in parts for n in p.notes),
-        timing={name: float(sum(p.timing[name] for p in parts)) for name in set.intersection(*(set(p.timing) for p in parts))},
-        timing_series=last.timing_series)
+        timing={name: float(sum(p.timing[name] for p in parts)) for name in set.intersection(*(set(p.timing) for p in parts))})
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -762,10 +713,6 @@ def _prom_number(value: float) -> str:
 def _check_count(name: str, value: float | None) -> None:
     if value is not None and (not math.isfinite(value) or value < 0):
         raise SpecModelError(f"{name} in the window must be a count ≥ 0, got {value}")
-
-
-def _why_k(w: SpecWindow) -> str:
-    return w.k_source or "not exposed"
 
 
 def stats_from_window(w: SpecWindow) -> LiveStats:
@@ -805,16 +752,18 @@ def stats_from_window(w: SpecWindow) -> LiveStats:
     capacity = (w.num_gpu_blocks * w.block_size
                 if w.num_gpu_blocks is not None and w.block_size is not None else None)
     return LiveStats(
-        server=w.server, model_name=w.model_name, k=k, window_s=float(w.window_s), spec_enabled=w.spec_enabled,
+        **{name: getattr(w, name) for name in _PASSED_ON}, k=k, window_s=float(w.window_s),
         tokens_per_step=acc.e, tokens_per_step_ci=acc.e_ci, alpha=alpha, alpha_ci=alpha_ci, survival=acc.survival,
         survival_ci=acc.survival_ci, conditional=acc.conditional, draft_acceptance_rate=acc.rate,
-        draft_acceptance_rate_ci=acc.rate_ci, drafts=w.drafts, generation_tokens=w.generation_tokens,
-        generation_tok_s=gen_tok_s, running=w.running, waiting=w.waiting, kv_usage=w.kv_usage,
-        num_gpu_blocks=w.num_gpu_blocks, block_size=w.block_size, kv_capacity_tokens=capacity,
+        draft_acceptance_rate_ci=acc.rate_ci, generation_tok_s=gen_tok_s, kv_capacity_tokens=capacity,
         source=acc.source, notes=tuple(notes), mean_draft_length=acc.mean_len, max_draft_length=max_len,
         rate_source=acc.rate_source, k_source=k_source,
-        running_end=w.running_end, running_start=w.running_start, running_low=w.running_low, running_high=w.running_high,
         timing=step_timing(w.timing, w.generation_tokens, w.timing_series) if w.timing else None)
+
+
+# What LiveStats passes on from its window as it is.
+_PASSED_ON = ("server", "model_name", "spec_enabled", "drafts", "generation_tokens", "running", "waiting", "kv_usage",
+              "num_gpu_blocks", "block_size", "running_end", "running_start", "running_low", "running_high")
 
 
 def judged_k(w: SpecWindow, k: int | None, drafted: float | None, max_len: int | None) -> tuple[int | None, str]:
@@ -873,24 +822,17 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
             f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "
             "unknown: the server is idle or decoding nothing; send traffic or widen the window"),))
     notes = []
-    e_ci = rate = rate_ci = mean_len = None
-    survival = survival_ci = conditional = None
+    e_ci = rate_ci = survival = survival_ci = conditional = None
     n = w.drafts
     e = 1.0 + w.accepted / n  # needs no k (vLLM's mean acceptance length, bonus token in)
-    rate_source = None
-    if drafted is not None and drafted > 0:
-        mean_len = drafted / n
-        rate, rate_source = min(w.accepted / drafted, 1.0), RATE_FROM_COUNTERS
-    elif k is not None:
-        mean_len = float(k)
-        rate, rate_source = (e - 1.0) / k, RATE_FROM_E
-    longest = max_len if max_len is not None else None
-    if longest is not None and e > longest + 1 + 1e-6:
-        raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {longest} "
-                             "per draft: the counters do not belong together")
-    if longest is not None:
-        e = min(e, longest + 1.0)
-    if k is not None and k < (longest or k):  # judged at the mean draft length: E beyond k + 1 is read as k + 1
+    rate, rate_source = _rate(w, drafted, k, e)
+    mean_len = drafted / n if rate_source == RATE_FROM_COUNTERS else None if k is None else float(k)
+    if max_len is not None:
+        if e > max_len + 1 + 1e-6:
+            raise SpecModelError(f"{w.accepted:g} accepted tokens from {n:g} drafts is more than k = {max_len} "
+                                 "per draft: the counters do not belong together")
+        e = min(e, max_len + 1.0)
+    if k is not None and k < (max_len or k):  # judged at the mean draft length: E beyond k + 1 is read as k + 1
         e = min(e, k + 1.0)
     if rate is not None:
         # Tokens within one draft are correlated, so count each draft as one trial: conservative.
@@ -903,8 +845,7 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
         survival_ci = tuple(wilson_interval(x * n, n) for x in p)
         conditional = tuple(float(x) for x in acceptance.conditional_acceptance(p))
     if k is None:
-        notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
-                          "tokens per step is measured, but α, break-even and the verdict need k: give k"))
+        notes.append(_k_unknown(w, e))
     elif mean_len is not None and max_len and mean_len < max_len - 0.05:
         notes.append(info(f"the draft length varies: {mean_len:.2f} draft tokens per step on average, at most "
                           f"{max_len}; accepted ÷ drafted is {rate:.3f}; judged at k = {k}, the mean draft length "
@@ -920,18 +861,25 @@ def _acceptance_from_gauge(w: SpecWindow, engine: engines.Engine, k: int | None,
     e = max(float(w.gauge_tokens_per_step), 1.0)
     if k is not None:
         e = min(e, k + 1.0)
-    rate = rate_source = None
+    rate, rate_source = _rate(w, drafted, k, e)
     source = engine.gauge_source
-    if drafted is not None and drafted > 0 and w.accepted is not None:
-        rate, rate_source = min(w.accepted / drafted, 1.0), RATE_FROM_COUNTERS
-    elif k is not None:
-        rate, rate_source = (e - 1.0) / k, RATE_FROM_E
     notes = [info(f"E comes from the engine's own {source.split(' ')[0]} average, which has no sample "
                   "size, so no confidence interval")]
     if k is None:
-        notes.append(info(f"k (draft tokens per step) is unknown ({_why_k(w)}): E = {e:.3f} "
-                          "tokens per step is measured, but α, break-even and the verdict need k: give k"))
+        notes.append(_k_unknown(w, e))
     return _WindowAcceptance(e=e, rate=rate, source=source, notes=tuple(notes), rate_source=rate_source)
+
+
+def _rate(w: SpecWindow, drafted: float | None, k: int | None, e: float) -> tuple[float | None, str | None]:
+    """(accepted ÷ drafted tokens, where it came from): the counted draft tokens, else (E − 1)/k."""
+    if drafted is not None and drafted > 0 and w.accepted is not None:
+        return min(w.accepted / drafted, 1.0), RATE_FROM_COUNTERS
+    return (None, None) if k is None else ((e - 1.0) / k, RATE_FROM_E)
+
+
+def _k_unknown(w: SpecWindow, e: float) -> Note:
+    return info(f"k (draft tokens per step) is unknown ({w.k_source or 'not exposed'}): E = {e:.3f} "
+                "tokens per step is measured, but α, break-even and the verdict need k: give k")
 
 
 def _alpha_of(e: float | None, e_ci: tuple[float, float] | None, k: int | None):

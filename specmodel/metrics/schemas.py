@@ -204,6 +204,7 @@ _SPEC_PROBES = (
     ("tgi", "request_skipped_tokens_count"), ("tgi", "request_skipped_tokens_sum"),
     ("vllm-v0", "spec_decode_efficiency"), ("vllm-v0", "spec_decode_num_emitted_tokens_total"),
 )
+_SCHEMA_PREFIXES = {"trtllm": ("trtllm_", "trtllm:"), "sglang": ("sglang:",), "tgi": ("tgi_",), "vllm-v0": ("vllm:",)}
 _COUNTS_BY_PREFIX = {"vllm:": "vllm-v1", "llamacpp:": "llamacpp", "lmdeploy:": "lmdeploy"}
 _FAMILIES = {"vllm:": "vllm", "sglang:": "sglang", "llamacpp:": "llamacpp", "lmdeploy:": "lmdeploy",
              "trtllm_": "trtllm", "trtllm:": "trtllm", "tgi_": "tgi"}
@@ -241,9 +242,7 @@ def engine_of(server: str) -> Engine:
 
 def schema_of(server: str) -> str:
     """The counter schema of a server id ("counts" for an engine known only by its vLLM-schema prefix)."""
-    if server in ENGINES:
-        return ENGINES[server].schema
-    return "counts" if str(server).startswith("other:") else "counts"
+    return engine_of(server).schema
 
 
 def family(name: str) -> str | None:
@@ -259,18 +258,10 @@ def _spec_hits(names: set[str]) -> list[tuple[str, str]]:
     hits = []
     for name in names:
         for schema, suffix in _SPEC_PROBES:
-            if name.endswith(suffix):
-                prefix = name[: -len(suffix)]
-                if schema in ("counts", "trtllm") and not prefix:
-                    continue
-                if schema == "trtllm" and prefix not in ("trtllm_", "trtllm:"):
-                    continue  # vLLM-schema engines have spec_decode_num_draft_tokens_total too
-                if schema == "sglang" and prefix != "sglang:":
-                    continue
-                if schema == "tgi" and prefix != "tgi_":
-                    continue
-                if schema == "vllm-v0" and prefix != "vllm:":
-                    continue
+            prefix = name[: -len(suffix)]
+            # vLLM's counters under any prefix; the others under their engine's (vLLM-schema engines have
+            # spec_decode_num_draft_tokens_total too)
+            if name.endswith(suffix) and prefix and prefix in _SCHEMA_PREFIXES.get(schema, (prefix,)):
                 hits.append((schema, prefix))
                 break
     return hits
@@ -292,29 +283,19 @@ def detect(names: set[str], labels_have_engine: bool = False) -> tuple[Engine, s
         raise SpecModelError(f"this response mixes the metrics of {len(kinds)} engines: {shown}; is the URL "
                              "load-balanced across different servers, or an exporter that merges several? Point it "
                              "at one inference server's own metrics endpoint")
-    schemas = {s for s, _p in hits}
-    if "trtllm" in schemas:
-        prefix = next(p for s, p in sorted(hits) if s == "trtllm")
-        return ENGINES["trtllm"], prefix
-    if "counts" in schemas:
-        prefix = next(p for s, p in sorted(hits) if s == "counts")
+    order = ("trtllm", "counts", "sglang", "tgi", "vllm-v0")  # most specific first
+    for schema, prefix in sorted(hits, key=lambda hit: (order.index(hit[0]), hit[1])):
+        if schema != "counts":
+            return ENGINES[schema], prefix
         return (ENGINES[_COUNTS_BY_PREFIX[prefix]] if prefix in _COUNTS_BY_PREFIX else generic(prefix)), prefix
-    if "sglang" in schemas or "sglang" in families:
-        return ENGINES["sglang"], "sglang:"
-    if "tgi" in schemas or "tgi" in families:
-        return ENGINES["tgi"], "tgi_"
-    if "vllm-v0" in schemas:
-        return ENGINES["vllm-v0"], "vllm:"
+    # speculation off: the one family's engine
     if "vllm" in families:
-        if "vllm:gpu_cache_usage_perc" in names and "vllm:kv_cache_usage_perc" not in names and not labels_have_engine:
-            return ENGINES["vllm-v0"], "vllm:"
-        return ENGINES["vllm-v1"], "vllm:"
-    for fam, server in (("llamacpp", "llamacpp"), ("lmdeploy", "lmdeploy")):
-        if fam in families:
-            return ENGINES[server], f"{fam}:"
+        v0 = "vllm:gpu_cache_usage_perc" in names and "vllm:kv_cache_usage_perc" not in names and not labels_have_engine
+        return ENGINES["vllm-v0" if v0 else "vllm-v1"], "vllm:"
     if "trtllm" in families:
-        prefix = "trtllm:" if any(n.startswith("trtllm:") for n in names) else "trtllm_"
-        return ENGINES["trtllm"], prefix
+        return ENGINES["trtllm"], "trtllm:" if any(n.startswith("trtllm:") for n in names) else "trtllm_"
+    for fam in families:  # sglang, tgi, llamacpp, lmdeploy: one prefix each
+        return ENGINES[fam], next(p for p, f in _FAMILIES.items() if f == fam)
     raise SpecModelError(
         f"no inference-server metrics in this response ({len(names)} metric names): looked for {LOOKED_FOR}. "
         "Point the URL at the inference server's own metrics endpoint (for TensorRT-LLM's trtllm-serve: "

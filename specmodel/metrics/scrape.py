@@ -176,12 +176,10 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
         return ip.sixtofour
     if ip.teredo is not None:
         return ip.teredo[1]
-    value = int(ip)
-    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (deprecated, still routed by some stacks)
-        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
-    if value >> 32 == 0xFFFF0000 or ip in _NAT64 or ip in _NAT64_LOCAL:  # ::ffff:0:a.b.c.d, 64:ff9b::a.b.c.d
-        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
-    if (value >> 32) & 0xFDFFFFFF == 0x5EFE:  # ISATAP: ...:0:5efe:a.b.c.d or ...:200:5efe:a.b.c.d
+    value, high = int(ip), int(ip) >> 32
+    if ((high == 0 and value > 1)  # ::a.b.c.d (deprecated, still routed by some stacks)
+            or high == 0xFFFF0000 or ip in _NAT64 or ip in _NAT64_LOCAL  # ::ffff:0:a.b.c.d, 64:ff9b::a.b.c.d
+            or high & 0xFDFFFFFF == 0x5EFE):  # ISATAP: ...:0:5efe:a.b.c.d or ...:200:5efe:a.b.c.d
         return ipaddress.IPv4Address(value & 0xFFFFFFFF)
     return None
 
@@ -266,12 +264,17 @@ def check_url(url: str, policy: ScrapePolicy | None = None, *, resolve: bool = T
         raise SpecModelError(f"'{host}' is {reason}, which is never scraped: use the inference server's own "
                              "address")
     if resolve:
-        for address in _resolve(host, port, text):
-            reason = refused_address(address)
-            if reason:
-                raise SpecModelError(f"'{host}' resolves to {address}, {reason}, which is never scraped: use "
-                                     "the inference server's own address")
+        _check_resolved(host, _resolve(host, port, text))
     return u
+
+
+def _check_resolved(host: str, addresses) -> None:
+    """SpecModelError where the host resolves to an address that is never fetched."""
+    for address in addresses:
+        reason = refused_address(address)
+        if reason:
+            raise SpecModelError(f"'{host}' resolves to {address}, {reason}, which is never scraped: use "
+                                 "the inference server's own address")
 
 
 def _resolve(host: str, port: int, url: str) -> list[str]:
@@ -302,11 +305,7 @@ class _CheckedBackend(httpcore.SyncBackend):
             infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError, OSError) as exc:  # kept as the cause: fetch tells DNS by it
             raise httpcore.ConnectError(f"name resolution failed: {exc}") from exc
-        for *_, address in infos:
-            reason = refused_address(address[0])
-            if reason:
-                raise SpecModelError(f"'{name}' resolves to {address[0]}, {reason}, which is never scraped: use "
-                                     "the inference server's own address")
+        _check_resolved(name, [address[0] for *_, address in infos])
         last: Exception | None = None
         for family, kind, proto, _, address in infos:
             sock = socket.socket(family, kind, proto)
