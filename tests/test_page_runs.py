@@ -363,3 +363,18 @@ def test_a_link_whose_column_meaning_the_choice_does_not_offer_is_said_and_left_
     assert "The link's runs_acceptance_means=per-token is not one of: α, the per-token acceptance" in _boxes(at)
     at = open_page({"runs_acceptance_means": "α, the per-token acceptance"})  # as the choice writes it
     assert at.selectbox(key="runs_acceptance_means").value == "alpha" and "runs_acceptance_means" not in _boxes(at)
+
+
+def test_a_verify_shaped_step_fit_names_its_shape_once_on_the_page(tmp_path):
+    """The renamed-draft SpecDecode-Bench sweep (tests/test_step_fit.py acme_sweep): the fit's line names the model's
+    shape once; the caption under it says what each arm took from the runs without repeating it."""
+    from tests.test_step_fit import acme_sweep
+
+    at = open_page()
+    at.file_uploader(key="run_files").set_value([("acme.csv", acme_sweep(tmp_path).read_bytes(), "text/csv")]).run()
+    at.number_input(key="fit_up_to").set_value(16).run()
+    assert not at.exception
+    gsm8k = next(m.value for m in at.markdown if m.value.startswith("**GSM8K**: fitted"))
+    assert gsm8k.count("whose draft is no preset") == 1
+    assert ("Plain step: level and growth the model's; speculative step: level from the runs, growth the model's"
+            in [c.value for c in at.caption])

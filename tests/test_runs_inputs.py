@@ -290,3 +290,28 @@ def test_vllm_log_lines_of_the_real_lab_stay_at_their_k_where_drafts_average_it(
     # rates summing to 3.593) round to the 4 positions; a line with nothing accepted tells no drafts. All stay at 4.
     rows = read_runs([FIXTURES / "real_engine" / "logs" / "ngram_server.log"]).rows
     assert not rows.empty and set(rows["k"]) == {4} and rows["max_draft_length"].isna().all()
+
+
+def test_a_logs_acceptance_over_time_says_the_k_its_rows_are_judged_at_and_what_it_means():
+    # The lab's real n-gram server log (k = 4, 3.59 to 3.97 draft tokens per draft: judged at 4) with the short-draft
+    # line above after it (4 configured, 2 drafted on average: judged at 2). The trend's k is the rows' k, line by line.
+    text = (FIXTURES / "real_engine" / "logs" / "ngram_server.log").read_text() + NGRAM_SHORT_LOG
+    rows = read_runs([("ngram_server.log", text)]).rows
+    trend = runs_logs.acceptance_trend(text)
+    assert trend["line"].tolist() == rows["row"].tolist()
+    assert trend["k"].tolist() == rows["k"].tolist() == [4] * 14 + [2]
+    assert set(trend["configured_k"]) == {4}
+    labels = trend.set_index("line")["k_label"]
+    assert labels[22] == "k = 4 (3.74 drafted on average)"  # 505 drafted, 505 ÷ 3.741 = 135 drafts
+    assert labels[41] == "k = 4"  # nothing accepted: the line tells no drafts
+    assert labels.iloc[-1] == "k = 2 (4 configured, 2.00 drafted on average)"
+
+
+def test_the_past_runs_charts_say_what_k_means_for_a_run_judged_at_its_mean_draft_length():
+    from specmodel.runs.review import review
+    from specmodel.show.figures.runs import break_even_chart
+    evaluated = review(read_runs([("ngram_server.log", NGRAM_SHORT_LOG)]).rows).evaluated
+    hover = break_even_chart(evaluated).data[0].hovertext[0]
+    assert "k = 2 (the mean draft length; 4 configured)" in hover
+    evaluated = review(read_runs([LOG]).rows).evaluated  # drafts as long as configured: k alone
+    assert "k = 3, " in break_even_chart(evaluated).data[0].hovertext[0]

@@ -273,14 +273,9 @@ def test_several_fits_of_one_k_are_told_apart_by_fit(tmp_path):
     assert "no step fit in the calibration is named like 'nothing-like-this'" in none.stdout
 
 
-def test_a_draft_the_tool_cannot_describe_is_fitted_over_the_targets_verify(tmp_path):
-    """SpecDecode-Bench's Qwen3-8B + draft-model sweeps on an H100 (tests/fixtures/published_dev.csv, source S06:
-    batch 1, 16, 64, 128, speedups only) with the draft renamed to one no preset describes ('acme-draft-v2'). Its
-    runs are judged on their measurement, and the step fit still predicts the large batches from 1 and 16: the
-    plain arm shaped as the model's step of the target, the speculative arm as the target verifying k + 1 tokens a
-    sequence (the draft's share left to the runs). Measured at 64 and 128: 1.46/1.13, 1.15/0.97, 1.13, 1.40/1.11;
-    predicted within 5% of each (1.3% on average), every one inside its band; the loss at 128 (0.97×) predicted below 1.0. Before,
-    such a setup had a straight line with no plain runs to pin it, and nothing was predicted."""
+def acme_sweep(tmp_path):
+    """SpecDecode-Bench's Qwen3-8B + draft-model sweeps on an H100 (tests/fixtures/published_dev.csv, source S06)
+    with the draft renamed to one no preset describes ('acme-draft-v2'): a verify-shaped step fit."""
     import csv
     import io
 
@@ -294,12 +289,23 @@ def test_a_draft_the_tool_cannot_describe_is_fitted_over_the_targets_verify(tmp_
     writer.writerows(keep)
     path = tmp_path / "acme.csv"
     path.write_text(out.getvalue())
-    r = _cli("runs", path, "--calibrate", "--fit-up-to", 16, "--json")
+    return path
+
+
+def test_a_draft_the_tool_cannot_describe_is_fitted_over_the_targets_verify(tmp_path):
+    """SpecDecode-Bench's Qwen3-8B + draft-model sweeps on an H100 (tests/fixtures/published_dev.csv, source S06:
+    batch 1, 16, 64, 128, speedups only) with the draft renamed to one no preset describes ('acme-draft-v2'). Its
+    runs are judged on their measurement, and the step fit still predicts the large batches from 1 and 16: the
+    plain arm shaped as the model's step of the target, the speculative arm as the target verifying k + 1 tokens a
+    sequence (the draft's share left to the runs). Measured at 64 and 128: 1.46/1.13, 1.15/0.97, 1.13, 1.40/1.11;
+    predicted within 5% of each (1.3% on average), every one inside its band; the loss at 128 (0.97×) predicted below 1.0. Before,
+    such a setup had a straight line with no plain runs to pin it, and nothing was predicted."""
+    r = _cli("runs", acme_sweep(tmp_path), "--calibrate", "--fit-up-to", 16, "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert all("'acme-draft-v2' is no preset" in row["no_prediction"] for row in data["rows"])
     assert {f["fit"]["described_as"] for f in data["step_fits"]} == {
-        "Qwen3 8B on H100 SXM verifying k + 1 tokens; the draft is no preset"}
+        "Qwen3 8B on H100 SXM, its verify of k + 1 tokens standing in for the speculative step, whose draft is no preset"}
     above = [row for row in data["rows"] if row["concurrency"] > 16]
     assert len(above) == 7 and all(row["fit_used"] is False for row in above)
     for row in above:
@@ -307,3 +313,19 @@ def test_a_draft_the_tool_cannot_describe_is_fitted_over_the_targets_verify(tmp_
         assert row["fit_speedup_low"] <= row["measured_speedup"] <= row["fit_speedup_high"]
     loss = next(row for row in above if row["measured_speedup"] < 1)
     assert loss["fit_speedup"] < 1.0
+
+
+def test_a_verify_shaped_fit_names_its_shape_once(tmp_path, capsys):
+    """`runs --calibrate` (and the Past runs page, with the same words) said the long description of a verify-shaped
+    setup three times a workload: in the fit's line and after each arm's terms left at the model's."""
+    from specmodel import cli
+
+    assert cli.main(["runs", str(acme_sweep(tmp_path)), "--calibrate", "--fit-up-to", "16"]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index("  GSM8K: fitted"):out.index("  CNN/DailyMail: fitted")].splitlines()
+    assert block[:2] == [
+        "  GSM8K: fitted on concurrency 1, 16 (speedups only), over the model's shape (Qwen3 8B on H100 SXM, its "
+        "verify of k + 1 tokens standing in for the speculative step, whose draft is no preset): speculation stops "
+        "paying above batch 208 (band 77–beyond)",
+        "    plain step: level and growth the model's; speculative step: level from the runs, growth the model's"]
+    assert out.count("whose draft is no preset") == 4  # once for each of the four workloads

@@ -32,3 +32,16 @@ def at_mean_draft_length(values: dict, headers: dict, drafts, draft_tokens, acce
     return (f"judged at its mean draft length {mean:.2f} ({how}), k = {judged}, not at the "
             f"longest draft {int(longest)}: E = 1 + accepted ÷ drafts = {e:.3f}"
             + (f", read as {judged + 1} (k + 1)" if e > judged + 1 else ""))
+
+
+def k_words(k, configured=None, mean=None) -> str:
+    """A run's k as a label says it: "k = 4"; where the run is judged at its mean draft length below the configured
+    (longest) draft, what k means, with the mean where it is known: "k = 3 (4 configured, 3.20 drafted on average)",
+    else "k = 2 (the mean draft length; 4 configured)". A mean that rounds to the configured k is said beside it."""
+    said = f"k = {float(k):g}"
+    if configured is None or not math.isfinite(configured) or configured <= k:
+        shorter = mean is not None and math.isfinite(mean) and round(mean, 2) < k
+        return said + (f" ({mean:.2f} drafted on average)" if shorter else "")
+    if mean is None or not math.isfinite(mean):
+        return f"{said} (the mean draft length; {float(configured):g} configured)"
+    return f"{said} ({float(configured):g} configured, {mean:.2f} drafted on average)"

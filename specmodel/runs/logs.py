@@ -15,7 +15,7 @@ prefix, e.g. `(APIServer pid=1) INFO 09-16 05:26:57 [metrics.py:120]`):
   record it").
 
 Running requests come from the engine's throughput line logged just before (`Running: 12 reqs`); the
-line's timestamp becomes the row's point in time (`acceptance_trend` gives E over time as a table).
+line's timestamp becomes the row's point in time (`acceptance_trend` gives E over time as a table, at the rows' k).
 Other lines are ignored, so a whole server log can be uploaded.
 """
 
@@ -30,7 +30,7 @@ import pandas as pd
 from specmodel import bounds, numbers
 from specmodel.bounds import MAX_CONCURRENCY, MAX_K
 from specmodel.errors import SpecModelError
-from specmodel.runs.draft_length import at_mean_draft_length
+from specmodel.runs.draft_length import at_mean_draft_length, k_words
 from specmodel.runs.records import Problem, RunRecord
 
 _V1 = re.compile(r"SpecDecoding metrics:\s*(?P<body>.*)$")
@@ -240,27 +240,48 @@ def read(name: str, text: str, defaults) -> tuple[list, list]:
     return records, problems
 
 
-def _at_mean_draft_length(p: dict, values: dict, headers: dict) -> str | None:
-    """A V1 line whose drafts are shorter on average than its per-position list is long, judged at its mean draft
-    length as every run reader judges one (runs.draft_length). The line logs no drafts, but its per-position rates
-    are accepted-at-position ÷ drafts (vllm/v1/spec_decode/metrics.py SpecDecodingLogging, vllm-project/vllm
-    016a858), so their sum is Accepted ÷ drafts and drafts = Accepted ÷ that sum. A line with nothing accepted
-    says nothing of its drafts: judged at the longest."""
+def _drafts(p: dict) -> float | None:
+    """The drafts of a V1 line, which it does not log: its per-position rates are accepted-at-position ÷ drafts
+    (vllm/v1/spec_decode/metrics.py SpecDecodingLogging, vllm-project/vllm 016a858), so their sum is Accepted ÷
+    drafts and drafts = Accepted ÷ that sum. None where the line lacks a count or accepted nothing (then it says
+    nothing of its drafts)."""
     accepted, drafted, survival = p.get("accepted"), p.get("drafted"), p.get("survival")
     if not accepted or not drafted or not survival:
         return None
     per_draft = math.fsum(survival)
-    if not math.isfinite(per_draft) or per_draft <= 0:
+    return accepted / per_draft if math.isfinite(per_draft) and per_draft > 0 else None
+
+
+def _at_mean_draft_length(p: dict, values: dict, headers: dict) -> str | None:
+    """A V1 line whose drafts are shorter on average than its per-position list is long, judged at its mean draft
+    length as every run reader judges one (runs.draft_length); a line with nothing accepted at the longest."""
+    drafts = _drafts(p)
+    if drafts is None:
         return None
-    return at_mean_draft_length(values, headers, accepted / per_draft, drafted, accepted, len(survival),
+    return at_mean_draft_length(values, headers, drafts, p["drafted"], p["accepted"], len(p["survival"]),
                                 "Drafted / (Accepted / sum of Per-position acceptance rate)",
                                 how="Drafted ÷ drafts, drafts = Accepted ÷ the per-position rates' sum: the line "
                                     "logs no drafts")
 
 
 def acceptance_trend(text: str, k: int | None = None) -> pd.DataFrame:
-    """E (and k, running requests) per logged line, in file order: columns line, time, form,
-    tokens_per_step, k, running. `time` is the log's own stamp (vLLM omits the year)."""
+    """E, k and running requests per logged line, in file order, judged as the rows are (`read`): columns line,
+    time, form, tokens_per_step, k (the rows' k: the mean draft length where drafts are shorter on average),
+    running, configured_k (the per-position list's length, or a V0 line's number of speculative tokens),
+    mean_draft_length (Drafted ÷ drafts; NaN where the line does not tell) and k_label (what k means, for a
+    chart: "k = 2 (4 configured, 2.00 drafted on average)"). `time` is the log's own stamp (vLLM omits the year)."""
     points, _ = parse_lines(text, k)
-    frame = pd.DataFrame(points, columns=["line", "time", "form", "tokens_per_step", "k", "running"])
-    return frame.astype({"tokens_per_step": float})
+    rows = []
+    for p in points:
+        values = {"k": p["k"], "tokens_per_step": p["tokens_per_step"]}
+        if p["form"] == "V1":
+            _at_mean_draft_length(p, values, {})
+        drafts = _drafts(p) if p["form"] == "V1" else None
+        mean = p["drafted"] / drafts if drafts else math.nan
+        rows.append({**{key: p[key] for key in ("line", "time", "form", "running")},
+                     "tokens_per_step": values["tokens_per_step"], "k": values["k"], "configured_k": p["k"],
+                     "mean_draft_length": mean,
+                     "k_label": k_words(values["k"], p["k"], mean) if values["k"] else None})
+    frame = pd.DataFrame(rows, columns=["line", "time", "form", "tokens_per_step", "k", "running", "configured_k",
+                                       "mean_draft_length", "k_label"])
+    return frame.astype({"tokens_per_step": float, "mean_draft_length": float})

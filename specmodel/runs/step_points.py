@@ -79,7 +79,8 @@ def verify_shaped(row: dict, efficiency: Efficiency | None = None) -> Shape:
         return Shape()
     verify_row = {**row, "method": "ngram", "draft_preset": None, "survival": None, "proposal_rate": 1.0,
                   "alpha": VERIFY_SHAPE_ALPHA, "k": float_or_none(row.get("k")) or 1, "concurrency": 1}
-    return _model_shape(verify_row, efficiency, "{target} on {gpu} verifying k + 1 tokens; the draft is no preset")
+    return _model_shape(verify_row, efficiency, "{target} on {gpu}, its verify of k + 1 tokens standing in for "
+                        "the speculative step, whose draft is no preset")
 
 
 def _model_shape(row: dict, efficiency: Efficiency | None, described_as: str) -> Shape:

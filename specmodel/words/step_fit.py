@@ -30,7 +30,8 @@ def runs_at(fit: StepFit) -> str:
 
 def pinned_words(fit: StepFit) -> str:
     """Per arm, what the runs pinned of its level and growth with the batch, and what stayed at the model's:
-    "plain step: level and growth from the runs; speculative step: level from the runs, growth the model's"."""
+    "plain step: level and growth from the runs; speculative step: level from the runs, growth the model's".
+    Said under fit_line, which names the model's shape once (a verify-shaped one's description is long)."""
     parts = []
     for arm in ("plain", "spec"):
         a = getattr(fit, arm)
@@ -40,7 +41,7 @@ def pinned_words(fit: StepFit) -> str:
         if a.pinned:
             said.append(" and ".join(a.pinned) + " from the runs")
         if a.defaults:
-            said.append(" and ".join(a.defaults) + f" the model's ({fit.shape.described_as})")
+            said.append(" and ".join(a.defaults) + " the model's")
         parts.append(f"{_ARM[arm]} step: " + ", ".join(said))
     return "; ".join(parts)
 

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from specmodel.text import safe_text
 from specmodel.words import BORDERLINE_LABEL, CLEARS, FAILS, UNCERTAIN, verdict_words
+from specmodel.runs.draft_length import k_words
 from specmodel.runs.setups import setups_of
 
 VERDICT_COLOURS = {CLEARS: "#1a7f37", BORDERLINE_LABEL: "#b08800", FAILS: "#cf222e", UNCERTAIN: "#8250df"}
@@ -28,11 +29,17 @@ def shown_in_chart(text) -> str:
     return safe_text(text, markdown="figure")
 
 
+def _k(r) -> str:
+    """The run's k as its row has it, and what it means where the run is judged at its mean draft length."""
+    k = pd.to_numeric(r.get("k"), errors="coerce")
+    return k_words(k, pd.to_numeric(r.get("max_draft_length"), errors="coerce")) if pd.notna(k) else f"k = {r.get('k')}"
+
+
 def _hover(r) -> str:
     """Hover text of one run; user strings escaped (plotly renders a subset of HTML in hover text)."""
     where = shown_in_chart(r["file"]) + (f", row {int(r['row'])}" if pd.notna(r.get("row")) else "")
     setup = f" ({shown_in_chart(r['setup'])})" if isinstance(r.get("setup"), str) and r["setup"] else ""
-    return (f"<b>{shown_in_chart(r['workload'])}</b>{setup}<br>{where}<br>concurrency {r['concurrency']}, k = {r['k']}, "
+    return (f"<b>{shown_in_chart(r['workload'])}</b>{setup}<br>{where}<br>concurrency {r['concurrency']}, {_k(r)}, "
             f"{r['method']}, "
             f"{r['gpu_preset']}<br>α {_fmt(r['alpha'])}, tokens/step {_fmt(r['tokens_per_step'])} "
             f"(break-even {_fmt(r.get('break_even_tokens_per_step'))})<br>measured {_fmt(r['measured_speedup'])}x, "
