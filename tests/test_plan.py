@@ -135,3 +135,22 @@ def test_runs_reads_the_fixture_files_without_a_problem():
 def test_an_engine_without_a_benchmark_is_refused_in_one_line(engine):
     r = run_cli("plan", "--engine", engine)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "choose vllm, sglang or trtllm" in r.stderr
+
+
+def test_results_naming_no_preset_lead_with_their_step_fit_and_say_why_the_model_was_not_fitted():
+    """Lab pass 6's n-gram server at concurrency 1 and 4 (target 'tiny-llama', no preset): `plan --results` leads
+    with what those runs decide (their step fit: loses at every batch), then the model's plan for the flags'
+    scenario. The note names why the model was not fitted (no run names a preset; it said "none of the runs has
+    both an acceptance and a measured throughput", which all four have) and ends its sentence (it stopped at
+    "the step fits are")."""
+    lab = ROOT / "tests" / "fixtures" / "real_engine" / "lab" / "pass6_temp0.3"
+    files = [str(lab / f"{arm}_c{c}.json") for arm in ("plain", "ngram") for c in (1, 4)]
+    r = run_cli("plan", "--results", *files)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "Your runs (each setup's step fit):"
+    assert "speculation loses at every batch, band included: turn it off" in lines[1]
+    assert lines[2].startswith("The model's plan for the scenario of the flags") and lines[3].startswith("Measurement plan")
+    note, = [line for line in r.stderr.splitlines() if line.startswith("note: the model's parameters")]
+    assert "2 runs name no preset the model can predict" in note and "none of the runs has both" not in note
+    assert note.endswith("The step fits are from the results alone")

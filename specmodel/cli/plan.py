@@ -50,6 +50,14 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
+    fits = out.get("step_fits", []) + ([out["step_fit"]] if out.get("step_fit") else [])
+    if fits:  # the reviewer's own runs first: where they decide, the model's plan below is for what they do not
+        print("Your runs (each setup's step fit):")
+        for f in fits:
+            print(f"  {f['setup']}: {f['words']}")
+            for line in f["runs_to_pin"]:
+                print(f"    to pin the rest: {line}")
+        print("The model's plan for the scenario of the flags (their defaults where none is given):")
     hours = out["total_minutes"]
     print(f"Measurement plan for {scenario.target} on {scenario.gpu} ({out['engine']}, {scenario.method}, k = "
           f"{plan.k}): {len(plan.runs)} runs, about {hours:g} min with {len(plan.servers)} server starts")
@@ -69,10 +77,6 @@ def run_plan(args: argparse.Namespace) -> int:
               f"after calibrating on the results: {c['after'][0]:.2f}x to {c['after'][1]:.2f}x "
               f"(width {c['width_after']:.2f}, engine {c['engine_after']})")
         print(f"  calibration: {c['calibration']['message']}")
-    for f in out.get("step_fits", []) + ([out["step_fit"]] if out.get("step_fit") else []):
-        print(f"  step fit ({f['setup']}): {f['words']}")
-        for line in f["runs_to_pin"]:
-            print(f"    to pin the rest: {line}")
     return 0
 
 
@@ -97,8 +101,9 @@ def _calibrated(scenario, files: list[str]) -> dict:
 
     defaults = RunDefaults(**scenario.names(), tp=scenario.tp, context_len=scenario.context_len, k=scenario.k or None)
     table = read_runs([(Path(f).name, read_file(f)) for f in files], defaults)
-    for p in table.problems:
-        sys.stderr.write(f"{p.severity}: {p.file}" + (f" row {p.row}" if p.row else "") + f": {p.message}\n")
+    from specmodel.runs import collapse_problems
+    for line in collapse_problems(table.problems):
+        sys.stderr.write(f"{line}\n")
     if table.rows.empty:
         raise SpecModelError("no run could be read from the --results files; see the lines above")
     from specmodel.runs.step_points import setup_fits
@@ -110,5 +115,6 @@ def _calibrated(scenario, files: list[str]) -> dict:
         if not fits:
             raise
         band = None
-        sys.stderr.write(f"note: the model's parameters were not fitted ({exc}); the step fits are\n")
+        sys.stderr.write(f"note: the model's parameters were not fitted: {exc}. The step fits are from the "
+                         "results alone\n")
     return band, fits

@@ -397,6 +397,7 @@ def calibrated_band(s: Scenario, rows) -> dict:
     at the scenario before and after. Keys: before, after ([low, high]), width_before, width_after,
     engine_after, calibration (Calibration.to_dict), narrower."""
     from specmodel.runs.calibrate import calibrate
+    from specmodel.runs.unpredicted import unpredicted_rows
 
     engine = s.engine
     candidates = [engine_text(engine)] + engine_variants(s)
@@ -409,10 +410,13 @@ def calibrated_band(s: Scenario, rows) -> dict:
             r["engine"] = r["engine"].where(r["engine"].notna() & (r["engine"] != ""), name)
         try:
             cal = calibrate(r, s.efficiency)
-        except SpecModelError:
+        except SpecModelError as exc:
+            why = exc
             continue
         err = cal.mape_after_pct if cal.mape_after_pct is not None else float("inf")
         fits.append((err + (cal.throughput_mape_after_pct or 0.0), name, cal))
+    if not fits and any(unpredicted_rows(rows)):
+        raise why  # calibrate's own reason: runs naming no preset are judged on their measurement alone
     if not fits:
         raise SpecModelError("none of the runs has both an acceptance and a measured throughput: nothing to "
                              "calibrate on (load the plan's plain and speculative result files together)")
