@@ -21,8 +21,10 @@ from specmodel.model.presets import NamedPreset
 from specmodel.text import MAX_MESSAGE_CHARS, encodable, terminal_text
 
 # chosen: rows encoded and written at a time, so memory stays bounded whatever the row count (writing by
-# chunks took 200,000 rows from a 3.4 GB to a 1.1 GB peak, commit 455b321; the chunk size itself was not tuned)
-CHUNK_ROWS = 5000
+# chunks took 200,000 rows from a 3.4 GB to a 1.1 GB peak, commit 455b321). Measured (bench runs_large's file,
+# 2-core machine): 1,000 rows a chunk (~2 MB of text) took the page faults of `runs --json` from ~430,000 to
+# ~190,000 and its system time from ~1.1 s to ~0.6 s against 5,000; 250 to 2,000 fault the same.
+CHUNK_ROWS = 1000
 _ROW_SEP = ",\n    "  # between the rows of the table (and the items of a long list in rest)
 
 
@@ -151,23 +153,30 @@ def _column(values, whole: bool) -> tuple:
         return None, True
     dtype = values.dtype
     if pd.api.types.is_float_dtype(dtype):
-        return values.to_numpy(dtype=float, na_value=np.nan), True
+        cells = values.to_numpy(dtype=float, na_value=np.nan)
+        codes, distinct = pd.factorize(cells.view(np.int64))  # by their bits: -0.0 is not 0.0
+        if len(distinct) > _few(len(cells)):
+            return cells, True
+        return _coded(codes, _rounded(distinct.view(float), whole)), True
     plain_bool = pd.api.types.is_bool_dtype(dtype) and not whole  # a whole key's booleans print as 0 and 1
     if (pd.api.types.is_integer_dtype(dtype) or plain_bool) and not values.hasnans \
             and not isinstance(dtype, pd.CategoricalDtype):
         cells = values.to_numpy(dtype=bool if plain_bool else np.int64)
-        coded = _coded(cells)
-        return (coded if len(coded[1]) <= _few(len(cells)) else cells.tolist()), True
+        codes, distinct = pd.factorize(cells)
+        return (_coded(codes, distinct.tolist()) if len(distinct) <= _few(len(cells)) else cells.tolist()), True
     if not whole and isinstance(dtype, pd.StringDtype):
-        return _coded(values), True  # factorized where pandas holds it
+        return _coded(*pd.factorize(values)), True  # factorized where pandas holds it
     cells = values.to_numpy(dtype=object).tolist()
+    if set(map(type, cells)) <= {type(None), float, type(pd.NA)} and values.isna().all():  # null on every row
+        return _coded(np.full(len(cells), -1), []), True
     if whole:
         cells = list(map(_whole, cells))
     else:  # what json_value leaves as it is, left; the rest through it
         cells = [v if type(v) in _AS_IS else json_value(v) for v in cells]
     kinds = set(map(type, cells))
     if kinds <= {str, type(None)} or kinds <= {bool, type(None)}:  # (never both: factorize takes True for 1)
-        return _coded(np.array(cells, dtype=object)), True
+        codes, distinct = pd.factorize(np.array(cells, dtype=object))
+        return _coded(codes, distinct.tolist()), True
     return cells, not any(issubclass(t, (list, tuple, dict)) for t in kinds)
 
 
@@ -176,14 +185,12 @@ def _few(rows: int) -> int:
     return max(64, rows // 4)
 
 
-def _coded(cells) -> tuple:
-    """A column of texts, booleans, whole numbers and None as (the code of each cell, the JSON text of each
-    distinct value): a column repeats a few values (a workload, a remark, k) on many rows, each encoded once for
-    the whole table."""
-    import pandas as pd
-
-    codes, distinct = pd.factorize(cells)  # None: -1, read as the last text
-    texts = np.array(_SCALARS(distinct.tolist() + [None])[1:-1].split("\n"), dtype=object)
+def _coded(codes: np.ndarray, distinct: list) -> tuple:
+    """A column of few distinct values (texts, booleans, whole numbers, numbers as json_value rounds them, None)
+    as (the code of each cell, -1 for None; each distinct value): (the codes, the JSON text of each value, "null"
+    last, where -1 points): a column repeats a few values (a workload, a remark, k) on many rows, each encoded
+    once for the whole table."""
+    texts = np.array(_SCALARS(list(distinct) + [None])[1:-1].split("\n"), dtype=object)
     codes = codes.astype(np.int32)
     codes[codes < 0] = len(texts) - 1
     return codes, texts
