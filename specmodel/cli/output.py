@@ -21,8 +21,10 @@ from specmodel.model.presets import NamedPreset
 from specmodel.text import MAX_MESSAGE_CHARS, encodable, terminal_text
 
 # chosen: rows encoded and written at a time, so memory stays bounded whatever the row count (writing by
-# chunks took 200,000 rows from a 3.4 GB to a 1.1 GB peak, commit 455b321; the chunk size itself was not tuned)
-CHUNK_ROWS = 5000
+# chunks took 200,000 rows from a 3.4 GB to a 1.1 GB peak, commit 455b321). Measured (bench runs_large's file,
+# 2-core machine): 1,000 rows a chunk (~2 MB of text) took the page faults of `runs --json` from ~430,000 to
+# ~190,000 and its system time from ~1.1 s to ~0.6 s against 5,000; 250 to 2,000 fault the same.
+CHUNK_ROWS = 1000
 _ROW_SEP = ",\n    "  # between the rows of the table (and the items of a long list in rest)
 
 
@@ -147,27 +149,56 @@ def _rounded(values: np.ndarray, whole: bool) -> list:
 
 
 def _column(values, whole: bool) -> tuple:
-    """(cells, whether every cell is a scalar): a float array (rounded a chunk at a time) or a list of the
-    cells as JSON reads them; None for a key the frame lacks (null)."""
+    """(cells, whether every cell is a scalar): a float array (rounded a chunk at a time), the cells coded
+    (_coded: a column of few distinct values) or a list of the cells as JSON reads them; None for a key the
+    frame lacks (null)."""
     import pandas as pd
 
     if values is None:
         return None, True
     dtype = values.dtype
     if pd.api.types.is_float_dtype(dtype):
-        return values.to_numpy(dtype=float, na_value=np.nan), True
+        cells = values.to_numpy(dtype=float, na_value=np.nan)
+        codes, distinct = pd.factorize(cells.view(np.int64))  # by their bits: -0.0 is not 0.0
+        if len(distinct) > _few(len(cells)):
+            return cells, True
+        return _coded(codes, _rounded(distinct.view(float), whole)), True
     plain_bool = pd.api.types.is_bool_dtype(dtype) and not whole  # a whole key's booleans print as 0 and 1
     if (pd.api.types.is_integer_dtype(dtype) or plain_bool) and not values.hasnans \
             and not isinstance(dtype, pd.CategoricalDtype):
-        return values.to_numpy(dtype=bool if plain_bool else np.int64).tolist(), True
+        cells = values.to_numpy(dtype=bool if plain_bool else np.int64)
+        codes, distinct = pd.factorize(cells)
+        return (_coded(codes, distinct.tolist()) if len(distinct) <= _few(len(cells)) else cells.tolist()), True
     if not whole and isinstance(dtype, pd.StringDtype):
-        return values.to_numpy(dtype=object, na_value=None).tolist(), True
+        return _coded(*pd.factorize(values)), True  # factorized where pandas holds it
     cells = values.to_numpy(dtype=object).tolist()
+    if set(map(type, cells)) <= {type(None), float, type(pd.NA)} and values.isna().all():  # null on every row
+        return _coded(np.full(len(cells), -1), []), True
     if whole:
         cells = list(map(_whole, cells))
     else:  # what json_value leaves as it is, left; the rest through it
         cells = [v if type(v) in _AS_IS else json_value(v) for v in cells]
-    return cells, not any(issubclass(t, (list, tuple, dict)) for t in set(map(type, cells)))
+    kinds = set(map(type, cells))
+    if kinds <= {str, type(None)} or kinds <= {bool, type(None)}:  # (never both: factorize takes True for 1)
+        codes, distinct = pd.factorize(np.array(cells, dtype=object))
+        return _coded(codes, distinct.tolist()), True
+    return cells, not any(issubclass(t, (list, tuple, dict)) for t in kinds)
+
+
+def _few(rows: int) -> int:
+    """chosen (speed only, the same text): distinct values (or pairs of them) a column may hold to be coded."""
+    return max(64, rows // 4)
+
+
+def _coded(codes: np.ndarray, distinct: list) -> tuple:
+    """A column of few distinct values (texts, booleans, whole numbers, numbers as json_value rounds them, None)
+    as (the code of each cell, -1 for None; each distinct value): (the codes, the JSON text of each value, "null"
+    last, where -1 points): a column repeats a few values (a workload, a remark, k) on many rows, each encoded
+    once for the whole table."""
+    texts = np.array(_SCALARS(list(distinct) + [None])[1:-1].split("\n"), dtype=object)
+    codes = codes.astype(np.int32)
+    codes[codes < 0] = len(texts) - 1
+    return codes, texts
 
 
 _AS_IS = {str, int, bool, type(None)}
@@ -186,35 +217,62 @@ def _texts(column: tuple, whole: bool, lo: int, hi: int) -> list[str] | str:
     cells, scalars = column
     if cells is None:
         return "null"
+    if isinstance(cells, tuple):  # _coded
+        codes, texts = cells[0][lo:hi], cells[1]
+        return texts[codes[0]] if (codes == codes[0]).all() else texts[codes].tolist()
     if not isinstance(cells, list):
         if not np.isfinite(cells[lo:hi]).any():
             return "null"
         return _SCALARS(_rounded(cells[lo:hi], whole))[1:-1].split("\n")
     if not scalars:
         return list(map(_ONE, cells[lo:hi]))
-    chunk = cells[lo:hi]
-    if set(map(type, chunk)) <= {str, type(None)}:  # texts repeat (a workload, a remark): each encoded once
-        import pandas as pd
+    return _SCALARS(cells[lo:hi])[1:-1].split("\n")
 
-        codes, distinct = pd.factorize(np.array(chunk, dtype=object))  # None: -1, the last text
-        texts = _SCALARS(distinct.tolist() + [None])[1:-1].split("\n")
-        return texts[codes[0]] if (codes == codes[0]).all() else np.array(texts, dtype=object)[codes].tolist()
-    return _SCALARS(chunk)[1:-1].split("\n")
+
+def _joined(keys: list[str], columns: list, whole: frozenset, n: int) -> list[tuple]:
+    """(the key's JSON text, the column, whether whole) per key, where keys next to each other whose columns are
+    coded (a key the frame lacks: null on every row) are one coded column with the text from the first one's
+    value to the last one's ('"a", "k": 4'), while their pairs of values stay few (_few): fewer values per
+    row to put in its line."""
+    out: list[tuple] = []
+    for key, column in zip(keys, columns):
+        name = json.dumps(key)
+        cells = column[0]
+        if cells is None:
+            cells = (np.zeros(n, dtype=np.int32), np.array(["null"], dtype=object))
+        if not isinstance(cells, tuple):
+            out.append((name, column, key in whole))
+            continue
+        before = out[-1][1][0] if out else None
+        if isinstance(before, tuple):
+            import pandas as pd
+
+            pairs = before[0].astype(np.int64) * len(cells[1]) + cells[0]
+            codes, distinct = pd.factorize(pairs)
+            if len(distinct) <= _few(n):
+                width = len(cells[1])
+                texts = [t + ", " + name + ": " + u for t, u in zip(before[1][distinct // width].tolist(),
+                                                                  cells[1][distinct % width].tolist())]
+                out[-1] = (out[-1][0], ((codes.astype(np.int32), np.array(texts, dtype=object)), True), False)
+                continue
+        out.append((name, (cells, True), False))
+    return out
 
 
 def _write_rows(out, keys: list[str], columns: list, whole: frozenset, n: int) -> None:
     """The rows, one per line ('\n    {"key": value, ...}', ',\n    ' between them), a chunk of
     CHUNK_ROWS at a time: each row the text json.dumps gives its dict, from one template per chunk
     holding the texts its rows share."""
+    joined = _joined(keys, columns, whole, n)
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
         parts, varying = [], []
-        for key, column in zip(keys, columns):
-            texts = _texts(column, key in whole, lo, hi)
+        for name, column, whole_key in joined:
+            texts = _texts(column, whole_key, lo, hi)
             if isinstance(texts, str):
-                parts.append((json.dumps(key) + ": " + texts).replace("%", "%%"))
+                parts.append((name + ": " + texts).replace("%", "%%"))
             else:
-                parts.append(json.dumps(key).replace("%", "%%") + ": %s")
+                parts.append(name.replace("%", "%%") + ": %s")
                 varying.append(texts)
         row = "{" + ", ".join(parts) + "}"
         rows = map(row.__mod__, zip(*varying)) if varying else [row % ()] * (hi - lo)

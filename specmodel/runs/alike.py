@@ -107,7 +107,7 @@ def _numbers_at_once(v: dict, shape: _Shape) -> list | None:
     raws = shape.pick(v)
     try:
         joined = "".join(raws)  # all text: float() would take true for 1
-        if not joined.isascii() or "_" in joined or max(map(len, raws)) > MAX_DIGITS:
+        if not joined.isascii() or "_" in joined or (len(joined) > MAX_DIGITS and max(map(len, raws)) > MAX_DIGITS):
             return None  # `1_0`, digits of other scripts, long numbers: the one number parser says why
         numbers = list(map(float, raws))
     except (TypeError, ValueError):

@@ -79,7 +79,7 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
     same_tree: list[bool] = []
     fallbacks = {"rows": 0, "gpu": {}, "target": {}, "draft": {}}
     total = len(records)
-    alike = Alike()  # the rows alike but for their numbers are checked once
+    validate, append, keep = Alike().validate, rows.append, same_tree.append  # rows alike but for their numbers: checked once
     for i, rec in enumerate(records):
         if i % PROGRESS_EVERY == 0:
             if progress is not None:
@@ -87,15 +87,15 @@ def _read_runs(files, defaults: RunDefaults, pairs, progress) -> RunTable:
             if i and bounds.out_of_time():
                 problems.extend(_not_checked(records[i:]))
                 break
-        cells, probs, used, same = alike.validate(rec, defaults)
+        cells, probs, used, same = validate(rec, defaults)
         records[i] = None  # its text is in the row now
         if probs:
             problems.extend(probs)
         if cells is not None:
             if used:
                 _count_fallback(fallbacks, used)
-            same_tree.append(same)
-            rows.append(cells)
+            keep(same)
+            append(cells)
     rows.done()
     if progress is not None:
         progress(total, total)

@@ -37,12 +37,12 @@ def plausibility(frame: pd.DataFrame) -> tuple[list, list[Problem]]:
     with np.errstate(invalid="ignore"):
         ok = speedup <= e * (1 + PLAUSIBLE_TOLERANCE)
     flags = [bool(good) if seen else None for seen, good in zip(known.tolist(), ok.tolist())]
-    problems = []
-    for i in np.flatnonzero(known & ~ok):
-        row = frame["row"].iloc[i]
-        problems.append(Problem(str(frame["file"].iloc[i]), None if pd.isna(row) else int(row), "measured_speedup",
-                                implausible_words(float(speedup[i]), float(e[i])), "warning"))
-    return flags, problems
+    bad = np.flatnonzero(known & ~ok)
+    files = frame["file"].to_numpy(dtype=object)[bad].tolist()  # each column read once, not once per row
+    rows = frame["row"].to_numpy(dtype=object, na_value=None)[bad].tolist()
+    return flags, [Problem(str(file), None if row is None else int(row), "measured_speedup",
+                           implausible_words(s, tokens), "warning")
+                   for file, row, s, tokens in zip(files, rows, speedup[bad].tolist(), e[bad].tolist())]
 
 
 def implausible_words(speedup: float, e: float) -> str:
