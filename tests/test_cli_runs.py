@@ -193,3 +193,16 @@ def test_calibrated_decision_line_is_the_step_fit_it_prints(capsys):
     assert f"off above batch {threshold} (" in decision
     calibrated = next(line for line in lines if line.startswith("calibrated: "))
     assert "e-0" not in calibrated and "e-1" not in calibrated and "t_fixed_ms 0 ms" in calibrated
+
+
+def test_a_baseline_without_its_speculative_pair_is_named_and_the_fit_says_which_run_would_pin_it(capsys):
+    """Lab pass 6: plain runs at 1 and 4, the n-gram server's run at 1 only. The plain run at 4 is said to have no
+    speculative run to compare with, at its concurrency as a number ('4', was '4.0'); the step fit of one
+    concurrency predicts nothing elsewhere and names the runs that would pin how the step grows."""
+    lab = FIXTURES / "real_engine" / "lab" / "pass6_temp0.3"
+    code, out, err = run(capsys, lab / "plain_c1.json", lab / "plain_c4.json", lab / "ngram_c1.json", "--calibrate")
+    assert code == 0
+    assert ("warning: plain_c4.json: a run without speculation and no speculative run to compare it with "
+            "(concurrency 4); not used") in err.splitlines()
+    assert "fitted on concurrency 1: nothing predicted at other batches" in out
+    assert "to pin the rest: run plain and speculative at a second concurrency (4)" in out

@@ -73,7 +73,7 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
     for b in bases:
         if id(b) not in used:
             problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
-                                    f"compare it with (concurrency {b.values.get('concurrency')}); not used",
+                                    f"compare it with (concurrency {_batch(b.values.get('concurrency'))}); not used",
                                     "warning", ONLY_BASELINES if alone else None))
     return out, problems + problems_off
 
@@ -132,3 +132,11 @@ def _level(message: str) -> str:
         return f"{float(text):g}"
     except ValueError:
         return text
+
+
+def _batch(value) -> str:
+    """A run's concurrency as said in a message: "4", not "4.0"; as read where it is no number."""
+    try:
+        return f"{float(value):g}"
+    except (TypeError, ValueError):
+        return str(value)
