@@ -5,7 +5,7 @@ import pandas as pd
 from specmodel import Efficiency
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.show import runs_view as runs_view
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 
 def test_large_counts_are_short_enough_for_a_metric():
@@ -143,3 +143,30 @@ def test_past_runs_sends_the_break_even_table_without_a_missing_cell_the_grid_wo
         mixed = shown[shown["workload"] == "mixed extraction+chat"].iloc[0]
         assert "" in mixed.tolist()  # its tokens per step (main table) or its margin in tokens (detail)
         assert not shown.isna().any().any(), shown.isna().sum()
+
+
+def test_the_margin_reads_in_percent_to_one_decimal_on_every_row():
+    """Lab pass 6's draft-model server: margins -22.3%, -39.0%, -28.0% (Streamlit's "percent" format showed
+    "-22.33%", "-39.01%", "-28%"); the review's own column keeps the fraction for the CSV export."""
+    from specmodel.runs.review import review
+
+    lab = FIXTURES / "real_engine" / "lab" / "pass6_temp0.3"
+    table = review(read_runs([lab / f"{arm}_c{c}.json" for arm in ("plain", "draft") for c in (1, 4, 16)]).rows).table
+    shown = runs_view.margin_in_percent(table)
+    fmt = runs_view.BREAK_EVEN_COLUMNS["margin_pct"][1]
+    assert [fmt % v for v in shown.sort_values("concurrency")["margin_pct"]] == ["-22.3%", "-39.0%", "-28.0%"]
+    assert table["margin_pct"].min() > -1  # the fraction, unchanged
+
+
+def test_a_run_the_model_did_not_predict_has_an_empty_model_cell_beside_runs_it_did():
+    """The sample's runs with lab pass 6's draft-model run (target 'tiny-llama', no preset) uploaded together: the
+    model column of the lab's run was sent as None, which the grid draws as a grey "None"; it is an empty text."""
+    from specmodel.runs.review import review
+
+    lab = FIXTURES / "real_engine" / "lab" / "pass6_temp0.3"
+    files = [ROOT / "sample_runs" / "multi_workload.csv", lab / "plain_c1.json", lab / "draft_c1.json"]
+    table = review(read_runs(files).rows).table
+    shown, _ = runs_view.blank_where_missing(table, runs_view.BREAK_EVEN_COLUMNS)
+    verdicts = shown["predicted_verdict"].tolist()
+    assert "" in verdicts and None not in verdicts and "clears" in verdicts
+    assert table["predicted_verdict"].isna().sum() == 1  # the review's own table is not changed

@@ -25,10 +25,15 @@ BREAK_EVEN_MAIN = {"verdict": 80, "workload": 105, "concurrency": 90, "measured_
 # shown in the main table).
 BREAK_EVEN_DETAIL = {"workload": 90, "concurrency": 85, "speedup_band": 85, "advice": 210, "verdict_basis": 100,
                      "margin_tokens_per_step": 80, "file": 90, "row": 45}  # 785 of the expander's 786 px
-# Where a workload ran under several setups, which setup each run is (runs.setups) takes the place of the
-# tokens margin (the main table has the margin in percent; the CSV export has both).
-BREAK_EVEN_DETAIL_SETUPS = {"workload": 90, "setup": 140, "concurrency": 85, "speedup_band": 85, "advice": 170,
-                            "verdict_basis": 100, "file": 70, "row": 45}  # 785 px
+# Where a workload ran under several setups, which setup each run is (runs.setups) is in view beside the workload
+# (rows that differ only by it read alike otherwise: the lab's n-gram and draft-model servers), the break-even
+# moving under the expander in its place...
+BREAK_EVEN_MAIN_SETUPS = {"verdict": 75, "workload": 100, "setup": 130, "concurrency": 80, "measured_speedup": 75,
+                          "predicted_verdict": 70, "predicted_speedup": 75, "k": 35, "tokens_per_step": 75,
+                          "margin_pct": 65}  # 780 of the main block's 818 px
+# ...and the detail keeps the tokens margin out (the main table has the margin in percent; the CSV export has both).
+BREAK_EVEN_DETAIL_SETUPS = {"workload": 90, "concurrency": 85, "speedup_band": 85, "break_even_tokens_per_step": 80,
+                            "advice": 210, "verdict_basis": 100, "file": 90, "row": 45}  # 785 px
 
 # Fleet: who, on which model, the verdict and its prediction and advice...
 FLEET_MAIN = {"instance": 115, "model_name": 155, "verdict": 85, "predicted_on": 160, "predicted_speedup": 125,
@@ -51,18 +56,18 @@ def _height(rows: int, row_px: int, most: int = 10) -> int:
 def break_even_tables(table_shown) -> None:
     """The break-even table as two that fit: the verdicts in view, advice and source under an expander."""
     columns = runs_view.BREAK_EVEN_COLUMNS
-    table_shown = with_band_text(table_shown)
+    table_shown = runs_view.margin_in_percent(with_band_text(table_shown))
     filled = runs_view.filled_columns(table_shown, columns)
     table_shown, texts = runs_view.blank_where_missing(table_shown, columns)  # an empty cell, never "None"
     shown = runs_view.break_even_display(table_shown)
     tall = len(table_shown) > 10
+    main = BREAK_EVEN_MAIN_SETUPS if "setup" in filled else BREAK_EVEN_MAIN
     st.dataframe(shown, key="break_even_table", hide_index=True, height=440 if tall else "auto",
-                 column_order=_order(columns, BREAK_EVEN_MAIN, filled),
-                 column_config=column_config(columns, BREAK_EVEN_MAIN, as_text=tuple(texts)))
+                 column_order=_order(columns, main, filled),
+                 column_config=column_config(columns, main, as_text=tuple(texts)))
     picked = BREAK_EVEN_DETAIL_SETUPS if "setup" in filled else BREAK_EVEN_DETAIL
     detail = _order(columns, picked, filled)
-    with st.expander("Advice, setup, how each verdict was reached, file and row" if "setup" in filled
-                     else "Advice, how each verdict was reached, file and row"):
+    with st.expander("Advice, how each verdict was reached, file and row"):
         st.dataframe(shown, key="break_even_detail", hide_index=True, height=_height(len(table_shown), TALL_ROW_PX, 5),
                      row_height=TALL_ROW_PX, column_order=detail,
                      column_config=column_config(columns, picked, as_text=tuple(texts)))

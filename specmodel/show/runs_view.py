@@ -101,6 +101,13 @@ def break_even_display(table: pd.DataFrame):
                                                    na_rep=""))
 
 
+def margin_in_percent(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its margin as BREAK_EVEN_COLUMNS shows it, in percent to one decimal ("-17.1%", "-28.0%"):
+    the review keeps the fraction (the CSV export and JSON), and Streamlit's "percent" format dropped trailing
+    zeros ("-17.12%" above "-28%")."""
+    return table.assign(margin_pct=table["margin_pct"] * 100) if "margin_pct" in table else table
+
+
 def in_words(table: pd.DataFrame) -> pd.DataFrame:
     """A copy of a review table with its verdict codes ("clears") in the words shown ("pays off")."""
     out = table.copy()
@@ -190,7 +197,8 @@ def as_cells(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, dict]:
 def blank_where_missing(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFrame, list[str]]:
     """The number columns that miss a value somewhere, as the text of their cells (the column's format, the
     missing cell empty: Streamlit's grid prints a missing number as "None"), and their names (to align them
-    right); the columns with every value keep their numbers and sort as numbers."""
+    right); the columns with every value keep their numbers and sort as numbers. A text column's missing
+    cells become empty texts."""
     out, texts = frame, []
     for c, (_head, fmt, *_rest) in columns.items():
         if c not in frame.columns:
@@ -200,7 +208,10 @@ def blank_where_missing(frame: pd.DataFrame, columns: dict) -> tuple[pd.DataFram
         if present.all() or not present.any():
             continue
         if not (fmt or all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in values[present])):
-            continue  # a text column: an empty cell is already empty
+            # a text column: the grid draws its missing cells as "None" too (the model's verdict of a run it
+            # did not predict, beside runs it did): an empty text
+            out = out.assign(**{c: values.where(present, "")})
+            continue
         out = out.assign(**{c: [_number_text(v, fmt) for v in values.tolist()]})
         texts.append(c)
     return out, texts
@@ -326,7 +337,7 @@ BREAK_EVEN_COLUMNS = {  # the break-even table (the review, one row per run)
     "k": ("k", None, None),
     "tokens_per_step": ("tokens/step", "%.2f", None),
     "break_even_tokens_per_step": ("break-even", "%.2f", None),
-    "margin_pct": ("margin", "percent", "Of the verdict's number: measured speedup − 1, or measured ÷ break-even "
+    "margin_pct": ("margin", "%+.1f%%", "Of the verdict's number: measured speedup − 1, or measured ÷ break-even "
                                         "tokens per step − 1 where predicted"),
     "advice": ("the model's advice", None, "What the model advises at this run's setup (its k, concurrency and "
                                            "acceptance); where a measured verdict differs from the model's, the "
