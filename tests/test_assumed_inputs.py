@@ -4,8 +4,6 @@ from a documented default and marked assumed; a request rate becomes concurrency
 speedup of something the model does not predict is refused naming the metric."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,6 +12,7 @@ from specmodel.model.rate import at_request_rate
 from specmodel.model.scenario import Scenario, predict
 from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.review import evaluate_runs
+from tests.cli_runner import run_cli
 from tests.conftest import ROOT
 
 HEAD = "workload,hardware,target_model,draft_model_or_method,k,concurrency_or_batch,qps,mean_accept_len,speedup,notes\n"
@@ -187,8 +186,8 @@ def test_runs_json_counts_predicted_refused_by_reason_and_assumed(tmp_path):
                  "chat,1x H100 80GB,Llama-3.1-8B-Instruct,EAGLE-3,,1,,3.1,1.9,SGLang v0.5.9\n"
                  "chat,GPU not stated,Llama-3.1-8B-Instruct,EAGLE-3,3,1,,3.1,1.9,\n"
                  "chat,1x H100 80GB,DeepSeek-V4-Pro-0813,MTP,3,1,,3.1,1.9,\n")
-    r = subprocess.run([sys.executable, "-m", "specmodel", "runs", str(f), "--json"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=300)
+    r = run_cli("runs", str(f), "--json")  # in-process; tests/test_cli_smoke.py runs `runs` as a subprocess
+    assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)["summary"]
     assert (s["rows_in_files"], s["rows_predicted"], s["rows_refused"]) == (4, 2, 2)
     assert s["refused_by_reason"] == {"gpu_unknown": 1, "target_unknown": 1}
@@ -269,8 +268,7 @@ def test_an_engine_given_for_the_files_replaces_the_assumed_one(tmp_path):
     path.write_text(HEAD + MAGICDEC.format(c=64, s=1.38, engine=""), encoding="utf-8")
 
     def runs(*extra):
-        r = subprocess.run([sys.executable, "-m", "specmodel", "runs", str(path), "--json", *extra], cwd=ROOT,
-                           capture_output=True, text=True, timeout=300)
+        r = run_cli("runs", str(path), "--json", *extra)
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
 

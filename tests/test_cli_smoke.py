@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.conftest import FIXTURES, ROOT
 
 
@@ -82,7 +83,7 @@ def test_runs_reads_standard_input_for_a_dash_within_the_file_limit():
     piped = subprocess.run([sys.executable, "-m", "specmodel", "runs", "-", "--json"], input=csv, cwd=ROOT,
                            capture_output=True, timeout=120)
     assert piped.returncode == 0, piped.stderr
-    from_file = sub("runs", str(FIXTURES / "seed_runs.csv"), "--json")
+    from_file = run_cli("runs", str(FIXTURES / "seed_runs.csv"), "--json")  # the file, in-process: the same rows
     rows = json.loads(piped.stdout)["rows"]
     assert [r["verdict"] for r in rows] == [r["verdict"] for r in json.loads(from_file.stdout)["rows"]]
     assert {r["file"] for r in rows} == {"stdin"}

@@ -51,6 +51,7 @@ def check_against_schema(tsc: Path, docs: dict[str, dict]) -> subprocess.Complet
         shutil.rmtree(out, ignore_errors=True)
 
 
+@pytest.mark.slow  # the TypeScript compiler over Grafana's schema: in make test, not in make test-fast
 def test_the_dashboards_pass_grafanas_own_schema_and_a_broken_one_does_not(tsc, tmp_path):
     made = tmp_path / "dash.json"
     assert cli.main(["dashboard", "--k", "3", "--window", "1m", "--instance", "tgi-0:80=2", "--out", str(made)]) == 0

@@ -15,6 +15,7 @@ import pytest
 
 from specmodel import SpecModelError, bounds, numbers, runs
 from specmodel.runs import logs
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 BIG = "9" * 5000  # past int()'s 4,300 digits and any float
@@ -24,8 +25,13 @@ GOOD_CSV = b"workload,alpha,k,concurrency\nchat,0.7,4,1\n"
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI in-process (tests/cli_runner.py: the same parser, commands, exit codes and stderr), or as a real
+    subprocess where the test sets the environment the process starts with (the stream's encoding);
+    tests/test_cli_smoke.py runs every command once as a subprocess."""
+    if not env:
+        return run_cli(*args)
     return subprocess.run([sys.executable, "-m", "specmodel", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
+                          env={**os.environ, **env}, timeout=120)
 
 
 def _one_line_error(done: subprocess.CompletedProcess, *words: str) -> None:

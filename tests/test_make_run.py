@@ -6,6 +6,7 @@ import time
 import tomllib
 
 import httpx
+import pytest
 
 from tests.browser import free_port
 from tests.conftest import ROOT
@@ -33,6 +34,7 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
+@pytest.mark.slow  # starts make run's real streamlit server: in make test, not in make test-fast
 def test_make_run_serves_this_machine_only():
     port = free_port()
     command = run_command(f"PORT={port}")

@@ -5,9 +5,12 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow  # builds the wheel with pip: in make test, not in make test-fast
 def test_the_wheel_carries_the_package_its_presets_and_the_specmodel_command(tmp_path):
     src = tmp_path / "src"
     src.mkdir()

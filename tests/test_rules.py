@@ -64,6 +64,7 @@ def test_the_step_function_holds_the_models_break_even_at_each_batch():
     assert [s.lo for s in steps[1:]] == [s.hi for s in steps[:-1]]  # contiguous, no gaps
 
 
+@pytest.mark.prometheus  # runs promtool: in make test, not in make test-fast
 def test_a_calibration_file_changes_the_break_even(tmp_path):
     cal = tmp_path / "cal.json"
     cal.write_text(json.dumps({"rows": [], "calibration": {"parameters": {"eta_flops": 0.45, "t_spec_overhead_ms": 3}}}))
@@ -439,6 +440,7 @@ def engines_series() -> list[dict]:
     return out
 
 
+@pytest.mark.prometheus  # runs promtool's unit tests: in make test, not in make test-fast
 def test_every_engine_layout_gets_its_k_its_e_and_its_own_break_even(tmp_path):
     doc = rules.rules_document(UNIT_SCENARIO, window="5m", for_="10m")
     n = rules.names("5m")
