@@ -64,13 +64,11 @@ def read_stdin(max_bytes: int = MAX_FILE_BYTES, stream=None) -> bytes:
     return data
 
 
-def write_file(path, text: str, what: str = "") -> "os.PathLike":
-    """Write `text` to `path` atomically (a temporary file beside it, then a rename), only where `path`
-    is a regular file or does not exist yet: a symlink, device, pipe, socket or folder is refused by
-    name (a rename over a device node or a link replaced it and exited 0). `what` names the output
-    ("the calibration") in messages. Returns the path written."""
+def writable(path, what: str = ""):
+    """(the path, its folder) where write_file may write `path`: a regular file or a new name in a folder that
+    exists; SpecModelError naming the path and why not otherwise. A command that works for seconds before it
+    writes asks first, so a bad output path is refused before the work, not after it."""
     from pathlib import Path
-    import tempfile
 
     target = Path(path)
     label = f"cannot write {what + ' to ' if what else ''}{target}"
@@ -87,6 +85,18 @@ def write_file(path, text: str, what: str = "") -> "os.PathLike":
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise SpecModelError(f"{label}: the folder {folder} does not exist")
+    return target, folder
+
+
+def write_file(path, text: str, what: str = "") -> "os.PathLike":
+    """Write `text` to `path` atomically (a temporary file beside it, then a rename), only where `path`
+    is a regular file or does not exist yet: a symlink, device, pipe, socket or folder is refused by
+    name (a rename over a device node or a link replaced it and exited 0). `what` names the output
+    ("the calibration") in messages. Returns the path written."""
+    import tempfile
+
+    target, folder = writable(path, what)
+    label = f"cannot write {what + ' to ' if what else ''}{target}"
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:

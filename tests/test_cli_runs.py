@@ -206,3 +206,14 @@ def test_a_baseline_without_its_speculative_pair_is_named_and_the_fit_says_which
             "(concurrency 4); not used") in err.splitlines()
     assert "fitted on concurrency 1: nothing predicted at other batches" in out
     assert "to pin the rest: run plain and speculative at a second concurrency (4)" in out
+
+
+def test_an_output_path_that_cannot_be_written_is_refused_before_the_runs_are_read(capsys, tmp_path):
+    """`runs --calibrate --save-calibration` into a folder that does not exist said so only after reading and
+    fitting every run (seconds on a large file); it is refused first: the missing run file is not reached."""
+    code, _, err = run(capsys, tmp_path / "no-such-runs.csv", "--calibrate", "--save-calibration",
+                       tmp_path / "missing" / "cal.json")
+    assert code == 2
+    assert "cannot write the calibration to" in err and "missing" in err and "no-such-runs.csv" not in err
+    code, _, err = run(capsys, tmp_path / "no-such-runs.csv", "--html", tmp_path)
+    assert code == 2 and "it is a folder" in err and "no-such-runs.csv" not in err

@@ -15,7 +15,7 @@ from pathlib import Path
 from specmodel.cli.args import (add_scenario_arguments, efficiency_from_args, engine_from_args, gpu_and_tp, target_from_args,
                                 method_and_draft, number)
 from specmodel.errors import SpecModelError
-from specmodel.files import read_file, read_stdin, write_file
+from specmodel.files import read_file, read_stdin, writable, write_file
 from specmodel.model.roofline import Efficiency
 
 ROW_KEYS = ["workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict",
@@ -109,6 +109,9 @@ def run_runs(args: argparse.Namespace) -> int:
     from specmodel.runs.headlines import model_headline
     from specmodel.runs.review import review
 
+    for path, what in ((args.save_calibration, "the calibration"), (args.csv, ""), (args.html, "")):
+        if path:  # refused before reading and fitting, not after
+            writable(path, what)
     if not args.files:
         if not args.window:
             raise SpecModelError("give run files, or --window NAME=BEFORE,AFTER with --calibrate")
