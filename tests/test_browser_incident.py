@@ -247,6 +247,9 @@ def test_fleet_recorded_prometheus_predicts_each_instance_on_its_own_model(strea
     # 1440×900 dark), and so do the tables in the expanders.
     tables_fit(page)
     table = page.locator("[data-testid='stDataFrame']").nth(1)  # after the decision per instance
+    # the grid writes its accessible cells after the canvas: wait for the header, then read it (read at once,
+    # it was empty once in a fresh clone's run under load)
+    table.locator("th", has_text="Predicted on").first.wait_for(state="attached")
     assert "Predicted on" in table.locator("th").all_inner_texts()
     assert any("Llama 3.1 70B" in t for t in table.locator("td").all_inner_texts())  # in view, not cut off
     open_expanders(page)
