@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from specmodel.bounds import bounded_cache
 from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use, schedule_grid,
                                     smallest_best)
-from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
+from specmodel.model.scenario import Prediction, Scenario, plain_throughput, predict, speedup_grid
 from specmodel.words import Summary, summarize
 
 ALPHAS = np.linspace(0.0, 1.0, 101)  # chosen: α in steps of 0.01
@@ -238,10 +238,10 @@ def deploy_option_rows(summary: Summary) -> dict:
     grid = summary.grid if summary.grid is not None else schedule_grid(s)
     batches = BATCHES[BATCHES <= grid.shape[1]]
     k_max = grid.shape[0] - 1
-    plain = np.asarray(predict(s, k=1, concurrency=batches).plain.throughput_tok_s, dtype=float)
-    # speculative throughput = speedup × plain throughput (the plain arm has no k): from the scenario's
-    # cached steps' grid, so moving α does not re-predict every k at every batch
-    spec = np.nan_to_num(speedup_grid(s, np.arange(1, k_max + 1), batches), nan=0.0) * plain[None, :]
+    plain = plain_throughput(s, batches)  # the same at every α and k: kept per scenario apart from those
+    # speculative throughput = speedup × plain throughput (the plain arm has no k): the speedups are the
+    # schedule's grid's own (rows 1..k_max, NaN as 0), so moving α predicts nothing here
+    spec = grid[1:, batches - 1] * plain[None, :]
     band = plain * grid[0][batches - 1]  # the off band: speculation configured, k = 0 (off_state.off_row)
     through = np.vstack([band[None, :], spec])  # row k: throughput with k (k = 0: the off band)
     conc = min(int(s.concurrency), grid.shape[1]) - 1
