@@ -118,14 +118,16 @@ def off_row(s: Scenario, batches, cost: OffCost) -> np.ndarray:
     b = np.asarray(batches, dtype=float)
     if cost.free:
         return np.ones(b.shape)
-    return _off_row(free_of_acceptance(s), cost, b.shape, b.tobytes(), b)
+    return _off_row(free_of_acceptance(s), cost.points, b.shape, b.tobytes(), cost, b)
 
 
 # Measured (this branch, issue 43's What-if rerun; 2-core shared machine): the three predictions it made ran on
 # every α or k move (summarize's schedule reads it), ~1 ms of the rerun's ~9 ms of model work.
 @cleared_with_steps
+# Keyed by the cost's points, all of it that the row reads (its source text would exceed the cache's key bound).
 @bounded_cache(64, key_args=4)
-def _off_row(free: Scenario, cost: OffCost, shape: tuple, batches_key: bytes, b: np.ndarray) -> np.ndarray:
+def _off_row(free: Scenario, points: tuple, shape: tuple, batches_key: bytes, cost: OffCost, b: np.ndarray
+             ) -> np.ndarray:
     fits = float(np.asarray(predict(free, alpha=0.5, k=1, concurrency=1).spec.max_concurrency))
     capacity = np.ones(b.shape)
     if fits < float(b.max(initial=1.0)):
