@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from specmodel.bounds import bounded_cache
-from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use, schedule_grid,
+from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, schedule_grid,
                                     smallest_best)
 from specmodel.model.scenario import Prediction, Scenario, plain_throughput, predict, speedup_grid
 from specmodel.words import Summary, summarize
@@ -237,7 +237,6 @@ def deploy_option_rows(summary: Summary) -> dict:
     s = summary.scenario
     grid = summary.grid if summary.grid is not None else schedule_grid(s)
     batches = BATCHES[BATCHES <= grid.shape[1]]
-    k_max = grid.shape[0] - 1
     plain = plain_throughput(s, batches)  # the same at every α and k: kept per scenario apart from those
     # speculative throughput = speedup × plain throughput (the plain arm has no k): the speedups are the
     # schedule's grid's own (rows 1..k_max, NaN as 0), so moving α predicts nothing here
@@ -247,7 +246,8 @@ def deploy_option_rows(summary: Summary) -> dict:
     conc = min(int(s.concurrency), grid.shape[1]) - 1
     # the decision's k here (the schedule's k at this batch); where that is 0, the best k > 0 here
     fixed_k = int(summary.best_k) or int(smallest_best(grid[1:, conc], axis=0)) + 1
-    in_use = ks_in_use(grid)[batches - 1]
+    # the summary's own schedule (its ranges cover batches 1..512, the grid's columns), not walked again
+    in_use = np.repeat([k for _, _, k in summary.schedule], [hi - lo + 1 for lo, hi, _ in summary.schedule])[batches - 1]
     upper = best_k_per_batch(grid)[batches - 1]
     cols = np.arange(len(batches))
     return {"batch": batches, "off": plain, "fixed_k": fixed_k, "fixed": through[fixed_k],
