@@ -81,8 +81,13 @@ def vertical_line(x: float, top: float, name: str, hover: str | None = None) -> 
 
 @bounded_cache(32)
 def _best_k_by_batch(s: Scenario) -> tuple[np.ndarray, np.ndarray]:
-    """Best k and its speedup at every batch in BATCHES (two figures use it; computed once)."""
+    """Best k and its speedup at every batch in BATCHES (two figures use it; computed once). Its callers pass
+    the scenario with k and concurrency fixed (_batch_free): neither changes it, so moving either reuses it."""
     return best_k(s, K_MAX, concurrency=BATCHES)
+
+
+def _batch_free(s: Scenario) -> Scenario:
+    return replace(s, k=0, concurrency=1)
 
 
 def _alpha_k_grid(s: Scenario) -> np.ndarray:
@@ -142,7 +147,7 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
         chosen = speedup_grid(s, np.arange(0, max(K_MAX, s.k) + 1), BATCHES)[s.k]  # the grid best k reads
         traces.append(line(BATCHES, chosen, f"k = {s.k} (chosen)",
                            f"batch %{{x}}<br>speedup = %{{y:.2f}}x<extra>k = {s.k}</extra>", line=dict(width=3.5)))
-    ks, speeds = _best_k_by_batch(s)
+    ks, speeds = _best_k_by_batch(_batch_free(s))
     traces.append(line(BATCHES, speeds, "best k at each batch",
                        "batch %{x}<br>best k = %{customdata}<br>speedup = %{y:.2f}x<extra></extra>",
                        line=dict(width=2, dash="dot", color="#2ca02c"), customdata=ks))
@@ -187,7 +192,7 @@ def best_k_by_batch(s: Scenario, schedule: list[list[int]] | None = None) -> go.
     """The k to deploy at each batch size (the schedule the advice and vLLM's config name: it switches k only
     for more than SWITCH_GAIN; past its last range, the best k) beside the best k of each batch alone (what
     switching for free would run), with speedups on hover."""
-    ks, speeds = _best_k_by_batch(s)
+    ks, speeds = _best_k_by_batch(_batch_free(s))
     if schedule is None:
         schedule = summarize(s).schedule
     deployed = np.array([k if (k := k_at(schedule, int(b))) is not None else best
