@@ -121,10 +121,11 @@ def off_row(s: Scenario, batches, cost: OffCost) -> np.ndarray:
     return _off_row(free_of_acceptance(s), cost.points, b.shape, b.tobytes(), cost, b)
 
 
-# Measured (this branch, issue 43's What-if rerun; 2-core shared machine): the three predictions it made ran on
-# every α or k move (summarize's schedule reads it), ~1 ms of the rerun's ~9 ms of model work.
+# Measured (issue 43's What-if rerun, 2-core shared machine): the three predictions it made ran on every α or
+# k move (summarize's schedule reads it); with plain_throughput's cache, the page's model work after an α move
+# fell from ~8.6 to ~7.6 ms (thread CPU time, p10 of 200 moves, alternated with the parent commit). Keyed by
+# the cost's points, all of the cost the row reads (its source text exceeds bounded_cache's key bound).
 @cleared_with_steps
-# Keyed by the cost's points, all of it that the row reads (its source text would exceed the cache's key bound).
 @bounded_cache(64, key_args=4)
 def _off_row(free: Scenario, points: tuple, shape: tuple, batches_key: bytes, cost: OffCost, b: np.ndarray
              ) -> np.ndarray:

@@ -504,16 +504,6 @@ def _per_emitted(free: Scenario, ks_key: bytes, batches_key: bytes, ks: np.ndarr
     return ratio
 
 
-_CLEARED_WITH: list = []  # caches of work derived from predict() kept in modules above this one (off_state)
-
-
-def cleared_with_steps(cache):
-    """Register a cache of work derived from predict() (keyed by free_of_acceptance) so that clear_caches
-    forgets it too; returns it (a decorator)."""
-    _CLEARED_WITH.append(cache)
-    return cache
-
-
 def clear_caches() -> None:
     """Forget every cached step-time grid, layout and what is derived from them (for code that swaps the
     model's functions, e.g. a test)."""
@@ -540,22 +530,6 @@ def speedup_per_emitted_token(s: Scenario, ks, batches) -> np.ndarray:
     return _per_emitted(free_of_acceptance(s), kk.tobytes(), bb.tobytes(), kk, bb)
 
 
-def plain_throughput(s: Scenario, batches) -> np.ndarray:
-    """predict(s, concurrency=batches).plain.throughput_tok_s (read-only): a server without speculation, the
-    same at every α, profile and k, so computed once per scenario apart from those (cached)."""
-    b = np.asarray(batches, dtype=float)
-    return _plain_throughput(free_of_acceptance(s), b.shape, b.tobytes(), b)
-
-
-# Measured (this branch, issue 43's What-if rerun; 2-core shared machine): the deploy-options chart and the
-# off band (off_state) each predicted it on every α or k move (~0.3 ms a prediction, of a ~9 ms model share).
-@bounded_cache(128, key_args=3)
-def _plain_throughput(free: Scenario, shape: tuple, batches_key: bytes, b: np.ndarray) -> np.ndarray:
-    through = np.array(predict(free, concurrency=b).plain.throughput_tok_s, dtype=float)
-    through.flags.writeable = False
-    return through
-
-
 def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
     """predict(s, k=ks[:, None], concurrency=batches[None, :]).speedup (ks, batches: whole numbers): the
     tokens a step emits times speedup_per_emitted_token."""
@@ -572,8 +546,7 @@ _STEPS_MAX_CELLS = 2048  # chosen (memory only): 6 arrays of 8-byte cells: at mo
 
 
 def free_of_acceptance(s: Scenario) -> Scenario:
-    """The scenario with α, the profile, k and the concurrency set to fixed values: what keys the work done
-    once per scenario apart from those (step times, speedup_per_emitted_token, off_state's off band)."""
+    """The scenario with α, the profile, k and the concurrency fixed: the key of work done once apart from those."""
     return replace(s, alpha=_PROBE_ALPHA, k=0, concurrency=1, survival=None)
 
 
@@ -703,3 +676,29 @@ def with_changes(s: Scenario, **changes) -> Scenario:
     if any(isinstance(changes.get(name), str) for name in _NAMED):
         return s.with_names(**changes)
     return replace(s, **changes)
+
+
+def plain_throughput(s: Scenario, batches) -> np.ndarray:
+    """predict(s, concurrency=batches).plain.throughput_tok_s (read-only): a server without speculation, the
+    same at every α, profile and k, so computed once per scenario apart from those (cached)."""
+    b = np.asarray(batches, dtype=float)
+    return _plain_throughput(free_of_acceptance(s), b.shape, b.tobytes(), b)
+
+
+# Measured (issue 43's What-if rerun, as off_state._off_row's): the deploy-options chart and the off band each
+# predicted it on every α or k move, ~0.3 ms a prediction on the loaded 2-core machine.
+@bounded_cache(128, key_args=3)
+def _plain_throughput(free: Scenario, shape: tuple, batches_key: bytes, b: np.ndarray) -> np.ndarray:
+    through = np.array(predict(free, concurrency=b).plain.throughput_tok_s, dtype=float)
+    through.flags.writeable = False
+    return through
+
+
+_CLEARED_WITH: list = []  # caches of work derived from predict() kept in modules above this one (off_state)
+
+
+def cleared_with_steps(cache):
+    """Register a cache of work derived from predict() (keyed by free_of_acceptance) so that clear_caches
+    forgets it too; returns it (a decorator)."""
+    _CLEARED_WITH.append(cache)
+    return cache
