@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specmodel.bounds import bounded_cache
 from specmodel.errors import SpecModelError
 from specmodel.model.engines import Engine
-from specmodel.model.scenario import Scenario, predict
+from specmodel.model.scenario import Scenario, cleared_with_steps, free_of_acceptance, plain_throughput, predict
 
 KINDS = ("measured", "published", "chosen", "none")
 
@@ -112,18 +113,31 @@ def given_off_cost(share: float, where: str) -> OffCost:
 def off_row(s: Scenario, batches, cost: OffCost) -> np.ndarray:
     """The off band's speedup against a server without speculation at each batch: plain throughput at the
     sequences the speculative arm fits (the draft's weights and KV stay loaded), divided by 1 + cost(B), over
-    plain throughput at B. Ones where the cost is free (nothing of the off band is modelled then)."""
+    plain throughput at B. Ones where the cost is free (nothing of the off band is modelled then). It depends
+    on neither α, the profile, k nor the concurrency: computed once per scenario apart from those (read-only)."""
     b = np.asarray(batches, dtype=float)
     if cost.free:
         return np.ones(b.shape)
-    fits = float(np.asarray(predict(s, alpha=0.5, k=1, concurrency=1).spec.max_concurrency))
+    return _off_row(free_of_acceptance(s), cost.points, b.shape, b.tobytes(), cost, b)
+
+
+# Measured (issue 43's What-if rerun, 2-core shared machine): the three predictions it made ran on every α or
+# k move (summarize's schedule reads it); with plain_throughput's cache, the page's model work after an α move
+# fell from ~8.6 to ~7.6 ms (thread CPU time, p10 of 200 moves, alternated with the parent commit). Keyed by
+# the cost's points, all of the cost the row reads (its source text exceeds bounded_cache's key bound).
+@cleared_with_steps
+@bounded_cache(64, key_args=4)
+def _off_row(free: Scenario, points: tuple, shape: tuple, batches_key: bytes, cost: OffCost, b: np.ndarray
+             ) -> np.ndarray:
+    fits = float(np.asarray(predict(free, alpha=0.5, k=1, concurrency=1).spec.max_concurrency))
     capacity = np.ones(b.shape)
     if fits < float(b.max(initial=1.0)):
         if fits < 1:
-            return np.zeros(b.shape)
-        plain = np.asarray(predict(s, alpha=0.5, k=0, concurrency=b).plain.throughput_tok_s, dtype=float)
-        held = np.asarray(predict(s, alpha=0.5, k=0, concurrency=np.minimum(b, fits)).plain.throughput_tok_s,
-                          dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            capacity = np.where(plain > 0, held / plain, 1.0)
-    return capacity / (1.0 + cost.at(b))
+            capacity = np.zeros(b.shape)
+        else:
+            plain, held = plain_throughput(free, b), plain_throughput(free, np.minimum(b, fits))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                capacity = np.where(plain > 0, held / plain, 1.0)
+    row = capacity if fits < 1 else capacity / (1.0 + cost.at(b))
+    row.flags.writeable = False  # shared between reruns and sessions
+    return row

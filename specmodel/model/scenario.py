@@ -505,10 +505,10 @@ def _per_emitted(free: Scenario, ks_key: bytes, batches_key: bytes, ks: np.ndarr
 
 
 def clear_caches() -> None:
-    """Forget every cached step-time grid and layout (for code that swaps the model's functions, e.g. a test)."""
-    _per_emitted.cache_clear()
-    _steps_cached.cache_clear()
-    _layout.cache_clear()
+    """Forget every cached step-time grid, layout and what is derived from them (for code that swaps the
+    model's functions, e.g. a test)."""
+    for cache in (_per_emitted, _steps_cached, _layout, _plain_throughput, *_CLEARED_WITH):
+        cache.cache_clear()
 
 
 def _whole(values) -> np.ndarray:
@@ -527,7 +527,7 @@ def speedup_per_emitted_token(s: Scenario, ks, batches) -> np.ndarray:
     that fit and so the tokens at which speculation breaks even do not depend on them). Computed once per
     scenario apart from its α and profile (cached), so moving α, the profile, k or the concurrency reuses it."""
     kk, bb = _whole(ks), _whole(batches)
-    return _per_emitted(_free_of(s), kk.tobytes(), bb.tobytes(), kk, bb)
+    return _per_emitted(free_of_acceptance(s), kk.tobytes(), bb.tobytes(), kk, bb)
 
 
 def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
@@ -545,8 +545,8 @@ def speedup_grid(s: Scenario, ks, batches) -> np.ndarray:
 _STEPS_MAX_CELLS = 2048  # chosen (memory only): 6 arrays of 8-byte cells: at most 100 kB an entry, 13 MB for 128
 
 
-def _free_of(s: Scenario) -> Scenario:
-    """The scenario with the inputs that step times do not depend on set to fixed values."""
+def free_of_acceptance(s: Scenario) -> Scenario:
+    """The scenario with α, the profile, k and the concurrency fixed: the key of work done once apart from those."""
     return replace(s, alpha=_PROBE_ALPHA, k=0, concurrency=1, survival=None)
 
 
@@ -556,7 +556,7 @@ def _steps_of(s: Scenario, c: _Compiled, kk: np.ndarray, offered: np.ndarray):
     if kk.size * offered.size > _STEPS_MAX_CELLS:  # at most the cells of the broadcast result
         return _steps(s, c, kk, offered)
     key = (kk.shape, kk.dtype.str, kk.tobytes(), offered.shape, offered.dtype.str, offered.tobytes())
-    return tuple(v.copy() if isinstance(v, np.ndarray) else v for v in _steps_cached(_free_of(s), key, c, kk, offered))
+    return tuple(v.copy() if isinstance(v, np.ndarray) else v for v in _steps_cached(free_of_acceptance(s), key, c, kk, offered))
 
 
 # Measured (issue 43, as above): saves ~2 ms of a ~22 ms What-if rerun after an α move (without it the page
@@ -676,3 +676,29 @@ def with_changes(s: Scenario, **changes) -> Scenario:
     if any(isinstance(changes.get(name), str) for name in _NAMED):
         return s.with_names(**changes)
     return replace(s, **changes)
+
+
+def plain_throughput(s: Scenario, batches) -> np.ndarray:
+    """predict(s, concurrency=batches).plain.throughput_tok_s (read-only): a server without speculation, the
+    same at every α, profile and k, so computed once per scenario apart from those (cached)."""
+    b = np.asarray(batches, dtype=float)
+    return _plain_throughput(free_of_acceptance(s), b.shape, b.tobytes(), b)
+
+
+# Measured (issue 43's What-if rerun, as off_state._off_row's): the deploy-options chart and the off band each
+# predicted it on every α or k move, ~0.3 ms a prediction on the loaded 2-core machine.
+@bounded_cache(128, key_args=3)
+def _plain_throughput(free: Scenario, shape: tuple, batches_key: bytes, b: np.ndarray) -> np.ndarray:
+    through = np.array(predict(free, concurrency=b).plain.throughput_tok_s, dtype=float)
+    through.flags.writeable = False
+    return through
+
+
+_CLEARED_WITH: list = []  # caches of work derived from predict() kept in modules above this one (off_state)
+
+
+def cleared_with_steps(cache):
+    """Register a cache of work derived from predict() (keyed by free_of_acceptance) so that clear_caches
+    forgets it too; returns it (a decorator)."""
+    _CLEARED_WITH.append(cache)
+    return cache

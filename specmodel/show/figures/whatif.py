@@ -17,9 +17,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from specmodel.bounds import bounded_cache
-from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, ks_in_use, schedule_grid,
+from specmodel.model.decide import (K_MAX, best_k, best_k_per_batch, crossover_concurrency, k_at, schedule_grid,
                                     smallest_best)
-from specmodel.model.scenario import Prediction, Scenario, predict, speedup_grid
+from specmodel.model.scenario import Prediction, Scenario, plain_throughput, predict, speedup_grid
 from specmodel.words import Summary, summarize
 
 ALPHAS = np.linspace(0.0, 1.0, 101)  # chosen: α in steps of 0.01
@@ -81,8 +81,13 @@ def vertical_line(x: float, top: float, name: str, hover: str | None = None) -> 
 
 @bounded_cache(32)
 def _best_k_by_batch(s: Scenario) -> tuple[np.ndarray, np.ndarray]:
-    """Best k and its speedup at every batch in BATCHES (two figures use it; computed once)."""
+    """Best k and its speedup at every batch in BATCHES (two figures use it; computed once). Its callers pass
+    the scenario with k and concurrency fixed (_batch_free): neither changes it, so moving either reuses it."""
     return best_k(s, K_MAX, concurrency=BATCHES)
+
+
+def _batch_free(s: Scenario) -> Scenario:
+    return replace(s, k=0, concurrency=1)
 
 
 def _alpha_k_grid(s: Scenario) -> np.ndarray:
@@ -142,7 +147,7 @@ def speedup_vs_concurrency(s: Scenario, crossover: int | None = None,
         chosen = speedup_grid(s, np.arange(0, max(K_MAX, s.k) + 1), BATCHES)[s.k]  # the grid best k reads
         traces.append(line(BATCHES, chosen, f"k = {s.k} (chosen)",
                            f"batch %{{x}}<br>speedup = %{{y:.2f}}x<extra>k = {s.k}</extra>", line=dict(width=3.5)))
-    ks, speeds = _best_k_by_batch(s)
+    ks, speeds = _best_k_by_batch(_batch_free(s))
     traces.append(line(BATCHES, speeds, "best k at each batch",
                        "batch %{x}<br>best k = %{customdata}<br>speedup = %{y:.2f}x<extra></extra>",
                        line=dict(width=2, dash="dot", color="#2ca02c"), customdata=ks))
@@ -187,7 +192,7 @@ def best_k_by_batch(s: Scenario, schedule: list[list[int]] | None = None) -> go.
     """The k to deploy at each batch size (the schedule the advice and vLLM's config name: it switches k only
     for more than SWITCH_GAIN; past its last range, the best k) beside the best k of each batch alone (what
     switching for free would run), with speedups on hover."""
-    ks, speeds = _best_k_by_batch(s)
+    ks, speeds = _best_k_by_batch(_batch_free(s))
     if schedule is None:
         schedule = summarize(s).schedule
     deployed = np.array([k if (k := k_at(schedule, int(b))) is not None else best
@@ -237,17 +242,17 @@ def deploy_option_rows(summary: Summary) -> dict:
     s = summary.scenario
     grid = summary.grid if summary.grid is not None else schedule_grid(s)
     batches = BATCHES[BATCHES <= grid.shape[1]]
-    k_max = grid.shape[0] - 1
-    plain = np.asarray(predict(s, k=1, concurrency=batches).plain.throughput_tok_s, dtype=float)
-    # speculative throughput = speedup × plain throughput (the plain arm has no k): from the scenario's
-    # cached steps' grid, so moving α does not re-predict every k at every batch
-    spec = np.nan_to_num(speedup_grid(s, np.arange(1, k_max + 1), batches), nan=0.0) * plain[None, :]
+    plain = plain_throughput(s, batches)  # the same at every α and k: kept per scenario apart from those
+    # speculative throughput = speedup × plain throughput (the plain arm has no k): the speedups are the
+    # schedule's grid's own (rows 1..k_max, NaN as 0), so moving α predicts nothing here
+    spec = grid[1:, batches - 1] * plain[None, :]
     band = plain * grid[0][batches - 1]  # the off band: speculation configured, k = 0 (off_state.off_row)
     through = np.vstack([band[None, :], spec])  # row k: throughput with k (k = 0: the off band)
     conc = min(int(s.concurrency), grid.shape[1]) - 1
     # the decision's k here (the schedule's k at this batch); where that is 0, the best k > 0 here
     fixed_k = int(summary.best_k) or int(smallest_best(grid[1:, conc], axis=0)) + 1
-    in_use = ks_in_use(grid)[batches - 1]
+    # the summary's own schedule (its ranges cover batches 1..512, the grid's columns), not walked again
+    in_use = np.repeat([k for _, _, k in summary.schedule], [hi - lo + 1 for lo, hi, _ in summary.schedule])[batches - 1]
     upper = best_k_per_batch(grid)[batches - 1]
     cols = np.arange(len(batches))
     return {"batch": batches, "off": plain, "fixed_k": fixed_k, "fixed": through[fixed_k],
