@@ -296,7 +296,9 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
     if bench not in BENCHES:
         raise SpecModelError(f"unknown benchmark '{bench}'; one of {', '.join(BENCHES)}")
     k = int(s.k or summary.best_k or 4)
-    accept = float(predict(replace(s, k=k)).tokens_per_step)
+    # the tokens a step emits at k: the summary's own prediction where k is the scenario's (one prediction
+    # fewer on every What-if rerun)
+    accept = float((summary.prediction if k == s.k else predict(replace(s, k=k))).tokens_per_step)
     points = plan_concurrencies(summary)
     off_at = off_run_batch(summary, [c for c, _ in points])  # None: the off band's cost is measured, or not asked
     servers = _servers(s, engine, k, accept, max(c for c, _ in points), off=off_at is not None)
