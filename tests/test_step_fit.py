@@ -214,6 +214,23 @@ def test_capacity_and_mix_answer_from_the_saved_fit(lab_calibration):
     assert mix["setup"].endswith("N-gram (prompt lookup)") and {w["decision"] for w in mix["workloads"]} == {"loses"}
 
 
+def test_predict_from_a_saved_fit_heads_its_answer_with_the_runs_setup_and_labels_the_models(lab_calibration):
+    """`predict --calibration` with the lab's fits and no model flags: the first line named the flags' default
+    scenario (Llama 3.1 8B on L40S) above a decision that came from 'tiny-llama''s runs; it names the runs' setup,
+    and the scenario the model alone judged and advised goes with its own lines."""
+    r = _cli("predict", "--calibration", lab_calibration, "--method", "draft_model", "--concurrency", 8)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "tiny-llama, 128 in / 128 out tokens, Draft model (your runs' step fit), concurrency 8"
+    assert lines[1].startswith("  decision:") and lines[1].endswith("your runs)")
+    assert any(line.startswith("  measured fit:     ") for line in lines)
+    model = next(line for line in lines if line.startswith("  model alone:"))
+    assert ", on Llama 3.1 8B on L40S, draft Llama 3.2 1B, k=4" in model
+    assert any(line.startswith("  model advice:     ") for line in lines)
+    plain = _cli("predict", "--concurrency", 8).stdout.splitlines()
+    assert plain[0].startswith("Llama 3.1 8B on L40S") and any(line.startswith("  advice:   ") for line in plain)
+
+
 def test_a_calibration_with_several_fits_asks_which(lab_calibration):
     r = _cli("predict", "--calibration", lab_calibration, "--k", 3)
     assert r.returncode == 0, r.stderr

@@ -77,21 +77,23 @@ def run_predict(args: argparse.Namespace) -> int:
     who = f"{s.target} on {s.tp}× {s.gpu}" if s.tp > 1 else f"{s.target} on {s.gpu}"
     how = f"draft {s.draft}" if s.method.name == "draft_model" else s.method.name
     be_alpha = "unreachable" if out["break_even_alpha"] is None else f"{out['break_even_alpha']:.2f}"
-    print(f"{who}, {how}, k={out['k']}, α={out['alpha']:.2f}, concurrency {out['concurrency']}, "
-          f"context {s.context_len} ({out['timings']} timings)")
+    model_setup = (f"{who}, {how}, k={out['k']}, α={out['alpha']:.2f}, concurrency {out['concurrency']}, "
+                   f"context {s.context_len} ({out['timings']} timings)")
+    # where the reviewer's runs answer, their setup heads the answer and the flags' scenario is the model's
+    print(f"{fit_out['setup']} (your runs' step fit), concurrency {out['concurrency']}" if fit_out else model_setup)
     print(f"  decision:         {out['decision_line']}")
     if out["threshold_runs"]:
         print(f"                    {pin_line(tuple(out['threshold_runs']))}")
     if fit_out:
-        print(f"  measured fit:     {fit_out['words']} ({fit_out['setup']})")
+        print(f"  measured fit:     {fit_out['words']}")  # its setup heads the answer
         print(f"                    {fit_out['off_words']}")
-        print(f"  model alone:      {out['verdict_text']}")
+        print(f"  model alone:      {out['verdict_text']}, on {model_setup}")
     else:
         print(f"  verdict:          {out['verdict_text']}")
     if out.get("step_fit_note"):
         print(f"  step fits:        {out['step_fit_note']}")
-    if out["advice"]:
-        print(f"  advice:           {out['advice']}")
+    if out["advice"]:  # the model's, for the flags' scenario: said so where the runs' fit decides
+        print(f"  {'model advice:' if fit_out else 'advice:':<17} {out['advice']}")
     print(f"  tokens per step:  {_f(out['tokens_per_step'])} (break-even {_f(out['break_even_tokens_per_step'])}, "
           f"α {be_alpha})")
     print(f"  plain:            {_f(plain['step_ms'])} ms/step, {_f(plain['throughput_tok_s'], '.0f')} tok/s, "
