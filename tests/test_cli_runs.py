@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from specmodel.cli import main
+from specmodel.fit.steps import StepFit
 from tests.conftest import FIXTURES, ROOT
 
 KEYS = {"workload", "concurrency", "k", "tokens_per_step", "measured_speedup", "predicted_speedup", "verdict"}
@@ -197,15 +198,35 @@ def test_calibrated_decision_line_is_the_step_fit_it_prints(capsys):
 
 def test_a_baseline_without_its_speculative_pair_is_named_and_the_fit_says_which_run_would_pin_it(capsys):
     """Lab pass 6: plain runs at 1 and 4, the n-gram server's run at 1 only. The plain run at 4 is said to have no
-    speculative run to compare with, at its concurrency as a number ('4', was '4.0'); the step fit of one
-    concurrency predicts nothing elsewhere and names the runs that would pin how the step grows."""
+    speculative run to compare with, at its concurrency as a number ('4', was '4.0'), and its plain step joins the
+    n-gram server's step fit (it said "not used"); a fit of one speculative concurrency still predicts nothing
+    elsewhere, and the run that would pin how the step grows is the speculative one at 4, where the plain run is."""
     lab = FIXTURES / "real_engine" / "lab" / "pass6_temp0.3"
     code, out, err = run(capsys, lab / "plain_c1.json", lab / "plain_c4.json", lab / "ngram_c1.json", "--calibrate")
     assert code == 0
     assert ("warning: plain_c4.json: a run without speculation and no speculative run to compare it with "
-            "(concurrency 4); not used") in err.splitlines()
-    assert "fitted on concurrency 1: nothing predicted at other batches" in out
-    assert "to pin the rest: run plain and speculative at a second concurrency (4)" in out
+            "(concurrency 4); its plain step is used in the step fit of the speculative run of its model and "
+            "dataset") in err.splitlines()
+    assert "fitted on concurrency 1 and plain runs at 4: nothing predicted at other batches" in out
+    assert "to pin the rest: run speculative at concurrency 4 too (the plain run there pins the plain step)" in out
+
+
+def test_plain_runs_without_a_speculative_pair_pin_the_plain_step_where_speculation_was_not_run(capsys):
+    """Lab pass 5 (quiet): the n-gram server run at 1, 2 and 4 and the plain server at 1–16. The plain runs at 8
+    and 16 have no speculative run to compare with, but they measure the plain server's step where the decision
+    is made: they join the step fit (they were "not used"), whose plain arm then holds the measured 11.63 ms step
+    at 16 (1000 × 16 / 1375.6 tok/s, plain_c16.json) within the fit's residual, not the line of 1–4 extended."""
+    lab = FIXTURES / "real_engine" / "lab" / "pass5_quiet"
+    files = [lab / f"plain_c{c}.json" for c in (1, 2, 4, 8, 16)] + [lab / f"ngram_c{c}.json" for c in (1, 2, 4)]
+    code, out, err = run(capsys, *files, "--calibrate", "--json")
+    assert code == 0
+    joined = [line.split(":")[1].strip() for line in err.splitlines()
+              if line.endswith("its plain step is used in the step fit of the 3 speculative runs of its model and dataset")]
+    assert sorted(joined) == ["plain_c16.json", "plain_c8.json"]
+    fit = StepFit.from_dict(json.loads(out)["step_fits"][0]["fit"])
+    assert fit.batches == (1.0, 2.0, 4.0) and fit.plain_batches == (1.0, 2.0, 4.0, 8.0, 16.0)
+    plain16 = float(fit.ms_per_token("plain", 16.0)[0])
+    assert plain16 == pytest.approx(11.63, rel=0.15)
 
 
 def test_an_output_path_that_cannot_be_written_is_refused_before_the_runs_are_read(capsys, tmp_path):

@@ -70,12 +70,41 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
                              "speedup is unknown (upload the baseline run or choose it)")
         out.append(s)
     alone = bases and not out  # only baselines given: said once more where nothing else loads (why_empty)
-    for b in bases:
-        if id(b) not in used:
-            problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
-                                    f"compare it with (concurrency {_batch(b.values.get('concurrency'))}); not used",
-                                    "warning", ONLY_BASELINES if alone else None))
+    left = [b for b in bases if id(b) not in used]
+    joined = _join_step_fits(left, specs)
+    for b in left:
+        n = len(joined.get(id(b), ()))
+        what = "not used" if not n else PLAIN_STEP_JOINS.format(runs="speculative run" if n == 1 else f"{n} speculative runs")
+        problems.append(Problem(b.file, b.row, None, "a run without speculation and no speculative run to "
+                                f"compare it with (concurrency {_batch(b.values.get('concurrency'))}); {what}",
+                                "warning", ONLY_BASELINES if alone else None))
     return out, problems + problems_off
+
+
+# What a baseline with no speculative run at its concurrency still gives: the plain server's step at that batch
+# (the server running today), which the step fit (runs.step_points) of the same model's speculative runs uses.
+PLAIN_STEP_JOINS = "its plain step is used in the step fit of the {runs} of its model and dataset"
+
+
+def _join_step_fits(left: list[RunRecord], specs: list[RunRecord]) -> dict[int, list[RunRecord]]:
+    """Each left-over baseline at a concurrency (not a request rate) added to the `plain_runs` of every speculative
+    run of its model and dataset (pair_key's first two parts) as [concurrency, tokens/s, where]; {id(baseline):
+    the runs it joined}."""
+    by_setup: dict[tuple, list[RunRecord]] = {}
+    for s in specs:
+        if s.pair_key is not None:
+            by_setup.setdefault(tuple(s.pair_key[:2]), []).append(s)
+    joined = {}
+    for b in left:
+        level, tok_s = b.pair_key[2] if b.pair_key else None, b.values.get("baseline_tok_s")
+        takers = by_setup.get(tuple(b.pair_key[:2])) if b.pair_key else None
+        if not takers or not isinstance(level, (int, float)) or not isinstance(tok_s, (int, float)):
+            continue
+        where = b.file if b.row is None else f"{b.file} row {b.row}"
+        for s in takers:
+            s.values["plain_runs"] = (*s.values.get("plain_runs", ()), (float(level), float(tok_s), where))
+        joined[id(b)] = takers
+    return joined
 
 
 def _attach_off(offs: list[RunRecord], specs: list[RunRecord]) -> list[Problem]:

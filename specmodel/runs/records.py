@@ -26,6 +26,7 @@ COLUMNS = [
     "assumed", "parallel_draft", "input_len", "output_len", "speedup_metric", "rate_driven",
     "alpha_assumed", "latency_plain_s", "latency_spec_s", "k_spread", "draft_spread", "proposal_rate",
     "no_prediction", "e_from_alpha", "off_tok_s", "draft_acceptance_rate", "max_draft_length",
+    "plain_runs",
 ]
 # What a row may have assumed ("assumed" column: these words, comma-separated): a k from the method's
 # documented default or the spread it is commonly run at (k_spread), an acceptance from the published

@@ -128,6 +128,7 @@ def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_bat
         # reviewer measures anyway (it is the server running today); the speculative arm is what the fit predicts
         plain_above = [p for p in (point_of(records[i]) for i in idx if i not in set(chosen)) if p is not None]
         plain_above = [StepPoint(p.batch, plain_ms=p.plain_ms, where=p.where) for p in plain_above if p.plain_ms]
+        plain_above += plain_elsewhere([records[i] for i in idx], [p for _, p in points] + plain_above)
         first = records[points[0][0]]
         k = int(first["k"]) if float_or_none(first.get("k")) is not None else None
         fit = fit_steps([p for _, p in points] + plain_above, shape_of(first, efficiency), k)
@@ -135,6 +136,20 @@ def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_bat
         out.append(SetupFit(workload, setup, tuple(i for i, _ in points), tuple(p for _, p in points), fit,
                             None if target is None or target != target else str(target),
                             None if first.get("method") is None else str(first.get("method"))))
+    return out
+
+
+def plain_elsewhere(records: list[dict], points: list[StepPoint]) -> list[StepPoint]:
+    """The plain step of each baseline run that had no speculative run at its concurrency (the rows' `plain_runs`,
+    runs.pairing) at a batch none of the points measured the plain step at, once each."""
+    seen = {p.batch for p in points if p.plain_ms}
+    out = []
+    for r in records:
+        runs = r.get("plain_runs")
+        for b, tok_s, where in runs if isinstance(runs, tuple) else ():
+            if b not in seen and b > 0 and tok_s > 0:
+                seen.add(b)
+                out.append(StepPoint(b, plain_ms=1000 * b / tok_s, where=where))
     return out
 
 

@@ -51,7 +51,11 @@ def runs_to_pin(fit: StepFit) -> list[str]:
     out = []
     top = max(fit.batches) if fit.batches else 1.0
     second = f"{top * 4:g}" if top * 4 <= 256 else f"{max(top / 4, 1):g}"
-    if ONE_BATCH in fit.notes or fit.unpinned:
+    plain_only = [b for b in fit.plain_batches if b not in fit.batches]
+    if (ONE_BATCH in fit.notes or fit.unpinned) and plain_only:  # a baseline without its pair: its batch is the one
+        out.append(f"run speculative at concurrency {max(plain_only):g} too (the plain run there pins the plain step): "
+                   "one concurrency pins a step's total at that batch, not how it grows")
+    elif ONE_BATCH in fit.notes or fit.unpinned:
         out.append(f"run plain and speculative at a second concurrency ({second}): one concurrency pins a step's "
                    "total at that batch, not how it grows")
     if SPEEDUP_ONLY in fit.notes and (fit.plain is None or fit.plain.points == 0):
