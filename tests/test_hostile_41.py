@@ -146,7 +146,7 @@ def test_5_a_model_label_with_a_newline_cannot_forge_a_line_of_scrape(capsys):
     forged = "m\\nFAKE: speculation pays off 9.99x"  # the exposition's escape: the label holds a line break
     text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", forged)
     with ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
-        code = cli.main(["scrape", srv.url, "--window", "0.2"])
+        code = cli.main(["scrape", srv.url, "--window", "0.1"])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert not any(line.startswith("FAKE") for line in (out + err).splitlines())
