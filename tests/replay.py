@@ -258,7 +258,7 @@ class QuietServer(ThreadingHTTPServer):
 # chosen: how often a test server's loop looks for shutdown(); serve_forever's default 0.5 s made every
 # `with` block around a server end up to half a second after its test was done (measured 2026-12-07: 0.5 s
 # of waiting in each of tests/test_real_engine_scrape.py's 14 tests)
-POLL_S = 0.05
+POLL_S = 0.01
 
 
 def start_quiet_server(handler) -> QuietServer:

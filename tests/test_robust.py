@@ -66,12 +66,16 @@ def test_1_a_metrics_page_with_position_999999_is_refused_not_allocated():
         prom.parse_snapshot(text)
 
 
-def test_1_a_vllm_json_with_a_million_positions_is_refused_by_row():
+@pytest.mark.parametrize("positions", [
+    1_000,  # the rule: the quick loop's
+    pytest.param(10**6, marks=pytest.mark.slow),  # the hostile size (~1.5 s of CPU by its size alone)
+])
+def test_1_a_vllm_json_with_a_million_positions_is_refused_by_row(positions):
     doc = {"output_throughput": 100.0, "max_concurrency": 4, "spec_decode_num_drafts": 10,
-           "spec_decode_per_position_acceptance_rates": [0.5] * 10**6}
+           "spec_decode_per_position_acceptance_rates": [0.5] * positions}
     table = read_runs([("perpos.json", json.dumps(doc).encode())])
     assert table.rows.empty
-    assert "1,000,000 positions is longer than the 64" in messages(table)
+    assert f"{positions:,} positions is longer than the 64" in messages(table)
 
 
 MAX_K = 64  # specmodel.bounds.MAX_K, the bound docs/deploy.md states
