@@ -102,6 +102,8 @@ LONGEST_FIRST = (
     "tests/test_browser_mix.py",
     "tests/test_browser_links.py",
     "tests/test_plan.py::test_uploading_the_plans_results",
+    "tests/test_page_plan.py::test_past_runs_calibrates",  # the quick loop's longest (a calibration each)
+    "tests/test_runs_review_whole.py",
     "tests/test_browser_capacity.py",
     "tests/test_browser_theme.py",
     "tests/test_browser_report.py",

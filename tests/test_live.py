@@ -13,6 +13,7 @@ from specmodel.model import acceptance
 from specmodel.notes import severity_of
 from specmodel.show.figures import live as figures_live
 from tests import replay
+from tests.cli_runner import run_cli as cli_run
 from tests.conftest import ROOT
 from tests.replay import ReplayServer
 
@@ -239,8 +240,7 @@ def test_scrape_command_as_a_process_and_its_argument_errors():
                               capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tokens_per_step"] == 2.5
-    bad = subprocess.run([sys.executable, "-m", "specmodel", "scrape", "http://127.0.0.1:9/metrics", "--window", "0"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    bad = cli_run("scrape", "http://127.0.0.1:9/metrics", "--window", "0")  # argparse's refusal: in-process
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--window" in bad.stderr
 
 
