@@ -93,10 +93,17 @@ test: $(VENV)/.dev system-deps lint $(GRAFANA_SCHEMA)
 # twice its wall time on a quiet 2-core machine. 2026-12-07, the tree before and after the commit that wrote
 # this line, one after the other on the shared 2 cores at load 2.4-2.8 (other work): 142.7 -> 109.3 s wall,
 # 155.7 -> 128.0 s of CPU, 2,851 -> 2,846 tests; both run at the same time at load 10-20: 174.7 -> 158.3 s of
-# CPU (the CPU of the same work grows with the load). Most of what is left is spread thin (2,600 tests under
-# 0.1 s make 25 s);
-# the largest single costs are calibration fits (runs.calibrate's least squares, 1-4 s a test, about ten tests)
-# and each real `python -m specmodel` process (~0.8 s of imports; tests/test_cli_smoke.py keeps one per command).
+# CPU (the CPU of the same work grows with the load). 2026-12-07 later, 1ee3b53 and then this tree's make test-fast
+# at load 2.0-3.9 (the run itself is 2 of it): 88.8 -> 64.0 s wall, 126.5 -> 105.8 s of CPU, the tests' own CPU
+# 114.5 -> 93.4 s (2,858 -> 2,857 tests; -17 to -20% in three such pairs, scaled by the CPU of the tests neither
+# tree changed): waits cut to what the behaviour needs (docs/development.md, "No wall-clock waits"), AppTest's
+# scan of installed components done once a worker, hostile sizes under slow with a small case kept here. On
+# 2 quiet cores: max(CPU / 2 = 53 s, the longer worker's 49 s of CPU + 6 s of waits = 55 s) + 4.3 s of start-up
+# (an empty selection) = ~59 s, at the 60 s target with no margin; pytest said 63.3 s with the load beside it.
+# Most of what is left is spread thin (2,600 tests under 0.1 s make 25 s); the largest single costs are
+# calibration fits (runs.calibrate's least squares, 1-4 s a test, about ten tests), the files that drive pages
+# under AppTest (~46 s of CPU with their other tests) and each real `python -m specmodel` process (~0.5 s of imports;
+# tests/test_cli_smoke.py keeps one per command).
 test-fast: $(VENV)/.dev $(GRAFANA_SCHEMA)
 	SPECMODEL_QUICK_FUZZ_EXAMPLES=40 $(PYTEST) -n $(WORKERS) -m "not browser and not prometheus and not slow" $(PYTEST_ARGS)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,8 @@ LONGEST_FIRST = (
     "tests/test_browser_mix.py",
     "tests/test_browser_links.py",
     "tests/test_plan.py::test_uploading_the_plans_results",
+    "tests/test_page_plan.py::test_past_runs_calibrates",  # the quick loop's longest (a calibration each)
+    "tests/test_runs_review_whole.py",
     "tests/test_browser_capacity.py",
     "tests/test_browser_theme.py",
     "tests/test_browser_report.py",
@@ -120,3 +124,16 @@ def pytest_collection_modifyitems(config, items):
         if any(n.startswith("prom_") for n in names) or "promtool" in item.name:
             item.add_marker(pytest.mark.prometheus)
     items.sort(key=_cost_rank)
+    if "streamlit.testing.v1" in sys.modules:  # a collected test module drives a page in AppTest
+        _scan_streamlit_components_once()
+
+
+def _scan_streamlit_components_once() -> None:
+    """Every AppTest looks for installed Streamlit components (the metadata of every installed package):
+    ~0.1 s of CPU an AppTest, a tenth of a page test's CPU (measured 2026-12-07; `make test-fast` has ~300
+    of them). The installed packages do not change during a run, so a worker looks once; a real
+    `streamlit run` (the browser tests) still scans at its start."""
+    from streamlit.components.v2 import manifest_scanner
+
+    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)

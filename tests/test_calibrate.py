@@ -18,6 +18,17 @@ def seed():
     return read_runs([FIXTURES / "seed_runs.csv"]).rows
 
 
+# One fit of the seed's rows (and of its first two) for the module's tests that read it: a fit is ~0.5 s of CPU
+@pytest.fixture(scope="module")
+def seed_fit(seed):
+    return calibrate(seed)
+
+
+@pytest.fixture(scope="module")
+def seed_two_fit(seed):
+    return calibrate(seed.iloc[:2])
+
+
 def by_workload(evaluated):
     return evaluated.set_index("workload")
 
@@ -93,8 +104,8 @@ def test_calibration_recovers_known_parameters_from_noisy_model_runs():
     assert cal.mape_before_pct > 5 and cal.mape_after_pct < 1.5
 
 
-def test_fewer_rows_than_parameters_fits_fewer_and_says_which(seed):
-    cal = calibrate(seed.iloc[:2])
+def test_fewer_rows_than_parameters_fits_fewer_and_says_which(seed_two_fit):
+    cal = seed_two_fit
     assert cal.rows_used == 2 and len(cal.fitted) <= 2
     assert len(cal.held) >= len(DEFAULT_FIT) - 2
     assert all(name in cal.message for name in cal.held)
@@ -102,22 +113,22 @@ def test_fewer_rows_than_parameters_fits_fewer_and_says_which(seed):
     assert cal.mape_after_pct < cal.mape_before_pct
 
 
-def test_calibrated_on_all_seed_rows_the_mixed_row_predicts_a_loss(seed):
+def test_calibrated_on_all_seed_rows_the_mixed_row_predicts_a_loss(seed, seed_fit):
     before = by_workload(evaluate_runs(seed))
     # The seed measured 0.85x at 32 sequences; uncalibrated (vLLM overheads, FlashAttention-2's
     # verify re-reading the KV cache on an L40S) the model predicts it within 15% and as a loss.
     assert before.loc["mixed extraction+chat", "predicted_speedup"] == pytest.approx(0.85, rel=0.15)
     assert before.loc["mixed extraction+chat", "predicted_speedup"] < 1
-    cal = calibrate(seed)
+    cal = seed_fit
     after = by_workload(evaluate_runs(seed, cal.efficiency))
     assert after.loc["mixed extraction+chat", "predicted_speedup"] < 1
     assert after.loc["mixed extraction+chat", "predicted_verdict"] == "fails"
     assert cal.mape_after_pct < cal.mape_before_pct
 
 
-def test_fitted_values_stay_within_physical_bounds(seed):
-    for rows in (seed, seed.iloc[:2], synthetic_runs(Efficiency(), 0.05, seed=3).iloc[::4]):
-        params = calibrate(rows).parameters()
+def test_fitted_values_stay_within_physical_bounds(seed_fit, seed_two_fit):
+    for cal in (seed_fit, seed_two_fit, calibrate(synthetic_runs(Efficiency(), 0.05, seed=3).iloc[::4])):
+        params = cal.parameters()
         for name, (lo, hi, *_rest) in PARAMETERS.items():
             assert lo <= params[name] <= hi, name
 
@@ -127,10 +138,10 @@ def test_nothing_to_calibrate_on():
         calibrate(read_runs([FIXTURES / "vllm_bench_serve_sample.json"]).rows.assign(spec_tok_s=None))
 
 
-def test_calibrating_the_seed_runs_keeps_every_parameter_inside_its_physical_range(seed):
+def test_calibrating_the_seed_runs_keeps_every_parameter_inside_its_physical_range(seed_fit):
     """The seed field report's three runs once drove overhead_scale to 1.8e-14 (issue 20): the fit is
     bounded to the physical ranges, and says where it ended at an edge."""
-    cal = calibrate(seed)
+    cal = seed_fit
     for name in cal.fitted:
         p = PARAMETERS[name]
         assert p.physical_lo <= getattr(cal.efficiency, name) <= p.physical_hi, name

@@ -1,8 +1,6 @@
 """`python -m specmodel runs`: the public keys, stderr for unreadable rows, exit codes, calibration, exports."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -155,12 +153,6 @@ def test_csv_and_html_exports_neutralise_formulas_and_escape_user_strings(capsys
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html_text
     assert "<script>alert(1)</script>" not in html_text
     assert "Plotly" in html_text and "<script src=" not in html_text  # plotly.js inline: self-contained
-
-
-def test_module_entry_point_runs_as_a_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "specmodel", "runs", str(FIXTURES / "seed_runs.csv"), "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and len(json.loads(proc.stdout)["rows"]) == 3
 
 
 def test_rows_over_the_limit_load_the_first_ones_and_the_command_says_so(capsys, tmp_path, monkeypatch):

@@ -4,9 +4,13 @@ in-process through tests/cli_runner.py."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -76,7 +80,7 @@ def test_a_bare_call_prints_the_usage_and_every_command():
     assert all(command in r.stderr for command in ("predict", "runs", "scrape", "fleet", "rules", "dashboard"))
 
 
-def test_runs_reads_standard_input_for_a_dash_within_the_file_limit():
+def test_runs_reads_standard_input_for_a_dash_within_the_file_limit(monkeypatch):
     from specmodel.bounds import MAX_FILE_BYTES
 
     csv = (FIXTURES / "seed_runs.csv").read_bytes()
@@ -87,6 +91,22 @@ def test_runs_reads_standard_input_for_a_dash_within_the_file_limit():
     rows = json.loads(piped.stdout)["rows"]
     assert [r["verdict"] for r in rows] == [r["verdict"] for r in json.loads(from_file.stdout)["rows"]]
     assert {r["file"] for r in rows} == {"stdin"}
-    huge = subprocess.run([sys.executable, "-m", "specmodel", "runs", "-"], input=b"x" * (MAX_FILE_BYTES + 10),
-                          cwd=ROOT, capture_output=True, timeout=120)
-    assert huge.returncode == 2 and b"standard input is over the 20 MB limit" in huge.stderr
+    huge = _runs_from_a_pipe(b"x" * (MAX_FILE_BYTES + 10), monkeypatch)  # the same pipe, in-process
+    assert huge.returncode == 2 and "standard input is over the 20 MB limit" in huge.stderr
+
+
+def _runs_from_a_pipe(data: bytes, monkeypatch) -> subprocess.CompletedProcess:
+    """`runs -` in-process, its standard input a real pipe that a thread writes `data` into."""
+    read_end, write_end = os.pipe()
+
+    def write():
+        with open(write_end, "wb") as pipe, contextlib.suppress(BrokenPipeError):  # the reader may stop early
+            pipe.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    with open(read_end, "rb") as pipe:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(pipe))
+        result = run_cli("runs", "-")
+    writer.join(timeout=60)
+    return result

@@ -105,7 +105,7 @@ def test_counters_that_went_backwards_count_from_zero_and_say_the_server_restart
 # --- real servers on 127.0.0.1 -----------------------------------------------------------------------
 
 def scrape_json(capsys, url, *extra):
-    code = cli.main(["scrape", url, "--window", "0.3", "--json", *extra])
+    code = cli.main(["scrape", url, "--window", "0.1", "--json", *extra])
     out, err = capsys.readouterr()
     return code, (json.loads(out) if code == 0 else None), err
 
@@ -153,7 +153,7 @@ def test_scrape_of_tgi_gives_e_without_k_and_says_alpha_needs_it_then_reads_alph
         assert data["tokens_per_step"] == pytest.approx(2.5) and data["spec_decode_acceptance_length"] == 2.5
         assert (data["k"], data["alpha"], data["needs_k"], data["verdict"]) == (None, None, True, "unknown")
         assert "need k" in data["verdict_text"] and "--k" in data["advice"]
-        assert cli.main(["scrape", srv.url, "--window", "0.3"]) == 0
+        assert cli.main(["scrape", srv.url, "--window", "0.1"]) == 0
         text = capsys.readouterr().out
         assert "tokens per step:  2.500" in text and "α needs k" in text
         code, data, err = scrape_json(capsys, srv.url, "--k", "4")
@@ -214,7 +214,7 @@ def test_llamacpp_variable_draft_lengths_give_accepted_over_drafted_and_both_dra
         assert data["spec_decode_acceptance_rate"] == pytest.approx(180 / 450)
         assert data["draft_acceptance_rate"] == data["spec_decode_acceptance_rate"]
         assert (data["mean_draft_length"], data["max_draft_length"], data["k"]) == (pytest.approx(4.5), 8, 5)
-        assert cli.main(["scrape", srv.url, "--window", "0.3"]) == 0
+        assert cli.main(["scrape", srv.url, "--window", "0.1"]) == 0
     assert "draft length:     mean 4.50, max 8" in capsys.readouterr().out
 
 

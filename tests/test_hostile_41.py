@@ -46,13 +46,17 @@ def _one_line_error(done: subprocess.CompletedProcess, *words: str) -> None:
 # --- 2: the vLLM log reader is linear in a line's length, and looks at the load deadline -------------
 
 @pytest.mark.timeout(60)  # a guard, not a timing: the old reader took minutes for this line (7.9 s for 1.2 MB)
-def test_2_a_6_mb_per_position_list_reads_in_one_pass():
+@pytest.mark.parametrize("positions", [
+    6_000,  # the rule: the quick loop's
+    pytest.param(600_000, marks=pytest.mark.slow),  # 6 MB, the size a second pass would show (~1.3 s of CPU)
+])
+def test_2_a_6_mb_per_position_list_reads_in_one_pass(positions):
     line = "SpecDecoding metrics: Mean acceptance length: 2.05, Per-position acceptance rate: " + \
-        ", ".join(["0.123456"] * 600_000)
+        ", ".join(["0.123456"] * positions)
     (point,), problems = logs.parse_lines("Running: 4 reqs\n" + line)
-    assert point["k"] == 600_000 and not problems  # the row is then refused by its k, by name
+    assert point["k"] == positions and not problems  # the row is then refused by its k, by name
     table = runs.read_runs([("long.log", ("Running: 4 reqs\n" + line).encode())])
-    assert table.rows.empty and any("600,000 positions" in p.message for p in table.problems)
+    assert table.rows.empty and any(f"{positions:,} positions" in p.message for p in table.problems)
 
 
 @pytest.mark.timeout(60)
@@ -65,6 +69,7 @@ def test_2_the_load_deadline_stops_a_log_of_many_lines_and_says_where(monkeypatc
     clock = iter(range(10**7))
     monkeypatch.setattr(bounds, "clock", lambda: float(next(clock)))
     monkeypatch.setattr(bounds, "MAX_LOAD_S", 2.0)
+    monkeypatch.setattr(bounds, "CHECK_EVERY", 0x400)  # the clock looked at 16 times as often: 3,072 lines, not 49,152
     text = "\n".join([V1] * (bounds.CHECK_EVERY * 3))
     table = runs.read_runs([("many.log", text.encode())])
     (stop,) = [p for p in table.problems if p.message.startswith("not read from this line on")]
@@ -146,7 +151,7 @@ def test_5_a_model_label_with_a_newline_cannot_forge_a_line_of_scrape(capsys):
     forged = "m\\nFAKE: speculation pays off 9.99x"  # the exposition's escape: the label holds a line break
     text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", forged)
     with ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
-        code = cli.main(["scrape", srv.url, "--window", "0.2"])
+        code = cli.main(["scrape", srv.url, "--window", "0.1"])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert not any(line.startswith("FAKE") for line in (out + err).splitlines())

@@ -97,14 +97,23 @@ def test_a_pool_of_many_workloads_is_each_workloads_own_prediction_at_the_pools_
     assert len({round(r.itl_ms, 9) for r in pool.workloads}) > 1  # each its own E: not one number for all
 
 
-def test_a_mix_past_the_cap_loads_its_first_rows_and_says_how_many_were_left_out():
-    from specmodel.bounds import MAX_MIX_WORKLOADS
+@pytest.mark.parametrize("cap", [
+    40,  # the rule on a small mix: the quick loop's
+    pytest.param(None, marks=pytest.mark.slow),  # the cap itself: comparing 10,000 workloads takes ~2 s of CPU
+])
+def test_a_mix_past_the_cap_loads_its_first_rows_and_says_how_many_were_left_out(cap, monkeypatch):
+    from specmodel.plan import workloads as module
     from specmodel.plan.workloads import parse_workloads
 
-    records = [{"label": f"w{i}", "share": 1, "alpha": 0.3 + 0.6 * (i % 10) / 10} for i in range(MAX_MIX_WORKLOADS + 5)]
+    if cap is not None:
+        monkeypatch.setattr(module, "MAX_MIX_WORKLOADS", cap)
+    else:
+        assert module.MAX_MIX_WORKLOADS == 10_000
+    cap = module.MAX_MIX_WORKLOADS
+    records = [{"label": f"w{i}", "share": 1, "alpha": 0.3 + 0.6 * (i % 10) / 10} for i in range(cap + 5)]
     workloads, problems, _ = parse_workloads(records, source="mix.csv")
-    assert len(workloads) == MAX_MIX_WORKLOADS == 10_000
-    assert problems == ["mix.csv has 10,005 rows: the first 10,000 load, the other 5 were left out; merge workloads "
-                        "of similar acceptance"]
+    assert len(workloads) == cap
+    assert problems == [f"mix.csv has {cap + 5:,} rows: the first {cap:,} load, the other 5 were left out; merge "
+                        "workloads of similar acceptance"]
     report = mix.compare(Scenario.from_names(k=4, concurrency=32), workloads, 32, 2)
-    assert len(report.single_on.pools[0].labels) == 10_000 and report.splits
+    assert len(report.single_on.pools[0].labels) == cap and report.splits

@@ -150,10 +150,10 @@ def run_cli(argv, monkeypatch, env: dict) -> tuple[int, str, str]:
 
 def test_scrape_and_fleet_json_never_carry_the_token(monkeypatch):
     with ReplayServer("vllm_v1_specdecode_sample.txt", increments=replay.V1_SPEC, token=SECRET) as srv:
-        code, out, err = run_cli(["scrape", srv.url, "--window", "0.2", "--json"], monkeypatch,
+        code, out, err = run_cli(["scrape", srv.url, "--window", "0.1", "--json"], monkeypatch,
                                  {"SPECMODEL_TOKEN": SECRET})
         assert code == 0 and json.loads(out)["tokens_per_step"] is not None and SECRET not in out + err
-        code, out, err = run_cli(["scrape", srv.url.replace("http://", f"http://user:{SECRET}@"), "--window", "0.2",
+        code, out, err = run_cli(["scrape", srv.url.replace("http://", f"http://user:{SECRET}@"), "--window", "0.1",
                                   "--json"], monkeypatch, {"SPECMODEL_TOKEN": SECRET})
         assert code == 2 and "http://***@127.0.0.1" in err and SECRET not in out + err  # user info masked
     with token_prometheus(SECRET) as prom:

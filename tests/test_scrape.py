@@ -84,16 +84,17 @@ def refused_port() -> int:
     ("500", "HTTP 500 .*server error"),
     ("html", "HTML page"),
     ("garbage", "not Prometheus metrics text"),
-    ("trickle", "too slow: after 1 s only"),
+    ("trickle", "too slow: after 0.5 s only"),
     ("huge", "more than 1 MB, so reading stopped"),
     ("slow", "sent nothing for 0.5 s"),
 ])
 def test_each_bad_server_gives_a_message_naming_the_url(mode, message):
     # short limits only where the limit is the point: on a loaded machine a 0.5 s read limit also caught
     # the garbage answer before it arrived
-    timed = mode in ("trickle", "slow")
-    policy = scrape.ScrapePolicy(connect_timeout_s=1.0 if timed else 10.0, read_timeout_s=0.5 if timed else 10.0,
-                                 total_timeout_s=1.0 if timed else 20.0, max_bytes=1024 * 1024)
+    # (the trickle's read limit far above its 0.2 s between bytes, so that its total deadline ends it)
+    read_s, total_s = {"trickle": (5.0, 0.5), "slow": (0.5, 1.0)}.get(mode, (10.0, 20.0))
+    policy = scrape.ScrapePolicy(connect_timeout_s=1.0 if mode in ("trickle", "slow") else 10.0,
+                                 read_timeout_s=read_s, total_timeout_s=total_s, max_bytes=1024 * 1024)
     with ReplayServer("vllm_v1_specdecode_sample.txt", mode=mode) as srv:
         with pytest.raises(SpecModelError, match=message) as info, scrape.make_client(policy) as client:
             scrape.scrape_snapshot(client, srv.url, policy=policy)

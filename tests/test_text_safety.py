@@ -162,7 +162,7 @@ def test_a_label_cannot_forge_a_terminal_line_of_the_scrape_command(capsys):
     forged = "m\x1b[2K\x1b[1G  verdict:          pays off 9.99x\u202e\x08"
     text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", forged)
     with ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
-        code = cli.main(["scrape", srv.url, "--window", "0.2", "--model-name", forged])
+        code = cli.main(["scrape", srv.url, "--window", "0.1", "--model-name", forged])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert not any(c in out + err for c in "\x1b\r\u202e\x08")
@@ -310,7 +310,7 @@ def test_41_a_hostile_name_is_one_cut_line_in_every_command_and_inert_in_the_rep
     label = HOSTILE.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     text = replay.fixture_text("vllm_v1_specdecode_sample.txt").replace("meta-llama/Llama-3.1-8B-Instruct", label)
     with replay.ReplayServer(text, increments=replay.V1_SPEC, gauges=replay.V1_GAUGES) as srv:
-        assert cli.main(["scrape", srv.url, "--window", "0.2"]) == 0
+        assert cli.main(["scrape", srv.url, "--window", "0.1"]) == 0
     outputs.append((["scrape"], *capsys.readouterr()))
     with _Routes.lock:
         _Routes.answers = one_instance_answers(HOSTILE, job=HOSTILE)
