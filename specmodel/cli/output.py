@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
+import itertools
 import json
 import math
 import sys
@@ -170,7 +172,7 @@ def _column(values, whole: bool) -> tuple:
         codes, distinct = pd.factorize(cells)
         return (_coded(codes, distinct.tolist()) if len(distinct) <= _few(len(cells)) else cells.tolist()), True
     if not whole and isinstance(dtype, pd.StringDtype):
-        return _coded(*pd.factorize(values)), True  # factorized where pandas holds it
+        return _coded(*_factorized(values.to_numpy(dtype=object))), True
     cells = values.to_numpy(dtype=object).tolist()
     if set(map(type, cells)) <= {type(None), float, type(pd.NA)} and values.isna().all():  # null on every row
         return _coded(np.full(len(cells), -1), []), True
@@ -185,6 +187,20 @@ def _column(values, whole: bool) -> tuple:
     return cells, not any(issubclass(t, (list, tuple, dict)) for t in kinds)
 
 
+def _factorized(cells: np.ndarray) -> tuple:
+    """pd.factorize of an object array, by object first where its cells are few objects (a review's remark: a few
+    hundred copies of one long text on 200,000 rows, each compared whole when factorized by value)."""
+    import pandas as pd
+
+    by_id, ids = pd.factorize(np.fromiter(map(id, cells), dtype=np.int64, count=len(cells)))
+    if len(ids) > _few(len(cells)):
+        return pd.factorize(cells)
+    first = np.empty(len(ids), dtype=np.int64)
+    first[by_id[::-1]] = np.arange(len(cells) - 1, -1, -1)  # each object's first row
+    codes, distinct = pd.factorize(cells[first])
+    return codes[by_id], distinct
+
+
 def _few(rows: int) -> int:
     """chosen (speed only, the same text): distinct values (or pairs of them) a column may hold to be coded."""
     return max(64, rows // 4)
@@ -195,7 +211,7 @@ def _coded(codes: np.ndarray, distinct: list) -> tuple:
     as (the code of each cell, -1 for None; each distinct value): (the codes, the JSON text of each value, "null"
     last, where -1 points): a column repeats a few values (a workload, a remark, k) on many rows, each encoded
     once for the whole table."""
-    texts = np.array(_SCALARS(list(distinct) + [None])[1:-1].split("\n"), dtype=object)
+    texts = np.array(_each("", list(distinct) + [None]), dtype=object)
     codes = codes.astype(np.int32)
     codes[codes < 0] = len(texts) - 1
     return codes, texts
@@ -204,79 +220,94 @@ def _coded(codes: np.ndarray, distinct: list) -> tuple:
 _AS_IS = {str, int, bool, type(None)}
 
 
-# The json module's encoder writes every value. A chunk of a column of scalars is one call, its items
-# separated by a raw line break, which no scalar's text holds (strings come out ASCII with "\n" escaped);
-# a column with lists or dicts in it is encoded a cell at a time.
-_SCALARS = json.JSONEncoder(allow_nan=False, check_circular=False, separators=("\n", ": ")).encode
+# The json module's encoder writes every value. A chunk of a column of scalars is one call whose item separator
+# is a NUL character, which no scalar's text holds (strings come out ASCII with control characters escaped) and
+# no head (keys come out escaped too), followed by what goes before each cell in its row (`head`); a column
+# with lists or dicts in it is encoded a cell at a time.
 _ONE = json.JSONEncoder(allow_nan=False, check_circular=False).encode
 
 
-def _texts(column: tuple, whole: bool, lo: int, hi: int) -> list[str] | str:
-    """The JSON text of each cell of rows lo..hi of a column (as _column gives it), or one text where every
-    cell of the chunk has it."""
+@functools.lru_cache(maxsize=256)  # chosen: the heads of one table's columns, a few dozen
+def _scalars(head: str):
+    """An encoder of a list of scalars whose items are separated by a NUL character and `head`."""
+    return json.JSONEncoder(allow_nan=False, check_circular=False, separators=("\0" + head, ": ")).encode
+
+
+def _each(head: str, cells: list) -> list[str]:
+    """head + the JSON text of each scalar of `cells`."""
+    return (head + _scalars(head)(cells)[1:-1]).split("\0")
+
+
+def _texts(column: tuple, whole: bool, lo: int, hi: int, head: str) -> list[str] | str:
+    """head + the JSON text of each cell of rows lo..hi of a column (as _joined gives it: a coded column's texts
+    hold what goes before them), or head + the one text where every cell of the chunk has it."""
     cells, scalars = column
-    if cells is None:
-        return "null"
     if isinstance(cells, tuple):  # _coded
         codes, texts = cells[0][lo:hi], cells[1]
-        return texts[codes[0]] if (codes == codes[0]).all() else texts[codes].tolist()
+        if (codes == codes[0]).all():
+            return head + texts[codes[0]]
+        picked = texts[codes].tolist()
+        return list(map(head.__add__, picked)) if head else picked
     if not isinstance(cells, list):
         if not np.isfinite(cells[lo:hi]).any():
-            return "null"
-        return _SCALARS(_rounded(cells[lo:hi], whole))[1:-1].split("\n")
+            return head + "null"
+        return _each(head, _rounded(cells[lo:hi], whole))
     if not scalars:
-        return list(map(_ONE, cells[lo:hi]))
-    return _SCALARS(cells[lo:hi])[1:-1].split("\n")
+        return [head + t for t in map(_ONE, cells[lo:hi])]
+    return _each(head, cells[lo:hi])
 
 
 def _joined(keys: list[str], columns: list, whole: frozenset, n: int) -> list[tuple]:
-    """(the key's JSON text, the column, whether whole) per key, where keys next to each other whose columns are
-    coded (a key the frame lacks: null on every row) are one coded column with the text from the first one's
-    value to the last one's ('"a", "k": 4'), while their pairs of values stay few (_few): fewer values per
-    row to put in its line."""
+    """(the text before the key's value in a row, ', "k": ', the column, whether whole) per key, where a coded
+    column's texts hold that text (the head is then "") and keys next to each other whose columns are coded (a key
+    the frame lacks: null on every row) are one coded column with the text from the first one's key to the last
+    one's value (', "a": "x", "k": 4'), while their pairs of values stay few (_few): fewer values per row to put
+    in its line. `columns` is emptied as they are taken (each table held once)."""
+    import pandas as pd
+
     out: list[tuple] = []
-    for key, column in zip(keys, columns):
-        name = json.dumps(key)
+    for j, key in enumerate(keys):
+        column, columns[j] = columns[j], None
+        head = (", " if j else "") + json.dumps(key) + ": "
         cells = column[0]
         if cells is None:
             cells = (np.zeros(n, dtype=np.int32), np.array(["null"], dtype=object))
         if not isinstance(cells, tuple):
-            out.append((name, column, key in whole))
+            out.append((head, column, key in whole))
             continue
+        texts = np.array([head + t for t in cells[1].tolist()], dtype=object)
         before = out[-1][1][0] if out else None
         if isinstance(before, tuple):
-            import pandas as pd
-
-            pairs = before[0].astype(np.int64) * len(cells[1]) + cells[0]
+            pairs = before[0].astype(np.int64) * len(texts) + cells[0]
             codes, distinct = pd.factorize(pairs)
             if len(distinct) <= _few(n):
-                width = len(cells[1])
-                texts = [t + ", " + name + ": " + u for t, u in zip(before[1][distinct // width].tolist(),
-                                                                  cells[1][distinct % width].tolist())]
-                out[-1] = (out[-1][0], ((codes.astype(np.int32), np.array(texts, dtype=object)), True), False)
+                width = len(texts)
+                merged = list(map(str.__add__, before[1][distinct // width].tolist(), texts[distinct % width].tolist()))
+                out[-1] = ("", ((codes.astype(np.int32), np.array(merged, dtype=object)), True), False)
                 continue
-        out.append((name, (cells, True), False))
+        out.append(("", ((cells[0], texts), True), False))
     return out
 
 
 def _write_rows(out, keys: list[str], columns: list, whole: frozenset, n: int) -> None:
     """The rows, one per line ('\n    {"key": value, ...}', ',\n    ' between them), a chunk of
-    CHUNK_ROWS at a time: each row the text json.dumps gives its dict, from one template per chunk
-    holding the texts its rows share."""
+    CHUNK_ROWS at a time: each row the text json.dumps gives its dict, one join of the texts of the cells that
+    differ in the chunk, each holding the text of the row before it (the cells that do not differ among them)."""
     joined = _joined(keys, columns, whole, n)
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
-        parts, varying = [], []
-        for name, column, whole_key in joined:
-            texts = _texts(column, whole_key, lo, hi)
+        varying, before = [], _ROW_SEP + "{"  # the text before the next cell that differs
+        for head, column, whole_key in joined:
+            texts = _texts(column, whole_key, lo, hi, before + head)
             if isinstance(texts, str):
-                parts.append((name + ": " + texts).replace("%", "%%"))
+                before = texts
             else:
-                parts.append(name.replace("%", "%%") + ": %s")
                 varying.append(texts)
-        row = "{" + ", ".join(parts) + "}"
-        rows = map(row.__mod__, zip(*varying)) if varying else [row % ()] * (hi - lo)
-        out.write(("\n    " if lo == 0 else _ROW_SEP) + _ROW_SEP.join(rows))
+                before = ""
+        tail = before + "}"
+        chunk = "".join(itertools.chain.from_iterable(zip(*varying, itertools.repeat(tail)))) if varying \
+            else tail * (hi - lo)
+        out.write(chunk[1:] if lo == 0 else chunk)  # the first row after "[": no comma before it
 
 
 def print_json_table(table_key: str, frame, keys: list[str], whole: frozenset = frozenset(), rest=None,

@@ -29,10 +29,11 @@ K_MAX = 8
 K_TIE = 0.01
 
 
-def nan_as_zero(grid) -> np.ndarray:
-    """np.nan_to_num(grid, nan=0.0) (NaN 0, ±inf the largest finite floats), a new array, looking one by
-    one only at the cells that are not finite (a large grid of finite speedups in one pass)."""
-    g = np.array(grid, dtype=float)
+def nan_as_zero(grid, copy: bool = True) -> np.ndarray:
+    """np.nan_to_num(grid, nan=0.0) (NaN 0, ±inf the largest finite floats), a new array (copy=False: a float
+    array made for this call, cleaned in place), looking one by one only at the cells that are not finite (a
+    large grid of finite speedups in one pass)."""
+    g = np.array(grid, dtype=float) if copy else np.asarray(grid, dtype=float)
     bad = ~np.isfinite(g)
     if bad.any():
         g[bad] = np.nan_to_num(g[bad], nan=0.0)
@@ -330,7 +331,7 @@ def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p
     inside = conc <= SCHEDULE_MAX_BATCH
     col = np.where(inside, conc, 1).astype(int) - 1
     best = np.where(inside, in_use[u_idx, col], 0)
-    best_speed = nan_as_zero(sp.tokens[u_idx, best] * r_sched[best, col])
+    best_speed = nan_as_zero(sp.tokens[u_idx, best] * r_sched[best, col], copy=False)
     configured = pools[0][u_idx] != 0  # speculation pays somewhere: the schedule configures it (off band at k = 0)
     here = np.where(best == 0, np.where(configured, row[col], 1.0), best_speed)  # the schedule's speedup there
     beaten = inside & (best > 0) & (here * (1.0 + SWITCH_GAIN) < 1.0)  # a plain server beats the schedule here
@@ -341,7 +342,7 @@ def _decide(sp: _Speedups, k: np.ndarray, conc: np.ndarray, u_idx: np.ndarray, p
     if (~inside).any():  # beyond the schedule: best k at the run's own concurrency (best_k)
         rows = np.flatnonzero(~inside)
         c_uniq, c_idx = np.unique(conc[rows], return_inverse=True)
-        g = nan_as_zero(sp.tokens[u_idx[rows]] * sp.ratio(sp.base, ks, c_uniq)[:, c_idx.reshape(-1)].T)
+        g = nan_as_zero(sp.tokens[u_idx[rows]] * sp.ratio(sp.base, ks, c_uniq)[:, c_idx.reshape(-1)].T, copy=False)
         g[:, 0] = 1.0
         best[rows] = smallest_best(g, axis=1)
         best_speed[rows] = g[np.arange(len(rows)), best[rows]]
@@ -415,7 +416,7 @@ def _schedules(tokens: np.ndarray, r_sched: np.ndarray, keep_grid: bool = False,
     row = np.ones(batches) if row is None else np.asarray(row, dtype=float)
     first = None
     if keep_grid:
-        first = nan_as_zero(tokens[0][:, None] * r_sched)
+        first = nan_as_zero(tokens[0][:, None] * r_sched, copy=False)
         first[0] = row if (first[1:] >= 1.0).any() else 1.0  # never pays: unconfigured, k = 0 is a plain server
     if k_count == 0:
         return (np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64), np.zeros((rows, batches), int),
@@ -431,7 +432,7 @@ def _schedules(tokens: np.ndarray, r_sched: np.ndarray, keep_grid: bool = False,
     pools_above, pools_gain = np.empty(rows, dtype=np.int64), np.empty(rows)
     in_use = np.empty((rows, batches), dtype=int)
     for start in range(0, rows, chunk):
-        g = nan_as_zero(tokens[start:start + chunk, :, None] * r_sched[None, :, :width])
+        g = nan_as_zero(tokens[start:start + chunk, :, None] * r_sched[None, :, :width], copy=False)
         g[:, 0, :] = row[:width]
         ks_used = ks_in_use(g)
         above, gain = _pools(g, ks_used)
