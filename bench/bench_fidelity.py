@@ -40,7 +40,7 @@ from specmodel.runs import RunDefaults, read_runs
 from specmodel.runs.calibrate import calibrate
 from specmodel.runs.review import evaluate_runs, scenario_for_row
 from specmodel.runs.row_scenario import left_out_of_fits
-from specmodel.runs.step_points import setup_fits
+from specmodel.runs.step_points import setup_fits, with_fit_columns
 
 DEV = EVIDENCE_DIR / "published_dev.csv"
 GRID = EVIDENCE_DIR / "h200_steptime.csv"
@@ -250,6 +250,31 @@ def step_fit_extrapolation(rows: pd.DataFrame, split: int = 16) -> dict:
     return {"rows": n, "mape_pct": float(np.mean(errs)) * 100 if n else None, "coverage": inside / n if n else None,
             "median_width": float(np.median(widths)) if n else None, "losses": losses, "caught": caught,
             "uncertain": uncertain, "predicted_below_1": below}
+
+
+# The real-engine lab's recorded passes (tests/fixtures/real_engine/README.md): vLLM 0.32's CPU build, a tiny Llama
+# that is no preset, plain / n-gram / draft model at concurrency 1, 4 and 16 (pass 5 also 2 and 8).
+LAB = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "real_engine"
+LAB_PASSES = {"pass 2 (greedy)": LAB, "pass 3 (temperature 0.7)": LAB / "lab" / "pass3_temp0.7",
+              "pass 4 (fresh clone)": LAB / "lab" / "pass4_fresh_clone", "pass 5 (quiet machine)": LAB / "lab" / "pass5_quiet",
+              "pass 6 (temperature 0.3)": LAB / "lab" / "pass6_temp0.3"}
+
+
+def lab_extrapolation(split: int = 4) -> list[dict]:
+    """Per lab pass: each server's step fit on its runs at concurrency ≤ split (the plain runs above it pin the plain
+    step, as `runs --fit-up-to` fits them), predicting its speculative runs above: (pass, method, concurrency,
+    measured, fit, low, high)."""
+    out = []
+    for label, folder in LAB_PASSES.items():
+        rows = read_runs(sorted(folder.glob("*_c*.json"))).rows
+        fits = setup_fits(rows, None, split)
+        checked = with_fit_columns(rows, fits)
+        for r in checked.to_dict("records"):
+            if r["concurrency"] > split and r["fit_speedup"] == r["fit_speedup"]:
+                out.append({"pass": label, "method": r["method"], "concurrency": int(r["concurrency"]),
+                            "measured": float(r["measured_speedup"]), "fit": float(r["fit_speedup"]),
+                            "low": float(r["fit_speedup_low"]), "high": float(r["fit_speedup_high"])})
+    return out
 
 
 def steptime_grid(eff: Efficiency | None = None, path: Path = GRID) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -547,6 +572,18 @@ def run():
            f"{sf['mape_pct']:.1f}%, band holds {sf['coverage']:.0%} (median width {sf['median_width']:.0%} of the "
            f"prediction); measured losses {sf['losses']}: {sf['caught']} caught (band below 1.0), "
            f"{sf['uncertain']} uncertain; {sf['predicted_below_1']} predicted below 1.0")
+    sf8 = step_fit_extrapolation(rows, 8)
+    yield (f"step fit on each sweep's batch ≤ 8 (issue 44's split), predicting its {sf8['rows']} rows above: MAPE "
+           f"{sf8['mape_pct']:.1f}%, band holds {sf8['coverage']:.0%}; measured losses {sf8['losses']}")
+    lab = lab_extrapolation()
+    err = [abs(x["fit"] / x["measured"] - 1) for x in lab]
+    losses = [x for x in lab if x["measured"] < 1]
+    yield (f"real-engine lab (CPU, no preset; tests/fixtures/real_engine): step fit on concurrency ≤ 4 of each server, "
+           f"predicting its {len(lab)} runs above: MAPE {np.mean(err) * 100:.1f}%, within 20% on {sum(e <= 0.2 for e in err)}, "
+           f"band holds {np.mean([x['low'] <= x['measured'] <= x['high'] for x in lab]):.0%}; measured losses "
+           f"{len(losses)}: {sum(x['fit'] < 1 for x in losses)} predicted below 1.0 ("
+           + "; ".join(f"{x['pass']} {x['method']} at {x['concurrency']}: {x['fit']:.2f}× for {x['measured']:.2f}×"
+                       for x in losses) + ")")
     lin, layers = steptime_grid()
     for label, n, before, after in extrapolation(rows):
         yield (f"calibrated on a sweep's batch ≤ 8, predicting its {n} rows above ({label}): MAPE {before:.1f}% "
