@@ -1,7 +1,7 @@
 """pages/parts/streamlit_mode.py works around Streamlit behaviours (folder mode, streamlit/streamlit#9624; the
 bound-URL correction; the first element's stack walk). These tests
 pin what the workaround relies on, so a Streamlit upgrade that changes it fails here, by name, instead
-of silently breaking shared links (tests/test_browser_coldstart.py checks the whole path in a browser)."""
+of silently breaking shared links (tests/test_browser_links.py checks the whole path in a browser)."""
 
 import ast
 from pathlib import Path
