@@ -3,7 +3,8 @@ first chart above the fold, and at most 60 words of prose above the first chart.
 in text (title, Markdown, captions, message boxes): widgets' labels and values, buttons, tables, metric boxes
 and the summaries of closed expanders are controls and figures, not prose. The words above the first chart are
 those of text whose box ends above the chart's top; a word is a token with a letter or a digit ("=" is none).
-What-if and Fleet get this check in test_browser_layout.py, on its load of them at 1440×900. Run one file at a time: `pytest -q -n 0 -m browser tests/test_browser_decision.py`."""
+What-if and Fleet get this check in test_browser_layout.py, on its load of them at 1440×900.
+Run one file at a time: `pytest -q -n 0 -m browser tests/test_browser_decision.py`."""
 
 from __future__ import annotations
 
