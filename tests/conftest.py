@@ -92,7 +92,6 @@ LONGEST_FIRST = (
     "tests/test_browser_coldstart.py",
     "tests/test_browser_state.py",
     "tests/test_published_dev.py::test_cli_json_and_text",
-    "tests/test_browser_runs.py",
     "tests/test_browser_live.py",
     "tests/test_runs_json_columns.py::test_runs_json_is_the_row_by_row_document",
     "tests/test_mix_many.py::test_a_mix_past_the_cap",

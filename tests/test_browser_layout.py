@@ -2,7 +2,8 @@
 scrolls sideways (Past runs' break-even table, Fleet's instances with their "Predicted on", Traffic mix's
 workloads and comparison), no cell reads "None", no label is cut, no message is shown twice on a page or in
 its sidebar, and a focused input is outlined in the accent colour, not in the red of an error. At 1280×720
-light, Past runs, Fleet, Live and Capacity are checked by test_browser_incident.py's walks of the same pages.
+light, What-if, Past runs, Fleet, Live and Capacity are checked by test_browser_incident.py's walks of the same
+pages; at 1440×900, What-if and Fleet here also get test_browser_decision.py's check (above_the_fold).
 Run one file at a time: `pytest -q -n 0 tests/test_browser_layout.py`."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import pytest
 
 from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts
+from tests.test_browser_decision import above_the_fold
 from tests.test_browser_incident import INCIDENT, SIDEBAR, no_cut_labels, open_expanders, tables_fit
 
 pytestmark = pytest.mark.browser
@@ -85,6 +87,7 @@ def test_fleet_instances_fit_with_what_each_was_predicted_on(streamlit_server, p
     page.get_by_text(re.compile(r"instance\(s\) at the recorded Prometheus")).wait_for()
     wait_for_app(page)
     wait_for_charts(page)
+    above_the_fold(page, "fleet")  # test_browser_decision.py's check, on this load of the page
     looks_right(page)
     table = page.locator("[data-testid='stDataFrame']").nth(1)  # after the decision per instance
     # the grid writes its accessible cells after the canvas: wait for the header, then read it
@@ -117,10 +120,9 @@ def test_traffic_mix_tables_fit_and_an_empty_cell_reads_empty(streamlit_server, 
     looks_right(page)
 
 
-# Live (before a server is given) and Capacity at 1280×720 light are the same pages as
+# At 1280×720 light, What-if, Live (before a server is given) and Capacity are the same pages as
 # test_browser_incident.py's walks, which make these checks on them (fits_the_window): one load serves both.
-OTHER_PAGES = [(view, path) for view in VIEWS for path in ("/", "/live", "/capacity")
-               if view != VIEWS[0] or path == "/"]
+OTHER_PAGES = [(VIEWS[1], path) for path in ("/", "/live", "/capacity")]
 
 
 @pytest.mark.parametrize(("page", "path"), OTHER_PAGES, indirect=["page"],
@@ -130,6 +132,8 @@ def test_the_other_pages_show_no_message_twice_and_no_cut_label(streamlit_server
     wait_for_app(page)
     if path != "/live":  # Live draws its charts once it has a server
         wait_for_charts(page)
+    if path == "/":
+        above_the_fold(page, "what-if")  # test_browser_decision.py's check, on this load of the page
     assert not no_cut_labels(page), no_cut_labels(page)
     shown = [t.strip() for t in page.locator("[data-testid='stAlertContainer']").all_inner_texts() if t.strip()]
     assert len(shown) == len(set(shown)), shown

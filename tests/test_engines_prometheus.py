@@ -22,7 +22,7 @@ from tests.browser import PATIENCE_S
 from tests.prometheus_harness import running_prometheus, wait_for_samples
 from tests.replay import ReplayServer, fixture_text
 
-WINDOW = "10s"
+WINDOW = "4s"  # shorter than the scraped span (6 scrapes, 1 s apart), as tests/test_fleet.py's
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 
 
@@ -86,7 +86,7 @@ def prom_engines(tmp_path_factory):
         rule_file.write_text(rules.rules_yaml(Scenario(), window=WINDOW, for_="0s", instances=given))
         url = stack.enter_context(running_prometheus(work, {key: [t] for key, t in targets.items()},
                                                      rule_files=[rule_file]))
-        wait_for_samples(url, list(targets.values()), 12)
+        wait_for_samples(url, list(targets.values()), 6)
         with httpx.Client() as client:
             report = fleet.fleet(client, promapi.PromServer(url), Scenario(), window=WINDOW, instances=given)
         yield url, targets, report
