@@ -33,13 +33,37 @@ One module per job:
     review       the loaded runs predicted and judged (verdicts, break-even); view: what the page says of it
 """
 
-from specmodel.bounds import MAX_FILE_BYTES, MAX_K
-from specmodel.runs.csv_plain import ALIAS_INDEX, ALIASES, IGNORED_COLUMNS
-from specmodel.runs.load import PROGRESS_EVERY, SAMPLE_DIR, SAMPLES, read_run_file, read_runs, sample_files
-from specmodel.runs.names import context_from_text
-from specmodel.runs.records import (COLUMNS, FALLBACK_KINDS, Problem, ProblemGroup, RunDefaults,
-                                    RunRecord, RunTable, collapse_problems, fallback_line, group_problems)
-from specmodel.runs.sniff import decode_bytes
+import importlib
+
+# The package's names, each from the module that defines it, imported on first use (PEP 562), not when the
+# package is: sessions of one server import in their own threads, and a package whose __init__ imports its
+# submodules while another thread imports one of them directly (Traffic mix's tables import runs.review, Past
+# runs the package) met Python's import deadlock avoidance, which handed one of them a half-made module ("cannot
+# import name 'PROGRESS_EVERY' from partially initialized module 'specmodel.runs.load'"; two pages' imports run
+# at once: 10 of 12 fresh interpreters, tests/test_import_race.py). With nothing imported here the package is
+# whole at once and its modules' own imports (no cycles: tests/test_layering.py) cannot meet that way.
+_FROM = {
+    "MAX_FILE_BYTES": "specmodel.bounds", "MAX_K": "specmodel.bounds",
+    "ALIAS_INDEX": "specmodel.runs.csv_plain", "ALIASES": "specmodel.runs.csv_plain",
+    "IGNORED_COLUMNS": "specmodel.runs.csv_plain",
+    "PROGRESS_EVERY": "specmodel.runs.load", "SAMPLE_DIR": "specmodel.runs.load", "SAMPLES": "specmodel.runs.load",
+    "read_run_file": "specmodel.runs.load", "read_runs": "specmodel.runs.load", "sample_files": "specmodel.runs.load",
+    "context_from_text": "specmodel.runs.names",
+    **dict.fromkeys(("COLUMNS", "FALLBACK_KINDS", "Problem", "ProblemGroup", "RunDefaults", "RunRecord", "RunTable",
+                     "collapse_problems", "fallback_line", "group_problems"), "specmodel.runs.records"),
+    "decode_bytes": "specmodel.runs.sniff",
+}
+
+
+def __getattr__(name: str):
+    if name in _FROM:
+        return getattr(importlib.import_module(_FROM[name]), name)
+    raise AttributeError(f"module 'specmodel.runs' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM))
+
 
 __all__ = [
     "ALIASES", "ALIAS_INDEX", "COLUMNS", "FALLBACK_KINDS", "IGNORED_COLUMNS", "MAX_FILE_BYTES", "MAX_K",
