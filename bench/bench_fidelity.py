@@ -270,7 +270,7 @@ def lab_extrapolation(split: int = 4) -> list[dict]:
         fits = setup_fits(rows, None, split)
         checked = with_fit_columns(rows, fits)
         for r in checked.to_dict("records"):
-            if r["concurrency"] > split and r["fit_speedup"] == r["fit_speedup"]:
+            if r["concurrency"] > split and pd.notna(r["fit_speedup"]):
                 out.append({"pass": label, "method": r["method"], "concurrency": int(r["concurrency"]),
                             "measured": float(r["measured_speedup"]), "fit": float(r["fit_speedup"]),
                             "low": float(r["fit_speedup_low"]), "high": float(r["fit_speedup_high"])})

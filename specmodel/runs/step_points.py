@@ -126,7 +126,8 @@ def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_bat
             continue
         # above top_batch only the plain half of a run is used: the plain server's step at that batch is what a
         # reviewer measures anyway (it is the server running today); the speculative arm is what the fit predicts
-        plain_above = [p for p in (point_of(records[i]) for i in idx if i not in set(chosen)) if p is not None]
+        fitted = set(chosen)  # once: built in the loop's test, it was a set per row (quadratic in a setup's runs)
+        plain_above = [p for p in (point_of(records[i]) for i in idx if i not in fitted) if p is not None]
         plain_above = [StepPoint(p.batch, plain_ms=p.plain_ms, where=p.where) for p in plain_above if p.plain_ms]
         plain_above += plain_elsewhere([records[i] for i in idx], [p for _, p in points] + plain_above)
         first = records[points[0][0]]

@@ -224,7 +224,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
                spec=spec, speedup=speedup, remarks=remarks, assumed=assumed, lengths=(input_len, output_len),
                metric=metric, latencies=latencies, defaults_shape=(depth_default, branching_default),
                spreads=(k_spread, draft_spread), proposal_rate=proposal_rate)
-    row["off_tok_s"], row["plain_runs"] = np.nan if off is None else off, v.get("plain_runs")  # pairing's
+    row["off_tok_s"], row["plain_runs"] = np.nan if off is None else off, v.get("plain_runs")  # pairing._join_step_fits
     if "k" in assumed and acc is not None:  # α read at an assumed k is itself assumed: kept out of fits
         row["alpha_assumed"], row["alpha"] = row["alpha"], np.nan
     row |= {

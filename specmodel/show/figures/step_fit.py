@@ -50,12 +50,12 @@ def step_fit_chart(fits: list[SetupFit], measured: list[list[tuple[float, float,
                                                        + "</extra>"))
     fig.add_hline(y=1.0, line={"dash": "dash", "color": "#57606a"}, annotation_text="break-even",
                   annotation_position="bottom right")
+    ticks = [2 ** i for i in range(13) if 2 ** i <= top * 1.25]  # powers of two, never plotly's minor "4 5 6 7 8 9"
     fig.update_layout(title="Speedup against batch: each setup's step fit (line, 80% band) and its runs",
                       xaxis={"title": "batch (concurrent sequences, log scale)", "type": "log", "range":
                              [float(np.log10(0.8)), float(np.log10(top * 1.25))],  # the end points whole
-                             # labelled at the powers of two a reader sets, never plotly's minor "4 5 6 7 8 9"
-                             "tickvals": (ticks := [2 ** i for i in range(13) if 2 ** i <= top * 1.25]),
-                             "ticktext": [f"{v:,}" for v in ticks], "minor": {"showgrid": False, "ticks": ""}},
+                             "tickvals": ticks, "ticktext": [f"{v:,}" for v in ticks],
+                             "minor": {"showgrid": False, "ticks": ""}},
                       yaxis={"title": "speedup over plain decoding (×)", "rangemode": "tozero"},
                       legend={"orientation": "h", "y": -0.25}, margin={"t": 60, "b": 40})
     return fig
