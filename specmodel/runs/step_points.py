@@ -199,8 +199,9 @@ def rows_by_fit(rows: pd.DataFrame, fits: list[SetupFit]) -> list[list[tuple[int
     """Per fit, (position in the table, row) of each row of its setup, in order: one pass over the table
     whatever the number of fits (a file of 50,000 runs holds hundreds of setups)."""
     groups: dict[tuple[str, str], list[tuple[int, dict]]] = {(f.workload, f.setup): [] for f in fits}
-    for i, (r, setup) in enumerate(zip(rows.to_dict("records"), setups_of(rows).tolist())):
-        mine = groups.get((str(r.get("workload") or ""), setup))
-        if mine is not None:
-            mine.append((i, r))
+    keys = [(str(w or ""), setup) for w, setup in zip(rows["workload"].tolist() if "workload" in rows
+                                                      else [None] * len(rows), setups_of(rows).tolist())]
+    mine = [i for i, key in enumerate(keys) if key in groups]  # only these rows as records: the page draws a few
+    for i, r in zip(mine, rows.iloc[mine].to_dict("records")):  # setups of a file of hundreds
+        groups[keys[i]].append((i, r))
     return [groups[(f.workload, f.setup)] for f in fits]
