@@ -5,7 +5,7 @@ import time
 
 import streamlit as st
 
-from pages.parts.streamlit_mode import (app_run, leave_pages_directory_mode, plotly_waits_for_imports,
+from pages.parts.streamlit_mode import (app_run, imports_in_turn, leave_pages_directory_mode, plotly_waits_for_imports,
                                        skip_direct_run_check)
 
 # Both before the page's own imports (numpy, the model): a fresh server's first session leaves folder mode
@@ -14,9 +14,10 @@ skip_direct_run_check()
 leave_pages_directory_mode()
 plotly_waits_for_imports()  # before any page builds a figure while another session imports pandas
 
-from pages.parts.common import render_sidebar  # noqa: E402 - after the rerun above
-from pages.parts.display import show_error  # noqa: E402
-from specmodel import SpecModelError  # noqa: E402
+with imports_in_turn():  # one session's imports at a time (pages/parts/streamlit_mode.py, 5)
+    from pages.parts.common import render_sidebar  # after the rerun above
+    from pages.parts.display import show_error
+    from specmodel import SpecModelError
 
 # Page titles are text only: emoji icons show as empty boxes where no emoji font is installed, and
 # Material icons make the browser fetch them from the internet.

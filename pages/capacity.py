@@ -1,17 +1,20 @@
 """Capacity: GPUs needed for a load at a latency target, with and without speculation."""
 
-import streamlit as st
+from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-from pages.parts.calibration import calibration_badge
-from pages.parts.common import base_scenario
-from pages.parts.link_values import unaccepted_values
-from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
-from pages.parts.text import no_links
-from pages.parts.streamlit_mode import through_app
-from specmodel import SpecModelError
-from specmodel.plan import capacity as planning
-from specmodel.show import readouts
-from specmodel.show.figures import capacity as figures_capacity
+with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+    import streamlit as st
+
+    from pages.parts.calibration import calibration_badge
+    from pages.parts.common import base_scenario
+    from pages.parts.link_values import unaccepted_values
+    from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
+    from pages.parts.text import no_links
+    from specmodel import SpecModelError
+    from specmodel.plan import capacity as planning
+    from specmodel.show import readouts
+    from specmodel.show.figures import capacity as figures_capacity
+
 
 through_app()  # a run of this file alone after folder mode was left starts again through app.py
 

@@ -1,21 +1,24 @@
 """Fleet: the Live statistics for every instance a Prometheus server scrapes, and a verdict for each."""
 
-import streamlit as st
+from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-from pages.parts.calibration import calibration_badge
-from pages.parts.common import base_scenario_or_stop
-from pages.parts.credentials import move_link_credentials, rerun_without_credentials
-from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
-from pages.parts.rules_download import offer_rules
-from pages.parts.fleet_answer import fleet_decisions
-from pages.parts.tables import fleet_tables
-from pages.parts.text import no_links, plain
-from pages.parts.streamlit_mode import through_app
-from specmodel import SpecModelError
-from specmodel.metrics import fleet, promapi, samples, scrape
-from specmodel.metrics.schemas import SERVERS_IN_WORDS
-from specmodel.show import readouts
-from specmodel.show.figures import fleet as figures_fleet
+with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+    import streamlit as st
+
+    from pages.parts.calibration import calibration_badge
+    from pages.parts.common import base_scenario_or_stop
+    from pages.parts.credentials import move_link_credentials, rerun_without_credentials
+    from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
+    from pages.parts.rules_download import offer_rules
+    from pages.parts.fleet_answer import fleet_decisions
+    from pages.parts.tables import fleet_tables
+    from pages.parts.text import no_links, plain
+    from specmodel import SpecModelError
+    from specmodel.metrics import fleet, promapi, samples, scrape
+    from specmodel.metrics.schemas import SERVERS_IN_WORDS
+    from specmodel.show import readouts
+    from specmodel.show.figures import fleet as figures_fleet
+
 
 through_app()  # a run of this file alone after folder mode was left starts again through app.py
 

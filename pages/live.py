@@ -2,18 +2,21 @@
 
 import time
 
-import streamlit as st
+from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-from pages.parts.credentials import move_link_credentials, rerun_without_credentials
-from pages.parts.display import show_error, sidebar_names
-from pages.parts.live_answer import show_results
-from pages.parts.live_timing import step_time_inputs
-from pages.parts.text import no_links
-from pages.parts.streamlit_mode import through_app
-from specmodel import SpecModelError
-from specmodel.metrics import live, samples
-from specmodel.metrics.schemas import SERVERS_IN_WORDS
-from specmodel.show import readouts
+with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+    import streamlit as st
+
+    from pages.parts.credentials import move_link_credentials, rerun_without_credentials
+    from pages.parts.display import show_error, sidebar_names
+    from pages.parts.live_answer import show_results
+    from pages.parts.live_timing import step_time_inputs
+    from pages.parts.text import no_links
+    from specmodel import SpecModelError
+    from specmodel.metrics import live, samples
+    from specmodel.metrics.schemas import SERVERS_IN_WORDS
+    from specmodel.show import readouts
+
 
 through_app()  # a run of this file alone after folder mode was left starts again through app.py
 

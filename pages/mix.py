@@ -1,23 +1,26 @@
 """Traffic mix: one pool serving several workloads with one method and k, against splitting the
 GPUs into pools by traffic shape. The workload table is editable; the sidebar gives GPU and models."""
 
-import pandas as pd
-import streamlit as st
+from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-from pages.parts.calibration import calibration_badge
-from pages.parts.common import base_scenario, remember_table
-from pages.parts.decision import decision_slot, show_decisions
-from pages.parts.display import chart, show_error, show_notes, tone_box
-from pages.parts.link_values import unaccepted_values
-from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY, receive_from_whatif
-from pages.parts.tables import mix_tables
-from pages.parts.text import no_links
-from pages.parts.streamlit_mode import through_app
-from specmodel import SpecModelError
-from specmodel.plan import mix
-from specmodel.show import links
-from specmodel.plan.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
-from specmodel.show.figures import mix as figures_mix
+with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+    import pandas as pd
+    import streamlit as st
+
+    from pages.parts.calibration import calibration_badge
+    from pages.parts.common import base_scenario, remember_table
+    from pages.parts.decision import decision_slot, show_decisions
+    from pages.parts.display import chart, show_error, show_notes, tone_box
+    from pages.parts.link_values import unaccepted_values
+    from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY, receive_from_whatif
+    from pages.parts.tables import mix_tables
+    from pages.parts.text import no_links
+    from specmodel import SpecModelError
+    from specmodel.plan import mix
+    from specmodel.show import links
+    from specmodel.plan.workloads import example_workloads, parse_workloads, workload_records, workload_records_from_runs
+    from specmodel.show.figures import mix as figures_mix
+
 
 through_app()  # a run of this file alone after folder mode was left starts again through app.py
 

@@ -2,28 +2,31 @@
 
 from functools import partial
 
-import streamlit as st
+from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-from pages.parts.calibration import calibration
-from pages.parts.common import base_scenario_or_stop
-from pages.parts.custom_inputs import sidebar_choices
-from pages.parts.display import chart, column_config
-from pages.parts.plan_section import plan_section
-from pages.parts.decision import decision_slot
-from pages.parts.run_files import (acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand,
-                                   pairing_choices, with_sample)
-from pages.parts.runs_answer import reviewed, show_counts, show_runs_decisions
-from pages.parts.runs_calibration import calibration_panel, fitted_calibration
-from pages.parts.step_fit_section import step_fit_section
-from pages.parts.tables import break_even_tables
-from pages.parts.text import no_links, plain
-from pages.parts.streamlit_mode import through_app
-from specmodel.export.report import break_even_csv, html_report
-from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
-from specmodel.runs import SAMPLES
-from specmodel.runs.headlines import as_read, model_headline, verdict_lines
-from specmodel.show import runs_view as runs_view
-from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
+with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+    import streamlit as st
+
+    from pages.parts.calibration import calibration
+    from pages.parts.common import base_scenario_or_stop
+    from pages.parts.custom_inputs import sidebar_choices
+    from pages.parts.display import chart, column_config
+    from pages.parts.plan_section import plan_section
+    from pages.parts.decision import decision_slot
+    from pages.parts.run_files import (acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand,
+                                       pairing_choices, with_sample)
+    from pages.parts.runs_answer import reviewed, show_counts, show_runs_decisions
+    from pages.parts.runs_calibration import calibration_panel, fitted_calibration
+    from pages.parts.step_fit_section import step_fit_section
+    from pages.parts.tables import break_even_tables
+    from pages.parts.text import no_links, plain
+    from specmodel.export.report import break_even_csv, html_report
+    from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
+    from specmodel.runs import SAMPLES
+    from specmodel.runs.headlines import as_read, model_headline, verdict_lines
+    from specmodel.show import runs_view as runs_view
+    from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
+
 
 through_app()  # a run of this file alone after folder mode was left starts again through app.py
 

@@ -1,23 +1,26 @@
 """What-if: move α, k, step times and concurrency; read the verdict, the advice and four charts."""
 
-import streamlit as st
+from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-from pages.parts.common import base_scenario
-from pages.parts.link_values import unaccepted_values
-from pages.parts.mixed import mixed_traffic_path
-from pages.parts.text import no_links, own_words
-from pages.parts.decision import decision_slot
-from pages.parts.display import chart, show_does_not_fit, show_error, show_readouts
-from pages.parts.deploy_section import deploy_tabs
-from pages.parts.plan_section import plan_section
-from pages.parts.whatif_answer import show_answer
-from pages.parts.streamlit_mode import through_app
-from specmodel import SpecModelError
-from specmodel.errors import DoesNotFit
-from specmodel.export.deploy import deploy_advice
-from specmodel.model import acceptance
-from specmodel.show import links, readouts
-from specmodel.show.figures import whatif as figures
+with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+    import streamlit as st
+
+    from pages.parts.common import base_scenario
+    from pages.parts.link_values import unaccepted_values
+    from pages.parts.mixed import mixed_traffic_path
+    from pages.parts.text import no_links, own_words
+    from pages.parts.decision import decision_slot
+    from pages.parts.display import chart, show_does_not_fit, show_error, show_readouts
+    from pages.parts.deploy_section import deploy_tabs
+    from pages.parts.plan_section import plan_section
+    from pages.parts.whatif_answer import show_answer
+    from specmodel import SpecModelError
+    from specmodel.errors import DoesNotFit
+    from specmodel.export.deploy import deploy_advice
+    from specmodel.model import acceptance
+    from specmodel.show import links, readouts
+    from specmodel.show.figures import whatif as figures
+
 
 through_app()  # a run of this file alone after folder mode was left starts again through app.py
 

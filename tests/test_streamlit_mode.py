@@ -4,6 +4,8 @@ pin what the workaround relies on, so a Streamlit upgrade that changes it fails 
 of silently breaking shared links (tests/test_browser_links.py checks the whole path in a browser)."""
 
 import ast
+
+import pytest
 from pathlib import Path
 
 from streamlit.runtime.pages_manager import PagesManager
@@ -108,15 +110,48 @@ def test_a_page_run_alone_after_folder_mode_was_left_starts_again_through_app_py
     assert reruns == ["rerun"]
 
 
+def _held() -> bool:
+    """Whether the first-runs lock is held: another thread (another session) cannot take it now."""
+    import threading
+
+    from pages.parts import streamlit_mode
+
+    got = []
+
+    def attempt():
+        got.append(streamlit_mode._FIRST_RUNS.acquire(blocking=False))
+        if got[0]:
+            streamlit_mode._FIRST_RUNS.release()
+    t = threading.Thread(target=attempt)
+    t.start()
+    t.join()
+    return not got[0]
+
+
 def test_the_first_run_of_a_page_holds_the_lock_and_later_runs_do_not():
     from pages.parts import streamlit_mode
 
     page = "a-page-no-test-ran"
     with streamlit_mode.app_run(page):
-        assert streamlit_mode._FIRST_RUNS.locked()
-    assert not streamlit_mode._FIRST_RUNS.locked()
+        assert _held()
+        with streamlit_mode.imports_in_turn():  # the page's own imports, in the same thread: no wait
+            assert _held()
+        assert _held()
+    assert not _held()
     with streamlit_mode.app_run(page):
-        assert not streamlit_mode._FIRST_RUNS.locked()  # its modules are imported: sessions run it at once
+        assert not _held()  # its modules are imported: sessions run it at once
+
+
+def test_a_pages_imports_hold_the_lock_and_let_it_go_when_a_rerun_ends_them():
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+
+    from pages.parts import streamlit_mode
+
+    with pytest.raises(RerunException):
+        with streamlit_mode.imports_in_turn():  # folder mode: common's import leaves it with st.rerun()
+            assert _held()
+            raise RerunException(None)
+    assert not _held()
 
 
 def test_plotly_waits_for_a_module_another_thread_is_still_importing(monkeypatch):

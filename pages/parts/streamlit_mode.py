@@ -28,7 +28,13 @@ tests/test_streamlit_mode.py, which fails when a Streamlit upgrade changes what 
    specmodel.runs.review first, Past runs the package first) meet Python's import deadlock avoidance, which hands
    one of them a half-made module ("cannot import name 'PROGRESS_EVERY' from partially initialized module").
    So a page's first run in a process, which imports its modules, holds one lock (app_run): the first runs of
-   pages on a fresh server take their turns (a second or two each); every later run goes at once.
+   pages on a fresh server take their turns (a second or two each); every later run goes at once. A run of a page
+   file alone in folder mode (1: links opened on a fresh server before any session ran app.py) does not come
+   through app_run, and such runs of several pages at once still met a half-made pandas or
+   specmodel.show.figures.whatif (tests/test_import_race.py: 6 of 6 fresh interpreters importing the six pages at
+   once): so app.py's and every page file's imports sit inside imports_in_turn(), which takes the same lock for
+   their length and lets it go however they end (st.rerun() raised inside an import included). Later runs find
+   the modules imported and hold it for microseconds.
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ from streamlit.runtime.pages_manager import PagesManager
 
 
 _RUN = threading.local()  # per script thread: whether this run came through app.py (app_run)
-_FIRST_RUNS = threading.Lock()  # 5: held by a page's first run in this process
+_FIRST_RUNS = threading.RLock()  # 5: held by a page's first run in this process and by every run's imports (the
+# page's imports_in_turn inside app_run's first run is the same thread taking it again)
 _PAGES_RUN: set[str] = set()  # the pages that have run once in this process (their modules are imported)
 
 
@@ -61,6 +68,14 @@ def app_run(page: str = ""):
         if first:
             _PAGES_RUN.add(page)
             _FIRST_RUNS.release()
+
+
+@contextmanager
+def imports_in_turn():
+    """5. app.py and every page file import their modules inside this: one session imports at a time, in folder
+    mode too, and the lock goes however the imports end."""
+    with _FIRST_RUNS:
+        yield
 
 
 def through_app() -> None:
