@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from specmodel.bounds import bounded_cache
 from specmodel.errors import SpecModelError
 from specmodel.model.off_state import OffCost, off_row, scenario_off_cost
 from specmodel.model.scenario import (Prediction, Scenario, emitted_tokens, predict, speedup_grid,
@@ -636,7 +637,16 @@ def band_around(low, high):
 def engine_variants(s: Scenario) -> list[str]:
     """The engine versions whose behaviour the band also spans for this scenario (Engine.other_behaviours:
     the engine named without a version, or newer than any release read)."""
-    return s.engine.other_behaviours(s.method.name, s.gpu.kernel_name, s.target.attention)
+    return [text for text, _ in _variants_of(s.engine, s.method.name, s.gpu.kernel_name, s.target.attention)]
+
+
+# chosen: one entry per engine, method, GPU kernel and attention a process meets (a few dozen). A What-if
+# rerun after an α move asked for the same versions three times (words, band, plan), parsing every
+# version the engine's data names each time, and built the variant engines again (~0.2 ms together).
+@bounded_cache(256)
+def _variants_of(engine, method: str, gpu_name: str, attention: str) -> tuple:
+    """(engine text, that engine) per Engine.other_behaviours."""
+    return tuple((text, engine.variant(text)) for text in engine.other_behaviours(method, gpu_name, attention))
 
 
 
@@ -654,7 +664,8 @@ def band_variants(s: Scenario) -> list[Scenario]:
     not make the error on another run of the same setup smaller, so a calibrated band is BAND_RATIO
     around the calibrated prediction. Keeping the uncalibrated prediction as a second end (as before)
     only widened it by however far calibration had moved the prediction."""
-    return [replace(s, engine=s.engine.variant(variant)) for variant in engine_variants(s)]
+    return [replace(s, engine=engine)
+            for _, engine in _variants_of(s.engine, s.method.name, s.gpu.kernel_name, s.target.attention)]
 
 
 def speedup_band(s: Scenario, speedup: float | None = None) -> tuple[float, float]:

@@ -316,8 +316,9 @@ def measurement_plan(summary: Summary, bench: str | None = None) -> Plan:
                                                        else "") + ")") if spec else f"{why}; plain decoding"
             runs.append(PlannedRun(c, spec, _bench_command(bench, s, c, n, spec, label),
                                    servers["speculative" if spec else "plain"], words, n, seconds))
-    if off_at is not None:
-        runs.append(_off_run(summary, bench, servers["speculative_off"], off_at, k))
+    if off_at is not None:  # one of the plan's batches (off_run_batch): its plain throughput is predicted above
+        plain_there = float(np.asarray(p.plain.throughput_tok_s)[[c for c, _ in points].index(off_at)])
+        runs.append(_off_run(summary, bench, servers["speculative_off"], off_at, plain_there))
     notes = _plan_notes(s, bench, servers, synthetic, accept, k, runs)
     total = sum(r.seconds for r in runs) + len(servers) * SERVER_START_S
     return Plan(engine_text(s.engine), bench, k, accept, tuple(runs), servers,
@@ -378,11 +379,11 @@ def largest_batch(summary: Summary) -> int:
     return int(min(SCHEDULE_MAX_BATCH, max(1, summary.prediction.spec.max_concurrency)))
 
 
-def _off_run(summary: Summary, bench: str, server: str, c: int, k: int) -> PlannedRun:
-    """The run of the speculative server with speculation configured and switched off at batch c."""
+def _off_run(summary: Summary, bench: str, server: str, c: int, plain: float) -> PlannedRun:
+    """The run of the speculative server with speculation configured and switched off at batch c, where a
+    plain server runs `plain` tokens/s (the plan's own prediction at c: one prediction fewer per What-if rerun)."""
     s = summary.scenario
     n = max(MIN_PROMPTS, PROMPTS_PER_SLOT * c)
-    plain = float(np.asarray(predict(replace(s, k=k), concurrency=c).plain.throughput_tok_s))
     share = float(summary.off_cost.at(c))
     seconds = n * OUTPUT_LEN * (1.0 + share) / max(plain, 1e-9)
     why = (f"batch {c}: speculation configured but off (k = 0 at every batch), against the plain run at batch {c}: what the "
