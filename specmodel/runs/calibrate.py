@@ -30,7 +30,7 @@ from specmodel.model.calibration_file import CALIBRATION_FORMAT, CALIBRATION_VER
 from specmodel.model.parameters import PARAMETERS
 from specmodel.model.roofline import Efficiency
 from specmodel.runs.unpredicted import unpredicted_rows
-from specmodel.runs.fit_errors import (PLAIN_ONLY, FitErrors, batch_sizes, run_errors, shape_errors, sweeps_of,
+from specmodel.runs.fit_errors import (PLAIN_ONLY, FitErrors, RowGroups, batch_sizes, run_errors, shape_errors, sweeps_of,
                                        throughput_mape, usable_runs)
 
 # What `calibrate` fits unless told otherwise: the parameters runs can tell apart.
@@ -162,6 +162,8 @@ class _Space:
     usable: list[dict]
     sweeps: list[list[dict]]
     use_throughput: bool
+    usable_groups: RowGroups  # the runs' and the sweeps' scenarios, read once for every Efficiency tried
+    sweep_groups: RowGroups
 
     @classmethod
     def of(cls, start: Efficiency, names: list[str], usable: list[dict], sweeps: list[list[dict]],
@@ -171,7 +173,8 @@ class _Space:
         lo = np.array([max(PARAMETERS[n].lo, PARAMETERS[n].physical_lo) for n in names])
         hi = np.array([min(PARAMETERS[n].hi, PARAMETERS[n].physical_hi) for n in names])
         x_start = np.clip([getattr(start, n) for n in names], lo, hi)
-        return cls(start, names, lo, hi, x_start, usable, sweeps, use_throughput)
+        return cls(start, names, lo, hi, x_start, usable, sweeps, use_throughput, RowGroups.of(usable),
+                   RowGroups.of([r for g in sweeps for r in g]))
 
     def eff_at(self, x_unit, chosen) -> Efficiency:
         """The Efficiency with the `chosen` parameters at x_unit, the others at their (clipped) start."""
@@ -187,8 +190,8 @@ class _Space:
         parameter's pull towards its starting value (PRIOR_WEIGHT)."""
         names, lo, hi, x_start = self.names, self.lo, self.hi, self.x_start
         eff = self.eff_at(x_unit, chosen)
-        speed, thr = run_errors(self.usable, eff, self.use_throughput)
-        shape = shape_errors(self.sweeps, eff)
+        speed, thr = run_errors(self.usable, eff, self.use_throughput, self.usable_groups)
+        shape = shape_errors(self.sweeps, eff, self.sweep_groups)
         prior = [PRIOR_WEIGHT * (lo[names.index(n)] + u * (hi[names.index(n)] - lo[names.index(n)])
                                  - x_start[names.index(n)]) / (PARAMETERS[n].physical_hi - PARAMETERS[n].physical_lo)
                  for n, u in zip(chosen, x_unit)]

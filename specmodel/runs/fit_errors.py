@@ -5,7 +5,7 @@ with batch (log ratio, predicted at α = SHAPE_ALPHA)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -67,10 +67,11 @@ def sweeps_of(rows: pd.DataFrame) -> list[list[dict]]:
     return out
 
 
-def shape_errors(sweeps: list[list[dict]], eff: Efficiency) -> np.ndarray:
-    """log(predicted ÷ measured fall of speedup from each sweep's lowest batch), per row above it."""
+def shape_errors(sweeps: list[list[dict]], eff: Efficiency, groups: RowGroups | None = None) -> np.ndarray:
+    """log(predicted ÷ measured fall of speedup from each sweep's lowest batch), per row above it (`groups`: the
+    RowGroups of the sweeps' rows, flattened)."""
     out = []
-    flat = _predict_rows([r for g in sweeps for r in g], eff)  # one call: sweeps of one setup share predict()
+    flat = _predict_rows([r for g in sweeps for r in g], eff, groups)  # one call: sweeps of one setup share predict()
     starts = np.cumsum([0] + [len(g) for g in sweeps])
     for g, start in zip(sweeps, starts):
         pred = flat[start:start + len(g)]
@@ -102,37 +103,55 @@ def _positive_or_none(x):
     return x if math.isfinite(x) and x > 0 else None
 
 
-def _predict_rows(rows: list[dict], eff: Efficiency) -> list[tuple[float, float, float] | None]:
-    """(speedup, plain tok/s, spec tok/s) per row, None where the model refuses the row.
+@dataclass(frozen=True)
+class RowGroups:
+    """Rows as _predict_rows predicts them, built once: each row's scenario read from its names, grouped where
+    rows differ only in α, k and concurrency (one vectorised predict() a group). Least squares asks for the
+    errors of dozens of Efficiencies on the same rows; with the groups built once, each asks only for a copy of
+    each group's scenario with that Efficiency (reading every row's names again was ~a quarter of a
+    calibration's time)."""
 
-    Rows that differ only in α, k and concurrency share one vectorised predict() call."""
-    out: list[tuple[float, float, float] | None] = [None] * len(rows)
-    groups: dict[Scenario, list[tuple[int, Scenario]]] = {}
-    for i, r in enumerate(rows):
+    n: int
+    groups: tuple  # (scenario at the default Efficiency, row positions, α, k, concurrency arrays)
+
+    @classmethod
+    def of(cls, rows: list[dict]) -> "RowGroups":
+        groups: dict[Scenario, list[tuple[int, Scenario]]] = {}
+        for i, r in enumerate(rows):
+            try:
+                s = scenario_for_row(r)
+            except SpecModelError:
+                continue
+            key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: any tree depth
+            groups.setdefault(key, []).append((i, s))
+        return cls(len(rows), tuple((key, tuple(i for i, _ in items), np.array([s.alpha for _, s in items]),
+                                     np.array([s.k for _, s in items]), np.array([s.concurrency for _, s in items]))
+                                    for key, items in groups.items()))
+
+
+def _predict_rows(rows: list[dict], eff: Efficiency, groups: RowGroups | None = None
+                  ) -> list[tuple[float, float, float] | None]:
+    """(speedup, plain tok/s, spec tok/s) per row, None where the model refuses the row. `groups`: the rows'
+    RowGroups where the caller keeps them (a fit asks for many Efficiencies' errors on the same rows)."""
+    groups = groups or RowGroups.of(rows)
+    out: list[tuple[float, float, float] | None] = [None] * groups.n
+    for key, positions, alpha, k, concurrency in groups.groups:
         try:
-            s = scenario_for_row(r, eff)
-        except SpecModelError:
-            continue
-        key = s if s.survival is not None else with_changes(s, alpha=0.5, k=0, concurrency=1)  # k=0: valid for any tree depth
-        groups.setdefault(key, []).append((i, s))
-    for key, items in groups.items():
-        try:
-            p = predict(key, alpha=np.array([s.alpha for _, s in items]), k=np.array([s.k for _, s in items]),
-                        concurrency=np.array([s.concurrency for _, s in items])) if key.survival is None \
-                else predict(key)
+            key = replace(key, efficiency=eff)
+            p = predict(key, alpha=alpha, k=k, concurrency=concurrency) if key.survival is None else predict(key)
         except SpecModelError:
             continue
         values = [np.atleast_1d(np.asarray(v, dtype=float))
                   for v in (p.speedup, p.plain.throughput_tok_s, p.spec.throughput_tok_s)]
-        for j, (i, _) in enumerate(items):
+        for j, i in enumerate(positions):
             out[i] = tuple(float(v[j if v.size > 1 else 0]) for v in values)
     return out
 
 
-def run_errors(rows: list[dict], eff: Efficiency, use_throughput: bool):
-    """(speedup relative errors, throughput log ratios) for the rows under eff."""
+def run_errors(rows: list[dict], eff: Efficiency, use_throughput: bool, groups: RowGroups | None = None):
+    """(speedup relative errors, throughput log ratios) for the rows under eff (`groups`: the rows' RowGroups)."""
     speed, thr = [], []
-    for r, pred in zip(rows, _predict_rows(rows, eff)):
+    for r, pred in zip(rows, _predict_rows(rows, eff, groups)):
         if r.get(PLAIN_ONLY):
             m = _positive_or_none(r.get("baseline_tok_s"))
             if use_throughput and pred is not None and pred[1] > 0:
