@@ -28,6 +28,21 @@ def page(itl_sum: float, itl_count: float, generated: float, first: float, steps
     ]) + "\n"
 
 
+def test_a_plain_servers_increases_extrapolated_by_prometheus_still_time_its_steps():
+    """Prometheus multiplies each series' increase over a window by one extrapolation factor per target; a plain
+    server emits exactly one token a request and step, so its decode tokens equal its observations, and at this
+    factor (one of 12.6% of factors) (5000·f·4 − 50·f·4) < 4950·f·4 in floating point: the fleet judged such an
+    instance on presets (tests/test_fleet.py's v1-off, 1 run in 8)."""
+    f = 1.086258776328987
+    timing = {"decode_latency_s": 74.25 * 4 * f, "decode_observations": 4950 * 4 * f, "first_tokens": 50 * 4 * f,
+              "engine_steps": 78 * 4 * f}
+    assert 5000 * 4 * f - 50 * 4 * f < 4950 * 4 * f  # the rounding this test is about
+    t = step_timing(timing, 5000 * 4 * f, "vllm:inter_token_latency_seconds")
+    assert t is not None and t.tokens_per_request_step == pytest.approx(1.0)
+    assert t.ms_per_token == pytest.approx(1000 * 74.25 / 4950)
+    assert step_timing({**timing, "decode_observations": 4951 * 4 * f}, 5000 * 4 * f, "s") is None  # a token short
+
+
 def test_time_per_token_step_and_batch_come_from_the_histograms_increases():
     a = parse_snapshot(page(10.0, 1000, 3000, 100, 300), at=0.0)
     b = parse_snapshot(page(11.0, 1100, 3220, 120, 325), at=10.0)
