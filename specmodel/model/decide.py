@@ -109,19 +109,16 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
     """The k a schedule runs at every batch of a speedup grid (k rows 0..K, batch columns 1..B; any
     leading axes are separate grids): the best k of batch 1, kept until another k beats it by more
     than SWITCH_GAIN (a comparison with NaN is false). The one walk, for one grid (k_schedule, a page)
-    and for many (summarize_many's runs): for every k that may be in use, where the batch's best k beats
-    it by more than SWITCH_GAIN; then each grid's next switch after its last one, for all grids at once
-    (a schedule switches a few times, not at every batch)."""
+    and for many (summarize_many's runs): each grid's next switch after its last one, where the batch's
+    best k beats the k in use by more than SWITCH_GAIN, for all grids at once (a schedule switches a few
+    times, not at every batch: each round looks only at the k each grid has in use)."""
     g = np.asarray(grid, dtype=float)
     lead = g.shape[:-2]
     flat = g.reshape((-1,) + g.shape[-2:])
     best = smallest_best(flat, axis=-2)
-    n, k_count, batches = flat.shape
+    n, _, batches = flat.shape
     keep = 1.0 + SWITCH_GAIN
     at_best = np.take_along_axis(flat, best[:, None, :], axis=1)[:, 0, :]
-    switch = np.empty((k_count, n, batches), dtype=bool)  # switch[c, g, b]: at batch b, k = c gives way
-    for c in range(k_count):
-        switch[c] = (best != c) & (at_best > flat[:, c, :] * keep)
     current = best[:, 0].copy()
     new_k = np.full((n, batches), -1, dtype=np.int64)  # the k switched to at a batch, -1 where none
     new_k[:, 0] = current
@@ -129,7 +126,9 @@ def ks_in_use(grid: np.ndarray) -> np.ndarray:
     live = np.arange(n)
     columns = np.arange(batches)
     while live.size:  # each round moves every grid still switching past its last switch
-        later = switch[current[live], live] & (columns[None, :] > since[live, None])
+        k_now = current[live]
+        gives_way = (best[live] != k_now[:, None]) & (at_best[live] > flat[live, k_now, :] * keep)
+        later = gives_way & (columns[None, :] > since[live, None])
         found = later.any(axis=1)
         live = live[found]
         at = np.argmax(later[found], axis=1)

@@ -333,10 +333,13 @@ def _judge(rows: pd.DataFrame, results: pd.DataFrame, ngram_be: np.ndarray) -> N
     # n-gram advice where the verdict is not "clears" and n-gram's break-even is reachable at this k
     advice = results["advice"].to_numpy(dtype=object).copy()
     told = np.flatnonzero(has_predicted & (verdict != CLEARS) & np.isfinite(ngram_be) & (ngram_be <= k + 1))
-    if told.size:  # each distinct break-even worded once
+    if told.size:  # each distinct break-even worded once, each distinct (advice, n-gram advice) joined once
         values, at = np.unique(ngram_be[told], return_inverse=True)
-        extra = np.array([ngram_advice(v) for v in values.tolist()], dtype=object)[at.reshape(-1)]
-        advice[told] = ["; ".join(filter(None, pair)) for pair in zip(advice[told].tolist(), extra.tolist())]
+        extra = [ngram_advice(v) for v in values.tolist()]
+        said, texts = pd.factorize(advice[told], use_na_sentinel=False)
+        pairs, distinct = pd.factorize(said.astype(np.int64) * len(extra) + at.reshape(-1))
+        joined = ["; ".join(filter(None, (texts[p // len(extra)], extra[p % len(extra)]))) for p in distinct.tolist()]
+        advice[told] = np.array(joined, dtype=object)[pairs]
     results["advice"] = column_of(advice)
 
 
@@ -364,7 +367,9 @@ def error_summary(evaluated: pd.DataFrame) -> dict:
     count: a run judged on its measurement alone (runs.unpredicted) is left out, and counted in
     rows_unpredicted."""
     left_out = np.array(unpredicted_rows(evaluated), dtype=bool)
-    both = evaluated[~left_out] if left_out.any() else evaluated
+    read = ("measured_speedup", "predicted_speedup", "measured_plausible", "measured_verdict", "predicted_verdict")
+    both = evaluated[[c for c in read if c in evaluated.columns]]  # the columns read, not a copy of the whole table
+    both = both[~left_out] if left_out.any() else both
     both = both.dropna(subset=["measured_speedup", "predicted_speedup"]) if not both.empty else both
     if "measured_plausible" in both.columns:  # an impossible measurement checks no prediction
         both = both[both["measured_plausible"].to_numpy(dtype=object) != False]  # noqa: E712
