@@ -14,7 +14,7 @@ skip_direct_run_check()
 leave_pages_directory_mode()
 plotly_waits_for_imports()  # before any page builds a figure while another session imports pandas
 
-with imports_in_turn():  # one session's imports at a time (pages/parts/streamlit_mode.py, 5)
+with imports_in_turn(__file__):  # one session's imports at a time (pages/parts/streamlit_mode.py, 5)
     from pages.parts.common import render_sidebar  # after the rerun above
     from pages.parts.display import show_error
     from specmodel import SpecModelError

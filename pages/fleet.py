@@ -2,7 +2,7 @@
 
 from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mode, 5)
     import streamlit as st
 
     from pages.parts.calibration import calibration_badge

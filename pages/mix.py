@@ -3,7 +3,7 @@ GPUs into pools by traffic shape. The workload table is editable; the sidebar gi
 
 from pages.parts.streamlit_mode import imports_in_turn, through_app
 
-with imports_in_turn():  # one session's imports at a time (streamlit_mode, 5)
+with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mode, 5)
     import pandas as pd
     import streamlit as st
 

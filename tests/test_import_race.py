@@ -33,15 +33,15 @@ def imports_of(page):
 errors = []
 
 
-def run(code):
+def run(code, path):
     try:
-        exec(code, {"__name__": "page"})
+        exec(code, {"__name__": "page", "__file__": path})
     except Exception as exc:  # noqa: BLE001 - what a session would have shown
         errors.append(f"{type(exc).__name__}: {exc}")
 
 
 PAGES = ("whatif", "past-runs", "live", "fleet", "mix", "capacity")
-threads = [threading.Thread(target=run, args=(imports_of(p),)) for p in PAGES]
+threads = [threading.Thread(target=run, args=(imports_of(p), f"{ROOT}/pages/{p}.py")) for p in PAGES]
 for t in threads:
     t.start()
 for t in threads:

@@ -134,12 +134,14 @@ def test_the_first_run_of_a_page_holds_the_lock_and_later_runs_do_not():
     page = "a-page-no-test-ran"
     with streamlit_mode.app_run(page):
         assert _held()
-        with streamlit_mode.imports_in_turn():  # the page's own imports, in the same thread: no wait
+        with streamlit_mode.imports_in_turn("a-page-file.py"):  # the page's own imports, same thread: no wait
             assert _held()
         assert _held()
     assert not _held()
     with streamlit_mode.app_run(page):
         assert not _held()  # its modules are imported: sessions run it at once
+        with streamlit_mode.imports_in_turn("a-page-file.py"):  # and its imports ended whole before
+            assert not _held()
 
 
 def test_a_pages_imports_hold_the_lock_and_let_it_go_when_a_rerun_ends_them():
@@ -148,10 +150,12 @@ def test_a_pages_imports_hold_the_lock_and_let_it_go_when_a_rerun_ends_them():
     from pages.parts import streamlit_mode
 
     with pytest.raises(RerunException):
-        with streamlit_mode.imports_in_turn():  # folder mode: common's import leaves it with st.rerun()
+        with streamlit_mode.imports_in_turn("a-rerun-page.py"):  # folder mode: common's import reruns the session
             assert _held()
             raise RerunException(None)
     assert not _held()
+    with streamlit_mode.imports_in_turn("a-rerun-page.py"):  # its imports did not end whole: in turn again
+        assert _held()
 
 
 def test_plotly_waits_for_a_module_another_thread_is_still_importing(monkeypatch):

@@ -33,8 +33,8 @@ tests/test_streamlit_mode.py, which fails when a Streamlit upgrade changes what 
    through app_run, and such runs of several pages at once still met a half-made pandas or
    specmodel.show.figures.whatif (tests/test_import_race.py: 6 of 6 fresh interpreters importing the six pages at
    once): so app.py's and every page file's imports sit inside imports_in_turn(), which takes the same lock for
-   their length and lets it go however they end (st.rerun() raised inside an import included). Later runs find
-   the modules imported and hold it for microseconds.
+   their length and lets it go however they end (st.rerun() raised inside an import included). Once a script's
+   imports have ended whole, its later runs do not take the lock: reruns never wait for another page's first run.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from streamlit.runtime.pages_manager import PagesManager
 _RUN = threading.local()  # per script thread: whether this run came through app.py (app_run)
 _FIRST_RUNS = threading.RLock()  # 5: held by a page's first run in this process and by every run's imports (the
 # page's imports_in_turn inside app_run's first run is the same thread taking it again)
+_IMPORTED: set[str] = set()  # the scripts (app.py, page files) whose imports have ended whole in this process
 _PAGES_RUN: set[str] = set()  # the pages that have run once in this process (their modules are imported)
 
 
@@ -71,11 +72,17 @@ def app_run(page: str = ""):
 
 
 @contextmanager
-def imports_in_turn():
-    """5. app.py and every page file import their modules inside this: one session imports at a time, in folder
-    mode too, and the lock goes however the imports end."""
+def imports_in_turn(script: str):
+    """5. app.py and every page file import their modules inside this (`script`: its __file__): one session imports
+    at a time, in folder mode too, and the lock goes however the imports end. Once a script's imports have ended
+    whole in this process its modules are all there: its later runs (every rerun of every session) go at once,
+    not waiting for another page's first run."""
+    if script in _IMPORTED:
+        yield
+        return
     with _FIRST_RUNS:
         yield
+    _IMPORTED.add(script)  # not reached where the imports ended by an exception (a rerun inside an import)
 
 
 def through_app() -> None:
