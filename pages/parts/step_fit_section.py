@@ -15,7 +15,7 @@ from specmodel import Efficiency
 from specmodel.fit.saved import SavedFit
 from specmodel.model.calibration_file import calibration_document
 from specmodel.words.calibration import NOTHING_FITTED
-from specmodel.runs.step_points import rows_by_fit, setup_fits
+from specmodel.runs.step_points import fit_setups, rows_by_fit, setup_points
 from specmodel.show.figures.step_fit import MAX_SETUPS_DRAWN, step_fit_chart
 from specmodel.words.step_fit import fit_line, line_e_words, pinned_words, runs_to_pin
 
@@ -27,11 +27,10 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
                "fit: set a largest concurrency to check the fit on runs it did not see.")
     top = st.number_input("Fit on runs at concurrency up to", min_value=1, value=None, step=1, key="fit_up_to",
                           placeholder="every run", help="`runs --calibrate --fit-up-to N` on the command line")
-    fits = _fits(rows, efficiency, None if top is None else float(top))
-    if not fits:
+    groups, drawn, every = _fits(rows, efficiency, None if top is None else float(top))
+    if not groups:
         st.info("No run gives a measured speedup or throughput to fit.")
         return
-    drawn = fits[:MAX_SETUPS_DRAWN]
     owned = list(zip(drawn, rows_by_fit(rows, drawn)))
     measured = [[(float(r["concurrency"]), float(r["measured_speedup"]), i in f.rows)
                  for i, r in own if r.get("measured_speedup") == r.get("measured_speedup")
@@ -44,16 +43,16 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
                 [f"To pin the rest: {line}" for line in runs_to_pin(f.fit)] + \
                 ([_first_upper(off_line)] if off_line and f.fit.usable else []):
             st.caption(no_links(note))
-    if len(fits) > len(drawn):
-        st.caption(f"{len(fits) - len(drawn):,} more setups are fitted: the calibration file below holds every fit, "
+    if len(groups) > len(drawn):
+        st.caption(f"{len(groups) - len(drawn):,} more setups are fitted: the calibration file below holds every fit, "
                    "`runs --calibrate` prints them all.")
     if any(f.fit.usable for f in drawn):
         chart(step_fit_chart(drawn, measured), "step_fit_chart")
-    saved = [SavedFit(f.workload, f.setup, f.target, f.method, f.fit) for f in fits]
+    saved = partial(_saved, rows, efficiency, groups, drawn, every)  # every setup's fit: made when asked for
     if st.button("Use these step fits on every page", key="use_step_fits",
                  help="What-if then answers from your runs first, for the k and method they ran; page links do "
                       "not carry step fits: save the calibration file below to keep them"):
-        set_step_fits(saved)
+        set_step_fits(saved())
     st.download_button("Calibration file with the step fits (JSON, for --calibration)",
                        partial(_document, efficiency, saved), file_name="calibration.json",  # built when clicked
                        mime="application/json", key="download_step_fits", on_click="ignore")
@@ -64,17 +63,30 @@ def _first_upper(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _document(efficiency: Efficiency | None, saved: list) -> str:
+def _document(efficiency: Efficiency | None, saved) -> str:
     doc = calibration_document(efficiency or Efficiency(), NOTHING_FITTED)
-    doc["step_fits"] = [f.to_dict() for f in saved]
+    doc["step_fits"] = [f.to_dict() for f in saved()]
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def _fits(rows, efficiency: Efficiency | None, top: float | None) -> list:
-    """setup_fits of the loaded table, once per table and largest concurrency (a rerun moves no run)."""
+def _fits(rows, efficiency: Efficiency | None, top: float | None) -> tuple[list, list, dict]:
+    """(setup_points of the loaded table, the fits of the setups drawn: the first MAX_SETUPS_DRAWN, a holder
+    of every setup's saved fit once made), once per table and largest concurrency (a rerun moves no run). The
+    other setups are fitted when their fits are asked for (_saved): a file of hundreds of setups spent most of
+    the page's run fitting setups it does not draw."""
     key = (id(rows), len(rows), efficiency, top)
     kept = st.session_state.get("step_fits_of_table")
     if kept is None or kept[0] != key:
-        kept = (key, setup_fits(rows, efficiency, top))
+        groups = setup_points(rows, top)
+        kept = (key, groups, fit_setups(rows, groups[:MAX_SETUPS_DRAWN], efficiency), {})
         st.session_state["step_fits_of_table"] = kept
-    return kept[1]
+    return kept[1], kept[2], kept[3]
+
+
+def _saved(rows, efficiency: Efficiency | None, groups: list, drawn: list, every: dict) -> list[SavedFit]:
+    """Every setup's fit as saved (fit.saved.SavedFit), in setup_fits' order: the drawn ones', then the rest
+    fitted now, once (kept in `every`; no session state: the download builds it outside the script's run)."""
+    if "saved" not in every:
+        fits = drawn + fit_setups(rows, groups[len(drawn):], efficiency)
+        every["saved"] = [SavedFit(f.workload, f.setup, f.target, f.method, f.fit) for f in fits]
+    return every["saved"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -100,7 +101,7 @@ class Shape:
     def of_model(cls, step_ms: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], described_as: str,
                  top: float = OFF_SEARCH_MAX) -> "Shape":
         """Tabulate a model's (plain step, speculative step per emitted token) on a log grid up to top."""
-        grid = np.unique(np.round(np.geomspace(1, top, 49)))
+        grid = _log_grid(1.0, float(top), 49, whole=True)
         plain, spec = step_ms(grid)
         return cls(tuple(grid.tolist()), tuple(np.asarray(plain, float).tolist()),
                    tuple(np.asarray(spec, float).tolist()), described_as)
@@ -347,7 +348,19 @@ def _held_above_plain(plain_obs, spec_obs, e: float) -> tuple[ArmFit, ArmFit] | 
 
 
 def _positive(x) -> bool:
+    if type(x) is float:  # most calls (a fit of a large file's setups asks it of every point several times)
+        return 0.0 < x < math.inf
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+@lru_cache(maxsize=256)  # chosen: a table's fits ask for a few distinct grids (their largest batch sets _checked's)
+def _log_grid(start: float, stop: float, num: int, whole: bool = False) -> np.ndarray:
+    """np.geomspace(start, stop, num), rounded to whole batches and made unique where whole; made once per
+    arguments (a file of hundreds of setups asked for the same grid hundreds of times) and read-only."""
+    grid = np.geomspace(start, stop, num)
+    grid = np.unique(np.round(grid)) if whole else grid
+    grid.flags.writeable = False
+    return grid
 
 
 def _fit_arm(obs: list[tuple[float, float]], shape: Shape, arm: str) -> ArmFit | None:
@@ -414,7 +427,7 @@ def _checked(fit: StepFit) -> StepFit:
     """The fit, or the fit marked refused where a term left its physical range."""
     refused = []
     top = max(fit.batches + fit.plain_batches or (1.0,)) * 4
-    grid = np.geomspace(1.0, max(top, 2.0), 32)
+    grid = _log_grid(1.0, float(max(top, 2.0)), 32)
     for name in ARMS:
         a = getattr(fit, name)
         if a is None:

@@ -56,12 +56,62 @@ def point_of(row: dict) -> StepPoint | None:
                      where or f"concurrency {b:g}")
 
 
-def shape_of(row: dict, efficiency: Efficiency | None = None) -> Shape:
+def points_of(rows: pd.DataFrame) -> list[StepPoint | None]:
+    """point_of of each row of a table, columns at a time: the same points (and Nones) as point_of of each of
+    rows.to_dict("records"), without a record of each row (a file of 50,000 runs)."""
+    b, base, spec, speedup, e = (_numbers(rows, c) for c in ("concurrency", "baseline_tok_s", "spec_tok_s",
+                                                             "measured_speedup", "tokens_per_step"))
+    rate = np.array([v in (True, 1) for v in _cells(rows, "rate_driven")], bool)
+    implausible = np.array([v is False for v in _cells(rows, "measured_plausible")], bool)
+    with np.errstate(invalid="ignore"):
+        has_base, has_spec, has_speedup = base > 0, spec > 0, speedup > 0
+        keep = ~rate & ~implausible & (b > 0) & (has_base | has_spec | has_speedup)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        plain_ms, spec_ms = (1000 * b / base).tolist(), (1000 * b / spec).tolist()
+    b, speedup, e = b.tolist(), speedup.tolist(), e.tolist()
+    files, numbers = _cells(rows, "file"), _cells(rows, "row")
+    out: list[StepPoint | None] = [None] * len(rows)
+    for i in np.flatnonzero(keep).tolist():
+        where = str(files[i] or "") + (f" row {int(numbers[i])}" if float_or_none(numbers[i]) else "")
+        out[i] = StepPoint(b[i], plain_ms[i] if has_base[i] else None, spec_ms[i] if has_spec[i] else None,
+                           speedup[i] if has_speedup[i] else None, None if e[i] != e[i] else e[i],
+                           where or f"concurrency {b[i]:g}")
+    return out
+
+
+def _cells(rows: pd.DataFrame, column: str) -> list:
+    """A column's cells as rows.to_dict("records") gives them (numpy scalars as Python's); None where the
+    table has no such column (a record's get)."""
+    if column not in rows:
+        return [None] * len(rows)
+    return [v.item() if isinstance(v, (np.bool_, np.integer, np.floating)) else v for v in rows[column]]
+
+
+def _numbers(rows: pd.DataFrame, column: str) -> np.ndarray:
+    """float_or_none of each of a column's cells, NaN for None (a cell float() cannot read counts as none)."""
+    if column not in rows:
+        return np.full(len(rows), np.nan)
+    values = rows[column]
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "fiub":
+        return values.to_numpy(dtype=float)
+    return np.array([_number(v) for v in _cells(rows, column)], dtype=float)
+
+
+def _number(x) -> float:
+    try:
+        v = float_or_none(x)
+    except (TypeError, ValueError):
+        return np.nan
+    return np.nan if v is None else v
+
+
+def shape_of(row: dict, efficiency: Efficiency | None = None, shapes: dict | None = None) -> Shape:
     """The model's step times for the row's setup; where only its draft is no preset, the target's verify with no
-    draft (verify_shaped); a straight line where the GPU or target is none."""
+    draft (verify_shaped); a straight line where the GPU or target is none. shapes: the shapes made so far, per
+    scenario (a setup whose scenario was tabulated before is not predicted again)."""
     if unpredicted(row):
-        return verify_shaped(row, efficiency)
-    return _model_shape(row, efficiency, "{target} on {gpu}")
+        return verify_shaped(row, efficiency, shapes)
+    return _model_shape(row, efficiency, "{target} on {gpu}", shapes)
 
 
 # chosen: the acceptance of the verify-only shape; E is the same at every batch, so it scales the speculative arm's
@@ -69,7 +119,7 @@ def shape_of(row: dict, efficiency: Efficiency | None = None) -> Shape:
 VERIFY_SHAPE_ALPHA = 0.5
 
 
-def verify_shaped(row: dict, efficiency: Efficiency | None = None) -> Shape:
+def verify_shaped(row: dict, efficiency: Efficiency | None = None, shapes: dict | None = None) -> Shape:
     """A setup whose GPU and target are presets but whose draft is none (a draft the tool cannot describe): the
     model's plain step of the target shapes the plain arm, and its step verifying k + 1 tokens a sequence with no
     draft to run (the model's n-gram step at the row's k) shapes the speculative arm: it grows where the target's
@@ -80,16 +130,27 @@ def verify_shaped(row: dict, efficiency: Efficiency | None = None) -> Shape:
     verify_row = {**row, "method": "ngram", "draft_preset": None, "survival": None, "proposal_rate": 1.0,
                   "alpha": VERIFY_SHAPE_ALPHA, "k": float_or_none(row.get("k")) or 1, "concurrency": 1}
     return _model_shape(verify_row, efficiency, "{target} on {gpu}, its verify of k + 1 tokens standing in for "
-                        "the speculative step, whose draft is no preset")
+                        "the speculative step, whose draft is no preset", shapes)
 
 
-def _model_shape(row: dict, efficiency: Efficiency | None, described_as: str) -> Shape:
+def _model_shape(row: dict, efficiency: Efficiency | None, described_as: str, shapes: dict | None = None) -> Shape:
     """The model's (plain step, speculative step per emitted token) of the row's scenario tabulated against the
     batch; a straight line where the row names no scenario the model can run at every batch."""
     try:
         s = scenario_for_row(row, efficiency)
     except (SpecModelError, KeyError, TypeError, ValueError):
         return Shape()
+    key = (s, described_as)  # a Scenario is a frozen dataclass of values: equal scenarios predict alike
+    if shapes is not None and key in shapes:
+        return shapes[key]
+    shape = _tabulated(s, described_as)
+    if shapes is not None:
+        shapes[key] = shape
+    return shape
+
+
+def _tabulated(s, described_as: str) -> Shape:
+    """The model's shape of one scenario (_model_shape)."""
 
     def steps(grid):
         p = predict(s, concurrency=grid)
@@ -108,45 +169,72 @@ def _named(value) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
+@dataclass(frozen=True)
+class SetupPoints:
+    """One setup's measured points, before its fit (setup_points): what fit_setups fits."""
+
+    workload: str
+    setup: str
+    points: tuple[tuple[int, StepPoint], ...]  # (position in the table, point) of each run the fit sees
+    plain_above: tuple[StepPoint, ...]  # plain steps it pins beside them (above top_batch, baseline-only runs)
+
+
 def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_batch: float | None = None
                ) -> list[SetupFit]:
     """A step fit per setup with at least one measured point (only rows at concurrency ≤ top_batch, if given)."""
+    return fit_setups(rows, setup_points(rows, top_batch), efficiency)
+
+
+def setup_points(rows: pd.DataFrame, top_batch: float | None = None) -> list[SetupPoints]:
+    """The points of each setup (a workload under one setup) that has at least one, in the table's order: what
+    setup_fits fits, without fitting (a page that draws a few setups of hundreds fits those few first). Columns
+    at a time: each row's point from the columns point_of reads (points_of), never a record of each row."""
     if rows.empty:
         return []
-    records = rows.to_dict("records")
     groups: dict[tuple[str, str], list[int]] = {}
-    for i, (r, setup) in enumerate(zip(records, setups_of(rows).tolist())):
-        groups.setdefault((str(r.get("workload") or ""), setup), []).append(i)
+    for i, (w, setup) in enumerate(zip(_cells(rows, "workload"), setups_of(rows).tolist())):
+        groups.setdefault((str(w or ""), setup), []).append(i)
+    every = points_of(rows)
+    batch = _numbers(rows, "concurrency")
+    below = np.ones(len(rows), bool) if top_batch is None else np.where(np.isnan(batch), 0, batch) <= top_batch
+    plain_runs = _cells(rows, "plain_runs")
     out = []
     for (workload, setup), idx in groups.items():
-        chosen = [i for i in idx if top_batch is None or (float_or_none(records[i].get("concurrency")) or 0) <= top_batch]
-        points = [(i, point_of(records[i])) for i in chosen]
-        points = [(i, p) for i, p in points if p is not None]
+        points = [(i, every[i]) for i in idx if below[i] and every[i] is not None]
         if not points:
             continue
         # above top_batch only the plain half of a run is used: the plain server's step at that batch is what a
         # reviewer measures anyway (it is the server running today); the speculative arm is what the fit predicts
-        fitted = set(chosen)  # once: built in the loop's test, it was a set per row (quadratic in a setup's runs)
-        plain_above = [p for p in (point_of(records[i]) for i in idx if i not in fitted) if p is not None]
+        plain_above = [every[i] for i in idx if not below[i] and every[i] is not None]
         plain_above = [StepPoint(p.batch, plain_ms=p.plain_ms, where=p.where) for p in plain_above if p.plain_ms]
-        plain_above += plain_elsewhere([records[i] for i in idx], [p for _, p in points] + plain_above)
-        first = records[points[0][0]]
+        plain_above += plain_elsewhere([plain_runs[i] for i in idx], [p for _, p in points] + plain_above)
+        out.append(SetupPoints(workload, setup, tuple(points), tuple(plain_above)))
+    return out
+
+
+def fit_setups(rows: pd.DataFrame, groups: list[SetupPoints], efficiency: Efficiency | None = None
+               ) -> list[SetupFit]:
+    """The step fit of each setup's points (setup_points of these rows), each over the model's shape of its
+    first run's scenario; a whole row is made only of each setup's first run (its scenario, k, target, method)."""
+    firsts = rows.iloc[[g.points[0][0] for g in groups]].to_dict("records")
+    shapes: dict = {}  # the model's shape per scenario: setups of several workloads may share one
+    out = []
+    for g, first in zip(groups, firsts):
         k = int(first["k"]) if float_or_none(first.get("k")) is not None else None
-        fit = fit_steps([p for _, p in points] + plain_above, shape_of(first, efficiency), k)
+        fit = fit_steps([p for _, p in g.points] + list(g.plain_above), shape_of(first, efficiency, shapes), k)
         target = first.get("target_model") or first.get("target_preset")
-        out.append(SetupFit(workload, setup, tuple(i for i, _ in points), tuple(p for _, p in points), fit,
+        out.append(SetupFit(g.workload, g.setup, tuple(i for i, _ in g.points), tuple(p for _, p in g.points), fit,
                             None if target is None or target != target else str(target),
                             None if first.get("method") is None else str(first.get("method"))))
     return out
 
 
-def plain_elsewhere(records: list[dict], points: list[StepPoint]) -> list[StepPoint]:
-    """The plain step of each baseline run that had no speculative run at its concurrency (the rows' `plain_runs`,
-    runs.pairing) at a batch none of the points measured the plain step at, once each."""
+def plain_elsewhere(plain_runs: list, points: list[StepPoint]) -> list[StepPoint]:
+    """The plain step of each baseline run that had no speculative run at its concurrency (the rows' `plain_runs`
+    cells, runs.pairing) at a batch none of the points measured the plain step at, once each."""
     seen = {p.batch for p in points if p.plain_ms}
     out = []
-    for r in records:
-        runs = r.get("plain_runs")
+    for runs in plain_runs:
         for b, tok_s, where in runs if isinstance(runs, tuple) else ():
             if b not in seen and b > 0 and tok_s > 0:
                 seen.add(b)

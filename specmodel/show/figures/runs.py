@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -47,6 +48,18 @@ def _hover(r) -> str:
             f"{_fmt(r.get('speedup_high'))}x)<br>verdict: {r.get('verdict') or '–'}")
 
 
+# the columns _hover reads: records of these only (a chart of 2,000 runs made records of all 88 columns of each)
+HOVER_COLUMNS = ("file", "row", "setup", "workload", "concurrency", "k", "max_draft_length", "method", "gpu_preset",
+                 "alpha", "tokens_per_step", "break_even_tokens_per_step", "measured_speedup", "predicted_speedup",
+                 "speedup_low", "speedup_high", "verdict")
+
+
+def _records(data: pd.DataFrame, columns=HOVER_COLUMNS) -> list[dict]:
+    """data.to_dict("records") of the given columns that data has (each cell as the whole table's records
+    give it: a column's cells are made alike whatever the other columns)."""
+    return data[[c for c in columns if c in data]].to_dict("records")
+
+
 def band_bars(group: pd.DataFrame) -> dict | None:
     """Vertical bars from each run's speedup_low to speedup_high (the model's 80% band; none where a run has none)."""
     if "speedup_low" not in group or "speedup_high" not in group:
@@ -82,7 +95,7 @@ def predicted_vs_measured(evaluated: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=group["measured_speedup"].astype(float), y=group["predicted_speedup"].astype(float), mode="markers",
             name=f"measured: {shown_in_chart(verdict_words(name))}" if by_verdict else shown_in_chart(name), marker=marker,
-            error_y=band_bars(group), hovertext=[_hover(r) for r in group.to_dict("records")], hoverinfo="text"))
+            error_y=band_bars(group), hovertext=[_hover(r) for r in _records(group)], hoverinfo="text"))
         values += group["measured_speedup"].astype(float).tolist() + group["predicted_speedup"].astype(float).tolist()
         for end in ("speedup_low", "speedup_high"):  # the bars stay inside the axes
             if end in group:
@@ -120,12 +133,13 @@ def _row_labels(data: pd.DataFrame) -> list[str]:
     of one setup would still share a row (on a category axis they would sit on top of each other)."""
     setups = setups_of(data).tolist()
     base = [f"{_short(r['workload'])} @ {r['concurrency']}" + (f", {setup}" if setup else "")
-            for r, setup in zip(data.to_dict("records"), setups)]
+            for r, setup in zip(_records(data, ("workload", "concurrency")), setups)]
+    counts = Counter(base)
     seen: dict[str, int] = {}
     out = []
     for label in base:
         seen[label] = seen.get(label, 0) + 1
-        out.append(label if base.count(label) == 1 else f"{label} #{seen[label]}")
+        out.append(label if counts[label] == 1 else f"{label} #{seen[label]}")
     return [shown_in_chart(label) for label in out]
 
 
@@ -137,7 +151,7 @@ def break_even_chart(evaluated: pd.DataFrame) -> go.Figure:
         data = data.sort_values(["workload", "concurrency", "k"], kind="stable", key=lambda c: c.astype(str)
                                 if c.name == "workload" else pd.to_numeric(c, errors="coerce"))
     labels = _row_labels(data) if not data.empty else []
-    records = data.to_dict("records") if not data.empty else []
+    records = _records(data) if not data.empty else []
     fig = go.Figure()
     shapes = []
     if records:

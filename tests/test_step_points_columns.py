@@ -1,0 +1,49 @@
+"""The step fit's points made columns at a time (runs.step_points.points_of, setup_points) are the points the
+row-by-row reading makes (point_of of each record), and fitting a page's drawn setups first and the rest when
+asked for gives setup_fits' fits, in its order."""
+
+import numpy as np
+import pandas as pd
+
+from specmodel.runs.load import read_runs
+from specmodel.runs.step_points import fit_setups, point_of, points_of, setup_fits, setup_points
+from tests.conftest import FIXTURES
+
+
+def _odd_table() -> pd.DataFrame:
+    """Cells as a reader or a merge may leave them: numbers as text, NaN, None, pd.NA, numpy scalars in object
+    columns, a request-rate row, an implausible measurement, a zero row number, a file with no name."""
+    n = 9
+    return pd.DataFrame({
+        "file": ["a.csv", "a.csv", None, "", "b.csv", "b.csv", np.nan, "c.csv", "c.csv"],
+        "row": pd.array([2, 3, None, 0, 5, 6, 7, 8, 9], dtype="Int64"),
+        "workload": ["w", "w", "w", None, "v", "v", "v", "v", "v"],
+        "concurrency": pd.Series([1, 4, 8, 2, np.float64(0), "16", 16, 32, None], dtype=object),
+        "rate_driven": pd.Series([False, None, 1, False, np.False_, False, np.True_, False, False], dtype=object),
+        "measured_plausible": pd.Series([True, None, True, np.False_, False, True, True, True, None], dtype=object),
+        "baseline_tok_s": [100.0, np.nan, 50.0, 20.0, 10.0, 0.0, 30.0, -5.0, 40.0],
+        "spec_tok_s": pd.Series([150.0, 80, None, "x", 12.5, np.float64(9.0), pd.NA, 70.0, 1.0], dtype=object),
+        "measured_speedup": [1.5, np.nan, 1.2, np.inf, np.nan, np.nan, 1.1, 2.0, np.nan],
+        "tokens_per_step": pd.Series([2.5, None, np.float64(1.7), np.nan, 2.0, 3.0, 1.0, 1.5, 2.0], dtype=object),
+        "plain_runs": [None, ((64.0, 500.0, "base.csv row 3"),), None, None, None, None, None, None, None],
+        "k": [4] * n, "setup": [""] * n,
+    })
+
+
+def test_points_of_makes_each_records_point():
+    tables = [_odd_table(), read_runs([FIXTURES / "published_dev.csv"]).rows,
+              read_runs([FIXTURES / "methods_compared.csv"]).rows]
+    for table in tables:
+        by_columns = points_of(table)
+        by_rows = [point_of(r) for r in table.to_dict("records")]
+        assert repr(by_columns) == repr(by_rows)
+    odd = points_of(tables[0])
+    assert [p is not None for p in odd] == [True, True, False, False, False, False, False, True, False]
+
+
+def test_fitting_the_drawn_setups_first_then_the_rest_is_setup_fits():
+    rows = read_runs([FIXTURES / "published_dev.csv"]).rows
+    for top in (None, 8.0):
+        groups = setup_points(rows, top)
+        assert len(groups) > 3
+        assert repr(fit_setups(rows, groups[:3]) + fit_setups(rows, groups[3:])) == repr(setup_fits(rows, None, top))
