@@ -1,12 +1,13 @@
 """The step fit's points made columns at a time (runs.step_points.points_of, setup_points) are the points the
 row-by-row reading makes (point_of of each record), and fitting a page's drawn setups first and the rest when
-asked for gives setup_fits' fits, in its order."""
+asked for gives setup_fits' fits, in its order, and the same runs of each (rows_of, rows_by_fit)."""
 
 import numpy as np
 import pandas as pd
 
 from specmodel.runs.load import read_runs
-from specmodel.runs.step_points import fit_setups, point_of, points_of, setup_fits, setup_points
+from specmodel.runs.step_points import (fit_setups, point_of, points_of, rows_by_fit, rows_of, setup_fits,
+                                         setup_points)
 from tests.conftest import FIXTURES
 
 
@@ -46,4 +47,6 @@ def test_fitting_the_drawn_setups_first_then_the_rest_is_setup_fits():
     for top in (None, 8.0):
         groups = setup_points(rows, top)
         assert len(groups) > 3
-        assert repr(fit_setups(rows, groups[:3]) + fit_setups(rows, groups[3:])) == repr(setup_fits(rows, None, top))
+        every = setup_fits(rows, None, top)
+        assert repr(fit_setups(rows, groups[:3]) + fit_setups(rows, groups[3:])) == repr(every)
+        assert repr(rows_of(rows, groups[:3])) == repr(rows_by_fit(rows, every[:3]))  # the drawn setups' runs

@@ -59,13 +59,9 @@ def point_of(row: dict) -> StepPoint | None:
 def points_of(rows: pd.DataFrame) -> list[StepPoint | None]:
     """point_of of each row of a table, columns at a time: the same points (and Nones) as point_of of each of
     rows.to_dict("records"), without a record of each row (a file of 50,000 runs)."""
-    b, base, spec, speedup, e = (_numbers(rows, c) for c in ("concurrency", "baseline_tok_s", "spec_tok_s",
-                                                             "measured_speedup", "tokens_per_step"))
-    rate = np.array([v in (True, 1) for v in _cells(rows, "rate_driven")], bool)
-    implausible = np.array([v is False for v in _cells(rows, "measured_plausible")], bool)
+    keep, b, base, spec, speedup, e = _point_columns(rows)
     with np.errstate(invalid="ignore"):
         has_base, has_spec, has_speedup = base > 0, spec > 0, speedup > 0
-        keep = ~rate & ~implausible & (b > 0) & (has_base | has_spec | has_speedup)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         plain_ms, spec_ms = (1000 * b / base).tolist(), (1000 * b / spec).tolist()
     b, speedup, e = b.tolist(), speedup.tolist(), e.tolist()
@@ -77,6 +73,18 @@ def points_of(rows: pd.DataFrame) -> list[StepPoint | None]:
                            speedup[i] if has_speedup[i] else None, None if e[i] != e[i] else e[i],
                            where or f"concurrency {b[i]:g}")
     return out
+
+
+def _point_columns(rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
+    """(whether each row gives a point, and its batch, baseline tok/s, speculative tok/s, measured speedup and
+    E as numbers, NaN where none): point_of's tests, a column at a time."""
+    b, base, spec, speedup, e = (_numbers(rows, c) for c in ("concurrency", "baseline_tok_s", "spec_tok_s",
+                                                             "measured_speedup", "tokens_per_step"))
+    rate = np.array([v in (True, 1) for v in _cells(rows, "rate_driven")], bool)
+    implausible = np.array([v is False for v in _cells(rows, "measured_plausible")], bool)
+    with np.errstate(invalid="ignore"):
+        keep = ~rate & ~implausible & (b > 0) & ((base > 0) | (spec > 0) | (speedup > 0))
+    return keep, b, base, spec, speedup, e
 
 
 def _cells(rows: pd.DataFrame, column: str) -> list:
@@ -170,13 +178,13 @@ def _named(value) -> bool:
 
 
 @dataclass(frozen=True)
-class SetupPoints:
-    """One setup's measured points, before its fit (setup_points): what fit_setups fits."""
+class SetupRows:
+    """One setup's runs that a fit reads (setup_points), before their points are made and fitted (fit_setups)."""
 
     workload: str
     setup: str
-    points: tuple[tuple[int, StepPoint], ...]  # (position in the table, point) of each run the fit sees
-    plain_above: tuple[StepPoint, ...]  # plain steps it pins beside them (above top_batch, baseline-only runs)
+    rows: tuple[int, ...]  # positions in the table of every run of the setup, in order
+    fitted: tuple[int, ...]  # those that give a point the fit sees (at concurrency ≤ top_batch, if given)
 
 
 def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_batch: float | None = None
@@ -185,48 +193,60 @@ def setup_fits(rows: pd.DataFrame, efficiency: Efficiency | None = None, top_bat
     return fit_setups(rows, setup_points(rows, top_batch), efficiency)
 
 
-def setup_points(rows: pd.DataFrame, top_batch: float | None = None) -> list[SetupPoints]:
-    """The points of each setup (a workload under one setup) that has at least one, in the table's order: what
-    setup_fits fits, without fitting (a page that draws a few setups of hundreds fits those few first). Columns
-    at a time: each row's point from the columns point_of reads (points_of), never a record of each row."""
+def setup_points(rows: pd.DataFrame, top_batch: float | None = None) -> list[SetupRows]:
+    """The runs of each setup (a workload under one setup) that gives at least one point, in the table's order:
+    what setup_fits fits, without making the points or fitting them (a page that draws a few setups of hundreds
+    fits those few first). Columns at a time: which rows give a point (_point_columns), never a record a row."""
     if rows.empty:
         return []
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (w, setup) in enumerate(zip(_cells(rows, "workload"), setups_of(rows).tolist())):
         groups.setdefault((str(w or ""), setup), []).append(i)
-    every = points_of(rows)
     batch = _numbers(rows, "concurrency")
     below = np.ones(len(rows), bool) if top_batch is None else np.where(np.isnan(batch), 0, batch) <= top_batch
-    plain_runs = _cells(rows, "plain_runs")
+    seen = (_point_columns(rows)[0] & below).tolist()
     out = []
     for (workload, setup), idx in groups.items():
-        points = [(i, every[i]) for i in idx if below[i] and every[i] is not None]
-        if not points:
-            continue
-        # above top_batch only the plain half of a run is used: the plain server's step at that batch is what a
-        # reviewer measures anyway (it is the server running today); the speculative arm is what the fit predicts
-        plain_above = [every[i] for i in idx if not below[i] and every[i] is not None]
-        plain_above = [StepPoint(p.batch, plain_ms=p.plain_ms, where=p.where) for p in plain_above if p.plain_ms]
-        plain_above += plain_elsewhere([plain_runs[i] for i in idx], [p for _, p in points] + plain_above)
-        out.append(SetupPoints(workload, setup, tuple(points), tuple(plain_above)))
+        fitted = tuple(i for i in idx if seen[i])
+        if fitted:
+            out.append(SetupRows(workload, setup, tuple(idx), fitted))
     return out
 
 
-def fit_setups(rows: pd.DataFrame, groups: list[SetupPoints], efficiency: Efficiency | None = None
+def fit_setups(rows: pd.DataFrame, groups: list[SetupRows], efficiency: Efficiency | None = None
                ) -> list[SetupFit]:
-    """The step fit of each setup's points (setup_points of these rows), each over the model's shape of its
-    first run's scenario; a whole row is made only of each setup's first run (its scenario, k, target, method)."""
-    firsts = rows.iloc[[g.points[0][0] for g in groups]].to_dict("records")
+    """The step fit of each setup (setup_points of these rows), over the model's shape of its first fitted run's
+    scenario. Points and records are made of these setups' rows only; a whole row of each one's first run."""
+    positions = sorted({i for g in groups for i in g.rows})
+    mine = rows.iloc[positions]
+    point = dict(zip(positions, points_of(mine)))
+    plain_runs = dict(zip(positions, _cells(mine, "plain_runs")))
+    firsts = rows.iloc[[g.fitted[0] for g in groups]].to_dict("records")
     shapes: dict = {}  # the model's shape per scenario: setups of several workloads may share one
     out = []
     for g, first in zip(groups, firsts):
+        points = [(i, point[i]) for i in g.fitted]
+        fitted = set(g.fitted)
+        # above top_batch only the plain half of a run is used: the plain server's step at that batch is what a
+        # reviewer measures anyway (it is the server running today); the speculative arm is what the fit predicts
+        above = [point[i] for i in g.rows if i not in fitted and point[i] is not None]
+        plain_above = [StepPoint(p.batch, plain_ms=p.plain_ms, where=p.where) for p in above if p.plain_ms]
+        plain_above += plain_elsewhere([plain_runs[i] for i in g.rows], [p for _, p in points] + plain_above)
         k = int(first["k"]) if float_or_none(first.get("k")) is not None else None
-        fit = fit_steps([p for _, p in g.points] + list(g.plain_above), shape_of(first, efficiency, shapes), k)
+        fit = fit_steps([p for _, p in points] + plain_above, shape_of(first, efficiency, shapes), k)
         target = first.get("target_model") or first.get("target_preset")
-        out.append(SetupFit(g.workload, g.setup, tuple(i for i, _ in g.points), tuple(p for _, p in g.points), fit,
+        out.append(SetupFit(g.workload, g.setup, g.fitted, tuple(p for _, p in points), fit,
                             None if target is None or target != target else str(target),
                             None if first.get("method") is None else str(first.get("method"))))
     return out
+
+
+def rows_of(rows: pd.DataFrame, groups: list[SetupRows]) -> list[list[tuple[int, dict]]]:
+    """Per setup, (position in the table, row) of each of its runs, in order (rows_by_fit of its fit): records
+    of these setups' rows only, in one pass."""
+    positions = sorted({i for g in groups for i in g.rows})
+    record = dict(zip(positions, rows.iloc[positions].to_dict("records")))
+    return [[(i, record[i]) for i in g.rows] for g in groups]
 
 
 def plain_elsewhere(plain_runs: list, points: list[StepPoint]) -> list[StepPoint]:
