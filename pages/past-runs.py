@@ -10,7 +10,7 @@ with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mo
     from pages.parts.calibration import calibration
     from pages.parts.common import base_scenario_or_stop
     from pages.parts.custom_inputs import sidebar_choices
-    from pages.parts.display import chart, column_config
+    from pages.parts.display import alert, chart, column_config
     from pages.parts.plan_section import plan_section
     from pages.parts.decision import decision_slot
     from pages.parts.run_files import (acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand,
@@ -66,7 +66,8 @@ pairing_choices(pairing, files, table.rows["file"] if "file" in table.rows else 
 
 problems = runs_view.problem_lines(table)
 with st.expander(runs_view.problems_label(table), expanded=table.rows.empty):
-    show = {"error": st.error, "warning": st.warning, "info": st.caption}
+    show = {"error": partial(alert, st.error), "warning": partial(alert, st.warning),  # no emoji search in each
+            "info": st.caption}  # of a large file's thousands of lines where one cannot start with an icon
     for severity, line in problems:
         show.get(severity, st.caption)(no_links(line))
 if table.rows.empty:

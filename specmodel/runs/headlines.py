@@ -63,7 +63,9 @@ def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
                                                                  table["concurrency"].tolist())):
         if label not in _LINE_ORDER:
             continue
-        name, per_label = groups.setdefault(gid, (_workload_name(workload, setup), {}))
+        if gid not in groups:  # a group's name once, not once a row
+            groups[gid] = (_workload_name(workload, setup), {})
+        name, per_label = groups[gid]
         levels = per_label.setdefault(label, ([], [], {}))  # measured, predicted, the model's verdicts
         levels[0 if measured[i] else 1].append(conc)
         if disagrees[i] and not pd.isna(said_as[i]):
