@@ -143,8 +143,10 @@ def test_a_file_past_the_caps_loads_with_progress(streamlit_server, browser_page
     page.get_by_text(f"The table shows the first {TABLE_ROWS_SHOWN:,} of {rows:,} rows").first.wait_for()
     wait_for_app(page)
     seen = page.evaluate("window.__progress")
-    # the bar said how far it was while the file loaded (each report's text: tests/test_runs_view.py)
-    assert any(t.startswith("Reading: ") and t.endswith(f" of {rows:,} runs") for t in seen), seen
+    # the bar said how far it was while the file loaded (each report's text: tests/test_runs_view.py). Reading
+    # reports once at this size (at 5,000 rows, PROGRESS_EVERY) and takes a fraction of a second, so the browser
+    # may draw only the predicting stage's reports that follow it at once: either stage's count says how far
+    assert any(t.startswith(("Reading: ", "Predicting: ")) and t.endswith(f" of {rows:,} runs") for t in seen), seen
     assert page.locator("[data-testid='stProgress']").count() == 0  # gone once loaded
     loaded = page.locator("[data-testid='stMetric']").filter(has_text="Runs loaded")
     assert f"{rows:,}" in loaded.inner_text()
