@@ -27,6 +27,9 @@ PYTEST_ARGS ?=
 # 2026-12-07 on a quiet machine (fresh clone, 2,942 tests): 2 workers 335 s of pytest (372 s CPU in 373 s wall: the
 # cores half idle), 3 workers 304 s with one browser test racing its grid's accessible table (since fixed): a
 # tenth faster, but more browser tests sharing two cores; 2 stays the default.
+# 2026-12-07 later, fresh clones of 4d12ba5 one after the other (2,962 tests): 2 workers 346.3 s of pytest (381 s
+# wall), 4 workers 357.0 s (358 s wall): no gain. The CPU make counts (~395 s) leaves out Chromium's renderers
+# (reparented when Playwright's driver exits), which fill the cores while browser tests run.
 # 2026-12-07 later (2,945 tests, the shared 2 cores at load 2.5-10 from other work, so wall is noisy): the tree before
 # and after the quick selection's trims (test-fast below), one after the other: 493 -> 399 s wall, 358.6 -> 344.0 s
 # of CPU (user+sys). The CPU fell by the in-process CLI runs and plan's single calibration (make test still runs
