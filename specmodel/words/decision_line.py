@@ -68,13 +68,21 @@ def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | No
     head = _head(", ".join(filter(None, [who, named])))
     mid, low, high = off
     if mid is None and high is None:
-        return f"{head}on at every batch the fit looks at ({YOUR_RUNS})"
+        return f"{head}on at every batch the fit looks at ({band_below_one(low)}{YOUR_RUNS})"
     if high == 0:
         return f"{head}off at every batch, band included ({YOUR_RUNS})"
     if mid == 0:
         return f"{head}off from batch 1 (the band reaches batch {f'{FIT_SEARCH_MAX}+' if high is None else high}; {YOUR_RUNS})"
     span = "" if low == high else f"{low}–{f'{FIT_SEARCH_MAX}+' if high is None else high}, "
     return f"{head}off above batch {mid} ({span}{YOUR_RUNS})"
+
+
+def band_below_one(low: int | None) -> str:
+    """Where a fit that pays at every batch has the low end of its band below 1.0: "the band reaches 1.0 above
+    batch 200; " (empty where the band stays above 1.0 too): the line does not say "on" without its doubt."""
+    if low is None:
+        return ""
+    return "the band reaches 1.0 from batch 1; " if low == 0 else f"the band reaches 1.0 above batch {low}; "
 
 
 def timed_decision_line(label: str, speedup: float, band: tuple[float, float] | None, batch: float, k: int | None,
