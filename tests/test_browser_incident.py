@@ -92,11 +92,17 @@ def no_duplicate_alerts(page) -> None:
     assert len(seen) == len(set(seen)), seen
 
 
-def open_expanders(page) -> None:
+def open_expanders(page, attempts: int = 20) -> None:
+    """Open every expander of the main area as a user does: click each closed one (clicking an open one would
+    close it). A click that lands while the page is still drawing a run (a loaded machine) can be lost with the
+    element it hit, so the closed ones are looked for again once the page is idle, until none is left (a fresh
+    clone's run once waited 180 s on an expander left closed)."""
     closed = page.locator("[data-testid='stMain'] [data-testid='stExpander'] details:not([open]) > summary")
-    for _ in range(closed.count()):  # only closed ones (clicking an open one would close it), each opened in turn
+    for _ in range(attempts):
+        wait_for_app(page)
+        if closed.count() == 0:
+            break
         closed.first.click()
-    wait_for_app(page)
     # every expander open and the grids shown inside laid out (a grid draws its scroller once shown; one in a
     # tab not selected has no size and waits for its tab)
     wait_settled(page, """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stExpander'] details")]
