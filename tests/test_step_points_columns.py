@@ -1,13 +1,13 @@
-"""The step fit's points made columns at a time (runs.step_points.points_of, setup_points) are the points the
-row-by-row reading makes (point_of of each record), and fitting a page's drawn setups first and the rest when
+"""The step fit's points made columns at a time (runs.step_points.points_of, setup_points) from cells as a reader
+or a merge may leave them, and fitting a page's drawn setups first and the rest when
 asked for gives setup_fits' fits, in its order, and the same runs of each (rows_of, rows_by_fit)."""
 
 import numpy as np
 import pandas as pd
 
 from specmodel.runs.load import read_runs
-from specmodel.runs.step_points import (fit_setups, point_of, points_of, rows_by_fit, rows_of, setup_fits,
-                                         setup_points)
+from specmodel.fit.steps import StepPoint
+from specmodel.runs.step_points import fit_setups, points_of, rows_by_fit, rows_of, setup_fits, setup_points
 from tests.conftest import FIXTURES
 
 
@@ -31,15 +31,15 @@ def _odd_table() -> pd.DataFrame:
     })
 
 
-def test_points_of_makes_each_records_point():
-    tables = [_odd_table(), read_runs([FIXTURES / "published_dev.csv"]).rows,
-              read_runs([FIXTURES / "methods_compared.csv"]).rows]
-    for table in tables:
-        by_columns = points_of(table)
-        by_rows = [point_of(r) for r in table.to_dict("records")]
-        assert repr(by_columns) == repr(by_rows)
-    odd = points_of(tables[0])
-    assert [p is not None for p in odd] == [True, True, False, False, False, False, False, True, False]
+def test_points_of_reads_each_runs_point_from_its_cells():
+    """Each row's point as the fit reads it (1000·b / tok/s per arm, the measured speedup and E), and None for a
+    row that gives none: a request rate, an implausible measurement, a batch that is zero, text or missing."""
+    points = points_of(_odd_table())
+    assert points[0] == StepPoint(1.0, 10.0, 1000 / 150, 1.5, 2.5, "a.csv row 2")
+    assert points[1] == StepPoint(4.0, None, 50.0, None, None, "a.csv row 3")  # no baseline, no speedup, no E
+    assert points[7] == StepPoint(32.0, None, 1000 * 32 / 70, 2.0, 1.5, "c.csv row 8")  # a negative baseline: none
+    # a request rate (1, True), an implausible run, batch 0, batch as text, no batch: no point
+    assert [points[i] for i in (2, 3, 4, 5, 6, 8)] == [None] * 6
 
 
 def test_fitting_the_drawn_setups_first_then_the_rest_is_setup_fits():

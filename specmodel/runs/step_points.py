@@ -39,26 +39,10 @@ class SetupFit:
     method: str | None = None
 
 
-def point_of(row: dict) -> StepPoint | None:
-    """The measured point a row gives (None where it gives nothing the fit uses)."""
-    if is_rate_driven(row) or row.get("measured_plausible") is False:
-        return None
-    b = float_or_none(row.get("concurrency"))
-    if b is None or b <= 0:
-        return None
-    base, spec = float_or_none(row.get("baseline_tok_s")), float_or_none(row.get("spec_tok_s"))
-    speedup = float_or_none(row.get("measured_speedup"))
-    if not any(v is not None and v > 0 for v in (base, spec, speedup)):
-        return None
-    where = str(row.get("file") or "") + (f" row {int(row['row'])}" if float_or_none(row.get("row")) else "")
-    return StepPoint(b, 1000 * b / base if base and base > 0 else None, 1000 * b / spec if spec and spec > 0 else None,
-                     speedup if speedup and speedup > 0 else None, float_or_none(row.get("tokens_per_step")),
-                     where or f"concurrency {b:g}")
-
-
 def points_of(rows: pd.DataFrame) -> list[StepPoint | None]:
-    """point_of of each row of a table, columns at a time: the same points (and Nones) as point_of of each of
-    rows.to_dict("records"), without a record of each row (a file of 50,000 runs)."""
+    """The measured point each row of a table gives (None where it gives nothing the fit uses: a request rate, an
+    implausible measurement, no batch above 0, nothing measured), columns at a time: no record of each row (a
+    file of 50,000 runs)."""
     keep, b, base, spec, speedup, e = _point_columns(rows)
     with np.errstate(invalid="ignore"):
         has_base, has_spec, has_speedup = base > 0, spec > 0, speedup > 0
@@ -77,7 +61,7 @@ def points_of(rows: pd.DataFrame) -> list[StepPoint | None]:
 
 def _point_columns(rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
     """(whether each row gives a point, and its batch, baseline tok/s, speculative tok/s, measured speedup and
-    E as numbers, NaN where none): point_of's tests, a column at a time."""
+    E as numbers, NaN where none): points_of's tests, a column at a time."""
     b, base, spec, speedup, e = (_numbers(rows, c) for c in ("concurrency", "baseline_tok_s", "spec_tok_s",
                                                              "measured_speedup", "tokens_per_step"))
     rate = np.array([v in (True, 1) for v in _cells(rows, "rate_driven")], bool)
