@@ -1,13 +1,13 @@
 """The step fit's points made columns at a time (runs.step_points.points_of, setup_points) from cells as a reader
 or a merge may leave them, and fitting a page's drawn setups first and the rest when
-asked for gives setup_fits' fits, in its order, and the same runs of each (rows_of, rows_by_fit)."""
+asked for gives setup_fits' fits, in its order, and each fit's runs are its setup's (rows_by_fit)."""
 
 import numpy as np
 import pandas as pd
 
 from specmodel.runs.load import read_runs
 from specmodel.fit.steps import StepPoint
-from specmodel.runs.step_points import fit_setups, points_of, rows_by_fit, rows_of, setup_fits, setup_points
+from specmodel.runs.step_points import fit_setups, points_of, rows_by_fit, setup_fits, setup_points
 from tests.conftest import FIXTURES
 
 
@@ -49,4 +49,6 @@ def test_fitting_the_drawn_setups_first_then_the_rest_is_setup_fits():
         assert len(groups) > 3
         every = setup_fits(rows, None, top)
         assert repr(fit_setups(rows, groups[:3]) + fit_setups(rows, groups[3:])) == repr(every)
-        assert repr(rows_of(rows, groups[:3])) == repr(rows_by_fit(rows, every[:3]))  # the drawn setups' runs
+        owned = rows_by_fit(rows, every[:3])  # the drawn setups' runs: every run of each setup, in order
+        assert [tuple(i for i, _ in own) for own in owned] == [g.rows for g in groups[:3]]
+        assert all(set(f.rows) <= {i for i, _ in own} for f, own in zip(every[:3], owned))

@@ -15,7 +15,7 @@ from specmodel import Efficiency
 from specmodel.fit.saved import SavedFit
 from specmodel.model.calibration_file import calibration_document
 from specmodel.words.calibration import NOTHING_FITTED
-from specmodel.runs.step_points import fit_setups, rows_of, setup_points
+from specmodel.runs.step_points import fit_setups, rows_by_fit, setup_points
 from specmodel.show.figures.step_fit import MAX_SETUPS_DRAWN, step_fit_chart
 from specmodel.words.step_fit import fit_line, line_e_words, pinned_words, runs_to_pin
 
@@ -31,7 +31,7 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
     if not groups:
         st.info("No run gives a measured speedup or throughput to fit.")
         return
-    owned = list(zip(drawn, rows_of(rows, groups[:len(drawn)])))
+    owned = list(zip(drawn, rows_by_fit(rows, drawn)))
     measured = [[(float(r["concurrency"]), float(r["measured_speedup"]), i in f.rows)
                  for i, r in own if r.get("measured_speedup") == r.get("measured_speedup")
                  and r.get("measured_speedup") is not None] for f, own in owned]

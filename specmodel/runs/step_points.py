@@ -225,14 +225,6 @@ def fit_setups(rows: pd.DataFrame, groups: list[SetupRows], efficiency: Efficien
     return out
 
 
-def rows_of(rows: pd.DataFrame, groups: list[SetupRows]) -> list[list[tuple[int, dict]]]:
-    """Per setup, (position in the table, row) of each of its runs, in order (rows_by_fit of its fit): records
-    of these setups' rows only, in one pass."""
-    positions = sorted({i for g in groups for i in g.rows})
-    record = dict(zip(positions, rows.iloc[positions].to_dict("records")))
-    return [[(i, record[i]) for i in g.rows] for g in groups]
-
-
 def plain_elsewhere(plain_runs: list, points: list[StepPoint]) -> list[StepPoint]:
     """The plain step of each baseline run that had no speculative run at its concurrency (the rows' `plain_runs`
     cells, runs.pairing) at a batch none of the points measured the plain step at, once each."""
