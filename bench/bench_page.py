@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from bench import against_goal
+from bench import against_goal, timed_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,11 +118,7 @@ def _one_script_cache():
 
 def _rerun(at: AppTest, alpha: float) -> float:
     at.slider(key="alpha").set_value(alpha)
-    start = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - start
-    assert not at.exception, at.exception
-    return elapsed
+    return timed_run(at)
 
 
 def run():

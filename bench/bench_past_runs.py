@@ -10,11 +10,10 @@ rounds is compared. Wall seconds: the script thread is the only busy one while t
 from __future__ import annotations
 
 import statistics
-import time
 
 from streamlit.testing.v1 import AppTest
 
-from bench import against_goal
+from bench import against_goal, timed_run
 from bench.bench_runs_large import ROOT, large_csv
 
 SIZES = (60, 6_000, 50_000)  # chosen: a small sweep (every setup a run or so), a large one, a quarter of the cap
@@ -34,11 +33,7 @@ def _page() -> AppTest:
 def _upload_run(data: bytes) -> float:
     at = _page()
     at.file_uploader(key="run_files").set_value(("sweep.csv", data, "text/csv"))
-    start = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - start
-    assert not at.exception, at.exception
-    return elapsed
+    return timed_run(at)
 
 
 def run():
