@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts
+from tests.browser import wait_for_app, wait_for_charts
 from tests.test_browser_incident import SIDEBAR
 
 pytestmark = pytest.mark.browser
@@ -41,12 +41,9 @@ PROSE_JS = """() => {
 
 
 @pytest.fixture
-def page(_chromium):
-    context = _chromium.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    p = context.new_page()
-    p.set_default_timeout(PATIENCE_MS)
-    yield p
-    context.close()
+def page(_reused_page):
+    yield _reused_page.take(WIDTH, HEIGHT)
+    _reused_page.give_back()
 
 
 def _open(page, url: str, sample_button: str | None = None) -> None:

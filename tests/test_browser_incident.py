@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts, wait_settled
+from tests.browser import wait_for_app, wait_for_charts, wait_settled
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -32,14 +32,12 @@ SCHEMES = ["light", "dark"]  # What-if in both (the README shows both); the othe
 
 
 @pytest.fixture
-def page(request, _chromium):
+def page(request, _reused_page):
     scheme = getattr(request, "param", "light")
-    context = _chromium.new_context(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
-    p = context.new_page()
-    p.set_default_timeout(PATIENCE_MS)
+    p = _reused_page.take(1280, 720, scheme)
     p.scheme = scheme
     yield p
-    context.close()
+    _reused_page.give_back()
 
 
 GRIDS_JS = """() => [...document.querySelectorAll("[data-testid='stDataFrame']")]

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.browser import PATIENCE_MS, wait_for_app, wait_for_charts
+from tests.browser import wait_for_app, wait_for_charts
 from tests.test_browser_decision import above_the_fold
 from tests.test_browser_incident import INCIDENT, SIDEBAR, no_cut_labels, open_expanders, tables_fit
 
@@ -21,14 +21,12 @@ pytestmark = pytest.mark.browser
 VIEWS = [(1280, 720, "light"), (1440, 900, "dark")]
 
 @pytest.fixture(params=VIEWS, ids=lambda v: f"{v[0]}x{v[1]}-{v[2]}")
-def page(request, _chromium):
+def page(request, _reused_page):
     width, height, scheme = request.param
-    context = _chromium.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-    p = context.new_page()
-    p.set_default_timeout(PATIENCE_MS)
+    p = _reused_page.take(width, height, scheme)
     p.width = width
     yield p
-    context.close()
+    _reused_page.give_back()
 
 
 def looks_right(page) -> list[dict]:

@@ -32,9 +32,8 @@ def test_no_theme_is_forced_and_page_titles_carry_no_icon():
 
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_page_and_its_charts_follow_the_viewers_colour_scheme(scheme, streamlit_server, _chromium):
-    context = _chromium.new_context(viewport={"width": 1400, "height": 1200}, color_scheme=scheme)
-    page = context.new_page()
+def test_the_page_and_its_charts_follow_the_viewers_colour_scheme(scheme, streamlit_server, _reused_page):
+    page = _reused_page.take(1400, 1200, scheme)
     try:
         page.goto(streamlit_server + "/?alpha=0.6&conc=8")
         wait_for_app(page)
@@ -55,4 +54,4 @@ def test_the_page_and_its_charts_follow_the_viewers_colour_scheme(scheme, stream
         nav = page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()
         assert [t.strip() for t in nav] == ["What-if", "Past runs", "Live", "Fleet", "Traffic mix", "Capacity"]
     finally:
-        context.close()
+        _reused_page.give_back()

@@ -16,7 +16,20 @@ def verdict_text(page) -> str:
 def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(streamlit_server, browser_page):
     page = browser_page
     requested = []
-    page.on("request", lambda r: requested.append(r.url))
+
+    def note(request):
+        requested.append(request.url)
+    page.on("request", note)
+    try:
+        _walk(page, streamlit_server)
+    finally:
+        page.remove_listener("request", note)  # the page goes on to the worker's next browser test
+    # Everything the page loads (scripts, fonts, icons, favicon) comes from the app's own server.
+    outside = [u for u in requested if not u.startswith((streamlit_server, "data:", "blob:"))]
+    assert outside == []
+
+
+def _walk(page, streamlit_server: str) -> None:
     page.goto(streamlit_server + "/?alpha=0.6&conc=8")
     wait_for_app(page)
     wait_for_charts(page)  # five charts; on a loaded 2-core machine the first draw takes a while
@@ -43,6 +56,3 @@ def test_page_loads_shows_verdict_and_charts_and_k_changes_verdict_and_url(strea
     assert after != before
     assert after.startswith("Uncertain (loses by the estimate)")  # 0.91x, its band 0.68-1.37x
     assert "k=8" in page.url and "alpha=0.6" in page.url and "conc=8" in page.url
-    # Everything the page loads (scripts, fonts, icons, favicon) comes from the app's own server.
-    outside = [u for u in requested if not u.startswith((streamlit_server, "data:", "blob:"))]
-    assert outside == []
