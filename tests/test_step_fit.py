@@ -346,3 +346,55 @@ def test_a_verify_shaped_fit_names_its_shape_once(tmp_path, capsys):
         "paying above batch 208 (band 77–beyond)",
         "    plain step: level and growth the model's; speculative step: level from the runs, growth the model's"]
     assert out.count("whose draft is no preset") == 4  # once for each of the four workloads
+
+
+# The issue's field report on a server with no preset, as a reviewer would type it: speedups 1.26 / 1.18 / 0.86
+# (draft model) at concurrency 1 / 4 / 16, on the plain throughputs of the lab's first pass (107.3, 447.4 and
+# 653.7 tok/s, tests/fixtures/real_engine/lab/pass1_summary.json); E 1.8 is chosen (the report gives none).
+FIELD = [(1, 107.3, 1.26), (4, 447.4, 1.18), (16, 653.7, 0.86)]
+
+
+def _field_points(up_to: int = 16) -> list[StepPoint]:
+    """Both arms at concurrency ≤ up_to, the plain arm alone above (as `runs --fit-up-to` fits them)."""
+    return [StepPoint(c, 1000 * c / plain, 1000 * c / (plain * s), tokens_per_step=1.8, where=f"c={c}") if c <= up_to
+            else StepPoint(c, 1000 * c / plain, where=f"c={c}") for c, plain, s in FIELD]
+
+
+def test_a_win_and_a_loss_the_runs_measured_bound_the_turn_off_batch_and_the_runs_that_pin_it():
+    from specmodel.plan.measure import fit_threshold_runs
+    from specmodel.words.decision_line import fit_decision_line
+
+    fit = fit_steps(_field_points(), Shape(), k=4)
+    assert fit.usable
+    assert fit.measured_bracket() == (4.0, 16.0)  # 1.18x at 4 pays, 0.86x at 16 loses
+    mid, low, high = fit.off_above()
+    # a straight line through three noisy runs leaves its band anywhere from 0 to 4096+; the runs themselves say
+    # the threshold is where 4 pays and 16 does not
+    assert 4 <= low <= mid <= high <= 15
+    assert fit_decision_line(fit.k, (mid, low, high)).endswith(f"off above batch {mid} ({low}–{high}, your runs)")
+    # the runs that would pin it lie between the measured batches, not at them: log-thirds of 4..16
+    assert fit_threshold_runs((mid, low, high), 64, tuple(b for b, _ in fit.measured)) == (6, 10)
+    # the fit saved and read back keeps what was measured
+    again = type(fit).from_dict(json.loads(json.dumps(fit.to_dict())))
+    assert again.measured == fit.measured and again.off_above() == (mid, low, high)
+
+
+def test_wins_at_1_and_4_say_the_band_reaches_break_even_above_4_not_from_batch_1():
+    from specmodel.words.step_fit import off_words
+
+    fit = fit_steps(_field_points(up_to=4), Shape(), k=4)
+    mid, low, high = fit.off_above()
+    # the line through 1 and 4 pays at every batch with its band below 1.0 from batch 1, but 1.26x and 1.18x were
+    # measured: batch 1 to 4 pay, whatever the band
+    assert (mid, high) == (None, None) and low == 4
+    assert "the band reaches 1.0 above batch 4" in off_words(fit)
+    # at half the acceptance (another workload's E through the same steps) both runs would have lost (0.63x, 0.59x)
+    assert fit.measured_bracket(0.9) == (None, 1.0) and fit.off_above(0.9) == (0, 0, 0)
+
+
+def test_runs_whose_wins_and_losses_are_out_of_order_leave_the_threshold_to_the_fit():
+    points = [StepPoint(c, 10.0 + 0.1 * c, (10.0 + 0.1 * c) / s, tokens_per_step=2.0)
+              for c, s in ((1, 1.3), (4, 0.8), (16, 1.2))]  # a loss at 4 between wins: noise or an odd curve
+    fit = fit_steps(points, Shape(), k=3)
+    assert fit.measured_bracket() == (None, None)
+    assert fit.off_above() == fit._within_measured(fit.off_above(), None)

@@ -148,7 +148,7 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     out["verdict_from"] = "step fit"
     # the runs answer: the decision line is the fit's, and so are the runs that would pin its threshold
     out["decision_line"] = fit_decision_line(fit.k, (mid, lo, hi), s.method.label)
-    runs = fit_threshold_runs((mid, lo, hi), largest_batch(summary))
+    runs = fit_threshold_runs((mid, lo, hi), largest_batch(summary), tuple(b for b, _ in fit.measured))
     out["threshold_runs"] = list(runs) if runs else None
     return out["step_fit"]
 

@@ -49,6 +49,9 @@ MODEL_MISFIT_PCT = 2 * NOISE_FLOOR * 100  # chosen: runs off the model's shape b
 SLOPE_TOLERANCE_SD = 2.0  # chosen: a per-sequence term below zero by more than 2 sd is a step that shrinks with the batch
 MAX_LOG_SD = 20.0  # chosen: a band wider than e^±25 says nothing more; capped so that it stays a finite number
 OFF_SEARCH_MAX = 4096  # chosen: the largest batch the turn-off search looks at (engines cap running sequences at 256–1024)
+# chosen: a measured speedup this far from 1.0 (the noise floor) says on which side of break-even its batch lies;
+# nearer, the run is break-even within its noise and brackets nothing
+CLEAR_OF_ONE = NOISE_FLOOR
 
 ARMS = ("plain", "spec")
 SPEEDUP_ONLY = "speedup_only"  # the speculative arm read off measured speedups through the plain arm
@@ -151,6 +154,7 @@ class StepFit:
     unpinned: tuple[str, ...] = ()  # "arm.term" nothing pinned and no model supplies
     notes: tuple[str, ...] = field(default=())  # labels for words/: "speedup_only", "one_batch", ...
     plain_batches: tuple[float, ...] = ()  # batches where the plain step was measured (beyond `batches` too)
+    measured: tuple[tuple[float, float], ...] = ()  # (batch, speedup) the runs measured, both arms at one batch
 
     @property
     def usable(self) -> bool:
@@ -196,7 +200,36 @@ class StepFit:
         OFF_SEARCH_MAX; 0 where it pays at none."""
         grid = np.arange(1, OFF_SEARCH_MAX + 1, dtype=float)
         s, low, high = self.speedup(grid, tokens_per_step)
-        return tuple(_last_paying(v) for v in (s, low, high))
+        return self._within_measured(tuple(_last_paying(v) for v in (s, low, high)), tokens_per_step)
+
+    def measured_bracket(self, tokens_per_step: float | None = None) -> tuple[float | None, float | None]:
+        """(the largest batch the runs measured clearly paying below every clearly losing one, the smallest
+        measured clearly losing above every clearly paying one): where the runs themselves place break-even,
+        whatever the fit's line. Each end None where no run gives it, both None where the runs' verdicts are not
+        in order (a loss below a win: noise or an odd curve, left to the fit). Speedups are taken to
+        tokens_per_step as speedup() takes them (the acceptance of another workload or a live window)."""
+        scale = tokens_per_step / self.tokens_per_step if tokens_per_step is not None and self.tokens_per_step else 1
+        wins = [b for b, s in self.measured if s * scale >= 1 + CLEAR_OF_ONE]
+        losses = [b for b, s in self.measured if s * scale <= 1 - CLEAR_OF_ONE]
+        if wins and losses and max(wins) >= min(losses):
+            return None, None
+        return (max(wins) if wins else None), (min(losses) if losses else None)
+
+    def _within_measured(self, off: tuple, tokens_per_step: float | None) -> tuple:
+        """off_above's (at the fit, low, high) held inside measured_bracket: the runs are the ground truth, so a
+        batch they measured paying is not past the threshold and one they measured losing is."""
+        win, loss = self.measured_bracket(tokens_per_step)
+        if win is None and loss is None:
+            return off
+        first = int(math.ceil(win)) if win is not None else 0  # the last paying batch is at least the win's
+        last = int(math.ceil(loss)) - 1 if loss is not None else None  # and below the loss's
+
+        def held(v):
+            v = max(first, v) if v is not None else None
+            if last is not None:
+                v = last if v is None else min(last, v)
+            return v
+        return tuple(held(v) for v in off)
 
     def to_dict(self) -> dict:
         arm = lambda a: None if a is None else {  # noqa: E731
@@ -210,7 +243,8 @@ class StepFit:
                 "plain": arm(self.plain), "spec": arm(self.spec), "k": self.k,
                 "tokens_per_step": None if self.tokens_per_step is None else _r(self.tokens_per_step),
                 "batches": list(self.batches), "refused": list(self.refused), "unpinned": list(self.unpinned),
-                "notes": list(self.notes), "plain_batches": list(self.plain_batches)}
+                "notes": list(self.notes), "plain_batches": list(self.plain_batches),
+                "measured": [[_r(b), _r(v)] for b, v in self.measured]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "StepFit":
@@ -226,7 +260,8 @@ class StepFit:
         return cls(shape, arm(d.get("plain")), arm(d.get("spec")), d.get("k"), d.get("tokens_per_step"),
                    tuple(float(b) for b in d.get("batches") or ()), tuple(d.get("refused") or ()),
                    tuple(d.get("unpinned") or ()), tuple(d.get("notes") or ()),
-                   tuple(float(b) for b in d.get("plain_batches") or ()))
+                   tuple(float(b) for b in d.get("plain_batches") or ()),
+                   tuple((float(b), float(v)) for b, v in d.get("measured") or ()))
 
 
 def _r(x: float) -> float:
@@ -290,8 +325,20 @@ def _fit_over(points: list[StepPoint], shape: Shape, k: int | None) -> StepFit:
         notes.append(ONE_BATCH)
     unpinned = tuple(f"{name}.{q}" for name, a in (("plain", plain), ("spec", spec)) if a is None
                      for q in QUANTITIES)
-    fit = StepFit(shape, plain, spec, k, e_fit, batches, (), unpinned, tuple(notes), plain_batches)
+    fit = StepFit(shape, plain, spec, k, e_fit, batches, (), unpinned, tuple(notes), plain_batches,
+                  _measured_speedups(points))
     return _checked(fit)
+
+
+def _measured_speedups(points: list[StepPoint]) -> tuple[tuple[float, float], ...]:
+    """(batch, speedup) of each point that measured both arms (or gave its speedup), in batch order."""
+    out = []
+    for p in points:
+        if _positive(p.speedup):
+            out.append((float(p.batch), float(p.speedup)))
+        elif _positive(p.plain_ms) and _positive(p.spec_ms_per_token):
+            out.append((float(p.batch), float(p.plain_ms) / float(p.spec_ms_per_token)))
+    return tuple(sorted(out))
 
 
 def _held_above_plain(plain_obs, spec_obs, e: float) -> tuple[ArmFit, ArmFit] | None:

@@ -175,15 +175,26 @@ def threshold_runs(summary) -> tuple[int, int] | None:
     return (brackets[0], brackets[-1]) if len(brackets) >= 2 else None
 
 
-def fit_threshold_runs(off: tuple[int | None, int | None, int | None], largest: int) -> tuple[int, int] | None:
+def fit_threshold_runs(off: tuple[int | None, int | None, int | None], largest: int,
+                       measured: tuple[float, ...] = ()) -> tuple[int, int] | None:
     """The two concurrencies that would pin a step fit's open off threshold (`off`: StepFit.off_above, at the fit
     and the band's low and high end): the band's two ends, the high one capped at `largest` (what the speculative
-    arm fits); None where the band closes on one batch or leaves nothing to run between its ends."""
+    arm fits); None where the band closes on one batch or leaves nothing to run between its ends. An end the runs
+    already measured (`measured`: their batches; StepFit.off_above holds the band inside the runs' own win and
+    loss) moves inside: to the thirds, in log, of the way between the measured batches around the threshold
+    (measured wins at 4 and losses at 16: batch 6 and 10)."""
     _, low, high = off
     if low == high or low is None:
         return None
     first, last = max(2, low), min(largest, high if high is not None else largest)
-    return (first, last) if first < last else None
+    done = {int(round(b)) for b in measured}
+    edges = first, last + 1
+    span = edges[1] / edges[0]
+    if edges[0] in done:
+        first = int(round(edges[0] * span ** (1 / 3)))
+    if edges[1] in done:
+        last = int(round(edges[0] * span ** (2 / 3)))
+    return (first, last) if first < last and not {first, last} & done else None
 
 
 def input_len(s: Scenario) -> int:

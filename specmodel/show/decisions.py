@@ -43,11 +43,13 @@ def _pin(summary: Summary | None, open_range: bool) -> tuple[int, int] | None:
         return None
 
 
-def fit_pin(off: tuple, summary: Summary | None, batches: tuple[float, ...]) -> tuple[int, int] | None:
+def fit_pin(off: tuple, summary: Summary | None, fit) -> tuple[int, int] | None:
     """The runs that would pin a step fit's open threshold: its band's ends, up to what the speculative arm fits
-    (the model's, where it predicts the setup; else 4× the largest batch the runs ran, up to 512)."""
+    (the model's, where it predicts the setup; else 4× the largest batch the runs ran, up to 512), inside the
+    batches the runs measured (plan.measure.fit_threshold_runs)."""
+    batches = fit.batches
     largest = largest_batch(summary) if summary is not None else int(min(SCHEDULE_MAX_BATCH, 4 * max(batches or (1,))))
-    return fit_threshold_runs(off, largest)
+    return fit_threshold_runs(off, largest, tuple(b for b, _ in fit.measured))
 
 
 def scenario_decision(summary: Summary | None, fit=None, tokens_per_step: float | None = None, who: str | None = None
@@ -58,7 +60,7 @@ def scenario_decision(summary: Summary | None, fit=None, tokens_per_step: float 
     who = summary.scenario.method.label if who is None else who
     if fit is not None and fit.usable:
         off = fit.off_above(tokens_per_step)
-        return Decided(fit_decision_line(fit.k, off, who), fit_pin(off, summary, fit.batches), True)
+        return Decided(fit_decision_line(fit.k, off, who), fit_pin(off, summary, fit), True)
     low, high = summary.off_above_range or (None, None)
     return Decided(decision_line(summary, who), _pin(summary, low != high and summary.scenario.k > 0))
 
