@@ -118,6 +118,25 @@ def test_implausible_row_in_runs_json_and_text(tmp_path, capsys):
     assert "implausible" in capsys.readouterr().out
 
 
+def test_implausible_rows_with_their_own_figures_are_one_line_for_a_person_and_one_problem_each_in_json(
+        tmp_path, capsys):
+    # five rows of a busy sweep, each measuring more than its E with figures of its own: one warning line, not five
+    path = tmp_path / "runs.csv"
+    path.write_text("gpu,target_model,method,k,concurrency,tokens_per_step,speedup\n" + "".join(
+        f"H100 SXM,Llama 3.1 8B,draft_model,4,{c},{e},{s}\n"
+        for c, e, s in ((1, 1.01, 1.73), (2, 1.2, 2.11), (4, 1.1, 1.9), (8, 1.3, 2.0), (16, 1.05, 1.5))))
+    assert main(["runs", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "not comparable" in line]
+    assert len(lines) == 1
+    assert lines[0].startswith("warning: runs.csv, rows 2, 3, 4, 5, 6 (5 rows), column 'measured_speedup': measured "
+                               "speedup above its tokens per step E (+5% allowed)")
+    assert lines[0].endswith("(row 2: 1.73× at E = 1.01; row 3: 2.11× at E = 1.20; row 4: 1.90× at E = 1.10; …)")
+    problems = [p for p in json.loads(captured.out)["problems"] if "not comparable" in p["message"]]
+    assert [p["row"] for p in problems] == [2, 3, 4, 5, 6]
+    assert "measured speedup 2.00× is above its tokens per step E = 1.30" in problems[3]["message"]
+
+
 def test_a_plain_only_upload_says_only_baselines_were_given(capsys):
     files = sorted(str(p) for p in HERE.glob("plain_c*.json"))
     assert main(["runs", *files]) == 2

@@ -40,14 +40,17 @@ def plausibility(frame: pd.DataFrame) -> tuple[list, list[Problem]]:
     bad = np.flatnonzero(known & ~ok)
     files = frame["file"].to_numpy(dtype=object)[bad].tolist()  # each column read once, not once per row
     rows = frame["row"].to_numpy(dtype=object, na_value=None)[bad].tolist()
+    kind = implausible_words()
     return flags, [Problem(str(file), None if row is None else int(row), "measured_speedup",
-                           implausible_words(s, tokens), "warning")
+                           implausible_words(s, tokens), "warning", kind=kind, figures=f"{s:.2f}× at E = {tokens:.2f}")
                    for file, row, s, tokens in zip(files, rows, speedup[bad].tolist(), e[bad].tolist())]
 
 
-def implausible_words(speedup: float, e: float) -> str:
-    """Why a measured speedup is not taken as a verdict."""
-    return (f"measured speedup {speedup:.2f}× is above its tokens per step E = {e:.2f} (+{PLAUSIBLE_TOLERANCE:.0%} "
+def implausible_words(speedup: float | None = None, e: float | None = None) -> str:
+    """Why a measured speedup is not taken as a verdict; without the figures, what every such row shares."""
+    figures = (f"measured speedup {speedup:.2f}× is above its tokens per step E = {e:.2f}" if speedup is not None
+               else "measured speedup above its tokens per step E")
+    return (f"{figures} (+{PLAUSIBLE_TOLERANCE:.0%} "
             "allowed): a speculative step cannot be faster than a plain one, so the two runs are not comparable "
             "(taken apart on a busy machine, another workload or setup); not taken as a verdict — measure both arms "
             "again back to back")

@@ -68,6 +68,10 @@ class Problem:
     message: str  # what was wrong and what is expected
     severity: str = "error"  # "error": the row was not loaded; "warning": loaded with a fallback
     reason: str | None = None  # why a row was refused, a short code counted in the summary (REFUSAL_REASONS)
+    # the problem without this row's own figures, and the figures: rows whose messages differ only in them are
+    # one line for a person (group_problems); None where the message names no figure of the row
+    kind: str | None = None
+    figures: str | None = None
 
     def __post_init__(self):
         if isinstance(self.column, str) and not (len(self.column) <= 80 and self.column.isprintable()):
@@ -89,7 +93,7 @@ class Problem:
 
     def at_row(self, row: int | None) -> "Problem":
         """The same problem on another row (rows alike share what is said of them)."""
-        return Problem(self.file, row, self.column, self.message, self.severity, self.reason)
+        return Problem(self.file, row, self.column, self.message, self.severity, self.reason, self.kind, self.figures)
 
 
 @dataclass(frozen=True)
@@ -234,12 +238,24 @@ class ProblemGroup:
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}  # chosen: the worst first
 
 
+FIGURES_SHOWN = 3  # chosen: rows whose figures a grouped line quotes before "…" (--json and the table list every row)
+
+
 def group_problems(problems: list[Problem], by_size: bool = False) -> list[ProblemGroup]:
     """Identical problems grouped, in order of first appearance; with by_size, errors (rows not
-    loaded) first, then warnings, then notes, the largest groups first within each."""
+    loaded) first, then warnings, then notes, the largest groups first within each. Problems of one kind
+    (Problem.kind) that differ only in their rows' figures are one group, its message the kind with the
+    first rows' figures ("… (row 12: 2.00× at E = 1.73; row 16: …; …)")."""
     groups: dict[tuple, list] = {}
+    firsts: dict[tuple, list[Problem]] = {}
     for p in problems:
-        groups.setdefault((p.severity, p.file, p.column, p.message), []).append(p.row)
+        key = (p.severity, p.file, p.column, p.kind or p.message)
+        groups.setdefault(key, []).append(p.row)
+        seen = firsts.setdefault(key, [])
+        if len(seen) <= FIGURES_SHOWN:
+            seen.append(p)
+    groups = {(sev, file, column, _group_message(firsts[(sev, file, column, said)])): rows
+              for (sev, file, column, said), rows in groups.items()}
     whole: dict[tuple, list] = {}  # a problem with the whole file, said once for every file that has it
     for (sev, file, column, message), rows in groups.items():
         if all(r is None for r in rows):
@@ -252,6 +268,16 @@ def group_problems(problems: list[Problem], by_size: bool = False) -> list[Probl
     if by_size:
         out.sort(key=lambda g: (SEVERITY_ORDER.get(g.severity, 3), -g.count))
     return out
+
+
+def _group_message(first: list[Problem]) -> str:
+    """A group's message: the problem's own where every row says the same, else its kind and the first rows'
+    figures."""
+    if all(p.message == first[0].message for p in first) or not first[0].kind:
+        return first[0].message
+    quoted = "; ".join(f"row {p.row}: {p.figures}" if p.row is not None else p.figures
+                       for p in first[:FIGURES_SHOWN])
+    return f"{first[0].kind} ({quoted}{'; …' if len(first) > FIGURES_SHOWN else ''})"
 
 
 def collapse_problems(problems: list[Problem], with_severity: bool = True) -> list[str]:
