@@ -388,6 +388,11 @@ def test_wins_at_1_and_4_say_the_band_reaches_break_even_above_4_not_from_batch_
     # measured: batch 1 to 4 pay, whatever the band
     assert (mid, high) == (None, None) and low == 4
     assert "the band reaches 1.0 above batch 4" in off_words(fit)
+    # held at the plain step's growth from 4 to 16, where no speculative run was taken: that run is what it asks
+    # for, not a rerun of the two that agree (the speculative step grew 13.3 -> 13.6 ms as the plain one held)
+    assert "spec_held_above_plain" in fit.notes
+    assert fit_line(fit).count("a speculative run at 16 would measure its own") == 1
+    assert "back to back" not in fit_line(fit)
     # at half the acceptance (another workload's E through the same steps) both runs would have lost (0.63x, 0.59x)
     assert fit.measured_bracket(0.9) == (None, 1.0) and fit.off_above(0.9) == (0, 0, 0)
 

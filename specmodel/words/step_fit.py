@@ -116,10 +116,38 @@ def fit_line(fit: StepFit) -> str:
     if MODEL_SHAPE_MISFIT in fit.notes:
         shape += f" (the model's shape for {fit.shape.described_as} missed these runs by more than their noise)"
     if SPEC_HELD in fit.notes:
-        shape += (" (these runs put the speculative step below the plain step or growing more slowly than it, which a"
-                  " step that also drafts and verifies cannot do: held at the plain step's level and growth; rerun"
-                  " both arms back to back)")
+        shape += f" ({held_words(fit)})"
     return f"{seen}, over {shape}: speculation {off_words(fit)}"
+
+
+def held_words(fit: StepFit) -> str:
+    """Why the speculative step was held at the plain step's level and growth (SPEC_HELD), and the run that would
+    settle it: where the plain runs reach batches the speculative ones did not, the plain growth there is not
+    something the speculative runs contradict, they did not look."""
+    above = [b for b in fit.plain_batches if b > max(fit.batches or (0,))]
+    if above and not _held_within_runs(fit):
+        return ("the speculative runs grow more slowly than the plain step does up to the plain runs at "
+                f"{_batches(above)}, where no speculative run was taken; a step that also drafts and verifies grows "
+                "at least as the plain one does, so it is held at the plain step's growth: a speculative run at "
+                f"{_batches(above[-1:])} would measure its own")
+    return ("these runs put the speculative step below the plain step or growing more slowly than it, which a step "
+            "that also drafts and verifies cannot do: held at the plain step's level and growth; rerun both arms back "
+            "to back")
+
+
+def _held_within_runs(fit: StepFit) -> bool:
+    """Whether the speculative runs themselves, against the plain step at their own batches, put the speculative step
+    below the plain one or growing less between their smallest and largest batch (a measurement to take again);
+    False where they do not (the hold then comes from the plain growth beyond them)."""
+    by_batch: dict[float, list[float]] = {}
+    for b, speedup in fit.measured:
+        by_batch.setdefault(b, []).append(speedup)
+    if len(by_batch) < 2 or not fit.tokens_per_step:
+        return True
+    ends = [min(by_batch), max(by_batch)]
+    plain, _ = fit.plain.at(fit.shape, "plain", ends)
+    spec = [fit.tokens_per_step / (sum(by_batch[b]) / len(by_batch[b])) * float(t) for b, t in zip(ends, plain)]
+    return spec[0] < plain[0] or spec[1] < plain[1] or spec[1] - spec[0] < plain[1] - plain[0]
 
 
 def fit_decision(fit: StepFit, batch: float, tokens_per_step: float | None = None) -> tuple[str, str]:
