@@ -403,3 +403,20 @@ def test_runs_whose_wins_and_losses_are_out_of_order_leave_the_threshold_to_the_
     fit = fit_steps(points, Shape(), k=3)
     assert fit.measured_bracket() == (None, None)
     assert fit.off_above() == fit._within_measured(fit.off_above(), None)
+
+
+def test_plan_names_the_runs_between_the_measured_win_and_loss_for_a_server_with_no_preset(tmp_path):
+    runs = tmp_path / "field.csv"
+    runs.write_text("workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,"
+                    "spec_tok_s\n" + "".join(f"chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,{c},1.8,{plain},"
+                                             f"{plain * s:.1f}\n" for c, plain, s in FIELD))
+    cal = tmp_path / "cal.json"
+    assert _cli("runs", runs, "--calibrate", "--save-calibration", cal).returncode == 0
+    r = _cli("plan", "--calibration", cal, "--method", "draft_model", "--k", 4, "--json")
+    assert r.returncode == 0, r.stderr
+    fit = json.loads(r.stdout)["step_fit"]
+    assert fit["threshold_runs"] == [6, 10]
+    assert ("run plain and speculative at concurrency 6 and 10: they narrow where speculation stops paying (now "
+            "between batch 4 and 15)") in fit["runs_to_pin"]
+    text = _cli("plan", "--calibration", cal, "--method", "draft_model", "--k", 4).stdout
+    assert "to pin the rest: run plain and speculative at concurrency 6 and 10" in text

@@ -81,9 +81,17 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def _fit_entry(label: str, fit) -> dict:
-    from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin
+    """A step fit as the plan shows it: its words, what it pinned, and the runs that would pin the rest: the terms
+    it left at defaults, and where it leaves the turn-off batch open, the two concurrencies that would close it (the
+    decision line's "Pin it", between the batches the runs measured)."""
+    from specmodel.show.decisions import fit_pin
+    from specmodel.words.step_fit import fit_line, pinned_words, runs_to_pin, threshold_runs_words
+
+    off = fit.off_above() if fit.usable else None
+    threshold = fit_pin(off, None, fit) if off is not None else None
     return {"setup": label, "words": fit_line(fit), "pinned": pinned_words(fit) if fit.usable else "",
-            "runs_to_pin": runs_to_pin(fit), "usable": fit.usable, "batches": list(fit.batches)}
+            "runs_to_pin": runs_to_pin(fit) + ([threshold_runs_words(threshold, off)] if threshold else []), "usable": fit.usable,
+            "batches": list(fit.batches), "threshold_runs": list(threshold) if threshold else None}
 
 
 def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:

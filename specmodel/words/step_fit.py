@@ -68,6 +68,15 @@ def runs_to_pin(fit: StepFit) -> list[str]:
     return out
 
 
+def threshold_runs_words(batches: tuple[int, int], off: tuple) -> str:
+    """The plan's line for the two concurrencies that would narrow a fit's open turn-off batch (`off`:
+    StepFit.off_above, at the fit and the band's ends)."""
+    _, low, high = off
+    now = f"between batch {low} and {high}" if high is not None else f"above batch {low}"
+    return (f"run plain and speculative at concurrency {batches[0]} and {batches[1]}: they narrow where speculation "
+            f"stops paying (now {now})")
+
+
 def refused_words(fit: StepFit) -> str:
     """Why a fit is not applied ("" where it is)."""
     if fit.refused:
