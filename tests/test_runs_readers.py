@@ -296,3 +296,32 @@ def test_vllm_bench_paced_by_rate_takes_its_concurrency_from_littles_law():
     assert table.rows["concurrency"].tolist() == [31]
     said = [p.message for p in table.problems if p.column == "max_concurrency"]
     assert said and "concurrency estimated as 31 from request throughput × mean latency" in said[0]
+
+
+def test_rows_out_of_range_or_disagreeing_in_their_own_figures_are_one_line_each_kind_and_one_problem_each():
+    from specmodel.runs import collapse_problems
+
+    # a sweep whose speedup column disagrees with its throughputs on three rows (each by its own figures) and whose
+    # last three rows have a fractional concurrency below 1 (each its own value)
+    text = ("gpu,target_model,method,k,concurrency,tokens_per_step,baseline_tok_s,spec_tok_s,speedup\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,1,2.5,100,140,1.2\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,2,2.5,180,240,1.1\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,4,2.5,300,390,1.5\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,0.5,2.5,100,120,1.2\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,0.25,2.5,100,120,1.2\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,0.75,2.5,100,120,1.2\n")
+    table = read_runs([("sweep.csv", text.encode())])
+    assert len(table.rows) == 3
+    assert [(p.row, p.message) for p in table.problems if p.severity == "error"] == [
+        (5, "'0.5' is below 1; expected concurrent requests, 1 to 65,536; row not loaded"),
+        (6, "'0.25' is below 1; expected concurrent requests, 1 to 65,536; row not loaded"),
+        (7, "'0.75' is below 1; expected concurrent requests, 1 to 65,536; row not loaded")]
+    assert [p.message for p in table.problems if "disagrees" in p.message][1] == (
+        "speedup 1.1 disagrees with 240 / 180 = 1.333; using the throughputs")
+    lines = collapse_problems(table.problems)
+    assert ("warning: sweep.csv, rows 2, 3, 4 (3 rows): speedup disagrees with speculative / baseline tokens per "
+            "second by more than 2%; using the throughputs (row 2: 1.2 against 140 / 100 = 1.400; row 3: 1.1 against "
+            "240 / 180 = 1.333; row 4: 1.5 against 390 / 300 = 1.300)") in lines
+    assert ("error: sweep.csv, rows 5, 6, 7 (3 rows), column 'concurrency': a value below 1; expected concurrent "
+            "requests, 1 to 65,536; rows not loaded (row 5: '0.5'; row 6: '0.25'; row 7: '0.75')") in lines
+    assert len(lines) == 2

@@ -58,6 +58,16 @@ GIVE_ON_COMMAND_LINE = {"gpu": "give --gpu NAME or --gpu-spec with its numbers",
                         "draft": "give --draft NAME or --draft-config FILE", "method": "give --method NAME"}
 
 
+class Remark(str):
+    """A remark on a row (its text, as the row's remarks join it) that says what every row of its kind shares apart
+    from its own figures (Problem.kind, Problem.figures): its warning is one line for many rows."""
+
+    def __new__(cls, text: str, kind: str, figures: str):
+        remark = super().__new__(cls, text)
+        remark.kind, remark.figures = kind, figures
+        return remark
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, located as precisely as the file allows."""

@@ -17,11 +17,12 @@ from specmodel.errors import SpecModelError
 from specmodel.bounds import MAX_CONCURRENCY, MAX_K, bounded_cache
 from specmodel.model import acceptance, spec_defaults
 from specmodel.runs.assumed import assumed_draft, assumed_engine, benchmark_proposal_rate, default_k, spread_k
-from specmodel.runs.cells import not_a_number, number, plain_text, shown
+from specmodel.runs.cells import number
 from specmodel.runs.gpu_columns import REASON as GPU_SPEC_REASON, row_gpu, with_spec_fault
 from specmodel.runs.measured import RATE_NEEDS_LENGTH, REFUSED_METRICS, measured_latencies, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
-from specmodel.runs.records import Problem, RunDefaults, RunRecord
+from specmodel.runs.records import Problem, Remark, RunDefaults, RunRecord
+from specmodel.runs.row_numbers import RowError, number_of
 from specmodel.runs.table_row import table_row
 from specmodel.runs.meanings import row_reading
 from specmodel.runs.unpredicted import NO_K, PREFIX, measured_only, no_prediction_line
@@ -29,36 +30,6 @@ from specmodel.runs.unpredicted import NO_K, PREFIX, measured_only, no_predictio
 # Remarks that change what is predicted, so they are also listed as warnings beside the table.
 _WARNING_REMARKS = ("GPU '", "model '", "method '", "no draft model", "no baseline run", "k not in the file",
                     "speedup ", "the per-position list", PREFIX)
-
-
-class _RowError(Exception):
-    def __init__(self, column: str | None, message: str, reason: str = "invalid"):
-        super().__init__(message)
-        self.column = column
-        self.reason = reason
-
-
-def _number(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, strict_lo=False, whole=False,
-            what: str = "a number"):
-    raw = rec.values.get(key)
-    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
-        return None
-    column = rec.headers.get(key, key)
-    text = str(raw).strip().rstrip("%") if isinstance(raw, str) else raw
-    value = number(plain_text(text, None) if isinstance(text, str) else text)
-    if value is None:
-        errors.append(_RowError(column, f"{not_a_number(raw)}; expected {what}"))
-        return None
-    if whole and value != round(value):
-        errors.append(_RowError(column, f"{shown(raw)} is not a whole number; expected {what}"))
-        return None
-    if lo is not None and (value < lo or (strict_lo and value == lo)):
-        errors.append(_RowError(column, f"{shown(raw)} is {'not above' if strict_lo else 'below'} {lo:g}; expected {what}"))
-        return None
-    if hi is not None and value > hi:
-        errors.append(_RowError(column, f"{shown(raw)} is above {hi:g}; expected {what}"))
-        return None
-    return int(round(value)) if whole else value
 
 
 def _survival_values(raw) -> list[float]:
@@ -98,37 +69,37 @@ def _acceptance(rec: RunRecord, k: int | None, errors: list):
             try:
                 surv = _survival_values(v["survival"])
             except ValueError:
-                raise _RowError(col("survival"), f"'{v['survival']}' is not a list of numbers; expected "
+                raise RowError(col("survival"), f"'{v['survival']}' is not a list of numbers; expected "
                                 "p_1;p_2;...;p_k, each in [0, 1]") from None
             return acceptance.from_survival_once(tuple(surv), "per-position acceptance"), col("survival")
         if "drafts" in v and "accepted_tokens" in v:
-            drafts = _number(rec, "drafts", errors, lo=0, strict_lo=True, what="a count of drafts > 0")
-            accepted = _number(rec, "accepted_tokens", errors, lo=0, what="a count of accepted tokens ≥ 0")
-            draft_tokens = _number(rec, "draft_tokens", errors, lo=0, what="a count of draft tokens ≥ 0")
+            drafts = number_of(rec, "drafts", errors, lo=0, strict_lo=True, what="a count of drafts > 0")
+            accepted = number_of(rec, "accepted_tokens", errors, lo=0, what="a count of accepted tokens ≥ 0")
+            draft_tokens = number_of(rec, "draft_tokens", errors, lo=0, what="a count of draft tokens ≥ 0")
             if drafts is None or accepted is None:
                 return None, None
             return acceptance.from_counts(accepted, drafts, draft_tokens, k), col("accepted_tokens")
         for key, lo, hi, what, _ in SINGLE_NUMBER_FORMS:
             if key not in v:
                 continue
-            value = _number(rec, key, errors, lo=lo, hi=hi, what=what)
+            value = number_of(rec, key, errors, lo=lo, hi=hi, what=what)
             if value is None:
                 return None, None
             return _needs_k(k, col(key), lambda kk, key=key, value=value: convert_single(key, value, kk, col(key))), col(key)
-    except _RowError as exc:
+    except RowError as exc:
         errors.append(exc)
         return None, None
     except SpecModelError as exc:
         key = next((c for c in ("survival", "tokens_per_step", "draft_acceptance_rate", "acceptance_rate_percent",
                                 "alpha", "accepted_tokens") if c in v), None)
-        errors.append(_RowError(col(key) if key else None, str(exc)))
+        errors.append(RowError(col(key) if key else None, str(exc)))
         return None, None
     return None, None
 
 
 def _needs_k(k, column, make):
     if k is None:
-        raise _RowError("k", f"k (draft tokens per step) is needed to read {column} and this file does not "
+        raise RowError("k", f"k (draft tokens per step) is needed to read {column} and this file does not "
                              "record it, and the method has no documented default: give it with --k N on the "
                              "command line or the Past runs page's \"k for files that do not record it\" (or add a "
                              "k column to a CSV)", "no_k")
@@ -149,7 +120,7 @@ def _temperature(rec: RunRecord, errors: list, remarks: list[str]):
         elif re.search(r"sampl|nucleus|top[\s_-]?p|top[\s_-]?k", text):
             remarks.append(f"temperature '{raw.strip()}' is not a number: left empty")
             return np.nan
-    return _number(rec, "temperature", errors, lo=0, what="a sampling temperature ≥ 0")
+    return number_of(rec, "temperature", errors, lo=0, what="a sampling temperature ≥ 0")
 
 
 
@@ -160,7 +131,7 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
 
 def validate_row(rec: RunRecord, defaults: RunDefaults):
     """validate's (row, problems) and how its numbers were read: (acceptance's k, k assumed, throughputs' factor)."""
-    errors: list[_RowError] = []
+    errors: list[RowError] = []
     remarks = list(rec.remarks)
     assumed: list[str] = []
     conc, rate = _load(rec, errors, remarks)
@@ -185,7 +156,7 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         rec.values.setdefault("draft_depth", depth_default)
     acc, acc_col, k = _acceptance_at_k(rec, k, parsed_method, errors, remarks)
     base, spec, speedup = _throughputs(rec, errors, remarks)
-    off = _number(rec, "off_tok_s", errors, lo=0, strict_lo=True,  # speculation configured but off (off_state)
+    off = number_of(rec, "off_tok_s", errors, lo=0, strict_lo=True,  # speculation configured but off (off_state)
                   what="tokens per second > 0 of the speculative server with speculation switched off")
     temperature = _temperature(rec, errors, remarks)
     no_k = _nothing_to_compare(rec, k, acc, speedup, errors)  # a measured verdict needs no k: loaded, not predicted
@@ -199,10 +170,10 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
         remarks.append(f"throughputs given per GPU: × {scale} GPUs, the replica's throughput the model predicts")
     latencies = measured_latencies(rec.values, conc, rate, speedup, remarks)
     if conc is None and rate is not None and output_len is None and latencies is None and not errors:
-        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"), RATE_NEEDS_LENGTH, "no_concurrency"))
+        errors.append(RowError(rec.headers.get("concurrency", "concurrency"), RATE_NEEDS_LENGTH, "no_concurrency"))
     if errors:
-        return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason)
-                      for e in errors], None
+        return None, [Problem(rec.file, rec.row, e.column, str(e) + "; row not loaded", reason=e.reason,
+                              kind=e.kind and e.kind + "; rows not loaded", figures=e.figures) for e in errors], None
     refusals = with_spec_fault(_refusals(names, parsed_method, method_text, metric, speedup), spec_fault)
     unpredicted = no_prediction_line(refusals, speedup)  # a name refused, the measurement kept
     if refusals and unpredicted is None:
@@ -234,7 +205,8 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     if unpredicted is not None:
         remarks.append(unpredicted)
         row = measured_only(row | {"remarks": "; ".join(remarks)}, refusals, unpredicted)
-    problems.extend(Problem(rec.file, rec.row, spec_column if r.startswith(PREFIX) else None, r, "warning")
+    problems.extend(Problem(rec.file, rec.row, spec_column if r.startswith(PREFIX) else None, r, "warning",
+                            kind=getattr(r, "kind", None), figures=getattr(r, "figures", None))
                     for r in remarks if r.startswith(_WARNING_REMARKS) and " matched to " not in r)
     return row, problems, (acc.k if acc is not None else None, "k" in assumed, scale)
 
@@ -270,14 +242,14 @@ def _refusals(names, parsed_method, method_text, metric, speedup) -> list[tuple[
 
 def _load(rec: RunRecord, errors: list, remarks: list[str]) -> tuple[int | None, float | None]:
     """(concurrency, request rate); concurrency is required, a fractional one is rounded."""
-    conc = _number(rec, "concurrency", errors, lo=1, hi=MAX_CONCURRENCY, what=f"concurrent requests, 1 to {MAX_CONCURRENCY:,}")
-    rate = _number(rec, "request_rate", errors, lo=0, strict_lo=True, what="requests per second > 0")
+    conc = number_of(rec, "concurrency", errors, lo=1, hi=MAX_CONCURRENCY, what=f"concurrent requests, 1 to {MAX_CONCURRENCY:,}")
+    rate = number_of(rec, "request_rate", errors, lo=0, strict_lo=True, what="requests per second > 0")
     if conc is not None and conc != round(conc):
         remarks.append(f"concurrency {conc:g} rounded to {round(conc)}")
     conc = round(conc) if conc is not None else None
     if conc is None and rate is None and "concurrency" not in rec.values and \
             not any(e.column == rec.headers.get("concurrency") for e in errors):
-        errors.append(_RowError(rec.headers.get("concurrency", "concurrency"),
+        errors.append(RowError(rec.headers.get("concurrency", "concurrency"),
                                 "missing; the model predicts at a number of concurrent requests, or at a request "
                                 "rate with the output length, so give one", "no_concurrency"))
     return conc, rate
@@ -287,7 +259,7 @@ def _k(rec: RunRecord, defaults: RunDefaults, errors: list, remarks: list[str]):
     """(k, the method as parsed): the k column, else what the method, the survival list, the counts or
     the settings say (with a remark)."""
     v = rec.values
-    k = _number(rec, "k", errors, lo=1, hi=MAX_K, whole=True,
+    k = number_of(rec, "k", errors, lo=1, hi=MAX_K, whole=True,
                 what=f"draft tokens per step, a whole number from 1 to {MAX_K}")
     method_text = v.get("method")
     parsed_method = parse_method(cleaned_name(str(method_text), 200)[0]) if method_text not in (None, "") else None
@@ -305,7 +277,7 @@ def _k(rec: RunRecord, defaults: RunDefaults, errors: list, remarks: list[str]):
         k = round(number(v["draft_tokens"]) / number(v["drafts"]))
         if 1 <= k <= MAX_K:
             return k, parsed_method
-        errors.append(_RowError(rec.headers.get("draft_tokens", "draft_tokens"),
+        errors.append(RowError(rec.headers.get("draft_tokens", "draft_tokens"),
                                 f"draft tokens ÷ drafts gives k = {k:,}, outside 1..{MAX_K}; check the counts"))
         return None, parsed_method
     needs_k = ("tokens_per_step", "draft_acceptance_rate", "acceptance_rate_percent", "accepted_tokens")  # to read
@@ -327,7 +299,7 @@ def _acceptance_at_k(rec: RunRecord, k, parsed_method, errors: list, remarks: li
     acc, acc_col = _acceptance(rec, acc_k, errors)
     remark, column, hint = row_reading(v, acc_col)  # a column whose name does not say which acceptance it holds
     remarks.extend([remark] if remark else [])
-    errors[:] = [_RowError(e.column, str(e) + hint, e.reason) if hint and e.column == column else e for e in errors]
+    errors[:] = [RowError(e.column, str(e) + hint, e.reason) if hint and e.column == column else e for e in errors]
     if k_refused:  # one message about k is enough: drop "k is needed to read ..."
         errors[:] = [e for e in errors if not (e.column == "k" and "is needed to read" in str(e))]
     if acc is not None and k is not None and acc.k != acc_k and "survival" in v:
@@ -339,14 +311,16 @@ def _acceptance_at_k(rec: RunRecord, k, parsed_method, errors: list, remarks: li
 def _throughputs(rec: RunRecord, errors: list, remarks: list[str]):
     """(baseline tok/s, speculative tok/s, measured speedup); the throughputs win over a speedup column
     that disagrees with them by more than 2%."""
-    base = _number(rec, "baseline_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
-    spec = _number(rec, "spec_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
-    speedup = _number(rec, "speedup", errors, lo=0, strict_lo=True, what="spec / baseline throughput, > 0")
+    base = number_of(rec, "baseline_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
+    spec = number_of(rec, "spec_tok_s", errors, lo=0, strict_lo=True, what="tokens per second > 0")
+    speedup = number_of(rec, "speedup", errors, lo=0, strict_lo=True, what="spec / baseline throughput, > 0")
     if speedup is None and base and spec:
         speedup = spec / base
     elif speedup is not None and base and spec and abs(spec / base - speedup) > 0.02 * speedup:
-        remarks.append(f"speedup {speedup:g} disagrees with {spec:g} / {base:g} = {spec / base:.3f}; "
-                       "using the throughputs")
+        remarks.append(Remark(f"speedup {speedup:g} disagrees with {spec:g} / {base:g} = {spec / base:.3f}; using the "
+                              "throughputs", kind="speedup disagrees with speculative / baseline tokens per second by "
+                              "more than 2%; using the throughputs",
+                              figures=f"{speedup:g} against {spec:g} / {base:g} = {spec / base:.3f}"))
         speedup = spec / base
     return base, spec, speedup
 
@@ -367,17 +341,17 @@ class _Measured:
 
 def _measured(rec: RunRecord, errors: list) -> _Measured:
     measured = _Measured(
-        context=_number(rec, "context_len", errors, lo=0, what="tokens in the KV cache per sequence, ≥ 0"),
-        t_target=_number(rec, "t_target_ms", errors, lo=0, strict_lo=True, what="the plain step time at batch 1, ms > 0"),
-        t_draft=_number(rec, "t_draft_ms", errors, lo=0, what="the draft step time at batch 1, ms ≥ 0"),
-        tp=_number(rec, "tp", errors, lo=1, whole=True, what="tensor-parallel GPUs, a whole number ≥ 1"),
-        ep=_number(rec, "ep", errors, lo=1, whole=True, what="expert-parallel GPUs, a whole number ≥ 1"),
-        depth=_number(rec, "draft_depth", errors, lo=1, whole=True, what="sequential draft passes, a whole number ≥ 1"),
-        branching=_number(rec, "branching", errors, lo=1, whole=True, what="children per tree node, a whole number ≥ 1"),
-        kv_budget=_number(rec, "draft_kv_budget", errors, lo=1, whole=True,
+        context=number_of(rec, "context_len", errors, lo=0, what="tokens in the KV cache per sequence, ≥ 0"),
+        t_target=number_of(rec, "t_target_ms", errors, lo=0, strict_lo=True, what="the plain step time at batch 1, ms > 0"),
+        t_draft=number_of(rec, "t_draft_ms", errors, lo=0, what="the draft step time at batch 1, ms ≥ 0"),
+        tp=number_of(rec, "tp", errors, lo=1, whole=True, what="tensor-parallel GPUs, a whole number ≥ 1"),
+        ep=number_of(rec, "ep", errors, lo=1, whole=True, what="expert-parallel GPUs, a whole number ≥ 1"),
+        depth=number_of(rec, "draft_depth", errors, lo=1, whole=True, what="sequential draft passes, a whole number ≥ 1"),
+        branching=number_of(rec, "branching", errors, lo=1, whole=True, what="children per tree node, a whole number ≥ 1"),
+        kv_budget=number_of(rec, "draft_kv_budget", errors, lo=1, whole=True,
                           what="tokens of KV the draft reads, a whole number ≥ 1"))
     if measured.t_draft is not None and measured.t_target is None:
-        errors.append(_RowError(rec.headers.get("t_draft_ms", "t_draft_ms"),
+        errors.append(RowError(rec.headers.get("t_draft_ms", "t_draft_ms"),
                                 "given without t_target_ms; measured timings come as a pair"))
     return measured
 
@@ -387,7 +361,7 @@ def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> str | 
     k loads without one (a measured verdict needs no k): its k errors are dropped and the line its empty
     prediction gives is returned (runs.unpredicted.NO_K); None otherwise."""
     if acc is None and speedup is None and not errors:
-        errors.append(_RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
+        errors.append(RowError(None, "neither an acceptance (alpha, tokens_per_step, acceptance rate, counts, "
                                       "per-position rates) nor a measured speedup or throughputs; nothing to compare"))
     if k is not None or acc is not None or speedup is None:
         return None
@@ -395,6 +369,6 @@ def _nothing_to_compare(rec: RunRecord, k, acc, speedup, errors: list) -> str | 
         errors.clear()
         return NO_K
     if not any(e.column == "k" for e in errors):
-        errors.append(_RowError(rec.headers.get("k", "k"), "missing, and the method has no documented default; "
+        errors.append(RowError(rec.headers.get("k", "k"), "missing, and the method has no documented default; "
                                                            "give the number of draft tokens per step", "no_k"))
     return None
