@@ -1,6 +1,7 @@
 """`python -m specmodel runs`: the public keys, stderr for unreadable rows, exit codes, calibration, exports."""
 
 import json
+import re
 
 import pytest
 
@@ -232,3 +233,17 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_the_runs_are_re
     assert "cannot write the calibration to" in err and "missing" in err and "no-such-runs.csv" not in err
     code, _, err = run(capsys, tmp_path / "no-such-runs.csv", "--html", tmp_path)
     assert code == 2 and "it is a folder" in err and "no-such-runs.csv" not in err
+
+
+def test_the_text_table_reads_each_setup_by_concurrency_whatever_order_the_files_came_in(capsys):
+    # the shell gives *_c*.json as c1, c16, c4: the table lists 1, 4, 16 under each setup; --json keeps the order read
+    files = sorted((FIXTURES / "real_engine" / "lab" / "pass6_temp0.3").glob("*_c*.json"))
+    assert [f.stem for f in files][:3] == ["draft_c1", "draft_c16", "draft_c4"]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    row = re.compile(r"^128 in / 128 out tokens +(Draft model|N-gram \(prompt lookup\)) +(\d+) ")
+    by_setup = [(m[1], int(m[2])) for m in map(row.match, out.splitlines()) if m]
+    assert by_setup == [("Draft model", 1), ("Draft model", 4), ("Draft model", 16),
+                        ("N-gram (prompt lookup)", 1), ("N-gram (prompt lookup)", 4), ("N-gram (prompt lookup)", 16)]
+    code, out, _ = run(capsys, *files, "--json")
+    assert [r["concurrency"] for r in json.loads(out)["rows"]][:3] == [1, 16, 4]
