@@ -174,7 +174,25 @@ class StepFit:
             # only its growth between the nearest measured batch and this one is uncertain
             tp_sd = tp * self.plain.growth_sd(self.shape, "plain", batch, self.batches)
         sd = np.minimum(np.sqrt((tp_sd / tp) ** 2 + (g_sd / g) ** 2), MAX_LOG_SD)
-        return s, s * np.exp(-BAND_Z * sd), s * np.exp(BAND_Z * sd)
+        low = np.minimum(s * np.exp(-BAND_Z * sd), s / self._beyond_runs(batch, tp, g))
+        return s, low, s * np.exp(BAND_Z * sd)
+
+    def _beyond_runs(self, batch, tp, g) -> np.ndarray:
+        """How much slower than the fit the speculative step may be where a straight line is taken past the largest
+        batch its runs measured (1 within them, or over the model's shape): the line grows the speculative step at
+        least as the plain step grows (held), but a verify runs the target over k + 1 tokens a sequence where the
+        plain step runs one, so once the plain step grows with the batch the speculative one may grow up to
+        (k + 1)× as much (physical, not fitted): the band's low end reaches that, so a run there is what settles it."""
+        b = np.asarray(batch, dtype=float)
+        if self.shape.kind != LINEAR or not self.k or not self.batches:
+            return np.ones_like(b)
+        top = max(self.batches)
+        tp_top = float(self.plain.at(self.shape, "plain", [top])[0][0])
+        e = self.tokens_per_step or 1.0
+        ts_top = e * float(self.spec.at(self.shape, "spec", [top])[0][0])
+        grown = np.maximum(np.asarray(tp, dtype=float) - tp_top, 0.0)
+        slowest = ts_top + (self.k + 1) * grown  # k + 1 tokens verified a sequence for the plain step's one
+        return np.where(b > top, np.maximum(slowest / (e * np.asarray(g, dtype=float)), 1.0), 1.0)
 
     def ms_per_token(self, arm: str, batch, tokens_per_step: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ms between two tokens of one sequence, its standard deviation) of an arm at batches batch: the plain
