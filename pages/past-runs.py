@@ -23,7 +23,7 @@ with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mo
     from specmodel.export.report import break_even_csv, html_report
     from specmodel.bounds import MAX_ROWS_TOTAL, MAX_UPLOAD_MB
     from specmodel.runs import SAMPLES
-    from specmodel.runs.headlines import as_read, model_headline, verdict_lines
+    from specmodel.runs.headlines import as_read, model_headline, sweep_order, verdict_lines
     from specmodel.show import runs_view as runs_view
     from specmodel.show.figures.runs import break_even_chart, predicted_vs_measured
 
@@ -87,7 +87,7 @@ if compared:
 st.caption(no_links(note or ""))
 headline = model_headline(summary, result.table, defaults.acceptance_said_as)  # how far the model was off, and
 (st.warning if summary.get("model_disagreements") else st.info)(plain(headline))  # how the files were read
-table_shown, note = runs_view.shown_rows(as_read(result.table), runs_view.TABLE_ROWS_SHOWN, "The table")
+table_shown, note = runs_view.shown_rows(sweep_order(as_read(result.table)), runs_view.TABLE_ROWS_SHOWN, "The table")
 break_even_tables(table_shown)  # the table full width, in two that fit (pages/parts/tables.py)
 st.caption(no_links(note or ""))
 

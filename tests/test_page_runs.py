@@ -378,3 +378,18 @@ def test_a_verify_shaped_step_fit_names_its_shape_once_on_the_page(tmp_path):
     assert gsm8k.count("whose draft is no preset") == 1
     assert ("Plain step: level and growth the model's; speculative step: level from the runs, growth the model's"
             in [c.value for c in at.caption])
+
+
+def test_the_verdict_table_reads_each_setup_by_concurrency_and_runs_as_read_keeps_the_upload_order():
+    # the files arrive as a shell or a file picker sorts them: c1, c16, c4
+    at = open_page()
+    files = [p for p in REAL_ENGINE if not p.name.startswith("plain")]
+    assert [p.stem for p in files][:3] == ["draft_c1", "draft_c16", "draft_c4"]
+    plain = [p for p in REAL_ENGINE if p.name.startswith("plain")]
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json")
+                                                 for p in files + plain]).run()
+    assert not at.exception
+    table = table_by_key(at, "break_even_table")
+    assert list(zip(table["method"], table["concurrency"])) == [
+        ("draft_model", 1), ("draft_model", 4), ("draft_model", 16), ("ngram", 1), ("ngram", 4), ("ngram", 16)]
+    assert table_by_key(at, "runs_table")["concurrency"].tolist()[:3] == ["1", "16", "4"]  # cells as read

@@ -420,29 +420,12 @@ def _f(x, fmt="{:.2f}"):
     return "–" if x is None else fmt.format(x)
 
 
-def _sweep_order(evaluated):
-    """The rows of each workload and setup together (in the order each first appears) and by concurrency within
-    them, as a sweep reads (files given as `*_c*.json` arrive c1, c16, c2, c4, c8); rows of one concurrency, and
-    rows without one (last), in the order read. The JSON keeps the order read."""
-    import numpy as np
-    import pandas as pd
-
-    if evaluated.empty:
-        return evaluated
-    n = len(evaluated)
-    blank = pd.Series([""] * n, index=evaluated.index)
-    workload = pd.factorize(evaluated.get("workload", blank).fillna("").astype(str))[0]
-    setup = pd.factorize(evaluated.get("setup", blank).fillna("").astype(str))[0]
-    conc = pd.to_numeric(evaluated.get("concurrency", blank), errors="coerce").to_numpy(dtype=float)
-    return evaluated.iloc[np.lexsort((np.arange(n), np.nan_to_num(conc, nan=np.inf), setup, workload))]
-
-
 def _print_text(evaluated, summary, calibration) -> None:
     from specmodel.cli.output import json_value
-    from specmodel.runs.headlines import as_read
+    from specmodel.runs.headlines import as_read, sweep_order
     from specmodel.words import verdict_words
 
-    evaluated = _sweep_order(as_read(evaluated))  # a predicted verdict whose band straddles 1.0 reads "uncertain"
+    evaluated = sweep_order(as_read(evaluated))  # a predicted verdict whose band straddles 1.0 reads "uncertain"
 
     setups = evaluated["setup"].fillna("").astype(str).tolist() if "setup" in evaluated else [""] * len(evaluated)
     width = min(max(map(len, setups), default=0), SETUP_CHARS)  # a column only where a workload has several setups

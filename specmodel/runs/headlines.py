@@ -42,6 +42,22 @@ def as_read(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(verdict=table["verdict"].where(~unsure, UNCERTAIN)) if unsure.any() else table
 
 
+def sweep_order(table: pd.DataFrame) -> pd.DataFrame:
+    """A review table in the order a sweep reads: the rows of each workload and setup together (in the order each
+    first appears), by concurrency within them (files given as `*_c*.json` arrive c1, c16, c2, c4, c8); rows of one
+    concurrency, and rows without one (last), in the order read. For the verdict tables (`runs`' text, Past runs);
+    `runs --json`, the CSV export and "Runs as read" keep the order read."""
+    if table.empty:
+        return table
+    n = len(table)
+    blank = pd.Series([""] * n, index=table.index)
+    workload = pd.factorize(table.get("workload", blank).fillna("").astype(str))[0]
+    setup = pd.factorize(setups_of(table))[0]
+    conc = pd.to_numeric(table.get("concurrency", blank), errors="coerce").to_numpy(dtype=float)
+    order = np.lexsort((np.arange(n), np.nan_to_num(conc, nan=np.inf), setup, workload))
+    return table if (order == np.arange(n)).all() else table.iloc[order]
+
+
 def verdict_lines(table: pd.DataFrame) -> list[tuple[str, str]]:
     """One (verdict, sentence) per workload, setup and verdict, saying which levels were measured and which
     predicted and where the model disagreed with the measurement, e.g.
