@@ -247,3 +247,13 @@ def test_the_text_table_reads_each_setup_by_concurrency_whatever_order_the_files
                         ("N-gram (prompt lookup)", 1), ("N-gram (prompt lookup)", 4), ("N-gram (prompt lookup)", 16)]
     code, out, _ = run(capsys, *files, "--json")
     assert [r["concurrency"] for r in json.loads(out)["rows"]][:3] == [1, 16, 4]
+
+
+def test_the_html_report_reads_each_setup_by_concurrency_as_the_text_does(capsys, tmp_path):
+    files = sorted((FIXTURES / "real_engine" / "lab" / "pass6_temp0.3").glob("*_c*.json"))
+    code, _, _ = run(capsys, *files, "--html", tmp_path / "r.html")
+    assert code == 0
+    text = re.sub("<[^>]+>", " ", (tmp_path / "r.html").read_text())
+    rows = re.findall(r"(Draft model|N-gram \(prompt lookup\))\s+(\d+)\s+4\s", text[text.index("Break-even"):])
+    assert rows == [("Draft model", "1"), ("Draft model", "4"), ("Draft model", "16"),
+                    ("N-gram (prompt lookup)", "1"), ("N-gram (prompt lookup)", "4"), ("N-gram (prompt lookup)", "16")]

@@ -19,7 +19,7 @@ from specmodel.words.calibration import calibration_line
 from specmodel.model.engines import DEFAULT_ENGINE, find_engine
 from specmodel.model.roofline import Efficiency
 from specmodel.paths import tool_version
-from specmodel.runs.headlines import as_read
+from specmodel.runs.headlines import as_read, sweep_order
 from specmodel.runs.review import TABLE_COLUMNS, with_band_text
 from specmodel.runs.unpredicted import left_out_sentence
 from specmodel.words import verdict_words
@@ -125,7 +125,7 @@ _REPORT_COLUMNS = {"workload": "workload", "setup": "setup", "concurrency": "con
 
 
 def _break_even_display(table: pd.DataFrame) -> pd.DataFrame:
-    shown = with_band_text(as_read(table.reindex(columns=TABLE_COLUMNS)))  # "uncertain" as on the page
+    shown = with_band_text(as_read(sweep_order(table).reindex(columns=TABLE_COLUMNS)))  # as on the page
     shown["speedup_band"] = shown["speedup_band"].str.replace("–", "–\u200b")  # may wrap after the dash
     pct = lambda m: "" if pd.isna(m) else f"{m:+.0%}"  # noqa: E731
     shown["speedup_margin"] = (pd.to_numeric(shown["measured_speedup"], errors="coerce") - 1).map(pct)
