@@ -325,3 +325,21 @@ def test_rows_out_of_range_or_disagreeing_in_their_own_figures_are_one_line_each
     assert ("error: sweep.csv, rows 5, 6, 7 (3 rows), column 'concurrency': a value below 1; expected concurrent "
             "requests, 1 to 65,536; rows not loaded (row 5: '0.5'; row 6: '0.25'; row 7: '0.75')") in lines
     assert len(lines) == 2
+
+
+def test_cells_that_are_no_number_are_one_line_with_each_rows_reason():
+    from specmodel.runs import collapse_problems
+
+    text = ("gpu,target_model,method,k,concurrency,tokens_per_step,speedup\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,1,2.5,1.2\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,four,2.5,1.2\n"
+            "H100 SXM,Llama 3.1 8B,draft_model,4,1_6,2.5,1.2\n")
+    table = read_runs([("sweep.csv", text.encode())])
+    assert [p.message for p in table.problems] == [
+        "'four' is not a number; expected concurrent requests, 1 to 65,536; row not loaded",
+        "'1_6' has an underscore between digits: write the number without one; expected concurrent requests, 1 to "
+        "65,536; row not loaded"]
+    assert collapse_problems(table.problems) == [
+        "error: sweep.csv, rows 3, 4 (2 rows), column 'concurrency': not a number; expected concurrent requests, 1 to "
+        "65,536; rows not loaded (row 3: 'four' is not a number; row 4: '1_6' has an underscore between digits: write "
+        "the number without one)"]

@@ -34,7 +34,8 @@ def number_of(rec: RunRecord, key: str, errors: list, *, lo=None, hi=None, stric
     text = str(raw).strip().rstrip("%") if isinstance(raw, str) else raw
     value = number(plain_text(text, None) if isinstance(text, str) else text)
     if value is None:
-        errors.append(RowError(column, f"{not_a_number(raw)}; expected {what}"))
+        errors.append(RowError(column, f"{not_a_number(raw)}; expected {what}", kind=f"not a number; expected {what}",
+                               figures=not_a_number(raw)))
         return None
     if whole and value != round(value):
         errors.append(_out_of_range(column, raw, "not a whole number", what))
