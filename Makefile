@@ -39,7 +39,8 @@ PYTEST_ARGS ?=
 # 15 s of make test's wall on 2 workers, 30 s more when a Traffic mix edit was lost); the non-quick selection
 # (-m "browser or prometheus or slow", -n 2) 226.9 s of pytest, 186 s of CPU, at load 5.6-6.8.
 # 2026-12-07 later, browser tests on one reused page per worker (docs/development.md): 289.2 -> 233.5 s of pytest on
-# the quiet machine, 2,962 tests. --durations prints the slowest tests.
+# the quiet machine, 2,962 tests; fresh clones one after the other 308.8 s (bac6ca2) -> 272.3 s (e694cba).
+# --durations prints the slowest tests.
 WORKERS ?= 2
 # pytest rewrites the asserts of every test module it imports, in each worker: ~6 s of CPU a process, and
 # PYTHONDONTWRITEBYTECODE (set on this project's machines and in many container images) stops it from caching
