@@ -343,3 +343,14 @@ def test_cells_that_are_no_number_are_one_line_with_each_rows_reason():
         "error: sweep.csv, rows 3, 4 (2 rows), column 'concurrency': not a number; expected concurrent requests, 1 to "
         "65,536; rows not loaded (row 3: 'four' is not a number; row 4: '1_6' has an underscore between digits: write "
         "the number without one)"]
+
+
+def test_a_group_whose_rows_differ_only_past_its_first_rows_still_names_its_kind_not_the_first_rows_message():
+    from specmodel.runs import collapse_problems
+
+    cells = ["0.5"] * 4 + ["0.25"]  # the first four rows say the same; the fifth does not
+    text = "gpu,target_model,method,k,concurrency,tokens_per_step,speedup\n" + "".join(
+        f"H100 SXM,Llama 3.1 8B,draft_model,4,{c},2.5,1.2\n" for c in cells)
+    lines = collapse_problems(read_runs([("sweep.csv", text.encode())]).problems)
+    assert lines == ["error: sweep.csv, rows 2, 3, 4, 5, 6 (5 rows), column 'concurrency': a value below 1; expected "
+                     "concurrent requests, 1 to 65,536; rows not loaded (row 2: '0.5'; row 3: '0.5'; row 4: '0.5'; …)"]

@@ -258,14 +258,15 @@ def group_problems(problems: list[Problem], by_size: bool = False) -> list[Probl
     first rows' figures ("… (row 12: 2.00× at E = 1.73; row 16: …; …)")."""
     groups: dict[tuple, list] = {}
     firsts: dict[tuple, list[Problem]] = {}
+    alike: dict[tuple, bool] = {}  # whether every row of the group says the very same message
     for p in problems:
         key = (p.severity, p.file, p.column, p.kind or p.message)
         groups.setdefault(key, []).append(p.row)
         seen = firsts.setdefault(key, [])
+        alike[key] = alike.get(key, True) and p.message == seen[0].message if seen else True
         if len(seen) <= FIGURES_SHOWN:
             seen.append(p)
-    groups = {(sev, file, column, _group_message(firsts[(sev, file, column, said)])): rows
-              for (sev, file, column, said), rows in groups.items()}
+    groups = {key[:3] + (_group_message(firsts[key], alike[key]),): rows for key, rows in groups.items()}
     whole: dict[tuple, list] = {}  # a problem with the whole file, said once for every file that has it
     for (sev, file, column, message), rows in groups.items():
         if all(r is None for r in rows):
@@ -280,10 +281,10 @@ def group_problems(problems: list[Problem], by_size: bool = False) -> list[Probl
     return out
 
 
-def _group_message(first: list[Problem]) -> str:
+def _group_message(first: list[Problem], alike: bool) -> str:
     """A group's message: the problem's own where every row says the same, else its kind and the first rows'
     figures."""
-    if all(p.message == first[0].message for p in first) or not first[0].kind:
+    if alike or not first[0].kind:
         return first[0].message
     quoted = "; ".join(f"row {p.row}: {p.figures}" if p.row is not None else p.figures
                        for p in first[:FIGURES_SHOWN])
