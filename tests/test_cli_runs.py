@@ -113,9 +113,9 @@ def test_text_output_and_gpu_flag_for_rows_without_a_known_gpu(capsys):
     # the decision per workload first (issue 40), in the page's words, with the runs that would pin it
     lines = out.splitlines()
     assert lines[0] == "decision per workload:"
-    # one run pins the fit at its batch only: on by the fit everywhere, and where its band reaches 1.0 said beside
-    assert lines[1] == ("  1280 in / 256 out tokens, k = 3: on at every batch the fit looks at (the band reaches 1.0 "
-                        "above batch 137; your runs)")
+    # one run pins the fit at its batch only: on by the fit everywhere, uncertain where its band reaches 1.0
+    assert lines[1] == ("  1280 in / 256 out tokens, k = 3: on up to batch 137, uncertain above: the fit stays on, its "
+                        "band reaches 1.0 (your runs)")
     assert lines[2].startswith("    Pin it: plain and speculative runs at batch ") and lines[3] == ""
     # the file's GPU is "simulated": one line above the table says the rows ran on the --gpu preset instead
     assert lines[4].startswith("1 of 1 row predicted on a fallback preset") and "GPU 'simulated'" in out

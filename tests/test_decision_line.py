@@ -69,10 +69,12 @@ def test_an_open_threshold_gets_the_two_runs_of_the_plan_beside_it():
 
 def test_a_step_fit_line_says_it_is_the_users_runs():
     assert fit_decision_line(3, (None, None, None)) == "k = 3: on at every batch the fit looks at (your runs)"
-    # on by the fit, but the low end of its band loses above 200: the line says so, it does not say "on" alone
+    # on by the fit, but the low end of its band loses above 200: the line leads with where the band says on too,
+    # it does not say "on at every batch" with the doubt after it
     assert fit_decision_line(3, (None, 200, None)) == \
-        "k = 3: on at every batch the fit looks at (the band reaches 1.0 above batch 200; your runs)"
-    assert fit_decision_line(3, (None, 0, None)).endswith("(the band reaches 1.0 from batch 1; your runs)")
+        "k = 3: on up to batch 200, uncertain above: the fit stays on, its band reaches 1.0 (your runs)"
+    assert fit_decision_line(3, (None, 0, None)) == \
+        "k = 3: uncertain at every batch: on by the fit, its band reaches 1.0 from batch 1 (your runs)"
     assert fit_decision_line(3, (0, 0, 0), "chat") == "chat, k = 3: off at every batch, band included (your runs)"
     assert fit_decision_line(3, (0, 0, 9), "chat") == "chat, k = 3: off from batch 1 (the band reaches batch 9; your runs)"
     assert fit_decision_line(4, (60, 20, None), "x").endswith(f"off above batch 60 (20–{OFF_SEARCH_MAX}+, your runs)")

@@ -387,7 +387,7 @@ def test_wins_at_1_and_4_say_the_band_reaches_break_even_above_4_not_from_batch_
     # the line through 1 and 4 pays at every batch with its band below 1.0 from batch 1, but 1.26x and 1.18x were
     # measured: batch 1 to 4 pay, whatever the band
     assert (mid, high) == (None, None) and low == 4
-    assert "the band reaches 1.0 above batch 4" in off_words(fit)
+    assert off_words(fit) == "pays off up to batch 4, uncertain above: the fit pays off, its band reaches 1.0"
     # held at the plain step's growth from 4 to 16, where no speculative run was taken: that run is what it asks
     # for, not a rerun of the two that agree (the speculative step grew 13.3 -> 13.6 ms as the plain one held)
     assert "spec_held_above_plain" in fit.notes

@@ -68,7 +68,7 @@ def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | No
     head = _head(", ".join(filter(None, [who, named])))
     mid, low, high = off
     if mid is None and high is None:
-        return f"{head}on at every batch the fit looks at ({band_below_one(low)}{YOUR_RUNS})"
+        return f"{head}{on_at_every_batch(low)} ({YOUR_RUNS})"
     if high == 0:
         return f"{head}off at every batch, band included ({YOUR_RUNS})"
     if mid == 0:
@@ -77,12 +77,17 @@ def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | No
     return f"{head}off above batch {mid} ({span}{YOUR_RUNS})"
 
 
-def band_below_one(low: int | None) -> str:
-    """Where a fit that pays at every batch has the low end of its band below 1.0: "the band reaches 1.0 above
-    batch 200; " (empty where the band stays above 1.0 too): the line does not say "on" without its doubt."""
+def on_at_every_batch(low: int | None, on: str = "on", by_fit: str = "the fit stays on") -> str:
+    """A fit whose central line pays at every batch it looks at, led by where its band says so too: "on at every
+    batch the fit looks at", "on up to batch 4, uncertain above: the fit stays on, its band reaches 1.0" or
+    "uncertain at every batch: on by the fit, its band reaches 1.0 from batch 1" (`low`: the band's lowest batch
+    at 1.0, None where it stays above). A line that said "on at every batch" with the band's doubt in brackets
+    after it was read as on at every batch."""
     if low is None:
-        return ""
-    return "the band reaches 1.0 from batch 1; " if low == 0 else f"the band reaches 1.0 above batch {low}; "
+        return f"{on} at every batch the fit looks at"
+    if low == 0:
+        return f"uncertain at every batch: {on} by the fit, its band reaches 1.0 from batch 1"
+    return f"{on} up to batch {low}, uncertain above: {by_fit}, its band reaches 1.0"
 
 
 def timed_decision_line(label: str, speedup: float, band: tuple[float, float] | None, batch: float, k: int | None,

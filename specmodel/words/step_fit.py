@@ -4,7 +4,7 @@ pin the rest, and why a fit was refused."""
 from __future__ import annotations
 
 from specmodel.fit.steps import LINEAR, MODEL_SHAPE_MISFIT, ONE_BATCH, SPEC_HELD, SPEEDUP_ONLY, StepFit
-from specmodel.words.decision_line import band_below_one
+from specmodel.words.decision_line import on_at_every_batch
 
 _ARM = {"plain": "plain", "spec": "speculative"}
 _TERM = {"level": "level at the measured batches", "growth": "growth with the batch",
@@ -104,8 +104,7 @@ def off_words(fit: StepFit, tokens_per_step: float | None = None) -> str:
     """Where speculation stops paying by the fit, with the band's range."""
     mid, low, high = fit.off_above(tokens_per_step)
     if mid is None and high is None:
-        doubt = band_below_one(low).removesuffix("; ")
-        return "pays off at every batch the fit looks at" + (f" ({doubt})" if doubt else "")
+        return on_at_every_batch(low, "pays off", "the fit pays off")
     if high == 0:
         return "loses at every batch, band included: turn it off"
     if mid == 0:
