@@ -392,6 +392,8 @@ def test_wins_at_1_and_4_say_the_band_reaches_break_even_above_4_not_from_batch_
     # for, not a rerun of the two that agree (the speculative step grew 13.3 -> 13.6 ms as the plain one held)
     assert "spec_held_above_plain" in fit.notes
     assert fit_line(fit).count("a speculative run at 16 would measure its own") == 1
+    # the conclusion first, the hold's reasons after it
+    assert fit_line(fit).index("uncertain above") < fit_line(fit).index("Held: ")
     assert "back to back" not in fit_line(fit)
     # and at 16 it does not say "pays off": the line grows the speculative step as the plain step grows from 4 to 16
     # (9 -> 24 ms), 1.50x, but a verify of k + 1 = 5 tokens a sequence may grow up to 5x as much once the plain step

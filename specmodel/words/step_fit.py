@@ -115,7 +115,10 @@ def off_words(fit: StepFit, tokens_per_step: float | None = None) -> str:
 
 
 def fit_line(fit: StepFit) -> str:
-    """The fit in one sentence: what it saw, and its turn-off batch or why it predicts nothing."""
+    """The fit in one line: what it saw and its turn-off batch (or why it predicts nothing), then, where the
+    speculative step was held at the plain step's (SPEC_HELD), why and the run that would settle it: the
+    conclusion first, the hold's reasons after it (they came first, and a reader met three lines of them before
+    the verdict)."""
     seen = f"fitted on concurrency {runs_at(fit)}" + (" (speedups only)" if SPEEDUP_ONLY in fit.notes else "")
     why = refused_words(fit)
     if why:
@@ -123,9 +126,8 @@ def fit_line(fit: StepFit) -> str:
     shape = "a straight line in the batch" if fit.shape.kind == LINEAR else f"the model's shape ({fit.shape.described_as})"
     if MODEL_SHAPE_MISFIT in fit.notes:
         shape += f" (the model's shape for {fit.shape.described_as} missed these runs by more than their noise)"
-    if SPEC_HELD in fit.notes:
-        shape += f" ({held_words(fit)})"
-    return f"{seen}, over {shape}: speculation {off_words(fit)}"
+    held = f". Held: {held_words(fit)}" if SPEC_HELD in fit.notes else ""
+    return f"{seen}, over {shape}: speculation {off_words(fit)}{held}"
 
 
 def held_words(fit: StepFit) -> str:
