@@ -40,8 +40,14 @@ PYTEST_ARGS ?=
 # (-m "browser or prometheus or slow", -n 2) 226.9 s of pytest, 186 s of CPU, at load 5.6-6.8.
 # 2026-12-07 later, browser tests on one reused page per worker (docs/development.md): 289.2 -> 233.5 s of pytest on
 # the quiet machine, 2,962 tests; fresh clones one after the other 308.8 s (bac6ca2) -> 272.3 s (e694cba).
+# 2026-12-07 later, 3 workers (2,977 tests, the quiet machine): a timeline of a 2-worker run (each test's start and
+# end beside the machine's busy cores, /proc/stat) showed the cores ~92% busy, waiting in the first minute on
+# Prometheus's first scrapes and later on browser tests run one after the other on one worker; a third worker
+# fills them. Three pairs one after the other, 3 against 2 workers: fresh clones of b787c2e 241.3 against
+# 258.6 s of pytest (273.7 against 289.8 s wall), the working tree 235.8 against 259.0 s and 250.8 against 261.9 s;
+# every run passed. make test-fast is CPU-bound either way (61.7 and 62.3 s with 3, 62.0 and 64.7 s with 2).
 # --durations prints the slowest tests.
-WORKERS ?= 2
+WORKERS ?= 3
 # pytest rewrites the asserts of every test module it imports, in each worker: ~6 s of CPU a process, and
 # PYTHONDONTWRITEBYTECODE (set on this project's machines and in many container images) stops it from caching
 # the result in tests/__pycache__. The test targets let it write: the next run reads the cache (collection
