@@ -432,3 +432,28 @@ def test_plan_names_the_runs_between_the_measured_win_and_loss_for_a_server_with
             "between batch 4 and 15)") in fit["runs_to_pin"]
     text = _cli("plan", "--calibration", cal, "--method", "draft_model", "--k", 4).stdout
     assert "to pin the rest: run plain and speculative at concurrency 6 and 10" in text
+
+
+def test_a_table_row_with_only_the_plain_throughput_pins_the_plain_step_as_a_baseline_file_does(tmp_path):
+    """The field report's server in one CSV, on a CPU box and a tiny model no preset describes: both arms at 1 and
+    4, and at 16 only the plain run (its speculative run not taken yet). The row at 16 cannot be judged or
+    predicted, but its plain step is measured: it was refused and left out of the fit ("fitted on concurrency 1,
+    4": off above batch 11, a guess from two flat runs), where the same plain run as a `vllm bench serve` file
+    joins the fit. It now joins it as well, and the fit says what --fit-up-to 4 on the whole sweep says."""
+    rows = [f"chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,{c},1.8,{plain},{plain * s:.1f}" for c, plain, s in FIELD[:2]]
+    rows.append(f"chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,16,1.8,{FIELD[2][1]},")
+    path = tmp_path / "sweep.csv"
+    path.write_text("workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,"
+                    "spec_tok_s\n" + "\n".join(rows) + "\n")
+    r = _cli("runs", path, "--calibrate")
+    assert r.returncode == 0, r.stderr
+    assert "fitted on concurrency 1, 4 and plain runs at 16" in r.stdout
+    assert "on up to batch 4, uncertain above" in r.stdout and "off above batch" not in r.stdout
+    assert ("row 4: a plain run only (no speculative throughput or speedup): its plain step at concurrency 16 is "
+            "used in the step fit of the 2 runs of its setup") in r.stderr
+    # the same fit as the whole sweep's with its speculative run at 16 left out (--fit-up-to 4): 1.50x at 16
+    [saved] = json.loads(_cli("runs", path, "--calibrate", "--json").stdout)["step_fits"]
+    whole = fit_steps(_field_points(up_to=4), Shape(), k=4)
+    fit = type(whole).from_dict(saved["fit"])
+    assert float(fit.speedup(16.0)[0]) == pytest.approx(float(whole.speedup(16.0)[0]), rel=1e-3)
+    assert f"{float(fit.speedup(16.0)[0]):.2f}" == "1.50"

@@ -10,6 +10,10 @@ speculative run without one, is said in a warning or a remark.
 
 from __future__ import annotations
 
+import math
+
+from specmodel.errors import SpecModelError
+from specmodel.numbers import read_number
 from specmodel.runs.records import Problem, RunRecord
 
 
@@ -69,6 +73,7 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
             s.remarks.append("no baseline run found for this model, dataset and concurrency: the measured "
                              "speedup is unknown (upload the baseline run or choose it)")
         out.append(s)
+    problems += _join_plain_rows(out)
     alone = bases and not out  # only baselines given: said once more where nothing else loads (why_empty)
     left = [b for b in bases if id(b) not in used]
     joined = _join_step_fits(left, specs)
@@ -105,6 +110,53 @@ def _join_step_fits(left: list[RunRecord], specs: list[RunRecord]) -> dict[int, 
             s.values["plain_runs"] = (*s.values.get("plain_runs", ()), (float(level), float(tok_s), where))
         joined[id(b)] = takers
     return joined
+
+
+# What makes a row of a table (both arms in one row) the same setup as another: all it names but its load.
+_SETUP_VALUES = ("workload", "gpu", "target_model", "draft_model", "method", "k", "engine", "tp")
+_SPEC_SIDE = ("spec_tok_s", "speedup")
+
+
+def _join_plain_rows(rows: list[RunRecord]) -> list[Problem]:
+    """A table's row that measured only the plain server (a baseline throughput, no speculative throughput or
+    speedup) at a concurrency is a plain run, as a baseline file is: its plain step joins the `plain_runs` of the
+    other rows of its file and setup (_SETUP_VALUES as written), for their step fit. The row itself stays (a
+    preset it names still predicts it); a note says where its plain step went."""
+    plain = [r for r in rows if r.arm == "pair" and "baseline_tok_s" in r.values and "concurrency" in r.values
+             and not any(r.values.get(c) not in (None, "") for c in _SPEC_SIDE)]
+    if not plain:  # a sweep of paired rows: nothing to join, no row keyed
+        return []
+    by_setup: dict[tuple, list[RunRecord]] = {}
+    for r in rows:
+        if r.arm == "pair" and any(r.values.get(c) not in (None, "") for c in _SPEC_SIDE):
+            by_setup.setdefault(_setup_key(r), []).append(r)
+    problems = []
+    for p in plain:
+        level, tok_s = _number(p.values["concurrency"]), _number(p.values["baseline_tok_s"])
+        takers = by_setup.get(_setup_key(p), [])
+        if not takers or level is None or tok_s is None or level <= 0 or tok_s <= 0:
+            continue
+        where = p.file if p.row is None else f"{p.file} row {p.row}"
+        for r in takers:
+            r.values["plain_runs"] = (*r.values.get("plain_runs", ()), (level, tok_s, where))
+        runs = "run" if len(takers) == 1 else "runs"
+        problems.append(Problem(p.file, p.row, None, f"a plain run only (no speculative throughput or speedup): "
+                                f"its plain step at concurrency {_batch(level)} is used in the step fit of the "
+                                f"{len(takers)} {runs} of its setup", "info"))
+    return problems
+
+
+def _setup_key(r: RunRecord) -> tuple:
+    return (r.file, *(str(r.values.get(c, "")).strip().lower() for c in _SETUP_VALUES))
+
+
+def _number(raw) -> float | None:
+    """A cell as the finite number it is, or None (validation says what is wrong with it)."""
+    try:
+        x = read_number(raw)
+    except SpecModelError:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def _attach_off(offs: list[RunRecord], specs: list[RunRecord]) -> list[Problem]:
