@@ -449,11 +449,25 @@ def test_a_table_row_with_only_the_plain_throughput_pins_the_plain_step_as_a_bas
     assert r.returncode == 0, r.stderr
     assert "fitted on concurrency 1, 4 and plain runs at 16" in r.stdout
     assert "on up to batch 4, uncertain above" in r.stdout and "off above batch" not in r.stdout
-    assert ("row 4: a plain run only (no speculative throughput or speedup): its plain step at concurrency 16 is "
-            "used in the step fit of the 2 runs of its setup") in r.stderr
+    # one warning for the row, not three refusals that said it was not loaded (its plain step is)
+    assert ("row 4: a plain run only (no speculative throughput or speedup): its plain step joins the step fit of "
+            "its setup; with nothing measured to judge and names no preset describes, it is not in the verdict table "
+            "(GPU 'cpu-box' is no preset") in r.stderr
+    assert "row not predicted" not in r.stderr and "error:" not in r.stderr
     # the same fit as the whole sweep's with its speculative run at 16 left out (--fit-up-to 4): 1.50x at 16
     [saved] = json.loads(_cli("runs", path, "--calibrate", "--json").stdout)["step_fits"]
     whole = fit_steps(_field_points(up_to=4), Shape(), k=4)
     fit = type(whole).from_dict(saved["fit"])
     assert float(fit.speedup(16.0)[0]) == pytest.approx(float(whole.speedup(16.0)[0]), rel=1e-3)
     assert f"{float(fit.speedup(16.0)[0]):.2f}" == "1.50"
+    # named by presets, the same row is predicted as before, and says that its plain step joins the fit too
+    named = path.read_text().replace("cpu-box", "H100").replace("tiny-llama", "Llama 3.1 8B").replace("tiny-draft",
+                                                                                                    "Llama 3.2 1B")
+    path.write_text(named)
+    r = _cli("runs", path, "--calibrate", "--json")
+    rows = json.loads(r.stdout)["rows"]
+    assert [row["concurrency"] for row in rows] == [1, 4, 16] and rows[2]["measured_speedup"] is None
+    assert rows[2]["predicted_speedup"] is not None
+    assert "row 4: a plain run only (no speculative throughput or speedup): predicted here, and its plain step also " \
+           "joins the step fit of its setup" in r.stderr
+    assert "and plain runs at 16" in json.loads(r.stdout)["step_fits"][0]["words"]

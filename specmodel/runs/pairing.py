@@ -14,7 +14,7 @@ import math
 
 from specmodel.errors import SpecModelError
 from specmodel.numbers import read_number
-from specmodel.runs.records import Problem, RunRecord
+from specmodel.runs.records import PLAIN_JOINED, Problem, RunRecord
 
 
 def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[RunRecord], list[Problem]]:
@@ -73,7 +73,7 @@ def pair_arms(records: list[RunRecord], pairs: dict[str, str]) -> tuple[list[Run
             s.remarks.append("no baseline run found for this model, dataset and concurrency: the measured "
                              "speedup is unknown (upload the baseline run or choose it)")
         out.append(s)
-    problems += _join_plain_rows(out)
+    _join_plain_rows(out)
     alone = bases and not out  # only baselines given: said once more where nothing else loads (why_empty)
     left = [b for b in bases if id(b) not in used]
     joined = _join_step_fits(left, specs)
@@ -116,22 +116,22 @@ def _join_step_fits(left: list[RunRecord], specs: list[RunRecord]) -> dict[int, 
 _SETUP_VALUES = ("workload", "gpu", "target_model", "draft_model", "method", "k", "engine", "tp")
 
 
-def _join_plain_rows(rows: list[RunRecord]) -> list[Problem]:
+def _join_plain_rows(rows: list[RunRecord]) -> None:
     """A table's row that measured only the plain server (a baseline throughput, no speculative throughput or
     speedup) at a concurrency is a plain run, as a baseline file is: its plain step joins the `plain_runs` of the
-    other rows of its file and setup (_SETUP_VALUES as written), for their step fit. The row itself stays (a
-    preset it names still predicts it); a note says where its plain step went."""
+    other rows of its file and setup (_SETUP_VALUES as written), for their step fit, and the row is marked
+    (PLAIN_JOINED): validation says so, beside its prediction, or in place of its names' refusal where no preset
+    predicts it."""
     # a reader leaves an empty cell out of `values`: a key there is a value given (the test is by key alone, so that
     # a sweep of 200,000 paired rows costs one look at each)
     plain = [r for r in rows if "spec_tok_s" not in r.values and "speedup" not in r.values
              and "baseline_tok_s" in r.values and "concurrency" in r.values and r.arm == "pair"]
     if not plain:  # a sweep of paired rows: nothing to join, no row keyed
-        return []
+        return
     by_setup: dict[tuple, list[RunRecord]] = {}
     for r in rows:
         if r.arm == "pair" and ("spec_tok_s" in r.values or "speedup" in r.values):
             by_setup.setdefault(_setup_key(r), []).append(r)
-    problems = []
     for p in plain:
         level, tok_s = _number(p.values["concurrency"]), _number(p.values["baseline_tok_s"])
         takers = by_setup.get(_setup_key(p), [])
@@ -140,11 +140,7 @@ def _join_plain_rows(rows: list[RunRecord]) -> list[Problem]:
         where = p.file if p.row is None else f"{p.file} row {p.row}"
         for r in takers:
             r.values["plain_runs"] = (*r.values.get("plain_runs", ()), (level, tok_s, where))
-        runs = "run" if len(takers) == 1 else "runs"
-        problems.append(Problem(p.file, p.row, None, f"a plain run only (no speculative throughput or speedup): "
-                                f"its plain step at concurrency {_batch(level)} is used in the step fit of the "
-                                f"{len(takers)} {runs} of its setup", "info"))
-    return problems
+        p.values[PLAIN_JOINED] = True
 
 
 def _setup_key(r: RunRecord) -> tuple:

@@ -21,7 +21,7 @@ from specmodel.runs.cells import number
 from specmodel.runs.gpu_columns import REASON as GPU_SPEC_REASON, row_gpu, with_spec_fault
 from specmodel.runs.measured import RATE_NEEDS_LENGTH, REFUSED_METRICS, measured_latencies, speedup_metric, throughput_per_gpu
 from specmodel.runs.names import cleaned_name, context_from_text, lengths_from_text, names_of, parse_method
-from specmodel.runs.records import Problem, Remark, RunDefaults, RunRecord
+from specmodel.runs.records import PLAIN_JOINED, PLAIN_RUN, Problem, Remark, RunDefaults, RunRecord
 from specmodel.runs.row_numbers import RowError, number_of
 from specmodel.runs.table_row import table_row
 from specmodel.runs.meanings import row_reading
@@ -129,6 +129,29 @@ def validate(rec: RunRecord, defaults: RunDefaults) -> tuple[dict | None, list[P
     return validate_row(rec, defaults)[:2]
 
 
+def _refused(rec: RunRecord, refusals: list[tuple[str, str]], spec_column: str | None, plain_only: bool) -> list[Problem]:
+    """The problems of a row whose names refuse its prediction and that has no measured speedup: each refusal, or,
+    for a plain run whose plain step joined its setup's step fit (runs.pairing, PLAIN_JOINED), one warning that
+    says so with the refusals in it (the row is not in the verdict table, but its measurement is used)."""
+    if plain_only and rec.values.get(PLAIN_JOINED):
+        return [Problem(rec.file, rec.row, None, f"{PLAIN_RUN}: its plain step joins the step fit of its setup; with "
+                        "nothing measured to judge and names no preset describes, it is not in the verdict table ("
+                        + "; ".join(m for _, m in refusals) + ")", "warning")]
+    return [Problem(rec.file, rec.row, spec_column if reason == GPU_SPEC_REASON else None,
+                    f"{message}; row not predicted", reason=reason) for reason, message in refusals]
+
+
+def _row_notes(rec: RunRecord, changed) -> list[Problem]:
+    """What a loaded row says beside its result: names whose control characters were removed (`changed`), and a
+    plain run whose plain step joined its setup's step fit (PLAIN_JOINED)."""
+    notes = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
+                     "text-direction marks) were removed from this name", "warning") for key in changed]
+    if rec.values.get(PLAIN_JOINED):
+        notes.append(Problem(rec.file, rec.row, None, f"{PLAIN_RUN}: predicted here, and its plain step also joins "
+                             "the step fit of its setup", "info"))
+    return notes
+
+
 def validate_row(rec: RunRecord, defaults: RunDefaults):
     """validate's (row, problems) and how its numbers were read: (acceptance's k, k assumed, throughputs' factor)."""
     errors: list[RowError] = []
@@ -177,13 +200,11 @@ def validate_row(rec: RunRecord, defaults: RunDefaults):
     refusals = with_spec_fault(_refusals(names, parsed_method, method_text, metric, speedup), spec_fault)
     unpredicted = no_prediction_line(refusals, speedup)  # a name refused, the measurement kept
     if refusals and unpredicted is None:
-        return None, [Problem(rec.file, rec.row, spec_column if reason == GPU_SPEC_REASON else None,
-                              f"{message}; row not predicted", reason=reason) for reason, message in refusals], None
+        return None, _refused(rec, refusals, spec_column, plain_only=speedup is None and spec is None), None
     if no_k is not None:
         unpredicted = f"{unpredicted}; {no_k}" if unpredicted else PREFIX + no_k
 
-    problems = [Problem(rec.file, rec.row, rec.headers.get(key, key), "control characters (such as NUL, escape or "
-                        "text-direction marks) were removed from this name", "warning") for key in names.changed]
+    problems = _row_notes(rec, names.changed)
     v.update(names.cleaned)
     remarks.extend(r for r in names.remarks if unpredicted is None or "predicted with" not in r)  # none was
     if measured.context is None and context_from_text(v.get("workload")) is None:
