@@ -10,10 +10,7 @@ speculative run without one, is said in a warning or a remark.
 
 from __future__ import annotations
 
-import math
-
-from specmodel.errors import SpecModelError
-from specmodel.numbers import read_number
+from specmodel.runs.cells import number
 from specmodel.runs.records import PLAIN_JOINED, Problem, RunRecord
 
 
@@ -133,7 +130,7 @@ def _join_plain_rows(rows: list[RunRecord]) -> None:
         if r.arm == "pair" and ("spec_tok_s" in r.values or "speedup" in r.values):
             by_setup.setdefault(_setup_key(r), []).append(r)
     for p in plain:
-        level, tok_s = _number(p.values["concurrency"]), _number(p.values["baseline_tok_s"])
+        level, tok_s = number(p.values["concurrency"]), number(p.values["baseline_tok_s"])
         takers = by_setup.get(_setup_key(p), [])
         if not takers or level is None or tok_s is None or level <= 0 or tok_s <= 0:
             continue
@@ -145,15 +142,6 @@ def _join_plain_rows(rows: list[RunRecord]) -> None:
 
 def _setup_key(r: RunRecord) -> tuple:
     return (r.file, *(str(r.values.get(c, "")).strip().lower() for c in _SETUP_VALUES))
-
-
-def _number(raw) -> float | None:
-    """A cell as the finite number it is, or None (validation says what is wrong with it)."""
-    try:
-        x = read_number(raw)
-    except SpecModelError:
-        return None
-    return x if math.isfinite(x) else None
 
 
 def _attach_off(offs: list[RunRecord], specs: list[RunRecord]) -> list[Problem]:

@@ -68,11 +68,11 @@ class Remark(str):
         return remark
 
 
-
 # A table row with only its plain throughput whose plain step joined the step fit of its setup's rows (runs.pairing):
 # the key pairing sets in its values, and how its messages (runs.validate) name such a row.
 PLAIN_JOINED = "_plain_joined"
 PLAIN_RUN = "a plain run only (no speculative throughput or speedup)"
+
 
 @dataclass(frozen=True)
 class Problem:
