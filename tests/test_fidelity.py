@@ -45,28 +45,33 @@ def dev_evaluated(dev):
 def test_calibrated_on_a_sweeps_batch_up_to_8_it_predicts_the_batches_above_within_12_percent(dev):
     """Issue 20's extrapolation target: the one development sweep with two batch sizes at or below 8
     (MiniMax-M2.5 EAGLE-3 on 4x MI355X, S18: 1.79x at batch 4, 1.71x at 8, then 1.55x, 1.57x, 1.38x at
-    16, 32, 64) calibrated on batch <= 8 predicts the fall above within 12% (11.9% when written, 12.3%
-    uncalibrated; 18.0% before vLLM's ROCm verify kernel was priced)."""
+    16, 32, 64) calibrated on batch <= 8 predicts the fall above within 12%. Held out: the model it starts
+    from (and the uncalibrated baseline) re-fitted without S18, as nothing about the sweep was known.
+    When written: 12.4% calibrated, 17.0% uncalibrated (target missed by 0.4 points; over the default
+    constants, fitted with S18 in the set, it read 11.9% and 12.3%; 18.0% before vLLM's ROCm verify kernel
+    was priced). The bound is a regression floor, not the target."""
     (label, above, uncalibrated, calibrated), = extrapolation(dev)
     assert "MiniMax" in label and above == 3
-    assert calibrated <= 12.0 and calibrated <= uncalibrated
+    assert calibrated <= 12.5 and calibrated <= uncalibrated - 4
 
 
 @pytest.mark.slow  # a fit per published sweep: model validation, in make test only
 def test_step_fit_on_small_batches_predicts_the_large_ones(dev):
     """Issue 44's measure → fit: each development sweep with two batches ≤ 16 (mostly SpecDecode-Bench's
-    batch 1 and 16 on H100, speedups only) fitted on them, predicting its 69 rows at 64 and 128. The fit has
-    no constant fitted to this set (noise floor, prior spreads and band are chosen; fit/steps.py), so
-    this is out of sample for every sweep. When written: MAPE 11.3% (target ≤ 12%), band holds 86% (target
-    70-90%), of 20 measured losses 14 caught with the whole band below 1.0 and 6 called uncertain (the
-    issue's target is ≥ 80% caught: missed, 70%); none called a win. 18 of the 20 are predicted below 1.0 (the
-    fit's own number, 90%); the two it puts above are within its band."""
+    batch 1 and 16 on H100, speedups only) fitted on them, predicting its 69 rows at 64 and 128. The fit's own
+    constants are chosen (noise floor, prior spreads, band; fit/steps.py), but it runs over the model's shape,
+    whose constants were fitted to this set (its largest source is these sweeps' SpecDecode-Bench): the shape
+    comes from the model re-fitted without the sweep's source. When written: MAPE 12.4% (target ≤ 12%: missed;
+    11.3% over the default constants, in-sample), band holds 87% (target 70-90%), of 20 measured losses 14
+    caught with the whole band below 1.0 and 6 called uncertain (the issue's target is ≥ 80% caught: missed,
+    70%); none called a win, and all 20 are predicted below 1.0 (18 over the default constants). The bounds
+    are regression floors, not the targets."""
     sf = step_fit_extrapolation(dev)
     assert sf["rows"] == 69
-    assert sf["mape_pct"] <= 12.0
+    assert sf["mape_pct"] <= 12.5
     assert 0.70 <= sf["coverage"] <= 0.90
     assert sf["losses"] == 20 and sf["caught"] >= 14 and sf["caught"] + sf["uncertain"] == sf["losses"]
-    assert sf["predicted_below_1"] >= 18
+    assert sf["predicted_below_1"] >= 19
 
 
 @pytest.mark.slow  # a re-fit per source: model validation, in make test, not in make test-fast
