@@ -115,6 +115,12 @@ def test_leave_one_source_out_meets_the_targets_and_the_band_covers_about_eighty
     # 86% when written (79% in-sample).
     rows, covered = coverage(out_ev)
     assert rows >= 25 and 0.70 <= covered <= 0.90
+    # Issue 44: "uncertain" on every measured loss the model does not predict. When written, the two LOSO misses
+    # (S03's vLLM draft model at 48 requests, 0.71x measured, 1.59x predicted; its n-gram at 86, 0.54x for 1.08x)
+    # both have bands from below 1.0 to above 2.
+    losses = out_ev[(out_ev["measured_speedup"].astype(float) < 1) & out_ev["predicted_speedup"].notna()]
+    missed = losses[losses["predicted_speedup"].astype(float) >= 1]
+    assert len(missed) <= 3 and missed["uncertain"].astype(bool).all()
 
 
 def test_band_quantiles_weigh_each_source_once():
