@@ -101,7 +101,7 @@ def test_the_model_error_counts_only_runs_the_model_predicted_and_says_how_many_
     headline = model_headline(s, mixed.table)
     assert headline.startswith("The model's verdict differs from the measured one on 3 of 5 runs")
     assert headline.endswith(" 2 runs judged on their measurement alone, with no prediction (a name that matches "
-                             "no preset), are left out.")
+                             "no preset), are left out of the model's accuracy check.")
     assert "left out" not in model_headline(alone, result.table)
 
 
@@ -123,8 +123,8 @@ def test_runs_json_counts_the_runs_left_out_of_the_comparison(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert (summary["rows_compared"], summary["rows_unpredicted"]) == (5, 2)
     assert summary["headline"].endswith("2 runs judged on their measurement alone, with no prediction (a name that "
-                                        "matches no preset), are left out.")
+                                        "matches no preset), are left out of the model's accuracy check.")
     report = tmp_path / "report.html"
     assert main(["runs", str(path), "--html", str(report)]) == 0
     assert "<p>2 runs judged on their measurement alone, with no prediction (a name that matches no preset), are left " \
-           "out.</p>" in report.read_text()
+           "out of the model&#39;s accuracy check.</p>" in report.read_text()

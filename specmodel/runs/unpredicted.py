@@ -93,7 +93,7 @@ def left_out_sentence(rows_unpredicted: int) -> str:
     if not n:
         return ""
     return (f"{n:,} run{'s' if n != 1 else ''} judged on {'their' if n != 1 else 'its'} measurement alone, with no "
-            f"prediction (a name that matches no preset), {'are' if n != 1 else 'is'} left out.")
+            f"prediction (a name that matches no preset), {'are' if n != 1 else 'is'} left out of the model's accuracy check.")
 
 
 NO_PREDICTION = "no prediction: "  # how a run's advice begins where the model could not predict it
