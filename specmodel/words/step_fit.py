@@ -3,7 +3,8 @@ pin the rest, and why a fit was refused."""
 
 from __future__ import annotations
 
-from specmodel.fit.steps import LINEAR, MODEL_SHAPE_MISFIT, ONE_BATCH, SPEC_HELD, SPEEDUP_ONLY, StepFit
+from specmodel.fit.steps import (LINEAR, MODEL_MISFIT_PCT, MODEL_SHAPE_MISFIT, NOISE_FLOOR, ONE_BATCH, SPEC_HELD,
+                                 SPEEDUP_ONLY, StepFit)
 from specmodel.words.decision_line import on_at_every_batch
 
 _ARM = {"plain": "plain", "spec": "speculative"}
@@ -31,7 +32,9 @@ def runs_at(fit: StepFit) -> str:
 
 def pinned_words(fit: StepFit) -> str:
     """Per arm, what the runs pinned of its level and growth with the batch, and what stayed at the model's:
-    "plain step: level and growth from the runs; speculative step: level from the runs, growth the model's".
+    "plain step: level and growth from the runs; speculative step: level from the runs, growth the model's", and
+    where a straight line misses its runs by more than twice their noise, by how much (its residuals widen the band
+    everywhere: at its own runs' batches too, which a user reads off the chart).
     Said under fit_line, which names the model's shape once (a verify-shaped one's description is long)."""
     parts = []
     for arm in ("plain", "spec"):
@@ -44,6 +47,12 @@ def pinned_words(fit: StepFit) -> str:
         if a.defaults:
             said.append(" and ".join(a.defaults) + " the model's")
         parts.append(f"{_ARM[arm]} step: " + ", ".join(said))
+    missed = [(_ARM[arm], a.residual_pct) for arm in ("plain", "spec") if (a := getattr(fit, arm)) is not None
+              and a.kind == LINEAR and a.residual_pct is not None and a.residual_pct > MODEL_MISFIT_PCT]
+    if missed:
+        parts.append("the straight line misses the runs by " + " and ".join(f"{pct:.0f}% ({arm})" for arm, pct in missed)
+                     + f" where their noise is ~{NOISE_FLOOR:.0%}: the band is that much wider at every batch, the "
+                     "runs' own included")
     return "; ".join(parts)
 
 
