@@ -359,20 +359,22 @@ def _line(label: str, ev: pd.DataFrame, shape: pd.DataFrame) -> str:
 LOSO_FIT = ("overhead_scale", "t_spec_overhead_ms", "spec_seq_scale")
 
 
-_HELD_OUT: dict = {}  # (source, the rows' fingerprint) -> Efficiency: each refit once a process
+_HELD_OUT: dict = {}  # (id of the rows, source) -> (those rows, Efficiency): each refit once a process and frame
 
 
 def held_out_efficiency(rows: pd.DataFrame, source: str) -> Efficiency:
     """LOSO_FIT re-fitted on every source of `rows` but `source` (the default Efficiency where that fit refuses):
     the model as it would stand had the source never been seen. The default constants were fitted to this set
-    (its largest source, S06, most), so a figure on one of its sweeps is held out only over these."""
-    key = (source, len(rows), pd.util.hash_pandas_object(rows["source"], index=False).sum())
-    if key not in _HELD_OUT:
+    (its largest source, S06, most), so a figure on one of its sweeps is held out only over these. Kept per frame
+    object (the frame held with it, so that its id names no other), which callers do not change."""
+    kept = _HELD_OUT.get((id(rows), source))
+    if kept is None or kept[0] is not rows:
         try:
-            _HELD_OUT[key] = calibrate(rows[rows["source"] != source], parameters=LOSO_FIT).efficiency
+            eff = calibrate(rows[rows["source"] != source], parameters=LOSO_FIT).efficiency
         except SpecModelError:
-            _HELD_OUT[key] = Efficiency()
-    return _HELD_OUT[key]
+            eff = Efficiency()
+        kept = _HELD_OUT[(id(rows), source)] = (rows, eff)
+    return kept[1]
 
 
 def loso(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Efficiency]]:
