@@ -393,3 +393,21 @@ def test_the_verdict_table_reads_each_setup_by_concurrency_and_runs_as_read_keep
     assert list(zip(table["method"], table["concurrency"])) == [
         ("draft_model", 1), ("draft_model", 4), ("draft_model", 16), ("ngram", 1), ("ngram", 4), ("ngram", 16)]
     assert table_by_key(at, "runs_table")["concurrency"].tolist()[:3] == ["1", "16", "4"]  # cells as read
+
+
+def test_runs_that_name_no_preset_offer_no_calibration_button_to_press_for_an_error():
+    """The field report's server (a CPU box and a tiny model, no preset): every run is judged on its measurement and
+    the step fits come from the runs, but "Calibrate on these runs" was offered and answered with an error. It is
+    greyed out, with the reason beside it from the start."""
+    csv = ("workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,spec_tok_s\n"
+           + "".join(f"chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,{c},1.8,{p},{s}\n"
+                     for c, p, s in ((1, 107.3, 135.2), (4, 447.4, 527.9), (16, 653.7, 562.2)))).encode()
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("field.csv", csv, "text/csv")).run()
+    assert not at.exception
+    assert at.button(key="calibrate").disabled
+    assert any(i.value.startswith("3 runs name no preset the model can predict (judged on the measurement alone), so "
+                                  "the model has nothing to fit") for i in at.info)
+    # runs the model predicts keep the button
+    at.file_uploader(key="run_files").set_value(("runs.csv", TWO_WORKLOADS, "text/csv")).run()
+    assert not at.button(key="calibrate").disabled

@@ -13,7 +13,7 @@ from pages.parts.text import no_links, plain
 from specmodel import Efficiency, SpecModelError
 from specmodel.model.calibration_file import calibration_from_json, parameter_rows, require_physical
 from specmodel.fit.saved import saved_fits
-from specmodel.runs.calibrate import calibrate
+from specmodel.runs.calibrate import calibrate, no_preset_to_fit
 from specmodel.show import runs_view as runs_view
 
 
@@ -27,8 +27,11 @@ def calibration_panel(rows, efficiency: Efficiency | None) -> None:
                "fitted values apply on every page for the rest of the session, and travel in the page link (`cal`).")
     fit_rows, fit_note = runs_view.calibration_rows(rows)
     st.caption(no_links(f"Large file: {fit_note}." if fit_note else ""))
-    clicked = st.button("Calibrate on these runs", key="calibrate", type="primary")
+    nothing = no_preset_to_fit(fit_rows)  # every run judged on its measurement alone: no button to press for an error
+    clicked = st.button("Calibrate on these runs", key="calibrate", type="primary", disabled=nothing is not None)
     box = st.container()  # the fit's result or its error: one block either way
+    if nothing:
+        box.info(plain(nothing))
     if clicked:
         try:
             with st.spinner("Fitting …"):

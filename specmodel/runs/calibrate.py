@@ -97,9 +97,7 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     if not usable and not sweeps:
         unnamed = int(sum(unpredicted_rows(rows))) if len(rows) else 0
         if unnamed:
-            raise SpecModelError(f"{unnamed} run{'s' if unnamed != 1 else ''} name{'s' if unnamed == 1 else ''} no "
-                                 "preset the model can predict (judged on the measurement alone), so the model has "
-                                 "nothing to fit; name the presets to fit it too")
+            raise SpecModelError(_no_preset_words(unnamed))
         raise SpecModelError("no run has both an acceptance and a measured speedup or throughput, and no setup "
                              "ran at two or more batch sizes, so there is nothing to calibrate on; load runs "
                              "with measurements")
@@ -133,6 +131,19 @@ def calibrate(rows: pd.DataFrame, start: Efficiency | None = None, use_throughpu
     return Calibration(best, start, tuple(chosen), held, len(seen), before.speed_mape(), after.speed_mape(),
                        throughput_mape(before.thr), throughput_mape(after.thr), "; ".join(parts), at_bound, outside,
                        _fitted_on(seen))
+
+
+def _no_preset_words(unnamed: int) -> str:
+    return (f"{unnamed} run{'s' if unnamed != 1 else ''} name{'s' if unnamed == 1 else ''} no preset the model can "
+            "predict (judged on the measurement alone), so the model has nothing to fit; name the presets to fit it too")
+
+
+def no_preset_to_fit(rows: pd.DataFrame) -> str | None:
+    """calibrate's refusal, said before a fit is asked for, where every run names no preset the model can predict
+    (each judged on its measurement alone: a page greys its button out with this beside it); None otherwise. Reads
+    only the runs' no_prediction lines, not the runs."""
+    flags = unpredicted_rows(rows) if len(rows) else []
+    return _no_preset_words(len(flags)) if flags and all(flags) else None
 
 
 def _parameters_to_fit(parameters: tuple[str, ...] | None, usable: list[dict],
