@@ -411,3 +411,16 @@ def test_runs_that_name_no_preset_offer_no_calibration_button_to_press_for_an_er
     # runs the model predicts keep the button
     at.file_uploader(key="run_files").set_value(("runs.csv", TWO_WORKLOADS, "text/csv")).run()
     assert not at.button(key="calibrate").disabled
+
+
+def test_runs_at_two_k_lead_the_page_with_one_schedule_across_k():
+    from tests.test_step_fit import TWO_K
+
+    csv = ("workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,spec_tok_s\n"
+           + "".join(f"chat,H100 SXM,Llama 3.1 8B,Llama 3.2 1B,draft_model,{k},{c},{e},{p},{s}\n"
+                     for k, c, e, p, s in TWO_K)).encode()
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("two_k.csv", csv, "text/csv")).run()
+    assert not at.exception
+    shown = " ".join(m.value for m in at.markdown)
+    assert "chat: k = 4 to batch " in shown and ", then 2 up to " in shown and "(your runs at k = 2 and 4)" in shown

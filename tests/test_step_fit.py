@@ -489,3 +489,52 @@ def test_a_table_row_with_only_the_plain_throughput_pins_the_plain_step_as_a_bas
     assert "row 4: a plain run only (no speculative throughput or speedup): predicted here, and its plain step also " \
            "joins the step fit of its setup" in r.stderr
     assert "and plain runs at 16" in json.loads(r.stdout)["step_fits"][0]["words"]
+
+
+# One server (Llama 3.1 8B + Llama 3.2 1B on an H100) measured at k = 2 and k = 4 at concurrency 1, 8, 32, 64:
+# k = 4 wins at 1 and 8 (1.93x, 1.50x against 1.60x, 1.36x), k = 2 at 32 (1.08x against 0.97x), both lose at 64.
+TWO_K = [(2, 1, 2.2, 150, 240), (2, 8, 2.2, 1100, 1500), (2, 32, 2.2, 3600, 3900), (2, 64, 2.2, 6000, 5500),
+         (4, 1, 3.0, 150, 290), (4, 8, 3.0, 1100, 1650), (4, 32, 3.0, 3600, 3500), (4, 64, 3.0, 6000, 4300)]
+
+
+def _two_k_csv(tmp_path, rows=TWO_K, method=lambda k: "draft_model"):
+    path = tmp_path / "two_k.csv"
+    path.write_text("workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,"
+                    "spec_tok_s\n" + "".join(f"chat,H100 SXM,Llama 3.1 8B,Llama 3.2 1B,{method(k)},{k},{c},{e},{p},{s}\n"
+                                             for k, c, e, p, s in rows))
+    return path
+
+
+def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
+    """A capacity review measured its server at k = 2 and k = 4. Each k had its own decision line (k = 2 off above
+    44, k = 4 off above 28), and the advice column gave the model's schedule, not the runs'; nothing said which k
+    to deploy where. The runs' own fits now make one line: the k whose fit is faster at each batch, while its own
+    line keeps it on, and off where neither does."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        r = _cli("runs", _two_k_csv(Path(tmp)), "--calibrate", "--json")
+    assert r.returncode == 0, r.stderr
+    lines = json.loads(r.stdout)["summary"]["decision_lines"]
+    by_k = {d["decision_line"].split(",")[0]: d for d in lines}
+    k2_off = int(by_k["chat (k=2)"]["decision_line"].split("off above batch ")[1].split()[0])
+    k4_off = int(by_k["chat (k=4)"]["decision_line"].split("off above batch ")[1].split()[0])
+    combined = lines[-1]
+    (first, last_on, k_first), (switch, end, k_then), (off_from, _, off) = combined["schedule"]
+    # k = 4 where it measured faster (1 and 8), k = 2 where it did (32), off where both lost (64)
+    assert (first, k_first, k_then, off) == (1, 4, 2, 0) and 8 <= last_on < 32 and switch == last_on + 1
+    assert k4_off < end == k2_off < 64 and off_from == end + 1  # off where the last k's own line turns it off
+    assert combined["decision_line"] == (f"chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs "
+                                         "at k = 2 and 4)")
+    assert combined["from_runs"] and combined["pin"] is None
+    text = _cli("runs", _two_k_csv(Path(tempfile.mkdtemp())), "--calibrate").stdout
+    assert f"  chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs at k = 2 and 4)" in text
+
+
+def test_one_k_or_two_methods_are_no_schedule_across_k(tmp_path):
+    one_k = json.loads(_cli("runs", _two_k_csv(tmp_path, TWO_K[:4]), "--calibrate", "--json").stdout)
+    assert [d["schedule"] for d in one_k["summary"]["decision_lines"]] == [None]
+    # k = 2 as n-gram, k = 4 as a draft model: two servers, not one server's k (vLLM's per-batch k is one method's)
+    two = json.loads(_cli("runs", _two_k_csv(tmp_path, method=lambda k: "ngram" if k == 2 else "draft_model"),
+                          "--calibrate", "--json").stdout)
+    assert all(d["schedule"] is None for d in two["summary"]["decision_lines"])

@@ -22,6 +22,7 @@ class Decided:
     line: str
     runs: tuple[int, int] | None = None
     from_runs: bool = False
+    schedule: tuple | None = None  # ((first batch, last batch, k), ...), k = 0 off: a line across several k
 
     @property
     def pin(self) -> str:
@@ -30,7 +31,7 @@ class Decided:
 
     def to_dict(self) -> dict:
         return {"decision_line": self.line, "pin": self.pin or None, "threshold_runs": list(self.runs or ()) or None,
-                "from_runs": self.from_runs}
+                "from_runs": self.from_runs, "schedule": [list(band) for band in self.schedule] if self.schedule else None}
 
 
 def _pin(summary: Summary | None, open_range: bool) -> tuple[int, int] | None:

@@ -7,12 +7,15 @@ from __future__ import annotations
 import pandas as pd
 
 from specmodel.errors import SpecModelError
+from specmodel.fit.steps import schedule_across_k
+from specmodel.model.decide import SCHEDULE_MAX_BATCH
 from specmodel.model.roofline import Efficiency
 from specmodel.runs.row_scenario import float_or_none, scenario_for_row
 from specmodel.runs.setups import setups_of
 from specmodel.runs.step_points import setup_fits
 from specmodel.show.decisions import Decided, scenario_decision
 from specmodel.words import Summary, summarize, verdict_words
+from specmodel.words.decision_line import fit_schedule_line
 
 MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the rest (they stay in the table below)
 
@@ -35,7 +38,8 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
     groups = {key: group for key, group in chosen.groupby([chosen["workload"].astype(str), setups[chosen.index]],
                                                           sort=False, dropna=False)}
     out = []
-    for workload, setup in order[:limit]:
+    across = _across_k(chosen, fits)
+    for i, (workload, setup) in enumerate(order[:limit]):
         who = f"{workload} ({setup})" if setup else workload
         group = groups[(workload, setup)]
         summary = _group_summary(group, efficiency)
@@ -44,7 +48,36 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
             out.append(scenario_decision(summary, found.fit if found else None, who=who))
         else:
             out.append(Decided(_measured_line(group, who)))
+        for ks in across.values():  # after a server's last k shown: its fits at every k as one schedule
+            if i == _last(order[:limit], ks):
+                schedule = schedule_across_k({k: f.fit for k, _, f in ks}, SCHEDULE_MAX_BATCH)
+                out.append(Decided(fit_schedule_line(schedule, [k for k, _, _ in ks], workload), None, True,
+                                   tuple(map(tuple, schedule))))
     return out, max(0, len(order) - limit)
+
+
+# What tells one server's setups apart besides k: its fits at several k are one schedule where all of these agree
+_SAME_SERVER = ("gpu", "target_model", "draft_model", "method", "engine", "tp", "ep", "context_len", "draft_depth",
+                "branching", "weight_dtype")
+
+
+def _across_k(rows: pd.DataFrame, fits: dict) -> dict:
+    """{(workload, the server's columns): [(k, (workload, setup), SetupFit), ...] in k order} for each server whose
+    usable step fits span two or more k (a run of each k at two or more concurrencies)."""
+    servers: dict = {}
+    for (workload, setup), f in fits.items():
+        if not f.fit.k:
+            continue
+        first = rows.iloc[f.rows[0]]
+        key = (workload, tuple(str(first.get(c)) for c in _SAME_SERVER if c in rows.columns))
+        servers.setdefault(key, {})[f.fit.k] = ((workload, setup), f)
+    return {key: sorted((k, where, f) for k, (where, f) in by_k.items()) for key, by_k in servers.items()
+            if len(by_k) >= 2}
+
+
+def _last(order: list, ks: list) -> int:
+    """The position in `order` of the last of these setups."""
+    return max(order.index(where) for _, where, _ in ks if where in order)
 
 
 def _group_summary(group: pd.DataFrame, efficiency: Efficiency | None) -> Summary | None:

@@ -77,6 +77,18 @@ def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | No
     return f"{head}off above batch {mid} ({span}{YOUR_RUNS})"
 
 
+def fit_schedule_line(schedule: list[list[int]], ks: list[int], who: str = "") -> str:
+    """One server's step fits at several k as one decision (fit.steps.schedule_across_k): "chat: k = 4 to batch 12,
+    then 2 up to 44, off above (your runs at k = 2 and 4)"."""
+    head, compared = _head(who), f"{YOUR_RUNS} at k = {', '.join(map(str, ks[:-1]))} and {ks[-1]}"
+    on = [band for band in schedule if band[2] > 0]
+    if not on:
+        return f"{head}off at every batch ({compared})"
+    if schedule[-1][2] > 0:
+        return f"{head}{_ks_up_to(schedule, 1, f'{schedule[-1][1]}+')} ({compared})"
+    return f"{head}{_ks_up_to(schedule, 1, str(on[-1][1]))}, off above ({compared})"
+
+
 def on_at_every_batch(low: int | None, on: str = "on", by_fit: str = "the fit stays on") -> str:
     """A fit whose central line pays at every batch it looks at, led by where its band says so too: "on at every
     batch the fit looks at", "on up to batch 4, uncertain above: the fit stays on, its band reaches 1.0" or
