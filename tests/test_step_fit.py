@@ -538,3 +538,12 @@ def test_one_k_or_two_methods_are_no_schedule_across_k(tmp_path):
     two = json.loads(_cli("runs", _two_k_csv(tmp_path, method=lambda k: "ngram" if k == 2 else "draft_model"),
                           "--calibrate", "--json").stdout)
     assert all(d["schedule"] is None for d in two["summary"]["decision_lines"])
+
+
+def test_the_runs_legend_says_the_advice_is_the_models_beside_decisions_from_the_runs(tmp_path):
+    """The advice column ("keep k = 2; turn it off above batch 58") is the model's, per run, and the decision above
+    it ("k = 2: off above batch 44 (your runs)") the runs' fit: the legend said what every column but advice was."""
+    text = _cli("runs", _two_k_csv(tmp_path), "--calibrate").stdout
+    legend = next(line for line in text.splitlines() if line.startswith("verdict: from the measured speedup"))
+    assert legend.endswith("advice: the model's, at the run's own setup; the decision per workload above is your runs' "
+                           "step fit's where one answers (\"your runs\").")

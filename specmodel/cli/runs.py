@@ -457,7 +457,9 @@ def _print_text(evaluated, summary, calibration) -> None:
     print("verdict: from the measured speedup; * predicted (no measured speedup); uncertain*: predicted, with the "
           "model's 80% band across 1.0; implausible: a measured speedup above its tokens per step E, no verdict. model: "
           "the model's verdict on the same run; ≠ where it differs from the measured one."
-          + (" fit: the step fit of the setup's own runs at this concurrency." if fitted else ""))
+          + (" fit: the step fit of the setup's own runs at this concurrency." if fitted else "")
+          + " advice: the model's, at the run's own setup; the decision per workload above is your runs' step fit's "
+            "where one answers (\"your runs\").")
     if summary["rows_compared"]:
         print(f"\n{summary['rows_compared']} run(s) compared: speedup error {summary['mape_speedup_pct']:.1f}% "
               f"(mean absolute percentage); verdicts agree on {summary['verdicts_agreeing']} of "
