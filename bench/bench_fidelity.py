@@ -266,11 +266,12 @@ def step_fit_extrapolation(rows: pd.DataFrame, split: int = 16, held_out: bool =
 
 
 # The real-engine lab's recorded passes (tests/fixtures/real_engine/README.md): vLLM 0.32's CPU build, a tiny Llama
-# that is no preset, plain / n-gram / draft model at concurrency 1, 4 and 16 (pass 5 also 2 and 8).
+# that is no preset, plain / n-gram / draft model at concurrency 1, 4 and 16 (passes 5 and 7 also 2 and 8).
 LAB = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "real_engine"
 LAB_PASSES = {"pass 2 (greedy)": LAB, "pass 3 (temperature 0.7)": LAB / "lab" / "pass3_temp0.7",
               "pass 4 (fresh clone)": LAB / "lab" / "pass4_fresh_clone", "pass 5 (quiet machine)": LAB / "lab" / "pass5_quiet",
-              "pass 6 (temperature 0.3)": LAB / "lab" / "pass6_temp0.3"}
+              "pass 6 (temperature 0.3)": LAB / "lab" / "pass6_temp0.3",
+              "pass 7 (temperature 0.5)": LAB / "lab" / "pass7_temp0.5"}
 
 
 def lab_extrapolation(split: int = 4) -> list[dict]:

@@ -312,3 +312,31 @@ def test_sampled_lab_windows_at_16_with_the_calibration_of_1_and_4_lose(arm, met
     assert data["timed"]["speedup_high"] < 1.0 and data["step_fit"]["decision"] == "loses"
     assert data["timed"]["speedup"] == pytest.approx({"ngram": 0.81, "draft": 0.71}[arm], abs=0.01)
     assert abs(data["timed"]["speedup"] / bench - 1) < 0.03
+
+
+PASS7 = ROOT / "tests/fixtures/real_engine/lab/pass7_temp0.5"
+
+
+@pytest.mark.parametrize(("arm", "method", "bench"), [("ngram", "ngram", 0.639), ("draft", "draft_model", 0.381)])
+def test_pass7_windows_at_16_with_a_calibration_of_runs_at_4_and_below_alone_lose(arm, method, bench, tmp_path,
+                                                                                   capsys):
+    """Lab pass 7 (temperature 0.5, models rebuilt at this tree; README): every speculative run lost (n-gram 0.36x
+    to 0.70x, draft model 0.38x to 0.40x). Calibrated on the files at concurrency 1, 2 and 4 only (no run at 16 of
+    either server, the plain one included: issue 44's setting), `scrape` of each server's c = 16 window does not
+    say "pays off": the window's own inter-token latency against the fit's plain step at 16 (modelled: no plain run
+    there), n-gram 0.55x (0.29-1.06x: "uncertain", loses by the estimate) for 0.64x measured by the bench, draft
+    model 0.47x (0.40-0.55x, loses) for 0.38x. Within 20% of the bench: the n-gram (-13%), not the draft (+23%)."""
+    cal = tmp_path / "cal.json"
+    runs = sorted(str(p) for p in PASS7.glob("*_c*.json") if int(p.stem.split("_c")[1]) <= 4)
+    assert cli.main(["runs", *runs, "--calibrate", "--save-calibration", str(cal)]) == 0
+    pages = [(PASS7 / "metrics" / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    capsys.readouterr()
+    with _Pages(pages) as srv:
+        assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", "--calibration", str(cal),
+                         "--method", method]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict_rests_on"] == "measured + step fit"
+    assert data["verdict"] == "loses" and "pays off" not in data["verdict_text"]
+    assert data["timed"]["speedup"] == pytest.approx({"ngram": 0.55, "draft": 0.47}[arm], abs=0.01)
+    # the n-gram's band holds the bench's figure; the draft model's (0.40-0.55x) sits just above its 0.38x
+    assert (data["timed"]["speedup_low"] < bench < data["timed"]["speedup_high"]) == (arm == "ngram")

@@ -547,3 +547,20 @@ def test_the_runs_legend_says_the_advice_is_the_models_beside_decisions_from_the
     legend = next(line for line in text.splitlines() if line.startswith("verdict: from the measured speedup"))
     assert legend.endswith("advice: the model's, at the run's own setup; the decision per workload above is your runs' "
                            "step fit's where one answers (\"your runs\").")
+
+
+def test_off_at_every_batch_says_band_included_only_where_the_band_stays_below_one():
+    """Lab pass 7 (a real vLLM CPU server, temperature 0.5; tests/fixtures/real_engine/README.md) at concurrency 1,
+    2 and 4: both servers lost at every run. The n-gram server's speedup rose with the batch (0.36x, 0.44x, 0.68x:
+    its per-step overheads shared by more sequences), so its fit's band reaches 1.0 at batch 10, yet its line said
+    "off at every batch, band included": the turn-off search takes the speedup to fall with the batch. It says
+    where the band reaches 1.0 and which run would settle it; the draft model's band stays below 1.0."""
+    lab = Path(__file__).resolve().parent / "fixtures/real_engine/lab/pass7_temp0.5"
+    runs = [p for p in sorted(lab.glob("*_c*.json")) if int(p.stem.split("_c")[1]) <= 4]
+    r = _cli("runs", *runs, "--calibrate")
+    assert r.returncode == 0, r.stderr
+    assert "(N-gram (prompt lookup)), k = 4: off at every batch (the band reaches 1.0 at batch 10; your runs)" in r.stdout
+    assert "(Draft model), k = 4: off at every batch, band included (your runs)" in r.stdout
+    assert ("N-gram (prompt lookup): fitted on concurrency 1, 2, 4, over a straight line in the batch: speculation loses "
+            "at every batch by the fit, but its band reaches 1.0 at batch 10: turn it off; a run at 10 would settle "
+            "it") in r.stdout

@@ -52,6 +52,7 @@ OFF_SEARCH_MAX = 4096  # chosen: the largest batch the turn-off search looks at 
 # chosen: a measured speedup this far from 1.0 (the noise floor) says on which side of break-even its batch lies;
 # nearer, the run is break-even within its noise and brackets nothing
 CLEAR_OF_ONE = NOISE_FLOOR
+FAR = 4.0  # chosen: a prediction beyond 4× the largest measured batch is an extrapolation (and a claim stops there)
 
 ARMS = ("plain", "spec")
 SPEEDUP_ONLY = "speedup_only"  # the speculative arm read off measured speedups through the plain arm
@@ -219,6 +220,15 @@ class StepFit:
         grid = np.arange(1, OFF_SEARCH_MAX + 1, dtype=float)
         s, low, high = self.speedup(grid, tokens_per_step)
         return self._within_measured(tuple(_last_paying(v) for v in (s, low, high)), tokens_per_step)
+
+    def band_reaches_one(self, tokens_per_step: float | None = None) -> int | None:
+        """The first batch up to FAR × the largest measured one at which the band's high end reaches 1.0 (None: it
+        stays below). off_above's search takes the speedup to fall with the batch; where it rises (a CPU server's
+        per-step overheads shared by more sequences), a fit that loses at every batch may still not be sure of it
+        above its runs."""
+        grid = np.arange(1, int(FAR * max(self.batches or (1.0,))) + 1, dtype=float)
+        at = np.flatnonzero(self.speedup(grid, tokens_per_step)[2] >= 1.0)
+        return int(grid[at[0]]) if at.size else None
 
     def measured_bracket(self, tokens_per_step: float | None = None) -> tuple[float | None, float | None]:
         """(the largest batch the runs measured clearly paying below every clearly losing one, the smallest

@@ -61,7 +61,8 @@ def scenario_decision(summary: Summary | None, fit=None, tokens_per_step: float 
     who = summary.scenario.method.label if who is None else who
     if fit is not None and fit.usable:
         off = fit.off_above(tokens_per_step)
-        return Decided(fit_decision_line(fit.k, off, who), fit_pin(off, summary, fit), True)
+        reach = fit.band_reaches_one(tokens_per_step) if off[2] == 0 else None
+        return Decided(fit_decision_line(fit.k, off, who, reach), fit_pin(off, summary, fit), True)
     low, high = summary.off_above_range or (None, None)
     return Decided(decision_line(summary, who), _pin(summary, low != high and summary.scenario.k > 0))
 

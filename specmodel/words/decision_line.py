@@ -61,15 +61,19 @@ def decision_line(d: Decision, who: str = "") -> str:
     return f"{head}{_ks_up_to(d.schedule, here, top)}{span}, off above"
 
 
-def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | None], who: str = "") -> str:
+def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | None], who: str = "",
+                      reach: int | None = None) -> str:
     """The user's step fit's decision in one line, said to come from their runs: "draft model, k = 4: off above
-    batch 7 (3–12, your runs)". `off`: the fit's StepFit.off_above (at the fit, the band's low and high end)."""
+    batch 7 (3–12, your runs)". `off`: the fit's StepFit.off_above (at the fit, the band's low and high end);
+    `reach`: where off at every batch, the batch its band reaches 1.0 at all the same (StepFit.band_reaches_one)."""
     named = f"k = {k}" if k else ""
     head = _head(", ".join(filter(None, [who, named])))
     mid, low, high = off
     if mid is None and high is None:
         return f"{head}{on_at_every_batch(low)} ({YOUR_RUNS})"
     if high == 0:
+        if reach is not None:
+            return f"{head}off at every batch (the band reaches 1.0 at batch {reach}; {YOUR_RUNS})"
         return f"{head}off at every batch, band included ({YOUR_RUNS})"
     if mid == 0:
         return f"{head}off from batch 1 (the band reaches batch {f'{FIT_SEARCH_MAX}+' if high is None else high}; {YOUR_RUNS})"

@@ -3,15 +3,14 @@ pin the rest, and why a fit was refused."""
 
 from __future__ import annotations
 
-from specmodel.fit.steps import (LINEAR, MODEL_MISFIT_PCT, MODEL_SHAPE_MISFIT, NOISE_FLOOR, ONE_BATCH, SPEC_HELD,
-                                 SPEEDUP_ONLY, StepFit)
+from specmodel.fit.steps import (FAR, LINEAR, MODEL_MISFIT_PCT, MODEL_SHAPE_MISFIT, NOISE_FLOOR, ONE_BATCH,
+                                 SPEC_HELD, SPEEDUP_ONLY, StepFit)
 from specmodel.words.decision_line import on_at_every_batch
 
 _ARM = {"plain": "plain", "spec": "speculative"}
 _TERM = {"level": "level at the measured batches", "growth": "growth with the batch",
          "fixed_ms": "fixed cost per step", "per_sequence_ms": "cost per running sequence",
          "offset_ms": "fixed cost beyond the model's", "scale": "growth with the batch"}
-FAR = 4.0  # chosen: a prediction beyond 4× the largest measured batch is called an extrapolation
 
 
 def term_words(name: str) -> str:
@@ -115,6 +114,10 @@ def off_words(fit: StepFit, tokens_per_step: float | None = None) -> str:
     if mid is None and high is None:
         return on_at_every_batch(low, "pays off", "the fit pays off")
     if high == 0:
+        reach = fit.band_reaches_one(tokens_per_step)
+        if reach is not None:
+            return (f"loses at every batch by the fit, but its band reaches 1.0 at batch {reach}: turn it off; a run "
+                    f"at {reach} would settle it")
         return "loses at every batch, band included: turn it off"
     if mid == 0:
         reach = "every batch" if high is None else f"batch {high}"
