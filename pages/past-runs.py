@@ -15,7 +15,7 @@ with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mo
     from pages.parts.decision import decision_slot
     from pages.parts.run_files import (acceptance_meaning, kept_uploads, no_runs_message, paired_by_hand,
                                        pairing_choices, with_sample)
-    from pages.parts.runs_answer import reviewed, show_counts, show_runs_decisions
+    from pages.parts.runs_answer import reviewed, show_counts, show_runs_decisions, shown_decisions
     from pages.parts.runs_calibration import calibration_panel, fitted_calibration
     from pages.parts.step_fit_section import step_fit_section
     from pages.parts.tables import break_even_tables
@@ -115,10 +115,10 @@ calibration_panel(table.rows, efficiency)
 plan_section(scenario=s, rows=table.rows, key="runs_plan")
 
 
-def report_html(result, problems, cal_dict, shown) -> str:
+def report_html(result, problems, cal_dict, shown, decisions) -> str:
     figures = [predicted_vs_measured(shown), break_even_chart(shown)]
     return html_report(result.evaluated, result.table, result.summary, figures, problems, cal_dict,
-                       efficiency=efficiency)
+                       efficiency=efficiency, decisions=decisions)
 
 
 st.subheader("Export")
@@ -126,6 +126,7 @@ d1, d2 = st.columns(2)
 d1.download_button("Break-even table (CSV)", partial(break_even_csv, result.table), file_name="break_even.csv",
                    mime="text/csv", key="download_csv", on_click="ignore")
 d2.download_button("Report (HTML, self-contained)",  # built when clicked: plotly.js inline is ~5 MB
-                   partial(report_html, result, table.problems, fitted_calibration(efficiency), shown),
+                   partial(report_html, result, table.problems, fitted_calibration(efficiency), shown,
+                           shown_decisions()),
                    file_name="speculative_decoding_runs.html", mime="text/html", key="download_html",
                    on_click="ignore")  # no rerun: a rerun re-registers the deferred report under a new id

@@ -564,3 +564,15 @@ def test_off_at_every_batch_says_band_included_only_where_the_band_stays_below_o
     assert ("N-gram (prompt lookup): fitted on concurrency 1, 2, 4, over a straight line in the batch: speculation loses "
             "at every batch by the fit, but its band reaches 1.0 at batch 10: turn it off; a run at 10 would settle "
             "it") in r.stdout
+
+
+def test_the_html_report_leads_with_what_to_deploy(tmp_path):
+    """The report a review mails around opened with the setup table, the model's error and the break-even table; the
+    decision the page and `runs` lead with was not in it."""
+    report = tmp_path / "r.html"
+    assert _cli("runs", _two_k_csv(tmp_path), "--calibrate", "--html", report).returncode == 0
+    html = report.read_text()
+    deploy = html.index("<h2>What to deploy</h2>")
+    assert deploy < html.index("<table class='setup'>") < html.index("<h2>Break-even</h2>")
+    assert html.index("chat: k = 4 to batch ", deploy) < html.index("<table class='setup'>")
+    assert "Pin it: plain and speculative runs at batch 36 and 57." in html

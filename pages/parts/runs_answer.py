@@ -60,6 +60,13 @@ def show_runs_decisions(slot, result, efficiency) -> None:
         show_decisions(slot, decided[1], decided[2])
 
 
+def shown_decisions() -> tuple[list, int]:
+    """The decision lines the page leads with (show_runs_decisions) and how many workloads they leave out: the
+    HTML report leads with the same."""
+    decided = st.session_state.get(DECIDED)
+    return (decided[1], decided[2]) if decided else ([], 0)
+
+
 def show_counts(table, result) -> None:
     """Runs loaded, the model's error, how often its verdict agrees, and the verdicts, in one row of metrics."""
     summary = result.summary

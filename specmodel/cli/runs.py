@@ -150,9 +150,9 @@ def _run_runs(args: argparse.Namespace) -> int:
         from specmodel.runs.step_points import saved_fits_by_row, with_fit_columns
         evaluated = with_fit_columns(evaluated, fits if args.calibrate else saved_fits_by_row(evaluated, saved))
         keys += ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]
-    _write_reports(args, result, table.problems, calibration, efficiency)
     from specmodel.show.runs_decisions import runs_decisions
     decided = runs_decisions(result.evaluated, efficiency, fit_efficiency=start)  # per workload, first
+    _write_reports(args, result, table.problems, calibration, efficiency, decided)
     if args.json:
         _print_json(result, table, evaluated, keys, calibration, fits if args.calibrate else None, decided)
         return 0
@@ -359,8 +359,9 @@ def _unseen_lines(own: list) -> list[str]:
     return out
 
 
-def _write_reports(args: argparse.Namespace, result, problems, calibration, efficiency: Efficiency) -> None:
-    """The break-even table as CSV (--csv) and the HTML report (--html), where asked for."""
+def _write_reports(args: argparse.Namespace, result, problems, calibration, efficiency: Efficiency,
+                   decided: tuple = ([], 0)) -> None:
+    """The break-even table as CSV (--csv) and the HTML report (--html, led by the decision lines), where asked for."""
     if args.csv:
         from specmodel.export.report import break_even_csv
         write_file(args.csv, break_even_csv(result.table))  # only a regular file or a new path; whole or not at all
@@ -371,7 +372,7 @@ def _write_reports(args: argparse.Namespace, result, problems, calibration, effi
             result.evaluated, result.table, result.summary,
             [predicted_vs_measured(result.evaluated), break_even_chart(result.evaluated)], problems,
             calibration.to_dict() if calibration else None,
-            efficiency=None if efficiency == Efficiency() else efficiency))
+            efficiency=None if efficiency == Efficiency() else efficiency, decisions=decided))
 
 
 def _print_decisions(decided: list, more: int) -> None:

@@ -176,10 +176,11 @@ def _template():
 
 def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, figures: list[go.Figure],
                 problems: list | None = None, calibration: dict | None = None,
-                efficiency: Efficiency | None = None) -> str:
-    """One HTML file with everything inline (plotly.js included): opens offline, mails as is. Its head
-    names what the runs were predicted on and the calibration (`efficiency`: the applied one, None
-    when uncalibrated; the fit's `calibration` dict adds its errors)."""
+                efficiency: Efficiency | None = None, decisions: tuple[list, int] = ([], 0)) -> str:
+    """One HTML file with everything inline (plotly.js included): opens offline, mails as is. It leads with what
+    to deploy (`decisions`: show.runs_decisions' lines and how many workloads they leave out, as the page and
+    `runs` lead with them); its head names what the runs were predicted on and the calibration (`efficiency`:
+    the applied one, None when uncalibrated; the fit's `calibration` dict adds its errors)."""
     figure_html = []
     for i, fig in enumerate(figures):
         # A file read on its own, without the app's theme: plotly's light template, whatever the
@@ -189,7 +190,7 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
                                        config={"displaylogo": False}))  # plotly's own HTML: the template keeps it as is
     return _template().render(
         title="Speculative decoding: past runs", stamp=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        version=tool_version(),
+        version=tool_version(), decisions=[(d.line, d.pin) for d in decisions[0]], decisions_more=decisions[1],
         setup=setup_lines(evaluated, efficiency), compared=summary.get("rows_compared", 0),
         mape_pct=summary.get("mape_speedup_pct"), agreeing=summary.get("verdicts_agreeing"),
         left_out=left_out_sentence(summary.get("rows_unpredicted") or 0),
