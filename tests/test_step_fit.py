@@ -508,8 +508,8 @@ def _two_k_csv(tmp_path, rows=TWO_K, method=lambda k: "draft_model"):
 def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
     """A capacity review measured its server at k = 2 and k = 4. Each k had its own decision line (k = 2 off above
     44, k = 4 off above 28), and the advice column gave the model's schedule, not the runs'; nothing said which k
-    to deploy where. The runs' own fits now make one line: the k whose fit is faster at each batch, while its own
-    line keeps it on, and off where neither does."""
+    to deploy where. The runs' own fits now make one line, first: the k whose fit is faster at each batch, while
+    its own line keeps it on, and off where neither does."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -519,7 +519,7 @@ def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
     by_k = {d["decision_line"].split(",")[0]: d for d in lines}
     k2_off = int(by_k["chat (k=2)"]["decision_line"].split("off above batch ")[1].split()[0])
     k4_off = int(by_k["chat (k=4)"]["decision_line"].split("off above batch ")[1].split()[0])
-    combined = lines[-1]
+    combined = lines[0]  # the decision first, each k's own line after it
     (first, last_on, k_first), (switch, end, k_then), (off_from, _, off) = combined["schedule"]
     # k = 4 where it measured faster (1 and 8), k = 2 where it did (32), off where both lost (64)
     assert (first, k_first, k_then, off) == (1, 4, 2, 0) and 8 <= last_on < 32 and switch == last_on + 1

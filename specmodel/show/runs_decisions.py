@@ -38,8 +38,13 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
     groups = {key: group for key, group in chosen.groupby([chosen["workload"].astype(str), setups[chosen.index]],
                                                           sort=False, dropna=False)}
     out = []
-    across = _across_k(chosen, fits)
+    firsts = {min(order.index(where) for _, where, _ in ks): ks for ks in _across_k(chosen, fits).values()}
     for i, (workload, setup) in enumerate(order[:limit]):
+        if i in firsts:  # a server measured at several k: its fits as one schedule, before each k's own line
+            ks = firsts[i]
+            schedule = schedule_across_k({k: f.fit for k, _, f in ks}, SCHEDULE_MAX_BATCH)
+            out.append(Decided(fit_schedule_line(schedule, [k for k, _, _ in ks], workload), None, True,
+                               tuple(map(tuple, schedule))))
         who = f"{workload} ({setup})" if setup else workload
         group = groups[(workload, setup)]
         summary = _group_summary(group, efficiency)
@@ -48,11 +53,6 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
             out.append(scenario_decision(summary, found.fit if found else None, who=who))
         else:
             out.append(Decided(_measured_line(group, who)))
-        for ks in across.values():  # after a server's last k shown: its fits at every k as one schedule
-            if i == _last(order[:limit], ks):
-                schedule = schedule_across_k({k: f.fit for k, _, f in ks}, SCHEDULE_MAX_BATCH)
-                out.append(Decided(fit_schedule_line(schedule, [k for k, _, _ in ks], workload), None, True,
-                                   tuple(map(tuple, schedule))))
     return out, max(0, len(order) - limit)
 
 
@@ -74,10 +74,6 @@ def _across_k(rows: pd.DataFrame, fits: dict) -> dict:
     return {key: sorted((k, where, f) for k, (where, f) in by_k.items()) for key, by_k in servers.items()
             if len(by_k) >= 2}
 
-
-def _last(order: list, ks: list) -> int:
-    """The position in `order` of the last of these setups."""
-    return max(order.index(where) for _, where, _ in ks if where in order)
 
 
 def _group_summary(group: pd.DataFrame, efficiency: Efficiency | None) -> Summary | None:
