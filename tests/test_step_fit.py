@@ -513,7 +513,7 @@ def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        r = _cli("runs", _two_k_csv(Path(tmp)), "--calibrate", "--json")
+        r = _cli("runs", _two_k_csv(Path(tmp)), "--json")
     assert r.returncode == 0, r.stderr
     lines = json.loads(r.stdout)["summary"]["decision_lines"]
     by_k = {d["decision_line"].split(",")[0]: d for d in lines}
@@ -527,23 +527,23 @@ def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
     assert combined["decision_line"] == (f"chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs "
                                          "at k = 2 and 4)")
     assert combined["from_runs"] and combined["pin"] is None
-    text = _cli("runs", _two_k_csv(Path(tempfile.mkdtemp())), "--calibrate").stdout
+    text = _cli("runs", _two_k_csv(Path(tempfile.mkdtemp()))).stdout
     assert f"  chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs at k = 2 and 4)" in text
 
 
 def test_one_k_or_two_methods_are_no_schedule_across_k(tmp_path):
-    one_k = json.loads(_cli("runs", _two_k_csv(tmp_path, TWO_K[:4]), "--calibrate", "--json").stdout)
+    one_k = json.loads(_cli("runs", _two_k_csv(tmp_path, TWO_K[:4]), "--json").stdout)
     assert [d["schedule"] for d in one_k["summary"]["decision_lines"]] == [None]
     # k = 2 as n-gram, k = 4 as a draft model: two servers, not one server's k (vLLM's per-batch k is one method's)
     two = json.loads(_cli("runs", _two_k_csv(tmp_path, method=lambda k: "ngram" if k == 2 else "draft_model"),
-                          "--calibrate", "--json").stdout)
+                          "--json").stdout)
     assert all(d["schedule"] is None for d in two["summary"]["decision_lines"])
 
 
 def test_the_runs_legend_says_the_advice_is_the_models_beside_decisions_from_the_runs(tmp_path):
     """The advice column ("keep k = 2; turn it off above batch 58") is the model's, per run, and the decision above
     it ("k = 2: off above batch 44 (your runs)") the runs' fit: the legend said what every column but advice was."""
-    text = _cli("runs", _two_k_csv(tmp_path), "--calibrate").stdout
+    text = _cli("runs", _two_k_csv(tmp_path)).stdout
     legend = next(line for line in text.splitlines() if line.startswith("verdict: from the measured speedup"))
     assert legend.endswith("advice: the model's, at the run's own setup; the decision per workload above is your runs' "
                            "step fit's where one answers (\"your runs\").")
@@ -570,7 +570,7 @@ def test_the_html_report_leads_with_what_to_deploy(tmp_path):
     """The report a review mails around opened with the setup table, the model's error and the break-even table; the
     decision the page and `runs` lead with was not in it."""
     report = tmp_path / "r.html"
-    assert _cli("runs", _two_k_csv(tmp_path), "--calibrate", "--html", report).returncode == 0
+    assert _cli("runs", _two_k_csv(tmp_path), "--html", report).returncode == 0
     html = report.read_text()
     deploy = html.index("<h2>What to deploy</h2>")
     assert deploy < html.index("<table class='setup'>") < html.index("<h2>Break-even</h2>")
