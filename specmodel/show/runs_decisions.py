@@ -56,7 +56,8 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
     return out, max(0, len(order) - limit)
 
 
-# What tells one server's setups apart besides k: its fits at several k are one schedule where all of these agree
+# chosen (the columns a run file names a server by, runs.records): one server's setups differ in k alone, so its
+# fits at several k are one schedule where all of these agree (vLLM's per-batch k is one method's, on one server)
 _SAME_SERVER = ("gpu", "target_model", "draft_model", "method", "engine", "tp", "ep", "context_len", "draft_depth",
                 "branching", "weight_dtype")
 
