@@ -59,22 +59,22 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
 # chosen (the columns a run file names a server by, runs.records): one server's setups differ in k alone, so its
 # fits at several k are one schedule where all of these agree (vLLM's per-batch k is one method's, on one server)
 _SAME_SERVER = ("gpu", "target_model", "draft_model", "method", "engine", "tp", "ep", "context_len", "draft_depth",
-                "branching", "weight_dtype")
+                "branching", "weight_dtype", "temperature")
 
 
 def _across_k(rows: pd.DataFrame, fits: dict) -> dict:
     """{(workload, the server's columns): [(k, (workload, setup), SetupFit), ...] in k order} for each server whose
-    usable step fits span two or more k (a run of each k at two or more concurrencies)."""
+    usable step fits span two or more k (a run of each k at two or more concurrencies), each k once (a server
+    with two setups at one k that these columns do not tell apart is left out: which to schedule is not known)."""
     servers: dict = {}
     for (workload, setup), f in fits.items():
         if not f.fit.k:
             continue
         first = rows.iloc[f.rows[0]]
         key = (workload, tuple(str(first.get(c)) for c in _SAME_SERVER if c in rows.columns))
-        servers.setdefault(key, {})[f.fit.k] = ((workload, setup), f)
-    return {key: sorted((k, where, f) for k, (where, f) in by_k.items()) for key, by_k in servers.items()
-            if len(by_k) >= 2}
-
+        servers.setdefault(key, []).append((f.fit.k, (workload, setup), f))
+    return {key: sorted(ks, key=lambda item: item[0]) for key, ks in servers.items()
+            if len(ks) >= 2 and len({k for k, _, _ in ks}) == len(ks)}
 
 
 def _group_summary(group: pd.DataFrame, efficiency: Efficiency | None) -> Summary | None:
