@@ -424,3 +424,24 @@ def test_runs_at_two_k_lead_the_page_with_one_schedule_across_k():
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
     assert "chat: k = 4 to batch " in shown and ", then 2 up to " in shown and "(your runs at k = 2 and 4)" in shown
+
+
+def test_step_fits_at_two_k_used_on_every_page_give_what_if_the_schedule_across_k_too():
+    """Runs of one server at k = 2 and 4, their step fits used on every page: What-if at k = 4 leads with the k = 4
+    fit's line and then the server's schedule across both k, as `runs` and `predict --calibration` say it (the
+    decision box had the k = 4 line alone)."""
+    from tests.test_step_fit import TWO_K
+
+    csv = ("workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,spec_tok_s\n"
+           + "".join(f"chat,H100 SXM,Llama 3.1 8B,Llama 3.2 1B,draft_model,{k},{c},{e},{p},{s}\n"
+                     for k, c, e, p, s in TWO_K)).encode()
+    at = open_page()
+    at.file_uploader(key="run_files").set_value(("two_k.csv", csv, "text/csv")).run()
+    at.button(key="use_step_fits").click().run()
+    assert not at.exception
+    at.switch_page("pages/whatif.py").run()
+    assert not at.exception
+    shown = " ".join(m.value for m in at.markdown)
+    # the k = 4 line at What-if's own α (E 2.77, not the runs' 3.0); the schedule across k at the runs' own E
+    assert shown.index("Draft model, k = 4: off above batch ") < shown.index(
+        "chat: k = 4 to batch 14, then 2 up to 44, off above (your runs at k = 2 and 4)")

@@ -576,3 +576,17 @@ def test_the_html_report_leads_with_what_to_deploy(tmp_path):
     assert deploy < html.index("<table class='setup'>") < html.index("<h2>Break-even</h2>")
     assert html.index("chat: k = 4 to batch ", deploy) < html.index("<table class='setup'>")
     assert "Pin it: plain and speculative runs at batch 36 and 57." in html
+
+
+def test_predict_with_the_calibration_of_two_k_says_the_schedule_across_them(tmp_path):
+    cal = tmp_path / "cal.json"
+    assert _cli("runs", _two_k_csv(tmp_path), "--calibrate", "--save-calibration", cal).returncode == 0
+    out = json.loads(_cli("predict", "--calibration", cal, "--k", 4, "--concurrency", 16, "--json").stdout)
+    assert out["decision_line"].startswith("Draft model, k = 4: off above batch ")  # this k's own, as before
+    assert out["decision_across_k"] == {"decision_line": "chat: k = 4 to batch 14, then 2 up to 44, off above (your "
+                                                         "runs at k = 2 and 4)",
+                                        "schedule": [[1, 14, 4], [15, 44, 2], [45, 512, 0]]}
+    text = _cli("predict", "--calibration", cal, "--k", 4, "--concurrency", 16).stdout
+    assert "  across k:         chat: k = 4 to batch 14, then 2 up to 44, off above" in text
+    # a k the runs did not measure: no fit answers, so no schedule across k either
+    assert "decision_across_k" not in json.loads(_cli("predict", "--calibration", cal, "--k", 3, "--json").stdout)

@@ -4,11 +4,12 @@ words where its band is open, the crossover beside the off threshold) and the no
 
 from __future__ import annotations
 
-from pages.parts.calibration import calibration_badge
+from pages.parts.calibration import calibration_badge, step_fits
 from pages.parts.decision import show_decisions, why_box
 from pages.parts.display import show_verdict
 from pages.parts.step_fit_answer import session_fit, show_step_fit
-from specmodel.show.decisions import scenario_decision
+from specmodel.fit.saved import fits_across_k
+from specmodel.show.decisions import across_k_decision, scenario_decision
 
 
 def short_verdict(summary) -> str:
@@ -25,7 +26,11 @@ def show_answer(slot, answer, summary) -> None:
     scenario = summary.scenario
     e = float(summary.prediction.tokens_per_step)  # at this page's α: a what-if
     saved = session_fit(scenario)
-    show_decisions(slot, [scenario_decision(summary, saved.fit if saved else None, e)])
+    decided = [scenario_decision(summary, saved.fit if saved else None, e)]
+    across = fits_across_k(step_fits() or [], scenario.k, scenario.method.name)  # the server's runs at other k too
+    if across and saved is not None:
+        decided.append(across_k_decision(across, saved.workload))
+    show_decisions(slot, decided)
     with answer:
         show_step_fit(scenario, e)
         show_verdict(summary.tone, short_verdict(summary), summary.verdict.advice)

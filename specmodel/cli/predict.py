@@ -84,6 +84,8 @@ def run_predict(args: argparse.Namespace) -> int:
     print(f"  decision:         {out['decision_line']}")
     if out["threshold_runs"]:
         print(f"                    {pin_line(tuple(out['threshold_runs']))}")
+    if out.get("decision_across_k"):
+        print(f"  across k:         {out['decision_across_k']['decision_line']}")
     if fit_out:
         print(f"  measured fit:     {fit_out['words']}")  # its setup heads the answer
         print(f"                    {fit_out['off_words']}")
@@ -126,8 +128,10 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     """The saved step fit's answer at this concurrency (out["step_fit"]), where --calibration holds one for
     this k and method; the measurement's fit decides before the model, and its decision line leads."""
     s = summary.scenario
-    from specmodel.cli.args import acceptance_given, step_fit_from_args
+    from specmodel.cli.args import acceptance_given, saved_fits_from_args, step_fit_from_args
+    from specmodel.fit.saved import fits_across_k
     from specmodel.plan.measure import fit_threshold_runs, largest_batch
+    from specmodel.show.decisions import across_k_decision
     from specmodel.words.decision_line import fit_decision_line
     from specmodel.words.step_fit import fit_decision, off_words
 
@@ -150,6 +154,10 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     out["decision_line"] = fit_decision_line(fit.k, (mid, lo, hi), s.method.label)
     runs = fit_threshold_runs((mid, lo, hi), largest_batch(summary), tuple(b for b, _ in fit.measured))
     out["threshold_runs"] = list(runs) if runs else None
+    across = fits_across_k(saved_fits_from_args(args), s.k, s.method.name)  # the server's runs at other k too
+    if across:
+        d = across_k_decision(across, saved.workload or s.method.label)
+        out["decision_across_k"] = {"decision_line": d.line, "schedule": [list(band) for band in d.schedule]}
     return out["step_fit"]
 
 

@@ -92,6 +92,19 @@ def saved_fits(doc, where: str) -> list[SavedFit]:
     return out
 
 
+def fits_across_k(fits: list[SavedFit], k: int | None, method: str | None) -> dict[int, StepFit]:
+    """{k: fit} of one server's usable fits at two or more k, where the question's k is one of them and its method
+    theirs (the same workload, target and method: runs at several k of one server); {} where no server has them or
+    several do."""
+    servers: dict = {}
+    for f in fits:
+        if f.fit.usable and f.fit.k and (method is None or f.method in (None, method)):
+            servers.setdefault((f.workload, f.target, f.method), []).append(f)
+    found = [group for group in servers.values() if len(group) >= 2 and len({f.fit.k for f in group}) == len(group)
+             and (k is None or k in {f.fit.k for f in group})]
+    return {f.fit.k: f.fit for f in found[0]} if len(found) == 1 else {}
+
+
 def chosen_fit(fits: list[SavedFit], k: int | None = None, method: str | None = None) -> SavedFit | None:
     """The usable fit a question (k, method) is about: the only one, or the only one with that k and
     method; None where there is none or several would do (the caller says which to pick)."""

@@ -11,7 +11,8 @@ from specmodel.errors import SpecModelError
 from specmodel.model.decide import SCHEDULE_MAX_BATCH
 from specmodel.plan.measure import fit_threshold_runs, largest_batch, threshold_runs
 from specmodel.words import Summary
-from specmodel.words.decision_line import decision_line, fit_decision_line, pin_line
+from specmodel.fit.steps import schedule_across_k
+from specmodel.words.decision_line import decision_line, fit_decision_line, fit_schedule_line, pin_line
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,13 @@ def scenario_decision(summary: Summary | None, fit=None, tokens_per_step: float 
         return Decided(fit_decision_line(fit.k, off, who, reach), fit_pin(off, summary, fit), True)
     low, high = summary.off_above_range or (None, None)
     return Decided(decision_line(summary, who), _pin(summary, low != high and summary.scenario.k > 0))
+
+
+def across_k_decision(fits: dict, who: str = "") -> Decided:
+    """One server's step fits at several k ({k: StepFit}) as one decision line and its schedule
+    (fit.steps.schedule_across_k): which k up to which batch, off above; `runs`, Past runs, What-if and `predict`."""
+    schedule = schedule_across_k(fits, SCHEDULE_MAX_BATCH)
+    return Decided(fit_schedule_line(schedule, sorted(fits), who), None, True, tuple(map(tuple, schedule)))
 
 
 def live_decision(verdict, judgement, who: str) -> Decided:

@@ -7,15 +7,12 @@ from __future__ import annotations
 import pandas as pd
 
 from specmodel.errors import SpecModelError
-from specmodel.fit.steps import schedule_across_k
-from specmodel.model.decide import SCHEDULE_MAX_BATCH
 from specmodel.model.roofline import Efficiency
 from specmodel.runs.row_scenario import float_or_none, scenario_for_row
 from specmodel.runs.setups import setups_of
 from specmodel.runs.step_points import setup_fits
-from specmodel.show.decisions import Decided, scenario_decision
+from specmodel.show.decisions import Decided, across_k_decision, scenario_decision
 from specmodel.words import Summary, summarize, verdict_words
-from specmodel.words.decision_line import fit_schedule_line
 
 MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the rest (they stay in the table below)
 
@@ -41,10 +38,7 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
     firsts = {min(order.index(where) for _, where, _ in ks): ks for ks in _across_k(chosen, fits).values()}
     for i, (workload, setup) in enumerate(order[:limit]):
         if i in firsts:  # a server measured at several k: its fits as one schedule, before each k's own line
-            ks = firsts[i]
-            schedule = schedule_across_k({k: f.fit for k, _, f in ks}, SCHEDULE_MAX_BATCH)
-            out.append(Decided(fit_schedule_line(schedule, [k for k, _, _ in ks], workload), None, True,
-                               tuple(map(tuple, schedule))))
+            out.append(across_k_decision({k: f.fit for k, _, f in firsts[i]}, workload))
         who = f"{workload} ({setup})" if setup else workload
         group = groups[(workload, setup)]
         summary = _group_summary(group, efficiency)
