@@ -291,6 +291,19 @@ def test_the_text_leads_with_the_measured_verdict_then_the_fit_then_the_model(ca
 PASS6 = ROOT / "tests/fixtures/real_engine/lab/pass6_temp0.3"
 
 
+def _scrape_c16_calibrated(lab, runs_args: list, arm: str, method: str, tmp_path, capsys) -> dict:
+    """`runs ARGS --calibrate --save-calibration`, then `scrape --json` of the lab's `arm` server's recorded
+    c = 16 window (its /metrics before and after) with that calibration: the scrape's JSON."""
+    cal = tmp_path / "cal.json"
+    assert cli.main(["runs", *runs_args, "--calibrate", "--save-calibration", str(cal)]) == 0
+    pages = [(lab / "metrics" / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    capsys.readouterr()
+    with _Pages(pages) as srv:
+        assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", "--calibration", str(cal),
+                         "--method", method]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 @pytest.mark.parametrize(("arm", "method", "bench"), [("ngram", "ngram", 0.83), ("draft", "draft_model", 0.72)])
 def test_sampled_lab_windows_at_16_with_the_calibration_of_1_and_4_lose(arm, method, bench, tmp_path, capsys):
     """Lab pass 6 (temperature 0.3; README): both servers lost at c = 16 (bench: n-gram 0.83x, draft model 0.72x).
@@ -298,15 +311,8 @@ def test_sampled_lab_windows_at_16_with_the_calibration_of_1_and_4_lose(arm, met
     timing against the fit's plain step (pinned at 16 by the plain server's run there): a loss, never "pays off",
     within 2% of the bench (recorded: n-gram 0.81x, draft model 0.71x; 0.60x and 0.53x before the plain run at 16
     pinned the plain step)."""
-    cal = tmp_path / "cal.json"
     runs = sorted(str(p) for p in PASS6.glob("*_c*.json"))
-    assert cli.main(["runs", *runs, "--calibrate", "--fit-up-to", "4", "--save-calibration", str(cal)]) == 0
-    pages = [(PASS6 / "metrics" / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
-    capsys.readouterr()
-    with _Pages(pages) as srv:
-        assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", "--calibration", str(cal),
-                         "--method", method]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = _scrape_c16_calibrated(PASS6, [*runs, "--fit-up-to", "4"], arm, method, tmp_path, capsys)
     assert data["verdict_rests_on"] == "measured + step fit"
     assert data["verdict"] == "loses" and "pays off" not in data["verdict_text"]
     assert data["timed"]["speedup_high"] < 1.0 and data["step_fit"]["decision"] == "loses"
@@ -326,15 +332,8 @@ def test_pass7_windows_at_16_with_a_calibration_of_runs_at_4_and_below_alone_los
     say "pays off": the window's own inter-token latency against the fit's plain step at 16 (modelled: no plain run
     there), n-gram 0.55x (0.29-1.06x: "uncertain", loses by the estimate) for 0.64x measured by the bench, draft
     model 0.47x (0.40-0.55x, loses) for 0.38x. Within 20% of the bench: the n-gram (-13%), not the draft (+23%)."""
-    cal = tmp_path / "cal.json"
     runs = sorted(str(p) for p in PASS7.glob("*_c*.json") if int(p.stem.split("_c")[1]) <= 4)
-    assert cli.main(["runs", *runs, "--calibrate", "--save-calibration", str(cal)]) == 0
-    pages = [(PASS7 / "metrics" / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
-    capsys.readouterr()
-    with _Pages(pages) as srv:
-        assert cli.main(["scrape", srv.url, "--window", "0.1", "--json", "--calibration", str(cal),
-                         "--method", method]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = _scrape_c16_calibrated(PASS7, runs, arm, method, tmp_path, capsys)
     assert data["verdict_rests_on"] == "measured + step fit"
     assert data["verdict"] == "loses" and "pays off" not in data["verdict_text"]
     assert data["timed"]["speedup"] == pytest.approx({"ngram": 0.55, "draft": 0.47}[arm], abs=0.01)
