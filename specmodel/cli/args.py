@@ -212,13 +212,14 @@ def saved_fits_from_args(args: argparse.Namespace) -> list:
     return [f for f in fits if wanted.lower() in f.label.lower()] if wanted else fits
 
 
-def step_fit_from_args(args: argparse.Namespace, k: int | None, method: str | None, out: dict):
+def step_fit_from_args(args: argparse.Namespace, k: int | None, method: str | None, out: dict, fits=None):
     """The saved step fit of --calibration this question is about, or None; where the file holds fits and
-    none or several would do, a note in out["step_fit_note"]."""
+    none or several would do, a note in out["step_fit_note"]. `fits`: saved_fits_from_args(args), where the
+    caller has read them already."""
     if not getattr(args, "calibration", None):
         return None
     from specmodel.fit.saved import chosen_fit
-    fits = saved_fits_from_args(args)
+    fits = saved_fits_from_args(args) if fits is None else fits
     if not fits and getattr(args, "fit", None):
         out["step_fit_note"] = f"no step fit in the calibration is named like '{clean_name(args.fit, 40)[0]}' (--fit)"
         return None

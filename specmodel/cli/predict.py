@@ -135,7 +135,8 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     from specmodel.words.decision_line import fit_decision_line
     from specmodel.words.step_fit import fit_decision, off_words
 
-    saved = step_fit_from_args(args, s.k, s.method.name, out)
+    fits = saved_fits_from_args(args) if getattr(args, "calibration", None) else []  # the file read once
+    saved = step_fit_from_args(args, s.k, s.method.name, out, fits)
     if saved is None:
         return None
     fit = saved.fit
@@ -154,7 +155,7 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     out["decision_line"] = fit_decision_line(fit.k, (mid, lo, hi), s.method.label)
     runs = fit_threshold_runs((mid, lo, hi), largest_batch(summary), tuple(b for b, _ in fit.measured))
     out["threshold_runs"] = list(runs) if runs else None
-    across = fits_across_k(saved_fits_from_args(args), s.k, s.method.name)  # the server's runs at other k too
+    across = fits_across_k(fits, s.k, s.method.name)  # the server's runs at other k too
     if across:
         d = across_k_decision(across, saved.workload or s.method.label)
         out["decision_across_k"] = {"decision_line": d.line, "schedule": [list(band) for band in d.schedule]}
