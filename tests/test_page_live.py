@@ -161,17 +161,22 @@ TIMING = {"vllm:inter_token_latency_seconds_sum": 24.75, "vllm:inter_token_laten
           "vllm:time_to_first_token_seconds_count": 20, "vllm:iteration_tokens_total_count": 82}
 
 
-def step_fit_calibration() -> bytes:
+def step_fit_calibration(with_k1: bool = False) -> bytes:
     """A calibration with one step fit of the sample's model (a draft model, k = 3), as `runs --calibrate
-    --save-calibration` writes it: plain 10 and 12 ms a step at batch 1 and 8, speculative 4 and 9 ms a token."""
+    --save-calibration` writes it: plain 10 and 12 ms a step at batch 1 and 8, speculative 4 and 9 ms a token.
+    `with_k1`: the same server's runs at k = 1 too (speculative 6 and 8 ms a token, E = 1.7)."""
     from specmodel.fit.saved import SavedFit
     from specmodel.fit.steps import StepPoint, fit_steps
     from specmodel.model.calibration_file import calibration_document
     from specmodel.model.roofline import Efficiency
 
-    fit = fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.5), StepPoint(8, 12.0, 9.0, tokens_per_step=2.5)], k=3)
-    saved = SavedFit("page", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", fit)
-    return json.dumps({**calibration_document(Efficiency(), "nothing fitted"), "step_fits": [saved.to_dict()]}).encode()
+    fits = [fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.5), StepPoint(8, 12.0, 9.0, tokens_per_step=2.5)], k=3)]
+    if with_k1:
+        fits.append(fit_steps([StepPoint(1, 10.0, 6.0, tokens_per_step=1.7), StepPoint(8, 12.0, 8.0, tokens_per_step=1.7)],
+                              k=1))
+    saved = [SavedFit("page", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", f) for f in fits]
+    return json.dumps({**calibration_document(Efficiency(), "nothing fitted"),
+                       "step_fits": [f.to_dict() for f in saved]}).encode()
 
 
 def test_a_calibration_with_a_step_fit_sets_the_servers_own_timing_against_its_plain_step():
@@ -190,6 +195,32 @@ def test_a_calibration_with_a_step_fit_sets_the_servers_own_timing_against_its_p
     assert "measured: time per token, speculative (vllm:inter_token_latency_seconds)" in captions
     assert {m.label: m.value for m in at.metric}["Time per token"] == "9.98 ms" and "step 25 ms, batch 12.1" in captions
     assert "The model alone, on presets: " in captions
+
+
+def test_a_calibration_of_the_server_at_two_k_says_which_k_to_run_up_to_which_batch_under_its_own_line():
+    """The server runs k = 3; its step fit decided the line (k = 3 off above batch 15), and nothing said that the
+    same server's runs at k = 1 stay on above it. The schedule across both k now follows its own line, at this
+    window's acceptance (E = 2.50 measured at k = 3; E at k = 1 from the window's α), as `scrape` prints it."""
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
+                      gauges=replay.V1_GAUGES) as srv:
+        at = open_live()
+        at.file_uploader(key="live_step_fits").set_value(("cal.json", step_fit_calibration(with_k1=True),
+                                                          "application/json"))
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.run()
+    assert not at.exception
+    lines = [m.value for m in at.markdown]
+    own = lines.index("**meta-llama/Llama-3.1-8B-Instruct, k = 3: off above batch 15 (11–23, your runs)**")
+    assert lines[own + 1] == ("**meta-llama/Llama-3.1-8B-Instruct: k = 3 to batch 5, then 1 up to 512+ (your runs at "
+                              "k = 1 and 3, at this window's acceptance)**")
+    # one fit alone (the k it runs): its own line, no schedule across k
+    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
+                      gauges=replay.V1_GAUGES) as srv:
+        at = open_live()
+        at.file_uploader(key="live_step_fits").set_value(("cal.json", step_fit_calibration(), "application/json"))
+        at.text_input(key="live_url").set_value(srv.url).run()
+        at.run()
+    assert not any("your runs at k =" in m.value for m in at.markdown)
 
 
 def test_a_measured_plain_step_at_batch_one_is_grown_by_the_model():

@@ -1,5 +1,6 @@
 """The Live page's answer for the window: the decision line first (the step fit's threshold, measured step
-times, or the model's schedule over k' ≤ k), the verdict in one short box, the two charts, then the figures,
+times, or the model's schedule over k' ≤ k; under it the schedule across k where the calibration holds the server's
+runs at other k too), the verdict in one short box, the two charts, then the figures,
 and the whole verdict with what it rests on, its advice and the notes behind an expander."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pages.parts.text import no_links
 from specmodel.metrics import live
 from specmodel.model.decide import JUDGED
 from specmodel.show import readouts
-from specmodel.show.decisions import live_decision
+from specmodel.show.decisions import server_decisions
 from specmodel.show.figures import live as figures_live
 from specmodel.words.decision_line import verdict_at
 from specmodel.words.served import figures_line
@@ -35,7 +36,8 @@ def show_results(session, window: str, assumed: tuple[float, int], fits, plain_m
     verdict = live.live_verdict(stats, base := base_scenario(alpha=assumed[0], k=int(assumed[1])), names)
     st.session_state["live_session"] = session = session.with_latest_point()
     j = live.judged(stats, verdict, fits, base.method.name, t_target_ms=plain_ms)
-    show_decisions(decision_slot(), [live_decision(verdict, j, stats.model_name or "this server")])
+    show_decisions(decision_slot(), server_decisions(verdict, j, fits, base.method.name, stats,
+                                                     stats.model_name or "this server"))
     tone_box(j.tone or verdict.tone)(f"**{no_links(f'Right now: {_short(verdict, j)}')}**")  # our bold, its text inert
     left, right = st.columns(2)
     with left:

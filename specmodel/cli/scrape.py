@@ -77,8 +77,10 @@ def run_scrape(args: argparse.Namespace) -> int:
         raise SpecModelError(f"{scrape.display_url(args.url)}: " + (stats.notes[-1] if stats.notes else
                                                                     "acceptance is not measurable in this window"))
     verdict = live.live_verdict(stats, base, live.InputNames(assumed="--alpha and --k"))
-    judgement = _judgement(args, stats, verdict, plain)
+    fits = tuple(saved_fits_from_args(args))  # --calibration's, named like --fit where given
+    judgement = _judgement(args, stats, verdict, plain, fits)
     out = live.result_dict(args.url, last, stats, verdict, judgement)
+    _across_k(out, fits, args, stats, verdict, judgement)
     if args.json:
         print_json(out)
         return 0
@@ -86,13 +88,24 @@ def run_scrape(args: argparse.Namespace) -> int:
     return 0
 
 
-def _judgement(args: argparse.Namespace, stats, verdict, plain_stats):
-    """What the verdict rests on: a step fit of --calibration for this server, --plain-url's measured step,
-    --t-target-ms (metrics/timed.py)."""
+def _across_k(out: dict, fits: tuple, args: argparse.Namespace, stats, verdict, judgement) -> None:
+    """out["decision_across_k"] ({decision_line, schedule}, as `predict` gives it) where --calibration holds this
+    server's runs at its k and at other k (show.decisions.server_decisions); the key is left out where it does not."""
+    from specmodel.show.decisions import server_decisions
+
+    decided = server_decisions(verdict, judgement, fits, server_method(args), stats, stats.model_name or "this server")
+    if len(decided) > 1:
+        out["decision_across_k"] = {"decision_line": decided[1].line,
+                                    "schedule": [list(band) for band in decided[1].schedule]}
+
+
+def _judgement(args: argparse.Namespace, stats, verdict, plain_stats, fits: tuple):
+    """What the verdict rests on: a step fit of --calibration (`fits`) for this server, --plain-url's measured
+    step, --t-target-ms (metrics/timed.py)."""
     from specmodel.metrics import live, timed
     from specmodel.notes import warning
 
-    notes, fits = [], tuple(saved_fits_from_args(args))  # --calibration's, named like --fit where given
+    notes = []
     method = server_method(args)
     plain = None
     if plain_stats is not None:
@@ -111,6 +124,8 @@ def _print_text(out: dict, stats, last, verdict, judgement) -> None:
           f"k = {stats.k if stats.k else '-'} "
           f"({out['k_source']}), window {stats.window_s:.1f} s")
     print(f"  decision:         {out['decision_line']}")  # first, in the page's words
+    if out.get("decision_across_k"):
+        print(f"  across k:         {out['decision_across_k']['decision_line']}")
     if stats.tokens_per_step is not None:
         ci = stats.tokens_per_step_ci
         ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""

@@ -92,12 +92,21 @@ def saved_fits(doc, where: str) -> list[SavedFit]:
     return out
 
 
-def fits_across_k(fits: list[SavedFit], k: int | None, method: str | None) -> dict[int, StepFit]:
+def of_served_model(fits: list[SavedFit], model_name: str | None) -> list[SavedFit]:
+    """The usable fits whose runs' target is the served model as a server names it (`--served-model-name`, the
+    `model_name` label), letter case aside."""
+    name = (model_name or "").casefold()
+    return [f for f in fits if f.fit.usable and name and (f.target or "").casefold() == name]
+
+
+def fits_across_k(fits: list[SavedFit], k: int | None, method: str | None,
+                  model_name: str | None = None) -> dict[int, StepFit]:
     """{k: fit} of one server's usable fits at two or more k, where the question's k is one of them and its method
     theirs (the same workload, target and method: runs at several k of one server); {} where no server has them or
-    several do."""
+    several do. `model_name`: a scraped server's model; the fits of runs that name it come first
+    (of_served_model), as the fit of its own k is chosen (metrics.timed.fit_for_server)."""
     servers: dict = {}
-    for f in fits:
+    for f in of_served_model(fits, model_name) or fits:
         if f.fit.usable and f.fit.k and (method is None or f.method in (None, method)):
             servers.setdefault((f.workload, f.target, f.method), []).append(f)
     found = [group for group in servers.values() if len(group) >= 2 and len({f.fit.k for f in group}) == len(group)

@@ -292,17 +292,20 @@ class StepFit:
                    tuple((float(b), float(v)) for b, v in d.get("measured") or ()))
 
 
-def schedule_across_k(fits: dict[int, StepFit], top: int) -> list[list[int]]:
+def schedule_across_k(fits: dict[int, StepFit], top: int, tokens_per_step: dict[int, float] | None = None
+                      ) -> list[list[int]]:
     """One server's step fits at several k (the same setup, workload and method) as one schedule over batches 1 to
     top: [[first batch, last batch, k], ...], k = 0 for off. At each batch the k whose fit predicts the highest
     speedup among those still on there by their own off_above (held inside what their runs measured, as each
-    k's own decision line says), off where none is; each k at its own runs' E (each k has its own acceptance)."""
+    k's own decision line says), off where none is; each k at its own runs' E (each k has its own acceptance), or
+    at `tokens_per_step[k]` where given (a live window's acceptance)."""
     ks = sorted(k for k, f in fits.items() if f.usable and k)
     if not ks:
         return [[1, top, 0]]
+    e = tokens_per_step or {}
     grid = np.arange(1, top + 1, dtype=float)
-    speedup = np.stack([np.asarray(fits[k].speedup(grid)[0], dtype=float) for k in ks])
-    last_on = [fits[k].off_above()[0] for k in ks]  # None: on at every batch it looks at
+    speedup = np.stack([np.asarray(fits[k].speedup(grid, e.get(k))[0], dtype=float) for k in ks])
+    last_on = [fits[k].off_above(e.get(k))[0] for k in ks]  # None: on at every batch it looks at
     on = np.stack([grid <= (top if b is None else b) for b in last_on])
     best = np.argmax(np.where(on, speedup, -np.inf), axis=0)
     chosen = np.where(on.any(axis=0), np.asarray(ks)[best], 0).tolist()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from specmodel.fit.saved import SavedFit, chosen_fit, saved_fits
+from specmodel.fit.saved import SavedFit, chosen_fit, of_served_model, saved_fits
 from specmodel.fit.steps import BAND_Z, NOISE_FLOOR, StepFit
 from specmodel.metrics.prom import LiveStats
 from specmodel.model.calibration_file import calibration_from_json
@@ -102,7 +102,7 @@ def fit_for_server(fits: list[SavedFit], k: int | None, method: str | None, mode
     k and method (fit.saved.chosen_fit); `own_model_only` (a fleet of several models): only those, and no
     note for a server none of them is of."""
     usable = [f for f in fits if f.fit.usable]
-    mine = [f for f in usable if model_name and (f.target or "").casefold() == model_name.casefold()]
+    mine = of_served_model(usable, model_name)
     if own_model_only:
         usable = mine
     if not usable:

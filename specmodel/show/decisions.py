@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specmodel.errors import SpecModelError
+from specmodel.model.acceptance import tokens_per_step
 from specmodel.model.decide import SCHEDULE_MAX_BATCH
 from specmodel.plan.measure import fit_threshold_runs, largest_batch, threshold_runs
 from specmodel.words import Summary
+from specmodel.fit.saved import fits_across_k
 from specmodel.fit.steps import schedule_across_k
 from specmodel.words.decision_line import decision_line, fit_decision_line, fit_schedule_line, pin_line
 
@@ -68,11 +70,13 @@ def scenario_decision(summary: Summary | None, fit=None, tokens_per_step: float 
     return Decided(decision_line(summary, who), _pin(summary, low != high and summary.scenario.k > 0))
 
 
-def across_k_decision(fits: dict, who: str = "") -> Decided:
+def across_k_decision(fits: dict, who: str = "", tokens_per_step: dict | None = None) -> Decided:
     """One server's step fits at several k ({k: StepFit}) as one decision line and its schedule
-    (fit.steps.schedule_across_k): which k up to which batch, off above; `runs`, Past runs, What-if and `predict`."""
-    schedule = schedule_across_k(fits, SCHEDULE_MAX_BATCH)
-    return Decided(fit_schedule_line(schedule, sorted(fits), who), None, True, tuple(map(tuple, schedule)))
+    (fit.steps.schedule_across_k): which k up to which batch, off above; `runs`, Past runs, What-if, `predict`,
+    and `scrape` and Live at the window's acceptance (`tokens_per_step`: {k: E})."""
+    schedule = schedule_across_k(fits, SCHEDULE_MAX_BATCH, tokens_per_step)
+    return Decided(fit_schedule_line(schedule, sorted(fits), who, bool(tokens_per_step)), None, True,
+                   tuple(map(tuple, schedule)))
 
 
 def live_decision(verdict, judgement, who: str) -> Decided:
@@ -91,3 +95,22 @@ def live_decision(verdict, judgement, who: str) -> Decided:
         return Decided(line)
     low, high = d.off_above_range or (None, None)
     return Decided(line, _pin(d, low != high and bool(verdict.measured or d.scenario.k)))
+
+
+def server_decisions(verdict, judgement, fits, method: str | None, stats, who: str) -> list[Decided]:
+    """A scraped server's decision lines (`scrape`, Live): the window's own (live_decision) and, where a step fit of
+    the server's runs answers for its k and the calibration (`fits`) holds the same server's runs at other k too,
+    the schedule across them (across_k_decision), under it: the k it runs now may not be the one to run at every
+    batch. Each k at the window's acceptance, as the window's own line: its measured E at the k it runs, E at the
+    window's α at the others (model.acceptance.tokens_per_step); at the runs' own E where the window measured none."""
+    out = [live_decision(verdict, judgement, who)]
+    fit = (judgement.fit or {}) if judgement is not None else {}
+    k = fit.get("k")
+    across = fits_across_k(list(fits), k, method, stats.model_name) if k else {}
+    if across:
+        e = None
+        if stats.spec_enabled and stats.tokens_per_step is not None and stats.alpha is not None:
+            e = {other: (stats.tokens_per_step if other == k else float(tokens_per_step(stats.alpha, other)))
+                 for other in across}
+        out.append(across_k_decision(across, who, e))
+    return out

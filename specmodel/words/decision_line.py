@@ -81,10 +81,13 @@ def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | No
     return f"{head}off above batch {mid} ({span}{YOUR_RUNS})"
 
 
-def fit_schedule_line(schedule: list[list[int]], ks: list[int], who: str = "") -> str:
+def fit_schedule_line(schedule: list[list[int]], ks: list[int], who: str = "", at_window: bool = False) -> str:
     """One server's step fits at several k as one decision (fit.steps.schedule_across_k): "chat: k = 4 to batch 12,
-    then 2 up to 44, off above (your runs at k = 2 and 4)"."""
-    head, compared = _head(who), f"{YOUR_RUNS} at k = {', '.join(map(str, ks[:-1]))} and {ks[-1]}"
+    then 2 up to 44, off above (your runs at k = 2 and 4)"; `at_window`: each k at a live window's acceptance, not
+    at its runs' ("…, at this window's acceptance)")."""
+    head = _head(who)
+    compared = f"{YOUR_RUNS} at k = {', '.join(map(str, ks[:-1]))} and {ks[-1]}" + (
+        ", at this window's acceptance" if at_window else "")
     on = [band for band in schedule if band[2] > 0]
     if not on:
         return f"{head}off at every batch ({compared})"
