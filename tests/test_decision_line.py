@@ -51,6 +51,9 @@ def test_every_line_is_short_and_answers_on_off_which_k_and_above_which_batch(gp
         assert re.search(rf"(k = |then ){on[-1][2]} up to", line)  # the k that runs up to the threshold
         if d.off_above is not None:
             assert re.search(rf"up to (batch )?{d.off_above}\b", line)  # the batch above which it goes off
+        else:  # on at every batch the schedule looks at: "k = 4 up to batch 512+, off above" read as off above 512
+            assert re.search(r"up to (batch )?512\+( \(.*\))?$", line), line
+            assert "off above" not in line
     if d.off_above_range and d.off_above_range[0] != d.off_above_range[1] and on:
         low, high = d.off_above_range
         assert f"({low}–{'512+' if high is None else high}" in line  # the range the band leaves

@@ -58,7 +58,8 @@ def decision_line(d: Decision, who: str = "") -> str:
     here = min(s.concurrency, SCHEDULE_MAX_BATCH)
     if off is not None and k_at(d.schedule, here) == 0:  # this batch is in the off band
         return f"{head}off at batch {s.concurrency}; {_ks_up_to(d.schedule, 1, top)}{span}"
-    return f"{head}{_ks_up_to(d.schedule, here, top)}{span}, off above"
+    # on at every batch the schedule looks at: no "off above" (it read as off above batch 512)
+    return f"{head}{_ks_up_to(d.schedule, here, top)}{span}" + ("" if off is None else ", off above")
 
 
 def fit_decision_line(k: int | None, off: tuple[int | None, int | None, int | None], who: str = "",
