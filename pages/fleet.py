@@ -5,7 +5,7 @@ from pages.parts.streamlit_mode import imports_in_turn, through_app
 with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mode, 5)
     import streamlit as st
 
-    from pages.parts.calibration import calibration_badge
+    from pages.parts.calibration import calibration_badge, step_fits
     from pages.parts.common import base_scenario_or_stop
     from pages.parts.credentials import move_link_credentials, rerun_without_credentials
     from pages.parts.display import chart, show_error, show_notes, sidebar_names, tone_box
@@ -84,10 +84,11 @@ def _at(sample: bool):
 
 
 @st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus…")
-def load(url, window, match, user, password, token, scenario, sample):
+def load(url, window, match, user, password, token, scenario, sample, fits):
     server = promapi.PromServer(url, promapi.PromAuth(user or None, password or None, token or None))
-    with _client(server, sample) as client:
-        return fleet.fleet(client, server, scenario, window=window, selector=match, at_s=_at(sample), names=NAMES)
+    with _client(server, sample) as client:  # the session's step fits judge each instance of their model first
+        return fleet.fleet(client, server, scenario, window=window, selector=match, at_s=_at(sample), names=NAMES,
+                           fits=fits, method=scenario.method.name)
 
 
 @st.cache_data(ttl=30, max_entries=64, show_spinner="Querying Prometheus for the history…")
@@ -101,7 +102,7 @@ if not sample and buttons.button("Refresh now", key="fleet_refresh"):
     load.clear()
     load_history.clear()
 try:
-    report = load(url, window, match, user, password, token, scenario, sample)
+    report = load(url, window, match, user, password, token, scenario, sample, fits := tuple(step_fits()))
 except SpecModelError as exc:
     offer_rules(rules_box, scenario, window)
     show_error(exc)
@@ -114,7 +115,7 @@ models = f[0].multiselect("Models", sorted(table["model_name"].dropna().unique()
 jobs = f[1].multiselect("Jobs", sorted(table["job"].unique()), key="fleet_jobs", bind="query-params",
                         placeholder="all jobs")
 shown = fleet.select(table, models=models, jobs=jobs)
-fleet_decisions(report, shown)  # the decision per instance, first, then where each one operates
+fleet_decisions(report, shown, fits, scenario.method.name)  # the decision per instance first, then where each operates
 chart(figures_fleet.operating_points(shown), key="fleet_points")
 alerts = st.container()  # however many instances lose, are down or unreadable: one block
 for alert in readouts.fleet_alerts(report):

@@ -297,6 +297,36 @@ def _fleet_calibration(path: Path) -> dict:
     return fit
 
 
+def test_cli_with_the_servers_runs_at_two_k_says_which_k_up_to_which_batch_per_instance(prom_fleet, capsys, tmp_path):
+    """The calibration holds the fleet model's runs at k = 3 and at k = 1 (speculative 6 and 8 ms a token at E = 1.7):
+    each instance its k = 3 fit decides gets the schedule across both k at its own acceptance, under its decision
+    (`decision_across_k` in --json); an instance of another model gets none."""
+    from specmodel.fit.saved import SavedFit
+    from specmodel.fit.steps import StepPoint, fit_steps
+    from specmodel.model.calibration_file import calibration_document, save_document
+    from specmodel.model.roofline import Efficiency
+
+    k3 = _fleet_calibration(tmp_path / "one.json")
+    k1 = fit_steps([StepPoint(1, 10.0, 6.0, tokens_per_step=1.7), StepPoint(8, 12.0, 8.0, tokens_per_step=1.7)], k=1)
+    saved = [SavedFit("fleet", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", f) for f in (k3, k1)]
+    cal = tmp_path / "cal.json"
+    save_document({**calibration_document(Efficiency(), "nothing fitted"), "step_fits": [f.to_dict() for f in saved]},
+                  str(cal))
+    args = ["fleet", prom_fleet.url, "--window", WINDOW, "--calibration", str(cal), "--method", "draft_model"]
+    assert cli.main([*args, "--json"]) == 0
+    rows = {r["instance"]: r for r in json.loads(capsys.readouterr().out)}
+    at = {key: rows[target] for key, target in prom_fleet.targets.items()}
+    losing = at["v1-losing"]["decision_across_k"]
+    assert losing["decision_line"].startswith(f"{prom_fleet.targets['v1-losing']}: k = 1 up to batch ")
+    assert losing["decision_line"].endswith("(your runs at k = 1 and 3, at this window's acceptance)")
+    assert losing["schedule"][0][:1] == [1] and losing["schedule"][0][2] == 1  # k = 1 from batch 1
+    assert "decision_across_k" not in at["v0"]  # Llama 3.1 70B: not the fits' model
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out.splitlines()
+    at_line = text.index(f"  decision: {at['v1-losing']['decision_line']}")
+    assert text[at_line + 1] == f"  across k: {losing['decision_line']}"
+
+
 def test_cli_with_a_calibration_judges_each_instance_on_its_step_fit_and_its_own_timing(prom_fleet, capsys, tmp_path):
     fit = _fleet_calibration(tmp_path / "cal.json")
     assert cli.main(["fleet", prom_fleet.url, "--window", WINDOW, "--json", "--calibration", str(tmp_path / "cal.json"),

@@ -89,6 +89,38 @@ def test_live_replays_the_recording_labelled_as_a_sample(no_network):
     assert any("Enter the metrics URL" in i.value for i in at.info)
 
 
+def _two_k_fits() -> list:
+    """Step fits of the recorded fleet's model (a draft model) at k = 3 and k = 1, as Past runs' "Use these step fits
+    on every page" keeps them: plain 10 and 12 ms a step at batch 1 and 8; speculative 4 and 9 ms a token at
+    E = 2.9 (k = 3), 6 and 8 ms at E = 1.7 (k = 1)."""
+    from specmodel.fit.saved import SavedFit
+    from specmodel.fit.steps import StepPoint, fit_steps
+
+    k3 = fit_steps([StepPoint(1, 10.0, 4.0, tokens_per_step=2.9), StepPoint(8, 12.0, 9.0, tokens_per_step=2.9)], k=3)
+    k1 = fit_steps([StepPoint(1, 10.0, 6.0, tokens_per_step=1.7), StepPoint(8, 12.0, 8.0, tokens_per_step=1.7)], k=1)
+    return [SavedFit("fleet", "Draft model", "meta-llama/Llama-3.1-8B-Instruct", "draft_model", f) for f in (k3, k1)]
+
+
+def test_fleet_judges_each_instance_on_the_sessions_step_fits_and_says_which_k_up_to_which_batch(no_network):
+    """Past runs' "Use these step fits on every page" reached What-if and Live, not Fleet: its instances were
+    judged on presets (v1-losing: "off at batch 160; k = 1 up to batch 14 (0–74)", the model's) while `fleet
+    --calibration` judged them on the fit. Now each instance of the fits' model and k is decided by them ("your
+    runs"), and with the server's runs at k = 1 too, the schedule across both k at the instance's acceptance."""
+    at = _page("pages/fleet.py")
+    at.session_state["step_fits"] = _two_k_fits()
+    at.button(key="fleet_try_sample").click().run()
+    assert not at.exception
+    decisions = at.dataframe[0].value.set_index("instance")
+    assert decisions.loc["v1-losing:8000", "decision"] == "k = 3: off above batch 2 (1–3, your runs)"
+    assert decisions.loc["v1-losing:8000", "across k"] == ("k = 1 up to batch 25, off above (your runs at k = 1 and "
+                                                           "3, at this window's acceptance)")
+    assert decisions.loc["v1-good:8000", "across k"].startswith("k = 3 to batch 4, then 1 up to 512+ (your runs")
+    # the 70B instance is not the fits' model, and v1-off runs no speculation: the model decides, no schedule
+    assert decisions.loc["v0:8000", "decision"] == "k = 4 up to batch 512+" and decisions.loc["v0:8000", "across k"] == ""
+    assert decisions.loc["v1-off:8000", "decision"].endswith("(α assumed)")
+    assert decisions.loc["v1-off:8000", "across k"] == ""
+
+
 def test_fleet_shows_the_recorded_answer_labelled_as_a_sample(no_network):
     at = _page("pages/fleet.py")
     at.button(key="fleet_try_sample").click().run()

@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages.parts.decision import decision_slot
 from specmodel.metrics import live
-from specmodel.show.decisions import live_decision
+from specmodel.show.decisions import server_decisions
 from specmodel.words.decision_line import pin_batches
 
 # Column widths in pixels: the main block is 818 px wide at 1280 (pages/parts/tables.py).
@@ -17,25 +17,32 @@ DECISION_WIDTHS = {"instance": 130, "decision": 470, "runs that pin it": 210}
 DECISION_HELP = ("What to deploy on each instance: the k to run and the batch above which to turn speculation off, "
                  "from the model at the instance's measured acceptance (or its step times or a step fit where they "
                  "decide). In brackets, the range the model's 80% band leaves for that batch.")
+ACROSS_HELP = ("Where the step fits in use (Past runs' \"Use these step fits on every page\") hold the instance's runs "
+               "at other k too: which k to run up to which batch, at the instance's measured acceptance.")
 
 
-def fleet_decisions(report, shown) -> None:
+def fleet_decisions(report, shown, fits=(), method: str | None = None) -> None:
     """The decision per instance of `shown` (the page's rows, as its filters leave them), before anything else
-    the page shows about them."""
+    the page shows about them; where the session's step fits (`fits`) hold an instance's runs at other k too, the
+    schedule across them beside it (show.decisions.server_decisions)."""
     keys = set(zip(shown["job"], shown["instance"], shown["model_name"]))
     rows = []
     for i in report.instances:
         if (i.job, i.instance, i.model_name) not in keys:
             continue
         judgement = i.judgement or live.judgement_of(i.stats, i.verdict)
-        d = live_decision(i.verdict, judgement, "")
-        rows.append({"instance": i.instance, "decision": d.line, "runs that pin it": pin_batches(d.runs)})
+        d, *across = server_decisions(i.verdict, judgement, fits, method, i.stats, "")
+        rows.append({"instance": i.instance, "decision": d.line, "across k": across[0].line if across else "",
+                     "runs that pin it": pin_batches(d.runs)})
     if not rows:
         return
     frame = pd.DataFrame(rows)
+    if not frame["across k"].any():
+        frame = frame.drop(columns="across k")
     decision_slot().dataframe(frame, key="fleet_decisions", hide_index=True, width="stretch", column_config={
         "instance": st.column_config.TextColumn("instance", width=DECISION_WIDTHS["instance"], pinned=True),
         "decision": st.column_config.TextColumn("decision", width=DECISION_WIDTHS["decision"], help=DECISION_HELP),
+        "across k": st.column_config.TextColumn("across k", width=DECISION_WIDTHS["decision"], help=ACROSS_HELP),
         "runs that pin it": st.column_config.TextColumn(
             "runs that pin it", width=DECISION_WIDTHS["runs that pin it"],
             help="The two concurrencies to run, plain and speculative, that would pin an open threshold (`plan`)")})

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     with scrape.make_client(policy) as client:
         report = fleet.fleet(client, server, base, window=args.window, selector=args.match, k=args.k, fits=fits,
                              method=method, instances=instances_from_args(args))
-    rows = [i.to_dict() for i in report.instances]
+    rows = [_with_across_k(i, fits, method) for i in report.instances]
     for p in report.problems:  # the good instances are the answer (exit 0); the bad ones are named
         sys.stderr.write(f"warning: {p['instance']} (job {p['job']}) not read: {p['reason']}\n")
     if args.json:
@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
           + (f"; every verdict {PRESETS_WORDS}" if on_presets else ""))
     for r in rows:  # the decision per instance first, in the page's words
         print(f"  decision: {r['decision_line']}")
+        if r.get("decision_across_k"):
+            print(f"  across k: {r['decision_across_k']['decision_line']}")
     for i, r in ((i, i.to_dict()) for i in report.losing):
         print(f"  LOSES  {i.instance} ({i.job}): {r['verdict_text']}; {r['advice']}")
     for d in report.down:
@@ -113,3 +115,18 @@ def run(args: argparse.Namespace) -> int:
               f"{_fmt(r['predicted_speedup'], '.2f'):>5}x  {r['verdict_text']}"
               + (f" ({r['advice']})" if r["advice"] else ""))
     return 0
+
+
+def _with_across_k(instance, fits: tuple, method: str | None) -> dict:
+    """The instance's JSON, with `decision_across_k` ({decision_line, schedule}, as `scrape` gives it) where the
+    calibration holds its server's runs at its k and at other k (show.decisions.server_decisions)."""
+    from specmodel.metrics import live
+    from specmodel.show.decisions import server_decisions
+
+    out = instance.to_dict()
+    judgement = instance.judgement or live.judgement_of(instance.stats, instance.verdict)
+    decided = server_decisions(instance.verdict, judgement, fits, method, instance.stats, instance.instance)
+    if len(decided) > 1:
+        out["decision_across_k"] = {"decision_line": decided[1].line,
+                                    "schedule": [list(band) for band in decided[1].schedule]}
+    return out
