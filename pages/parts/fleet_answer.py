@@ -14,6 +14,8 @@ from specmodel.words.decision_line import pin_batches
 
 # Column widths in pixels: the main block is 818 px wide at 1280 (pages/parts/tables.py).
 DECISION_WIDTHS = {"instance": 130, "decision": 470, "runs that pin it": 210}
+# with the schedule across k beside the decision: the four in the same 818 px (a cell's rest on hover or widening)
+ACROSS_WIDTHS = {"instance": 130, "decision": 300, "across k": 290, "runs that pin it": 98}
 DECISION_HELP = ("What to deploy on each instance: the k to run and the batch above which to turn speculation off, "
                  "from the model at the instance's measured acceptance (or its step times or a step fit where they "
                  "decide). In brackets, the range the model's 80% band leaves for that batch.")
@@ -37,12 +39,13 @@ def fleet_decisions(report, shown, fits=(), method: str | None = None) -> None:
     if not rows:
         return
     frame = pd.DataFrame(rows)
-    if not frame["across k"].any():
+    widths = ACROSS_WIDTHS if frame["across k"].any() else DECISION_WIDTHS
+    if "across k" not in widths:
         frame = frame.drop(columns="across k")
     decision_slot().dataframe(frame, key="fleet_decisions", hide_index=True, width="stretch", column_config={
-        "instance": st.column_config.TextColumn("instance", width=DECISION_WIDTHS["instance"], pinned=True),
-        "decision": st.column_config.TextColumn("decision", width=DECISION_WIDTHS["decision"], help=DECISION_HELP),
-        "across k": st.column_config.TextColumn("across k", width=DECISION_WIDTHS["decision"], help=ACROSS_HELP),
+        "instance": st.column_config.TextColumn("instance", width=widths["instance"], pinned=True),
+        "decision": st.column_config.TextColumn("decision", width=widths["decision"], help=DECISION_HELP),
+        "across k": st.column_config.TextColumn("across k", width=widths.get("across k"), help=ACROSS_HELP),
         "runs that pin it": st.column_config.TextColumn(
-            "runs that pin it", width=DECISION_WIDTHS["runs that pin it"],
+            "runs that pin it", width=widths["runs that pin it"],
             help="The two concurrencies to run, plain and speculative, that would pin an open threshold (`plan`)")})
