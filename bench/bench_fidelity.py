@@ -266,18 +266,22 @@ def step_fit_extrapolation(rows: pd.DataFrame, split: int = 16, held_out: bool =
 
 
 # The real-engine lab's recorded passes (tests/fixtures/real_engine/README.md): vLLM 0.32's CPU build, a tiny Llama
-# that is no preset, plain / n-gram / draft model at concurrency 1, 4 and 16 (passes 5 and 7 also 2 and 8).
+# that is no preset, plain / n-gram / draft model at concurrency 1, 4 and 16 (passes 5 and 7 also 2 and 8; passes
+# 8-10 the speculative server at k = 2 and at k = 4).
 LAB = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "real_engine"
 LAB_PASSES = {"pass 2 (greedy)": LAB, "pass 3 (temperature 0.7)": LAB / "lab" / "pass3_temp0.7",
               "pass 4 (fresh clone)": LAB / "lab" / "pass4_fresh_clone", "pass 5 (quiet machine)": LAB / "lab" / "pass5_quiet",
               "pass 6 (temperature 0.3)": LAB / "lab" / "pass6_temp0.3",
-              "pass 7 (temperature 0.5)": LAB / "lab" / "pass7_temp0.5"}
+              "pass 7 (temperature 0.5)": LAB / "lab" / "pass7_temp0.5",
+              "pass 8 (k = 2 and 4, temperature 0.1)": LAB / "lab" / "pass8_k2_k4",
+              "pass 9 (k = 2 and 4, greedy)": LAB / "lab" / "pass9_greedy_k2_k4",
+              "pass 10 (n-gram at k = 2 and 4, greedy)": LAB / "lab" / "pass10_ngram_k2_k4"}
 
 
 def lab_extrapolation(split: int = 4) -> list[dict]:
     """Per lab pass: each server's step fit on its runs at concurrency ≤ split (the plain runs above it pin the plain
-    step, as `runs --fit-up-to` fits them), predicting its speculative runs above: (pass, method, concurrency,
-    measured, fit, low, high)."""
+    step, as `runs --fit-up-to` fits them), predicting its speculative runs above: (pass, method, k,
+    concurrency, measured, fit, low, high)."""
     out = []
     for label, folder in LAB_PASSES.items():
         rows = read_runs(sorted(folder.glob("*_c*.json"))).rows
@@ -285,7 +289,7 @@ def lab_extrapolation(split: int = 4) -> list[dict]:
         checked = with_fit_columns(rows, fits)
         for r in checked.to_dict("records"):
             if r["concurrency"] > split and pd.notna(r["fit_speedup"]):
-                out.append({"pass": label, "method": r["method"], "concurrency": int(r["concurrency"]),
+                out.append({"pass": label, "method": r["method"], "k": int(r["k"]), "concurrency": int(r["concurrency"]),
                             "measured": float(r["measured_speedup"]), "fit": float(r["fit_speedup"]),
                             "low": float(r["fit_speedup_low"]), "high": float(r["fit_speedup_high"])})
     return out
@@ -619,7 +623,7 @@ def run():
            f"predicting its {len(lab)} runs above: MAPE {np.mean(err) * 100:.1f}%, within 20% on {sum(e <= 0.2 for e in err)}, "
            f"band holds {np.mean([x['low'] <= x['measured'] <= x['high'] for x in lab]):.0%}; measured losses "
            f"{len(losses)}: {sum(x['fit'] < 1 for x in losses)} predicted below 1.0 ("
-           + "; ".join(f"{x['pass']} {x['method']} at {x['concurrency']}: {x['fit']:.2f}× for {x['measured']:.2f}×"
+           + "; ".join(f"{x['pass']} {x['method']} k = {x['k']} at {x['concurrency']}: {x['fit']:.2f}× for {x['measured']:.2f}×"
                        for x in losses) + ")")
     lin, layers = steptime_grid()
     for label, n, before, after in extrapolation(rows):

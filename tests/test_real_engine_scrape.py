@@ -341,35 +341,28 @@ def test_pass7_windows_at_16_with_a_calibration_of_runs_at_4_and_below_alone_los
     assert (data["timed"]["speedup_low"] < bench < data["timed"]["speedup_high"]) == (arm == "ngram")
 
 
-# The field report's draft-model rows at k = 4 (the real server's runs, issue 44) and, as if the same server had
-# been run at k = 2 as well, rows at k = 2 (constructed: E = 1.5, speculative 125, 500 and 700 tok/s).
-TWO_K_TINY = """workload,gpu,target_model,draft_model,method,k,concurrency,tokens_per_step,baseline_tok_s,spec_tok_s
-chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,1,1.8,107.3,135.2
-chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,4,1.8,447.4,527.9
-chat,cpu-box,tiny-llama,tiny-draft,draft_model,4,16,1.8,653.7,562.2
-chat,cpu-box,tiny-llama,tiny-draft,draft_model,2,1,1.5,107.3,125.0
-chat,cpu-box,tiny-llama,tiny-draft,draft_model,2,4,1.5,447.4,500.0
-chat,cpu-box,tiny-llama,tiny-draft,draft_model,2,16,1.5,653.7,700.0
-"""
+LAB = ROOT / "tests/fixtures/real_engine/lab"
 
 
-@pytest.mark.parametrize(("lab", "across"), [
-    (ROOT / "tests/fixtures/real_engine", "k = 4 up to batch 512+"),  # greedy: E = 4.99 at k = 4, α 0.999
-    (PASS6, "off at every batch"),  # temperature 0.3: E = 1.13, α 0.115
+@pytest.mark.parametrize(("folder", "arm", "method", "own", "across"), [
+    # n-gram, greedy (README, pass 10): k = 4 measured 1.46x at 16, k = 2 1.22x
+    ("pass10_ngram_k2_k4", "ngram_k4", "ngram", "k = 4: on up to batch 73, uncertain above", "k = 4 up to batch 512+"),
+    ("pass10_ngram_k2_k4", "ngram_k2", "ngram", "k = 2: on up to batch 167, uncertain above", "k = 4 up to batch 512+"),
+    # draft model, temperature 0.1 (pass 8): both k lost at every concurrency
+    ("pass8_k2_k4", "draft_k4", "draft_model", "k = 4: off at every batch, band included", "off at every batch"),
 ])
-def test_scrape_with_the_servers_runs_at_two_k_says_the_schedule_across_them_at_the_windows_acceptance(
-        lab, across, tmp_path, capsys):
-    """The runs' own schedule across k = 2 and 4 (at their E of 1.5 and 1.8) is k = 4 up to batch 4, then 2. A
-    window measures the acceptance the server gets now: `scrape` of the draft server's c = 16 window (k = 4)
-    with that calibration puts the schedule under its own decision line at the window's E, which moves it: the
-    greedy pass's near-perfect acceptance keeps k = 4 at every batch, pass 6's collapsed acceptance turns both k
-    off."""
-    runs, cal = tmp_path / "two_k.csv", tmp_path / "cal.json"
-    runs.write_text(TWO_K_TINY)
-    assert cli.main(["runs", str(runs), "--calibrate", "--save-calibration", str(cal)]) == 0
-    assert "  chat: k = 4 to batch 4, then 2 up to 512+ (your runs at k = 2 and 4)" in capsys.readouterr().out
-    pages = [(lab / "metrics" / f"draft_c16_{w}.txt").read_bytes() for w in ("before", "after")]
-    args = ["--window", "0.1", "--calibration", str(cal), "--method", "draft_model"]
+def test_scrape_with_the_servers_runs_at_two_k_says_which_k_to_run_under_its_own_decision(
+        folder, arm, method, own, across, tmp_path, capsys):
+    """The lab's server measured at k = 2 and k = 4 (`runs --calibrate --fit-up-to 4` of its runs at 1 and 4): `scrape`
+    of one k's c = 16 window puts under its own decision the schedule across both k, at the window's acceptance (its
+    measured E at the k it runs, E at its α at the other): the k = 2 server is told to run k = 4, which measured
+    1.46x at 16 where k = 2 measured 1.22x; where both lost, off."""
+    cal = tmp_path / "cal.json"
+    files = sorted(str(p) for p in (LAB / folder).glob("*_c*.json"))
+    assert cli.main(["runs", *files, "--calibrate", "--fit-up-to", "4", "--save-calibration", str(cal)]) == 0
+    capsys.readouterr()
+    pages = [(LAB / folder / "metrics" / f"{arm}_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    args = ["--window", "0.1", "--calibration", str(cal), "--method", method]
     with _Pages(pages) as srv:  # each scrape a server of its own: it answers the window's two pages in turn
         assert cli.main(["scrape", srv.url, *args]) == 0
     text = capsys.readouterr().out.splitlines()
@@ -377,13 +370,19 @@ def test_scrape_with_the_servers_runs_at_two_k_says_the_schedule_across_them_at_
         assert cli.main(["scrape", srv.url, *args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     line = f"tiny-llama: {across} (your runs at k = 2 and 4, at this window's acceptance)"
+    assert data["decision_line"].startswith(f"tiny-llama, {own}")
     assert data["decision_across_k"]["decision_line"] == line
-    at = next(i for i, t in enumerate(text) if t.startswith("  decision:"))
+    at = text.index(f"  decision:         {data['decision_line']}")
     assert text[at + 1] == f"  across k:         {line}"
-    # a calibration of one k: no schedule across k
-    runs.write_text("\n".join(TWO_K_TINY.splitlines()[:4]) + "\n")
-    assert cli.main(["runs", str(runs), "--calibrate", "--save-calibration", str(cal)]) == 0
+
+
+def test_scrape_with_a_calibration_of_one_k_says_no_schedule_across_k(tmp_path, capsys):
+    cal = tmp_path / "cal.json"
+    files = sorted(str(p) for p in (LAB / "pass10_ngram_k2_k4").glob("*_c*.json") if "_k2_" not in p.name)
+    assert cli.main(["runs", *files, "--calibrate", "--save-calibration", str(cal)]) == 0
     capsys.readouterr()
+    pages = [(LAB / "pass10_ngram_k2_k4" / "metrics" / f"ngram_k4_c16_{w}.txt").read_bytes() for w in ("before", "after")]
     with _Pages(pages) as srv:
         assert cli.main(["scrape", srv.url, "--window", "0.1", "--calibration", str(cal), "--json"]) == 0
-    assert "decision_across_k" not in json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict_rests_on"] != "presets" and "decision_across_k" not in data

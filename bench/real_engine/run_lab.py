@@ -92,7 +92,8 @@ def main():
     ap.add_argument("--models", default="bench/real_engine/work/models")
     ap.add_argument("--work", default="bench/real_engine/work")
     ap.add_argument("--out", default="tests/fixtures/real_engine")
-    ap.add_argument("--arms", default="plain,ngram,draft")
+    ap.add_argument("--arms", default="plain,ngram,draft",
+                    help="servers in turn; ARM:K runs a speculative arm at K draft tokens (its files ARM_kK_c*)")
     ap.add_argument("--concurrency", default="1,4,16")
     ap.add_argument("--input-len", type=int, default=128)
     ap.add_argument("--output-len", type=int, default=128)
@@ -129,8 +130,12 @@ def main():
     summary = {"runs": []}
     rel = lambda p: os.path.relpath(p, Path.cwd())  # noqa: E731
 
-    for arm in args.arms.split(","):
-        spec = ARMS[arm]
+    for item in args.arms.split(","):
+        base_arm, _, k = item.partition(":")
+        spec = ARMS[base_arm]
+        arm = f"{base_arm}_k{k}" if k and spec else base_arm
+        if k and spec:
+            spec = {**spec, "num_speculative_tokens": int(k)}
         port = free_port()
         cmd = [str(venv_bin / "vllm"), "serve", str(models / "target"), "--served-model-name", "tiny-llama",
                "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--max-model-len", "512",

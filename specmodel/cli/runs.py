@@ -151,7 +151,8 @@ def _run_runs(args: argparse.Namespace) -> int:
         evaluated = with_fit_columns(evaluated, fits if args.calibrate else saved_fits_by_row(evaluated, saved))
         keys += ["fit_speedup", "fit_speedup_low", "fit_speedup_high", "fit_used"]
     from specmodel.show.runs_decisions import runs_decisions
-    decided = runs_decisions(result.evaluated, efficiency, fit_efficiency=start)  # per workload, first
+    # per workload, first: the fits the step-fit section shows (--fit-up-to's runs), not others
+    decided = runs_decisions(result.evaluated, efficiency, fit_efficiency=start, top_batch=args.fit_up_to)
     _write_reports(args, result, table.problems, calibration, efficiency, decided)
     if args.json:
         _print_json(result, table, evaluated, keys, calibration, fits if args.calibrate else None, decided)

@@ -98,11 +98,12 @@ def live_decision(verdict, judgement, who: str) -> Decided:
 
 
 def server_decisions(verdict, judgement, fits, method: str | None, stats, who: str) -> list[Decided]:
-    """A scraped server's decision lines (`scrape`, Live): the window's own (live_decision) and, where a step fit of
-    the server's runs answers for its k and the calibration (`fits`) holds the same server's runs at other k too,
-    the schedule across them (across_k_decision), under it: the k it runs now may not be the one to run at every
-    batch. Each k at the window's acceptance, as the window's own line: its measured E at the k it runs, E at the
-    window's α at the others (model.acceptance.tokens_per_step); at the runs' own E where the window measured none."""
+    """A scraped server's decision lines (`scrape`, Live, each instance of `fleet` and Fleet): the window's own
+    (live_decision) and, where a step fit of the server's runs answers for its k and the calibration (`fits`) holds
+    the same server's runs at other k too, the schedule across them (across_k_decision), under it: the k it runs now
+    may not be the one to run at every batch. Each k at the window's acceptance, as the window's own line: its
+    measured E at the k it runs, E at the window's α at the others (model.acceptance.tokens_per_step); at the runs'
+    own E where the window measured none."""
     out = [live_decision(verdict, judgement, who)]
     fit = (judgement.fit or {}) if judgement is not None else {}
     k = fit.get("k")

@@ -18,12 +18,14 @@ MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the r
 
 
 def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None,
-                   limit: int = MAX_WORKLOAD_LINES, fit_efficiency: Efficiency | None = None) -> tuple[list[Decided], int]:
+                   limit: int = MAX_WORKLOAD_LINES, fit_efficiency: Efficiency | None = None,
+                   top_batch: float | None = None) -> tuple[list[Decided], int]:
     """One decision line per workload and setup of a review's evaluated runs, in the table's order, for the
     first `limit` of them (and how many more there are): the step fit's where the runs pin one, else the
     model's at the group's largest predicted concurrency, else what was measured. `fit_efficiency`: the model
     the step fits are shaped by where it is not `efficiency` (`runs --calibrate` fits the steps over the model
-    it started from, as its step-fit section shows them, and predicts rows with the calibrated one)."""
+    it started from, as its step-fit section shows them, and predicts rows with the calibrated one); `top_batch`:
+    the largest concurrency the fits see (`runs --fit-up-to`), as the step-fit section's fits see them."""
     if evaluated.empty:
         return [], 0
     setups = setups_of(evaluated)
@@ -31,7 +33,8 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
     order = list(dict.fromkeys(keys))
     shown = set(order[:limit])
     chosen = evaluated[[key in shown for key in keys]]
-    fits = {(f.workload, f.setup): f for f in setup_fits(chosen, fit_efficiency or efficiency) if f.fit.usable}
+    fits = {(f.workload, f.setup): f for f in setup_fits(chosen, fit_efficiency or efficiency, top_batch)
+            if f.fit.usable}
     groups = {key: group for key, group in chosen.groupby([chosen["workload"].astype(str), setups[chosen.index]],
                                                           sort=False, dropna=False)}
     out = []

@@ -1,0 +1,70 @@
+"""One real server measured at two k (issue 44's "which k, and above which batch"): the real-engine lab's passes 8-10
+(tests/fixtures/real_engine/README.md), vLLM 0.32's CPU build serving the lab's tiny Llama plain and with
+speculation at k = 2 and at k = 4, at concurrency 1, 4 and 16. Fitted on each k's runs at 1 and 4 (`runs --calibrate
+--fit-up-to 4`), the schedule across k is checked against what both k measured at 16."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specmodel import cli
+from tests.conftest import ROOT
+
+LAB = ROOT / "tests/fixtures/real_engine/lab"
+
+
+def _runs(folder: str, capsys, *flags: str) -> dict:
+    files = sorted(str(p) for p in (LAB / folder).glob("*_c*.json"))
+    assert cli.main(["runs", *files, "--calibrate", *flags, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# (folder, the schedule across k fitted at 1 and 4, each k's fit at 16 and what it measured there)
+PASSES = [
+    # n-gram, greedy: E 2.95 at k = 2, 4.73 at k = 4; both pay at every concurrency, k = 4 more (1.46x against 1.22x
+    # at 16): the schedule runs k = 4 throughout
+    ("pass10_ngram_k2_k4", [[1, 512, 4]], {2: (1.37, 1.222), 4: (1.88, 1.457)}),
+    # draft model, temperature 0.1 and greedy: the draft's proposals are rejected (E 1.00-1.02), both k lose
+    # everywhere (0.35x-0.53x): off at every batch
+    ("pass8_k2_k4", [[1, 512, 0]], {2: (0.42, 0.441), 4: (0.33, 0.359)}),
+    ("pass9_greedy_k2_k4", [[1, 512, 0]], {2: (0.45, 0.526), 4: (0.34, 0.415)}),
+]
+
+
+@pytest.mark.parametrize(("folder", "schedule", "at_16"), PASSES)
+def test_a_server_at_two_k_fitted_at_1_and_4_gets_the_k_that_measured_faster_at_16(folder, schedule, at_16, capsys):
+    data = _runs(folder, capsys, "--fit-up-to", "4")
+    lines = data["summary"]["decision_lines"]
+    assert lines[0]["schedule"] == schedule and lines[0]["from_runs"]
+    assert lines[0]["decision_line"].endswith("(your runs at k = 2 and 4)")
+    at16 = {r["k"]: r for r in data["rows"] if r["concurrency"] == 16}
+    for k, (fitted, measured) in at_16.items():
+        assert at16[k]["measured_speedup"] == pytest.approx(measured, abs=1e-3)  # the recording, as read
+        assert at16[k]["fit_speedup"] == pytest.approx(fitted, abs=0.005)  # the fit of 1 and 4, not of 16
+    faster = max(at16, key=lambda k: at16[k]["measured_speedup"])
+    chosen = schedule[0][2]  # the k the schedule runs at 16
+    if max(measured for _, measured in at_16.values()) < 1.0:
+        assert chosen == 0  # both k lost at 16: off
+    else:
+        assert chosen == faster
+
+
+def test_the_decision_lines_follow_the_fits_the_runs_fit_up_to_flag_shows(capsys):
+    """`runs --fit-up-to 4` fitted the step-fit section on the runs at 1 and 4 ("pays off up to batch 74, uncertain
+    above" for k = 4 of pass 10), while the decision lines above it came from fits of every run, 16 included ("on
+    up to batch 152"): two answers for one fit on one screen. The lines now follow the flag; without it, both see
+    every run."""
+    fitted = _runs("pass10_ngram_k2_k4", capsys, "--fit-up-to", "4")
+    every = _runs("pass10_ngram_k2_k4", capsys)
+    for data in (fitted, every):
+        words = {f["setup"]: f["words"] for f in data["step_fits"]}
+        for line in data["summary"]["decision_lines"][1:]:
+            setup = line["decision_line"].split("(")[1].split(")")[0]  # "... (k=4), k = 4: on up to batch 74, ..."
+            batch = line["decision_line"].split("on up to batch ")[1].split(",")[0]
+            assert f"pays off up to batch {batch}, uncertain above" in words[setup]
+    assert fitted["summary"]["decision_lines"][2]["decision_line"].startswith(
+        "128 in / 128 out tokens (k=4), k = 4: on up to batch 74,")
+    assert every["summary"]["decision_lines"][2]["decision_line"].startswith(
+        "128 in / 128 out tokens (k=4), k = 4: on up to batch 152,")
