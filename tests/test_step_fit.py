@@ -526,9 +526,14 @@ def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
     assert k4_off < end == k2_off < 64 and off_from == end + 1  # off where the last k's own line turns it off
     assert combined["decision_line"] == (f"chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs "
                                          "at k = 2 and 4)")
-    assert combined["from_runs"] and combined["pin"] is None
-    text = _cli("runs", _two_k_csv(Path(tempfile.mkdtemp()))).stdout
-    assert f"  chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs at k = 2 and 4)" in text
+    assert combined["from_runs"]
+    # where k = 2 gets faster the runs leave between 9 (k = 4 faster beyond both bands) and 20 (k = 2 faster): the two
+    # speculative runs that would settle it, inside the measured 8 and 32 (the plain step is the same at both k)
+    assert combined["threshold_runs"] == [9, 20] and 8 < 9 <= last_on < 20 < 32
+    assert combined["pin"] == "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
+    text = _cli("runs", _two_k_csv(Path(tempfile.mkdtemp()))).stdout.splitlines()
+    at = text.index(f"  chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs at k = 2 and 4)")
+    assert text[at + 1] == "    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
 
 
 def test_one_k_or_two_methods_are_no_schedule_across_k(tmp_path):
@@ -585,8 +590,11 @@ def test_predict_with_the_calibration_of_two_k_says_the_schedule_across_them(tmp
     assert out["decision_line"].startswith("Draft model, k = 4: off above batch ")  # this k's own, as before
     assert out["decision_across_k"] == {"decision_line": "chat: k = 4 to batch 14, then 2 up to 44, off above (your "
                                                          "runs at k = 2 and 4)",
-                                        "schedule": [[1, 14, 4], [15, 44, 2], [45, 512, 0]]}
-    text = _cli("predict", "--calibration", cal, "--k", 4, "--concurrency", 16).stdout
-    assert "  across k:         chat: k = 4 to batch 14, then 2 up to 44, off above" in text
+                                        "schedule": [[1, 14, 4], [15, 44, 2], [45, 512, 0]], "from_runs": True,
+                                        "threshold_runs": [9, 20],
+                                        "pin": "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."}
+    text = _cli("predict", "--calibration", cal, "--k", 4, "--concurrency", 16).stdout.splitlines()
+    at = text.index("  across k:         chat: k = 4 to batch 14, then 2 up to 44, off above (your runs at k = 2 and 4)")
+    assert text[at + 1] == "                    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
     # a k the runs did not measure: no fit answers, so no schedule across k either
     assert "decision_across_k" not in json.loads(_cli("predict", "--calibration", cal, "--k", 3, "--json").stdout)

@@ -99,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  decision: {r['decision_line']}")
         if r.get("decision_across_k"):
             print(f"  across k: {r['decision_across_k']['decision_line']}")
+            if r["decision_across_k"]["pin"]:
+                print(f"            {r['decision_across_k']['pin']}")
     for i, r in ((i, i.to_dict()) for i in report.losing):
         print(f"  LOSES  {i.instance} ({i.job}): {r['verdict_text']}; {r['advice']}")
     for d in report.down:
@@ -127,6 +129,5 @@ def _with_across_k(instance, fits: tuple, method: str | None) -> dict:
     judgement = instance.judgement or live.judgement_of(instance.stats, instance.verdict)
     decided = server_decisions(instance.verdict, judgement, fits, method, instance.stats, instance.instance)
     if len(decided) > 1:
-        out["decision_across_k"] = {"decision_line": decided[1].line,
-                                    "schedule": [list(band) for band in decided[1].schedule]}
+        out["decision_across_k"] = decided[1].to_dict()  # decision_line, schedule, the runs that pin its switch
     return out

@@ -86,6 +86,8 @@ def run_predict(args: argparse.Namespace) -> int:
         print(f"                    {pin_line(tuple(out['threshold_runs']))}")
     if out.get("decision_across_k"):
         print(f"  across k:         {out['decision_across_k']['decision_line']}")
+        if out["decision_across_k"]["pin"]:
+            print(f"                    {out['decision_across_k']['pin']}")
     if fit_out:
         print(f"  measured fit:     {fit_out['words']}")  # its setup heads the answer
         print(f"                    {fit_out['off_words']}")
@@ -158,7 +160,7 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     across = fits_across_k(fits, s.k, s.method.name)  # the server's runs at other k too
     if across:
         d = across_k_decision(across, saved.workload or s.method.label)
-        out["decision_across_k"] = {"decision_line": d.line, "schedule": [list(band) for band in d.schedule]}
+        out["decision_across_k"] = d.to_dict()  # decision_line, schedule, the runs that pin its switch
     return out["step_fit"]
 
 

@@ -95,8 +95,7 @@ def _across_k(out: dict, fits: tuple, args: argparse.Namespace, stats, verdict, 
 
     decided = server_decisions(verdict, judgement, fits, server_method(args), stats, stats.model_name or "this server")
     if len(decided) > 1:
-        out["decision_across_k"] = {"decision_line": decided[1].line,
-                                    "schedule": [list(band) for band in decided[1].schedule]}
+        out["decision_across_k"] = decided[1].to_dict()  # decision_line, schedule, the runs that pin its switch
 
 
 def _judgement(args: argparse.Namespace, stats, verdict, plain_stats, fits: tuple):
@@ -126,6 +125,8 @@ def _print_text(out: dict, stats, last, verdict, judgement) -> None:
     print(f"  decision:         {out['decision_line']}")  # first, in the page's words
     if out.get("decision_across_k"):
         print(f"  across k:         {out['decision_across_k']['decision_line']}")
+        if out["decision_across_k"]["pin"]:
+            print(f"                    {out['decision_across_k']['pin']}")
     if stats.tokens_per_step is not None:
         ci = stats.tokens_per_step_ci
         ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""

@@ -318,6 +318,30 @@ def schedule_across_k(fits: dict[int, StepFit], top: int, tokens_per_step: dict[
     return out
 
 
+def switch_range(fits: dict[int, StepFit], schedule: list[list[int]], tokens_per_step: dict[int, float] | None = None
+                 ) -> tuple[int, int, int, int, int | None] | None:
+    """The first switch of a schedule across k (schedule_across_k) from one k to another, both on, and how sure the
+    runs are of it: (the last batch at the first k, that k, the next k, the last batch up to it at which the first
+    k's speculative step per token is faster beyond both fits' bands (0: none), the first batch after it at which the
+    next k's is (None: none up to the schedule's end)). The two speculative arms alone decide it: the plain step is
+    the same server's at both k. None where the schedule switches k nowhere."""
+    e = tokens_per_step or {}
+    for here, after in zip(schedule, schedule[1:]):
+        ka, kb = here[2], after[2]
+        if not (ka and kb):
+            continue
+        grid = np.arange(1, schedule[-1][1] + 1, dtype=float)
+        ga, sa = fits[ka].ms_per_token("spec", grid, e.get(ka))
+        gb, sb = fits[kb].ms_per_token("spec", grid, e.get(kb))
+        gap, sd = np.log(gb / ga), np.sqrt((sa / ga) ** 2 + (sb / gb) ** 2)
+        switch = here[1]
+        first_clear = np.flatnonzero(gap[:switch] > BAND_Z * sd[:switch])
+        next_clear = np.flatnonzero(-gap[switch:] > BAND_Z * sd[switch:])
+        return (switch, ka, kb, int(first_clear[-1]) + 1 if first_clear.size else 0,
+                int(next_clear[0]) + switch + 1 if next_clear.size else None)
+    return None
+
+
 def _r(x: float) -> float:
     return float(f"{float(x):.6g}")
 

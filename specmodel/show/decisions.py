@@ -13,8 +13,9 @@ from specmodel.model.decide import SCHEDULE_MAX_BATCH
 from specmodel.plan.measure import fit_threshold_runs, largest_batch, threshold_runs
 from specmodel.words import Summary
 from specmodel.fit.saved import fits_across_k
-from specmodel.fit.steps import schedule_across_k
-from specmodel.words.decision_line import decision_line, fit_decision_line, fit_schedule_line, pin_line
+from specmodel.fit.steps import schedule_across_k, switch_range
+from specmodel.words.decision_line import (decision_line, fit_decision_line, fit_schedule_line, pin_line,
+                                          switch_pin_line)
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,12 @@ class Decided:
     runs: tuple[int, int] | None = None
     from_runs: bool = False
     schedule: tuple | None = None  # ((first batch, last batch, k), ...), k = 0 off: a line across several k
+    switch_ks: tuple[int, int] | None = None  # a line across k: `runs` pin where it switches from one k to the other
 
     @property
     def pin(self) -> str:
-        """The runs in one line (words.decision_line.pin_line); "" where there are none."""
-        return pin_line(self.runs)
+        """The runs in one line (words.decision_line.pin_line, switch_pin_line); "" where there are none."""
+        return switch_pin_line(self.runs, self.switch_ks) if self.switch_ks else pin_line(self.runs)
 
     def to_dict(self) -> dict:
         return {"decision_line": self.line, "pin": self.pin or None, "threshold_runs": list(self.runs or ()) or None,
@@ -75,8 +77,13 @@ def across_k_decision(fits: dict, who: str = "", tokens_per_step: dict | None = 
     (fit.steps.schedule_across_k): which k up to which batch, off above; `runs`, Past runs, What-if, `predict`,
     and `scrape` and Live at the window's acceptance (`tokens_per_step`: {k: E})."""
     schedule = schedule_across_k(fits, SCHEDULE_MAX_BATCH, tokens_per_step)
-    return Decided(fit_schedule_line(schedule, sorted(fits), who, bool(tokens_per_step)), None, True,
-                   tuple(map(tuple, schedule)))
+    switch = switch_range(fits, schedule, tokens_per_step)
+    runs = None
+    if switch is not None:  # where the runs leave open at which batch the next k gets faster: the two to run
+        measured = tuple(sorted({b for f in fits.values() for b in f.batches}))
+        runs = fit_threshold_runs(switch[:1] + switch[3:], schedule[-1][1], measured)
+    return Decided(fit_schedule_line(schedule, sorted(fits), who, bool(tokens_per_step)), runs, True,
+                   tuple(map(tuple, schedule)), switch[1:3] if runs else None)
 
 
 def live_decision(verdict, judgement, who: str) -> Decided:

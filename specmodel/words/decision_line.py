@@ -167,3 +167,11 @@ def verdict_at(label: str, speedup: float | None, band: tuple[float, float] | No
     if band is not None and band[0] < 1.0 < band[1] and label in JUDGED:
         return f"uncertain ({label} by the estimate): {speedup:.2f}x{at} (80% band {band[0]:.2f}–{band[1]:.2f}x)"
     return f"{label}: {speedup:.2f}x{at}"
+
+
+def switch_pin_line(batches: tuple[int, int] | None, ks: tuple[int, int]) -> str:
+    """The runs that would settle where a schedule across k switches from one k to the next (fit.steps.switch_range):
+    "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."; "" where it is settled."""
+    if not batches:
+        return ""
+    return f"Pin the switch: speculative runs at k = {ks[0]} and k = {ks[1]}, at {pin_batches(batches)}."
