@@ -598,3 +598,18 @@ def test_predict_with_the_calibration_of_two_k_says_the_schedule_across_them(tmp
     assert text[at + 1] == "                    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
     # a k the runs did not measure: no fit answers, so no schedule across k either
     assert "decision_across_k" not in json.loads(_cli("predict", "--calibration", cal, "--k", 3, "--json").stdout)
+
+
+def test_plan_with_the_calibration_of_two_k_names_the_runs_that_settle_where_the_k_switches(tmp_path):
+    """`plan` names the runs that would pin what the reviewer's runs leave open: for each k's fit its turn-off batch,
+    and across both k where the next k gets faster (k = 4 faster up to 9, k = 2 from 20, by the runs at 1, 8, 32
+    and 64)."""
+    cal = tmp_path / "cal.json"
+    assert _cli("runs", _two_k_csv(tmp_path), "--calibrate", "--save-calibration", cal).returncode == 0
+    text = _cli("plan", "--calibration", cal, "--k", 4).stdout.splitlines()
+    mine = text[:text.index("The model's plan for the scenario of the flags (their defaults where none is given):")]
+    assert mine[-2:] == ["  across k: chat: k = 4 to batch 14, then 2 up to 44, off above (your runs at k = 2 and 4)",
+                         "    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."]
+    out = json.loads(_cli("plan", "--calibration", cal, "--k", 4, "--json").stdout)
+    assert out["decision_across_k"]["threshold_runs"] == [9, 20]
+    assert "decision_across_k" not in json.loads(_cli("plan", "--calibration", cal, "--k", 3, "--json").stdout)

@@ -57,6 +57,9 @@ def run_plan(args: argparse.Namespace) -> int:
             print(f"  {f['setup']}: {f['words']}")
             for line in f["runs_to_pin"]:
                 print(f"    to pin the rest: {line}")
+        if out.get("decision_across_k"):
+            across = out["decision_across_k"]
+            print(f"  across k: {across['decision_line']}" + (f"\n    {across['pin']}" if across["pin"] else ""))
         print("The model's plan for the scenario of the flags (their defaults where none is given):")
     hours = out["total_minutes"]
     print(f"Measurement plan for {scenario.target} on {scenario.gpu} ({out['engine']}, {scenario.method}, k = "
@@ -95,11 +98,20 @@ def _fit_entry(label: str, fit) -> dict:
 
 
 def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:
-    """--calibration's step fit for this k and method: what it pinned and which runs would pin the rest."""
-    from specmodel.cli.args import step_fit_from_args
-    saved = step_fit_from_args(args, scenario.k, scenario.method.name, out)
+    """--calibration's step fit for this k and method: what it pinned and which runs would pin the rest; where the
+    file holds the same server's runs at other k too, the schedule across them and the runs that would pin where it
+    switches k (`decision_across_k`, as `predict` gives it)."""
+    from specmodel.cli.args import saved_fits_from_args, step_fit_from_args
+    from specmodel.fit.saved import fits_across_k
+    from specmodel.show.decisions import across_k_decision
+
+    fits = saved_fits_from_args(args) if getattr(args, "calibration", None) else []  # the file read once
+    saved = step_fit_from_args(args, scenario.k, scenario.method.name, out, fits)
     if saved is not None:
         out["step_fit"] = _fit_entry(saved.label, saved.fit)
+        across = fits_across_k(fits, scenario.k, scenario.method.name)
+        if across:
+            out["decision_across_k"] = across_k_decision(across, saved.workload or scenario.method.label).to_dict()
 
 
 def _calibrated(scenario, files: list[str]) -> dict:
