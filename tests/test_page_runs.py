@@ -424,6 +424,27 @@ def test_runs_at_two_k_lead_the_page_with_one_schedule_across_k():
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
     assert "chat: k = 4 to batch " in shown and ", then 2 up to " in shown and "(your runs at k = 2 and 4)" in shown
+    # under it, the two runs that would settle where k = 2 gets faster
+    assert "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20." in [c.value for c in at.caption]
+
+
+def test_the_decisions_follow_the_step_fits_largest_concurrency():
+    """The step-fit section's "Fit on runs at concurrency up to 4" refitted the section on the lab's n-gram server's
+    runs at 1 and 4 (k = 4: "pays off up to batch 74, uncertain above"), while the decision box above still read the
+    fits of every run ("on up to batch 152"): one fit, two answers on one page."""
+    at = open_page()
+    lab = sorted((FIXTURES / "real_engine" / "lab" / "pass10_ngram_k2_k4").glob("*_c*.json"))
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json") for p in lab]).run()
+    assert not at.exception
+
+    def k4_line() -> str:
+        return next(m.value for m in at.markdown if m.value.startswith("**128 in / 128 out tokens (k=4), k = 4: "))
+
+    assert "on up to batch 152, uncertain above" in k4_line()
+    at.number_input(key="fit_up_to").set_value(4).run()
+    assert not at.exception
+    assert "on up to batch 74, uncertain above" in k4_line()
+    assert any("speculation pays off up to batch 74, uncertain above" in m.value for m in at.markdown)
 
 
 def test_step_fits_at_two_k_used_on_every_page_give_what_if_the_schedule_across_k_too():

@@ -46,12 +46,15 @@ def reviewed(files, defaults, pairs, efficiency):
 
 
 def show_runs_decisions(slot, result, efficiency) -> None:
-    """The decision line of each workload (the first few; the tables have the rest), first on the page."""
-    key = st.session_state[LOADED][0] if LOADED in st.session_state else None
+    """The decision line of each workload (the first few; the tables have the rest), first on the page, from the
+    fits the step-fit section below shows (its "Fit on runs at concurrency up to", read from the session: the
+    widget is drawn further down)."""
+    top = st.session_state.get("fit_up_to")
+    key = (st.session_state[LOADED][0] if LOADED in st.session_state else None, top)
     decided = st.session_state.get(DECIDED)
     if decided is None or decided[0] != key:
         try:
-            decided = (key, *runs_decisions(result.evaluated, efficiency))
+            decided = (key, *runs_decisions(result.evaluated, efficiency, top_batch=None if top is None else float(top)))
         except SpecModelError as exc:
             show_error(exc)
             return
