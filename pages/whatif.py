@@ -17,6 +17,8 @@ with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mo
     from specmodel import SpecModelError
     from specmodel.errors import DoesNotFit
     from specmodel.export.deploy import deploy_advice
+    from specmodel.show.decisions import with_runs_schedule
+    from specmodel.words.decision_line import RUNS_DEPLOYED
     from specmodel.model import acceptance
     from specmodel.show import links, readouts
     from specmodel.show.figures import whatif as figures
@@ -98,7 +100,8 @@ except SpecModelError as exc:
         show_error(exc)
     st.stop()
 
-show_answer(decision, answer, summary)  # the decision line, the verdict, the why and notes behind an expander
+# the decision line, the verdict, the why and notes behind an expander; the schedule the session's step fits give
+ran = show_answer(decision, answer, summary)
 
 c1, c2 = st.columns(2)
 with c1:
@@ -112,7 +115,10 @@ st.caption(no_links(readouts.whatif_arms_line(summary)))
 mixed_traffic_path(alpha, k, concurrency)
 
 st.subheader("What to deploy")
-advice = deploy_advice(summary)  # in the sidebar's serving engine's own terms
+deployed = summary if ran is None else with_runs_schedule(summary, ran)  # as the decision above says it
+advice = deploy_advice(deployed)  # in the sidebar's serving engine's own terms
+if ran is not None:
+    st.caption(RUNS_DEPLOYED)
 st.markdown(own_words(advice.intro))
 if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)
@@ -122,7 +128,7 @@ if advice.note:
 with st.expander("The same decision in vLLM, SGLang and TensorRT-LLM terms", key="deploy_tabs",
                  on_change="rerun") as engine_terms:
     if engine_terms.open:
-        deploy_tabs(summary)
+        deploy_tabs(deployed)
 chart(fig_deploy, "fig_deploy_options")
 plan_section(summary)
 

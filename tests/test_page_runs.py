@@ -466,3 +466,17 @@ def test_step_fits_at_two_k_used_on_every_page_give_what_if_the_schedule_across_
     # the k = 4 line at What-if's own α (E 2.77, not the runs' 3.0); the schedule across k at the runs' own E
     assert shown.index("Draft model, k = 4: off above batch ") < shown.index(
         "chat: k = 4 to batch 14, then 2 up to 44, off above (your runs at k = 2 and 4)")
+    # "What to deploy" wrote the model's schedule (k = 3 up to batch 92 on the sidebar's L40S) under the runs'
+    # decision: it now writes the runs' own, the schedule across k, into vLLM's config
+    config = json.loads(next(c.value for c in at.code if "num_speculative_tokens_per_batch_size" in c.value))
+    assert config["num_speculative_tokens_per_batch_size"] == [[1, 14, 4], [15, 44, 2], [45, 512, 0]]
+    assert config["num_speculative_tokens"] == 4
+    assert any(c.value.startswith("From your runs' step fits") for c in at.caption)
+
+
+def test_what_if_deploys_the_models_schedule_without_step_fits():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    config = json.loads(next(c.value for c in at.code if "num_speculative_tokens_per_batch_size" in c.value))
+    assert config["num_speculative_tokens_per_batch_size"][-1][2] == 0  # the model's, off above its threshold
+    assert not any(c.value.startswith("From your runs' step fits") for c in at.caption)

@@ -598,6 +598,11 @@ def test_predict_with_the_calibration_of_two_k_says_the_schedule_across_them(tmp
     assert text[at + 1] == "                    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
     # a k the runs did not measure: no fit answers, so no schedule across k either
     assert "decision_across_k" not in json.loads(_cli("predict", "--calibration", cal, "--k", 3, "--json").stdout)
+    # what to deploy follows the runs (it printed the model's [[1, 55, 3], [56, 512, 0]] under the runs' decision)
+    assert out["runs_schedule"] == [[1, 14, 4], [15, 44, 2], [45, 512, 0]]
+    assert any(line.startswith("  vLLM schedule:    num_speculative_tokens_per_batch_size = [[1, 14, 4], [15, 44, 2], "
+                               "[45, 512, 0]] (your runs; the model's: ") for line in text)
+    assert json.loads(_cli("predict", "--k", 4, "--json").stdout)["runs_schedule"] is None
 
 
 def test_plan_with_the_calibration_of_two_k_names_the_runs_that_settle_where_the_k_switches(tmp_path):

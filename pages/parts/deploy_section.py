@@ -14,15 +14,15 @@ from specmodel.bounds import bounded_cache
 LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 
 
-@bounded_cache(64, key_args=1)
-def _by_engine(scenario, summary):
-    """deploy_by_engine once per scenario and process (the summary is the scenario's own)."""
+@bounded_cache(64, key_args=2)
+def _by_engine(scenario, schedule: tuple, summary):
+    """deploy_by_engine once per scenario, schedule (the model's, or the user's runs') and process."""
     return deploy_by_engine(summary)
 
 
 def deploy_tabs(summary) -> None:
     """One tab per engine; an engine that cannot run the method says why."""
-    by_engine, why = _by_engine(summary.scenario, summary)
+    by_engine, why = _by_engine(summary.scenario, tuple(map(tuple, summary.schedule)), summary)
     for tab, engine in zip(st.tabs([LABELS[e] for e in LABELS]), LABELS):
         with tab:
             entry = by_engine[engine]

@@ -68,7 +68,9 @@ def run_predict(args: argparse.Namespace) -> int:
         return 0
     out = prediction_dict(summary, dp=args.dp)
     fit_out = _step_fit(args, summary, out)
-    advice = deploy_advice(summary)
+    ran = out.setdefault("runs_schedule", None)  # None: no step fit of --calibration answers, the model decides
+    from specmodel.show.decisions import with_runs_schedule
+    advice = deploy_advice(summary if ran is None else with_runs_schedule(summary, ran))  # as the decision says
     if args.json:
         print_json(out)
         return 0
@@ -115,7 +117,10 @@ def run_predict(args: argparse.Namespace) -> int:
         print(f"  off band:         {off['value']:.0%} of a plain step at batch {off['at_batch']} ({off['kind']}); "
               + (f"speculation pays up to batch {pools['above_batch']}" if pools["above_batch"] else
                  "speculation never pays here" if pools["above_batch"] == 0 else "speculation pays up to batch 512"))
-    if str(s.engine) == "vllm":  # the engine text: no version named
+    if str(s.engine) == "vllm" and ran is not None:  # the runs decide: their schedule, the model's beside it
+        print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {ran} (your runs; the model's: "
+              f"{out['num_speculative_tokens_per_batch_size']})")
+    elif str(s.engine) == "vllm":  # the engine text: no version named
         print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     else:
         print(f"  deploy:           {advice.intro}" + (f" {advice.one_line}" if advice.code else ""))
@@ -133,7 +138,7 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     from specmodel.cli.args import acceptance_given, saved_fits_from_args, step_fit_from_args
     from specmodel.fit.saved import fits_across_k
     from specmodel.plan.measure import fit_threshold_runs, largest_batch
-    from specmodel.show.decisions import across_k_decision
+    from specmodel.show.decisions import across_k_decision, runs_schedule
     from specmodel.words.decision_line import fit_decision_line
     from specmodel.words.step_fit import fit_decision, off_words
 
@@ -161,6 +166,8 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     if across:
         d = across_k_decision(across, saved.workload or s.method.label)
         out["decision_across_k"] = d.to_dict()  # decision_line, schedule, the runs that pin its switch
+    # what to deploy as the runs decide: their schedule ([first batch, last batch, k], k = 0 off), not the model's
+    out["runs_schedule"] = runs_schedule(fit, e, across or None)
     return out["step_fit"]
 
 

@@ -5,11 +5,11 @@ and speculative. No pandas: What-if reads it (one line per workload of a runs re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specmodel.errors import SpecModelError
 from specmodel.model.acceptance import tokens_per_step
-from specmodel.model.decide import SCHEDULE_MAX_BATCH
+from specmodel.model.decide import SCHEDULE_MAX_BATCH, k_at
 from specmodel.plan.measure import fit_threshold_runs, largest_batch, threshold_runs
 from specmodel.words import Summary
 from specmodel.fit.saved import fits_across_k
@@ -122,3 +122,26 @@ def server_decisions(verdict, judgement, fits, method: str | None, stats, who: s
                  for other in across}
         out.append(across_k_decision(across, who, e))
     return out
+
+
+def runs_schedule(fit=None, tokens_per_step: float | None = None, across: dict | None = None) -> list[list[int]] | None:
+    """The schedule the user's runs give ([[first batch, last batch, k], ...] up to SCHEDULE_MAX_BATCH, k = 0 off), as
+    the decision lines say it: the schedule across k of a server's fits at several k (`across`, at the runs' own E),
+    else one k's fit on up to its turn-off batch (StepFit.off_above at `tokens_per_step`), off above; None where no
+    usable fit answers."""
+    if across:
+        return schedule_across_k(across, SCHEDULE_MAX_BATCH)
+    if fit is None or not fit.usable or not fit.k:
+        return None
+    off = fit.off_above(tokens_per_step)[0]
+    if off is None or off >= SCHEDULE_MAX_BATCH:
+        return [[1, SCHEDULE_MAX_BATCH, fit.k]]
+    return [[1, SCHEDULE_MAX_BATCH, 0]] if off == 0 else [[1, off, fit.k], [off + 1, SCHEDULE_MAX_BATCH, 0]]
+
+
+def with_runs_schedule(summary: Summary, schedule: list[list[int]]) -> Summary:
+    """The summary deployed as the user's runs decide (runs_schedule): their schedule, and the k it runs at the
+    scenario's concurrency as the best k there; the prediction, band and the rest stay the model's (What-if's "What
+    to deploy" writes the engines' configs from it)."""
+    here = min(int(summary.scenario.concurrency), SCHEDULE_MAX_BATCH)
+    return replace(summary, schedule=[list(band) for band in schedule], best_k=k_at(schedule, here) or 0)

@@ -11,6 +11,9 @@ from specmodel.fit.steps import OFF_SEARCH_MAX as FIT_SEARCH_MAX
 from specmodel.model.decide import JUDGED, SCHEDULE_MAX_BATCH, Decision, k_at
 
 YOUR_RUNS = "your runs"  # how a line from the user's step fit says where it comes from
+# What-if's "What to deploy" where the session's step fits decide (show.decisions.with_runs_schedule)
+RUNS_DEPLOYED = ("From your runs' step fits, as the decision at the top says: their k up to the batch where it stops "
+                 "paying (and the schedule across k where they measured several), not the model's.")
 
 
 def _head(who: str) -> str:
