@@ -5,11 +5,13 @@ from pages.parts.streamlit_mode import imports_in_turn, through_app
 with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mode, 5)
     import streamlit as st
 
-    from pages.parts.calibration import calibration_badge
+    from pages.parts.calibration import calibration_badge, step_fits
     from pages.parts.common import base_scenario
     from pages.parts.link_values import unaccepted_values
     from pages.parts.display import chart, show_error, show_notes, show_readouts, show_verdict
-    from pages.parts.text import no_links
+    from pages.parts.text import no_links, plain
+    from specmodel.fit.saved import chosen_fit
+    from specmodel.words.capacity import fit_capacity_line
     from specmodel import SpecModelError
     from specmodel.plan import capacity as planning
     from specmodel.show import readouts
@@ -78,6 +80,11 @@ except SpecModelError as exc:
     show_error(exc)
     st.stop()
 
+saved = chosen_fit(step_fits(), None if k_choice == "best" else int(k_choice), frontier.scenario.method.name) \
+    if step_fits() else None
+if saved is not None:  # the session's step fit (Past runs' "Use these step fits on every page") answers first
+    by_fit = planning.replicas_by_fit(saved.fit, load, target)
+    st.info(plain(fit_capacity_line(saved.label, by_fit)))
 show_verdict(result.tone, result.verdict_text, result.advice)
 calibration_badge()
 show_notes(result.notes)

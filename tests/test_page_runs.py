@@ -321,6 +321,23 @@ def test_step_fits_used_on_every_page_answer_what_if_first():
     assert len(boxes) == 1 and "tiny-llama" in boxes[0] and "Draft model" in boxes[0] and "at 16" in boxes[0]
 
 
+def test_step_fits_used_on_every_page_answer_capacity_first():
+    """"Use these step fits on every page" reached What-if and Live; Capacity planned from the model alone
+    (`capacity --calibration` answered from the fit). At 64 users and 150 tok/s each, the lab's draft-model server
+    by its own step times: speculation 7 users a replica (10 replicas), plain not even one, before the model's plan."""
+    at = open_page()
+    lab = sorted((FIXTURES / "real_engine").glob("*.json"))
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json") for p in lab]).run()
+    at.button(key="use_step_fits").click().run()
+    at.switch_page("pages/capacity.py").run()
+    at.number_input(key="cap_tok_s").set_value(150.0).run()
+    assert not at.exception
+    assert [i.value for i in at.info if i.value.startswith("Your runs")] == [
+        "Your runs (tiny-llama, 128 in / 128 out tokens, Draft model): speculation needs 10 replicas against no number "
+        "of plain (measured step times); a replica holds no user plain and 7 users with speculation (5 at the band's "
+        "slow edge). The model's plan follows."]
+
+
 def _boxes(at: AppTest) -> str:
     """The text of every alert box as shown (Markdown's escapes, as in accept\\_rate, removed)."""
     return "\n".join(b.value for b in [*at.info, *at.warning, *at.error, *at.success]).replace("\\", "")

@@ -50,8 +50,8 @@ def step_fit_section(rows, efficiency: Efficiency | None) -> None:
         chart(step_fit_chart(drawn, measured), "step_fit_chart")
     saved = partial(_saved, rows, efficiency, groups, drawn, every)  # every setup's fit: made when asked for
     if st.button("Use these step fits on every page", key="use_step_fits",
-                 help="What-if then answers from your runs first, for the k and method they ran; page links do "
-                      "not carry step fits: save the calibration file below to keep them"):
+                 help="What-if, Live, Fleet and Capacity then answer from your runs first, for the k and method "
+                      "they ran; page links do not carry step fits: save the calibration file below to keep them"):
         set_step_fits(saved())
     st.download_button("Calibration file with the step fits (JSON, for --calibration)",
                        partial(_document, efficiency, saved), file_name="calibration.json",  # built when clicked

@@ -33,11 +33,11 @@ def run_capacity(args: argparse.Namespace) -> int:
     from specmodel.plan.capacity import Load, Target, plan  # here: only this command needs the planner
 
     s = scenario_from_args(args)
-    result = plan(s, Load(users=args.users, rps=args.rps, output_tokens=args.output_tokens),
-                  Target(min_user_tok_s=args.min_user_tok_s, max_itl_ms=args.max_itl_ms), k=args.k,
-                  k_max=args.k_max)
+    load = Load(users=args.users, rps=args.rps, output_tokens=args.output_tokens)
+    target = Target(min_user_tok_s=args.min_user_tok_s, max_itl_ms=args.max_itl_ms)
+    result = plan(s, load, target, k=args.k, k_max=args.k_max)
     out = result.to_dict()
-    _step_fit(args, s, out)
+    _step_fit(args, s, out, load, target)
     if args.json:
         print_json(out)
         return 0
@@ -71,31 +71,14 @@ def run_capacity(args: argparse.Namespace) -> int:
     return 0
 
 
-def _step_fit(args: argparse.Namespace, s, out: dict) -> None:
+def _step_fit(args: argparse.Namespace, s, out: dict, load, target) -> None:
     """With a saved step fit for this k and method (--calibration): the replicas each arm needs by the
     server's own measured step times, at the fit and at the band's slow edge (out["step_fit"])."""
-    import math
-
     from specmodel.cli.args import acceptance_given, step_fit_from_args
+    from specmodel.plan.capacity import replicas_by_fit
+
     saved = step_fit_from_args(args, args.k, s.method.name, out)  # the fit's own k unless --k is given
     if saved is None:
         return
-    max_ms = args.max_itl_ms if args.max_itl_ms else 1000.0 / args.min_user_tok_s
-    users = args.users if args.users else args.rps * args.output_tokens * max_ms / 1000.0  # Little's law at the target
     e = float(out["spec"].get("tokens_per_step") or 0) or None if acceptance_given(args) else None
-    arms = {}
-    for arm in ("plain", "spec"):
-        batch, slow = saved.fit.largest_batch(arm, max_ms, e)
-        arms[arm] = {"batch_per_replica": batch, "replicas": math.ceil(users / batch) if batch else None,
-                     "batch_per_replica_slow": slow, "replicas_slow": math.ceil(users / slow) if slow else None}
-    p, q = arms["plain"]["replicas"], arms["spec"]["replicas"]
-    if p is None and q is None:
-        words = "neither arm meets the target even at batch 1 by the measured step times"
-    elif q is not None and (p is None or q < p):
-        words = f"speculation needs {q} replicas against {p or 'no number of'} plain (measured step times)"
-    elif p is not None and (q is None or p < q):
-        words = f"plain decoding needs {p} replicas against {q or 'no number of'} with speculation (measured step times)"
-    else:
-        words = f"both need {p} replicas (measured step times): speculation saves nothing here"
-    out["step_fit"] = {"setup": saved.label, "users": users, "max_ms_per_token": max_ms, **arms, "words": words,
-                       "batches": list(saved.fit.batches)}
+    out["step_fit"] = {"setup": saved.label, **replicas_by_fit(saved.fit, load, target, e)}

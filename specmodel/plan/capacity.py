@@ -30,7 +30,7 @@ import numpy as np
 from specmodel.errors import DoesNotFit, SpecModelError
 from specmodel.model.decide import K_MAX, speedup_band
 from specmodel.model.scenario import Scenario, predict
-from specmodel.words.capacity import arm_missed, capacity_notes, capacity_uncertain, capacity_verdict
+from specmodel.words.capacity import arm_missed, capacity_notes, capacity_uncertain, capacity_verdict, fit_replicas_words
 
 MAX_BATCH = 4096  # chosen: sequences per replica the plan considers (engines cap max_num_seqs well below)
 BATCHES = np.arange(1, MAX_BATCH + 1)  # chosen: every batch up to MAX_BATCH
@@ -457,3 +457,21 @@ def rounded(x, digits: int = 4):
 def int_or_none(x):
     x = float(x)
     return int(x) if math.isfinite(x) else None
+
+
+def replicas_by_fit(fit, load: Load, target: Target, tokens_per_step: float | None = None) -> dict:
+    """The replicas each arm needs by a step fit's measured step times (fit.steps.StepFit, the user's runs): per arm
+    the largest batch a replica holds while every sequence gets a token within the target's inter-token time
+    (StepFit.largest_batch, at the fit and at its band's slow edge) and the replicas for the load's users (a request
+    rate's by Little's law at the target), and the words; `tokens_per_step`: the speculative arm at another E than
+    the runs' (an acceptance given). Replicas are None where not even batch 1 meets the target."""
+    max_ms = target.max_itl_ms if target.max_itl_ms else 1000.0 / target.min_user_tok_s
+    users = load.users if load.users else load.rps * load.output_tokens * max_ms / 1000.0
+    arms = {}
+    for arm in ("plain", "spec"):
+        batch, slow = fit.largest_batch(arm, max_ms, tokens_per_step)
+        arms[arm] = {"batch_per_replica": batch, "replicas": math.ceil(users / batch) if batch else None,
+                     "batch_per_replica_slow": slow, "replicas_slow": math.ceil(users / slow) if slow else None}
+    return {"users": users, "max_ms_per_token": max_ms, **arms,
+            "words": fit_replicas_words(arms["plain"]["replicas"], arms["spec"]["replicas"]),
+            "batches": list(fit.batches)}

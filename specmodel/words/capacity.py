@@ -103,3 +103,28 @@ def arm_missed(k: int, fits: float, best_user_tok_s: float, best_itl_ms: float, 
         return ("the draft and its KV cache leave no room for one sequence beside the target"
                 if k else "not one sequence fits in the KV cache beside the target's weights")
     return f"the fastest it serves a user is {best_user_tok_s:.1f} tok/s (ITL {best_itl_ms:.1f} ms), at batch {batch}"
+
+
+def fit_replicas_words(plain: int | None, spec: int | None) -> str:
+    """The replicas each arm needs by a step fit's measured step times (plan.capacity.replicas_by_fit), in one
+    clause: which arm needs fewer, or that neither meets the target."""
+    if plain is None and spec is None:
+        return "neither arm meets the target even at batch 1 by the measured step times"
+    if spec is not None and (plain is None or spec < plain):
+        return f"speculation needs {spec} replicas against {plain or 'no number of'} plain (measured step times)"
+    if plain is not None and (spec is None or plain < spec):
+        return f"plain decoding needs {plain} replicas against {spec or 'no number of'} with speculation (measured step times)"
+    return f"both need {plain} replicas (measured step times): speculation saves nothing here"
+
+
+def fit_capacity_line(label: str, by_fit: dict) -> str:
+    """The Capacity page's answer from the user's runs (plan.capacity.replicas_by_fit of their step fit), before
+    the model's: the replicas, and the users a replica holds in each arm at the fit and at its band's slow edge."""
+    def held(arm: dict, how: str) -> str:
+        if not arm["batch_per_replica"]:
+            return f"no user {how}"
+        return (f"{arm['batch_per_replica']} user{'s' if arm['batch_per_replica'] != 1 else ''} {how} "
+                f"({arm['batch_per_replica_slow']} at the band's slow edge)")
+
+    holds = f"a replica holds {held(by_fit['plain'], 'plain')} and {held(by_fit['spec'], 'with speculation')}"
+    return f"Your runs ({label}): {by_fit['words']}; {holds}. The model's plan follows."
