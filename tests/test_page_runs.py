@@ -338,6 +338,21 @@ def test_step_fits_used_on_every_page_answer_capacity_first():
         "slow edge). The model's plan follows."]
 
 
+def test_step_fits_used_on_every_page_answer_the_traffic_mix_first():
+    """As Capacity: `mix --calibration` answered each workload of the single pool from the fit, the page from the
+    model alone. The lab's draft-model server at the mix's 16 sequences per replica, at each workload's own E."""
+    at = open_page()
+    lab = sorted((FIXTURES / "real_engine").glob("*.json"))
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json") for p in lab]).run()
+    at.button(key="use_step_fits").click().run()
+    at.switch_page("pages/mix.py").run()
+    assert not at.exception
+    assert [i.value for i in at.info if i.value.startswith("Your runs")] == [
+        "Your runs: measured fit (tiny-llama, 128 in / 128 out tokens, Draft model), the single pool at 16 sequences "
+        "per replica: extraction 0.76× (0.56–1.02×, uncertain); chat 0.45× (0.34–0.60×, loses). The model's "
+        "comparison follows."]
+
+
 def _boxes(at: AppTest) -> str:
     """The text of every alert box as shown (Markdown's escapes, as in accept\\_rate, removed)."""
     return "\n".join(b.value for b in [*at.info, *at.warning, *at.error, *at.success]).replace("\\", "")

@@ -103,10 +103,8 @@ def run_mix(args: argparse.Namespace) -> int:
     print()
     print(report.recommendation)
     if out.get("step_fit"):
-        f = out["step_fit"]
-        print(f"measured fit ({f['setup']}), the single pool at {f['batch']:g} sequences per replica: "
-              + "; ".join(f"{w['label']} {w['speedup']:.2f}× ({w['speedup_low']:.2f}–{w['speedup_high']:.2f}×, "
-                          f"{w['decision'].replace('_', ' ')})" for w in f["workloads"]))
+        from specmodel.words.step_fit import mix_fit_line
+        print(mix_fit_line(out["step_fit"]["setup"], out["step_fit"]))
     if out.get("step_fit_note"):
         print(f"step fits: {out['step_fit_note']}")
     return 0
@@ -116,19 +114,9 @@ def _step_fit(args: argparse.Namespace, report, out: dict) -> None:
     """With a saved step fit for the pool's k and method (--calibration): each workload's speedup in the
     single pool by the server's measured step times, at its own tokens per step (out["step_fit"])."""
     from specmodel.cli.args import step_fit_from_args
-    from specmodel.model.acceptance import tokens_per_step
-    from specmodel.words.step_fit import fit_decision
+    from specmodel.plan.mix import workloads_by_fit
 
     s = report.scenario
     saved = step_fit_from_args(args, s.k, s.method.name, out)
-    if saved is None:
-        return
-    pool = report.single_on.pools[0]
-    batch = max(float(pool.per_replica_sequences), 1.0)
-    rows = []
-    for w in report.workloads:
-        e = float(tokens_per_step(w.alpha, s.k))
-        speedup, low, high = (round(float(v), 4) for v in saved.fit.speedup(batch, e))
-        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": speedup, "speedup_low": low,
-                     "speedup_high": high, "decision": fit_decision(saved.fit, batch, e)[0]})
-    out["step_fit"] = {"setup": saved.label, "batch": batch, "workloads": rows, "batches": list(saved.fit.batches)}
+    if saved is not None:
+        out["step_fit"] = {"setup": saved.label, **workloads_by_fit(report, saved.fit)}

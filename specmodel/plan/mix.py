@@ -631,3 +631,22 @@ def report_json(report: MixReport) -> str:
     import json
 
     return json.dumps(report.to_dict(), indent=2, allow_nan=False)
+
+
+def workloads_by_fit(report, fit) -> dict:
+    """Each workload's speedup in the single pool by a step fit's measured step times (fit.steps.StepFit of the
+    user's runs at the pool's k and method), at the sequences a replica runs there and at the workload's own tokens
+    per step (its α at the pool's k): {batch, workloads: [{label, tokens_per_step, speedup, speedup_low,
+    speedup_high, decision}], batches}."""
+    from specmodel.model.acceptance import tokens_per_step
+    from specmodel.words.step_fit import fit_decision
+
+    k = report.scenario.k
+    batch = max(float(report.single_on.pools[0].per_replica_sequences), 1.0)
+    rows = []
+    for w in report.workloads:
+        e = float(tokens_per_step(w.alpha, k))
+        speedup, low, high = (round(float(v), 4) for v in fit.speedup(batch, e))
+        rows.append({"label": w.label, "tokens_per_step": round(e, 4), "speedup": speedup, "speedup_low": low,
+                     "speedup_high": high, "decision": fit_decision(fit, batch, e)[0]})
+    return {"batch": batch, "workloads": rows, "batches": list(fit.batches)}

@@ -197,3 +197,11 @@ def line_e_words(fit: StepFit, measured_es) -> str:
     return (f"the line is drawn at the runs' mean tokens per step (E {fit.tokens_per_step:.2f}); these runs measured E "
             f"{low:.2f}–{high:.2f}, and a run's speedup moves with its own E, so a fitted run sits off the line by as "
             "much (the table's fit column is each run's fit at its own E)")
+
+
+def mix_fit_line(label: str, by_fit: dict) -> str:
+    """A traffic mix's single pool by the user's runs (plan.mix.workloads_by_fit), in one line: "measured fit
+    (setup), the single pool at 16 sequences per replica: chat 1.21× (1.02–1.43×, pays off); …"."""
+    return (f"measured fit ({label}), the single pool at {by_fit['batch']:g} sequences per replica: "
+            + "; ".join(f"{w['label']} {w['speedup']:.2f}× ({w['speedup_low']:.2f}–{w['speedup_high']:.2f}×, "
+                        f"{w['decision'].replace('_', ' ')})" for w in by_fit["workloads"]))
