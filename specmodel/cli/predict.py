@@ -68,7 +68,7 @@ def run_predict(args: argparse.Namespace) -> int:
         return 0
     out = prediction_dict(summary, dp=args.dp)
     fit_out = _step_fit(args, summary, out)
-    ran = out.setdefault("runs_schedule", None)  # None: no step fit of --calibration answers, the model decides
+    ran = out["runs_schedule"]  # None: no step fit of --calibration answers, the model decides
     from specmodel.show.decisions import with_runs_schedule
     advice = deploy_advice(summary if ran is None else with_runs_schedule(summary, ran))  # as the decision says
     if args.json:
