@@ -195,6 +195,7 @@ def test_a_calibration_with_a_step_fit_sets_the_servers_own_timing_against_its_p
     assert "measured: time per token, speculative (vllm:inter_token_latency_seconds)" in captions
     assert {m.label: m.value for m in at.metric}["Time per token"] == "9.98 ms" and "step 25 ms, batch 12.1" in captions
     assert "The model alone, on presets: " in captions
+    assert not any("your runs at k =" in m.value for m in at.markdown)  # one k's fit: no schedule across k
 
 
 def test_a_calibration_of_the_server_at_two_k_says_which_k_to_run_up_to_which_batch_under_its_own_line():
@@ -213,14 +214,6 @@ def test_a_calibration_of_the_server_at_two_k_says_which_k_to_run_up_to_which_ba
     own = lines.index("**meta-llama/Llama-3.1-8B-Instruct, k = 3: off above batch 15 (11–23, your runs)**")
     assert lines[own + 1] == ("**meta-llama/Llama-3.1-8B-Instruct: k = 3 to batch 5, then 1 up to 512+ (your runs at "
                               "k = 1 and 3, at this window's acceptance)**")
-    # one fit alone (the k it runs): its own line, no schedule across k
-    with ReplayServer("vllm_v1_specdecode_sample.txt", increments={**replay.V1_SPEC, **TIMING},
-                      gauges=replay.V1_GAUGES) as srv:
-        at = open_live()
-        at.file_uploader(key="live_step_fits").set_value(("cal.json", step_fit_calibration(), "application/json"))
-        at.text_input(key="live_url").set_value(srv.url).run()
-        at.run()
-    assert not any("your runs at k =" in m.value for m in at.markdown)
 
 
 def test_a_measured_plain_step_at_batch_one_is_grown_by_the_model():
