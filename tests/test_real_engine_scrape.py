@@ -376,6 +376,24 @@ def test_scrape_with_the_servers_runs_at_two_k_says_which_k_to_run_under_its_own
     assert text[at + 1] == f"  across k:         {line}"
 
 
+def test_the_schedule_across_k_is_the_servers_whose_fit_answered_whatever_method_the_flags_default_to(
+        tmp_path, capsys):
+    """The Live page passes the sidebar's method (a draft model by default): the n-gram server's own fit still
+    answered (the only fit at its k), but the schedule across k looked for draft-model runs and said nothing. It is
+    now the answering fit's server's: here without --method, as the page without its sidebar set."""
+    cal = tmp_path / "cal.json"
+    files = sorted(str(p) for p in (LAB / "pass10_ngram_k2_k4").glob("*_c*.json"))
+    assert cli.main(["runs", *files, "--calibrate", "--fit-up-to", "4", "--save-calibration", str(cal)]) == 0
+    capsys.readouterr()
+    pages = [(LAB / "pass10_ngram_k2_k4" / "metrics" / f"ngram_k2_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    with _Pages(pages) as srv:
+        assert cli.main(["scrape", srv.url, "--window", "0.1", "--calibration", str(cal), "--method", "draft_model",
+                         "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["step_fit"]["method"] == "ngram"
+    assert data["decision_across_k"]["decision_line"].startswith("tiny-llama: k = 4 up to batch 512+")
+
+
 def test_scrape_with_a_calibration_of_one_k_says_no_schedule_across_k(tmp_path, capsys):
     cal = tmp_path / "cal.json"
     files = sorted(str(p) for p in (LAB / "pass10_ngram_k2_k4").glob("*_c*.json") if "_k2_" not in p.name)

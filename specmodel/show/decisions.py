@@ -114,7 +114,8 @@ def server_decisions(verdict, judgement, fits, method: str | None, stats, who: s
     out = [live_decision(verdict, judgement, who)]
     fit = (judgement.fit or {}) if judgement is not None else {}
     k = fit.get("k")
-    across = fits_across_k(list(fits), k, method, stats.model_name) if k else {}
+    # the runs of the server whose fit answered: its method (a page's sidebar may name another, the fit chosen alone)
+    across = fits_across_k(list(fits), k, fit.get("method") or method, stats.model_name) if k else {}
     if across:
         e = None
         if stats.spec_enabled and stats.tokens_per_step is not None and stats.alpha is not None:
