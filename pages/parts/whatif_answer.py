@@ -29,7 +29,8 @@ def show_answer(slot, answer, summary):
     e = float(summary.prediction.tokens_per_step)  # at this page's α: a what-if
     saved = session_fit(scenario)
     decided = [scenario_decision(summary, saved.fit if saved else None, e)]
-    across = fits_across_k(step_fits() or [], scenario.k, scenario.method.name)  # the server's runs at other k too
+    # the runs of the answering fit's server at other k too (its method: the fit may be chosen as the only one)
+    across = fits_across_k(step_fits() or [], scenario.k, (saved.method if saved else None) or scenario.method.name)
     if across and saved is not None:
         decided.append(across_k_decision(across, saved.workload))
     show_decisions(slot, decided)
