@@ -68,3 +68,19 @@ def test_the_decision_lines_follow_the_fits_the_runs_fit_up_to_flag_shows(capsys
         "128 in / 128 out tokens (k=4), k = 4: on up to batch 74,")
     assert every["summary"]["decision_lines"][2]["decision_line"].startswith(
         "128 in / 128 out tokens (k=4), k = 4: on up to batch 152,")
+
+
+def test_predict_with_that_calibration_names_the_servers_method_and_its_schedule_across_k(tmp_path, capsys):
+    """`predict --calibration` of the n-gram server's fits with no --method: the fit at k = 4 is the only one and
+    answers, but its line was headed "Draft model" (the flags' default) and no schedule across k was found (it looked
+    for draft-model runs). Both are now the answering fit's: the n-gram server's."""
+    cal = tmp_path / "cal.json"
+    files = sorted(str(p) for p in (LAB / "pass10_ngram_k2_k4").glob("*_c*.json"))
+    assert cli.main(["runs", *files, "--calibrate", "--fit-up-to", "4", "--save-calibration", str(cal)]) == 0
+    capsys.readouterr()
+    assert cli.main(["predict", "--calibration", str(cal), "--k", "4", "--concurrency", "16", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision_line"].startswith("N-gram (prompt lookup), k = 4: on up to batch 74, uncertain above")
+    assert out["decision_across_k"]["decision_line"] == ("128 in / 128 out tokens: k = 4 up to batch 512+ (your runs "
+                                                         "at k = 2 and 4)")
+    assert out["runs_schedule"] == [[1, 512, 4]]

@@ -109,7 +109,7 @@ def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:
     saved = step_fit_from_args(args, scenario.k, scenario.method.name, out, fits)
     if saved is not None:
         out["step_fit"] = _fit_entry(saved.label, saved.fit)
-        across = fits_across_k(fits, scenario.k, scenario.method.name)
+        across = fits_across_k(fits, scenario.k, saved.method or scenario.method.name)
         if across:
             out["decision_across_k"] = across_k_decision(across, saved.workload or scenario.method.label).to_dict()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
-from specmodel.errors import DoesNotFit
+from specmodel.errors import DoesNotFit, SpecModelError
 from specmodel.export.deploy import deploy_advice
 from specmodel.export.prediction import does_not_fit_dict, prediction_dict
 from specmodel.bounds import MAX_CONCURRENCY
@@ -159,16 +159,25 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
                        "tokens_per_step_from": "--alpha / --accept-len / --survival" if e is not None else "the runs"}
     out["verdict_from"] = "step fit"
     # the runs answer: the decision line is the fit's, and so are the runs that would pin its threshold
-    out["decision_line"] = fit_decision_line(fit.k, (mid, lo, hi), s.method.label)
+    out["decision_line"] = fit_decision_line(fit.k, (mid, lo, hi), _method_label(saved.method) or s.method.label)
     runs = fit_threshold_runs((mid, lo, hi), largest_batch(summary), tuple(b for b, _ in fit.measured))
     out["threshold_runs"] = list(runs) if runs else None
-    across = fits_across_k(fits, s.k, s.method.name)  # the server's runs at other k too
+    across = fits_across_k(fits, s.k, saved.method or s.method.name)  # the answering fit's server at other k too
     if across:
         d = across_k_decision(across, saved.workload or s.method.label)
         out["decision_across_k"] = d.to_dict()  # decision_line, schedule, the runs that pin its switch
     # what to deploy as the runs decide: their schedule ([first batch, last batch, k], k = 0 off), not the model's
     out["runs_schedule"] = runs_schedule(fit, e, across or None)
     return out["step_fit"]
+
+
+def _method_label(name: str | None) -> str | None:
+    """The label of the method the answering fit's runs name ("N-gram (prompt lookup)"), where it is a known one: the
+    fit may be the only one at this k, chosen whatever method the flags default to."""
+    try:
+        return presets.find_method(name).label if name else None
+    except SpecModelError:
+        return None
 
 
 def run_presets(args: argparse.Namespace) -> int:
