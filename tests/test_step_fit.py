@@ -533,7 +533,9 @@ def test_runs_at_two_k_are_one_schedule_that_says_which_k_up_to_which_batch():
     assert combined["pin"] == "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
     text = _cli("runs", _two_k_csv(Path(tempfile.mkdtemp()))).stdout.splitlines()
     at = text.index(f"  chat: k = 4 to batch {last_on}, then 2 up to {end}, off above (your runs at k = 2 and 4)")
-    assert text[at + 1] == "    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
+    assert text[at + 1] == ("    vLLM (0.24.0 on): num_speculative_tokens_per_batch_size = [[1, 14, 4], [15, 44, 2], "
+                            "[45, 512, 0]]")  # what to put in --speculative-config for it
+    assert text[at + 2] == "    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."
 
 
 def test_one_k_or_two_methods_are_no_schedule_across_k(tmp_path):
@@ -581,6 +583,7 @@ def test_the_html_report_leads_with_what_to_deploy(tmp_path):
     assert deploy < html.index("<table class='setup'>") < html.index("<h2>Break-even</h2>")
     assert html.index("chat: k = 4 to batch ", deploy) < html.index("<table class='setup'>")
     assert "Pin it: plain and speculative runs at batch 36 and 57." in html
+    assert "vLLM (0.24.0 on): num_speculative_tokens_per_batch_size = [[1, 14, 4], [15, 44, 2], [45, 512, 0]]" in html
 
 
 def test_predict_with_the_calibration_of_two_k_says_the_schedule_across_them(tmp_path):

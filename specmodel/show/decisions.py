@@ -8,14 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from specmodel.errors import SpecModelError
+from specmodel.export.deploy import VLLM_MIN_VERSION
 from specmodel.model.acceptance import tokens_per_step
 from specmodel.model.decide import SCHEDULE_MAX_BATCH, k_at
 from specmodel.plan.measure import fit_threshold_runs, largest_batch, threshold_runs
 from specmodel.words import Summary
 from specmodel.fit.saved import fits_across_k
 from specmodel.fit.steps import schedule_across_k, switch_range
-from specmodel.words.decision_line import (decision_line, fit_decision_line, fit_schedule_line, pin_line,
-                                          switch_pin_line)
+from specmodel.words.decision_line import (decision_line, fit_decision_line, fit_schedule_line, per_batch_line,
+                                          pin_line, switch_pin_line)
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,13 @@ class Decided:
     from_runs: bool = False
     schedule: tuple | None = None  # ((first batch, last batch, k), ...), k = 0 off: a line across several k
     switch_ks: tuple[int, int] | None = None  # a line across k: `runs` pin where it switches from one k to the other
+
+    @property
+    def per_batch(self) -> str:
+        """A line across k as vLLM's per-batch table (words.decision_line.per_batch_line); "" for one k's line."""
+        if not self.schedule:
+            return ""
+        return per_batch_line(self.schedule, VLLM_MIN_VERSION["num_speculative_tokens_per_batch_size"])
 
     @property
     def pin(self) -> str:

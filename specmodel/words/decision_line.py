@@ -178,3 +178,9 @@ def switch_pin_line(batches: tuple[int, int] | None, ks: tuple[int, int]) -> str
     if not batches:
         return ""
     return f"Pin the switch: speculative runs at k = {ks[0]} and k = {ks[1]}, at {pin_batches(batches)}."
+
+
+def per_batch_line(schedule, since: str) -> str:
+    """A schedule across k as vLLM takes it (`num_speculative_tokens_per_batch_size`, `since`: its first release):
+    "vLLM (0.24.0 on): num_speculative_tokens_per_batch_size = [[1, 14, 4], [15, 44, 2], [45, 512, 0]]"."""
+    return f"vLLM ({since} on): num_speculative_tokens_per_batch_size = {[list(band) for band in schedule]}"
