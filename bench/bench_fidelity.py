@@ -275,7 +275,8 @@ LAB_PASSES = {"pass 2 (greedy)": LAB, "pass 3 (temperature 0.7)": LAB / "lab" / 
               "pass 7 (temperature 0.5)": LAB / "lab" / "pass7_temp0.5",
               "pass 8 (k = 2 and 4, temperature 0.1)": LAB / "lab" / "pass8_k2_k4",
               "pass 9 (k = 2 and 4, greedy)": LAB / "lab" / "pass9_greedy_k2_k4",
-              "pass 10 (n-gram at k = 2 and 4, greedy)": LAB / "lab" / "pass10_ngram_k2_k4"}
+              "pass 10 (n-gram at k = 2 and 4, greedy)": LAB / "lab" / "pass10_ngram_k2_k4",
+              "pass 11 (and configured off, greedy)": LAB / "lab" / "pass11_off"}
 
 
 def lab_extrapolation(split: int = 4) -> list[dict]:

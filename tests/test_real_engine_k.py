@@ -84,3 +84,19 @@ def test_predict_with_that_calibration_names_the_servers_method_and_its_schedule
     assert out["decision_across_k"]["decision_line"] == ("128 in / 128 out tokens: k = 4 up to batch 512+ (your runs "
                                                          "at k = 2 and 4)")
     assert out["runs_schedule"] == [[1, 512, 4]]
+
+
+def test_runs_with_speculation_configured_and_off_say_what_the_off_state_costs(capsys):
+    """Lab pass 11: the same server plain, with a draft model at k = 4, and with the draft model configured and
+    switched off at every batch (`num_speculative_tokens_per_batch_size: [[1, 512, 0]]`, `speculation=off`). Off ran
+    at 0.64×, 0.60× and 0.73× of plain at 1, 4 and 16: vLLM 0.32 still runs the drafter's forward pass every step at
+    k = 0 to keep its KV cache in sync (vllm/v1/spec_decode/llm_base_proposer.py, "No draft tokens requested"). The
+    runs' step fit says turn it off; its line now says that a k = 0 band is not how."""
+    data = _runs("pass11_off", capsys)
+    off = {r["concurrency"]: r["off_tok_s"] / r["baseline_tok_s"] for r in data["rows"]}
+    assert off == pytest.approx({1: 0.636, 4: 0.596, 16: 0.727}, abs=0.001)
+    line, = data["summary"]["decision_lines"]
+    assert line["decision_line"] == "128 in / 128 out tokens, k = 4: off at every batch, band included (your runs)"
+    assert line["off_note"] == ("Off is not free here: configured and off (k = 0), your runs ran at 0.64× of plain at "
+                                "batch 1, 0.60× at 4, 0.73× at 16; where it goes off, serve without speculation (a "
+                                "restart or a plain pool), not a k = 0 band.")

@@ -595,7 +595,8 @@ def test_predict_with_the_calibration_of_two_k_says_the_schedule_across_them(tmp
                                                          "runs at k = 2 and 4)",
                                         "schedule": [[1, 14, 4], [15, 44, 2], [45, 512, 0]], "from_runs": True,
                                         "threshold_runs": [9, 20],
-                                        "pin": "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."}
+                                        "pin": "Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20.",
+                                        "off_note": None}
     text = _cli("predict", "--calibration", cal, "--k", 4, "--concurrency", 16).stdout.splitlines()
     at = text.index("  across k:         chat: k = 4 to batch 14, then 2 up to 44, off above (your runs at k = 2 and 4)")
     assert text[at + 1] == "                    Pin the switch: speculative runs at k = 4 and k = 2, at batch 9 and 20."

@@ -33,6 +33,10 @@ ARMS = {
     "plain": None,
     "ngram": {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2},
     "draft": {"method": "draft_model", "model": "{draft}", "num_speculative_tokens": 4},
+    # speculation configured and switched off at every batch (vLLM's per-batch table, from 0.24.0): what the off band
+    # of a schedule costs against the plain server; its bench files carry `speculation=off` for `runs` to read
+    "draft_off": {"method": "draft_model", "model": "{draft}", "num_speculative_tokens": 4,
+                  "num_speculative_tokens_per_batch_size": [[1, 512, 0]]},
 }
 LOG_KEEP = re.compile(
     r"non-default args|vLLM API server version|Initializing a V1 LLM engine|SpecDecoding metrics|"
@@ -164,7 +168,8 @@ def main():
                          "--max-concurrency", str(c),
                          "--seed", "0", "--save-result", "--result-dir", str(work / "results"),
                          "--result-filename", f"{name}.json",
-                         "--metadata", f"arm={arm}", f"spec_config={json.dumps(spec) if spec else 'none'}"]
+                         "--metadata", f"arm={arm}", f"spec_config={json.dumps(spec) if spec else 'none'}",
+                         *(["speculation=off"] if base_arm.endswith("_off") else [])]
                 if c == int(args.concurrency.split(",")[0]):
                     # one short unrecorded request so the first recorded run does not pay first-request costs
                     body = json.dumps({"model": "tiny-llama", "prompt": "def main", "max_tokens": 8}).encode()

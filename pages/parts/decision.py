@@ -27,7 +27,7 @@ def show_decisions(slot, decided, more: int = 0) -> None:
     under it, and how many workloads the lines leave to the tables below."""
     with slot.container(border=True):
         for i, d in enumerate(decided):
-            line, extras = (d, ()) if isinstance(d, str) else (d.line, (d.per_batch, d.pin))
+            line, extras = (d, ()) if isinstance(d, str) else (d.line, (d.per_batch, d.off_note, d.pin))
             st.markdown(f"**{plain(line)}**", help=None if i else HELP)
             for extra in filter(None, extras):  # a schedule across k as vLLM takes it; the runs that would pin it
                 st.caption(no_links(extra))

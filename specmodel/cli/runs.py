@@ -382,7 +382,7 @@ def _print_decisions(decided: list, more: int) -> None:
         return
     print("decision per workload:")
     for d in decided:
-        print(f"  {d.line}" + "".join(f"\n    {extra}" for extra in (d.per_batch, d.pin) if extra))
+        print(f"  {d.line}" + "".join(f"\n    {extra}" for extra in (d.per_batch, d.off_note, d.pin) if extra))
     if more:
         print(f"  … and {more} more workload(s): see the table")
     print()

@@ -191,7 +191,7 @@ def html_report(evaluated: pd.DataFrame, table: pd.DataFrame, summary: dict, fig
     return _template().render(
         title="Speculative decoding: past runs", stamp=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=tool_version(), decisions_more=decisions[1],
-        decisions=[(d.line, " ".join(filter(None, (d.per_batch, d.pin)))) for d in decisions[0]],  # vLLM's table, pin
+        decisions=[(d.line, " ".join(filter(None, (d.per_batch, d.off_note, d.pin)))) for d in decisions[0]],
         setup=setup_lines(evaluated, efficiency), compared=summary.get("rows_compared", 0),
         mape_pct=summary.get("mape_speedup_pct"), agreeing=summary.get("verdicts_agreeing"),
         left_out=left_out_sentence(summary.get("rows_unpredicted") or 0),

@@ -29,6 +29,7 @@ class Decided:
     from_runs: bool = False
     schedule: tuple | None = None  # ((first batch, last batch, k), ...), k = 0 off: a line across several k
     switch_ks: tuple[int, int] | None = None  # a line across k: `runs` pin where it switches from one k to the other
+    off_note: str = ""  # what the runs measured with speculation configured and off (words.off_cost.measured_off_words)
 
     @property
     def per_batch(self) -> str:
@@ -44,7 +45,8 @@ class Decided:
 
     def to_dict(self) -> dict:
         return {"decision_line": self.line, "pin": self.pin or None, "threshold_runs": list(self.runs or ()) or None,
-                "from_runs": self.from_runs, "schedule": [list(band) for band in self.schedule] if self.schedule else None}
+                "from_runs": self.from_runs, "schedule": [list(band) for band in self.schedule] if self.schedule else None,
+                "off_note": self.off_note or None}
 
 
 def _pin(summary: Summary | None, open_range: bool) -> tuple[int, int] | None:

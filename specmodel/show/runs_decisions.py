@@ -4,6 +4,9 @@ with the runs that would pin an open threshold (show.decisions)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pandas as pd
 
 from specmodel.errors import SpecModelError
@@ -13,6 +16,7 @@ from specmodel.runs.setups import setups_of
 from specmodel.runs.step_points import setup_fits
 from specmodel.show.decisions import Decided, across_k_decision, scenario_decision
 from specmodel.words import Summary, summarize, verdict_words
+from specmodel.words.off_cost import measured_off_words
 
 MAX_WORKLOAD_LINES = 8  # chosen: lines a page leads with before it counts the rest (they stay in the table below)
 
@@ -47,7 +51,9 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
         summary = _group_summary(group, efficiency)
         found = fits.get((workload, setup))
         if found is not None or summary is not None:  # the fit's line where the runs pin one, else the model's
-            out.append(scenario_decision(summary, found.fit if found else None, who=who))
+            decided = scenario_decision(summary, found.fit if found else None, who=who)
+            # the fit's "off above" is against a plain server: where the runs measured the off state, say its cost
+            out.append(replace(decided, off_note=measured_off_words(_off_points(group))) if found else decided)
         else:
             out.append(Decided(_measured_line(group, who)))
     return out, max(0, len(order) - limit)
@@ -86,6 +92,17 @@ def _group_summary(group: pd.DataFrame, efficiency: Efficiency | None) -> Summar
         return summarize(scenario_for_row(row, efficiency))
     except (SpecModelError, KeyError, TypeError, ValueError):
         return None
+
+
+def _off_points(group: pd.DataFrame) -> list[tuple[float, float]]:
+    """(batch, off ÷ plain throughput) of a group's runs that carry a run with speculation configured and off
+    (`off_tok_s`) and their plain run, one per batch (the mean where several)."""
+    if "off_tok_s" not in group or "baseline_tok_s" not in group:
+        return []
+    ratio = pd.to_numeric(group["off_tok_s"], errors="coerce") / pd.to_numeric(group["baseline_tok_s"], errors="coerce")
+    both = ratio.notna() & np.isfinite(ratio) & (ratio > 0)
+    by_batch = ratio[both].groupby(pd.to_numeric(group.loc[both, "concurrency"], errors="coerce")).mean()
+    return [(float(b), float(v)) for b, v in by_batch.items()]
 
 
 def _measured_line(group: pd.DataFrame, who: str) -> str:

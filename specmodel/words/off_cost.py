@@ -51,3 +51,18 @@ def off_cost_dict(cost: OffCost, batch: int) -> dict:
     return {"value": round(float(cost.at(batch)), 4), "at_batch": int(batch), "kind": cost.kind,
             "points": [[int(b), round(float(v), 4)] for b, v in cost.points], "source": off_cost_source(cost),
             "brief": off_cost_brief(cost)}
+
+
+def measured_off_words(points) -> str:
+    """What the runs with speculation configured and off measured ([(batch, off ÷ plain throughput)]), for the
+    decision of the runs' step fit, whose "off above" compares against a plain server: "Off is not free here:
+    configured and off (k = 0), your runs ran at 0.64× of plain at batch 1, 0.60× at 4, 0.73× at 16; where it goes
+    off, serve without speculation (a restart or a plain pool), not a k = 0 band." ("" without points)."""
+    if not points:
+        return ""
+    said = ", ".join(f"{v:.2f}× of plain at batch {b:g}" if i == 0 else f"{v:.2f}× at {b:g}"
+                     for i, (b, v) in enumerate(sorted(points)))
+    if min(v for _, v in points) >= 0.98:
+        return f"Off is free here: configured and off (k = 0), your runs ran at {said}."
+    return (f"Off is not free here: configured and off (k = 0), your runs ran at {said}; where it goes off, serve "
+            "without speculation (a restart or a plain pool), not a k = 0 band.")
