@@ -18,11 +18,12 @@ from tests.conftest import ROOT
 from tests.replay import ReplayServer
 
 
-def window_stats(k=3, drafts=1000, per_position=(800, 500, 200), running=12.0, spec=True) -> prom.LiveStats:
+def window_stats(k=3, drafts=1000, per_position=(800, 500, 200), running=12.0, spec=True,
+                 generation_tokens=5000) -> prom.LiveStats:
     w = prom.SpecWindow(server="vllm-v1", k=k if spec else None, window_s=10.0, spec_enabled=spec,
                         drafts=drafts if spec else None, draft_tokens=drafts * k if spec else None,
                         accepted=sum(per_position) if spec else None,
-                        per_position=tuple(per_position) if spec else None, generation_tokens=5000,
+                        per_position=tuple(per_position) if spec else None, generation_tokens=generation_tokens,
                         running=running, waiting=0.0, model_name="meta-llama/Llama-3.1-8B-Instruct")
     return prom.stats_from_window(w)
 
@@ -290,10 +291,14 @@ def test_a_steady_load_has_no_load_change_note():
 def test_an_idle_server_with_speculation_on_is_predicted_at_its_own_k_with_the_assumed_alpha():
     # vLLM exposes k (1 + the largest per-position label) even in a window with no drafts: the prediction is
     # for the k the server runs, only α is the assumed one.
-    idle = live.live_verdict(window_stats(k=3, drafts=0, per_position=(0, 0, 0), running=0.0),
+    idle = live.live_verdict(window_stats(k=3, drafts=0, per_position=(0, 0, 0), running=0.0, generation_tokens=0),
                              Scenario.from_names(alpha=0.6, k=5))
     assert not idle.measured and idle.label == "unknown"
     assert "the model predicts k = 3 at α = 0.60" in idle.text
     notes = " ".join(idle.notes)
     assert "α = 0.60 is assumed (--alpha and --spec-k), not measured on this server; k = 3 is the server's" in notes
     assert "k = 5" not in notes and "k = 5" not in idle.text
+    # the same window with tokens generated and no draft: not idle but switched off at this load (configured off)
+    off = live.live_verdict(window_stats(k=3, drafts=0, per_position=(0, 0, 0), running=12.0),
+                            Scenario.from_names(alpha=0.6, k=5))
+    assert off.label == "off" and off.text.startswith("speculation is configured but switched off at this load")

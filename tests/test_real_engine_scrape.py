@@ -404,3 +404,37 @@ def test_scrape_with_a_calibration_of_one_k_says_no_schedule_across_k(tmp_path, 
         assert cli.main(["scrape", srv.url, "--window", "0.1", "--calibration", str(cal), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["verdict_rests_on"] != "presets" and "decision_across_k" not in data
+
+
+PASS11 = LAB / "pass11_off"
+
+
+def test_a_server_with_speculation_configured_and_off_is_off_not_idle(capsys):
+    """Lab pass 11's draft-model server configured with k = 0 at every batch, its c = 16 window: 8,192 tokens generated,
+    no draft proposed. `scrape` said "the server is idle or decoding nothing" and exited 2; it is speculation
+    switched off at this load, and the window is judged so."""
+    pages = [(PASS11 / "metrics" / f"draft_off_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    with _Pages(pages) as srv:
+        assert cli.main(["scrape", srv.url, "--window", "0.1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "off" and data["model_verdict"] == "off"
+    assert data["model_verdict_text"].startswith("speculation is configured but switched off at this load")
+    assert any("while the server generated 8,192 tokens: speculation is configured but switched off" in w
+               for w in data["warnings"])
+    assert not any("idle" in w for w in data["warnings"])
+
+
+def test_configured_and_off_against_the_plain_servers_window_measures_what_off_costs(capsys):
+    """The same window against the plain server's c = 16 window (--plain-url): 14.2 against 10.0 ms a token, 0.71x
+    (the bench: 0.73x). The advice said "turn speculation off at this load" of a server whose speculation was off;
+    it says that the off state itself costs, and to serve the load without speculation configured."""
+    off = [(PASS11 / "metrics" / f"draft_off_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    plain = [(PASS11 / "metrics" / f"plain_c16_{w}.txt").read_bytes() for w in ("before", "after")]
+    with _Pages(off) as a, _Pages(plain) as b:
+        assert cli.main(["scrape", a.url, "--window", "0.1", "--plain-url", b.url, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict_rests_on"] == "measured" and data["verdict"] == "loses"
+    assert data["timed"]["speedup"] == pytest.approx(0.71, abs=0.01)
+    assert ": configured and off 14.2 ms a token" in data["verdict_text"]
+    assert data["advice"].startswith("speculation is already off at this load (batch 15.8) and its off state still "
+                                     "costs: serve this load without speculation configured")

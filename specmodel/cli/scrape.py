@@ -73,7 +73,7 @@ def run_scrape(args: argparse.Namespace) -> int:
     with scrape.make_client(policy) as client:
         _first, last, stats, plain = scrape.measure_beside(client, args.url, args.plain_url, args.window, token=token,
                                                            policy=policy, model_name=args.model_name, k=k)
-    if stats.spec_enabled and stats.tokens_per_step is None:
+    if stats.spec_enabled and stats.tokens_per_step is None and not stats.configured_off:  # idle: nothing to judge
         raise SpecModelError(f"{scrape.display_url(args.url)}: " + (stats.notes[-1] if stats.notes else
                                                                     "acceptance is not measurable in this window"))
     verdict = live.live_verdict(stats, base, live.InputNames(assumed="--alpha and --k"))

@@ -205,9 +205,10 @@ def live_verdict(stats: LiveStats, base: Scenario, names: InputNames = COMMAND_L
         if s.k == 0:
             raise SpecModelError("the base scenario has k = 0: choose k ≥ 1 to see what speculation would do")
         summary = summarize(s, k_max=max(s.k, 1))
-        label = "off" if not stats.spec_enabled else "unknown"
+        label = "off" if not stats.spec_enabled or stats.configured_off else "unknown"
         why = ("speculation is off on this server" if not stats.spec_enabled
-               else "acceptance could not be measured in this window")
+               else "speculation is configured but switched off at this load (no draft proposed while decoding)"
+               if stats.configured_off else "acceptance could not be measured in this window")
         text = (f"{why}; the model predicts k = {s.k} at α = {s.alpha:.2f} would give "
                 f"{float(summary.prediction.speedup):.2f}x at batch {b}")
         if summary.best_k == 0:

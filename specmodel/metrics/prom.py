@@ -160,6 +160,12 @@ class LiveStats:
         """E is measured but k is not known: α, break-even and the verdict wait for k."""
         return self.tokens_per_step is not None and self.k is None
 
+    @property
+    def configured_off(self) -> bool:
+        """Speculation configured (its counters exported) but no draft proposed in a window in which the server
+        decoded: switched off at this load (a k = 0 band of a per-batch schedule, a disabled draft), not idle."""
+        return bool(self.spec_enabled and not self.drafts and self.generation_tokens and self.generation_tokens > 0)
+
     def to_dict(self) -> dict:
         out = asdict(self)
         out["measured"] = self.measured
@@ -817,6 +823,12 @@ def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | No
     """Acceptance from the drafts and accepted-tokens counters: E needs no k; the acceptance rate needs
     the drafted tokens or k; per-position survival needs k positions. Intervals count each draft as
     one trial."""
+    if w.drafts <= 0 and w.generation_tokens and w.generation_tokens > 0:  # decoding, not drafting
+        return _WindowAcceptance(notes=(warning(
+            f"no drafts were proposed in this {w.window_s:.0f} s window while the server generated "
+            f"{w.generation_tokens:,.0f} tokens: speculation is configured but switched off at this load (a k = 0 "
+            "band of a per-batch schedule, or a disabled draft), so acceptance is unknown here; configured and off "
+            "is not free (docs/runs-review.md, \"Off is not free, measured\")"),))
     if w.drafts <= 0:
         return _WindowAcceptance(notes=(warning(
             f"no drafts were proposed in this {w.window_s:.0f} s window, so acceptance is "

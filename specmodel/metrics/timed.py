@@ -262,7 +262,7 @@ def _timed(stats: LiveStats, batch: float, measured: list[str], fit: dict | None
     rests_on = {"measured": served.MEASURED, "step fit": served.MEASURED_FIT, "model": served.MEASURED_MODEL}[step.kind]
     spec_words = served.ms_words(t.ms_per_token, f"measured: {t.series}")
     text = served.timed_text(served.timed_head(label, speedup, band, batch), rests_on, spec_words,
-                             served.ms_words(step.ms, step.where))
+                             served.ms_words(step.ms, step.where), stats.configured_off)
     notes = []
     if saved is not None:
         batches = ", ".join(f"{b:g}" for b in saved.fit.batches)
@@ -278,7 +278,8 @@ def _timed(stats: LiveStats, batch: float, measured: list[str], fit: dict | None
     measured += ["time per token, plain (a plain server's window)"] if step.kind == "measured" else []
     modelled = [] if step.kind == "measured" else [f"time per token, plain ({step.where.removeprefix('modelled: ')})"]
     off = fit["off_words"] if fit and not notes[:1] else None  # a fit the window contradicts advises nothing
-    return Judgement(rests_on, batch, text, label, speedup, band, served.timed_advice(label, batch, off), e,
+    return Judgement(rests_on, batch, text, label, speedup, band,
+                     served.timed_advice(label, batch, off, stats.configured_off), e,
                      t.ms_per_token, step.ms, tuple(measured), tuple(modelled), fit, tuple(notes))
 
 

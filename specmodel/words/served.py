@@ -71,10 +71,12 @@ def timed_head(label: str, speedup: float, band: tuple[float, float], batch: flo
     return head
 
 
-def timed_text(head: str, rests_on: str, spec: str, plain: str) -> str:
+def timed_text(head: str, rests_on: str, spec: str, plain: str, configured_off: bool = False) -> str:
     """The headline of a window judged on measured step times: what it rests on, the verdict, and each arm's
-    time per token with where it came from."""
-    return f"{rests_on}: {head}: speculative {spec} against plain {plain}"
+    time per token with where it came from (`configured_off`: the speculative server proposed no draft, so its arm
+    is speculation configured and off)."""
+    arm = "configured and off" if configured_off else "speculative"
+    return f"{rests_on}: {head}: {arm} {spec} against plain {plain}"
 
 
 def ms(value: float) -> str:
@@ -87,9 +89,16 @@ def ms_words(value: float, where: str) -> str:
     return f"{ms(value)} ms a token ({where})"
 
 
-def timed_advice(label: str, batch: float, off: str | None) -> str:
-    """What to do after a verdict on measured step times, with where a step fit says it stops paying."""
+def timed_advice(label: str, batch: float, off: str | None, configured_off: bool = False) -> str:
+    """What to do after a verdict on measured step times, with where a step fit says it stops paying;
+    `configured_off`: the server's speculation is configured but switched off at this load (it proposed no draft),
+    so what was measured is the off state's cost."""
     after = f"; the step fit: {off}" if off else ""
+    if configured_off:
+        if label == "loses":
+            return (f"speculation is already off at this load (batch {batch:.3g}) and its off state still costs: serve "
+                    f"this load without speculation configured (a restart or a plain pool){after}")
+        return f"speculation is off at this load (batch {batch:.3g}), and its off state costs about nothing here{after}"
     if label == "loses":
         return f"turn speculation off at this load (batch {batch:.3g}){after}"
     if label == "borderline":
