@@ -101,7 +101,7 @@ except SpecModelError as exc:
     st.stop()
 
 # the decision line, the verdict, the why and notes behind an expander; the schedule the session's step fits give
-ran = show_answer(decision, answer, summary)
+ran, off_note = show_answer(decision, answer, summary)
 
 c1, c2 = st.columns(2)
 with c1:
@@ -119,6 +119,8 @@ deployed = summary if ran is None else with_runs_schedule(summary, ran)  # as th
 advice = deploy_advice(deployed)  # in the sidebar's serving engine's own terms
 if ran is not None:
     st.caption(RUNS_DEPLOYED)
+if off_note:  # the runs measured the off state: a k = 0 band may not be how to turn it off
+    st.caption(no_links(off_note))
 st.markdown(own_words(advice.intro))
 if advice.code:
     st.code(advice.code, language=advice.language, wrap_lines=True)

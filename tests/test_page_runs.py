@@ -506,6 +506,24 @@ def test_step_fits_at_two_k_used_on_every_page_give_what_if_the_schedule_across_
     assert any(c.value.startswith("From your runs' step fits") for c in at.caption)
 
 
+def test_what_if_deploys_as_the_runs_say_with_what_their_off_state_cost():
+    """Lab pass 11's runs (the draft model, and the same configured off at 0.60-0.73x of plain) used on every page:
+    What-if at its own α (E 2.77 where the runs measured 1.00) deploys the runs' fit (on at every batch by the fit,
+    its band reaching 1.0 above 16) and says under it what an off band cost on this server."""
+    at = open_page()
+    lab = sorted((FIXTURES / "real_engine" / "lab" / "pass11_off").glob("*_c*.json"))
+    at.file_uploader(key="run_files").set_value([(p.name, p.read_bytes(), "application/json") for p in lab]).run()
+    at.button(key="use_step_fits").click().run()
+    at.switch_page("pages/whatif.py").run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("From your runs' step fits") for c in captions)
+    assert any(c.startswith("Off is not free here: configured and off (k = 0), your runs ran at 0.64× of plain")
+               for c in captions)
+    config = json.loads(next(c.value for c in at.code if "num_speculative_tokens_per_batch_size" in c.value))
+    assert config["num_speculative_tokens_per_batch_size"] == [[1, 512, 4]]
+
+
 def test_what_if_deploys_the_models_schedule_without_step_fits():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()

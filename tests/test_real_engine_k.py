@@ -100,3 +100,19 @@ def test_runs_with_speculation_configured_and_off_say_what_the_off_state_costs(c
     assert line["off_note"] == ("Off is not free here: configured and off (k = 0), your runs ran at 0.64× of plain at "
                                 "batch 1, 0.60× at 4, 0.73× at 16; where it goes off, serve without speculation (a "
                                 "restart or a plain pool), not a k = 0 band.")
+
+
+def test_a_calibration_that_carries_the_off_state_says_it_where_predict_and_what_if_deploy(tmp_path, capsys):
+    """The saved step fit keeps what its runs measured configured and off (`off_measured`): `predict --calibration`
+    (and What-if's "What to deploy", pages/whatif.py) write the runs' schedule, here off at every batch, and the off
+    state's cost beside it: a table of k = 0 would still run the drafter each step."""
+    cal = tmp_path / "cal.json"
+    files = sorted(str(p) for p in (LAB / "pass11_off").glob("*_c*.json"))
+    assert cli.main(["runs", *files, "--calibrate", "--save-calibration", str(cal)]) == 0
+    capsys.readouterr()
+    off = json.loads(cal.read_text())["step_fits"][0]["fit"]["off_measured"]
+    assert [b for b, _ in off] == [1, 4, 16] and [v for _, v in off] == pytest.approx([0.636, 0.596, 0.727], abs=0.001)
+    assert cli.main(["predict", "--calibration", str(cal), "--k", "4", "--concurrency", "16"]) == 0
+    text = capsys.readouterr().out
+    assert "  vLLM schedule:    none: off at every batch, serve without --speculative-config (your runs; " in text
+    assert "  off state:        Off is not free here: configured and off (k = 0), your runs ran at 0.64× of plain" in text

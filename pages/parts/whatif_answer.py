@@ -10,6 +10,7 @@ from pages.parts.display import show_verdict
 from pages.parts.step_fit_answer import session_fit, show_step_fit
 from specmodel.fit.saved import fits_across_k
 from specmodel.show.decisions import across_k_decision, runs_schedule, scenario_decision
+from specmodel.words.off_cost import measured_off_words
 
 
 def short_verdict(summary) -> str:
@@ -23,8 +24,8 @@ def short_verdict(summary) -> str:
 
 def show_answer(slot, answer, summary):
     """The decision in `slot` (first on the page), the step fit's and the model's verdicts in `answer`; returns the
-    schedule the session's step fits give (show.decisions.runs_schedule), None where the model decides: "What to
-    deploy" writes it."""
+    schedule the session's step fits give (show.decisions.runs_schedule), None where the model decides, and what
+    their runs measured of the off state ("" where none): "What to deploy" writes them."""
     scenario = summary.scenario
     e = float(summary.prediction.tokens_per_step)  # at this page's α: a what-if
     saved = session_fit(scenario)
@@ -43,4 +44,5 @@ def show_answer(slot, answer, summary):
                threshold[:1].upper() + threshold[1:] + "." if threshold else ""]
         count = len(summary.notes)
         why_box(f"Why, and {count} note{'s' if count != 1 else ''}" if count else "Why", why, summary.notes)
-    return runs_schedule(saved.fit if saved else None, e, across if saved is not None else None)
+    schedule = runs_schedule(saved.fit if saved else None, e, across if saved is not None else None)
+    return schedule, measured_off_words(saved.fit.off_measured) if schedule is not None else ""

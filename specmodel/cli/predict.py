@@ -118,8 +118,11 @@ def run_predict(args: argparse.Namespace) -> int:
               + (f"speculation pays up to batch {pools['above_batch']}" if pools["above_batch"] else
                  "speculation never pays here" if pools["above_batch"] == 0 else "speculation pays up to batch 512"))
     if str(s.engine) == "vllm" and ran is not None:  # the runs decide: their schedule, the model's beside it
-        print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {ran} (your runs; the model's: "
-              f"{out['num_speculative_tokens_per_batch_size']})")
+        table = f"num_speculative_tokens_per_batch_size = {ran}" if any(k for *_, k in ran) else \
+            "none: off at every batch, serve without --speculative-config"  # a table of zeros is configured-off
+        print(f"  vLLM schedule:    {table} (your runs; the model's: {out['num_speculative_tokens_per_batch_size']})")
+    if out.get("off_note"):
+        print(f"  off state:        {out['off_note']}")
     elif str(s.engine) == "vllm":  # the engine text: no version named
         print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     else:
@@ -139,6 +142,7 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
     from specmodel.fit.saved import fits_across_k
     from specmodel.plan.measure import fit_threshold_runs, largest_batch
     from specmodel.show.decisions import across_k_decision, runs_schedule
+    from specmodel.words.off_cost import measured_off_words
     from specmodel.words.decision_line import fit_decision_line
     from specmodel.words.step_fit import fit_decision, off_words
 
@@ -168,6 +172,7 @@ def _step_fit(args: argparse.Namespace, summary, out: dict) -> dict | None:
         out["decision_across_k"] = d.to_dict()  # decision_line, schedule, the runs that pin its switch
     # what to deploy as the runs decide: their schedule ([first batch, last batch, k], k = 0 off), not the model's
     out["runs_schedule"] = runs_schedule(fit, e, across or None)
+    out["off_note"] = measured_off_words(fit.off_measured) or None  # the runs' off state, where they measured it
     return out["step_fit"]
 
 

@@ -67,6 +67,7 @@ def prediction_dict(summary: Summary, with_deploy: bool = True, dp: int = 1) -> 
         "decision_line": decision_line(summary, s.method.label),
         "threshold_runs": _runs(summary),
         "runs_schedule": None,  # the schedule the user's runs give, where a step fit answers (`predict --calibration`)
+        "off_note": None,  # what those runs measured with speculation configured and off, where they did
     }
     out["deploy"] = deploy_advice(summary).to_dict() if with_deploy else None
     by_engine, why = deploy_by_engine(summary, dp) if with_deploy else (None, {})
@@ -110,5 +111,5 @@ def does_not_fit_dict(s: Scenario, exc: DoesNotFit) -> dict:
         "notes": [], "deploy": None, "deploy_by_engine": None, "off_cost": None, "separate_pools": None,
         "deploy_by_engine_unavailable": {e: "not even one sequence fits" for e in ("vllm", "sglang", "trtllm")},
         "does_not_fit": exc.to_dict(), "decision_line": f"{s.method.label}: does not fit", "threshold_runs": None,
-        "runs_schedule": None,
+        "runs_schedule": None, "off_note": None,
     }

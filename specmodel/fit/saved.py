@@ -40,7 +40,10 @@ _ENTRY = {"type": "object", "required": ["fit"],
                                                 "shape_plain_ms": {"type": "array", "items": _NUMBER,
                                                                    "maxItems": MAX_SHAPE_POINTS},
                                                 "shape_spec_ms_per_token": {"type": "array", "items": _NUMBER,
-                                                                            "maxItems": MAX_SHAPE_POINTS}}}}}
+                                                                            "maxItems": MAX_SHAPE_POINTS},
+                                                "off_measured": {"type": "array", "maxItems": MAX_SHAPE_POINTS,
+                                                                 "items": {"type": "array", "minItems": 2,
+                                                                           "maxItems": 2, "items": _NUMBER}}}}}}
 _LIST = {"type": "array", "maxItems": MAX_SAVED_FITS, "items": _ENTRY}
 
 

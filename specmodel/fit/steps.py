@@ -156,6 +156,9 @@ class StepFit:
     notes: tuple[str, ...] = field(default=())  # labels for words/: "speedup_only", "one_batch", ...
     plain_batches: tuple[float, ...] = ()  # batches where the plain step was measured (beyond `batches` too)
     measured: tuple[tuple[float, float], ...] = ()  # (batch, speedup) the runs measured, both arms at one batch
+    # (batch, off ÷ plain throughput) of the runs' runs with speculation configured and switched off (k = 0), where
+    # they measured it: what the off band of a schedule costs on this server (words.off_cost.measured_off_words)
+    off_measured: tuple[tuple[float, float], ...] = ()
 
     @property
     def usable(self) -> bool:
@@ -272,7 +275,8 @@ class StepFit:
                 "tokens_per_step": None if self.tokens_per_step is None else _r(self.tokens_per_step),
                 "batches": list(self.batches), "refused": list(self.refused), "unpinned": list(self.unpinned),
                 "notes": list(self.notes), "plain_batches": list(self.plain_batches),
-                "measured": [[_r(b), _r(v)] for b, v in self.measured]}
+                "measured": [[_r(b), _r(v)] for b, v in self.measured],
+                "off_measured": [[_r(b), _r(v)] for b, v in self.off_measured]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "StepFit":
@@ -289,7 +293,8 @@ class StepFit:
                    tuple(float(b) for b in d.get("batches") or ()), tuple(d.get("refused") or ()),
                    tuple(d.get("unpinned") or ()), tuple(d.get("notes") or ()),
                    tuple(float(b) for b in d.get("plain_batches") or ()),
-                   tuple((float(b), float(v)) for b, v in d.get("measured") or ()))
+                   tuple((float(b), float(v)) for b, v in d.get("measured") or ()),
+                   tuple((float(b), float(v)) for b, v in d.get("off_measured") or ()))
 
 
 def schedule_across_k(fits: dict[int, StepFit], top: int, tokens_per_step: dict[int, float] | None = None

@@ -12,7 +12,7 @@ measured are left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -218,11 +218,23 @@ def fit_setups(rows: pd.DataFrame, groups: list[SetupRows], efficiency: Efficien
         plain_above += plain_elsewhere([plain_runs[i] for i in g.rows], [p for _, p in points] + plain_above)
         k = int(first["k"]) if float_or_none(first.get("k")) is not None else None
         fit = fit_steps([p for _, p in points] + plain_above, shape_of(first, efficiency, shapes), k)
+        fit = replace(fit, off_measured=off_points(rows.iloc[list(g.rows)]))
         target = first.get("target_model") or first.get("target_preset")
         out.append(SetupFit(g.workload, g.setup, g.fitted, tuple(p for _, p in points), fit,
                             None if target is None or target != target else str(target),
                             None if first.get("method") is None else str(first.get("method"))))
     return out
+
+
+def off_points(rows: pd.DataFrame) -> tuple[tuple[float, float], ...]:
+    """(batch, off ÷ plain throughput) of the rows that carry a run with speculation configured and off (`off_tok_s`,
+    runs.pairing) beside their plain run, one per batch (the mean where several), by batch."""
+    if "off_tok_s" not in rows or "baseline_tok_s" not in rows:
+        return ()
+    ratio = pd.to_numeric(rows["off_tok_s"], errors="coerce") / pd.to_numeric(rows["baseline_tok_s"], errors="coerce")
+    both = ratio.notna() & np.isfinite(ratio) & (ratio > 0)
+    by_batch = ratio[both].groupby(pd.to_numeric(rows.loc[both, "concurrency"], errors="coerce")).mean()
+    return tuple((float(b), float(v)) for b, v in sorted(by_batch.items()))
 
 
 def plain_elsewhere(plain_runs: list, points: list[StepPoint]) -> list[StepPoint]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
 from specmodel.errors import SpecModelError
@@ -53,7 +52,7 @@ def runs_decisions(evaluated: pd.DataFrame, efficiency: Efficiency | None = None
         if found is not None or summary is not None:  # the fit's line where the runs pin one, else the model's
             decided = scenario_decision(summary, found.fit if found else None, who=who)
             # the fit's "off above" is against a plain server: where the runs measured the off state, say its cost
-            out.append(replace(decided, off_note=measured_off_words(_off_points(group))) if found else decided)
+            out.append(replace(decided, off_note=measured_off_words(found.fit.off_measured)) if found else decided)
         else:
             out.append(Decided(_measured_line(group, who)))
     return out, max(0, len(order) - limit)
@@ -92,17 +91,6 @@ def _group_summary(group: pd.DataFrame, efficiency: Efficiency | None) -> Summar
         return summarize(scenario_for_row(row, efficiency))
     except (SpecModelError, KeyError, TypeError, ValueError):
         return None
-
-
-def _off_points(group: pd.DataFrame) -> list[tuple[float, float]]:
-    """(batch, off ÷ plain throughput) of a group's runs that carry a run with speculation configured and off
-    (`off_tok_s`) and their plain run, one per batch (the mean where several)."""
-    if "off_tok_s" not in group or "baseline_tok_s" not in group:
-        return []
-    ratio = pd.to_numeric(group["off_tok_s"], errors="coerce") / pd.to_numeric(group["baseline_tok_s"], errors="coerce")
-    both = ratio.notna() & np.isfinite(ratio) & (ratio > 0)
-    by_batch = ratio[both].groupby(pd.to_numeric(group.loc[both, "concurrency"], errors="coerce")).mean()
-    return [(float(b), float(v)) for b, v in by_batch.items()]
 
 
 def _measured_line(group: pd.DataFrame, who: str) -> str:
