@@ -164,6 +164,8 @@ def test_results_naming_no_preset_lead_with_their_step_fit_and_say_why_the_model
     assert lines[0] == "Your runs (each setup's step fit):"
     assert "speculation loses at every batch, band included: turn it off" in lines[1]
     assert lines[2].startswith("The model's plan for the scenario of the flags") and lines[3].startswith("Measurement plan")
+    # its commands are for the flags' defaults (Llama 3.1 8B on L40S), not the runs' server: said where it is headed
+    assert lines[2].endswith("not your runs' 'tiny-llama': give --target and --gpu for its commands):")
     note, = [line for line in r.stderr.splitlines() if line.startswith("note: the model's parameters")]
     assert "2 runs name no preset the model can predict" in note and "none of the runs has both" not in note
     assert note.endswith("The step fits are from the results alone")

@@ -13,6 +13,7 @@ from pathlib import Path
 from specmodel.cli.args import add_acceptance_and_timing_arguments, add_scenario_arguments, number, scenario_from_args
 from specmodel.errors import SpecModelError
 from specmodel.files import read_file
+from specmodel.text import safe_text
 
 
 def add_parser(sub) -> None:
@@ -60,7 +61,8 @@ def run_plan(args: argparse.Namespace) -> int:
         if out.get("decision_across_k"):
             across = out["decision_across_k"]
             print(f"  across k: {across['decision_line']}" + (f"\n    {across['pin']}" if across["pin"] else ""))
-        print("The model's plan for the scenario of the flags (their defaults where none is given):")
+        print("The model's plan for the scenario of the flags (their defaults where none is given"
+              + _not_theirs(args, scenario, fits) + "):")
     hours = out["total_minutes"]
     print(f"Measurement plan for {scenario.target} on {scenario.gpu} ({out['engine']}, {scenario.method}, k = "
           f"{plan.k}): {len(plan.runs)} runs, about {hours:g} min with {len(plan.servers)} server starts")
@@ -83,7 +85,19 @@ def run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fit_entry(label: str, fit) -> dict:
+def _not_theirs(args: argparse.Namespace, scenario, fits: list[dict]) -> str:
+    """Where no flag names the target and the runs' fits are of another model: that the plan's commands are not for
+    the runs' server ("; not your runs' 'tiny-llama': …"); "" otherwise."""
+    if args.target or getattr(args, "target_config", None):
+        return ""
+    theirs = sorted({f["target"] for f in fits if f.get("target") and f["target"] != scenario.target.name})
+    if not theirs:
+        return ""
+    named = ", ".join(f"'{safe_text(t, 60)}'" for t in theirs[:3])
+    return f"; not your runs' {named}: give --target and --gpu for its commands"
+
+
+def _fit_entry(label: str, fit, target: str | None = None) -> dict:
     """A step fit as the plan shows it: its words, what it pinned, and the runs that would pin the rest: the terms
     it left at defaults, and where it leaves the turn-off batch open, the two concurrencies that would close it (the
     decision line's "Pin it", between the batches the runs measured)."""
@@ -94,7 +108,7 @@ def _fit_entry(label: str, fit) -> dict:
     threshold = fit_pin(off, None, fit) if off is not None else None
     return {"setup": label, "words": fit_line(fit), "pinned": pinned_words(fit) if fit.usable else "",
             "runs_to_pin": runs_to_pin(fit) + ([threshold_runs_words(threshold, off)] if threshold else []), "usable": fit.usable,
-            "batches": list(fit.batches), "threshold_runs": list(threshold) if threshold else None}
+            "batches": list(fit.batches), "threshold_runs": list(threshold) if threshold else None, "target": target}
 
 
 def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:
@@ -108,7 +122,7 @@ def _saved_fit(args: argparse.Namespace, scenario, out: dict) -> None:
     fits = saved_fits_from_args(args) if getattr(args, "calibration", None) else []  # the file read once
     saved = step_fit_from_args(args, scenario.k, scenario.method.name, out, fits)
     if saved is not None:
-        out["step_fit"] = _fit_entry(saved.label, saved.fit)
+        out["step_fit"] = _fit_entry(saved.label, saved.fit, saved.target)
         across = fits_across_k(fits, scenario.k, saved.method or scenario.method.name)
         if across:
             out["decision_across_k"] = across_k_decision(across, saved.workload or scenario.method.label).to_dict()
@@ -127,7 +141,7 @@ def _calibrated(scenario, files: list[str]) -> dict:
     if table.rows.empty:
         raise SpecModelError("no run could be read from the --results files; see the lines above")
     from specmodel.runs.step_points import setup_fits
-    fits = [_fit_entry(", ".join(p for p in (f.workload, f.setup) if p) or "the results", f.fit)
+    fits = [_fit_entry(", ".join(p for p in (f.workload, f.setup) if p) or "the results", f.fit, f.target)
             for f in setup_fits(table.rows, scenario.efficiency)]
     try:
         band = calibrated_band(scenario, table.rows)
