@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from specmodel.model.decide import SWITCH_GAIN
 from specmodel.model.off_state import OffCost
 
 _SERVER_WITHOUT = "the off band is a server without speculation"
@@ -62,7 +63,7 @@ def measured_off_words(points) -> str:
         return ""
     said = ", ".join(f"{v:.2f}× of plain at batch {b:g}" if i == 0 else f"{v:.2f}× at {b:g}"
                      for i, (b, v) in enumerate(sorted(points)))
-    if min(v for _, v in points) >= 0.98:
+    if min(v for _, v in points) >= 1.0 - SWITCH_GAIN:  # within the 2% a schedule does not switch k for: free
         return f"Off is free here: configured and off (k = 0), your runs ran at {said}."
     return (f"Off is not free here: configured and off (k = 0), your runs ran at {said}; where it goes off, serve "
             "without speculation (a restart or a plain pool), not a k = 0 band.")
