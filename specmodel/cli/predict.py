@@ -121,14 +121,14 @@ def run_predict(args: argparse.Namespace) -> int:
         table = f"num_speculative_tokens_per_batch_size = {ran}" if any(k for *_, k in ran) else \
             "none: off at every batch, serve without --speculative-config"  # a table of zeros is configured-off
         print(f"  vLLM schedule:    {table} (your runs; the model's: {out['num_speculative_tokens_per_batch_size']})")
-    if out.get("off_note"):
-        print(f"  off state:        {out['off_note']}")
     elif str(s.engine) == "vllm":  # the engine text: no version named
         print(f"  vLLM schedule:    num_speculative_tokens_per_batch_size = {out['num_speculative_tokens_per_batch_size']}")
     else:
         print(f"  deploy:           {advice.intro}" + (f" {advice.one_line}" if advice.code else ""))
         if advice.note:
             print(f"                    {advice.note}")
+    if out.get("off_note"):
+        print(f"  off state:        {out['off_note']}")
     for note in out["notes"]:
         print(f"  {cli_label(note) + ':':<17} {note}")
     return 0
