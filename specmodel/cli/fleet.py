@@ -68,7 +68,7 @@ def _fmt(value, spec: str, none: str = "-") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specmodel.cli.output import print_json
+    from specmodel.cli.output import across_k_lines, print_json
     from specmodel.metrics import fleet, promapi, scrape  # here: building every command's parser imports no HTTP client
 
     policy = scrape.ScrapePolicy.from_env()
@@ -97,10 +97,8 @@ def run(args: argparse.Namespace) -> int:
           + (f"; every verdict {PRESETS_WORDS}" if on_presets else ""))
     for r in rows:  # the decision per instance first, in the page's words
         print(f"  decision: {r['decision_line']}")
-        if r.get("decision_across_k"):
-            print(f"  across k: {r['decision_across_k']['decision_line']}")
-            if r["decision_across_k"]["pin"]:
-                print(f"            {r['decision_across_k']['pin']}")
+        for line in across_k_lines(r.get("decision_across_k"), "  across k: ", " " * 12):
+            print(line)
     for i, r in ((i, i.to_dict()) for i in report.losing):
         print(f"  LOSES  {i.instance} ({i.job}): {r['verdict_text']}; {r['advice']}")
     for d in report.down:
@@ -121,13 +119,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_across_k(instance, fits: tuple, method: str | None) -> dict:
     """The instance's JSON, with `decision_across_k` ({decision_line, schedule}, as `scrape` gives it) where the
-    calibration holds its server's runs at its k and at other k (show.decisions.server_decisions)."""
-    from specmodel.metrics import live
-    from specmodel.show.decisions import server_decisions
+    calibration holds its server's runs at its k and at other k (show.decisions.server_across_k)."""
+    from specmodel.show.decisions import server_across_k
 
     out = instance.to_dict()
-    judgement = instance.judgement or live.judgement_of(instance.stats, instance.verdict)
-    decided = server_decisions(instance.verdict, judgement, fits, method, instance.stats, instance.instance)
-    if len(decided) > 1:
-        out["decision_across_k"] = decided[1].to_dict()  # decision_line, schedule, the runs that pin its switch
+    across = server_across_k(instance.judgement, fits, method, instance.stats, instance.instance)
+    if across is not None:
+        out["decision_across_k"] = across.to_dict()  # decision_line, schedule, the runs that pin its switch
     return out

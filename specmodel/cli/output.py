@@ -336,3 +336,11 @@ def _print_table(out, table_key: str, frame, keys: list[str], whole: frozenset, 
             out.write(json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n  "))
     out.write("\n}\n")
     out.flush()
+
+
+def across_k_lines(across: dict | None, label: str, indent: str) -> list[str]:
+    """A schedule across k (show.decisions.Decided.to_dict) under a command's decision: `label` then its line, and the
+    runs that would pin its switch at `indent`; [] where there is none (`predict`, `scrape`, `fleet`, `plan`)."""
+    if not across:
+        return []
+    return [f"{label}{across['decision_line']}"] + ([f"{indent}{across['pin']}"] if across.get("pin") else [])

@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from specmodel.cli.output import print_json
+    from specmodel.cli.output import across_k_lines, print_json
     from specmodel.words import summarize
     from specmodel.plan.measure import measurement_plan
 
@@ -58,9 +58,8 @@ def run_plan(args: argparse.Namespace) -> int:
             print(f"  {f['setup']}: {f['words']}")
             for line in f["runs_to_pin"]:
                 print(f"    to pin the rest: {line}")
-        if out.get("decision_across_k"):
-            across = out["decision_across_k"]
-            print(f"  across k: {across['decision_line']}" + (f"\n    {across['pin']}" if across["pin"] else ""))
+        for line in across_k_lines(out.get("decision_across_k"), "  across k: ", "    "):
+            print(line)
         print("The model's plan for the scenario of the flags (their defaults where none is given"
               + _not_theirs(args, scenario, fits) + "):")
     hours = out["total_minutes"]

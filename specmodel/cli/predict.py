@@ -55,7 +55,7 @@ def _f(value, spec: str = ".2f", none: str = "n/a") -> str:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from specmodel.cli.output import print_json
+    from specmodel.cli.output import across_k_lines, print_json
 
     scenario = scenario_from_args(args)
     off = None if args.off_cost is None else given_off_cost(args.off_cost, "--off-cost")
@@ -86,10 +86,8 @@ def run_predict(args: argparse.Namespace) -> int:
     print(f"  decision:         {out['decision_line']}")
     if out["threshold_runs"]:
         print(f"                    {pin_line(tuple(out['threshold_runs']))}")
-    if out.get("decision_across_k"):
-        print(f"  across k:         {out['decision_across_k']['decision_line']}")
-        if out["decision_across_k"]["pin"]:
-            print(f"                    {out['decision_across_k']['pin']}")
+    for line in across_k_lines(out.get("decision_across_k"), "  across k:         ", " " * 20):
+        print(line)
     if fit_out:
         print(f"  measured fit:     {fit_out['words']}")  # its setup heads the answer
         print(f"                    {fit_out['off_words']}")

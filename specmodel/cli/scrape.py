@@ -80,7 +80,7 @@ def run_scrape(args: argparse.Namespace) -> int:
     fits = tuple(saved_fits_from_args(args))  # --calibration's, named like --fit where given
     judgement = _judgement(args, stats, verdict, plain, fits)
     out = live.result_dict(args.url, last, stats, verdict, judgement)
-    _across_k(out, fits, args, stats, verdict, judgement)
+    _across_k(out, fits, args, stats, judgement)
     if args.json:
         print_json(out)
         return 0
@@ -88,14 +88,14 @@ def run_scrape(args: argparse.Namespace) -> int:
     return 0
 
 
-def _across_k(out: dict, fits: tuple, args: argparse.Namespace, stats, verdict, judgement) -> None:
+def _across_k(out: dict, fits: tuple, args: argparse.Namespace, stats, judgement) -> None:
     """out["decision_across_k"] ({decision_line, schedule}, as `predict` gives it) where --calibration holds this
-    server's runs at its k and at other k (show.decisions.server_decisions); the key is left out where it does not."""
-    from specmodel.show.decisions import server_decisions
+    server's runs at its k and at other k (show.decisions.server_across_k); the key is left out where it does not."""
+    from specmodel.show.decisions import server_across_k
 
-    decided = server_decisions(verdict, judgement, fits, server_method(args), stats, stats.model_name or "this server")
-    if len(decided) > 1:
-        out["decision_across_k"] = decided[1].to_dict()  # decision_line, schedule, the runs that pin its switch
+    across = server_across_k(judgement, fits, server_method(args), stats, stats.model_name or "this server")
+    if across is not None:
+        out["decision_across_k"] = across.to_dict()  # decision_line, schedule, the runs that pin its switch
 
 
 def _judgement(args: argparse.Namespace, stats, verdict, plain_stats, fits: tuple):
@@ -119,14 +119,14 @@ def _judgement(args: argparse.Namespace, stats, verdict, plain_stats, fits: tupl
 
 def _print_text(out: dict, stats, last, verdict, judgement) -> None:
     """The scrape in lines: where and what, the acceptance, the load, then the verdict a reader sees first."""
+    from specmodel.cli.output import across_k_lines
+
     print(f"{out['metrics_url']}: {out['engine']} [{stats.server}], model {stats.model_name or '?'}, "
           f"k = {stats.k if stats.k else '-'} "
           f"({out['k_source']}), window {stats.window_s:.1f} s")
     print(f"  decision:         {out['decision_line']}")  # first, in the page's words
-    if out.get("decision_across_k"):
-        print(f"  across k:         {out['decision_across_k']['decision_line']}")
-        if out["decision_across_k"]["pin"]:
-            print(f"                    {out['decision_across_k']['pin']}")
+    for line in across_k_lines(out.get("decision_across_k"), "  across k:         ", " " * 20):
+        print(line)
     if stats.tokens_per_step is not None:
         ci = stats.tokens_per_step_ci
         ci_text = f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else ""

@@ -19,6 +19,7 @@ import pandas as pd
 
 from specmodel.errors import SpecModelError
 from specmodel.fit.steps import Shape, StepFit, StepPoint, fit_steps
+from specmodel.model.off_state import measured_off_cost
 from specmodel.model.roofline import Efficiency
 from specmodel.model.scenario import predict
 from specmodel.runs.row_scenario import float_or_none, is_rate_driven, scenario_for_row
@@ -228,13 +229,12 @@ def fit_setups(rows: pd.DataFrame, groups: list[SetupRows], efficiency: Efficien
 
 def off_points(rows: pd.DataFrame) -> tuple[tuple[float, float], ...]:
     """(batch, off ÷ plain throughput) of the rows that carry a run with speculation configured and off (`off_tok_s`,
-    runs.pairing) beside their plain run, one per batch (the mean where several), by batch."""
+    runs.pairing) beside their plain run, by batch: model.off_state.measured_off_cost's points, as throughput."""
     if "off_tok_s" not in rows or "baseline_tok_s" not in rows:
         return ()
-    ratio = pd.to_numeric(rows["off_tok_s"], errors="coerce") / pd.to_numeric(rows["baseline_tok_s"], errors="coerce")
-    both = ratio.notna() & np.isfinite(ratio) & (ratio > 0)
-    by_batch = ratio[both].groupby(pd.to_numeric(rows.loc[both, "concurrency"], errors="coerce")).mean()
-    return tuple((float(b), float(v)) for b, v in sorted(by_batch.items()))
+    cost = measured_off_cost(_numbers(rows, "concurrency"), _numbers(rows, "baseline_tok_s"),
+                             _numbers(rows, "off_tok_s"), "the runs")
+    return () if cost is None else tuple((float(b), 1.0 / (1.0 + float(c))) for b, c in cost.points)
 
 
 def plain_elsewhere(plain_runs: list, points: list[StepPoint]) -> list[StepPoint]:

@@ -115,24 +115,29 @@ def live_decision(verdict, judgement, who: str) -> Decided:
 
 
 def server_decisions(verdict, judgement, fits, method: str | None, stats, who: str) -> list[Decided]:
-    """A scraped server's decision lines (`scrape`, Live, each instance of `fleet` and Fleet): the window's own
-    (live_decision) and, where a step fit of the server's runs answers for its k and the calibration (`fits`) holds
-    the same server's runs at other k too, the schedule across them (across_k_decision), under it: the k it runs now
-    may not be the one to run at every batch. Each k at the window's acceptance, as the window's own line: its
-    measured E at the k it runs, E at the window's α at the others (model.acceptance.tokens_per_step); at the runs'
-    own E where the window measured none."""
-    out = [live_decision(verdict, judgement, who)]
+    """A scraped server's decision lines (Live, the Fleet page): the window's own (live_decision) and, under it, the
+    schedule across k where the calibration holds the server's runs at other k too (server_across_k)."""
+    across = server_across_k(judgement, fits, method, stats, who)
+    return [live_decision(verdict, judgement, who)] + ([across] if across else [])
+
+
+def server_across_k(judgement, fits, method: str | None, stats, who: str) -> Decided | None:
+    """Where a step fit of the server's runs answers for its k and the calibration (`fits`) holds the same server's
+    runs at other k too: the schedule across them (across_k_decision; `scrape`, Live, `fleet`, Fleet), else None: the
+    k it runs now may not be the one to run at every batch. Each k at the window's acceptance, as the window's own
+    line: its measured E at the k it runs, E at the window's α at the others (model.acceptance.tokens_per_step); at
+    the runs' own E where the window measured none."""
     fit = (judgement.fit or {}) if judgement is not None else {}
     k = fit.get("k")
     # the runs of the server whose fit answered: its method (a page's sidebar may name another, the fit chosen alone)
     across = fits_across_k(list(fits), k, fit.get("method") or method, stats.model_name) if k else {}
-    if across:
-        e = None
-        if stats.spec_enabled and stats.tokens_per_step is not None and stats.alpha is not None:
-            e = {other: (stats.tokens_per_step if other == k else float(tokens_per_step(stats.alpha, other)))
-                 for other in across}
-        out.append(across_k_decision(across, who, e))
-    return out
+    if not across:
+        return None
+    e = None
+    if stats.spec_enabled and stats.tokens_per_step is not None and stats.alpha is not None:
+        e = {other: (stats.tokens_per_step if other == k else float(tokens_per_step(stats.alpha, other)))
+             for other in across}
+    return across_k_decision(across, who, e)
 
 
 def runs_schedule(fit=None, tokens_per_step: float | None = None, across: dict | None = None) -> list[list[int]] | None:
