@@ -7,7 +7,7 @@ with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mo
     import pandas as pd
     import streamlit as st
 
-    from pages.parts.calibration import calibration_badge, step_fits
+    from pages.parts.calibration import calibration_badge
     from pages.parts.common import base_scenario, remember_table
     from pages.parts.decision import decision_slot, show_decisions
     from pages.parts.display import chart, show_error, show_notes, tone_box
@@ -15,7 +15,7 @@ with imports_in_turn(__file__):  # one session's imports at a time (streamlit_mo
     from pages.parts.mixed import MIX_EDITOR, MIX_TABLE, RUNS_KEY, receive_from_whatif
     from pages.parts.tables import mix_tables
     from pages.parts.text import no_links, plain
-    from specmodel.fit.saved import chosen_fit
+    from pages.parts.step_fit_answer import session_fit
     from specmodel.words.step_fit import mix_fit_line
     from specmodel import SpecModelError
     from specmodel.plan import mix
@@ -116,7 +116,7 @@ except SpecModelError as exc:
     st.stop()
 
 show_decisions(decision, report.decision_lines)
-saved = chosen_fit(step_fits(), report.scenario.k, report.scenario.method.name) if step_fits() else None
+saved = session_fit(report.scenario)  # the session's step fit for the pool's k and method
 with answer:
     if saved is not None:  # the session's step fit (Past runs' "Use these step fits on every page"): the runs first
         st.info(plain(f"Your runs: {mix_fit_line(saved.label, mix.workloads_by_fit(report, saved.fit))}. The model's "
