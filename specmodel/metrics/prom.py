@@ -164,7 +164,7 @@ class LiveStats:
     def configured_off(self) -> bool:
         """Speculation configured (its counters exported) but no draft proposed in a window in which the server
         decoded: switched off at this load (a k = 0 band of a per-batch schedule, a disabled draft), not idle."""
-        return bool(self.spec_enabled and not self.drafts and self.generation_tokens and self.generation_tokens > 0)
+        return self.spec_enabled and decoded_without_drafts(self.drafts, self.generation_tokens)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -818,12 +818,18 @@ RATE_FROM_COUNTERS = "accepted / draft tokens counters"
 RATE_FROM_E = "(E − 1) / k"
 
 
+def decoded_without_drafts(drafts: float | None, generation_tokens: float | None) -> bool:
+    """A window in which the server generated tokens and counted no draft (LiveStats.configured_off); an engine that
+    counts no drafts at all (None: an average gauge of its own) is not one."""
+    return drafts is not None and drafts <= 0 and generation_tokens is not None and generation_tokens > 0
+
+
 def _acceptance_from_counters(w: SpecWindow, engine: engines.Engine, k: int | None, max_len: int | None,
                               drafted: float | None) -> _WindowAcceptance:
     """Acceptance from the drafts and accepted-tokens counters: E needs no k; the acceptance rate needs
     the drafted tokens or k; per-position survival needs k positions. Intervals count each draft as
     one trial."""
-    if w.drafts <= 0 and w.generation_tokens and w.generation_tokens > 0:  # decoding, not drafting
+    if decoded_without_drafts(w.drafts, w.generation_tokens):  # decoding, not drafting: configured off
         return _WindowAcceptance(notes=(warning(
             f"no drafts were proposed in this {w.window_s:.0f} s window while the server generated "
             f"{w.generation_tokens:,.0f} tokens: speculation is configured but switched off at this load (a k = 0 "
